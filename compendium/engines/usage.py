@@ -1,0 +1,74 @@
+"""Token and call accounting per phase, and the per-compile token budget."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+
+from ..errors import BudgetExceeded
+
+_current_phase: contextvars.ContextVar[str] = contextvars.ContextVar("phase", default="other")
+
+
+@dataclass(slots=True)
+class PhaseUsage:
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    embedding_calls: int = 0
+    embedding_tokens: int = 0
+    cached_calls: int = 0  # answered from the response cache, no tokens spent
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class UsageMeter:
+    """Shared by the engine and the embedder of one compile; phases are set by the orchestrator."""
+
+    def __init__(self, budget_tokens: int | None = None):
+        self.by_phase: dict[str, PhaseUsage] = {}
+        self.budget_tokens = budget_tokens
+
+    @staticmethod
+    @contextlib.contextmanager
+    def phase(name: str) -> Iterator[None]:
+        token = _current_phase.set(name)
+        try:
+            yield
+        finally:
+            _current_phase.reset(token)
+
+    def _usage(self) -> PhaseUsage:
+        return self.by_phase.setdefault(_current_phase.get(), PhaseUsage())
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(u.prompt_tokens + u.completion_tokens + u.embedding_tokens for u in self.by_phase.values())
+
+    def check_budget(self, upcoming_tokens: int = 0) -> None:
+        """Raise before a call that would take the compile past its budget."""
+        if self.budget_tokens is not None and self.total_tokens + upcoming_tokens > self.budget_tokens:
+            raise BudgetExceeded(
+                f"token budget of {self.budget_tokens} reached ({self.total_tokens} spent)",
+                hint="raise the knowledge base's budget or compile fewer documents",
+            )
+
+    def record_llm(self, prompt_tokens: int, completion_tokens: int) -> None:
+        u = self._usage()
+        u.llm_calls += 1
+        u.prompt_tokens += prompt_tokens
+        u.completion_tokens += completion_tokens
+
+    def record_cached(self) -> None:
+        self._usage().cached_calls += 1
+
+    def record_embedding(self, tokens: int) -> None:
+        u = self._usage()
+        u.embedding_calls += 1
+        u.embedding_tokens += tokens
+
+    def get(self, phase: str) -> PhaseUsage:
+        return self.by_phase.get(phase, PhaseUsage())

@@ -1,0 +1,78 @@
+"""The Store protocol: what every backend (sqlite, mysql/tidb, elasticsearch) must do."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol, runtime_checkable
+
+from .records import Record, Vector
+
+Filter = dict[str, Any]
+"""Filter grammar, shared by scan/count/delete/knn.
+
+`{field: value}` keeps records whose field equals value; `{field: [v1, v2]}` keeps records
+whose field is one of the values (an empty list matches nothing). Several fields are ANDed.
+Only `id` and the kind's FILTERS may be named; any other field raises StoreError.
+"""
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A knowledge base's records. One instance is scoped to one knowledge base (`kb`).
+
+    Records are upserted by (kind, id): writing an existing id replaces the record whole.
+    Vectors are float32, L2-normalised by the caller; KNN scores are cosine similarity.
+    Every backend translates its driver's errors into StoreError (NotFound for `get_one`).
+    """
+
+    kb: str
+    url: str
+
+    def for_kb(self, kb: str) -> Store:
+        """The same backend and connection, scoped to another knowledge base."""
+        ...
+
+    async def upsert(self, records: Iterable[Record]) -> int:
+        """Insert or replace records (any mix of kinds). Idempotent. Returns how many."""
+        ...
+
+    async def get(self, kind: type[Record], ids: Sequence[str]) -> list[Record]:
+        """The records with these ids that exist, in the order asked (missing ids are skipped)."""
+        ...
+
+    async def get_one(self, kind: type[Record], id: str) -> Record:
+        """One record; raises NotFound if absent."""
+        ...
+
+    def scan(
+        self, kind: type[Record], where: Filter | None = None, *, batch_size: int = 1000
+    ) -> AsyncIterator[Record]:
+        """Every matching record, ordered by id, streamed in pages (no 10k window limit)."""
+        ...
+
+    async def count(self, kind: type[Record], where: Filter | None = None) -> int: ...
+
+    async def delete(self, kind: type[Record], where: Filter) -> int:
+        """Delete matching records; returns how many. `where={}` deletes the kind in this kb."""
+        ...
+
+    async def knn(
+        self, kind: type[Record], vector: Vector, k: int, where: Filter | None = None
+    ) -> list[tuple[Record, float]]:
+        """The k records nearest to `vector` by cosine similarity, best first, with scores."""
+        ...
+
+    def transaction(self) -> AbstractAsyncContextManager[None]:
+        """Writes inside are applied all together or not at all. Nesting joins the outer one."""
+        ...
+
+    async def knowledge_bases(self) -> list[str]:
+        """Names of knowledge bases that hold any record."""
+        ...
+
+    async def info(self) -> dict[str, Any]:
+        """Backend name, url without secrets, capabilities (e.g. native vector search)."""
+        ...
+
+    async def close(self) -> None: ...

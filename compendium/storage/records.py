@@ -1,0 +1,224 @@
+"""Typed records kept in a Store, and what each kind declares for backends (filters, vectors)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+Vector = np.ndarray  # float32, shape (d,), L2-normalised when used for KNN
+
+
+@dataclass(slots=True)
+class Record:
+    """Base of every stored record.
+
+    KIND names the collection (table/index). FILTERS are the scalar fields a backend must index
+    so that `scan`/`delete`/`knn` can filter on them. VECTOR names the one field holding an
+    embedding (or None). Every other field is stored as JSON and returned as it was written.
+    """
+
+    KIND: ClassVar[str] = ""
+    FILTERS: ClassVar[tuple[str, ...]] = ()
+    VECTOR: ClassVar[str | None] = None
+
+    id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready fields (the vector is left as it is: backends encode it)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls: type[R], data: dict[str, Any]) -> R:
+        names = _field_names(cls)
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+R = TypeVar("R", bound=Record)
+_FIELD_CACHE: dict[type, frozenset[str]] = {}
+
+
+def _field_names(cls: type) -> frozenset[str]:
+    names = _FIELD_CACHE.get(cls)
+    if names is None:
+        names = _FIELD_CACHE[cls] = frozenset(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+@dataclass(slots=True)
+class Document(Record):
+    KIND: ClassVar[str] = "document"
+    FILTERS: ClassVar[tuple[str, ...]] = ("path", "content_hash")
+
+    path: str = ""  # relative to the workspace's documents folder, '/'-separated
+    title: str = ""
+    content_hash: str = ""
+    format: str = ""  # markdown | text | html | pdf | docx
+    size: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+    template: str = ""  # template assigned by the template group
+    chunk_ids: list[str] = field(default_factory=list)
+    updated_at: float = 0.0
+
+
+@dataclass(slots=True)
+class Chunk(Record):
+    KIND: ClassVar[str] = "chunk"
+    FILTERS: ClassVar[tuple[str, ...]] = ("document_id",)
+
+    document_id: str = ""
+    ordinal: int = 0
+    text: str = ""
+    heading_path: list[str] = field(default_factory=list)
+    start: int = 0  # character span in the document's normalised text
+    end: int = 0
+    tokens: int = 0
+    content_hash: str = ""
+
+
+@dataclass(slots=True)
+class Extract(Record):
+    """MAP output for one chunk; id == chunk id."""
+
+    KIND: ClassVar[str] = "extract"
+    FILTERS: ClassVar[tuple[str, ...]] = ("document_id", "status")
+
+    chunk_id: str = ""
+    document_id: str = ""
+    fingerprint: str = ""  # MAP fingerprint of the chunk it was extracted under
+    status: str = "done"  # done | failed
+    engine: str = ""
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    concepts: list[dict[str, Any]] = field(default_factory=list)
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    relations: list[dict[str, Any]] = field(default_factory=list)
+    topics: list[str] = field(default_factory=list)
+    dropped: int = 0
+    error: str = ""
+
+
+@dataclass(slots=True)
+class Entity(Record):
+    """A canonical entity or concept after REDUCE."""
+
+    KIND: ClassVar[str] = "entity"
+    FILTERS: ClassVar[tuple[str, ...]] = ("category", "type", "name")
+    VECTOR: ClassVar[str | None] = "embedding"
+
+    name: str = ""
+    type: str = ""
+    category: str = "entity"  # entity | concept
+    description: str = ""
+    aliases: list[str] = field(default_factory=list)
+    chunk_ids: list[str] = field(default_factory=list)
+    document_ids: list[str] = field(default_factory=list)
+    degree: int = 0
+    importance: float = 0.0
+    fingerprint: str = ""  # of the evidence it was built from
+    engine: str = ""
+    embedding: Vector | None = None
+
+
+@dataclass(slots=True)
+class Relation(Record):
+    KIND: ClassVar[str] = "relation"
+    FILTERS: ClassVar[tuple[str, ...]] = ("source", "target", "type")
+
+    source: str = ""  # entity id
+    target: str = ""
+    type: str = ""
+    description: str = ""
+    strength: int = 0  # number of supporting chunks
+    chunk_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Claim(Record):
+    KIND: ClassVar[str] = "claim"
+    FILTERS: ClassVar[tuple[str, ...]] = ("chunk_id", "document_id")
+
+    text: str = ""
+    chunk_id: str = ""
+    document_id: str = ""
+    entity_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Topic(Record):
+    KIND: ClassVar[str] = "topic"
+    FILTERS: ClassVar[tuple[str, ...]] = ("slug",)
+
+    slug: str = ""
+    title: str = ""
+    summary: str = ""
+    members: list[str] = field(default_factory=list)  # entity ids
+    fingerprint: str = ""  # of the membership
+
+
+@dataclass(slots=True)
+class Page(Record):
+    """A wiki page; id == slug."""
+
+    KIND: ClassVar[str] = "page"
+    FILTERS: ClassVar[tuple[str, ...]] = ("kind", "status", "subject_id")
+    VECTOR: ClassVar[str | None] = "embedding"
+
+    slug: str = ""
+    title: str = ""
+    kind: str = "entity"  # entity | concept | topic
+    subject_id: str = ""  # entity or topic id the page is about
+    markdown: str = ""
+    summary: str = ""
+    aliases: list[str] = field(default_factory=list)
+    outlinks: list[str] = field(default_factory=list)
+    cited_chunks: list[str] = field(default_factory=list)
+    version: int = 1
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    evidence_fingerprint: str = ""
+    edited: bool = False  # a person edited it; never overwritten silently
+    pending_update: bool = False
+    status: str = "active"  # active | deleted
+    engine: str = ""
+    embedding: Vector | None = None
+
+
+@dataclass(slots=True)
+class Job(Record):
+    KIND: ClassVar[str] = "job"
+    FILTERS: ClassVar[tuple[str, ...]] = ("status", "template")
+
+    template: str = ""
+    status: str = "queued"  # queued | running | succeeded | failed | cancelled
+    phase: str = ""
+    progress: dict[str, Any] = field(default_factory=dict)
+    lease_owner: str = ""
+    lease_expires_at: float = 0.0
+    created_at: float = 0.0
+    started_at: float = 0.0
+    finished_at: float = 0.0
+    report: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+    cancel_requested: bool = False
+
+
+@dataclass(slots=True)
+class CacheEntry(Record):
+    """A cached result under a fingerprint: LLM replies, embeddings, pair decisions, stage marks."""
+
+    KIND: ClassVar[str] = "cache"
+    FILTERS: ClassVar[tuple[str, ...]] = ("namespace",)
+    VECTOR: ClassVar[str | None] = "vector"
+
+    namespace: str = ""
+    value: Any = None
+    created_at: float = 0.0
+    vector: Vector | None = None
+
+
+RECORD_TYPES: dict[str, type[Record]] = {
+    cls.KIND: cls
+    for cls in (Document, Chunk, Extract, Entity, Relation, Claim, Topic, Page, Job, CacheEntry)
+}
