@@ -1,0 +1,276 @@
+"""The `compendium` command line: parses arguments, calls one library function, prints."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .compiler.events import (
+    CompileFinished,
+    Event,
+    Message,
+    PhaseFinished,
+    PhaseProgress,
+    PhaseStarted,
+)
+from .errors import CompendiumError
+
+
+class PlainProgress:
+    """One line per phase start/finish and per message: for logs and pipes."""
+
+    def __init__(self, out: Any = sys.stderr):
+        self.out = out
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, PhaseStarted):
+            print(f"{event.phase}: started", file=self.out)
+        elif isinstance(event, PhaseFinished):
+            r = event.result
+            print(
+                f"{event.phase}: {r.get('done', 0)} done, {r.get('skipped', 0)} unchanged, "
+                f"{r.get('failed', 0)} failed, {r.get('prompt_tokens', 0) + r.get('completion_tokens', 0)} "
+                f"tokens, {r.get('seconds', 0):.2f}s",
+                file=self.out,
+            )
+        elif isinstance(event, Message):
+            print(f"{event.level}: {event.text}", file=self.out)
+
+    def close(self) -> None:
+        pass
+
+
+class BarProgress:
+    """A progress bar per phase (items done/total, tokens) on a terminal."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.console = Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("{task.description:<8}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[tokens]} tokens"),
+            TimeElapsedColumn(),
+            console=self.console,
+        )
+        self.tasks: dict[str, Any] = {}
+        self.progress.start()
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, PhaseStarted):
+            self.tasks[event.phase] = self.progress.add_task(event.phase, total=None, tokens=0)
+        elif isinstance(event, PhaseProgress) and event.phase in self.tasks:
+            self.progress.update(
+                self.tasks[event.phase], completed=event.done, total=max(event.total, 1), tokens=event.tokens
+            )
+        elif isinstance(event, PhaseFinished) and event.phase in self.tasks:
+            r = event.result
+            total = max(r.get("items", 0), 1)
+            self.progress.update(
+                self.tasks[event.phase],
+                completed=total,
+                total=total,
+                tokens=r.get("prompt_tokens", 0) + r.get("completion_tokens", 0),
+            )
+        elif isinstance(event, Message):
+            self.progress.console.print(f"[{'red' if event.level == 'error' else 'yellow'}]{event.level}[/]: {event.text}")
+        elif isinstance(event, CompileFinished):
+            pass
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def _settings(args: argparse.Namespace, *, need_workspace: bool = True):  # type: ignore[no-untyped-def]
+    from .settings import load_settings
+    from .workspace import find_workspace
+
+    workspace = find_workspace(Path(args.workspace) if args.workspace else None) if need_workspace else None
+    return load_settings(workspace)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from .workspace import init_workspace
+
+    path = init_workspace(Path(args.dir))
+    print(f"Workspace ready at {path}. Add documents with: compendium -w {args.dir} add PATH")
+    return 0
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    from .workspace import add_documents
+
+    settings = _settings(args)
+    copied = add_documents(settings.workspace, [Path(p) for p in args.paths])
+    print(f"Added {len(copied)} document(s) to {settings.workspace / 'documents'}")
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    from .operations import remove_documents
+
+    settings = _settings(args)
+    removed = asyncio.run(remove_documents(settings, [Path(p) for p in args.paths]))
+    for path in removed:
+        print(f"Removed {path}; the next compile purges what came only from it")
+    return 0
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from .operations import compile_workspace
+
+    settings = _settings(args)
+    sink: PlainProgress | BarProgress = BarProgress() if sys.stderr.isatty() and not args.plain else PlainProgress()
+    try:
+        report = asyncio.run(compile_workspace(settings, template_name=args.template, events=sink))
+    finally:
+        sink.close()
+    data = report.as_dict(settings.llm)
+    if args.report:
+        Path(args.report).write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    pages = data["pages"]
+    counts = data["counts"]
+    totals = data["totals"]
+    print(
+        f"Compiled with the {data['engine']} engine: {data['documents']} documents, {data['chunks']} chunks, "
+        f"{counts.get('entities', 0)} entities, {counts.get('relations', 0)} relations, "
+        f"{counts.get('topics', 0)} topics; pages {pages['created']} created, {pages['updated']} updated, "
+        f"{pages['unchanged']} unchanged, {pages['deleted']} deleted; "
+        f"{totals['llm_calls']} LLM calls, {totals['prompt_tokens'] + totals['completion_tokens']} tokens."
+    )
+    if report.failed:
+        print(f"Compile {report.status}: {report.error or 'some items failed; run compile again to retry them'}", file=sys.stderr)
+        return 1
+    print("Export the wiki with: compendium export --format site OUT  (or vault, json, graphml)")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from .operations import workspace_status
+
+    status = asyncio.run(workspace_status(_settings(args)))
+    if args.json:
+        print(json.dumps(status, indent=2, default=str))
+        return 0
+    print(f"Workspace:  {status['workspace']}")
+    print(f"Engine:     {status['engine']}")
+    store = status["store"]
+    print(f"Store:      {store.get('backend')} {store.get('url', '')} (vector search: {store.get('vector_search', '?')})")
+    print("Records:    " + ", ".join(f"{v} {k}" for k, v in status["counts"].items()))
+    last = status["last_compile"]
+    print(f"Last compile: {json.dumps(last) if last else 'never'}")
+    return 0
+
+
+def cmd_changes(args: argparse.Namespace) -> int:
+    from .operations import compile_changes
+
+    last = asyncio.run(compile_changes(_settings(args)))
+    if last is None:
+        print("No compile yet.")
+        return 0
+    print(f"Last compile ({last['template']}, {last['status']}): " + ", ".join(f"{v} {k}" for k, v in last["pages"].items()))
+    for change in last.get("changes", []):
+        reason = f"  ({change['reason']})" if change.get("reason") else ""
+        print(f"  {change['action']:<8} {change['slug']}{reason}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .operations import export_workspace
+
+    result = asyncio.run(export_workspace(_settings(args), args.format, Path(args.out)))
+    print(f"Wrote {result.format} export to {result.path} ({result.pages} pages, {result.files} files)")
+    return 0
+
+
+def cmd_templates(args: argparse.Namespace) -> int:
+    from .templates import registry
+
+    workspace = None
+    if args.workspace:
+        workspace = Path(args.workspace)
+    if args.action == "list":
+        for info in registry.list_templates(workspace):
+            print(f"{info.name:<16} v{info.version:<4} {info.source:<10} {info.description}")
+    elif args.action == "show":
+        print(registry.show_template(args.name, workspace))
+    else:
+        template = registry.validate_template_file(Path(args.name))
+        print(f"{args.name}: valid template '{template.name}' version {template.version}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="compendium", description=__doc__)
+    parser.add_argument("-w", "--workspace", help="workspace directory (default: found from the current one)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("init", help="create a workspace")
+    p.add_argument("dir", nargs="?", default=".")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("add", help="copy documents or folders into the workspace")
+    p.add_argument("paths", nargs="+")
+    p.set_defaults(func=cmd_add)
+
+    p = sub.add_parser("remove", help="remove documents from the workspace")
+    p.add_argument("paths", nargs="+")
+    p.set_defaults(func=cmd_remove)
+
+    p = sub.add_parser("compile", help="compile the knowledge base")
+    p.add_argument("--template", help="template name or YAML file (default: from compendium.yaml)")
+    p.add_argument("--report", help="write the JSON report to this file")
+    p.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
+    p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("status", help="what the workspace holds and its last compile")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("changes", help="pages the last compile created, updated and deleted")
+    p.set_defaults(func=cmd_changes)
+
+    p = sub.add_parser("export", help="write the wiki as a vault, static site, JSON or GraphML")
+    p.add_argument("--format", required=True, choices=["vault", "site", "json", "graphml"])
+    p.add_argument("out")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("templates", help="list, show or validate templates")
+    p.add_argument("action", choices=["list", "show", "validate"])
+    p.add_argument("name", nargs="?", help="template name (show) or YAML file (validate)")
+    p.set_defaults(func=cmd_templates)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "templates" and args.action != "list" and not args.name:
+        print("compendium templates show|validate needs a NAME or FILE", file=sys.stderr)
+        return 2
+    try:
+        return int(args.func(args))
+    except CompendiumError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted: what was stored is kept; run the command again to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

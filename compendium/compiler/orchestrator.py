@@ -1,0 +1,142 @@
+"""Runs the phases of a compile in order over one context and assembles the report."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..engines.base import Embedder, Engine
+from ..engines.usage import UsageMeter
+from ..errors import BudgetExceeded, Cancelled, CompendiumError, EngineUnavailable
+from ..storage.base import Store
+from ..storage.records import CacheEntry, Chunk, Claim, Document, Entity, Relation, Topic
+from ..templates.schema import Template
+from .context import CompileContext, Phase, PhaseResult
+from .events import CompileFinished, EventSink, Message, NullSink, PhaseFinished, PhaseStarted
+from .report import CompileReport
+
+PHASE_NAMES = ("ingest", "map", "reduce", "plan", "refine")
+COMPILE_NAMESPACE = "compile"
+
+
+def default_phases() -> list[tuple[str, Phase]]:
+    from ..phases import ingest, plan, reduce, refine
+    from ..phases import map as map_phase
+
+    return [
+        ("ingest", ingest.run),
+        ("map", map_phase.run),
+        ("reduce", reduce.run),
+        ("plan", plan.run),
+        ("refine", refine.run),
+    ]
+
+
+@dataclass
+class CompileRequest:
+    template: Template
+    documents_dir: Path | None
+
+
+async def run_compile(
+    store: Store,
+    engine: Engine,
+    embedder: Embedder,
+    request: CompileRequest,
+    *,
+    events: EventSink | None = None,
+    phases: Sequence[tuple[str, Phase]] | None = None,
+    ctx: CompileContext | None = None,
+) -> CompileReport:
+    """Run every phase; a phase that raises ends the compile with status failed (or cancelled).
+
+    What finished phases stored stays stored: the next compile resumes from there.
+    """
+    events = events or NullSink()
+    template = request.template
+    ctx = ctx or CompileContext(
+        store=store,
+        engine=engine,
+        embedder=embedder,
+        template=template,
+        events=events,
+        documents_dir=request.documents_dir,
+    )
+    report = CompileReport(engine=engine.name, template=template.name, started_at=time.time())
+    usage: UsageMeter = engine.usage
+    for name, phase in phases or default_phases():
+        if ctx.cancel.is_set():
+            report.status = "cancelled"
+            break
+        events.emit(PhaseStarted(name, 0))
+        started = time.perf_counter()
+        try:
+            with usage.phase(name):
+                result = await phase(template, ctx)
+        except Cancelled as exc:
+            report.status, report.error = "cancelled", str(exc)
+            result = PhaseResult()
+        except (EngineUnavailable, BudgetExceeded, CompendiumError) as exc:
+            report.status, report.error = "failed", f"{name}: {exc}"
+            events.emit(Message("error", report.error))
+            result = PhaseResult(failed=1)
+        result.seconds = time.perf_counter() - started
+        report.add_phase(name, result, usage)
+        events.emit(PhaseFinished(name, report.phases[name]))
+        if report.status != "succeeded":
+            break
+    await _fill_counts(store, ctx, report)
+    report.finished_at = time.time()
+    await _remember(store, report)
+    events.emit(CompileFinished(report.as_dict()))
+    return report
+
+
+async def _fill_counts(store: Store, ctx: CompileContext, report: CompileReport) -> None:
+    report.documents = await store.count(Document)
+    report.chunks = await store.count(Chunk)
+    report.counts = {
+        "entities": await store.count(Entity, {"category": "entity"}),
+        "concepts": await store.count(Entity, {"category": "concept"}),
+        "relations": await store.count(Relation),
+        "claims": await store.count(Claim),
+        "topics": await store.count(Topic),
+    }
+    refined = ctx.state.get("refine") or {}
+    reasons = _plan_reasons(ctx.state.get("plan"))
+    for action in ("created", "updated", "unchanged", "deleted"):
+        slugs = list(refined.get(action, []))
+        report.pages[action] = len(slugs)
+        if action != "unchanged":
+            report.changes.extend(
+                {"slug": slug, "action": action, "reason": reasons.get(slug, "")} for slug in slugs
+            )
+
+
+def _plan_reasons(plan: object) -> dict[str, str]:
+    reasons: dict[str, str] = {}
+    for entry in plan or []:  # type: ignore[attr-defined]
+        slug = entry.get("slug") if isinstance(entry, dict) else getattr(entry, "slug", None)
+        reason = entry.get("reason") if isinstance(entry, dict) else getattr(entry, "reason", "")
+        if slug:
+            reasons[slug] = reason or ""
+    return reasons
+
+
+async def _remember(store: Store, report: CompileReport) -> None:
+    """Keep the report of every compile, and which one is the last, for `compendium changes`."""
+    data = report.as_dict()
+    key = f"compile:{report.template}:{report.started_at:.6f}"
+    await store.upsert(
+        [
+            CacheEntry(id=key, namespace=COMPILE_NAMESPACE, value=data, created_at=report.finished_at),
+            CacheEntry(id="compile:last", namespace="compile-last", value=data, created_at=report.finished_at),
+        ]
+    )
+
+
+async def last_compile(store: Store) -> dict | None:
+    got = await store.get(CacheEntry, ["compile:last"])
+    return got[0].value if got else None  # type: ignore[attr-defined]

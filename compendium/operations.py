@@ -1,0 +1,121 @@
+"""The library functions behind each CLI command and API call: one function per user action."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from .compiler.events import EventSink, Message
+from .compiler.orchestrator import CompileRequest, last_compile, run_compile
+from .compiler.report import CompileReport
+from .engines.usage import UsageMeter
+from .errors import WorkspaceError
+from .settings import Settings
+from .storage.base import Store
+from .storage.records import Chunk, Claim, Document, Entity, Page, Relation, Topic
+from .templates.schema import Template
+
+STATE_DIR = ".compendium"
+DOCUMENTS_DIR = "documents"
+
+
+def store_url(settings: Settings) -> str:
+    if settings.store_url:
+        return settings.store_url
+    if settings.workspace is None:
+        raise WorkspaceError("no workspace and no store URL", hint="run `compendium init DIR` or set COMPENDIUM_STORE")
+    return f"sqlite:///{(settings.workspace / STATE_DIR / 'store.db').resolve()}"
+
+
+@contextlib.asynccontextmanager
+async def opened_store(settings: Settings) -> AsyncIterator[Store]:
+    from .storage.factory import open_store
+
+    if settings.workspace is not None:
+        (settings.workspace / STATE_DIR).mkdir(parents=True, exist_ok=True)
+    store = await open_store(store_url(settings), settings.knowledge_base)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+def resolve_template(settings: Settings, name: str | None) -> Template:
+    from .templates.registry import load_template
+
+    return load_template(name or settings.default_template, workspace=settings.workspace)
+
+
+async def compile_workspace(
+    settings: Settings,
+    *,
+    template_name: str | None = None,
+    events: EventSink | None = None,
+    store: Store | None = None,
+) -> CompileReport:
+    """Compile the workspace's documents with a template; returns the report (also stored)."""
+    from .engines.factory import build_embedder, build_engine
+
+    template = resolve_template(settings, template_name)
+    documents_dir = settings.workspace / DOCUMENTS_DIR if settings.workspace else None
+    async with contextlib.AsyncExitStack() as stack:
+        if store is None:
+            store = await stack.enter_async_context(opened_store(settings))
+        usage = UsageMeter(settings.token_budget)
+        engine = build_engine(settings, template, usage=usage, cache=store)
+        stack.push_async_callback(engine.close)
+        embedder = build_embedder(settings, template, usage=usage, cache=store)
+        stack.push_async_callback(embedder.close)
+        if events is not None and engine.name == "offline":
+            events.emit(Message("info", "no LLM endpoint configured: using the offline engine"))
+        return await run_compile(
+            store, engine, embedder, CompileRequest(template, documents_dir), events=events
+        )
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def workspace_status(settings: Settings) -> dict[str, Any]:
+    async with opened_store(settings) as store:
+        counts = {
+            "documents": await store.count(Document),
+            "chunks": await store.count(Chunk),
+            "entities": await store.count(Entity, {"category": "entity"}),
+            "concepts": await store.count(Entity, {"category": "concept"}),
+            "relations": await store.count(Relation),
+            "claims": await store.count(Claim),
+            "topics": await store.count(Topic),
+            "pages": await store.count(Page, {"status": "active"}),
+        }
+        last = await last_compile(store)
+        return {
+            "workspace": str(settings.workspace) if settings.workspace else None,
+            "knowledge_base": settings.knowledge_base,
+            "engine": "offline" if settings.offline else f"llm ({settings.llm.model} at {settings.llm.base_url})",
+            "store": await store.info(),
+            "counts": counts,
+            "last_compile": None
+            if last is None
+            else {k: last.get(k) for k in ("template", "status", "pages", "finished_at", "error")},
+        }
+
+
+async def compile_changes(settings: Settings) -> dict[str, Any] | None:
+    async with opened_store(settings) as store:
+        return await last_compile(store)
+
+
+async def export_workspace(settings: Settings, fmt: str, out: Path) -> Any:
+    from .export import export
+
+    async with opened_store(settings) as store:
+        return await export(store, fmt, out, title=settings.knowledge_base)
+
+
+async def remove_documents(settings: Settings, paths: list[Path]) -> list[str]:
+    """Delete documents from the workspace; the next compile purges what derived only from them."""
+    from .workspace import remove_document_file
+
+    assert settings.workspace is not None
+    return [str(remove_document_file(settings.workspace, p)) for p in paths]
