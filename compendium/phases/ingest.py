@@ -1,0 +1,278 @@
+"""The ingest phase: find documents, re-read only the changed ones, store their chunks."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+
+import xxhash
+
+from ..compiler.context import CompileContext, PhaseResult
+from ..compiler.events import PhaseProgress
+from ..errors import InputError, NotFound
+from ..fingerprint import short_id
+from ..storage.base import Store
+from ..storage.records import CacheEntry, Chunk, Document
+from ..templates.schema import Template
+from .chunking import ChunkSpan, chunk_document
+from .readers import DEFAULT_MAX_BYTES, FORMATS, ParsedDocument, read_document
+
+PHASE = "ingest"
+# Remembers the chunking settings the stored chunks were cut with: when they change, every
+# document is chunked again (chunks whose text is unchanged keep their ids).
+_CHUNKING_KEY = "ingest:chunking"
+
+
+@dataclass
+class IngestPlan:
+    """Relative paths sorted into what ingest must do with each."""
+
+    new: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+    @property
+    def to_read(self) -> list[str]:
+        return sorted([*self.new, *self.changed])
+
+
+def plan_ingest(found: dict[str, str], stored: dict[str, str]) -> IngestPlan:
+    """Compare {relative_path: content_hash} on disk with the same in the store."""
+    plan = IngestPlan()
+    for path in sorted(found):
+        if path not in stored:
+            plan.new.append(path)
+        elif stored[path] != found[path]:
+            plan.changed.append(path)
+        else:
+            plan.unchanged.append(path)
+    plan.deleted = sorted(set(stored) - set(found))
+    return plan
+
+
+def document_id(relative_path: str) -> str:
+    return short_id("doc", relative_path)
+
+
+def find_documents(root: Path) -> dict[str, Path]:
+    """Supported files under `root` by relative '/'-path; hidden files and folders skipped."""
+    found: dict[str, Path] = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in files:
+            if name.startswith(".") or Path(name).suffix.lower() not in FORMATS:
+                continue
+            path = Path(folder) / name
+            found[path.relative_to(root).as_posix()] = path
+    return found
+
+
+def file_hash(path: Path) -> str:
+    """xxh3_128 of the file's bytes, read in blocks so a huge file costs no memory."""
+    digest = xxhash.xxh3_128()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _hash_all(files: dict[str, Path]) -> tuple[dict[str, str], dict[str, int], dict[str, str]]:
+    """Content hash and size of each file, and why the ones that cannot be read failed."""
+    hashes, sizes, errors = {}, {}, {}
+    for rel, path in files.items():
+        try:
+            sizes[rel] = path.stat().st_size
+            hashes[rel] = file_hash(path)
+        except OSError as exc:
+            errors[rel] = f"{path}: cannot be read: {exc.strerror or exc}"
+    return hashes, sizes, errors
+
+
+def _progress(ctx: CompileContext, done: int, total: int) -> None:
+    # Ingest spends no LLM tokens, so it reports without asking the engine's meter.
+    ctx.events.emit(PhaseProgress(PHASE, done, total, 0))
+
+
+async def run(template: Template, ctx: CompileContext, *, max_bytes: int = DEFAULT_MAX_BYTES) -> PhaseResult:
+    """Bring the store's Documents and Chunks in line with the documents folder."""
+    started = time.perf_counter()
+    root = ctx.documents_dir
+    if root is None or not await asyncio.to_thread(root.is_dir):
+        raise InputError(f"documents folder {root} does not exist", hint="create it or set the workspace")
+    store = ctx.store
+    files = await asyncio.to_thread(find_documents, root)
+    found, sizes, unreadable = await asyncio.to_thread(_hash_all, files)
+    for message in unreadable.values():
+        ctx.warn(message)
+
+    stored_docs = {d.path: d async for d in store.scan(Document)}
+    chunking = template.phase_fingerprint(PHASE)
+    if await _stored_chunking(store) != chunking:
+        stored_hashes = {p: "" for p in stored_docs}  # re-chunk everything
+    else:
+        stored_hashes = {p: d.content_hash for p, d in stored_docs.items()}
+    # A file that exists but cannot be read is neither new nor deleted: keep what is stored.
+    for rel in unreadable:
+        if rel in stored_docs:
+            found[rel] = stored_hashes[rel]
+    plan = plan_ingest(found, stored_hashes)
+    plan.unchanged = [p for p in plan.unchanged if p not in unreadable]
+
+    total = len(plan.to_read) + len(plan.deleted)
+    _progress(ctx, 0, total)
+    changed_ids: list[str] = []
+    removed_chunks: list[str] = []
+    new_chunks = 0
+    failed = len(unreadable)
+    done = 0
+    for rel in plan.to_read:
+        path = files[rel]
+        try:
+            parsed = await asyncio.to_thread(read_document, path, max_bytes=max_bytes)
+        except InputError as exc:
+            ctx.warn(f"skipped {rel}: {exc}")
+            failed += 1
+        else:
+            for warning in parsed.warnings:
+                ctx.warn(warning)
+            doc_id = document_id(rel)
+            spans = chunk_document(
+                parsed,
+                max_tokens=template.chunking.max_tokens,
+                overlap_tokens=template.chunking.overlap_tokens,
+                document_id=doc_id,
+            )
+            added, removed = await _write_document(
+                store, rel, doc_id, parsed, spans, found[rel], sizes[rel], stored_docs.get(rel)
+            )
+            changed_ids.append(doc_id)
+            removed_chunks.extend(removed)
+            new_chunks += added
+        done += 1
+        _progress(ctx, done, total)
+
+    deleted_ids = []
+    for rel in plan.deleted:
+        doc = stored_docs[rel]
+        removed_chunks.extend(await _delete_document(store, doc.id))
+        deleted_ids.append(doc.id)
+        done += 1
+        _progress(ctx, done, total)
+    await store.upsert(
+        [CacheEntry(id=_CHUNKING_KEY, namespace=PHASE, value={"fingerprint": chunking}, created_at=time.time())]
+    )
+
+    written = set(changed_ids)
+    ctx.state[PHASE] = {
+        "changed_documents": changed_ids,
+        "deleted_documents": deleted_ids,
+        "removed_chunks": removed_chunks,
+    }
+    return PhaseResult(
+        items=len(files),
+        done=len(changed_ids),
+        skipped=len(plan.unchanged),
+        failed=failed,
+        details={
+            "documents": await store.count(Document),
+            "chunks": await store.count(Chunk),
+            "new_documents": sum(document_id(p) in written for p in plan.new),
+            "changed_documents": sum(document_id(p) in written for p in plan.changed),
+            "deleted_documents": len(deleted_ids),
+            "new_chunks": new_chunks,
+            "removed_chunks": len(removed_chunks),
+        },
+        seconds=time.perf_counter() - started,
+    )
+
+
+async def _stored_chunking(store: Store) -> str | None:
+    try:
+        entry = await store.get_one(CacheEntry, _CHUNKING_KEY)
+    except NotFound:
+        return None
+    return (entry.value or {}).get("fingerprint")  # type: ignore[union-attr]
+
+
+async def _write_document(
+    store: Store,
+    rel: str,
+    doc_id: str,
+    parsed: ParsedDocument,
+    spans: list[ChunkSpan],
+    content_hash: str,
+    size: int,
+    previous: Document | None,
+) -> tuple[int, list[str]]:
+    """Store one document and its chunks in one transaction; returns (chunks added, chunk ids
+    removed)."""
+    old_ids = {c.id async for c in store.scan(Chunk, {"document_id": doc_id})}
+    new_ids = [s.id for s in spans]
+    removed = sorted(old_ids - set(new_ids))
+    document = Document(
+        id=doc_id,
+        path=rel,
+        title=parsed.title,
+        content_hash=content_hash,
+        format=parsed.format,
+        size=size,
+        metadata=parsed.metadata,
+        template=previous.template if previous else "",
+        chunk_ids=new_ids,
+        updated_at=time.time(),
+    )
+    chunks = [
+        Chunk(
+            id=s.id,
+            document_id=doc_id,
+            ordinal=s.ordinal,
+            text=s.text,
+            heading_path=list(s.heading_path),
+            start=s.start,
+            end=s.end,
+            tokens=s.tokens,
+            content_hash=s.content_hash,
+        )
+        for s in spans
+    ]
+    async with store.transaction():
+        if removed:
+            await store.delete(Chunk, {"id": removed})
+        await store.upsert([document, *chunks])
+    return len(set(new_ids) - old_ids), removed
+
+
+async def _delete_document(store: Store, doc_id: str) -> list[str]:
+    """Delete a document and its chunks together; returns the chunk ids removed."""
+    chunk_ids = [c.id async for c in store.scan(Chunk, {"document_id": doc_id})]
+    async with store.transaction():
+        await store.delete(Chunk, {"document_id": doc_id})
+        await store.delete(Document, {"id": doc_id})
+    return chunk_ids
+
+
+async def remove_document(store: Store, path: str | PurePath, documents_dir: Path | None = None) -> bool:
+    """Forget one document (`compendium remove PATH`): its Document and Chunks. `path` is
+    relative to the documents folder, or absolute inside `documents_dir`. False if unknown."""
+    rel = relative_path(path, documents_dir)
+    docs = [d async for d in store.scan(Document, {"path": rel})]
+    if not docs:
+        return False
+    for doc in docs:
+        await _delete_document(store, doc.id)
+    return True
+
+
+def relative_path(path: str | PurePath, documents_dir: Path | None = None) -> str:
+    """The '/'-path a document is stored under, from a relative or absolute path."""
+    candidate = Path(path)
+    if candidate.is_absolute() and documents_dir is not None:
+        try:
+            candidate = candidate.resolve().relative_to(documents_dir.resolve())
+        except ValueError as exc:
+            raise InputError(f"{path} is not inside the documents folder {documents_dir}") from exc
+    return PurePath(candidate).as_posix().removeprefix("./")

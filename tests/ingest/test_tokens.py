@@ -1,0 +1,58 @@
+"""Token estimates: close to a real BPE count, fast, and truncation that respects the budget."""
+
+import time
+
+from compendium.tokens import count_tokens, truncate_to_tokens
+
+# Counts of cl100k_base for these texts, measured once with a real tokenizer.
+PROSE = (
+    "The Compendium compiler reads a folder of documents and writes a wiki. Every sentence "
+    "of every page cites the passage it came from, so a reader can check it."
+)
+CODE = "def read(path):\n    with open(path) as handle:\n        return handle.read()\n"
+
+
+def test_empty_text_has_no_tokens():
+    assert count_tokens("") == 0
+    assert truncate_to_tokens("", 10) == ""
+
+
+def test_estimate_is_near_a_bpe_count():
+    # cl100k_base: 34 tokens for PROSE, 17 for CODE.
+    assert abs(count_tokens(PROSE) - 34) <= 4
+    assert abs(count_tokens(CODE) - 17) <= 4
+
+
+def test_more_text_means_more_tokens():
+    assert count_tokens(PROSE * 10) > 9 * count_tokens(PROSE)
+    assert count_tokens("internationalisation") > count_tokens("nation")
+
+
+def test_non_ascii_text_costs_tokens():
+    assert count_tokens("知识库编译器将文档转换为维基页面") >= 12
+
+
+def test_speed_above_20_mb_per_second():
+    text = (PROSE + "\n\n" + CODE) * 20000  # ~4 MB
+    started = time.perf_counter()
+    count_tokens(text)
+    seconds = time.perf_counter() - started
+    assert len(text) / seconds > 20e6
+
+
+def test_truncate_respects_budget_and_cuts_at_a_space():
+    text = PROSE * 20
+    for budget in (1, 5, 17, 100, 333):
+        out = truncate_to_tokens(text, budget)
+        assert count_tokens(out) <= budget
+        assert text.startswith(out)
+        assert not out or text[len(out)] in " \n." or out[-1] in "."
+    assert truncate_to_tokens(PROSE, 1000) == PROSE
+    assert truncate_to_tokens(PROSE, 0) == ""
+
+
+def test_truncate_of_text_without_spaces_still_fills_the_budget():
+    text = "x" * 10000
+    out = truncate_to_tokens(text, 50)
+    assert 0 < count_tokens(out) <= 50
+    assert len(out) > 100
