@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ConfigError, WorkspaceError
+from .templates.groups import TemplateGroup
+from .templates.loader import YamlDocument, located, read_yaml, require_mapping, validate_model
+from .templates.registry import template_names
+from .workspace import CONFIG_FILE, STATE_DIR, STORE_FILE
 
 
 @dataclass(frozen=True)
 class LLMSettings:
     base_url: str | None = None  # None: the offline engine is used
-    api_key: str | None = field(default=None, repr=False)  # value from the environment, never written
+    # The value from the environment, never written to a file.
+    api_key: str | None = field(default=None, repr=False)
     model: str = "gpt-4o-mini"
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
     timeout: float = 120.0
     max_retries: int = 5
+    retry_wait: float = 1.0  # first backoff ceiling in seconds; doubles per retry, jittered
     max_concurrency: int = 8
     price_per_1k_prompt: float = 0.0  # for cost estimates in reports
     price_per_1k_completion: float = 0.0
@@ -28,6 +42,7 @@ class EmbeddingSettings:
     batch_size: int = 128
     timeout: float = 60.0
     max_retries: int = 5
+    retry_wait: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -43,3 +58,280 @@ class Settings:
     @property
     def offline(self) -> bool:
         return self.llm.base_url is None
+
+
+# ---- the loader --------------------------------------------------------------------------
+# Precedence, lowest first: defaults < compendium.yaml < COMPENDIUM_* environment < overrides.
+
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class _FileModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _LLMFile(_FileModel):
+    base_url: str | None = None
+    model: str | None = Field(None, min_length=1)
+    api_key_env: str | None = Field(None, pattern=_ENV_NAME)
+    requests_per_minute: int | None = Field(None, ge=1)
+    tokens_per_minute: int | None = Field(None, ge=1)
+    timeout: float | None = Field(None, gt=0)
+    max_retries: int | None = Field(None, ge=0)
+    retry_wait: float | None = Field(None, ge=0)
+    max_concurrency: int | None = Field(None, ge=1)
+    price_per_1k_prompt: float | None = Field(None, ge=0)
+    price_per_1k_completion: float | None = Field(None, ge=0)
+
+
+class _EmbeddingFile(_FileModel):
+    base_url: str | None = None
+    model: str | None = Field(None, min_length=1)
+    api_key_env: str | None = Field(None, pattern=_ENV_NAME)
+    batch_size: int | None = Field(None, ge=1)
+    timeout: float | None = Field(None, gt=0)
+    max_retries: int | None = Field(None, ge=0)
+    retry_wait: float | None = Field(None, ge=0)
+
+
+class _SettingsFile(_FileModel):
+    knowledge_base: str | None = Field(None, min_length=1)
+    default_template: str | None = Field(None, min_length=1)
+    store: str | None = Field(None, min_length=1)
+    llm: _LLMFile | None = None
+    embedding: _EmbeddingFile | None = None
+    token_budget: int | None = Field(None, ge=1)
+    groups: list[TemplateGroup] | None = None
+
+
+# Environment variables that override a setting (key in compendium.yaml terms).
+ENV_OVERRIDES: Mapping[str, str] = {
+    "COMPENDIUM_LLM_BASE_URL": "llm.base_url",
+    "COMPENDIUM_LLM_API_KEY": "llm.api_key",
+    "COMPENDIUM_LLM_MODEL": "llm.model",
+    "COMPENDIUM_EMBED_BASE_URL": "embedding.base_url",
+    "COMPENDIUM_EMBED_API_KEY": "embedding.api_key",
+    "COMPENDIUM_EMBED_MODEL": "embedding.model",
+    "COMPENDIUM_STORE": "store",
+}
+
+_SECRET_KEYS = ("llm.api_key", "embedding.api_key")  # values, never read from the file
+_VAR = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def load_settings(
+    workspace: Path | None,
+    *,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Settings from WORKSPACE/compendium.yaml, then COMPENDIUM_* variables, then `overrides`
+    (keys as in the file, dotted or nested: {"llm.model": "x"}; None values are ignored).
+    `env` defaults to os.environ: this is the one place that reads the environment."""
+    env = os.environ if env is None else env
+    root = Path(workspace).expanduser().absolute() if workspace is not None else None
+    values: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    if root is not None:
+        file_values, file_origin = _read_file(root, env)
+        values.update(file_values)
+        origin.update(file_origin)
+    for var, key in ENV_OVERRIDES.items():
+        if env.get(var):
+            values[key] = env[var]
+            origin[key] = f"environment variable {var}"
+    for key, value in _flatten(overrides or {}).items():
+        key = "store" if key == "store_url" else key
+        if key not in _known_keys():
+            raise ConfigError(
+                f"unknown setting {key!r} in overrides (valid: {', '.join(sorted(_known_keys()))})",
+                field=key,
+            )
+        if value is not None:
+            values[key] = value
+            origin[key] = f"override {key}"
+    return _build(values, origin, root, env)
+
+
+def load_groups(workspace: Path) -> list[TemplateGroup]:
+    """The `groups:` of WORKSPACE/compendium.yaml; a group naming a template that does not
+    exist is an error with its line."""
+    root = Path(workspace).expanduser().absolute()
+    doc, data = _parse_file(root, os.environ)
+    parsed = validate_model(_SettingsFile, data, doc, error=ConfigError)
+    groups = parsed.groups or []
+    known = template_names(root)
+    for index, group in enumerate(groups):
+        if group.template not in known:
+            raise located(
+                ConfigError,
+                f"unknown template {group.template!r} (available: {', '.join(known)})",
+                file=doc.source,
+                line=doc.line_of(("groups", index, "template")),
+                key=f"groups[{index}].template",
+            )
+    return groups
+
+
+def _known_keys() -> set[str]:
+    keys = {k for k in _SettingsFile.model_fields if k not in ("llm", "embedding", "groups")}
+    keys |= {f"llm.{k}" for k in _LLMFile.model_fields}
+    keys |= {f"embedding.{k}" for k in _EmbeddingFile.model_fields}
+    return keys | set(_SECRET_KEYS)
+
+
+def _parse_file(root: Path, env: Mapping[str, str]) -> tuple[YamlDocument, dict[str, Any]]:
+    path = root / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise WorkspaceError(
+            f"no {CONFIG_FILE} in {root}", hint="run `compendium init DIR` or pass --workspace"
+        ) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    doc = read_yaml(text, source=str(path), error=ConfigError)
+    if doc.data is None:  # a file of comments only: all defaults
+        return doc, {}
+    data = require_mapping(doc, what="settings file", error=ConfigError)
+    for section in ("llm", "embedding"):
+        if isinstance(data.get(section), dict) and "api_key" in data[section]:
+            raise located(
+                ConfigError,
+                "a key may not be written in the settings file",
+                file=doc.source,
+                line=doc.line_of((section, "api_key")),
+                key=f"{section}.api_key",
+                hint=f"name the variable that holds it instead: {section}: {{api_key_env: MY_KEY}}",
+            )
+    return doc, _substitute(data, (), doc, env)
+
+
+def _read_file(root: Path, env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    doc, data = _parse_file(root, env)
+    parsed = validate_model(_SettingsFile, data, doc, error=ConfigError)
+    values = _flatten(parsed.model_dump(exclude_none=True, exclude={"groups"}))
+    origin = {key: f"{doc.source}:{doc.line_of(tuple(key.split('.')))}" for key in values}
+    return values, origin
+
+
+def _substitute(
+    value: Any, path: tuple[Any, ...], doc: YamlDocument, env: Mapping[str, str]
+) -> Any:
+    if isinstance(value, dict):
+        return {k: _substitute(v, (*path, k), doc, env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, (*path, i), doc, env) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+
+    def replace(match: re.Match[str]) -> str:
+        escaped, name, default = match.groups()
+        if escaped:  # $${X} stays literally ${X}
+            return match.group(0)[1:]
+        if env.get(name):
+            return env[name]
+        if default is not None:
+            return default
+        raise located(
+            ConfigError,
+            f"${{{name}}} is not set in the environment",
+            file=doc.source,
+            line=doc.line_of(path),
+            key=".".join(str(p) for p in path),
+            hint=f"set {name}, or give a default: ${{{name}:-value}}",
+        )
+
+    return _VAR.sub(replace, value)
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted_key = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, dotted_key + "."))
+        else:
+            flat[dotted_key] = value
+    return flat
+
+
+def _build(
+    values: dict[str, Any], origin: dict[str, str], root: Path | None, env: Mapping[str, str]
+) -> Settings:
+    nested: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in _SECRET_KEYS:
+            continue
+        head, _, tail = key.partition(".")
+        if tail:
+            nested.setdefault(head, {})[tail] = value
+        else:
+            nested[head] = value
+    try:
+        checked = _SettingsFile.model_validate(nested)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        key = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(
+            f"{key}: {first['msg']} (got {first.get('input')!r}, from {origin.get(key, key)})",
+            field=key,
+        ) from exc
+    llm = checked.llm or _LLMFile()
+    emb = checked.embedding or _EmbeddingFile()
+    llm_key = _secret(values, "llm", llm.api_key_env, llm.base_url, env, origin)
+    emb_key = _secret(values, "embedding", emb.api_key_env, emb.base_url, env, origin)
+    return Settings(
+        llm=LLMSettings(
+            **_given(llm, exclude={"api_key_env"}),
+            base_url=llm.base_url or None,
+            api_key=llm_key,
+        ),
+        embedding=EmbeddingSettings(
+            **_given(emb, exclude={"api_key_env"}),
+            base_url=emb.base_url or None,
+            api_key=emb_key,
+        ),
+        store_url=_store_url(checked.store, root),
+        workspace=root,
+        **_given(checked, exclude={"store", "llm", "embedding", "groups"}),
+    )
+
+
+def _given(model: BaseModel, *, exclude: set[str]) -> dict[str, Any]:
+    return model.model_dump(exclude_none=True, exclude=exclude | {"base_url"})
+
+
+def _secret(
+    values: Mapping[str, Any],
+    section: str,
+    variable: str | None,
+    base_url: str | None,
+    env: Mapping[str, str],
+    origin: Mapping[str, str],
+) -> str | None:
+    direct = values.get(f"{section}.api_key")
+    if direct:
+        return str(direct)
+    if variable is None:
+        return None
+    if env.get(variable):
+        return env[variable]
+    if base_url:  # online and the named key is missing: say so now, not at the first call
+        raise ConfigError(
+            f"{section}.api_key_env names {variable}, which is not set in the environment "
+            f"(from {origin.get(f'{section}.api_key_env', 'settings')})",
+            field=f"{section}.api_key_env",
+            hint=f"export {variable}=... before running",
+        )
+    return None
+
+
+def _store_url(store: str | None, root: Path | None) -> str:
+    if not store:
+        return f"sqlite:///{root / STATE_DIR / STORE_FILE}" if root is not None else ""
+    if store.startswith("sqlite:///") and root is not None:
+        rest = store[len("sqlite:///") :]
+        if rest and not rest.startswith("/") and rest != ":memory:":
+            return f"sqlite:///{root / rest}"  # relative to the workspace, not the cwd
+    return store
