@@ -1,0 +1,62 @@
+"""Exports of a compiled knowledge base: static site, Markdown vault, JSON and GraphML."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from ..storage.base import Store
+from .folder import write_atomic
+from .graphml import graphml_bytes
+from .json_export import wiki_json
+from .site import write_site
+from .snapshot import WikiSnapshot, load_snapshot
+from .vault import write_vault
+
+__all__ = ["FORMATS", "ExportResult", "export"]
+
+FORMATS = ("vault", "site", "json", "graphml")
+_FILE_NAMES = {"json": "compendium.json", "graphml": "compendium.graphml"}
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    format: str
+    path: Path  # the folder (vault, site) or the file (json, graphml) written
+    files: int
+    pages: int
+
+
+async def export(store: Store, fmt: str, out: Path, *, title: str = "Compendium") -> ExportResult:
+    """Export the store's knowledge base as `fmt` into `out`.
+
+    vault and site write a folder (created if needed; files a previous export wrote and this one
+    did not are removed, anything else in the folder is left alone). json and graphml write one
+    file; when `out` is an existing folder, the file goes inside it. Deleted pages are not exported.
+    """
+    if fmt not in FORMATS:
+        raise InputError(
+            f"unknown export format {fmt!r}",
+            hint=f"use one of: {', '.join(FORMATS)}",
+            field="format",
+        )
+    out = Path(out)
+    wiki = await load_snapshot(store)
+    # Rendering and file writes are blocking work: keep them off the event loop (the API serves exports).
+    out, files = await asyncio.to_thread(_write, wiki, fmt, out, title)
+    return ExportResult(format=fmt, path=out, files=files, pages=len(wiki.pages))
+
+
+def _write(wiki: WikiSnapshot, fmt: str, out: Path, title: str) -> tuple[Path, int]:
+    if fmt == "vault":
+        return out, write_vault(wiki, out, title)
+    if fmt == "site":
+        return out, write_site(wiki, out, title)
+    if out.is_dir():
+        out = out / _FILE_NAMES[fmt]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = wiki_json(wiki, title).encode("utf-8") if fmt == "json" else graphml_bytes(wiki)
+    write_atomic(out, data)
+    return out, 1

@@ -6,14 +6,13 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateError as JinjaError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2 import StrictUndefined
+from jinja2 import TemplateError as JinjaError
 
 from ..errors import TemplateError
+from .sandbox import make_environment
 
-_ENV = ImmutableSandboxedEnvironment(
-    undefined=StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True
-)
+_ENV = make_environment(StrictUndefined)
 
 
 @lru_cache(maxsize=256)

@@ -1,0 +1,68 @@
+"""An export folder: atomic file writes, and removal of files a previous export wrote but this one did not."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from ..errors import InputError
+
+MANIFEST = ".compendium-export.json"
+
+
+class ExportFolder:
+    """Writes files under `root` and remembers them in a manifest.
+
+    On `finish`, files listed by the previous export's manifest and not written this time are
+    deleted (a page deleted from the wiki must disappear from the export), while files the user
+    added themselves (an .obsidian folder, notes) are never touched.
+    """
+
+    def __init__(self, root: Path):
+        if root.exists() and not root.is_dir():
+            raise InputError(f"{root}: exists and is not a folder", field="out")
+        root.mkdir(parents=True, exist_ok=True)
+        self.root = root
+        self.written: list[str] = []
+
+    def write(self, relative: str, content: str | bytes) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        write_atomic(path, data)
+        self.written.append(relative)
+        return path
+
+    def finish(self) -> int:
+        """Remove stale files of the previous export, record this one; returns files written."""
+        manifest = self.root / MANIFEST
+        previous: list[str] = []
+        if manifest.exists():
+            try:
+                previous = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
+            except (ValueError, AttributeError):
+                previous = []  # a damaged manifest only means stale files may remain
+        current = set(self.written)
+        root = self.root.resolve()
+        for relative in previous:
+            if not isinstance(relative, str) or relative in current:
+                continue
+            stale = (self.root / relative).resolve()
+            if root in stale.parents and stale.is_file():  # never outside the export folder
+                stale.unlink()
+        write_atomic(manifest, json.dumps({"files": sorted(current)}, indent=1).encode("utf-8"))
+        return len(current)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside `path`, then rename: readers never see half a file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,31 @@
+"""JSON export: pages, entities, relations and topics in one file, vectors left out, ordering fixed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..storage.records import Record
+from .snapshot import WikiSnapshot
+
+FORMAT_VERSION = 1
+
+
+def _plain(record: Record) -> dict[str, Any]:
+    data = record.to_dict()
+    if record.VECTOR:
+        data.pop(record.VECTOR, None)
+    return data
+
+
+def wiki_json(wiki: WikiSnapshot, title: str) -> str:
+    """The whole export as text; the same store always gives the same bytes."""
+    document = {
+        "title": title,
+        "format_version": FORMAT_VERSION,
+        "pages": [_plain(p) for p in wiki.pages],
+        "entities": [_plain(e) for e in wiki.entities],
+        "relations": [_plain(r) for r in wiki.relations],
+        "topics": [_plain(t) for t in wiki.topics],
+    }
+    return json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True) + "\n"

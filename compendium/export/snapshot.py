@@ -1,0 +1,90 @@
+"""Read what an export needs from a store: active pages, the entity graph and topics."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from ..storage.base import Store
+from ..storage.records import Entity, Page, Relation, Topic
+
+# Slugs become file names: keep them to one path segment with no hidden or reserved names.
+_SAFE_SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+RESERVED_SLUGS = frozenset({"_index"})
+
+
+@dataclass
+class WikiSnapshot:
+    """Everything exported, sorted by id so that every export of the same store is identical."""
+
+    pages: list[Page]
+    entities: list[Entity]
+    relations: list[Relation]
+    topics: list[Topic]
+    page_by_slug: dict[str, Page] = field(init=False)
+    entity_by_id: dict[str, Entity] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.page_by_slug = {p.slug: p for p in self.pages}
+        self.entity_by_id = {e.id: e for e in self.entities}
+        self._page_of_subject = {p.subject_id: p for p in self.pages if p.subject_id}
+        # Indexes built once, so entity and topic listings stay linear in the size of the graph.
+        self._topics_of_subject: dict[str, list[Topic]] = defaultdict(list)
+        for topic in self.topics:
+            for subject in dict.fromkeys([topic.id, *topic.members]):
+                self._topics_of_subject[subject].append(topic)
+        self._relations_of: dict[str, list[Relation]] = defaultdict(list)
+        for rel in self.relations:
+            for end in {rel.source, rel.target}:
+                self._relations_of[end].append(rel)
+
+    def page_of(self, subject_id: str) -> Page | None:
+        """The page written about an entity or topic, if there is one."""
+        return self._page_of_subject.get(subject_id)
+
+    def topics_of(self, page: Page) -> list[Topic]:
+        """Topics the page belongs to: those whose members include its subject, or its own topic."""
+        return list(self._topics_of_subject.get(page.subject_id, [])) if page.subject_id else []
+
+    def relations_of(self, entity_id: str) -> list[Relation]:
+        """Relations touching an entity, strongest first."""
+        return sorted(
+            self._relations_of.get(entity_id, []), key=lambda r: (-r.strength, r.type, r.id)
+        )
+
+
+def check_slug(page: Page) -> str:
+    """The page's slug, refused when it could not be a plain file name."""
+    slug = page.slug or page.id
+    if not _SAFE_SLUG.match(slug) or slug in RESERVED_SLUGS:
+        raise InputError(
+            f"page {page.id!r}: slug {slug!r} cannot be used as a file name",
+            hint="slugs are letters, digits, '.', '_' and '-', starting with a letter or digit",
+            field="slug",
+        )
+    return slug
+
+
+async def load_snapshot(store: Store) -> WikiSnapshot:
+    """Active pages (deleted ones are left out), entities, relations and topics of the store's kb."""
+    pages = [p async for p in store.scan(Page, {"status": "active"})]
+    entities = [e async for e in store.scan(Entity)]
+    relations = [r async for r in store.scan(Relation)]
+    topics = [t async for t in store.scan(Topic)]
+    seen: dict[str, str] = {}
+    for page in pages:
+        slug = check_slug(page)
+        if slug in seen:
+            raise InputError(
+                f"pages {seen[slug]!r} and {page.id!r} share the slug {slug!r}", field="slug"
+            )
+        seen[slug] = page.id
+        page.slug = slug
+    return WikiSnapshot(
+        pages=sorted(pages, key=lambda p: p.slug),
+        entities=sorted(entities, key=lambda e: e.id),  # type: ignore[arg-type]
+        relations=sorted(relations, key=lambda r: r.id),  # type: ignore[arg-type]
+        topics=sorted(topics, key=lambda t: t.id),  # type: ignore[arg-type]
+    )

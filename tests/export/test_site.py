@@ -1,0 +1,141 @@
+"""Static site: pages rendered and sanitised, wikilinks and footnotes resolved, index, entities, topics."""
+
+import json
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from bs4 import BeautifulSoup
+
+from compendium.export import export
+from compendium.storage.records import Page
+
+
+def soup(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+async def site(store, tmp_path: Path) -> Path:
+    out = tmp_path / "site"
+    await export(store, "site", out, title="Lumen DB")
+    return out
+
+
+async def test_site_files_and_deleted_pages(store, tmp_path: Path):
+    out = await site(store, tmp_path)
+    for name in ("index.html", "entities.html", "topics.html", "assets/style.css"):
+        assert (out / name).is_file(), name
+    pages = sorted(p.name for p in (out / "pages").iterdir())
+    assert pages == ["checkpointer.html", "durability.html", "hostile.html", "lsn.html", "wal.html"]
+
+
+async def test_wikilinks_become_relative_links_and_unknown_ones_plain_text(store, tmp_path: Path):
+    out = await site(store, tmp_path)
+    body = soup(out / "pages" / "wal.html").select_one("div.body")
+    links = {a.get_text(): a["href"] for a in body.select("a.wikilink")}
+    assert links == {"checkpoint process": "checkpointer.html", "Log Sequence Number": "lsn.html"}
+    assert soup(out / "pages" / "lsn.html").select_one("p.kind").get_text() == "Concept"
+    text = body.get_text()
+    assert "See also not-a-page and gone." in text  # unknown and deleted targets: text, no link
+    assert "[[" not in text
+
+
+async def test_footnotes_link_to_their_sources(store, tmp_path: Path):
+    out = await site(store, tmp_path)
+    page = soup(out / "pages" / "wal.html")
+    refs = [a["href"] for a in page.select("sup.footnote-ref a")]
+    assert refs == ["#fn-1", "#fn-2"]
+    note = page.select_one("section.footnotes li#fn-1")
+    assert "Lumen handbook › Durability — chunk c0ffee0001" in note.get_text()
+    assert "[^1]" not in page.get_text()
+
+
+async def test_script_from_a_page_can_never_run(store, tmp_path: Path):
+    out = await site(store, tmp_path)
+    page = soup(out / "pages" / "hostile.html")
+    assert page.find_all("script") == []
+    assert page.find_all("img") == []
+    for tag in page.find_all(True):
+        assert not [name for name in tag.attrs if name.lower().startswith("on")], tag
+        assert not str(tag.get("href", "")).lower().startswith("javascript:"), tag
+    assert page.h1.get_text() == "Hostile <b>page</b>"  # the title is text, not markup
+    assert page.select_one("a.wikilink")["href"] == "wal.html"
+
+
+async def test_no_page_content_reaches_the_index_script(store, tmp_path: Path):
+    await store.upsert(
+        [
+            Page(
+                id="x",
+                slug="x",
+                title="</script><script>alert(1)</script>",
+                summary="<img src=x onerror=alert(1)>",
+            )
+        ]
+    )
+    out = await site(store, tmp_path)
+    index = soup(out / "index.html")
+    scripts = index.find_all("script")
+    assert len(scripts) == 2  # the JSON index and our own filter script
+    data = json.loads(index.find("script", id="search-index").string)
+    assert "</script><script>alert(1)</script>" in [row["t"] for row in data]
+    assert index.find_all("img") == []
+
+
+async def test_index_groups_pages_by_kind_and_topic_with_a_search_index(store, tmp_path: Path):
+    out = await site(store, tmp_path)
+    index = soup(out / "index.html")
+    assert [h.get_text() for h in index.select("section.group > h2")] == [
+        "Entities",
+        "Concepts",
+        "Topics",
+        "By topic",
+    ]
+    assert index.select_one("#topic-durability").get_text() == "Durability"
+    data = json.loads(index.find("script", id="search-index").string)
+    assert sorted(row["u"] for row in data) == [
+        "pages/checkpointer.html",
+        "pages/durability.html",
+        "pages/hostile.html",
+        "pages/lsn.html",
+        "pages/wal.html",
+    ]
+    wal = next(row for row in data if row["u"] == "pages/wal.html")
+    assert wal["a"] == ["WAL"] and wal["s"] == "The journal of changes."
+    assert index.find("input", id="search") is not None
+
+
+async def test_entities_page_lists_the_graph(store, tmp_path: Path):
+    out = await site(store, tmp_path)
+    row = soup(out / "entities.html").find("tr", id="e-wal")
+    cells = [td.get_text(" ", strip=True) for td in row.find_all("td", recursive=False)]
+    assert cells[0] == "Write-Ahead Log" and cells[1] == "component"
+    assert cells[2] == "WAL, write-ahead log"
+    relations = [li.get_text(" ", strip=True) for li in row.select("ul.relations li")]
+    assert relations[0].startswith("← writes_to Checkpointer ×3")
+    assert relations[1].startswith("→ addressed_by Log Sequence Number ×2")
+    assert row.find("a")["href"] == "pages/wal.html"
+
+
+async def test_topics_page_lists_members(store, tmp_path: Path):
+    out = await site(store, tmp_path)
+    topic = soup(out / "topics.html").find("section", id="durability")
+    assert topic.h2.a["href"] == "pages/durability.html"
+    members = {li.get_text(): li.a["href"] for li in topic.select("ul.members li")}
+    assert members == {
+        "Checkpointer": "pages/checkpointer.html",
+        "Log Sequence Number": "pages/lsn.html",
+        "Write-Ahead Log": "pages/wal.html",
+    }
+
+
+async def test_every_relative_link_resolves(store, tmp_path: Path):
+    out = await site(store, tmp_path)
+    checked = 0
+    for html_file in out.rglob("*.html"):
+        for tag in soup(html_file).find_all(["a", "link"]):
+            parts = urlsplit(tag.get("href", ""))
+            if parts.scheme or not parts.path:
+                continue
+            assert (html_file.parent / unquote(parts.path)).resolve().is_file(), (html_file, tag)
+            checked += 1
+    assert checked > 30
