@@ -210,7 +210,12 @@ def cmd_templates(args: argparse.Namespace) -> int:
     elif args.action == "show":
         print(registry.show_template(args.name, workspace))
     else:
-        template = registry.validate_template_file(Path(args.name))
+        path = Path(args.name)
+        template = (
+            registry.validate_template_file(path)
+            if path.suffix in (".yaml", ".yml") or path.exists()
+            else registry.load_template(args.name, workspace=workspace)
+        )
         print(f"{args.name}: valid template '{template.name}' version {template.version}")
     return 0
 

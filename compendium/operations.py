@@ -16,9 +16,7 @@ from .settings import Settings
 from .storage.base import Store
 from .storage.records import Chunk, Claim, Document, Entity, Page, Relation, Topic
 from .templates.schema import Template
-
-STATE_DIR = ".compendium"
-DOCUMENTS_DIR = "documents"
+from .workspace import DOCUMENTS_DIR, STATE_DIR, STORE_FILE
 
 
 def store_url(settings: Settings) -> str:
@@ -26,7 +24,7 @@ def store_url(settings: Settings) -> str:
         return settings.store_url
     if settings.workspace is None:
         raise WorkspaceError("no workspace and no store URL", hint="run `compendium init DIR` or set COMPENDIUM_STORE")
-    return f"sqlite:///{(settings.workspace / STATE_DIR / 'store.db').resolve()}"
+    return f"sqlite:///{(settings.workspace / STATE_DIR / STORE_FILE).resolve()}"
 
 
 @contextlib.asynccontextmanager

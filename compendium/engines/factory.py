@@ -1,0 +1,64 @@
+"""Chooses the engine and the embedder from settings and template, in one place."""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from ..settings import Settings
+from ..storage.base import Store
+from ..templates.schema import Template
+from .base import Embedder, Engine
+from .usage import UsageMeter
+
+OFFLINE = "offline"
+
+
+def build_engine(
+    settings: Settings, template: Template, *, usage: UsageMeter, cache: Store | None = None
+) -> Engine:
+    """The LLM engine when an endpoint is configured, else the offline (rules/NLP) engine."""
+    if settings.llm.base_url:
+        from .llm import LLMEngine
+        from .openai_client import OpenAIClient
+
+        model = template.models.llm or settings.llm.model
+        if not model:
+            raise ConfigError("no LLM model named", hint="set COMPENDIUM_LLM_MODEL or the template's models.llm")
+        client = OpenAIClient.for_llm(settings.llm, model=model, usage=usage, cache=cache)
+        return LLMEngine(client)
+    from .offline import OfflineEngine
+
+    return OfflineEngine(usage=usage)
+
+
+def build_embedder(
+    settings: Settings, template: Template, *, usage: UsageMeter, cache: Store | None = None
+) -> Embedder:
+    """The endpoint's embedder when one is configured, else the offline hashed n-gram one.
+
+    An embedding endpoint of its own (settings.embedding.base_url) wins; a template that
+    names an embedding model other than "offline" uses the LLM endpoint when there is one.
+    """
+    named = template.models.embedding
+    wants_model = bool(named) and named != OFFLINE
+    if settings.embedding.base_url or (wants_model and settings.llm.base_url):
+        from .openai_embedder import OpenAIEmbedder
+
+        model = named if wants_model else settings.embedding.model
+        if not model:
+            raise ConfigError(
+                "an embedding endpoint is configured but no embedding model is named",
+                hint="set COMPENDIUM_EMBEDDING_MODEL or the template's models.embedding",
+            )
+        if settings.embedding.base_url:
+            return OpenAIEmbedder.from_settings(settings.embedding, model=model, usage=usage, cache=cache)
+        return OpenAIEmbedder.from_settings(
+            settings.embedding,
+            model=model,
+            usage=usage,
+            cache=cache,
+            base_url=settings.llm.base_url,
+            api_key=settings.llm.api_key,
+        )
+    from .offline_embedder import OfflineEmbedder
+
+    return OfflineEmbedder(usage=usage)

@@ -1,0 +1,202 @@
+"""The LLM engine: renders each task's prompt from the template and asks the model for JSON.
+
+Variables every prompt may use (template authors can override any prompt):
+  map       entity_types, relation_types ([{name, description}]), chunks ([{label, header, text}]),
+            max_items
+  pairs     pairs ([PairQuestion: label, similarity, a/b: {name, type, description, aliases, evidence}])
+  summary   name, type, descriptions, max_chars
+  matches   questions ([MatchQuestion: label, similarity, candidate, page_title, page_summary])
+  topic     members ([EntitySketch]), claims ([str])
+  page      title, kind, description, aliases, evidence ([{ref, source, text, chunk_id}]),
+            links ([{slug, title}]), writer_example, existing_markdown, removed_refs, max_tokens
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..templates.render import prompt_source, render
+from ..templates.schema import Template
+from .openai_client import OpenAIClient
+from .tasks import (
+    ChunkInput,
+    DescriptionReply,
+    DescriptionRequest,
+    ExtractionBatch,
+    ExtractionReply,
+    MatchQuestion,
+    MatchReply,
+    PageRequest,
+    PairQuestion,
+    PairReply,
+    TopicReply,
+    TopicRequest,
+)
+from .usage import UsageMeter
+
+SEPARATOR = " › "
+
+
+def chunk_header(chunk: ChunkInput) -> str:
+    """How a chunk is introduced to the model: `Document title › Heading › Path`."""
+    parts = [p for p in (chunk.document_title, *chunk.heading_path) if p and p.strip()]
+    return SEPARATOR.join(parts) or "(untitled)"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class LLMEngine:
+    """Engine over an OpenAI-compatible chat endpoint; owns (and closes) its client."""
+
+    name = "llm"
+
+    def __init__(self, client: OpenAIClient):
+        self.client = client
+        self.model = client.model
+
+    @property
+    def usage(self) -> UsageMeter:
+        return self.client.usage
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    # ---- prompt helpers --------------------------------------------------------------------
+
+    @staticmethod
+    def _render(configured: str, default: str, where: str, **variables: Any) -> str:
+        return render(prompt_source(configured, default), where=where, **variables)
+
+    async def _ask_json(self, template: Template, system: str, prompt: str, reply_type: Any, schema: str) -> Any:
+        return await self.client.complete_json(
+            system=system,
+            prompt=prompt,
+            reply_type=reply_type,
+            schema_name=schema,
+            temperature=template.models.temperature,
+        )
+
+    def _judge_system(self) -> str:
+        return render(prompt_source("", "judge_system"), where="judge_system")
+
+    # ---- MAP -------------------------------------------------------------------------------
+
+    def map_prompt(self, batch: ExtractionBatch, template: Template) -> tuple[str, str]:
+        """(system, prompt) for one batch; separate so prompt size can be measured."""
+        system = self._render(template.map.system, "map_system", f"{template.name}: map.system")
+        prompt = self._render(
+            template.map.prompt,
+            "map",
+            f"{template.name}: map.prompt",
+            entity_types=[{"name": t.name, "description": t.description} for t in template.entity_types],
+            relation_types=[{"name": t.name, "description": t.description} for t in template.relation_types],
+            chunks=[{"label": c.label, "header": chunk_header(c), "text": c.text.strip()} for c in batch.chunks],
+            max_items=template.map.max_items_per_chunk,
+        )
+        return system, prompt
+
+    async def extract(self, batch: ExtractionBatch, template: Template) -> ExtractionReply:
+        if not batch.chunks:
+            return ExtractionReply(entities=[], concepts=[], claims=[], relations=[], topics=[])
+        system, prompt = self.map_prompt(batch, template)
+        return await self._ask_json(template, system, prompt, ExtractionReply, "extraction")
+
+    # ---- REDUCE ----------------------------------------------------------------------------
+
+    async def judge_pairs(self, pairs: Sequence[PairQuestion], template: Template) -> dict[str, bool]:
+        if not pairs:
+            return {}
+        prompt = self._render(template.reduce.prompt, "pairs", f"{template.name}: reduce.prompt", pairs=list(pairs))
+        reply: PairReply = await self._ask_json(template, self._judge_system(), prompt, PairReply, "pairs")
+        said = {d.pair: d.same for d in reply.decisions}
+        # A pair the model skipped stays apart: a wrong merge is worse than a missed one.
+        return {p.label: bool(said.get(p.label, False)) for p in pairs}
+
+    async def summarize(self, request: DescriptionRequest, template: Template) -> str:
+        prompt = self._render(
+            template.reduce.summary_prompt,
+            "summary",
+            f"{template.name}: reduce.summary_prompt",
+            name=request.name,
+            type=request.type,
+            descriptions=[_one_line(d) for d in request.descriptions],
+            max_chars=request.max_chars,
+        )
+        reply: DescriptionReply = await self._ask_json(
+            template, self._judge_system(), prompt, DescriptionReply, "description"
+        )
+        return _clip(reply.description.strip(), request.max_chars)
+
+    # ---- PLAN ------------------------------------------------------------------------------
+
+    async def judge_matches(self, questions: Sequence[MatchQuestion], template: Template) -> dict[str, bool]:
+        if not questions:
+            return {}
+        prompt = self._render(
+            template.plan.prompt, "matches", f"{template.name}: plan.prompt", questions=list(questions)
+        )
+        reply: MatchReply = await self._ask_json(template, self._judge_system(), prompt, MatchReply, "matches")
+        said = {d.question: d.same for d in reply.decisions}
+        return {q.label: bool(said.get(q.label, False)) for q in questions}
+
+    async def name_topic(self, request: TopicRequest, template: Template) -> TopicReply:
+        prompt = self._render(
+            "", "topic", "topic", members=request.members, claims=[_one_line(c) for c in request.claims]
+        )
+        reply: TopicReply = await self._ask_json(template, self._judge_system(), prompt, TopicReply, "topic")
+        return reply
+
+    # ---- REFINE ----------------------------------------------------------------------------
+
+    def page_prompt(self, request: PageRequest, template: Template) -> tuple[str, str]:
+        system = self._render(template.refine.system, "page_system", f"{template.name}: refine.system")
+        evidence = [
+            {
+                "ref": e.ref,
+                "source": SEPARATOR.join(p for p in (e.document, *e.heading_path) if p) or e.chunk_id,
+                "text": _one_line(e.text),
+                "chunk_id": e.chunk_id,
+            }
+            for e in request.evidence
+        ]
+        prompt = self._render(
+            template.refine.writer_prompt,
+            "page",
+            f"{template.name}: refine.writer_prompt",
+            title=request.title,
+            kind=request.kind,
+            description=_one_line(request.description),
+            aliases=request.aliases,
+            evidence=evidence,
+            links=[{"slug": link.slug, "title": link.title} for link in request.links],
+            writer_example=template.refine.writer_example.strip(),
+            existing_markdown=request.existing_markdown.strip(),
+            removed_refs=request.removed_refs,
+            max_tokens=request.max_tokens,
+        )
+        return system, prompt
+
+    async def write_page(self, request: PageRequest, template: Template) -> str:
+        system, prompt = self.page_prompt(request, template)
+        # Room for the page plus some slack, so a page is not cut mid-sentence.
+        return await self.client.complete_text(
+            system=system,
+            prompt=prompt,
+            temperature=template.models.temperature,
+            max_tokens=int(request.max_tokens * 1.5),
+        )
+
+
+def _clip(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a sentence or word end when there is one."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = max(cut.rfind(". "), cut.rfind("! "), cut.rfind("? "))
+    if end >= limit // 2:
+        return cut[: end + 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > 0 else cut[: limit - 1]).rstrip(",;: ") + "…"

@@ -1,0 +1,185 @@
+"""Aliases defined in the text: "Write-Ahead Log (WAL)", "X, also known as Y", "Y, short for X"."""
+
+from __future__ import annotations
+
+import re
+
+from .names import Span, acronym_matches, is_acronym, name_key
+from .sentences import Sentence
+from .words import FUNCTION_WORDS, VERBS
+
+_PAREN = re.compile(r"\(([^()]{1,80})\)")
+_PAREN_CUE = re.compile(
+    r"^(?:also\s+(?:called|known\s+as)|a\.?k\.?a\.?|or|formerly|i\.e\.,?)\s+(?P<alias>.+)$"
+)
+_ALSO = re.compile(r",?\s+(?:also\s+(?:called|known\s+as)|a\.k\.a\.|aka)\s+")
+_SHORT_FOR = re.compile(r",?\s+(?:short\s+for|stands\s+for|an?\s+abbreviation\s+(?:of|for))\s+")
+_WORDS_AFTER = re.compile(
+    r"(?:the\s+|an?\s+)?(?P<words>[\w'’-]+(?:\s+[\w'’-]+){0,5}?)(?=\s*(?:[,.;:)]|$|\s+(?:is|are|and|or|which|that)\b))"
+)
+_DETERMINER = re.compile(r"^(?:the|a|an|The|A|An)\s+")
+_EXPANSION_WORDS = 8
+_LISTED_ACRONYM = re.compile(r"^(.{3,60}?),\s*([A-Z][A-Z0-9]{1,7}s?)$")
+_CLAUSE_BEFORE = re.compile(r"(?:^|[,;:(]\s*)(?P<words>[\w'’-]+(?:\s+[\w'’-]+){0,4})\s*$")
+
+
+class _SentenceCase:
+    """Capitalised words seen mid-sentence in the chunk being read (set per call)."""
+
+    caps: set[str] | frozenset[str] = frozenset()
+
+
+_SENTENCE_CASE = _SentenceCase()
+
+
+def find_aliases(
+    sentences: list[Sentence],
+    spans: list[list[Span]],
+    mid_caps: set[str] | frozenset[str] = frozenset(),
+) -> dict[str, str]:
+    """Map from the key of every alias (and long form) to the key of its long form.
+
+    Long forms that were not found as spans (lowercase expansions such as "multiversion
+    concurrency control") are added to `spans` so later steps see them as names.
+    """
+    links: dict[str, str] = {}
+    for i, sentence in enumerate(sentences):
+        text = sentence.text
+        _SENTENCE_CASE.caps = mid_caps
+        if "(" in text:
+            for m in _PAREN.finditer(text):
+                _paren_alias(text, m, spans[i], links)
+        for m in _ALSO.finditer(text):
+            before = _span_ending(spans[i], m.start()) or _words_before(text, m.start(), spans[i])
+            after = _span_or_words(text, m.end(), spans[i])
+            if before is not None and after is not None:
+                _link(links, long=before, short=after)
+        for m in _SHORT_FOR.finditer(text):
+            before = _span_ending(spans[i], m.start())
+            after = _span_or_words(text, m.end(), spans[i])
+            if before is not None and after is not None:
+                _link(links, long=after, short=before)
+    # follow chains (A -> B -> C) so every alias points at its final long form
+    resolved: dict[str, str] = {}
+    for key in links:
+        target, hops = links[key], 0
+        while target in links and links[target] != target and hops < 5:
+            target, hops = links[target], hops + 1
+        resolved[key] = target
+    return resolved
+
+
+def _paren_alias(text: str, m: re.Match[str], spans: list[Span], links: dict[str, str]) -> None:
+    inner = m.group(1).strip().strip("`\"'“”")
+    cue = _PAREN_CUE.match(inner)
+    if cue:
+        before = _span_ending(spans, m.start())
+        alias = cue.group("alias").strip().strip("`\"'“”")
+        if before is not None and 0 < len(alias.split()) <= 6:
+            _link(links, long=before, short=_add_span(spans, alias, m.start(1) + inner.find(alias)))
+        return
+    if is_acronym(inner):
+        expansion = _expansion_before(text, m.start(), inner)
+        if expansion is not None:
+            start, words = expansion
+            _link(links, long=_add_span(spans, words, start), short=inner)
+        return
+    listed = _LISTED_ACRONYM.match(inner)  # "(Multiversion Concurrency Control, MVCC)"
+    if listed and acronym_matches(listed.group(2), listed.group(1)):
+        start = m.start(1) + m.group(1).find(listed.group(1))
+        _link(links, long=_add_span(spans, listed.group(1), start), short=listed.group(2))
+        return
+    before = _span_ending(spans, m.start())
+    if before is not None and is_acronym(before.text) and acronym_matches(before.text, inner):
+        _link(
+            links, long=_add_span(spans, inner, m.start(1) + m.group(1).find(inner)), short=before
+        )
+
+
+def _expansion_before(text: str, paren_start: int, acronym: str) -> tuple[int, str] | None:
+    """The shortest run of words just before the parenthesis that the acronym abbreviates."""
+    head = text[:paren_start].rstrip()
+    positions = [m.start() for m in re.finditer(r"\S+", head)][-_EXPANSION_WORDS:]
+    # words giving exactly their initials win ("Serializable Snapshot Isolation" for SSI, not
+    # "Snapshot Isolation"); otherwise the shortest run the looser rule accepts
+    for strict in (True, False):
+        for start in reversed(positions):
+            words = _DETERMINER.sub("", head[start:])
+            if strict and _initials(words) != acronym.rstrip("s").lower():
+                continue
+            if acronym_matches(acronym, words):
+                return start + len(head[start:]) - len(words), words
+    return None
+
+
+def _initials(words: str) -> str:
+    return "".join(w[0] for w in re.split(r"[\s_/-]+", words.lower()) if w and w not in FUNCTION_WORDS)
+
+
+def _words_before(text: str, position: int, spans: list[Span]) -> Span | None:
+    """A short clause right before `position`, back to the previous punctuation mark."""
+    m = _CLAUSE_BEFORE.search(text[:position])
+    if m is None:
+        return None
+    words = m.group("words").split()
+    # keep the trailing run of content words: "This is roll-forward recovery" -> "roll-forward recovery"
+    keep = len(words)
+    while keep > 0 and words[keep - 1].lower() not in FUNCTION_WORDS | VERBS:
+        keep -= 1
+    name = " ".join(words[keep:])
+    if not name:
+        return None
+    return _add_span(spans, name, m.end("words") - len(name))
+
+
+def _span_ending(spans: list[Span], position: int) -> Span | None:
+    """The span that ends right before `position` (only spaces, quotes or a comma between)."""
+    for span in spans:
+        if 0 <= position - span.end <= 2:
+            return span
+    return None
+
+
+def _span_or_words(text: str, position: int, spans: list[Span]) -> Span | None:
+    for span in spans:
+        if 0 <= span.start - position <= 4:
+            return span
+    m = _WORDS_AFTER.match(text, position)
+    if m is None:
+        return None
+    return _add_span(spans, m.group("words"), m.start("words"))
+
+
+def _add_span(spans: list[Span], text, start: int) -> Span:
+    if isinstance(text, Span):
+        return text
+    text = text.strip()
+    end = start + len(text)
+    for span in spans:
+        if span.start == start and span.end == end:
+            return span
+    # the new long form replaces spans it overlaps (e.g. a part of a lowercase expansion)
+    spans[:] = [s for s in spans if s.end <= start or s.start >= end]
+    words = text.split()
+    if (
+        start <= 1
+        and len(words) > 1
+        and words[0][1:].islower()
+        and words[0] not in _SENTENCE_CASE.caps
+    ):
+        if all(w.islower() for w in words[1:]):
+            text = text[0].lower() + text[1:]  # "Multiversion concurrency control" opens a sentence
+    kind = "term" if text.islower() else "name"
+    span = Span(start, end, text, kind)
+    spans.append(span)
+    spans.sort(key=lambda s: s.start)
+    return span
+
+
+def _link(links: dict[str, str], *, long: Span, short: Span | str) -> None:
+    long_key = name_key(long.text)
+    short_key = name_key(short.text if isinstance(short, Span) else short)
+    if not long_key or not short_key or long_key == short_key:
+        return
+    links.setdefault(long_key, long_key)
+    links[short_key] = long_key

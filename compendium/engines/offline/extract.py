@@ -1,0 +1,347 @@
+"""MAP without a model: entities, concepts, claims, relations and topics of a chunk by rules."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ...templates.schema import Template
+from ..tasks import (
+    ChunkInput,
+    ClaimItem,
+    ConceptItem,
+    EntityItem,
+    ExtractionBatch,
+    ExtractionReply,
+    RelationItem,
+    TopicItem,
+)
+from .aliases import find_aliases
+from .names import (
+    Span,
+    TypeRules,
+    choose_type,
+    entity_type_rules,
+    find_spans,
+    name_key,
+    relation_type_rules,
+)
+from .phrases import Mention, definition_of, key_phrases, word_tokens
+from .relations import Typed, describe_between, relation_type
+from .sentences import Sentence, sentences_of
+from .words import BOILERPLATE, FUNCTION_WORDS, VERBS
+
+_MID_CAP = re.compile(r"(?<=[\s(\"'])[A-Z][\w'-]*")
+_SECTION_NUMBER = re.compile(r"^\s*(?:[A-Z]\.)?\d+(?:\.\d+)*\.?\s+")
+_CLAUSE_BREAK = re.compile(r"[;:]|\s[—–-]\s")
+_LOWER_WORD = re.compile(r"\b[a-z][a-z-]+\b")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_CLAIM_WORDS = (5, 70)
+_MAX_GAP_WORDS = 15  # names further apart than this in a sentence are not related by it
+_WINDOW = 3  # a mention is paired with at most the next three mentions of its sentence
+
+
+@dataclass(slots=True)
+class _Item:
+    key: str
+    name: str
+    kind: str  # span kind, "phrase" or "defined"
+    first: int  # sentence index of the first mention
+    aliases: list[str] = field(default_factory=list)
+    sentences: list[int] = field(default_factory=list)
+    definition: str = ""
+
+    @property
+    def is_concept(self) -> bool:
+        return self.kind in ("phrase", "defined") or (self.kind == "term" and self.name.islower())
+
+
+def extract(batch: ExtractionBatch, template: Template) -> ExtractionReply:
+    """Extraction of every chunk of a batch, labelled with the chunk's label."""
+    reply = ExtractionReply(entities=[], concepts=[], claims=[], relations=[], topics=[])
+    rules = (entity_type_rules(template), relation_type_rules(template))
+    for chunk in batch.chunks:
+        part = extract_chunk(chunk, template, rules=rules)
+        reply.entities.extend(part.entities)
+        reply.concepts.extend(part.concepts)
+        reply.claims.extend(part.claims)
+        reply.relations.extend(part.relations)
+        reply.topics.extend(part.topics)
+    return reply
+
+
+def extract_chunk(
+    chunk: ChunkInput, template: Template, *, rules: tuple[TypeRules, TypeRules] | None = None
+) -> ExtractionReply:
+    """Extraction of one chunk; `rules` (entity and relation type rules) saves recompiling."""
+    entity_rules, relation_rules = rules or (entity_type_rules(template), relation_type_rules(template))
+    sentences = sentences_of(chunk.text)
+    claim_like = [_is_claim_sentence(s.text) for s in sentences]
+    limit = template.map.max_items_per_chunk
+    mid_caps = {w for s in sentences for w in _MID_CAP.findall(s.text)}
+    lowercase = set(_LOWER_WORD.findall(chunk.text))
+    spans = [find_spans(s.text, mid_caps, lowercase) for s in sentences]
+    alias_of = find_aliases(
+        sentences, spans, mid_caps
+    )  # key -> canonical key, and adds long-form spans
+    tokens = [word_tokens(s.text, mid_caps) for s in sentences]
+    headings = " ".join(chunk.heading_path).lower()
+
+    items: dict[str, _Item] = {}
+    mentions: list[list[Mention]] = []
+    for i, sentence_spans in enumerate(spans):
+        found: list[Mention] = []
+        for span in sentence_spans:
+            key = name_key(span.text)
+            if not key:
+                continue
+            canonical = alias_of.get(key, key)
+            item = items.get(canonical)
+            if item is None:
+                item = items[canonical] = _Item(canonical, span.text, span.kind, i)
+            elif span.text != item.name and canonical != key and span.text not in item.aliases:
+                item.aliases.append(span.text)
+            _prefer_name(item, span, key)
+            found.append(Mention(span.start, span.end, canonical))
+        mentions.append(found)
+
+    # Terms defined by a sentence ("A checkpoint is a point in ...") and key phrases.
+    for i, sentence in enumerate(sentences):
+        term = definition_of(sentence.text, spans[i], mid_caps)
+        if term is None:
+            continue
+        key = alias_of.get(name_key(term), name_key(term))
+        item = items.get(key)
+        if item is None:
+            item = items[key] = _Item(key, term, "defined", i)
+        if not item.definition:
+            item.definition = sentence.text
+    for phrase in key_phrases([s.text for s in sentences], tokens, mentions, headings):
+        key = name_key(phrase)
+        if key not in items:
+            items[key] = _Item(key, phrase, "phrase", 10**6)
+    _find_word_mentions(items, tokens, mentions)
+    for i, found in enumerate(mentions):
+        for mention in found:
+            item = items[mention.key]
+            if not item.sentences or item.sentences[-1] != i:
+                item.sentences.append(i)
+            item.first = min(item.first, i)
+    for key, item in items.items():
+        for alias_key, target in alias_of.items():
+            if target == key and alias_key != key:
+                alias = _alias_text(alias_key, spans, item)
+                if alias and alias not in item.aliases and alias != item.name:
+                    item.aliases.append(alias)
+
+    ranked = _rank([it for it in items.values() if it.sentences or it.definition], headings)
+    kept = {it.key for it in ranked[: 2 * limit]}
+    label = chunk.label
+    entities: list[EntityItem] = []
+    concepts: list[ConceptItem] = []
+    for item in ranked:
+        if item.key not in kept:
+            continue
+        description = item.definition or _first_sentence(item, sentences, claim_like)
+        if item.is_concept and not item.aliases:  # a concept cannot carry aliases: keep them
+            if len(concepts) < limit:
+                concepts.append(ConceptItem(chunk=label, term=item.name, definition=description))
+        elif len(entities) < limit:
+            entities.append(
+                EntityItem(
+                    chunk=label,
+                    name=item.name,
+                    type=choose_type(item.name, item.kind, entity_rules),
+                    description=description,
+                    aliases=item.aliases,
+                )
+            )
+    named = {e.name for e in entities} | {c.term for c in concepts}
+    names = {key: it.name for key, it in items.items() if it.name in named}
+    claims = _claims(label, sentences, claim_like, mentions, names, limit)
+    relations = _relations(label, sentences, mentions, names, relation_rules, limit)
+    topics = [TopicItem(chunk=label, name=t) for t in _topics(chunk, ranked, names)]
+    return ExtractionReply(
+        entities=entities, concepts=concepts, claims=claims, relations=relations, topics=topics
+    )
+
+
+def _prefer_name(item: _Item, span: Span, key: str) -> None:
+    """Keep the most name-like spelling: the long form over an acronym, capitals over lowercase."""
+    if key != item.key:
+        return  # an alias spelling
+    current_key = name_key(item.name)
+    if current_key != item.key or (item.name.islower() and not span.text.islower()):
+        if current_key != item.key and item.name not in item.aliases:
+            item.aliases.append(item.name)
+        item.name, item.kind = span.text, span.kind
+
+
+def _find_word_mentions(items: dict[str, _Item], tokens, mentions: list[list[Mention]]) -> None:
+    """Mentions of lowercase phrases and defined terms, looked up as word n-grams."""
+    wanted = {key for key, it in items.items() if it.kind in ("phrase", "defined", "term")}
+    if not wanted:
+        return
+    lengths: dict[str, set[int]] = {}  # first word -> lengths of the wanted phrases it opens
+    for key in wanted:
+        words = key.split()
+        lengths.setdefault(words[0], set()).add(len(words))
+    for i, words in enumerate(tokens):
+        found = mentions[i]
+        added = False
+        for j, word in enumerate(words):
+            sizes = lengths.get(word.key)
+            if not sizes:
+                continue
+            for n in sorted(sizes, reverse=True):
+                if j + n > len(words):
+                    continue
+                key = " ".join(w.key for w in words[j : j + n])
+                if key not in wanted:
+                    continue
+                start, end = word.start, words[j + n - 1].end
+                if any(m.start < end and start < m.end for m in found):
+                    continue
+                found.append(Mention(start, end, key))
+                added = True
+                break
+        if added:
+            found.sort(key=lambda m: m.start)
+
+
+def _alias_text(alias_key: str, spans: list[list[Span]], item: _Item) -> str:
+    for sentence_spans in spans:
+        for span in sentence_spans:
+            if name_key(span.text) == alias_key:
+                return span.text
+    return ""
+
+
+def _rank(items: list[_Item], headings: str) -> list[_Item]:
+    def score(it: _Item) -> tuple[float, int]:
+        value = len(it.sentences) + (2.0 if it.definition else 0.0) + 0.5 * len(it.aliases)
+        if it.kind in ("name", "acronym", "ident", "code", "file"):
+            value += 1.0
+        if it.name.lower() in headings:
+            value += 1.5
+        return (-value, it.first)
+
+    return sorted(items, key=score)
+
+
+def _first_sentence(item: _Item, sentences: list[Sentence], claim_like: list[bool]) -> str:
+    for i in item.sentences:
+        if claim_like[i]:
+            return sentences[i].text
+    return sentences[item.sentences[0]].text if item.sentences else ""
+
+
+def _is_claim_sentence(text: str) -> bool:
+    """Informative prose: bounded length, ends like a sentence, has a verb, not a question."""
+    words = _WORD.findall(text)
+    if not _CLAIM_WORDS[0] <= len(words) <= _CLAIM_WORDS[1]:
+        return False
+    if text.endswith(("?", ":", ",", ";")) or text[-1:] not in ".!)\"'”`":
+        return False
+    if text.count("`") > 6 or text.count("=") > 1:
+        return False
+    lower = [w.lower() for w in words]
+    if lower[0] in BOILERPLATE and len(lower) < 8:
+        return False
+    content = [w for w in lower if w not in FUNCTION_WORDS]
+    if len(content) < 3:
+        return False
+    return any(w in VERBS or (len(w) > 4 and w.endswith("ed")) for w in lower)
+
+
+def _claims(label: str, sentences, claim_like, mentions, names, limit: int) -> list[ClaimItem]:
+    scored = []
+    for i, sentence in enumerate(sentences):
+        if not claim_like[i]:
+            continue
+        mentioned = _names_in(mentions[i], names)
+        if not mentioned:
+            continue
+        scored.append(
+            (-len(mentioned), i, ClaimItem(chunk=label, text=sentence.text, entities=mentioned))
+        )
+    best = sorted(scored)[:limit]
+    return [claim for _, _, claim in sorted(best, key=lambda x: x[1])]
+
+
+def _names_in(found: list[Mention], names: dict[str, str]) -> list[str]:
+    out: list[str] = []
+    for mention in found:
+        name = names.get(mention.key)
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+def _relations(
+    label, sentences, mentions, names, rules: TypeRules, limit: int
+) -> list[RelationItem]:
+    pairs: dict[tuple[str, str], dict] = {}
+    for i, sentence in enumerate(sentences):
+        found = _merge_repeats([m for m in mentions[i] if m.key in names])
+        for a in range(len(found)):
+            for b in range(a + 1, min(len(found), a + 1 + _WINDOW)):
+                first, second = found[a], found[b]
+                if first.key == second.key or second.start < first.end:
+                    continue
+                between = sentence.text[first.end : second.start]
+                if len(between.split()) > _MAX_GAP_WORDS or _CLAUSE_BREAK.search(between):
+                    continue
+                key = (min(first.key, second.key), max(first.key, second.key))
+                entry = pairs.get(key)
+                if entry is None:
+                    entry = pairs[key] = {"sentences": set(), "typed": None, "order": len(pairs)}
+                entry["sentences"].add(i)
+                typed = relation_type(between, rules)
+                if "," in between and typed.cued:  # a cue in another clause says nothing of these two
+                    typed = Typed(relation_type("", rules).type, False, False)
+                if entry["typed"] is None or (typed.cued and not entry["typed"][0].cued):
+                    source, target = (second, first) if typed.reverse else (first, second)
+                    description = describe_between(between) or sentence.text
+                    entry["typed"] = (typed, source.key, target.key, description)
+    ranked = sorted(pairs.values(), key=lambda e: (-len(e["sentences"]), e["order"]))[:limit]
+    out = []
+    for entry in sorted(ranked, key=lambda e: e["order"]):
+        typed, source, target, description = entry["typed"]
+        out.append(
+            RelationItem(
+                chunk=label,
+                source=names[source],
+                target=names[target],
+                type=typed.type,
+                description=description,
+                strength=float(len(entry["sentences"])),
+            )
+        )
+    return out
+
+
+def _merge_repeats(found: list[Mention]) -> list[Mention]:
+    """ "Write-Ahead Log (WAL)" is one mention, not two: merge neighbours naming one item."""
+    merged: list[Mention] = []
+    for mention in found:
+        if merged and merged[-1].key == mention.key:
+            merged[-1] = Mention(merged[-1].start, max(merged[-1].end, mention.end), mention.key)
+        else:
+            merged.append(mention)
+    return merged
+
+
+def _topics(chunk: ChunkInput, ranked: list[_Item], names: dict[str, str]) -> list[str]:
+    topics: list[str] = []
+    for heading in reversed(chunk.heading_path):
+        text = _SECTION_NUMBER.sub("", heading).strip()
+        if text and text.lower() not in BOILERPLATE and len(text.split()) <= 8:
+            topics.append(text)
+            break
+    for item in ranked:
+        if len(topics) >= 4:
+            break
+        if item.key in names and len(item.sentences) >= 2 and item.name not in topics:
+            topics.append(item.name)
+    return topics

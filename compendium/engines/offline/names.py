@@ -1,0 +1,278 @@
+"""Finds named spans in a sentence, normalises names, matches acronyms and assigns types."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ...errors import TemplateError
+from ...templates.schema import Template
+from .words import BOILERPLATE, FUNCTION_WORDS, SENTENCE_STARTERS, WEEKDAYS_MONTHS
+
+_CAP = r"[A-Z][A-Za-z0-9]*(?:['’/-][A-Za-z0-9]+)*"
+_CONNECT = r"(?:(?:of|for|de|du|von|van|la)\s+(?:the\s+)?)"
+_VERSION = r"(?:\s+v?\d+(?:\.\d+)*(?![\w.]))"
+
+# One pass over a sentence finds every candidate span; alternatives are tried in this order.
+SPAN = re.compile(
+    r"`(?P<code>[^`\n]{1,60})`"
+    r"|\*\*(?P<strong>[^*\n]{2,60}?)\*\*"
+    r"|(?<![\w*])\*(?P<em>[^*\n\s][^*\n]{0,58}?)\*(?![\w*])"
+    r"|(?<![\w/.])(?P<file>[\w-]+\.(?:conf|py|c|h|sql|json|ya?ml|toml|txt|md|sh|so|dll|exe|ini|cfg|xml|html|js|ts|log))\b"
+    r"|(?P<ident>\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b(?:\(\))?"
+    r"|\b[a-z]+(?:[A-Z][a-z0-9]*)+\b(?:\(\))?"
+    r"|\b[A-Za-z_][\w.]*\(\))"
+    rf"|(?P<name>\b{_CAP}(?:\s+{_CONNECT}?{_CAP})*{_VERSION}?)"
+)
+
+_ACRONYM = re.compile(r"^[A-Z][A-Z0-9&]{1,7}s?$")
+_TOKEN_SPLIT = re.compile(r"[\s_/-]+")
+_NON_WORD = re.compile(r"[^\w\s-]")
+_DIGITS = re.compile(r"\d+(?:\.\d+)*")
+_ORGANIZATION = re.compile(
+    r"\b(?:Inc|Corp|Corporation|Ltd|LLC|GmbH|Foundation|University|Institute|Group|Project|Consortium|Association|Society|Committee|Agency|Department)\b\.?$"
+)
+_BOILER_NUMBERED = re.compile(r"^(?:[A-Z][a-z]+)\s+[\dIVX]+(?:[.-]\d+)*$")
+
+
+@dataclass(slots=True)
+class Span:
+    start: int
+    end: int
+    text: str
+    kind: str  # code | term | file | ident | name | acronym
+
+
+def find_spans(
+    sentence: str,
+    mid_caps: set[str] | frozenset[str] = frozenset(),
+    lowercase: set[str] | frozenset[str] = frozenset(),
+) -> list[Span]:
+    """Named spans in one sentence, with boilerplate and sentence-initial common words removed.
+
+    `mid_caps` holds the capitalised words seen away from a sentence start in the same text: a
+    sentence-initial single word is kept only when it is capitalised elsewhere too.
+    `lowercase` holds the words the text also writes in lowercase: a single plain capitalised
+    word among them ("Operators", "Storage") is a common word in a title, not a name.
+    """
+    spans: list[Span] = []
+    lead = len(sentence) - len(sentence.lstrip("\"'“‘([*`"))
+    for m in SPAN.finditer(sentence):
+        kind = m.lastgroup or "name"
+        text = m.group(kind)
+        start = m.start(kind)
+        if kind in ("strong", "em"):
+            kind = "term"
+        if kind == "name":
+            span = _clean_name(text, start, at_start=start <= lead, mid_caps=mid_caps, lowercase=lowercase)
+            if span is not None:
+                spans.append(span)
+            continue
+        text = text.strip()
+        if kind == "code" and (len(text.split()) > 4 or not re.search(r"[A-Za-z]", text)):
+            continue  # a code fragment, not a name
+        if kind == "term" and (len(text.split()) > 6 or text.lower() in BOILERPLATE):
+            continue
+        spans.append(Span(start, start + len(m.group(m.lastgroup or "name").strip()), text, kind))
+    return spans
+
+
+def _clean_name(
+    text: str,
+    start: int,
+    *,
+    at_start: bool,
+    mid_caps: set[str] | frozenset[str],
+    lowercase: set[str] | frozenset[str],
+) -> Span | None:
+    tokens = text.split()
+    offset = 0
+    first = True
+    # Drop leading words that are only capitalised because they open the sentence or a label.
+    while tokens and (
+        tokens[0].lower() in SENTENCE_STARTERS
+        or tokens[0].lower() in BOILERPLATE
+        or tokens[0].lower() in WEEKDAYS_MONTHS
+    ):
+        if len(tokens) > 1 and _BOILER_NUMBERED.match(" ".join(tokens[:2])):
+            return None  # "Table 3", "Section 25.1"
+        offset = text.index(tokens[1], offset + len(tokens[0])) if len(tokens) > 1 else len(text)
+        tokens = tokens[1:]
+        first = False
+    while tokens and tokens[-1].lower() in FUNCTION_WORDS:
+        tokens = tokens[:-1]
+    if not tokens:
+        return None
+    # a connector left dangling at the front ("of Write-Ahead Log") is dropped too
+    while tokens and tokens[0] in ("of", "for", "de", "du", "von", "van", "la", "the"):
+        offset = text.index(tokens[1], offset + len(tokens[0])) if len(tokens) > 1 else len(text)
+        tokens = tokens[1:]
+    if not tokens:
+        return None
+    name = " ".join(tokens)
+    lower = name.lower()
+    if lower in BOILERPLATE or lower in WEEKDAYS_MONTHS or _BOILER_NUMBERED.match(name):
+        return None
+    if all(t.lower() in WEEKDAYS_MONTHS or _DIGITS.fullmatch(t) for t in tokens):
+        return None
+    if len(tokens) == 1:
+        word = tokens[0]
+        if len(word) < 2 or word.isdigit() or word.lower() in FUNCTION_WORDS:
+            return None
+        if not _distinctive(word):
+            if at_start and first and word not in mid_caps:
+                return None  # "Replication is ...": capitalised only because it opens the sentence
+            if word.lower() in lowercase or (word.endswith("ing") and word[1:].islower()):
+                return None  # a common word in a title ("Operators", "Creating")
+    kind = "acronym" if len(tokens) == 1 and _ACRONYM.match(tokens[0]) else "name"
+    begin = start + offset
+    return Span(begin, begin + len(name), name, kind)
+
+
+def _distinctive(word: str) -> bool:
+    """Capitals or digits inside the word (PostgreSQL, WAL, IPv6): a name wherever it stands."""
+    return any(c.isupper() or c.isdigit() for c in word[1:])
+
+
+def name_key(name: str) -> str:
+    """Normalised form used to tell two mentions of one name apart from two names."""
+    text = _NON_WORD.sub(" ", name.replace("()", "")).lower()
+    tokens = [singular(t) for t in _TOKEN_SPLIT.split(text) if t]
+    return " ".join(tokens)
+
+
+def singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "os")):
+        return word[:-1]
+    return word
+
+
+def tokens_of(name: str) -> list[str]:
+    return name_key(name).split()
+
+
+def is_acronym(name: str) -> bool:
+    return bool(_ACRONYM.match(name.strip()))
+
+
+def acronym_matches(acronym: str, expansion: str) -> bool:
+    """Does `acronym` abbreviate `expansion`? Every word gives its first letter, in order; a word
+    may give more letters (MVCC: MultiVersion Concurrency Control); stop words may be skipped."""
+    letters = (
+        acronym.rstrip("s").lower()
+        if acronym.endswith("s") and acronym[:-1].isupper()
+        else acronym.lower()
+    )
+    letters = re.sub(r"[^a-z0-9]", "", letters)
+    words = [w.lower() for w in _TOKEN_SPLIT.split(expansion.strip()) if w]
+    if len(letters) < 2 or len(words) < 2 or len(words) > len(letters) + 3:
+        return False
+    return _align(letters, words, 0, 0)
+
+
+def _align(letters: str, words: list[str], li: int, wi: int) -> bool:
+    if li == len(letters):
+        return all(w in FUNCTION_WORDS for w in words[wi:])
+    if wi == len(words):
+        return False
+    word = words[wi]
+    if word in FUNCTION_WORDS and _align(letters, words, li, wi + 1):
+        return True
+    if not word or word[0] != letters[li]:
+        return False
+    # this word gives its first letter and maybe more letters from inside it
+    li += 1
+    pos = 1
+    while True:
+        if _align(letters, words, li, wi + 1):
+            return True
+        if li == len(letters):
+            return False
+        found = word.find(letters[li], pos)
+        if found < 0:
+            return False
+        li += 1
+        pos = found + 1
+
+
+def digits_of(name: str) -> list[str]:
+    return _DIGITS.findall(name)
+
+
+# ---- types ---------------------------------------------------------------------------------
+
+_CODE_KINDS = ("code", "ident", "file")
+_GENERIC_TYPES = ("concept", "other", "thing", "entity", "term", "topic", "")
+
+
+@lru_cache(maxsize=64)
+def _compiled_types(
+    specs: tuple[tuple[str, tuple[str, ...]], ...],
+) -> list[tuple[str, list[re.Pattern[str]]]]:
+    out = []
+    for name, patterns in specs:
+        compiled = []
+        for pattern in patterns:
+            try:
+                compiled.append(re.compile(pattern))
+            except re.error as exc:
+                raise TemplateError(
+                    f"bad pattern {pattern!r}: {exc}", key=f"types.{name}.patterns"
+                ) from exc
+        out.append((name, compiled))
+    return out
+
+
+def entity_type_rules(template: Template) -> list[tuple[str, list[re.Pattern[str]]]]:
+    specs = tuple((t.name, tuple(t.patterns)) for t in template.entity_types)
+    return _compiled_types(specs)
+
+
+def relation_type_rules(template: Template) -> list[tuple[str, list[re.Pattern[str]]]]:
+    specs = tuple((t.name, tuple(t.patterns)) for t in template.relation_types)
+    return _compiled_types(specs)
+
+
+TypeRules = list[tuple[str, list[re.Pattern[str]]]]
+
+
+def choose_type(name: str, kind: str, rules: TypeRules) -> str:
+    """The template's patterns first (first match wins), then built-in rules by span kind.
+
+    `rules` comes from entity_type_rules(template), computed once per batch."""
+    for type_name, patterns in rules:
+        if any(p.search(name) for p in patterns):
+            return type_name
+    names = [n for n, _ in rules]
+    if not names:
+        return "concept"
+    if kind in _CODE_KINDS:
+        preferred: tuple[str, ...] = ("component", "function", "setting", "technology", "tool")
+    elif kind in ("acronym", "name") and _distinctive_name(name):
+        preferred = ("technology", "product", "component", "tool", "system")
+    elif kind in ("term", "phrase"):
+        preferred = ("concept", "term", "idea", "topic")
+    elif kind == "name" and _ORGANIZATION.search(name):
+        preferred = ("organization", "company", "institution")
+    elif len(name.split()) == 1:  # Linux, Perl, Kubernetes
+        preferred = ("technology", "product", "tool", "component", "concept")
+    else:
+        preferred = ("component", "technology", "product", "concept")
+    lowered = {n.lower(): n for n in names}
+    for want in preferred:
+        if want in lowered:
+            return lowered[want]
+    return names[0]
+
+
+def _distinctive_name(name: str) -> bool:
+    return any(_distinctive(t) for t in name.split()) or bool(_DIGITS.search(name))
+
+
+def is_generic_type(type_name: str) -> bool:
+    return type_name.lower() in _GENERIC_TYPES

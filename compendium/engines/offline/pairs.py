@@ -1,0 +1,95 @@
+"""REDUCE tier 3 and PLAN matching without a model: do two names denote one thing?
+
+Rules, applied to the names and aliases of both sides after normalisation (lowercase,
+punctuation dropped, hyphens and underscores as spaces, each word singular):
+
+- type agreement: the types must be equal unless one is generic (concept, other, thing,
+  entity, term, topic, or empty); otherwise the answer is no;
+- digits: names that carry different numbers are different ("PostgreSQL 14" vs
+  "PostgreSQL 15"), whatever the other rules say;
+- equal: the normalised names (or any alias of one and a name or alias of the other) are
+  equal; this covers singular/plural ("Standby Server" / "standby servers");
+- acronym: one side is an acronym (2-8 capitals) that abbreviates the other's name, every
+  word giving its first letter, a word may give more letters, stop words may be skipped
+  ("WAL" / "Write-Ahead Log", "MVCC" / "multiversion concurrency control");
+- token sets: Jaccard similarity of the word sets ≥ 0.8 and one set contains the other;
+- edit distance: at most 1 between names of 5 to 12 characters ("Postgres" / "Postgress").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..tasks import EntitySketch, MatchQuestion, PairQuestion
+from .names import acronym_matches, digits_of, is_acronym, is_generic_type, name_key
+
+JACCARD_MIN = 0.8
+EDIT_MAX = 1
+EDIT_LENGTHS = (5, 12)
+
+
+def judge_pairs(pairs: Iterable[PairQuestion]) -> dict[str, bool]:
+    return {p.label: same_thing(p.a, p.b) for p in pairs}
+
+
+def judge_matches(questions: Iterable[MatchQuestion]) -> dict[str, bool]:
+    """A candidate matches a page when the page title names it by the same rules."""
+    out: dict[str, bool] = {}
+    for q in questions:
+        page = EntitySketch(name=q.page_title, type="")
+        out[q.label] = same_thing(q.candidate, page)
+    return out
+
+
+def same_thing(a: EntitySketch, b: EntitySketch) -> bool:
+    if a.type != b.type and not (is_generic_type(a.type) or is_generic_type(b.type)):
+        return False
+    names_a = [n for n in (a.name, *a.aliases) if n.strip()]
+    names_b = [n for n in (b.name, *b.aliases) if n.strip()]
+    if not names_a or not names_b:
+        return False
+    if _digits_differ(a.name, b.name):
+        return False
+    return any(same_name(x, y) for x in names_a for y in names_b)
+
+
+def same_name(x: str, y: str) -> bool:
+    """One name against one name, by the rules in the module docstring."""
+    if _digits_differ(x, y):
+        return False
+    kx, ky = name_key(x), name_key(y)
+    if not kx or not ky:
+        return False
+    if kx == ky:
+        return True
+    if is_acronym(x.strip()) and not is_acronym(y.strip()):
+        return acronym_matches(x.strip(), y)
+    if is_acronym(y.strip()) and not is_acronym(x.strip()):
+        return acronym_matches(y.strip(), x)
+    sx, sy = set(kx.split()), set(ky.split())
+    if (sx <= sy or sy <= sx) and len(sx & sy) / len(sx | sy) >= JACCARD_MIN:
+        return True
+    shorter, longer = sorted((kx, ky), key=len)
+    if EDIT_LENGTHS[0] <= len(shorter) and len(longer) <= EDIT_LENGTHS[1]:
+        return edit_distance(kx, ky, EDIT_MAX) <= EDIT_MAX
+    return False
+
+
+def _digits_differ(x: str, y: str) -> bool:
+    dx, dy = digits_of(x), digits_of(y)
+    return bool(dx or dy) and dx != dy
+
+
+def edit_distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance, giving up (returning limit + 1) once it must exceed `limit`."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        if min(current) > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]

@@ -1,0 +1,155 @@
+"""Splits text into prose sentences, skipping code, tables, headings and other non-prose lines."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .words import ABBREVIATIONS
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+_TABLE = re.compile(r"^\s*\|.*\|\s*$|^\s*\|?\s*:?-{3,}:?\s*\|")
+_LIST_ITEM = re.compile(r"^\s{0,6}(?:[-*+•]|\d{1,3}[.)])\s+")
+_QUOTE = re.compile(r"^\s{0,3}>\s?")
+_RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
+_CAPTION = re.compile(r"^\s*(?:Table|Figure|Example|Listing|Fig\.)\s+[\dA-Z]+(?:[.-]\d+)*[.:]?(?:\s|$)")
+_INDENTED = re.compile(r"^(\t| {4,})\S")
+# Shell prompts, SQL prompts and lines ending like code statements.
+_CODE_LINE = re.compile(
+    r"^\s*(\$ |# |>>> |=> |\w+=[#>] |postgres=# )|[;{}]\s*$|^\s*[{}\])]|^\s*(def|class|import|from|return|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\b.*[;(=]"
+)
+_SYMBOL = re.compile(r"[=<>{}\[\]();|\\/$#@^~*+]")
+
+# A boundary candidate: terminal punctuation, optional closing quotes/brackets, whitespace.
+_BOUNDARY = re.compile(r"[.!?](?:[\"'”’)\]]*)\s+")
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_WORD_BEFORE = re.compile(r"([\w.]+)$")
+_STARTS_SENTENCE = re.compile(r"[\"'“‘(\[]?[A-Z0-9`*_]|[a-z]+_\w|[a-z]+[A-Z]")
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(slots=True)
+class Sentence:
+    text: str  # whitespace-normalised, otherwise verbatim
+    block: int  # index of the paragraph or list item it came from
+    position: int  # 0 for the first sentence of its block
+
+
+def prose_blocks(text: str) -> list[str]:
+    """Paragraphs and list items of prose, each joined into one line.
+
+    Fenced and indented code, tables, headings, rules and code-like lines are left out, since
+    they are neither claims nor definitions.
+    """
+    blocks: list[str] = []
+    current: list[str] = []
+    in_fence = ""
+    in_indented = False
+    previous_blank = True
+
+    def flush() -> None:
+        if current:
+            blocks.append(" ".join(current))
+            current.clear()
+
+    for raw in text.splitlines():
+        fence = _FENCE.match(raw)
+        if in_fence:
+            if fence and fence.group(1)[0] == in_fence:
+                in_fence = ""
+            previous_blank = False
+            continue
+        if fence:
+            flush()
+            in_fence = fence.group(1)[0]
+            continue
+        line = raw.rstrip()
+        if not line.strip():
+            flush()
+            previous_blank = True
+            in_indented = False
+            continue
+        if in_indented or (previous_blank and _INDENTED.match(line) and not _LIST_ITEM.match(line)):
+            flush()  # indented code block: skip until the next blank line
+            in_indented = True
+            previous_blank = False
+            continue
+        previous_blank = False
+        if _HEADING.match(line) or _TABLE.match(line) or _RULE.match(line) or _CAPTION.match(line):
+            flush()
+            continue
+        if _SETEXT.match(line) and current:
+            current.clear()  # the lines before were a heading
+            continue
+        if _is_code_line(line):
+            flush()
+            continue
+        line = _QUOTE.sub("", line)
+        item = _LIST_ITEM.match(line)
+        if item:
+            flush()
+            line = line[item.end() :]
+        current.append(line.strip())
+    flush()
+    return blocks
+
+
+def _is_code_line(line: str) -> bool:
+    if _CODE_LINE.search(line):
+        return True
+    stripped = line.strip()
+    symbols = len(_SYMBOL.findall(_INLINE_CODE.sub("", stripped)))
+    return len(stripped) > 0 and symbols / len(stripped) > 0.12
+
+
+def split_sentences(block: str) -> list[str]:
+    """Sentences of one prose block, robust to abbreviations, version numbers and inline code."""
+    text = _SPACES.sub(" ", block).strip()
+    if not text:
+        return []
+    # Periods inside `code` never end a sentence: blank them out for the boundary search.
+    masked = _INLINE_CODE.sub(lambda m: "x" * len(m.group(0)), text)
+    sentences: list[str] = []
+    start = 0
+    for match in _BOUNDARY.finditer(masked):
+        end = match.end()
+        if end >= len(text) or not _STARTS_SENTENCE.match(text, end):
+            continue
+        if masked[match.start()] == "." and _is_abbreviation(masked[start : match.start()]):
+            continue
+        sentences.append(text[start:end].strip())
+        start = end
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+def _is_abbreviation(before: str) -> bool:
+    found = _WORD_BEFORE.search(before)
+    if not found:
+        return False
+    word = found.group(1)
+    lower = word.lower()
+    if lower in ABBREVIATIONS:
+        return True
+    if len(word) == 1 and word.isalpha():
+        return True  # an initial: "J. Smith"
+    # "e.g", "i.e", "U.S": letters with inner dots, each part one or two letters long
+    parts = lower.split(".")
+    return len(parts) > 1 and all(p.isalpha() and len(p) <= 2 for p in parts if p)
+
+
+def sentences_of(text: str) -> list[Sentence]:
+    """Every prose sentence of a text, with the block it belongs to."""
+    out: list[Sentence] = []
+    for b, block in enumerate(prose_blocks(text)):
+        for p, sentence in enumerate(split_sentences(block)):
+            out.append(Sentence(sentence, b, p))
+    return out
+
+
+def normalise_space(text: str) -> str:
+    return _SPACES.sub(" ", text).strip()

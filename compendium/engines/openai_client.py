@@ -1,0 +1,455 @@
+"""One reused client per OpenAI-compatible endpoint: retries, rate limits, JSON replies, cache."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable
+from functools import cache
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import openai
+from pydantic import BaseModel, ValidationError
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from ..errors import EngineError, EngineUnavailable, ReplyError
+from ..fingerprint import fingerprint
+from ..settings import LLMSettings
+from ..storage.base import Store
+from ..storage.records import CacheEntry
+from .throttle import CallLimits
+from .usage import UsageMeter
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+CACHE_NAMESPACE = "llm"
+RETRY_AFTER_CAP = 60.0  # seconds; a server asking for longer is treated as failing
+MAX_BACKOFF = 30.0
+_ERROR_TEXT_LIMIT = 1500  # of a validation error sent back in the repair prompt
+
+
+@cache
+def _token_counter() -> Callable[[str], int]:
+    try:  # compendium.tokens is the shared tokenizer when it is present
+        from ..tokens import count_tokens  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return lambda text: len(text) // 4 + 1
+    return count_tokens  # type: ignore[no-any-return,unused-ignore]
+
+
+def count_tokens(text: str) -> int:
+    return _token_counter()(text)
+
+
+def public_url(url: str) -> str:
+    """The URL without user:password, fit for messages and logs."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+# ---- structured output schema --------------------------------------------------------------
+
+
+@cache
+def strict_schema(reply_type: type[BaseModel]) -> dict[str, Any]:
+    """The reply's JSON schema as strict structured outputs accept it: no extra keys, all required."""
+    schema = reply_type.model_json_schema()
+    _tighten(schema)
+    return schema
+
+
+def _tighten(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _tighten(item)
+        return
+    if not isinstance(node, dict):
+        return
+    node.pop("default", None)  # strict mode rejects defaults
+    properties = node.get("properties")
+    if node.get("type") == "object" and isinstance(properties, dict):
+        node["additionalProperties"] = False
+        node["required"] = list(properties)
+        for sub in properties.values():  # property names are not schema keywords
+            _tighten(sub)
+    for key, value in node.items():
+        if key != "properties":
+            _tighten(value)
+
+
+def parse_reply(content: str, reply_type: type[M]) -> M:
+    """Validate a model's JSON reply, tolerating a Markdown code fence around it."""
+    text = content.strip()
+    fenced = re.match(r"^```(?:json)?\s*\n(.*)\n```$", text, re.DOTALL)
+    if fenced:
+        text = fenced.group(1)
+    return reply_type.model_validate_json(text)
+
+
+# ---- retries -------------------------------------------------------------------------------
+
+
+def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIConnectionError):  # includes timeouts
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+    return False
+
+
+def _retry_after(exc: BaseException | None) -> float | None:
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = response.headers.get(header)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) * scale)
+        except ValueError:
+            continue  # an HTTP date: fall back to our own backoff
+    return None
+
+
+class OpenAIClient:
+    """Talks to one OpenAI-compatible endpoint for one model, through one reused SDK client.
+
+    The SDK's own retries are off: tenacity retries 429/5xx/timeouts/connection errors with
+    exponential backoff and full jitter (honouring Retry-After up to a cap), and every
+    attempt passes the concurrency and rate limits again.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        usage: UsageMeter,
+        api_key: str | None = None,
+        cache: Store | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 5,
+        retry_wait: float = 1.0,
+        max_concurrency: int = 8,
+        requests_per_minute: int | None = None,
+        tokens_per_minute: int | None = None,
+        role: str = "LLM",
+    ):
+        self.base_url = base_url
+        self.model = model
+        self.usage = usage
+        self.cache = cache
+        self.timeout = timeout
+        self.max_retries = max(0, max_retries)
+        self.retry_wait = retry_wait
+        self.role = role  # "LLM" or "EMBEDDING": names the endpoint and its variables in errors
+        self.limits = CallLimits(
+            max_concurrency=max_concurrency,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
+        )
+        self.json_schema_supported = True  # flipped for good when the server rejects it
+        self.retries = 0  # attempts repeated after a transient failure, over the client's life
+        self._api_key = api_key or ""
+        self._sdk = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key or "not-needed",  # local servers take any key; the SDK insists on one
+            timeout=timeout,
+            max_retries=0,
+        )
+
+    @classmethod
+    def for_llm(
+        cls, settings: LLMSettings, *, model: str, usage: UsageMeter, cache: Store | None = None
+    ) -> OpenAIClient:
+        if not settings.base_url:
+            raise EngineUnavailable("no LLM endpoint configured", hint="set COMPENDIUM_LLM_BASE_URL")
+        return cls(
+            base_url=settings.base_url,
+            api_key=settings.api_key,
+            model=model,
+            usage=usage,
+            cache=cache,
+            timeout=settings.timeout,
+            max_retries=settings.max_retries,
+            retry_wait=settings.retry_wait,
+            max_concurrency=settings.max_concurrency,
+            requests_per_minute=settings.requests_per_minute,
+            tokens_per_minute=settings.tokens_per_minute,
+        )
+
+    @property
+    def endpoint(self) -> str:
+        return public_url(self.base_url)
+
+    @property
+    def sdk(self) -> openai.AsyncOpenAI:
+        return self._sdk
+
+    async def close(self) -> None:
+        await self._sdk.close()
+
+    # ---- transport -------------------------------------------------------------------------
+
+    def _wait(self, state: RetryCallState) -> float:
+        self.retries += 1  # tenacity asks for a wait only when it is about to retry
+        after = _retry_after(state.outcome.exception() if state.outcome else None)
+        if after is not None:
+            return min(after, RETRY_AFTER_CAP)
+        # Full jitter: uniform in [0, min(cap, base * 2^(n-1))], so retrying clients spread out.
+        ceiling = min(MAX_BACKOFF, self.retry_wait * 2 ** (state.attempt_number - 1))
+        return _jitter(ceiling)
+
+    async def call(self, send: Callable[[], Awaitable[T]], *, estimated_tokens: int) -> T:
+        """Run one request with retries under the limits; raises openai's own errors."""
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(_retryable),
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=self._wait,
+            reraise=True,
+        )
+        return await retrying(self._attempt, send, estimated_tokens)
+
+    async def _attempt(self, send: Callable[[], Awaitable[T]], estimated_tokens: int) -> T:
+        async with self.limits.slot(estimated_tokens):
+            return await send()
+
+    async def request(self, send: Callable[[], Awaitable[T]], *, estimated_tokens: int) -> T:
+        """`call`, with every failure translated into compendium.errors."""
+        try:
+            return await self.call(send, estimated_tokens=estimated_tokens)
+        except openai.OpenAIError as exc:
+            raise self.translate(exc) from exc
+
+    def translate(self, exc: openai.OpenAIError) -> EngineError:
+        role = "LLM" if self.role == "LLM" else "embedding"
+        var = f"COMPENDIUM_{self.role}"
+        attempts = self.max_retries + 1
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            return EngineUnavailable(f"the {role} endpoint rejected the API key", hint=f"check {var}_API_KEY")
+        if isinstance(exc, openai.NotFoundError):
+            return EngineUnavailable(
+                f"the {role} endpoint at {self.endpoint} has no model {self.model!r} (HTTP 404)",
+                hint=f"check {var}_MODEL (or the template's models) and that the URL ends in /v1",
+            )
+        if isinstance(exc, openai.APITimeoutError):
+            return EngineUnavailable(
+                f"the {role} endpoint at {self.endpoint} did not answer within {self.timeout:g} s "
+                f"({attempts} attempts)",
+                hint=f"check {var}_BASE_URL or raise the timeout",
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return EngineUnavailable(
+                f"cannot reach the {role} endpoint at {self.endpoint} ({attempts} attempts)",
+                hint=f"check {var}_BASE_URL",
+            )
+        if isinstance(exc, openai.APIStatusError):
+            return EngineError(
+                f"the {role} endpoint at {self.endpoint} answered HTTP {exc.status_code}"
+                f"{' after ' + str(attempts) + ' attempts' if _retryable(exc) else ''}: "
+                f"{self._scrub(exc.message)}"
+            )
+        return EngineError(f"the {role} endpoint at {self.endpoint} failed: {self._scrub(str(exc))}")
+
+    def _scrub(self, text: str) -> str:
+        """Servers sometimes echo the key back; it never reaches our messages."""
+        if self._api_key and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, "***")
+        return text[:500]
+
+    # ---- chat ------------------------------------------------------------------------------
+
+    async def _chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float,
+        response_format: dict[str, Any] | None,
+        max_tokens: int | None = None,
+    ) -> str:
+        """One chat completion (retried); usage is recorded; returns the reply text."""
+        estimated = sum(count_tokens(m["content"]) for m in messages)
+        self.usage.check_budget(estimated)
+        extra: dict[str, Any] = {}
+        if response_format is not None:
+            extra["response_format"] = response_format
+        if max_tokens is not None:
+            extra["max_tokens"] = max_tokens
+
+        async def send() -> Any:
+            return await self._sdk.chat.completions.create(
+                model=self.model, messages=messages, temperature=temperature, **extra  # type: ignore[arg-type]
+            )
+
+        response = await self.call(send, estimated_tokens=estimated)
+        if not response.choices:
+            raise ReplyError(f"the LLM endpoint at {self.endpoint} returned no choices")
+        content = response.choices[0].message.content or ""
+        used = response.usage
+        prompt_tokens = used.prompt_tokens if used else estimated
+        completion_tokens = used.completion_tokens if used else count_tokens(content)
+        self.usage.record_llm(prompt_tokens, completion_tokens)
+        self.limits.settle(estimated, prompt_tokens + completion_tokens)
+        return content
+
+    async def _cached(self, key: str) -> str | None:
+        if self.cache is None:
+            return None
+        found = await self.cache.get(CacheEntry, [key])
+        if not found:
+            return None
+        value = found[0].value  # type: ignore[attr-defined]
+        return value.get("content") if isinstance(value, dict) else None
+
+    async def _remember(self, key: str, content: str) -> None:
+        if self.cache is not None:
+            entry = CacheEntry(
+                id=key, namespace=CACHE_NAMESPACE, value={"content": content}, created_at=time.time()
+            )
+            await self.cache.upsert([entry])
+
+    async def complete_text(
+        self, *, system: str, prompt: str, temperature: float, max_tokens: int | None = None
+    ) -> str:
+        """Free text (page writing)."""
+        messages = _messages(system, prompt)
+        key = fingerprint(self.model, messages, None, temperature, max_tokens)
+        cached = await self._cached(key)
+        if cached is not None:
+            self.usage.record_cached()
+            return cached
+        try:
+            content = await self._chat(
+                messages, temperature=temperature, response_format=None, max_tokens=max_tokens
+            )
+        except openai.OpenAIError as exc:
+            raise self.translate(exc) from exc
+        content = content.strip()
+        await self._remember(key, content)
+        return content
+
+    async def complete_json(
+        self,
+        *,
+        system: str,
+        prompt: str,
+        reply_type: type[M],
+        schema_name: str,
+        temperature: float,
+    ) -> M:
+        """A reply validated as `reply_type`; one repair attempt, else ReplyError."""
+        schema = strict_schema(reply_type)
+        schema_format = {
+            "type": "json_schema",
+            "json_schema": {"name": schema_name, "schema": schema, "strict": True},
+        }
+        messages = _messages(system, prompt)
+        # Keyed on what was asked, not on how it was sent, so the json_object fallback shares it.
+        key = fingerprint(self.model, messages, schema_format, temperature)
+        cached = await self._cached(key)
+        if cached is not None:
+            try:
+                reply = parse_reply(cached, reply_type)
+            except ValidationError:
+                pass  # written by an older reply type: ask again
+            else:
+                self.usage.record_cached()
+                return reply
+        try:
+            content = await self._json_call(messages, schema_name, schema, schema_format, temperature)
+            try:
+                reply = parse_reply(content, reply_type)
+            except ValidationError as exc:
+                content, reply = await self._repair(
+                    messages, content, exc, reply_type, schema_name, schema, schema_format, temperature
+                )
+        except openai.OpenAIError as exc:
+            raise self.translate(exc) from exc
+        await self._remember(key, reply.model_dump_json())
+        return reply
+
+    async def _json_call(
+        self,
+        messages: list[dict[str, str]],
+        schema_name: str,
+        schema: dict[str, Any],
+        schema_format: dict[str, Any],
+        temperature: float,
+    ) -> str:
+        if self.json_schema_supported:
+            try:
+                return await self._chat(messages, temperature=temperature, response_format=schema_format)
+            except openai.BadRequestError as exc:
+                text = str(exc).lower()
+                if "response_format" not in text and "json_schema" not in text:
+                    raise
+                self.json_schema_supported = False
+        return await self._chat(
+            _with_schema(messages, schema_name, schema),
+            temperature=temperature,
+            response_format={"type": "json_object"},
+        )
+
+    async def _repair(
+        self,
+        messages: list[dict[str, str]],
+        bad: str,
+        error: ValidationError,
+        reply_type: type[M],
+        schema_name: str,
+        schema: dict[str, Any],
+        schema_format: dict[str, Any],
+        temperature: float,
+    ) -> tuple[str, M]:
+        problem = str(error)[:_ERROR_TEXT_LIMIT]
+        followup = [
+            *messages,
+            {"role": "assistant", "content": bad},
+            {
+                "role": "user",
+                "content": "That reply is not valid for the required JSON schema:\n"
+                f"{problem}\nAnswer again with only the corrected JSON object.",
+            },
+        ]
+        content = await self._json_call(followup, schema_name, schema, schema_format, temperature)
+        try:
+            return content, parse_reply(content, reply_type)
+        except ValidationError as exc:
+            raise ReplyError(
+                f"the model's reply for {schema_name!r} is not valid JSON for its schema, "
+                f"even after one repair: {str(exc).splitlines()[0]}",
+                hint="try a stronger model, or a lower temperature",
+                field=schema_name,
+            ) from exc
+
+
+def _messages(system: str, prompt: str) -> list[dict[str, str]]:
+    messages = [{"role": "system", "content": system}] if system.strip() else []
+    messages.append({"role": "user", "content": prompt})
+    return messages
+
+
+def _with_schema(
+    messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any]
+) -> list[dict[str, str]]:
+    """For servers without json_schema: the schema travels in the last user message."""
+    out = copy.deepcopy(messages)
+    out[-1]["content"] += (
+        f'\n\nReply with one JSON object only, matching the JSON schema "{schema_name}":\n'
+        + json.dumps(schema, separators=(",", ":"))
+    )
+    return out
+
+
+def _jitter(ceiling: float) -> float:
+    return random.uniform(0.0, ceiling)  # spreading retries out needs no secure randomness
+

@@ -1,0 +1,87 @@
+"""The endpoint embedder against the scripted server: batches, unit vectors, usage, cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from compendium.engines.factory import build_embedder
+from compendium.engines.openai_embedder import OpenAIEmbedder
+from compendium.engines.usage import UsageMeter
+from compendium.errors import EngineUnavailable
+from compendium.storage.factory import open_store
+from compendium.templates.schema import Template
+from tests.support.llm_fixtures import settings_for
+from tests.support.llm_server import LLMServer
+
+TEMPLATE = Template(name="wiki")
+
+
+def embedder_for(server: LLMServer, usage: UsageMeter, **overrides) -> OpenAIEmbedder:
+    settings = settings_for(server, embeddings=True)
+    embedding = settings.embedding.__class__(**{**settings.embedding.__dict__, **overrides})
+    return OpenAIEmbedder.from_settings(embedding, model="test-embed", usage=usage)
+
+
+async def test_batches_by_batch_size_and_returns_unit_vectors(llm_server):
+    usage = UsageMeter()
+    embedder = embedder_for(llm_server, usage, batch_size=4)
+    texts = [f"name {i}" for i in range(10)]
+    try:
+        with UsageMeter.phase("reduce"):
+            vectors = await embedder.embed(texts)
+    finally:
+        await embedder.close()
+    assert vectors.shape == (10, 64) and vectors.dtype == np.float32 and embedder.dimensions == 64
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert llm_server.calls["embeddings"] == 3
+    used = usage.get("reduce")
+    assert used.embedding_calls == 3 and used.embedding_tokens == llm_server.prompt_tokens
+
+
+async def test_order_is_kept_and_retries_apply(llm_server):
+    llm_server.fail_next(1, "500")
+    usage = UsageMeter()
+    embedder = embedder_for(llm_server, usage, batch_size=3)
+    try:
+        vectors = await embedder.embed(["alpha", "beta", "gamma", "alpha"])
+        single = await embedder.embed(["gamma"])
+    finally:
+        await embedder.close()
+    assert np.allclose(vectors[0], vectors[3]) and np.allclose(vectors[2], single[0])
+    assert llm_server.calls["fault_500"] == 1
+
+
+async def test_cached_texts_are_not_sent_again(llm_server, tmp_path):
+    store = await open_store(str(tmp_path / "cache.db"))
+    usage = UsageMeter()
+    settings = settings_for(llm_server, embeddings=True)
+    try:
+        first = build_embedder(settings, TEMPLATE, usage=usage, cache=store)
+        try:
+            a = await first.embed(["IBM", "Watson"])
+        finally:
+            await first.close()
+        second = build_embedder(settings, TEMPLATE, usage=usage, cache=store)
+        try:
+            b = await second.embed(["Watson", "Grace Hopper", "IBM"])
+        finally:
+            await second.close()
+    finally:
+        await store.close()
+    assert np.array_equal(a[0], b[2]) and np.array_equal(a[1], b[0])
+    assert llm_server.calls["embeddings"] == 2
+    assert llm_server.requests == []  # no chat calls
+    assert usage.get("other").embedding_tokens == llm_server.prompt_tokens
+
+
+async def test_wrong_key_names_the_embedding_variable():
+    with LLMServer(api_key="right") as server:
+        settings = settings_for(server, embeddings=True)
+        embedding = settings.embedding.__class__(**{**settings.embedding.__dict__, "api_key": "wrong"})
+        embedder = OpenAIEmbedder.from_settings(embedding, model="test-embed", usage=UsageMeter())
+        try:
+            with pytest.raises(EngineUnavailable, match="COMPENDIUM_EMBEDDING_API_KEY"):
+                await embedder.embed(["x"])
+        finally:
+            await embedder.close()
