@@ -28,11 +28,10 @@ from .names import (
 )
 from .phrases import Mention, definition_of, key_phrases, word_tokens
 from .relations import Typed, describe_between, relation_type
-from .sentences import Sentence, sentences_of
+from .sentences import Sentence, clean_heading, sentences_of
 from .words import BOILERPLATE, FUNCTION_WORDS, VERBS
 
 _MID_CAP = re.compile(r"(?<=[\s(\"'])[A-Z][\w'-]*")
-_SECTION_NUMBER = re.compile(r"^\s*(?:[A-Z]\.)?\d+(?:\.\d+)*\.?\s+")
 _CLAUSE_BREAK = re.compile(r"[;:]|\s[—–-]\s")
 _LOWER_WORD = re.compile(r"\b[a-z][a-z-]+\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
@@ -335,7 +334,7 @@ def _merge_repeats(found: list[Mention]) -> list[Mention]:
 def _topics(chunk: ChunkInput, ranked: list[_Item], names: dict[str, str]) -> list[str]:
     topics: list[str] = []
     for heading in reversed(chunk.heading_path):
-        text = _SECTION_NUMBER.sub("", heading).strip()
+        text = clean_heading(heading)
         if text and text.lower() not in BOILERPLATE and len(text.split()) <= 8:
             topics.append(text)
             break

@@ -28,6 +28,7 @@ _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
 _STARTS_SENTENCE = re.compile(r"[\"'“‘(\[]?[A-Z0-9`*_]|[a-z]+_\w|[a-z]+[A-Z]")
 _SPACES = re.compile(r"\s+")
+_SECTION_NUMBER = re.compile(r"^(?:[A-Z]\.)?\d+(?:\.\d+)*\.?\s+")
 
 
 @dataclass(slots=True)
@@ -149,6 +150,11 @@ def sentences_of(text: str) -> list[Sentence]:
         for p, sentence in enumerate(split_sentences(block)):
             out.append(Sentence(sentence, b, p))
     return out
+
+
+def clean_heading(heading: str) -> str:
+    """A heading without Markdown marks or its section number ("27.2. Log Shipping")."""
+    return _SECTION_NUMBER.sub("", heading.strip().strip("#").strip()).strip()
 
 
 def normalise_space(text: str) -> str:

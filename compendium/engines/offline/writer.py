@@ -9,7 +9,7 @@ from ...templates.render import prompt_source, render
 from ...templates.schema import Template
 from ...tokens import count_tokens
 from ..tasks import EvidenceItem, PageRequest
-from .sentences import sentences_of
+from .sentences import clean_heading, sentences_of
 from .summary import NEAR_DUPLICATE, content_tokens, jaccard
 from .words import BOILERPLATE
 
@@ -75,7 +75,9 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
     """Prose sentences of the evidence in source order, near-duplicates folded into the first."""
     pool: list[_Sentence] = []
     for item in sorted(evidence, key=lambda e: e.ref):
-        heading = next((h.strip() for h in reversed(item.heading_path) if _specific(h)), "")
+        heading = next(
+            (clean_heading(h) for h in reversed(item.heading_path) if _specific(clean_heading(h))), ""
+        )
         for s in sentences_of(item.text):
             if len(s.text.split()) < _MIN_WORDS or s.text.endswith((":", "?", ",")):
                 continue

@@ -1,0 +1,247 @@
+"""MAP batches: pack chunks into labelled batches and turn a reply back into per-chunk items."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engines.tasks import ChunkInput, ExtractionBatch, ExtractionReply
+from ..storage.records import Chunk
+from ..templates.schema import Template
+
+MAX_NAME_CHARS = 100
+
+_UUID = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.I)
+_HEX = re.compile(r"^(0x)?[0-9a-f]+$", re.I)
+_NUMBER = re.compile(r"^[+-]?[\d.,\s%]+$")
+_LABEL = re.compile(r"^c\d+$", re.I)  # a chunk label echoed back as a name
+_HAS_WORD = re.compile(r"\w", re.UNICODE)
+
+
+def pack_batches(chunks: Sequence[Chunk], max_chunks: int, max_tokens: int) -> list[list[Chunk]]:
+    """Greedy packing in (document, ordinal) order, bounded by chunk count and tokens.
+
+    A document that would straddle two batches but fits whole in a fresh one starts a new
+    batch, so the model sees a document's chunks together where possible. A chunk larger
+    than `max_tokens` travels alone.
+    """
+    ordered = sorted(chunks, key=lambda c: (c.document_id, c.ordinal, c.id))
+    doc_tokens: Counter[str] = Counter()
+    doc_counts: Counter[str] = Counter()
+    for c in ordered:
+        doc_tokens[c.document_id] += max(c.tokens, 1)
+        doc_counts[c.document_id] += 1
+
+    batches: list[list[Chunk]] = []
+    current: list[Chunk] = []
+    used = 0
+    for i, chunk in enumerate(ordered):
+        size = max(chunk.tokens, 1)
+        starts_document = i == 0 or ordered[i - 1].document_id != chunk.document_id
+        if current and starts_document:
+            doc_size, doc_n = doc_tokens[chunk.document_id], doc_counts[chunk.document_id]
+            fits_here = used + doc_size <= max_tokens and len(current) + doc_n <= max_chunks
+            fits_fresh = doc_size <= max_tokens and doc_n <= max_chunks
+            if not fits_here and fits_fresh:
+                batches.append(current)
+                current, used = [], 0
+        if current and (len(current) >= max_chunks or used + size > max_tokens):
+            batches.append(current)
+            current, used = [], 0
+        current.append(chunk)
+        used += size
+    if current:
+        batches.append(current)
+    return batches
+
+
+def label_batch(chunks: Sequence[Chunk], titles: dict[str, str]) -> tuple[ExtractionBatch, dict[str, str]]:
+    """The engine's view of a batch (chunks labelled c1..cN) and the label -> chunk id map."""
+    inputs: list[ChunkInput] = []
+    labels: dict[str, str] = {}
+    for n, chunk in enumerate(chunks, start=1):
+        label = f"c{n}"
+        labels[label] = chunk.id
+        inputs.append(
+            ChunkInput(
+                label=label,
+                text=chunk.text,
+                heading_path=list(chunk.heading_path),
+                document_title=titles.get(chunk.document_id, ""),
+            )
+        )
+    return ExtractionBatch(chunks=inputs), labels
+
+
+def is_real_name(name: str) -> bool:
+    """False for names that name nothing: empty, ids, hashes, numbers, punctuation, too long."""
+    text = name.strip()
+    if not text or len(text) > MAX_NAME_CHARS or not _HAS_WORD.search(text):
+        return False
+    if _UUID.match(text) or _LABEL.match(text) or _NUMBER.match(text):
+        return False
+    if _HEX.match(text) and (len(text) >= 16 or (len(text) >= 8 and any(ch.isdigit() for ch in text))):
+        return False
+    return not all(ch == "_" or not ch.isalnum() for ch in text)
+
+
+@dataclass
+class ChunkItems:
+    """What MAP keeps for one chunk, as the plain dicts stored on its Extract."""
+
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    concepts: list[dict[str, Any]] = field(default_factory=list)
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    relations: list[dict[str, Any]] = field(default_factory=list)
+    topics: list[str] = field(default_factory=list)
+    dropped: int = 0
+    retyped: int = 0
+
+
+@dataclass
+class SplitCounts:
+    dropped: int = 0
+    retyped: int = 0
+    unknown_labels: int = 0
+
+
+def type_resolver(template: Template):  # type: ignore[no-untyped-def]
+    """A function mapping a model's entity type to a declared one: (type, was_retyped)."""
+    declared = [t.name for t in template.entity_types]
+    if not declared:
+        return lambda value: ((value.strip() or "other"), False)
+    by_lower = {name.lower(): name for name in declared}
+    fallback = by_lower.get("concept") or by_lower.get("other") or declared[0]
+
+    def resolve(value: str) -> tuple[str, bool]:
+        found = by_lower.get(value.strip().lower())
+        return (found, False) if found else (fallback, True)
+
+    return resolve
+
+
+def _clean_str(value: Any) -> str:
+    return " ".join(str(value).split()) if value is not None else ""
+
+
+def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Template) -> tuple[dict[str, ChunkItems], SplitCounts]:
+    """Validate a batch's reply and give each chunk id its items (every labelled chunk gets one)."""
+    out = {chunk_id: ChunkItems() for chunk_id in labels.values()}
+    counts = SplitCounts()
+    resolve = type_resolver(template)
+
+    def target(label: str) -> ChunkItems | None:
+        chunk_id = labels.get(label.strip())
+        if chunk_id is None:
+            counts.unknown_labels += 1
+            counts.dropped += 1
+        return out.get(chunk_id) if chunk_id else None
+
+    entity_keys: dict[str, dict[tuple[str, str], dict[str, Any]]] = {cid: {} for cid in out}
+    for item in reply.entities:
+        items = target(item.chunk)
+        if items is None:
+            continue
+        name = _clean_str(item.name)
+        if not is_real_name(name):
+            items.dropped += 1
+            continue
+        etype, retyped = resolve(_clean_str(item.type))
+        items.retyped += int(retyped)
+        aliases = [a for a in (_clean_str(x) for x in item.aliases) if is_real_name(a) and a.lower() != name.lower()]
+        key = (name.lower(), etype)
+        seen = entity_keys[labels[item.chunk.strip()]]
+        if key in seen:  # the same entity twice in one chunk: merge, do not double count
+            known = seen[key]
+            known["aliases"] = sorted({*known["aliases"], *aliases}, key=str.lower)
+            if not known["description"]:
+                known["description"] = _clean_str(item.description)
+            continue
+        entity = {"name": name, "type": etype, "description": _clean_str(item.description), "aliases": aliases}
+        seen[key] = entity
+        items.entities.append(entity)
+
+    for item in reply.concepts:
+        items = target(item.chunk)
+        if items is None:
+            continue
+        term = _clean_str(item.term)
+        if not is_real_name(term) or any(c["term"].lower() == term.lower() for c in items.concepts):
+            items.dropped += 1
+            continue
+        items.concepts.append({"term": term, "definition": _clean_str(item.definition)})
+
+    for item in reply.claims:
+        items = target(item.chunk)
+        if items is None:
+            continue
+        text = _clean_str(item.text)
+        if not text:
+            items.dropped += 1
+            continue
+        names = [n for n in (_clean_str(x) for x in item.entities) if is_real_name(n)]
+        items.claims.append({"text": text, "entities": list(dict.fromkeys(names))})
+
+    for item in reply.relations:
+        items = target(item.chunk)
+        if items is None:
+            continue
+        known = _known_names(items)
+        source, dest = _clean_str(item.source), _clean_str(item.target)
+        if source.lower() not in known or dest.lower() not in known or source.lower() == dest.lower():
+            items.dropped += 1
+            continue
+        strength = float(item.strength) if item.strength == item.strength else 1.0  # NaN guard
+        items.relations.append(
+            {
+                "source": source,
+                "target": dest,
+                "type": _clean_str(item.type) or "related_to",
+                "description": _clean_str(item.description),
+                "strength": min(max(strength, 0.0), 10.0),
+            }
+        )
+
+    for item in reply.topics:
+        items = target(item.chunk)
+        if items is None:
+            continue
+        name = _clean_str(item.name)
+        if not is_real_name(name) or name in items.topics:
+            items.dropped += 1
+            continue
+        items.topics.append(name)
+
+    cap = template.map.max_items_per_chunk
+    for items in out.values():
+        _cap(items, cap)
+        counts.dropped += items.dropped
+        counts.retyped += items.retyped
+    return out, counts
+
+
+def _known_names(items: ChunkItems) -> set[str]:
+    # Relations may join the chunk's entities (by name or alias) and its concepts.
+    names = {e["name"].lower() for e in items.entities}
+    names.update(a.lower() for e in items.entities for a in e["aliases"])
+    names.update(c["term"].lower() for c in items.concepts)
+    return names
+
+
+def _cap(items: ChunkItems, cap: int) -> None:
+    """Keep at most `cap` items per chunk: entities first, then concepts, relations, claims."""
+    room = cap
+    for kind in ("entities", "concepts", "relations", "claims"):
+        kept: list[dict[str, Any]] = getattr(items, kind)
+        if len(kept) > room:
+            items.dropped += len(kept) - room
+            setattr(items, kind, kept[:room])
+        room -= len(getattr(items, kind))
+    # Relations must still point at kept entities after the cap.
+    known = _known_names(items)
+    valid = [r for r in items.relations if r["source"].lower() in known and r["target"].lower() in known]
+    items.dropped += len(items.relations) - len(valid)
+    items.relations = valid

@@ -1,0 +1,117 @@
+"""Post-processing of written pages: check wikilinks and citations, renumber refs, add footnotes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from ..engines.tasks import EvidenceItem
+from .slugs import slugify
+
+_LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
+_CITE = re.compile(r"[ \t]*\[\^([^\]\s]+)\](?!:)")
+_FOOTNOTE_DEF = re.compile(r"^[ \t]*\[\^[^\]\n]+\]:.*(?:\n(?:[ \t]{2,}|\t).*)*\n?", re.M)
+_REPEAT = re.compile(r"(\[\^\d+\])(?:\1)+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+_MARKUP = re.compile(r"[*_`]{1,3}")
+
+
+class CleanPage(NamedTuple):
+    markdown: str
+    outlinks: list[str]
+    cited_chunk_ids: list[str]
+    counters: dict[str, int]  # unlinked_links, removed_citations
+
+
+def footnote_text(item: EvidenceItem) -> str:
+    """'Document title › Heading › Path — chunk <id>'."""
+    where = " › ".join(p for p in [item.document, *item.heading_path] if p)
+    return f"{where} — chunk {item.chunk_id}" if where else f"chunk {item.chunk_id}"
+
+
+def clean_page(markdown: str, allowed: Iterable[str], evidence: Sequence[EvidenceItem]) -> CleanPage:
+    """Keep links to `allowed` slugs and citations of refs in `evidence`; drop the rest.
+
+    A link written with a title instead of a slug ('[[Ada Lovelace]]') is repaired when the
+    title slugifies to an allowed slug. Refs are renumbered 1..k by first use (refs citing the
+    same chunk share a number) and footnote definitions are appended; any footnote definitions
+    the model wrote itself are removed first.
+    """
+    allowed_set = set(allowed)
+    counters = {"unlinked_links": 0, "removed_citations": 0}
+    outlinks: list[str] = []
+    text = _FOOTNOTE_DEF.sub("", markdown)
+
+    def link(match: re.Match[str]) -> str:
+        target, label = match.group(1).strip(), (match.group(2) or "").strip()
+        slug = target if target in allowed_set else slugify(target)
+        if slug not in allowed_set:
+            counters["unlinked_links"] += 1
+            return label or target
+        if slug not in outlinks:
+            outlinks.append(slug)
+        if slug != target and not label:
+            label = target
+        return f"[[{slug}|{label}]]" if label and label != slug else f"[[{slug}]]"
+
+    text = _LINK.sub(link, text)
+
+    by_ref = {str(item.ref): item for item in evidence}
+    by_chunk = {item.chunk_id: item for item in evidence}
+    number_of: dict[str, int] = {}  # chunk id -> footnote number
+    cited: list[EvidenceItem] = []
+
+    def cite(match: re.Match[str]) -> str:
+        key = match.group(1)
+        item = by_ref.get(key) or by_chunk.get(key)
+        if item is None:
+            counters["removed_citations"] += 1
+            return ""
+        if item.chunk_id not in number_of:
+            number_of[item.chunk_id] = len(number_of) + 1
+            cited.append(item)
+        return f"[^{number_of[item.chunk_id]}]"
+
+    text = _REPEAT.sub(r"\1", _CITE.sub(cite, text)).rstrip()
+    if cited:
+        notes = "\n".join(f"[^{number_of[i.chunk_id]}]: {footnote_text(i)}" for i in cited)
+        text = f"{text}\n\n{notes}"
+    return CleanPage(text + "\n", outlinks, [i.chunk_id for i in cited], counters)
+
+
+def unlink(markdown: str, slugs: Iterable[str]) -> tuple[str, int]:
+    """Turn links to `slugs` (pages that were deleted) into plain text; returns the count."""
+    gone = set(slugs)
+    count = 0
+
+    def plain(match: re.Match[str]) -> str:
+        nonlocal count
+        target, label = match.group(1).strip(), (match.group(2) or "").strip()
+        if target not in gone:
+            return match.group(0)
+        count += 1
+        return label or target
+
+    return _LINK.sub(plain, markdown), count
+
+
+def body_of(markdown: str) -> str:
+    """The page without footnote definitions: what its writer wrote."""
+    return _FOOTNOTE_DEF.sub("", markdown).strip()
+
+
+def summary_of(markdown: str, max_chars: int = 300) -> str:
+    """First sentence of the lead paragraph, without markup, links or citation markers."""
+    for block in re.split(r"\n\s*\n", body_of(markdown)):
+        block = block.strip()
+        if not block or block.startswith(("#", "|", "```", ">", "- ", "* ", "<")):
+            continue
+        plain = _LINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), block)
+        plain = _CITE.sub("", plain)
+        plain = _MARKUP.sub("", " ".join(plain.split()))
+        sentence = _SENTENCE_END.split(plain, maxsplit=1)[0].strip()
+        if len(sentence) > max_chars:
+            sentence = sentence[: max_chars - 1].rsplit(" ", 1)[0] + "…"
+        return sentence
+    return ""

@@ -1,0 +1,153 @@
+"""MAP: extract entities, concepts, claims, relations and topics from every new or changed chunk."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..compiler.context import CompileContext, PhaseResult
+from ..errors import BudgetExceeded, EngineError, EngineUnavailable
+from ..fingerprint import fingerprint
+from ..storage.records import Chunk, Document, Extract
+from ..templates.schema import Template
+from .batching import SplitCounts, label_batch, pack_batches, split_reply
+
+MAP_VERSION = 1
+PHASE = "map"
+
+
+def map_fingerprint(chunk: Chunk, template: Template, engine_name: str, engine_model: str) -> str:
+    """What a chunk's extract depends on: its text and headings, the MAP settings, the engine."""
+    return fingerprint(
+        chunk.text, chunk.heading_path, template.phase_fingerprint("map"), engine_name, engine_model, MAP_VERSION
+    )
+
+
+@dataclass
+class MapWork:
+    """Which chunks MAP must extract and which stored extracts it must purge."""
+
+    todo: list[Chunk] = field(default_factory=list)
+    fingerprints: dict[str, str] = field(default_factory=dict)  # chunk id -> MAP fingerprint
+    unchanged: int = 0
+    purge: list[str] = field(default_factory=list)
+
+
+def map_work(chunks: Sequence[Chunk], stored: dict[str, tuple[str, str]], fingerprints: dict[str, str]) -> MapWork:
+    """Pure decision. `stored` maps extract id -> (status, fingerprint)."""
+    work = MapWork(fingerprints=fingerprints)
+    live = set()
+    for chunk in chunks:
+        live.add(chunk.id)
+        status, fp = stored.get(chunk.id, ("", ""))
+        if status == "done" and fp == fingerprints[chunk.id]:
+            work.unchanged += 1
+        else:
+            work.todo.append(chunk)  # new, changed, or failed last time
+    work.purge = sorted(set(stored) - live)
+    return work
+
+
+async def run(template: Template, ctx: CompileContext) -> PhaseResult:
+    store, engine = ctx.store, ctx.engine
+    chunks = [c async for c in store.scan(Chunk)]
+    stored = {e.id: (e.status, e.fingerprint) async for e in store.scan(Extract)}  # type: ignore[attr-defined]
+    fps = {c.id: map_fingerprint(c, template, engine.name, engine.model) for c in chunks}
+    work = map_work(chunks, stored, fps)
+
+    if work.purge:
+        await store.delete(Extract, {"id": work.purge})
+
+    doc_ids = sorted({c.document_id for c in work.todo})
+    titles = {d.id: d.title or d.path for d in await store.get(Document, doc_ids)}  # type: ignore[attr-defined]
+    batches = pack_batches(work.todo, template.map.batch_chunks, template.map.batch_tokens)
+
+    result = PhaseResult(items=len(chunks), skipped=work.unchanged)
+    totals = SplitCounts()
+    changed: list[str] = []
+    fatal: list[BaseException] = []
+    done_chunks = 0
+    gate = asyncio.Semaphore(template.map.concurrency)
+
+    async def one(batch: list[Chunk]) -> None:
+        nonlocal done_chunks
+        try:
+            request, labels = label_batch(batch, titles)
+            try:
+                reply = await engine.extract(request, template)
+            except (EngineUnavailable, BudgetExceeded) as exc:
+                fatal.append(exc)
+                return
+            except EngineError as exc:  # includes ReplyError: this batch fails, the others go on
+                await store.upsert([_failed(c, fps[c.id], engine.name, exc) for c in batch])
+                result.failed += len(batch)
+                ctx.warn(f"map: a batch of {len(batch)} chunks failed: {exc}")
+                return
+            per_chunk, counts = split_reply(reply, labels, template)
+            records = []
+            for chunk in batch:
+                items = per_chunk[chunk.id]
+                records.append(
+                    Extract(
+                        id=chunk.id,
+                        chunk_id=chunk.id,
+                        document_id=chunk.document_id,
+                        fingerprint=fps[chunk.id],
+                        status="done",
+                        engine=engine.name,
+                        entities=items.entities,
+                        concepts=items.concepts,
+                        claims=items.claims,
+                        relations=items.relations,
+                        topics=items.topics,
+                        dropped=items.dropped,
+                    )
+                )
+            async with store.transaction():  # a batch lands whole or not at all
+                await store.upsert(records)
+            totals.dropped += counts.dropped
+            totals.retyped += counts.retyped
+            changed.extend(c.id for c in batch)
+            result.done += len(batch)
+        finally:
+            done_chunks += len(batch)
+            ctx.progress(PHASE, done_chunks, len(work.todo))
+            gate.release()
+
+    tasks: list[asyncio.Task[None]] = []
+    launched = 0
+    for batch in batches:
+        await gate.acquire()
+        if fatal or ctx.cancel.is_set():
+            gate.release()
+            break
+        tasks.append(asyncio.create_task(one(batch)))
+        launched += 1
+    outcomes = await asyncio.gather(*tasks, return_exceptions=True)  # let in-flight batches land
+    errors = [o for o in outcomes if isinstance(o, BaseException)]
+    if fatal or errors:
+        raise (fatal or errors)[0]
+
+    result.details = {
+        "batches": launched,
+        "dropped_items": totals.dropped,
+        "retyped_items": totals.retyped,
+        "purged": len(work.purge),
+    }
+    if launched < len(batches):
+        result.details["cancelled"] = True
+    ctx.state["map"] = {"changed_chunks": sorted(changed), "purged_chunks": work.purge}
+    return result
+
+
+def _failed(chunk: Chunk, fp: str, engine_name: str, exc: Exception) -> Extract:
+    return Extract(
+        id=chunk.id,
+        chunk_id=chunk.id,
+        document_id=chunk.document_id,
+        fingerprint=fp,
+        status="failed",
+        engine=engine_name,
+        error=str(exc)[:500],
+    )

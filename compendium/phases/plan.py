@@ -1,0 +1,245 @@
+"""PLAN: find topics, match every subject to an existing page or a new one, and store the plan."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+from ..compiler.context import CompileContext, PhaseResult
+from ..engines.tasks import EntitySketch, MatchQuestion, TopicRequest
+from ..errors import BudgetExceeded, EngineError, EngineUnavailable
+from ..fingerprint import fingerprint, short_id
+from ..storage.records import CacheEntry, Claim, Entity, Page, Relation, Topic
+from ..templates.schema import Template
+from .communities import find_communities, match_previous, membership_fingerprint
+from .planning import (
+    KnowledgeView,
+    PagePlan,
+    Subject,
+    build_plan,
+    entity_subjects,
+    match_by_subject,
+    pick_knn_matches,
+)
+from .slugs import unique_slug
+
+PHASE = "plan"
+KNN_CONCURRENCY = 8
+TOPIC_SKETCHES = 12
+TOPIC_CLAIMS = 8
+
+
+def plan_key(template: Template) -> str:
+    return f"plan:{template.name}"
+
+
+async def load_plan(ctx: CompileContext, template: Template) -> list[PagePlan]:
+    """The plan of this compile: from ctx.state, else the stored one (resume after a crash)."""
+    plans = ctx.state.get("plan")
+    if plans is None:
+        stored = await ctx.store.get(CacheEntry, [plan_key(template)])
+        plans = [PagePlan.from_dict(d) for d in (stored[0].value if stored else [])]  # type: ignore[attr-defined]
+    return list(plans)
+
+
+async def run(template: Template, ctx: CompileContext) -> PhaseResult:
+    store = ctx.store
+    entities: list[Entity] = [e async for e in store.scan(Entity)]  # type: ignore[misc]
+    relations: list[Relation] = [r async for r in store.scan(Relation)]  # type: ignore[misc]
+    claims: list[Claim] = [c async for c in store.scan(Claim)]  # type: ignore[misc]
+    pages: list[Page] = [p async for p in store.scan(Page)]  # type: ignore[misc]
+    kb = KnowledgeView.build(entities, relations, claims)
+    details: dict[str, int] = {"candidates": 0, "maybe_judged": 0, "topics": 0}
+
+    subjects: list[Subject] = []
+    if template.builds("wiki_pages"):
+        subjects = entity_subjects(entities, template.plan.min_support, template.plan.max_pages)
+    details["candidates"] = len(subjects)
+
+    topic_of: dict[str, list[str]] = defaultdict(list)
+    if template.builds("topics"):
+        topics = await _topics(template, ctx, entities, relations, kb, pages)
+        details["topics"] = len(topics)
+        for t in topics:
+            for m in t.members:
+                topic_of[m].append(t.id)
+            subjects.append(
+                Subject(id=t.id, title=t.title, kind="topic", description=t.summary,
+                        entity_ids=list(t.members), importance=float(len(t.members)))
+            )
+    else:
+        await store.delete(Topic, {})
+
+    matched = match_by_subject(subjects, pages)
+    reasons = {sid: "same subject" for sid in matched}
+    unmatched = [s for s in subjects if s.id not in matched]
+    claimed = set(matched.values())
+    subject_ids = {s.id for s in subjects}
+    orphans = {p.slug: p for p in pages
+               if p.status == "active" and p.slug not in claimed and p.subject_id not in subject_ids}
+    if unmatched and orphans:
+        updates, maybes = await _knn(ctx, template, unmatched, orphans)
+        matched.update(updates)
+        reasons.update({sid: "similar existing page" for sid in updates})
+        judged = await _judge(ctx, template, [s for s in unmatched if s.id in {m[0] for m in maybes}], maybes, orphans)
+        details["maybe_judged"] = len(maybes)
+        matched.update(judged)
+        reasons.update({sid: "judged the same as an existing page" for sid in judged})
+
+    plans = build_plan(
+        subjects, pages, matched, reasons, kb, topic_of,
+        refine_fp=template.phase_fingerprint("refine"), model=ctx.engine.model,
+    )
+    await store.upsert([
+        CacheEntry(id=plan_key(template), namespace="plan", value=[p.to_dict() for p in plans], created_at=time.time())
+    ])
+    ctx.state["plan"] = plans
+    actions = Counter(p.action for p in plans)
+    details.update({a.lower(): actions.get(a, 0) for a in ("CREATE", "UPDATE", "KEEP", "DELETE")})
+    ctx.progress(PHASE, len(plans), len(plans))
+    return PhaseResult(
+        items=len(plans),
+        done=len(plans) - actions.get("KEEP", 0),
+        skipped=actions.get("KEEP", 0),
+        details=details,
+    )
+
+
+async def _knn(
+    ctx: CompileContext, template: Template, unmatched: Sequence[Subject], orphans: dict[str, Page]
+) -> tuple[dict[str, str], list[tuple[str, str, float]]]:
+    vectors = await ctx.embedder.embed([f"{s.title}: {s.description}" for s in unmatched])
+    gate = asyncio.Semaphore(KNN_CONCURRENCY)
+    hits: list[tuple[str, str, float]] = []
+
+    async def nearest(subject: Subject, vector) -> None:  # type: ignore[no-untyped-def]
+        async with gate:
+            # A few neighbours, since the closest may be a page another subject still owns.
+            found = await ctx.store.knn(Page, vector, 3, where={"status": "active", "kind": subject.kind})
+        for page, score in found:
+            if page.id in orphans:
+                hits.append((subject.id, page.id, float(score)))
+                break
+
+    await asyncio.gather(*(nearest(s, v) for s, v in zip(unmatched, vectors, strict=True)))
+    return pick_knn_matches(hits, template.plan)
+
+
+async def _judge(
+    ctx: CompileContext,
+    template: Template,
+    subjects: Sequence[Subject],
+    maybes: Sequence[tuple[str, str, float]],
+    orphans: dict[str, Page],
+) -> dict[str, str]:
+    """Ask the engine about pairs in the maybe band, in batches; every answer is cached."""
+    by_id = {s.id: s for s in subjects}
+    keys = {
+        sid: fingerprint("match", sid, by_id[sid].title, by_id[sid].description,
+                         slug, orphans[slug].title, orphans[slug].summary, ctx.engine.model)
+        for sid, slug, _ in maybes
+    }
+    cached = {e.id: bool(e.value) for e in await ctx.store.get(CacheEntry, list(keys.values()))}  # type: ignore[attr-defined]
+    answers: dict[str, bool] = {}
+    ask: list[tuple[str, str, float]] = []
+    for sid, slug, score in maybes:
+        if keys[sid] in cached:
+            answers[sid] = cached[keys[sid]]
+        else:
+            ask.append((sid, slug, score))
+    size = template.plan.judge_batch
+    for start in range(0, len(ask), size):
+        batch = ask[start:start + size]
+        questions = [
+            MatchQuestion(
+                label=f"q{n}",
+                candidate=EntitySketch(name=by_id[sid].title, type=by_id[sid].type or by_id[sid].kind,
+                                       description=by_id[sid].description, aliases=by_id[sid].aliases),
+                page_title=orphans[slug].title,
+                page_summary=orphans[slug].summary,
+                similarity=score,
+            )
+            for n, (sid, slug, score) in enumerate(batch, start=1)
+        ]
+        reply = await ctx.engine.judge_matches(questions, template)
+        now = time.time()
+        entries = []
+        for q, (sid, _slug, _score) in zip(questions, batch, strict=True):
+            answers[sid] = bool(reply.get(q.label, False))
+            entries.append(CacheEntry(id=keys[sid], namespace="match", value=answers[sid], created_at=now))
+        await ctx.store.upsert(entries)
+    return {sid: slug for sid, slug, _ in maybes if answers.get(sid)}
+
+
+async def _topics(
+    template: Template,
+    ctx: CompileContext,
+    entities: Sequence[Entity],
+    relations: Sequence[Relation],
+    kb: KnowledgeView,
+    pages: Sequence[Page],
+) -> list[Topic]:
+    """Communities of the entity graph as Topic records; unchanged memberships keep everything."""
+    settings = template.plan.topics
+    importance = {e.id: e.importance for e in entities}
+    groups = find_communities(
+        importance, ((r.source, r.target, float(max(r.strength, 1))) for r in relations),
+        resolution=settings.resolution, min_size=settings.min_size, max_topics=settings.max_topics,
+        importance=importance,
+    )
+    stored: dict[str, Topic] = {t.id: t async for t in ctx.store.scan(Topic)}  # type: ignore[misc]
+    pairing = match_previous(groups, {tid: t.members for tid, t in stored.items()})
+    taken = {p.slug for p in pages} | {t.slug for t in stored.values()}
+    by_id = {e.id: e for e in entities}
+    topics: list[Topic] = []
+    for i, members in enumerate(groups):
+        fp = membership_fingerprint(members)
+        previous = stored.get(pairing[i]) if i in pairing else None
+        if previous is not None and previous.fingerprint == fp:
+            topics.append(previous)
+            continue
+        title, summary = await _name_topic(ctx, template, members, by_id, kb)
+        if previous is not None:  # membership drifted: keep the id and slug, rename
+            tid, slug = previous.id, previous.slug
+        else:
+            tid = short_id("topic", fp)
+            slug = unique_slug(title, "topic", taken, key=tid)
+        # An unnamed topic stores no fingerprint, so the next run names it (keeping id and slug).
+        topics.append(Topic(id=tid, slug=slug, title=title, summary=summary or "", members=list(members),
+                            fingerprint=fp if summary is not None else ""))
+    keep = {t.id for t in topics}
+    gone = [tid for tid in stored if tid not in keep]
+    async with ctx.store.transaction():
+        if gone:
+            await ctx.store.delete(Topic, {"id": gone})
+        await ctx.store.upsert(topics)
+    return topics
+
+
+async def _name_topic(
+    ctx: CompileContext, template: Template, members: Sequence[str], by_id: dict[str, Entity], kb: KnowledgeView
+) -> tuple[str, str | None]:
+    """Title and summary of a topic; summary None when the engine failed and the title is a stand-in."""
+    key = fingerprint(sorted(members), ctx.engine.model)
+    cached = await ctx.store.get(CacheEntry, [key])
+    if cached:
+        value = cached[0].value  # type: ignore[attr-defined]
+        return value["title"], value["summary"]
+    ranked = sorted(members, key=lambda m: (-by_id[m].importance, m))[:TOPIC_SKETCHES]
+    sketches = [EntitySketch(name=by_id[m].name, type=by_id[m].type, description=by_id[m].description,
+                             aliases=list(by_id[m].aliases)) for m in ranked]
+    claim_hits: Counter[str] = Counter(c for m in members for c in kb.claims_by_entity.get(m, ()))
+    claims = [kb.claims[c].text for c, _n in sorted(claim_hits.items(), key=lambda kv: (-kv[1], kv[0]))[:TOPIC_CLAIMS]]
+    try:
+        reply = await ctx.engine.name_topic(TopicRequest(members=sketches, claims=claims), template)
+    except (EngineUnavailable, BudgetExceeded):
+        raise
+    except EngineError as exc:  # a name is not worth failing the plan for; ask again next run
+        ctx.warn(f"plan: naming a topic failed ({exc}); named after its members for now")
+        return " and ".join(s.name for s in sketches[:2]), None
+    title = " ".join(reply.title.split()) or sketches[0].name
+    await ctx.store.upsert([CacheEntry(id=key, namespace="topic", value={"title": title, "summary": reply.summary},
+                                       created_at=time.time())])
+    return title, reply.summary

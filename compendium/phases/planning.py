@@ -1,0 +1,286 @@
+"""Plan decisions: which pages to create, update, keep or delete, and what each one covers."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..fingerprint import fingerprint
+from ..storage.records import Claim, Entity, Page, Relation
+from ..templates.schema import PlanSettings
+from .slugs import unique_slug
+
+CREATE, UPDATE, KEEP, DELETE = "CREATE", "UPDATE", "KEEP", "DELETE"
+MAX_LINKS = 40
+MAX_ENTITY_CLAIMS = 150
+MAX_TOPIC_CLAIMS = 60
+
+
+@dataclass
+class Subject:
+    """Something that earns a page: a canonical entity or concept, or a topic."""
+
+    id: str
+    title: str
+    kind: str  # entity | concept | topic
+    type: str = ""
+    description: str = ""
+    aliases: list[str] = field(default_factory=list)
+    entity_ids: list[str] = field(default_factory=list)  # itself, or a topic's members
+    chunk_ids: list[str] = field(default_factory=list)
+    importance: float = 0.0
+
+
+@dataclass
+class PagePlan:
+    """One page's entry in the plan; stored as a dict so REFINE can resume after a crash."""
+
+    slug: str
+    title: str
+    kind: str
+    subject_id: str
+    action: str
+    reason: str = ""
+    entity_ids: list[str] = field(default_factory=list)
+    claim_ids: list[str] = field(default_factory=list)
+    relation_ids: list[str] = field(default_factory=list)
+    chunk_ids: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    description: str = ""
+    aliases: list[str] = field(default_factory=list)
+    evidence_fingerprint: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        # Shallow: fields are strings and lists of strings (asdict's deep copy is slow at scale).
+        return {k: list(v) if isinstance(v, list) else v for k, v in vars(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PagePlan:
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def entity_subjects(entities: Iterable[Entity], min_support: int, max_pages: int) -> list[Subject]:
+    """Entities and concepts seen in at least `min_support` chunks, most important first."""
+    chosen = [e for e in entities if len(set(e.chunk_ids)) >= min_support]
+    chosen.sort(key=lambda e: (-e.importance, -len(e.chunk_ids), e.id))
+    return [
+        Subject(
+            id=e.id,
+            title=e.name,
+            kind="concept" if e.category == "concept" else "entity",
+            type=e.type,
+            description=e.description,
+            aliases=list(e.aliases),
+            entity_ids=[e.id],
+            chunk_ids=sorted(set(e.chunk_ids)),
+            importance=e.importance,
+        )
+        for e in chosen[:max_pages]
+    ]
+
+
+def match_level(score: float, settings: PlanSettings) -> str:
+    """'update' at or above the threshold, 'maybe' inside the band, else 'create'."""
+    low, _high = settings.maybe_band
+    if score >= settings.update_threshold:
+        return "update"
+    if score >= low:
+        return "maybe"
+    return "create"
+
+
+def pick_knn_matches(
+    hits: Sequence[tuple[str, str, float]], settings: PlanSettings
+) -> tuple[dict[str, str], list[tuple[str, str, float]]]:
+    """From (subject id, page slug, score) hits choose sure updates and questions to judge.
+
+    Each page goes to at most one subject, the closest, so two subjects never share a page.
+    """
+    updates: dict[str, str] = {}
+    maybes: list[tuple[str, str, float]] = []
+    taken: set[str] = set()
+    for sid, slug, score in sorted(hits, key=lambda h: (-h[2], h[0])):
+        if slug in taken or sid in updates:
+            continue
+        level = match_level(score, settings)
+        if level == "create":
+            continue
+        taken.add(slug)
+        if level == "update":
+            updates[sid] = slug
+        else:
+            maybes.append((sid, slug, score))
+    return updates, maybes
+
+
+def evidence_fingerprint(
+    refine_fp: str,
+    model: str,
+    subject: Subject,
+    claims: Sequence[Claim],
+    relation_texts: dict[str, str],
+    links: Sequence[tuple[str, str]],
+) -> str:
+    """Changes exactly when what the page would say changes."""
+    return fingerprint(
+        refine_fp,
+        model,
+        subject.title,
+        subject.kind,
+        sorted(subject.aliases),
+        subject.description,
+        sorted((c.id, c.text) for c in claims),
+        sorted(relation_texts.items()),
+        sorted(subject.chunk_ids),
+        sorted(links),
+    )
+
+
+def relation_text(rel: Relation, names: dict[str, str]) -> str:
+    src, dst = names.get(rel.source, rel.source), names.get(rel.target, rel.target)
+    text = f"{src} {rel.type.replace('_', ' ')} {dst}"
+    return f"{text}: {rel.description}" if rel.description else text
+
+
+@dataclass
+class KnowledgeView:
+    """The parts of the canonical KB a plan reads, indexed for lookups."""
+
+    names: dict[str, str]  # entity id -> name
+    claims: dict[str, Claim]
+    claims_by_entity: dict[str, list[str]]
+    relations: dict[str, Relation]
+    relations_by_entity: dict[str, list[str]]
+
+    @classmethod
+    def build(cls, entities: Iterable[Entity], relations: Iterable[Relation], claims: Iterable[Claim]) -> KnowledgeView:
+        by_claim: dict[str, list[str]] = defaultdict(list)
+        claim_map: dict[str, Claim] = {}
+        for c in claims:
+            claim_map[c.id] = c
+            for eid in dict.fromkeys(c.entity_ids):
+                by_claim[eid].append(c.id)
+        by_rel: dict[str, list[str]] = defaultdict(list)
+        rel_map: dict[str, Relation] = {}
+        for r in relations:
+            rel_map[r.id] = r
+            by_rel[r.source].append(r.id)
+            by_rel[r.target].append(r.id)
+        return cls({e.id: e.name for e in entities}, claim_map, by_claim, rel_map, by_rel)
+
+
+def build_plan(
+    subjects: Sequence[Subject],
+    pages: Sequence[Page],
+    matched: dict[str, str],
+    reasons: dict[str, str],
+    kb: KnowledgeView,
+    topic_of: dict[str, list[str]],
+    *,
+    refine_fp: str,
+    model: str,
+) -> list[PagePlan]:
+    """The full plan: a page per subject (kept slug if matched, else a new unique one) with
+    its claims, relations, links and evidence fingerprint, plus DELETE for orphaned pages.
+
+    `matched` maps subject id -> existing page slug; `topic_of` maps entity id -> topic ids.
+    """
+    by_slug = {p.slug: p for p in pages}
+    taken = set(by_slug)
+    slug_of: dict[str, str] = {}
+    for s in subjects:
+        if s.id in matched:
+            slug_of[s.id] = matched[s.id]
+    for s in subjects:
+        if s.id not in slug_of:
+            slug_of[s.id] = unique_slug(s.title, s.type or s.kind, taken, key=s.id)
+    titles = {s.id: s.title for s in subjects}
+
+    plans: list[PagePlan] = []
+    for s in subjects:
+        slug = slug_of[s.id]
+        if s.kind == "topic":
+            members = set(s.entity_ids)
+            claim_ids = _topic_claims(members, kb)
+            rel_ids = sorted(
+                {rid for m in members for rid in kb.relations_by_entity.get(m, ())
+                 if kb.relations[rid].source in members and kb.relations[rid].target in members}
+            )
+            link_ids = sorted((m for m in members if m in slug_of and m != s.id),
+                              key=lambda m: (-len(kb.relations_by_entity.get(m, ())), m))
+        else:
+            claim_ids = sorted(kb.claims_by_entity.get(s.id, ()))[:MAX_ENTITY_CLAIMS]
+            rel_ids = sorted(kb.relations_by_entity.get(s.id, ()))
+            strength: dict[str, int] = defaultdict(int)
+            for rid in rel_ids:
+                r = kb.relations[rid]
+                other = r.target if r.source == s.id else r.source
+                strength[other] += r.strength
+            link_ids = sorted((o for o in strength if o in slug_of and o != s.id), key=lambda o: (-strength[o], o))
+            link_ids = [*(t for t in topic_of.get(s.id, ()) if t in slug_of), *link_ids]
+        links = list(dict.fromkeys(slug_of[i] for i in link_ids))[:MAX_LINKS]
+        link_pairs = [(slug_of[i], titles[i]) for i in link_ids if slug_of[i] in links]
+        claims = [kb.claims[c] for c in claim_ids]
+        rel_texts = {rid: relation_text(kb.relations[rid], kb.names) for rid in rel_ids}
+        fp = evidence_fingerprint(refine_fp, model, s, claims, rel_texts, sorted(set(link_pairs)))
+
+        page = by_slug.get(slug) if s.id in matched else None
+        if page is None:
+            action, reason = CREATE, reasons.get(s.id, "new subject")
+        elif page.status == "active" and page.evidence_fingerprint == fp:
+            action, reason = KEEP, "evidence unchanged"
+        else:
+            action = UPDATE
+            reason = reasons.get(s.id, "evidence changed" if page.status == "active" else "subject returned")
+        plans.append(
+            PagePlan(
+                slug=slug,
+                title=s.title,
+                kind=s.kind,
+                subject_id=s.id,
+                action=action,
+                reason=reason,
+                entity_ids=list(s.entity_ids),
+                claim_ids=claim_ids,
+                relation_ids=rel_ids,
+                chunk_ids=list(s.chunk_ids),
+                links=links,
+                description=s.description,
+                aliases=list(s.aliases),
+                evidence_fingerprint=fp,
+            )
+        )
+
+    kept = set(slug_of.values())
+    for page in sorted(pages, key=lambda p: p.slug):
+        if page.status == "active" and page.slug not in kept:
+            plans.append(
+                PagePlan(slug=page.slug, title=page.title, kind=page.kind, subject_id=page.subject_id,
+                         action=DELETE, reason="subject no longer in the knowledge base")
+            )
+    return plans
+
+
+def _topic_claims(members: set[str], kb: KnowledgeView) -> list[str]:
+    # Claims about several members say most about the topic; ties go by id for stability.
+    hits: dict[str, int] = defaultdict(int)
+    for m in members:
+        for cid in kb.claims_by_entity.get(m, ()):
+            hits[cid] += 1
+    ranked = sorted(hits, key=lambda c: (-hits[c], c))[:MAX_TOPIC_CLAIMS]
+    return sorted(ranked)
+
+
+def match_by_subject(subjects: Sequence[Subject], pages: Sequence[Page]) -> dict[str, str]:
+    """Subject id -> slug of the page already about it (an active page wins over a deleted one)."""
+    wanted = {s.id for s in subjects}
+    found: dict[str, Page] = {}
+    for page in pages:
+        if page.subject_id in wanted:
+            prev = found.get(page.subject_id)
+            if prev is None or (prev.status != "active" and page.status == "active"):
+                found[page.subject_id] = page
+    return {sid: p.slug for sid, p in found.items()}

@@ -1,0 +1,361 @@
+"""REDUCE: turn every chunk's extract into canonical entities, relations and claims (three tiers)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..compiler.context import CompileContext, PhaseResult
+from ..compiler.stages import mark_stage, stage_fingerprint
+from ..engines.tasks import DescriptionRequest, EntitySketch, PairQuestion
+from ..fingerprint import fingerprint, short_id
+from ..storage.records import CacheEntry, Chunk, Claim, Entity, Extract, Record, Relation
+from ..templates.render import prompt_source
+from ..templates.schema import Template
+from .candidates import candidate_pairs
+from .resolution import (
+    Evidence,
+    Mention,
+    assign_ids,
+    build_groups,
+    clip,
+    collect_mentions,
+    connected_labels,
+    embedding_text,
+    id_mapping,
+    join_descriptions,
+    merge_evidence,
+    normalize_name,
+    split_pairs,
+    tier1_labels,
+    type_key,
+)
+
+REDUCE_VERSION = "reduce-1"
+PHASE = "reduce"
+ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
+_GET_BATCH = 500
+_EMBED_BATCH = 256
+
+
+@dataclass
+class ReduceOutput:
+    entities: list[Entity]
+    relations: list[Relation]
+    claims: list[Claim]
+    dropped_relations: int = 0
+    self_loops: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def reduce(
+    extracts: Sequence[Extract],
+    mentions: Sequence[Mention],
+    mention_cluster: Sequence[int],
+    clusters: Sequence[Evidence],
+    ids: Sequence[str],
+    descriptions: Sequence[str],
+    *,
+    engine: str = "",
+    vectors: Sequence[np.ndarray | None] | None = None,
+) -> ReduceOutput:
+    """Canonical records from resolved clusters: entities, merged relations, attached claims.
+
+    Relation ends and claim entities are names as written in a chunk: resolved first among
+    that chunk's own mentions, then KB-wide (the best-supported cluster with that name).
+    """
+    local: dict[tuple[str, str], int] = {}
+    support: dict[str, Counter[int]] = {}
+    for m, c in zip(mentions, mention_cluster, strict=True):
+        for surface in (m.name, *m.aliases):
+            norm = normalize_name(surface)
+            local.setdefault((m.chunk_id, norm), c)
+            support.setdefault(norm, Counter())[c] += 1
+    best = {norm: min(counts, key=lambda c: (-counts[c], c)) for norm, counts in support.items()}
+
+    def resolve(chunk_id: str, name: Any) -> int | None:
+        norm = normalize_name(name) if isinstance(name, str) else ""
+        found = local.get((chunk_id, norm))
+        return found if found is not None else best.get(norm)
+
+    merged: dict[tuple[int, int, str], tuple[set[str], Counter[str]]] = {}
+    claims: dict[str, Claim] = {}
+    dropped = loops = 0
+    for ex in extracts:
+        for rel in ex.relations:
+            src, dst = resolve(ex.id, rel.get("source")), resolve(ex.id, rel.get("target"))
+            if src is None or dst is None:
+                dropped += 1
+                continue
+            if src == dst:
+                loops += 1
+                continue
+            rtype = str(rel.get("type") or "related_to").strip()
+            chunks, texts = merged.setdefault((src, dst, rtype), (set(), Counter()))
+            chunks.add(ex.id)
+            if str(rel.get("description") or "").strip():
+                texts[str(rel["description"]).strip()] += 1
+        for item in ex.claims:
+            text = str(item.get("text") or "").strip()
+            if not text:
+                continue
+            resolved = (resolve(ex.id, n) for n in item.get("entities") or [])
+            entity_ids = list(dict.fromkeys(ids[c] for c in resolved if c is not None))
+            cid = short_id("claim", ex.id, text)
+            claims[cid] = Claim(id=cid, text=text, chunk_id=ex.id, document_id=ex.document_id, entity_ids=entity_ids)
+
+    relations: list[Relation] = []
+    neighbours: list[set[int]] = [set() for _ in clusters]
+    for (src, dst, rtype), (chunks, texts) in sorted(merged.items(), key=lambda kv: (ids[kv[0][0]], ids[kv[0][1]], kv[0][2])):
+        neighbours[src].add(dst)
+        neighbours[dst].add(src)
+        text = min(texts, key=lambda t: (-texts[t], -len(t), t)) if texts else ""
+        relations.append(
+            Relation(
+                id=short_id("rel", ids[src], ids[dst], rtype), source=ids[src], target=ids[dst], type=rtype,
+                description=text, strength=len(chunks), chunk_ids=sorted(chunks),
+            )
+        )
+
+    raw = [math.log1p(len(c.chunk_ids)) + math.log1p(len(n)) for c, n in zip(clusters, neighbours, strict=True)]
+    top = max(raw, default=0.0) or 1.0
+    entities = [
+        Entity(
+            id=ids[i], name=c.name, type=c.type, category=c.category, description=descriptions[i],
+            aliases=c.aliases, chunk_ids=sorted(c.chunk_ids), document_ids=sorted(c.document_ids),
+            degree=len(neighbours[i]), importance=round(raw[i] / top, 4),
+            fingerprint=fingerprint(c.fingerprint_parts()), engine=engine,
+            embedding=None if vectors is None else vectors[i],
+        )
+        for i, c in enumerate(clusters)
+    ]
+    return ReduceOutput(entities, relations, sorted(claims.values(), key=lambda c: c.id), dropped, loops)
+
+
+def _prompt(configured: str, name: str) -> str:
+    try:
+        return prompt_source(configured, name)
+    except OSError:  # built-in prompt not shipped: the engine uses its own; key by name
+        return f"builtin:{name}"
+
+
+async def _cached(ctx: CompileContext, ids: Sequence[str]) -> dict[str, CacheEntry]:
+    out: dict[str, CacheEntry] = {}
+    for s in range(0, len(ids), _GET_BATCH):
+        for entry in await ctx.store.get(CacheEntry, list(ids[s : s + _GET_BATCH])):
+            out[entry.id] = entry  # type: ignore[assignment]
+    return out
+
+
+async def embed_texts(ctx: CompileContext, texts: Sequence[str]) -> np.ndarray:
+    """Vectors of texts, embedding only those not cached under (embedder model, text)."""
+    model = ctx.embedder.model
+    keys = [fingerprint(model, t) for t in texts]
+    cached = await _cached(ctx, list(dict.fromkeys(keys)))
+    vectors: dict[str, np.ndarray] = {k: np.asarray(e.vector, dtype=np.float32) for k, e in cached.items() if e.vector is not None}
+    todo = list(dict.fromkeys(k for k in keys if k not in vectors))
+    text_of = dict(zip(keys, texts, strict=True))
+    for s in range(0, len(todo), _EMBED_BATCH):
+        batch = todo[s : s + _EMBED_BATCH]
+        got = await ctx.embedder.embed([text_of[k] for k in batch])
+        now = time.time()
+        await ctx.store.upsert(
+            CacheEntry(id=k, namespace="embedding", vector=np.asarray(v, dtype=np.float32), created_at=now)
+            for k, v in zip(batch, got, strict=True)
+        )
+        vectors.update(zip(batch, np.asarray(got, dtype=np.float32), strict=True))
+    if not keys:
+        return np.zeros((0, ctx.embedder.dimensions), dtype=np.float32)
+    return np.stack([vectors[k] for k in keys])
+
+
+def _sketch(group: Evidence, evidence: dict[str, list[tuple[str, set[str]]]]) -> EntitySketch:
+    sentences: list[str] = []
+    for chunk in sorted(group.chunk_ids):
+        for text, names in evidence.get(chunk, ()):
+            if names & group.norms and text not in sentences:
+                sentences.append(text)
+        if len(sentences) >= 3:
+            break
+    described = group.ranked_descriptions()
+    return EntitySketch(
+        name=group.name, type=group.type, description=described[0] if described else "",
+        aliases=group.aliases[:5], evidence=sentences[:3],
+    )
+
+
+async def judge(
+    ctx: CompileContext, template: Template, groups: Sequence[Evidence], pairs: list[tuple[int, int, float]],
+    evidence: dict[str, list[tuple[str, set[str]]]],
+) -> tuple[list[tuple[int, int]], int]:
+    """Tier 3: pairs the engine says are the same thing; cached decisions are never re-asked."""
+    prompt = _prompt(template.reduce.prompt, PHASE)
+    keys = [fingerprint("pair", sorted([groups[a].identity(), groups[b].identity()]), ctx.engine.model, prompt) for a, b, _ in pairs]
+    cached = await _cached(ctx, list(dict.fromkeys(keys)))
+    same: list[tuple[int, int]] = []
+    todo: list[int] = []
+    for i, key in enumerate(keys):
+        if key in cached:
+            if (cached[key].value or {}).get("same"):
+                same.append(pairs[i][:2])
+        else:
+            todo.append(i)
+    batch_size = template.reduce.judge_batch
+    for s in range(0, len(todo), batch_size):
+        batch = todo[s : s + batch_size]
+        questions = [
+            PairQuestion(f"p{n + 1}", _sketch(groups[pairs[i][0]], evidence), _sketch(groups[pairs[i][1]], evidence), round(pairs[i][2], 4))
+            for n, i in enumerate(batch)
+        ]
+        answers = await ctx.engine.judge_pairs(questions, template)
+        now = time.time()
+        entries = []
+        for q, i in zip(questions, batch, strict=True):
+            if q.label in answers:  # an unanswered pair is asked again next time
+                entries.append(CacheEntry(id=keys[i], namespace="pair", value={"same": bool(answers[q.label])}, created_at=now))
+                if answers[q.label]:
+                    same.append(pairs[i][:2])
+        await ctx.store.upsert(entries)  # at once: a crash later loses no decision
+        ctx.progress(PHASE, min(s + batch_size, len(todo)), len(todo))
+    return same, len(pairs) - len(todo)
+
+
+async def describe(ctx: CompileContext, template: Template, clusters: Sequence[Evidence]) -> tuple[list[str], int]:
+    """Each cluster's description; clusters with many distinct ones are summarised (cached)."""
+    settings = template.reduce
+    prompt = _prompt(settings.summary_prompt, "reduce_summary")
+    out: list[str] = []
+    calls = 0
+    for c in clusters:
+        ranked = c.ranked_descriptions()
+        if len(ranked) <= settings.summarize_over:
+            out.append(join_descriptions(ranked, settings.description_max_chars))
+            continue
+        key = fingerprint("summary", sorted(ranked), ctx.engine.model, prompt)
+        hit = await _cached(ctx, [key])
+        if key in hit:
+            out.append(str((hit[key].value or {}).get("description", "")))
+            continue
+        request = DescriptionRequest(c.name, c.type, ranked, settings.description_max_chars)
+        text = clip((await ctx.engine.summarize(request, template)).strip(), settings.description_max_chars)
+        calls += 1
+        await ctx.store.upsert([CacheEntry(id=key, namespace="summary", value={"description": text}, created_at=time.time())])
+        out.append(text)
+    return out, calls
+
+
+def _claim_index(extracts: Sequence[Extract]) -> dict[str, list[tuple[str, set[str]]]]:
+    index: dict[str, list[tuple[str, set[str]]]] = {}
+    for ex in extracts:
+        for item in ex.claims:
+            text = str(item.get("text") or "").strip()
+            if text:
+                names = {normalize_name(n) for n in item.get("entities") or [] if isinstance(n, str)}
+                index.setdefault(ex.id, []).append((text, names))
+    return index
+
+
+def _comparable(record: Record) -> dict[str, Any]:
+    data = record.to_dict()
+    data.pop("embedding", None)
+    return data
+
+
+async def run(template: Template, ctx: CompileContext) -> PhaseResult:
+    started = time.perf_counter()
+    store, settings = ctx.store, template.reduce
+    extracts: list[Extract] = [e async for e in store.scan(Extract, {"status": "done"})]  # type: ignore[misc]
+    fp = fingerprint(
+        sorted((e.id, e.fingerprint) for e in extracts), template.phase_fingerprint(PHASE),
+        ctx.engine.model, ctx.embedder.model, REDUCE_VERSION,
+    )
+    if await stage_fingerprint(store, PHASE, template.name) == fp:
+        count = await store.count(Entity)
+        ctx.state[PHASE] = {"changed_entities": [], "removed_entities": [], "changed_relations": []}
+        return PhaseResult(items=count, skipped=count, seconds=time.perf_counter() - started)
+
+    orphans = [e.id for e in extracts if not e.document_id]
+    document_of = {c.id: c.document_id for c in await store.get(Chunk, orphans)} if orphans else {}  # type: ignore[attr-defined]
+    for e in extracts:
+        e.document_id = e.document_id or document_of.get(e.id, "")
+    mentions = collect_mentions(extracts)
+    labels, concept_joins = tier1_labels(mentions)
+    groups, mention_group = build_groups(mentions, labels)
+    ctx.progress(PHASE, 1, 4)
+
+    # Tier 2: embed each tier-1 group once, pair the close ones.
+    vectors = await embed_texts(ctx, [embedding_text(g) for g in groups])
+    low = min(settings.review_band[0], settings.auto_merge)
+    a, b = candidate_pairs(vectors, low) if len(groups) > 1 else (np.empty(0, np.int64), np.empty(0, np.int64))
+    sims = np.einsum("ij,ij->i", vectors[a], vectors[b]) if len(a) else np.empty(0, np.float32)
+    kinds = np.array([type_key(g.type) for g in groups], dtype=object)
+    merge, review = split_pairs(sims, kinds[a] == kinds[b], settings.auto_merge, settings.review_band)
+    auto = connected_labels(len(groups), a[merge], b[merge])
+    ctx.progress(PHASE, 2, 4)
+
+    # Tier 3: ask about review pairs not already joined by tier 2.
+    open_pairs = [(int(x), int(y), float(s)) for x, y, s in zip(a[review], b[review], sims[review], strict=True) if auto[x] != auto[y]]
+    same, cached = await judge(ctx, template, groups, open_pairs, _claim_index(extracts))
+    final = connected_labels(
+        len(groups), np.concatenate([a[merge], [p[0] for p in same]]).astype(np.int64),
+        np.concatenate([b[merge], [p[1] for p in same]]).astype(np.int64),
+    )
+    clusters, group_cluster = merge_evidence(groups, final)
+    ctx.progress(PHASE, 3, 4)
+
+    descriptions, summaries = await describe(ctx, template, clusters)
+    previous = await _cached(ctx, [ID_MAP])
+    ids = assign_ids(clusters, dict((previous[ID_MAP].value or {}) if previous else {}))
+    # An entity's vector is that of its best-supported group (already embedded, free).
+    lead: dict[int, int] = {}
+    for g, c in enumerate(group_cluster.tolist()):
+        if c not in lead or len(groups[g].chunk_ids) > len(groups[lead[c]].chunk_ids):
+            lead[c] = g
+    out = reduce(
+        extracts, mentions, group_cluster[mention_group].tolist(), clusters, ids, descriptions,
+        engine=ctx.engine.name, vectors=[vectors[lead[c]] for c in range(len(clusters))],
+    )
+
+    old_entities = {e.id: e async for e in store.scan(Entity)}
+    old_relations = {r.id: _comparable(r) async for r in store.scan(Relation)}
+    old_claims = {c.id: _comparable(c) async for c in store.scan(Claim)}
+    write_entities = [e for e in out.entities if e.id not in old_entities or _comparable(old_entities[e.id]) != _comparable(e)]
+    write_relations = [r for r in out.relations if old_relations.get(r.id) != _comparable(r)]
+    write_claims = [c for c in out.claims if old_claims.get(c.id) != _comparable(c)]
+    removed_entities = sorted(set(old_entities) - {e.id for e in out.entities})
+    removed_relations = sorted(set(old_relations) - {r.id for r in out.relations})
+    removed_claims = sorted(set(old_claims) - {c.id for c in out.claims})
+    async with store.transaction():
+        await store.upsert([*write_entities, *write_relations, *write_claims])
+        for kind, gone in ((Entity, removed_entities), (Relation, removed_relations), (Claim, removed_claims)):
+            for s in range(0, len(gone), _GET_BATCH):
+                await store.delete(kind, {"id": gone[s : s + _GET_BATCH]})
+        await store.upsert([CacheEntry(id=ID_MAP, namespace=PHASE, value=id_mapping(clusters, ids), created_at=time.time())])
+        await mark_stage(store, PHASE, template.name, fp)
+    ctx.progress(PHASE, 4, 4)
+
+    changed = [e.id for e in out.entities if e.id not in old_entities or old_entities[e.id].fingerprint != e.fingerprint]
+    ctx.state[PHASE] = {
+        "changed_entities": changed,
+        "removed_entities": removed_entities,
+        "changed_relations": [r.id for r in write_relations],
+    }
+    n_concepts = sum(1 for e in out.entities if e.category == "concept")
+    return PhaseResult(
+        items=len(out.entities), done=len(write_entities), skipped=len(out.entities) - len(write_entities),
+        seconds=time.perf_counter() - started,
+        details={
+            "mentions": len(mentions), "tier1_groups": len(groups), "concept_entity_merges": concept_joins,
+            "tier2_candidate_pairs": len(a), "tier2_auto_merged": int(merge.sum()),
+            "tier3_pairs": len(open_pairs), "tier3_merged": len(same), "tier3_cached": cached,
+            "summaries": summaries, "entities": len(out.entities) - n_concepts, "concepts": n_concepts,
+            "relations": len(out.relations), "claims": len(out.claims),
+            "dropped_relations": out.dropped_relations, "self_loops": out.self_loops,
+        },
+    )

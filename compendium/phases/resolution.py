@@ -1,0 +1,344 @@
+"""Entity resolution for REDUCE: name keys, union-find, tier-1 groups and canonical clusters."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..fingerprint import short_id
+from ..storage.records import Extract
+
+CONCEPT = "concept"
+# Everything that is not a letter/digit separates words, except symbols that carry meaning in
+# technical names (C++, C#, AT&T) and would otherwise collapse distinct names into one.
+_SEPARATORS = re.compile(r"[^\w+#&@]+|_+")
+
+
+def normalize_name(name: str) -> str:
+    """Tier-1 form of a name: NFKC, casefolded, punctuation and hyphens as spaces, single-spaced.
+
+    A trailing plural 's' is kept on purpose: "Process" and "Processes" are left to tier 2.
+    """
+    text = unicodedata.normalize("NFKC", name).casefold()
+    return " ".join(_SEPARATORS.sub(" ", text).split())
+
+
+def connected_labels(n: int, a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Union-find over index pairs on arrays: each item's label is the smallest index of its set.
+
+    Hooks roots onto smaller roots, then compresses paths by pointer jumping, until no pair
+    spans two sets; a few vectorised rounds instead of a Python loop per pair.
+    """
+    parent = np.arange(n, dtype=np.int64)
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    while len(a):
+        pa, pb = parent[a], parent[b]
+        differ = pa != pb
+        if not differ.any():
+            break
+        a, b, pa, pb = a[differ], b[differ], pa[differ], pb[differ]
+        np.minimum.at(parent, np.maximum(pa, pb), np.minimum(pa, pb))
+        while True:
+            jumped = parent[parent]
+            if np.array_equal(jumped, parent):
+                break
+            parent = jumped
+    return parent
+
+
+def exact_labels(keys: Sequence[Iterable[str]]) -> np.ndarray:
+    """Tier 1: items sharing any key end in one set. Returns a label per item."""
+    first: dict[str, int] = {}
+    a: list[int] = []
+    b: list[int] = []
+    for i, item_keys in enumerate(keys):
+        for key in item_keys:
+            j = first.setdefault(key, i)
+            if j != i:
+                a.append(i)
+                b.append(j)
+    return connected_labels(len(keys), a, b)
+
+
+def type_key(type_: str) -> str:
+    return normalize_name(type_) or "thing"
+
+
+@dataclass(slots=True)
+class Mention:
+    """One entity or concept as MAP wrote it in one chunk."""
+
+    name: str
+    type: str  # "" for a concept
+    category: str  # entity | concept
+    description: str
+    aliases: list[str]
+    chunk_id: str
+    document_id: str
+
+    def keys(self) -> list[str]:
+        kind = type_key(self.type) if self.category != CONCEPT else CONCEPT
+        names = (normalize_name(n) for n in (self.name, *self.aliases))
+        return list(dict.fromkeys(f"{kind}|{n}" for n in names if n))
+
+
+def _text(item: dict[str, Any], key: str, where: str) -> str:
+    value = item.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(f"{where}.{key} must be text, got {type(value).__name__}", field=f"{where}.{key}")
+    return value.strip()
+
+
+def _items(extract: Extract, kind: str) -> Iterable[tuple[str, dict[str, Any]]]:
+    for i, item in enumerate(getattr(extract, kind) or []):
+        where = f"extract {extract.id}: {kind}[{i}]"
+        if not isinstance(item, dict):
+            raise InputError(f"{where} must be an object", field=f"{kind}[{i}]")
+        yield where, item
+
+
+def collect_mentions(extracts: Iterable[Extract], document_of: dict[str, str] | None = None) -> list[Mention]:
+    """Every named entity and concept of the extracts, in a stable order; nameless items skipped."""
+    mentions: list[Mention] = []
+    for ex in sorted(extracts, key=lambda e: e.id):
+        doc = ex.document_id or (document_of or {}).get(ex.id, "")
+        for where, item in _items(ex, "entities"):
+            name = _text(item, "name", where)
+            aliases = item.get("aliases") or []
+            if not isinstance(aliases, list) or not all(isinstance(x, str) for x in aliases):
+                raise InputError(f"{where}.aliases must be a list of text", field=f"{where}.aliases")
+            if normalize_name(name):
+                clean = [x.strip() for x in aliases if normalize_name(x)]
+                mentions.append(
+                    Mention(name, _text(item, "type", where), "entity", _text(item, "description", where), clean, ex.id, doc)
+                )
+        for where, item in _items(ex, "concepts"):
+            term = _text(item, "term", where)
+            if normalize_name(term):
+                mentions.append(Mention(term, "", CONCEPT, _text(item, "definition", where), [], ex.id, doc))
+    return mentions
+
+
+def tier1_labels(mentions: Sequence[Mention]) -> tuple[np.ndarray, int]:
+    """Tier-1 group label per mention, and how many concepts joined an entity of the same name.
+
+    Mentions sharing a (normalised name or alias, type) key join; a concept whose term equals
+    an entity's name joins that entity (the type that name is most often given).
+    """
+    keys = [m.keys() for m in mentions]
+    entity_types: dict[str, dict[str, int]] = {}
+    for m, ks in zip(mentions, keys, strict=True):
+        if m.category != CONCEPT:
+            for k in ks:
+                kind, _, norm = k.partition("|")
+                counts = entity_types.setdefault(norm, {})
+                counts[kind] = counts.get(kind, 0) + 1
+    joined = 0
+    for m, ks in zip(mentions, keys, strict=True):
+        if m.category == CONCEPT:
+            norm = ks[0].partition("|")[2]
+            counts = entity_types.get(norm)
+            if counts:
+                kind = min(counts, key=lambda t: (-counts[t], t))
+                ks.append(f"{kind}|{norm}")
+                joined += 1
+    return exact_labels(keys), joined
+
+
+def _support(table: dict[str, set[str]], key: str) -> int:
+    return len(table[key])
+
+
+@dataclass(slots=True)
+class Evidence:
+    """What a tier-1 group or a final cluster is built from: surface forms with their chunks."""
+
+    names: dict[str, set[str]] = field(default_factory=dict)
+    types: dict[str, set[str]] = field(default_factory=dict)
+    descriptions: dict[str, set[str]] = field(default_factory=dict)
+    chunk_ids: set[str] = field(default_factory=set)
+    document_ids: set[str] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)
+    norms: set[str] = field(default_factory=set)
+    categories: set[str] = field(default_factory=set)
+
+    def add(self, m: Mention) -> None:
+        for surface in (m.name, *m.aliases):
+            self.names.setdefault(surface, set()).add(m.chunk_id)
+            self.norms.add(normalize_name(surface))
+        if m.category != CONCEPT and m.type:
+            self.types.setdefault(m.type, set()).add(m.chunk_id)
+        if m.description:
+            self.descriptions.setdefault(m.description, set()).add(m.chunk_id)
+        self.chunk_ids.add(m.chunk_id)
+        if m.document_id:
+            self.document_ids.add(m.document_id)
+        self.keys.update(m.keys())
+        self.categories.add(m.category)
+
+    def absorb(self, other: Evidence) -> None:
+        for mine, theirs in ((self.names, other.names), (self.types, other.types), (self.descriptions, other.descriptions)):
+            for key, chunks in theirs.items():
+                mine.setdefault(key, set()).update(chunks)
+        self.chunk_ids |= other.chunk_ids
+        self.document_ids |= other.document_ids
+        self.keys |= other.keys
+        self.norms |= other.norms
+        self.categories |= other.categories
+
+    @property
+    def category(self) -> str:
+        return "entity" if "entity" in self.categories else CONCEPT
+
+    @property
+    def name(self) -> str:
+        """The most supported surface form; ties: the longer, then alphabetical."""
+        return min(self.names, key=lambda n: (-_support(self.names, n), -len(n), n))
+
+    @property
+    def type(self) -> str:
+        if not self.types:
+            return CONCEPT if self.category == CONCEPT else "thing"
+        return min(self.types, key=lambda t: (-_support(self.types, t), t))
+
+    @property
+    def aliases(self) -> list[str]:
+        """Other surface forms, most supported first, deduplicated case-insensitively."""
+        canonical = self.name
+        seen = {canonical.casefold()}
+        out: list[str] = []
+        for n in sorted(self.names, key=lambda n: (-_support(self.names, n), -len(n), n)):
+            if n.casefold() not in seen:
+                seen.add(n.casefold())
+                out.append(n)
+        return out
+
+    def ranked_descriptions(self) -> list[str]:
+        """Distinct descriptions (case-insensitive), best supported first."""
+        seen: set[str] = set()
+        out: list[str] = []
+        for d in sorted(self.descriptions, key=lambda d: (-_support(self.descriptions, d), -len(d), d)):
+            if d.casefold() not in seen:
+                seen.add(d.casefold())
+                out.append(d)
+        return out
+
+    def identity(self) -> list[str]:
+        """What a tier-3 decision about this group depends on (cache key material)."""
+        short = self.ranked_descriptions()[:1]
+        return [normalize_name(self.name), type_key(self.type), short[0] if short else ""]
+
+    def fingerprint_parts(self) -> list[Any]:
+        return [sorted(self.names), sorted(self.descriptions), sorted(self.chunk_ids)]
+
+
+def build_groups(mentions: Sequence[Mention], labels: np.ndarray) -> tuple[list[Evidence], np.ndarray]:
+    """One Evidence per distinct label, and each mention's index into that list."""
+    uniq, index = np.unique(labels, return_inverse=True)
+    groups = [Evidence() for _ in range(len(uniq))]
+    for m, g in zip(mentions, index.tolist(), strict=True):
+        groups[g].add(m)
+    return groups, index
+
+
+def merge_evidence(groups: Sequence[Evidence], labels: np.ndarray) -> tuple[list[Evidence], np.ndarray]:
+    """Clusters from groups sharing a final label; returns clusters and each group's cluster."""
+    uniq, index = np.unique(labels, return_inverse=True)
+    clusters = [Evidence() for _ in range(len(uniq))]
+    for g, c in zip(groups, index.tolist(), strict=True):
+        clusters[c].absorb(g)
+    return clusters, index
+
+
+def embedding_text(group: Evidence, limit: int = 120) -> str:
+    """What tier 2 embeds: "name: short description"."""
+    described = group.ranked_descriptions()
+    if not described:
+        return group.name
+    return f"{group.name}: {clip(described[0], limit)}"
+
+
+def clip(text: str, max_chars: int) -> str:
+    """Text cut at a word boundary to at most max_chars, marked with an ellipsis when cut."""
+    if len(text) <= max_chars:
+        return text
+    cut = text[: max_chars - 1].rsplit(" ", 1)[0].rstrip(" ,;:.")
+    return (cut or text[: max_chars - 1]) + "…"
+
+
+def join_descriptions(descriptions: Sequence[str], max_chars: int) -> str:
+    """The distinct descriptions, best first, joined while they fit in max_chars."""
+    out: list[str] = []
+    used = 0
+    for d in descriptions:
+        d = d if d.endswith((".", "!", "?")) else d + "."
+        extra = len(d) + (1 if out else 0)
+        if used + extra > max_chars:
+            if not out:
+                return clip(d, max_chars)
+            continue
+        out.append(d)
+        used += extra
+    return " ".join(out)
+
+
+def split_pairs(
+    sims: np.ndarray, same_type: np.ndarray, auto_merge: float, band: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Masks over tier-2 candidate pairs: merged at once, and sent to tier 3.
+
+    Same-type pairs at or above auto_merge merge; pairs in the review band, and pairs of
+    different types above its floor, are escalated (types differ: only a judge may merge).
+    """
+    low, high = band
+    merge = (sims >= auto_merge) & same_type
+    review = ~merge & (sims >= low) & ((sims <= high) | ~same_type)
+    return merge, review
+
+
+def canonical_key(cluster: Evidence) -> str:
+    return f"{cluster.category}|{type_key(cluster.type)}|{normalize_name(cluster.name)}"
+
+
+def assign_ids(clusters: Sequence[Evidence], previous: dict[str, str]) -> list[str]:
+    """Stable entity ids: a cluster keeps the previous id most of its mention keys had.
+
+    Clusters are served largest first so a split keeps the id with its bigger part; clusters
+    with no previous id get one from their canonical key (suffixed if that is taken).
+    """
+    ids = [""] * len(clusters)
+    taken: set[str] = set()
+    order = sorted(range(len(clusters)), key=lambda i: (-len(clusters[i].chunk_ids), canonical_key(clusters[i])))
+    for i in order:
+        votes: dict[str, int] = {}
+        for key in clusters[i].keys:
+            old = previous.get(key)
+            if old and old not in taken:
+                votes[old] = votes.get(old, 0) + 1
+        if votes:
+            ids[i] = min(votes, key=lambda v: (-votes[v], v))
+            taken.add(ids[i])
+    for i in order:
+        if not ids[i]:
+            key = canonical_key(clusters[i])
+            candidate, n = short_id("entity", key), 1
+            while candidate in taken:
+                n += 1
+                candidate = short_id("entity", key, n)
+            ids[i] = candidate
+            taken.add(candidate)
+    return ids
+
+
+def id_mapping(clusters: Sequence[Evidence], ids: Sequence[str]) -> dict[str, str]:
+    """Mention key -> entity id, stored so the next run can keep ids (see assign_ids)."""
+    return {key: eid for c, eid in zip(clusters, ids, strict=True) for key in sorted(c.keys)}

@@ -1,0 +1,452 @@
+"""The embedded store: one SQLite file per workspace, a table per record kind, KNN by numpy."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import sqlite3
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import NotFound, StoreError
+from . import codec
+from .base import Filter
+from .records import RECORD_TYPES, Record, Vector
+
+SCHEMA_VERSION = 1
+_MAX_PARAMS = 500  # ids per IN (...) query, well under SQLite's variable limit
+_MATRIX_CACHE_SIZE = 16
+
+# The transaction the current task (and tasks it spawned) is inside, if any.
+_current_tx: contextvars.ContextVar[object | None] = contextvars.ContextVar(
+    "compendium_sqlite_tx", default=None
+)
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class _Errors:
+    """Context manager turning sqlite3 errors into StoreError naming what was being done."""
+
+    def __init__(self, db: _Database, doing: str):
+        self.db, self.doing = db, doing
+
+    def __enter__(self) -> None:
+        if self.db.closed:
+            raise StoreError(f"the SQLite store {self.db.path} is closed")
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"SQLite store {self.db.path}: cannot {self.doing}: {exc}") from exc
+
+
+class _Database:
+    """One connection shared by every kb-scoped store opened on the same file."""
+
+    def __init__(self, path: str, url: str):
+        self.path, self.url = path, url
+        self.conn: sqlite3.Connection | None = None
+        try:
+            if path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(
+                path, isolation_level=None, check_same_thread=False, timeout=30.0
+            )
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA busy_timeout=30000")
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        except (sqlite3.Error, OSError) as exc:
+            if self.conn is not None:
+                self.conn.close()
+            raise StoreError(f"cannot open SQLite store {path}: {exc}") from exc
+        if version > SCHEMA_VERSION:
+            self.conn.close()
+            raise StoreError(
+                f"SQLite store {path} has schema version {version}; "
+                f"this Compendium knows up to {SCHEMA_VERSION}",
+                hint="upgrade Compendium",
+            )
+        self.lock = asyncio.Lock()
+        self.active_tx: object | None = None
+        self.tables: set[str] = set()
+        # (kb, kind, filter) -> (ids, matrix); dropped when that kind is written
+        self.matrices: OrderedDict[tuple[str, str, str], tuple[list[str], np.ndarray]] = (
+            OrderedDict()
+        )
+        self.data_version = -1
+        self.closed = False
+        with self.errors("create tables"):
+            for kind in RECORD_TYPES.values():
+                self.ensure_table(kind)
+            self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def errors(self, doing: str) -> _Errors:
+        return _Errors(self, doing)
+
+    def ensure_table(self, kind: type[Record]) -> str:
+        table = kind.KIND
+        if table in self.tables:
+            return table
+        filters = "".join(f", {_q(f)}" for f in kind.FILTERS)
+        self.conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {_q(table)} (kb TEXT NOT NULL, id TEXT NOT NULL{filters}, "
+            "data TEXT NOT NULL, vector BLOB, PRIMARY KEY (kb, id)) WITHOUT ROWID"
+        )
+        # A FILTERS field added after the table was made: add its column, fill it from data.
+        have = {row[1] for row in self.conn.execute(f"PRAGMA table_info({_q(table)})")}
+        for name in kind.FILTERS:
+            if name not in have:
+                self.conn.execute(f"ALTER TABLE {_q(table)} ADD COLUMN {_q(name)}")
+                self.conn.execute(
+                    f"UPDATE {_q(table)} SET {_q(name)} = json_extract(data, ?)", (f"$.{name}",)
+                )
+            self.conn.execute(
+                f"CREATE INDEX IF NOT EXISTS {_q(f'{table}_{name}')} "
+                f"ON {_q(table)} (kb, {_q(name)}, id)"
+            )
+        self.tables.add(table)
+        return table
+
+    def forget_vectors(self, kind: str | None = None) -> None:
+        if kind is None:
+            self.matrices.clear()
+            return
+        for key in [key for key in self.matrices if key[1] == kind]:
+            del self.matrices[key]
+
+    def check_outside_writes(self) -> None:
+        # data_version moves when another connection (another process) commits.
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self.data_version:
+            self.matrices.clear()
+            self.data_version = version
+
+
+def _where(kind: type[Record], kb: str, where: Filter | None) -> tuple[str, list[Any]] | None:
+    """SQL condition and parameters; None when the filter can match nothing (empty list)."""
+    clauses, params = ["kb = ?"], [kb]
+    for name, value, is_list in codec.check_filter(kind, where):
+        if is_list:
+            if not value:
+                return None
+            clauses.append(f"{_q(name)} IN ({', '.join('?' * len(value))})")
+            params.extend(value)
+        elif value is None:
+            clauses.append(f"{_q(name)} IS NULL")
+        else:
+            clauses.append(f"{_q(name)} = ?")
+            params.append(value)
+    return " AND ".join(clauses), params
+
+
+class SQLiteStore:
+    """Store over one SQLite file; see storage/base.py for the contract."""
+
+    def __init__(self, db: _Database, kb: str):
+        self._db = db
+        self.kb = kb
+        self.url = db.url
+
+    @classmethod
+    def open(cls, path: str, kb: str = "default", url: str | None = None) -> SQLiteStore:
+        return cls(_Database(path, url or f"sqlite:///{path}"), kb)
+
+    def for_kb(self, kb: str) -> SQLiteStore:
+        return SQLiteStore(self._db, kb)
+
+    # -- transactions -------------------------------------------------------------------------
+
+    def _in_tx(self) -> bool:
+        return self._db.active_tx is not None and _current_tx.get() is self._db.active_tx
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        if self._in_tx():
+            yield  # nested: joins the outer transaction
+            return
+        db = self._db
+        async with db.lock:
+            with db.errors("begin a transaction"):
+                db.conn.execute("BEGIN IMMEDIATE")
+            tx = object()
+            db.active_tx = tx
+            token = _current_tx.set(tx)
+            try:
+                yield
+            except BaseException:
+                db.active_tx = None
+                with db.errors("roll back"):
+                    db.conn.execute("ROLLBACK")
+                db.forget_vectors()
+                raise
+            else:
+                db.active_tx = None
+                try:
+                    with db.errors("commit"):
+                        db.conn.execute("COMMIT")
+                except StoreError:
+                    if db.conn.in_transaction:
+                        db.conn.execute("ROLLBACK")
+                    db.forget_vectors()
+                    raise
+            finally:
+                db.active_tx = None
+                _current_tx.reset(token)
+
+    async def _write(self, doing: str, work: Callable[[], int]) -> int:
+        """Run `work` atomically: inside the caller's transaction, or in one of its own."""
+        db = self._db
+        if self._in_tx():
+            with db.errors(doing):
+                return work()
+        async with db.lock:
+            with db.errors(doing):
+                db.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    result = work()
+                    db.conn.execute("COMMIT")
+                except BaseException:
+                    if db.conn.in_transaction:
+                        db.conn.execute("ROLLBACK")
+                    db.forget_vectors()
+                    raise
+                return result
+
+    async def _read(self, doing: str, work: Callable[[], Any]) -> Any:
+        """Reads wait for another task's open transaction, so they never see its partial writes."""
+        db = self._db
+        if self._in_tx() or not db.lock.locked():
+            with db.errors(doing):
+                return work()
+        async with db.lock:
+            with db.errors(doing):
+                return work()
+
+    # -- writes -------------------------------------------------------------------------------
+
+    async def upsert(self, records: Iterable[Record]) -> int:
+        groups = codec.group_by_kind(records)
+        if not groups:
+            return 0
+        rows_by_kind = []
+        for kind, items in groups.items():
+            rows = []
+            for record in items:
+                vector = codec.vector_of(record)
+                rows.append(
+                    (
+                        self.kb,
+                        record.id,
+                        *(codec.filter_value(record, name) for name in kind.FILTERS),
+                        codec.encode_data(record),
+                        codec.encode_vector(vector),
+                    )
+                )
+            rows_by_kind.append((kind, rows))
+
+        def work() -> int:
+            total = 0
+            for kind, rows in rows_by_kind:
+                table = self._db.ensure_table(kind)
+                columns = ["kb", "id", *kind.FILTERS, "data", "vector"]
+                updates = ", ".join(f"{_q(c)} = excluded.{_q(c)}" for c in columns[2:])
+                self._db.conn.executemany(
+                    f"INSERT INTO {_q(table)} ({', '.join(map(_q, columns))}) "
+                    f"VALUES ({', '.join('?' * len(columns))}) "
+                    f"ON CONFLICT (kb, id) DO UPDATE SET {updates}",
+                    rows,
+                )
+                self._db.forget_vectors(kind.KIND)
+                total += len(rows)
+            return total
+
+        return await self._write("upsert records", work)
+
+    async def delete(self, kind: type[Record], where: Filter) -> int:
+        kind = codec.record_kind(kind)
+        condition = _where(kind, self.kb, where)
+        if condition is None:
+            return 0
+        sql, params = condition
+
+        def work() -> int:
+            table = self._db.ensure_table(kind)
+            cursor = self._db.conn.execute(f"DELETE FROM {_q(table)} WHERE {sql}", params)
+            self._db.forget_vectors(kind.KIND)
+            return cursor.rowcount
+
+        return await self._write(f"delete {kind.KIND} records", work)
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def _rows_to_records(self, kind: type[Record], rows: Iterable[tuple]) -> list[Record]:
+        try:
+            return [codec.decode(kind, data, codec.decode_vector(blob)) for _, data, blob in rows]
+        except (ValueError, TypeError) as exc:
+            raise StoreError(
+                f"SQLite store {self._db.path}: a {kind.KIND} row is corrupt: {exc}"
+            ) from exc
+
+    async def get(self, kind: type[Record], ids: Sequence[str]) -> list[Record]:
+        kind = codec.record_kind(kind)
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+
+        def work() -> dict[str, Record]:
+            table = self._db.ensure_table(kind)
+            found: dict[str, Record] = {}
+            for start in range(0, len(wanted), _MAX_PARAMS):
+                part = wanted[start : start + _MAX_PARAMS]
+                rows = self._db.conn.execute(
+                    f"SELECT id, data, vector FROM {_q(table)} "
+                    f"WHERE kb = ? AND id IN ({', '.join('?' * len(part))})",
+                    [self.kb, *part],
+                ).fetchall()
+                for row, record in zip(rows, self._rows_to_records(kind, rows), strict=True):
+                    found[row[0]] = record
+            return found
+
+        found = await self._read(f"get {kind.KIND} records", work)
+        return [found[i] for i in ids if i in found]
+
+    async def get_one(self, kind: type[Record], id: str) -> Record:
+        records = await self.get(kind, [id])
+        if not records:
+            raise NotFound(
+                f"no {codec.record_kind(kind).KIND} {id!r} in knowledge base {self.kb!r}"
+            )
+        return records[0]
+
+    async def scan(
+        self, kind: type[Record], where: Filter | None = None, *, batch_size: int = 1000
+    ) -> AsyncIterator[Record]:
+        kind = codec.record_kind(kind)
+        condition = _where(kind, self.kb, where)
+        if condition is None:
+            return
+        sql, params = condition
+        batch_size = max(1, int(batch_size))
+        last: str | None = None
+        while True:
+            # keyset paging: memory stays bounded by batch_size whatever the table holds
+            after = "" if last is None else " AND id > ?"
+            page_params = [*params] if last is None else [*params, last]
+
+            def work(after: str = after, page_params: list[Any] = page_params) -> list[tuple]:
+                table = self._db.ensure_table(kind)
+                return self._db.conn.execute(
+                    f"SELECT id, data, vector FROM {_q(table)} WHERE {sql}{after} "
+                    f"ORDER BY id LIMIT {batch_size}",
+                    page_params,
+                ).fetchall()
+
+            rows = await self._read(f"scan {kind.KIND} records", work)
+            for record in self._rows_to_records(kind, rows):
+                yield record
+            if len(rows) < batch_size:
+                return
+            last = rows[-1][0]
+
+    async def count(self, kind: type[Record], where: Filter | None = None) -> int:
+        kind = codec.record_kind(kind)
+        condition = _where(kind, self.kb, where)
+        if condition is None:
+            return 0
+        sql, params = condition
+
+        def work() -> int:
+            table = self._db.ensure_table(kind)
+            return self._db.conn.execute(
+                f"SELECT COUNT(*) FROM {_q(table)} WHERE {sql}", params
+            ).fetchone()[0]
+
+        return await self._read(f"count {kind.KIND} records", work)
+
+    async def knn(
+        self, kind: type[Record], vector: Vector, k: int, where: Filter | None = None
+    ) -> list[tuple[Record, float]]:
+        kind = codec.record_kind(kind)
+        query = codec.unit_query(kind, vector)
+        condition = _where(kind, self.kb, where)
+        if condition is None or k <= 0:
+            return []
+        sql, params = condition
+        key = (self.kb, kind.KIND, repr(sorted((where or {}).items(), key=lambda kv: kv[0])))
+
+        def work() -> tuple[list[str], np.ndarray]:
+            db = self._db
+            db.check_outside_writes()
+            cached = db.matrices.get(key)
+            if cached is not None:
+                db.matrices.move_to_end(key)
+                return cached
+            table = db.ensure_table(kind)
+            rows = db.conn.execute(
+                f"SELECT id, vector FROM {_q(table)} WHERE {sql} AND vector IS NOT NULL", params
+            ).fetchall()
+            ids = [row[0] for row in rows]
+            if rows:
+                blob = b"".join(row[1] for row in rows)
+                if len(blob) % (4 * len(rows)):
+                    raise StoreError(f"{kind.KIND} vectors in {db.path} differ in dimension")
+                matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1)
+            else:
+                matrix = np.empty((0, query.shape[0]), dtype=np.float32)
+            db.matrices[key] = (ids, matrix)
+            if len(db.matrices) > _MATRIX_CACHE_SIZE:
+                db.matrices.popitem(last=False)
+            return ids, matrix
+
+        ids, matrix = await self._read(f"search {kind.KIND} vectors", work)
+        if not ids:
+            return []
+        if matrix.shape[1] != query.shape[0]:
+            raise StoreError(
+                f"knn on {kind.KIND}: query has {query.shape[0]} dimensions, "
+                f"stored vectors have {matrix.shape[1]}"
+            )
+        rows, scores = codec.top_k(matrix, query, k)
+        records = await self.get(kind, [ids[i] for i in rows])
+        by_id = {r.id: r for r in records}
+        return [
+            (by_id[ids[i]], float(s)) for i, s in zip(rows, scores, strict=True) if ids[i] in by_id
+        ]
+
+    async def knowledge_bases(self) -> list[str]:
+        def work() -> list[str]:
+            union = " UNION ".join(
+                f"SELECT DISTINCT kb FROM {_q(t)}" for t in sorted(self._db.tables)
+            )
+            return sorted(row[0] for row in self._db.conn.execute(union))
+
+        return await self._read("list knowledge bases", work)
+
+    async def info(self) -> dict[str, Any]:
+        return {
+            "backend": "sqlite",
+            "url": self.url,
+            "kb": self.kb,
+            "path": self._db.path,
+            "vector_search": "numpy",
+            "sqlite_version": sqlite3.sqlite_version,
+        }
+
+    async def close(self) -> None:
+        db = self._db
+        if db.closed:
+            return
+        db.closed = True
+        db.matrices.clear()
+        try:
+            db.conn.close()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot close SQLite store {db.path}: {exc}") from exc

@@ -1,0 +1,51 @@
+"""The Store contract on MySQL/MariaDB (COMPENDIUM_TEST_MYSQL_URL) and TiDB (COMPENDIUM_TEST_TIDB_URL)."""
+
+from __future__ import annotations
+
+import pytest
+
+from compendium.storage.factory import open_store
+from compendium.storage.records import Entity
+
+from .conftest import drop_kbs, fresh_kb, server_url
+from .store_contract import StoreContract, unit_vectors
+
+
+@pytest.fixture
+def kb_names():
+    return [fresh_kb(), fresh_kb()]
+
+
+@pytest.fixture
+def other_kb(kb_names) -> str:
+    return kb_names[1]
+
+
+class TestMySQLStore(StoreContract):
+    url_variable = "COMPENDIUM_TEST_MYSQL_URL"
+
+    @pytest.fixture
+    async def store(self, kb_names):
+        store = await open_store(server_url(self.url_variable), kb=kb_names[0])
+        yield store
+        await drop_kbs(store, kb_names)
+        await store.close()
+
+    async def test_info_reports_how_vectors_are_searched(self, store):
+        info = await store.info()
+        assert info["backend"] in ("mysql", "tidb")
+        assert info["vector_search"] in ("numpy", "tidb-vector")
+
+    async def test_knn_cache_notices_writes_by_another_connection(self, store):
+        vectors = unit_vectors(2, seed=11)
+        await store.upsert([Entity(id="a", embedding=vectors[0])])
+        assert (await store.knn(Entity, vectors[1], 1))[0][0].id == "a"
+        other = await open_store(server_url(self.url_variable), kb=store.kb)
+        await other.upsert([Entity(id="b", embedding=vectors[1])])
+        await other.close()
+        assert (await store.knn(Entity, vectors[1], 1))[0][0].id == "b"
+
+
+class TestTiDBStore(TestMySQLStore):
+    url_variable = "COMPENDIUM_TEST_TIDB_URL"
+    exact_knn = False  # an HNSW index answers approximately

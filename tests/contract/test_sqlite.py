@@ -1,0 +1,75 @@
+"""The Store contract on the embedded SQLite backend, plus what only a file store can show."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from compendium.errors import StoreError
+from compendium.storage.factory import open_store
+from compendium.storage.records import Chunk, Entity
+
+from .store_contract import StoreContract, unit_vectors
+
+
+@pytest.fixture
+async def store(tmp_path):
+    store = await open_store(f"sqlite:///{tmp_path / 'store.db'}", kb="main")
+    yield store
+    await store.close()
+
+
+@pytest.fixture
+def other_kb() -> str:
+    return "second"
+
+
+class TestSQLiteStore(StoreContract):
+    async def test_records_persist_across_reopening_the_file(self, tmp_path):
+        path = tmp_path / "ws" / "compendium.db"
+        first = await open_store(str(path), kb="kb")
+        await first.upsert(
+            [Chunk(id="c", text="kept"), Entity(id="e", embedding=unit_vectors(1, 0)[0])]
+        )
+        await first.close()
+        again = await open_store(f"sqlite:///{path}", kb="kb")
+        assert (await again.get_one(Chunk, "c")).text == "kept"
+        assert (await again.info())["backend"] == "sqlite"
+        await again.close()
+
+    async def test_file_is_in_wal_mode_with_one_table_per_kind(self, store, tmp_path):
+        await store.upsert([Chunk(id="c")])
+        with sqlite3.connect(tmp_path / "store.db") as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            tables = {
+                row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+        assert {"chunk", "entity", "page", "cache", "job"} <= tables
+
+    async def test_knn_sees_writes_made_by_another_connection(self, store, tmp_path):
+        vectors = unit_vectors(3, seed=5)
+        await store.upsert([Entity(id="a", embedding=vectors[0])])
+        assert (await store.knn(Entity, vectors[1], 1))[0][0].id == "a"
+        other = await open_store(str(tmp_path / "store.db"), kb="main")
+        await other.upsert([Entity(id="b", embedding=vectors[1])])
+        await other.close()
+        assert (await store.knn(Entity, vectors[1], 1))[0][0].id == "b"
+
+    async def test_a_closed_store_says_so(self, store):
+        await store.close()
+        with pytest.raises(StoreError, match="closed"):
+            await store.count(Chunk)
+
+    async def test_a_file_that_is_not_a_database_is_a_store_error(self, tmp_path):
+        path = tmp_path / "junk.db"
+        path.write_bytes(b"this is not sqlite" * 100)
+        with pytest.raises(StoreError, match=r"junk\.db"):
+            await open_store(str(path))
+
+    async def test_a_file_from_a_newer_compendium_is_refused(self, tmp_path):
+        path = tmp_path / "newer.db"
+        with sqlite3.connect(path) as conn:
+            conn.execute("PRAGMA user_version=99")
+        with pytest.raises(StoreError, match="schema version 99"):
+            await open_store(str(path))

@@ -1,0 +1,204 @@
+"""The offline MAP: what a user of the wiki sees come out of a chunk of real prose."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from compendium.engines.offline import OfflineEngine
+from compendium.engines.offline.extract import extract_chunk
+from compendium.engines.offline.sentences import split_sentences, sentences_of
+from compendium.engines.tasks import ChunkInput, ExtractionBatch
+from compendium.templates.schema import MapSettings, Template, TypeSpec
+
+TEMPLATE = Template(
+    name="docs",
+    entity_types=[
+        TypeSpec(name="technology"),
+        TypeSpec(name="component"),
+        TypeSpec(name="concept"),
+        TypeSpec(name="setting", patterns=[r"^[a-z]+(_[a-z]+)+$"]),
+    ],
+    relation_types=[TypeSpec(name=n) for n in ("uses", "depends_on", "part_of", "related_to")],
+)
+
+STORAGE = """# Durability
+
+Granite writes every change to the Write-Ahead Log (WAL) before it touches the data files, e.g. heap and index pages.
+The WAL is a sequential record of every change made to the cluster.
+A checkpoint is a point in the log at which all data files are known to be up to date.
+The Shared Buffer Pool keeps recently used pages in memory. Granite uses the WAL for crash recovery.
+The background writer flushes dirty pages from the Shared Buffer Pool to disk.
+
+```sql
+SELECT * FROM granite_stat_io;
+```
+
+| setting | default |
+|---------|---------|
+| wal_level | replica |
+
+Note: the `granite_stat_io` view shows one row per backend process.
+Streaming replication, also known as log shipping, sends WAL records to standby servers.
+Version 15.2 of Granite made the checkpoint_interval setting reloadable without a restart.
+Is the WAL always enabled?
+"""
+
+
+def run(text: str, template: Template = TEMPLATE, heading: list[str] | None = None):
+    return extract_chunk(ChunkInput(label="c1", text=text, heading_path=heading or []), template)
+
+
+def by_name(reply):
+    return {e.name: e for e in reply.entities}
+
+
+def test_named_entities_and_identifiers_are_found():
+    entities = by_name(run(STORAGE))
+    assert {"Write-Ahead Log", "Granite", "Shared Buffer Pool", "granite_stat_io"} <= set(entities)
+    assert "checkpoint_interval" in entities
+
+
+def test_types_come_from_template_patterns_first_then_rules():
+    entities = by_name(run(STORAGE))
+    assert entities["checkpoint_interval"].type == "setting"  # the template's pattern wins
+    assert entities["Granite"].type == "technology"
+    assert entities["Shared Buffer Pool"].type == "component"
+
+
+def test_aliases_from_parenthesised_acronym_and_also_known_as():
+    reply = run(STORAGE)
+    entities = by_name(reply)
+    assert entities["Write-Ahead Log"].aliases == ["WAL"]
+    assert "WAL" not in entities  # mentions of the acronym count for the long form
+    names = {e.name: e.aliases for e in reply.entities}
+    assert names["streaming replication"] == ["log shipping"]
+
+
+def test_acronym_before_its_expansion_and_short_for():
+    reply = run(
+        "Our planner relies on MVCC (multiversion concurrency control) for isolation. "
+        "The CBO, short for Cost-Based Optimizer, picks the cheapest plan."
+    )
+    entities = by_name(reply)
+    assert entities["multiversion concurrency control"].aliases == ["MVCC"]
+    assert entities["Cost-Based Optimizer"].aliases == ["CBO"]
+
+
+def test_descriptions_prefer_definitional_sentences():
+    entities = by_name(run(STORAGE))
+    assert entities["Write-Ahead Log"].description == (
+        "The WAL is a sequential record of every change made to the cluster."
+    )
+
+
+def test_concepts_come_from_definitions():
+    concepts = {c.term: c.definition for c in run(STORAGE).concepts}
+    assert concepts["checkpoint"] == (
+        "A checkpoint is a point in the log at which all data files are known to be up to date."
+    )
+
+
+def test_claims_are_verbatim_sentences_not_code_tables_headings_or_questions():
+    reply = run(STORAGE)
+    texts = [c.text for c in reply.claims]
+    assert "The WAL is a sequential record of every change made to the cluster." in texts
+    for text in texts:
+        assert text in " ".join(STORAGE.split())  # verbatim after whitespace normalisation
+        assert "SELECT" not in text and "|" not in text and not text.startswith("#")
+        assert not text.endswith("?")
+    claim = next(c for c in reply.claims if c.text.startswith("Granite uses the WAL"))
+    assert claim.entities == ["Granite", "Write-Ahead Log"]
+
+
+def test_relations_typed_by_cue_words_with_strength():
+    text = (
+        "Granite uses the Shared Buffer Pool for caching. "
+        "Granite reads pages through the Shared Buffer Pool. "
+        "The Shared Buffer Pool is part of Granite Server. "
+        "Granite Server depends on Linux for memory mapping."
+    )
+    relations = {(r.source, r.target): r for r in run(text).relations}
+    uses = relations[("Granite", "Shared Buffer Pool")]
+    assert uses.type == "uses" and uses.strength == 2.0 and uses.description == "uses"
+    assert relations[("Shared Buffer Pool", "Granite Server")].type == "part_of"
+    assert relations[("Granite Server", "Linux")].type == "depends_on"
+
+
+def test_relation_without_cue_falls_back_and_reversed_cue_flips_direction():
+    text = "Granite and Linux were tested together. The Shared Buffer Pool is used by Granite Server."
+    relations = {(r.source, r.target): r for r in run(text).relations}
+    assert relations[("Granite", "Linux")].type == "related_to"
+    assert relations[("Granite Server", "Shared Buffer Pool")].type == "uses"
+
+
+def test_boilerplate_and_sentence_openers_are_not_entities():
+    text = (
+        "Note that Table 3 lists every option. However, the Example in Section 4.2 is outdated. "
+        "See Also the Chapter on tuning. On Monday in January the Granite team met. "
+        "Replication copies data. This works because replication is asynchronous."
+    )
+    names = set(by_name(run(text)))
+    for word in ("Note", "Table", "Table 3", "However", "Example", "Section", "See Also", "Chapter",
+                 "Monday", "January", "Replication", "This", "The", "On"):
+        assert word not in names
+    assert "Granite" in names
+
+
+def test_max_items_per_chunk_is_respected():
+    template = TEMPLATE.model_copy(update={"map": MapSettings(max_items_per_chunk=2)})
+    reply = run(STORAGE, template)
+    assert len(reply.entities) <= 2 and len(reply.claims) <= 2 and len(reply.relations) <= 2
+
+
+def test_topics_from_heading_and_key_names():
+    topics = [t.name for t in run(STORAGE, heading=["Server", "3.1. Durability"]).topics]
+    assert topics[0] == "Durability"
+    assert "Write-Ahead Log" in topics
+
+
+def test_sentence_splitting_keeps_abbreviations_versions_and_code_together():
+    text = "Use e.g. `pg.conf.sample` here. Version 15.2 fixed it, i.e. the crash. Dr. Smith agreed! Done."
+    assert split_sentences(text) == [
+        "Use e.g. `pg.conf.sample` here.",
+        "Version 15.2 fixed it, i.e. the crash.",
+        "Dr. Smith agreed!",
+        "Done.",
+    ]
+
+
+def test_code_blocks_tables_and_headings_are_not_prose():
+    sentences = [s.text for s in sentences_of(STORAGE)]
+    assert not any("SELECT" in s or "wal_level" in s or s.startswith("#") for s in sentences)
+    assert sentences_of("    indented = code()\n    more()\n\nReal prose here.")[0].text == "Real prose here."
+
+
+def test_bad_template_pattern_is_a_clear_error():
+    from compendium.errors import TemplateError
+
+    bad = Template(name="bad", entity_types=[TypeSpec(name="thing", patterns=["(unclosed"])])
+    with pytest.raises(TemplateError, match="thing"):
+        run(STORAGE, bad)
+
+
+async def test_engine_batch_labels_every_item_and_records_no_tokens():
+    engine = OfflineEngine()
+    batch = ExtractionBatch(
+        chunks=[ChunkInput(label="c1", text=STORAGE), ChunkInput(label="c2", text="Granite uses Linux daily.")]
+    )
+    reply = await engine.extract(batch, TEMPLATE)
+    assert {e.chunk for e in reply.entities} == {"c1", "c2"}
+    assert engine.usage.total_tokens == 0
+    assert engine.name == "offline" and engine.model.startswith("offline-rules-")
+
+
+def test_extraction_speed_is_printed():
+    chunk = ChunkInput(label="c1", text=STORAGE * 3, heading_path=["Durability"])
+    started = time.process_time()
+    count = 0
+    while time.process_time() - started < 0.5:
+        extract_chunk(chunk, TEMPLATE)
+        count += 1
+    rate = count / (time.process_time() - started)
+    print(f"offline extraction: {rate:.0f} chunks/s of CPU ({len(chunk.text)} chars per chunk)")

@@ -1,0 +1,109 @@
+"""REDUCE and PLAN by string rules, extractive description merging and topic naming."""
+
+from __future__ import annotations
+
+import pytest
+
+from compendium.engines.offline import OfflineEngine
+from compendium.engines.tasks import (
+    DescriptionRequest,
+    EntitySketch,
+    MatchQuestion,
+    PairQuestion,
+    TopicRequest,
+)
+from compendium.templates.schema import Template
+
+TEMPLATE = Template(name="docs")
+
+
+def sketch(name: str, type_: str = "technology", aliases: list[str] | None = None) -> EntitySketch:
+    return EntitySketch(name=name, type=type_, aliases=aliases or [])
+
+
+SAME = [
+    ("acronym", sketch("WAL"), sketch("Write-Ahead Log")),
+    ("acronym with stop words", sketch("DBA"), sketch("Database of Administrators")),
+    ("acronym, letters inside words", sketch("MVCC"), sketch("multiversion concurrency control")),
+    ("plural", sketch("Standby Server"), sketch("standby servers")),
+    ("case and hyphens", sketch("write ahead log"), sketch("Write-Ahead Log")),
+    ("edit distance 1", sketch("Postgres"), sketch("Postgress")),
+    ("token set", sketch("Granite Shared Buffer Pool Manager"), sketch("Shared Buffer Pool Manager Granite")),
+    ("alias", sketch("Write-Ahead Logging", aliases=["WAL"]), sketch("WAL")),
+    ("generic type", sketch("Vacuum", "concept"), sketch("vacuum", "component")),
+]
+
+DIFFERENT = [
+    ("version digits", sketch("PostgreSQL 14"), sketch("PostgreSQL 15")),
+    ("digit only on one side", sketch("Python 3"), sketch("Python")),
+    ("acronym of other words", sketch("WAL"), sketch("Wide Area Link Layer Protocol")),
+    ("subset below 0.8", sketch("Buffer Pool"), sketch("Shared Buffer Pool")),
+    ("edit distance 2", sketch("Granite"), sketch("Granola")),
+    ("short names", sketch("Go"), sketch("Io")),
+    ("types disagree", sketch("Mercury", "person"), sketch("Mercury", "technology")),
+]
+
+
+@pytest.mark.parametrize(("rule", "a", "b"), SAME, ids=[r for r, _, _ in SAME])
+async def test_pairs_judged_same(rule, a, b):
+    engine = OfflineEngine()
+    answer = await engine.judge_pairs([PairQuestion(label="p1", a=a, b=b)], TEMPLATE)
+    assert answer == {"p1": True}, rule
+
+
+@pytest.mark.parametrize(("rule", "a", "b"), DIFFERENT, ids=[r for r, _, _ in DIFFERENT])
+async def test_pairs_judged_different(rule, a, b):
+    engine = OfflineEngine()
+    answer = await engine.judge_pairs([PairQuestion(label="p1", a=a, b=b)], TEMPLATE)
+    assert answer == {"p1": False}, rule
+
+
+async def test_matches_compare_candidate_with_page_title():
+    questions = [
+        MatchQuestion(label="q1", candidate=sketch("WAL"), page_title="Write-Ahead Log", page_summary=""),
+        MatchQuestion(label="q2", candidate=sketch("WAL"), page_title="Checkpoints", page_summary=""),
+    ]
+    assert await OfflineEngine().judge_matches(questions, TEMPLATE) == {"q1": True, "q2": False}
+
+
+async def test_summary_merges_descriptions_without_repeats_within_max_chars():
+    request = DescriptionRequest(
+        name="Write-Ahead Log",
+        type="technology",
+        descriptions=[
+            "Granite flushes the log at commit. The Write-Ahead Log is a journal of every change.",
+            "The Write-Ahead Log is a journal of every single change.",
+            "Granite flushes the log at commit!",
+            "Archived segments of the log allow point-in-time recovery.",
+        ],
+        max_chars=150,
+    )
+    text = await OfflineEngine().summarize(request, TEMPLATE)
+    assert text.startswith("The Write-Ahead Log is a journal of every change.")
+    assert len(text) <= 150
+    assert text.count("flushes the log") == 1
+    sources = " ".join(request.descriptions)
+    for sentence in text.replace("! ", "!\n").replace(". ", ".\n").splitlines():
+        assert sentence in sources
+
+
+async def test_summary_cuts_a_single_long_sentence_at_a_word():
+    request = DescriptionRequest(name="X", type="", descriptions=["word " * 50 + "end."], max_chars=80)
+    text = await OfflineEngine().summarize(request, TEMPLATE)
+    assert 0 < len(text) <= 80 and text.endswith("word")
+
+
+async def test_topic_title_from_shared_head_noun():
+    members = [sketch("Replication"), sketch("Hot Standby Server"), sketch("Warm Standby Server"), sketch("WAL")]
+    reply = await OfflineEngine().name_topic(TopicRequest(members=members), TEMPLATE)
+    assert reply.title == "Replication and Standby Servers"
+    assert "Hot Standby Server" in reply.summary and "WAL" in reply.summary
+
+
+async def test_topic_title_from_top_names_and_deterministic():
+    members = [sketch("Vacuum"), sketch("Autovacuum Launcher"), sketch("Visibility Map")]
+    engine = OfflineEngine()
+    first = await engine.name_topic(TopicRequest(members=members), TEMPLATE)
+    second = await engine.name_topic(TopicRequest(members=members), TEMPLATE)
+    assert first == second
+    assert first.title == "Vacuum, Autovacuum Launcher and Visibility Map"

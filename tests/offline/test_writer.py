@@ -1,0 +1,160 @@
+"""The offline page writer: every sentence comes from the evidence and carries its citation."""
+
+from __future__ import annotations
+
+import re
+
+from compendium.engines.offline import OfflineEngine
+from compendium.engines.tasks import EvidenceItem, LinkTarget, PageRequest
+from compendium.templates.schema import RefineSettings, Template
+from compendium.tokens import count_tokens
+
+TEMPLATE = Template(name="docs")
+
+EVIDENCE = [
+    EvidenceItem(
+        ref=1,
+        text="Granite keeps recently used pages in the Shared Buffer Pool. The pool is sized at startup.",
+        chunk_id="a",
+        heading_path=["Memory"],
+        about=["shared-buffer-pool", "granite"],
+    ),
+    EvidenceItem(
+        ref=2,
+        text="The Shared Buffer Pool is a region of memory that caches table and index pages.",
+        chunk_id="b",
+        heading_path=["Memory", "Buffers"],
+        about=["shared-buffer-pool"],
+    ),
+    EvidenceItem(
+        ref=3,
+        text="The background writer flushes dirty pages from the Shared Buffer Pool to disk.",
+        chunk_id="c",
+        heading_path=["Background Processes"],
+        about=["shared-buffer-pool", "background-writer"],
+    ),
+    EvidenceItem(
+        ref=4,
+        text="The background writer flushes the dirty pages from the Shared Buffer Pool to disk!",
+        chunk_id="d",
+        heading_path=["Background Processes"],
+        about=["shared-buffer-pool", "background-writer"],
+    ),
+    EvidenceItem(
+        ref=5,
+        text="The background writer sleeps between rounds to spare the Shared Buffer Pool.\n\n```\nbgwriter_delay = 200ms\n```",
+        chunk_id="e",
+        heading_path=["Background Processes"],
+        about=["background-writer", "shared-buffer-pool"],
+    ),
+    EvidenceItem(
+        ref=6,
+        text="Checkpoints write every dirty buffer of the Shared Buffer Pool to the data files.",
+        chunk_id="f",
+        heading_path=["Introduction"],
+        about=["shared-buffer-pool", "checkpoint"],
+    ),
+]
+
+LINKS = [
+    LinkTarget(slug="background-writer", title="Background Writer"),
+    LinkTarget(slug="checkpoint", title="Checkpoint"),
+    LinkTarget(slug="shared-buffer-pool", title="Shared Buffer Pool"),
+]
+
+CITED = re.compile(r"([^\n]*?[.!])\[\^(\d+)\]")
+
+
+def request(**changes) -> PageRequest:
+    fields = {
+        "slug": "shared-buffer-pool",
+        "title": "Shared Buffer Pool",
+        "kind": "entity",
+        "description": "A region of memory that caches pages.",
+        "aliases": ["shared buffers", "Shared Buffer Pool"],
+        "evidence": EVIDENCE,
+        "links": LINKS,
+    }
+    fields.update(changes)
+    return PageRequest(**fields)
+
+
+async def write(req: PageRequest, template: Template = TEMPLATE) -> str:
+    return await OfflineEngine().write_page(req, template)
+
+
+def cited_sentences(page: str) -> list[tuple[str, int]]:
+    """(sentence, ref) for every citation in the page."""
+    out = []
+    for line in page.splitlines():
+        position = 0
+        for m in CITED.finditer(line):
+            out.append((line[position : m.end(1)].strip(), int(m.group(2))))
+            position = m.end()
+    return out
+
+
+async def test_every_sentence_is_verbatim_evidence_with_its_own_citation():
+    page = await write(request())
+    cited = cited_sentences(page)
+    assert len(cited) >= 4
+    texts = {e.ref: " ".join(e.text.split()) for e in EVIDENCE}
+    for sentence, ref in cited:
+        assert sentence in texts[ref], (sentence, ref)
+
+
+async def test_lead_is_the_definition_of_the_subject():
+    page = await write(request())
+    body = page.split("\n\n")
+    assert body[0] == "# Shared Buffer Pool"
+    assert body[1] == (
+        "The Shared Buffer Pool is a region of memory that caches table and index pages.[^2]"
+    )
+    assert "*Also known as:* shared buffers" in page
+
+
+async def test_near_duplicates_appear_once_citing_the_first():
+    page = await write(request())
+    assert page.count("flushes dirty pages from the Shared Buffer Pool to disk.[^3]") == 1
+    assert "[^4]" not in page
+
+
+async def test_sections_group_by_related_entity_and_code_is_left_out():
+    page = await write(request())
+    headings = re.findall(r"^## (.+)$", page, flags=re.M)
+    assert "Background Writer" in headings
+    assert all(h.strip() and h.lower() not in ("introduction", "notes") for h in headings)
+    assert "bgwriter_delay" not in page
+
+
+async def test_related_links_only_from_request_links_without_self():
+    page = await write(request())
+    links = re.findall(r"\[\[([^\]|]+)\|([^\]]+)\]\]", page)
+    assert links == [("background-writer", "Background Writer"), ("checkpoint", "Checkpoint")]
+
+
+async def test_page_stays_within_its_token_budget():
+    full = await write(request())
+    small = await write(request(max_tokens=120))
+    assert count_tokens(small) <= 120 < count_tokens(full)
+    assert "[^2]" in small  # the lead survives the cut
+
+
+async def test_no_evidence_gives_a_lead_only_page_with_the_description():
+    page = await write(request(evidence=[], links=[]))
+    assert page == "# Shared Buffer Pool\n\nA region of memory that caches pages.\n\n*Also known as:* shared buffers\n"
+    assert "##" not in page
+
+
+async def test_update_rebuilds_the_same_page_from_the_same_evidence():
+    first = await write(request())
+    again = await write(request(existing_markdown=first))
+    assert again == first
+
+
+async def test_template_page_layout_is_used():
+    layout = "TITLE {{ title }}\n{% for s in sections %}{{ s.heading }}: {{ s.sentences | length }}\n{% endfor %}"
+    template = Template(name="custom", refine=RefineSettings(page_template=layout))
+    page = await write(request(), template)
+    assert page.startswith("TITLE Shared Buffer Pool\n")
+    assert "Background Writer: 2" in page  # refs 3 and 5; 4 folded into 3

@@ -1,0 +1,58 @@
+"""Evidence packs: most supported first, merged duplicates, excerpts, and a hard token budget."""
+
+from compendium.phases.evidence import (
+    Source,
+    Statement,
+    build_evidence,
+    estimate_tokens,
+    excerpt_around,
+)
+
+
+def sources():
+    return {
+        "k1": Source("k1", "Intro text. Ada Lovelace wrote notes on the engine. More.", "Notes", ["G"], ["ada"]),
+        "k2": Source("k2", "Babbage designed it.", "Letters"),
+    }
+
+
+def test_duplicates_merge_and_the_best_supported_comes_first():
+    statements = [
+        Statement("Ada wrote a program.", ["k1"], ["ada"]),
+        Statement("Babbage built engines.", ["k2"]),
+        Statement("ada  wrote a program.", ["k2"]),
+        Statement("From a chunk we do not have.", ["k9"]),
+    ]
+    pack = build_evidence(statements, sources(), ["Ada Lovelace"], budget=1000)
+    assert [i.ref for i in pack] == list(range(1, len(pack) + 1))
+    first = pack[0]
+    assert (first.text, first.support, first.chunk_id, first.document) == ("Ada wrote a program.", 2, "k1", "Notes")
+    texts = [i.text for i in pack]
+    assert "From a chunk we do not have." not in texts
+    # k1's excerpt starts at the sentence that mentions the subject.
+    assert "Ada Lovelace wrote notes on the engine. More." in texts
+
+
+def test_the_budget_is_never_exceeded_and_smaller_items_fill_the_gap():
+    long_claim = Statement("word " * 200, ["k1"])
+    short = Statement("Short fact.", ["k2"])
+    pack = build_evidence([long_claim, long_claim, short], sources(), [], budget=60)
+    assert sum(estimate_tokens(i.text) + 8 for i in pack) <= 60
+    assert "Short fact." in [i.text for i in pack]
+    assert build_evidence([short], sources(), [], budget=1) == []
+
+
+def test_excerpt_is_cut_to_a_window():
+    text = "x " * 500
+    excerpt = excerpt_around(text, ["nothing"], words=10)
+    assert excerpt.endswith("…") and len(excerpt.split()) == 11
+    assert excerpt_around("   ", ["a"]) == ""
+
+
+def test_excerpts_of_chunks_holding_more_of_the_page_claims_come_first():
+    srcs = {"k1": Source("k1", "One passage."), "k2": Source("k2", "Another passage.")}
+    statements = [Statement("A.", ["k2"]), Statement("B.", ["k2"]), Statement("C.", ["k1"])]
+    pack = build_evidence(statements, srcs, [], budget=1000)
+    excerpts = [i.chunk_id for i in pack if i.text.endswith("passage.")]
+    assert excerpts == ["k2", "k1"]
+    assert {i.text for i in pack[:3]} == {"A.", "B.", "C."}  # claims before excerpts at equal support

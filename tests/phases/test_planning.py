@@ -1,0 +1,79 @@
+"""Plan decisions: subjects, slugs, links, claims and the CREATE/UPDATE/KEEP/DELETE of each page."""
+
+from dataclasses import replace
+
+from compendium.phases.planning import (
+    KnowledgeView,
+    PagePlan,
+    Subject,
+    build_plan,
+    entity_subjects,
+    match_by_subject,
+    pick_knn_matches,
+)
+from compendium.storage.records import Claim, Entity, Page, Relation
+from compendium.templates.schema import PlanSettings
+
+from .golden_files import load
+
+
+def plan_from(golden, pages):
+    entities = [Entity(**e) for e in golden["entities"]]
+    kb = KnowledgeView.build(entities, [Relation(**r) for r in golden["relations"]], [Claim(**c) for c in golden["claims"]])
+    subjects = entity_subjects(entities, golden["min_support"], golden["max_pages"])
+    topic_of = {}
+    for t in golden["topics"]:
+        subjects.append(Subject(id=t["id"], title=t["title"], kind="topic", description=t["summary"], entity_ids=t["members"]))
+        for m in t["members"]:
+            topic_of.setdefault(m, []).append(t["id"])
+    matched = match_by_subject(subjects, pages)
+    return build_plan(subjects, pages, matched, {}, kb, topic_of, refine_fp="r", model="m")
+
+
+def summary(plans):
+    return [
+        [p.slug, p.action, p.kind, p.subject_id, p.links, p.claim_ids, p.relation_ids]
+        for p in plans
+    ]
+
+
+def test_plan_golden():
+    golden = load("plan_pages")
+    pages = [Page(**p) for p in golden["pages"]]
+    plans = plan_from(golden, pages)
+    assert summary(plans) == golden["expected"]
+    assert all(p.evidence_fingerprint for p in plans if p.action != "DELETE")
+
+
+def test_unchanged_evidence_is_kept_and_a_change_updates():
+    golden = load("plan_pages")
+    pages = [Page(**p) for p in golden["pages"]]
+    first = {p.slug: p for p in plan_from(golden, pages)}
+    pages = [replace(p, evidence_fingerprint=first[p.slug].evidence_fingerprint) if p.slug in first else p
+             for p in pages]
+    second = {p.slug: p for p in plan_from(golden, pages)}
+    assert second["ada-lovelace"].action == "KEEP"
+    assert second["computing"].action == "KEEP"
+    # A new claim about Babbage changes his page and no other.
+    golden["claims"].append({"id": "c9", "text": "Babbage was British.", "chunk_id": "k2", "entity_ids": ["e-bab"]})
+    written = [*pages, *(Page(id=p.slug, slug=p.slug, subject_id=p.subject_id, evidence_fingerprint=p.evidence_fingerprint)
+                        for p in first.values() if p.action == "CREATE")]
+    third = {p.slug: p.action for p in plan_from(golden, written)}
+    assert third["charles-babbage"] == "UPDATE"
+    assert third["ada-lovelace"] == "KEEP" and third["analytical-engine"] == "KEEP"
+    # The topic covers claims of all its members, so it changes too.
+    assert third["computing"] == "UPDATE"
+
+
+def test_plan_entries_round_trip_through_dicts():
+    golden = load("plan_pages")
+    plans = plan_from(golden, [Page(**p) for p in golden["pages"]])
+    assert [PagePlan.from_dict(p.to_dict()) for p in plans] == plans
+
+
+def test_knn_hits_give_each_page_to_its_closest_subject():
+    settings = PlanSettings(update_threshold=0.9, maybe_band=(0.8, 0.9))
+    hits = [("s1", "page-a", 0.95), ("s2", "page-a", 0.97), ("s3", "page-b", 0.85), ("s4", "page-c", 0.5)]
+    updates, maybes = pick_knn_matches(hits, settings)
+    assert updates == {"s2": "page-a"}
+    assert maybes == [("s3", "page-b", 0.85)]

@@ -1,0 +1,1 @@
+"""Unit tests of storage builders: SQL, DDL, Elasticsearch mappings and queries."""
