@@ -159,6 +159,8 @@ class EvidenceItem:
     heading_path: list[str] = field(default_factory=list)
     support: int = 1
     about: list[str] = field(default_factory=list)  # slugs of the entities it mentions
+    # claim | excerpt: text taken verbatim from the chunk; relation: a summary of a graph edge
+    kind: str = "claim"
 
 
 @dataclass(slots=True)

@@ -232,14 +232,13 @@ def _known_names(items: ChunkItems) -> set[str]:
 
 
 def _cap(items: ChunkItems, cap: int) -> None:
-    """Keep at most `cap` items per chunk: entities first, then concepts, relations, claims."""
-    room = cap
+    """Keep at most `cap` items of each kind per chunk (claims are what pages are written from,
+    so a dense chunk's entities must not crowd them out)."""
     for kind in ("entities", "concepts", "relations", "claims"):
         kept: list[dict[str, Any]] = getattr(items, kind)
-        if len(kept) > room:
-            items.dropped += len(kept) - room
-            setattr(items, kind, kept[:room])
-        room -= len(getattr(items, kind))
+        if len(kept) > cap:
+            items.dropped += len(kept) - cap
+            setattr(items, kind, kept[:cap])
     # Relations must still point at kept entities after the cap.
     known = _known_names(items)
     valid = [r for r in items.relations if r["source"].lower() in known and r["target"].lower() in known]

@@ -35,6 +35,7 @@ class Statement:
     text: str
     chunk_ids: list[str]
     about: list[str] = field(default_factory=list)
+    kind: str = "claim"  # claim (verbatim from its chunk) | relation (written from a graph edge)
 
 
 def build_evidence(
@@ -60,7 +61,7 @@ def build_evidence(
             known.chunk_ids = list(dict.fromkeys([*known.chunk_ids, *s.chunk_ids]))
             known.about = list(dict.fromkeys([*known.about, *s.about]))
         else:
-            merged[key] = Statement(s.text.strip(), list(dict.fromkeys(s.chunk_ids)), list(s.about))
+            merged[key] = Statement(s.text.strip(), list(dict.fromkeys(s.chunk_ids)), list(s.about), s.kind)
 
     claims_per_chunk: dict[str, int] = {}
     candidates: list[tuple[int, int, tuple[int, str], EvidenceItem]] = []
@@ -71,14 +72,14 @@ def build_evidence(
         first = sources[known_chunks[0]]
         for c in known_chunks:
             claims_per_chunk[c] = claims_per_chunk.get(c, 0) + 1
-        item = _item(s.text, first, len(known_chunks), list(dict.fromkeys([*s.about, *first.about])))
+        item = _item(s.text, first, len(known_chunks), list(dict.fromkeys([*s.about, *first.about])), s.kind)
         candidates.append((-len(known_chunks), 0, (0, first.chunk_id), item))
     for chunk_id, source in sources.items():
         excerpt = excerpt_around(source.text, names)
         if excerpt:
             # One passage is one source; among excerpts, those holding more of the page's claims first.
             rank = (-claims_per_chunk.get(chunk_id, 0), chunk_id)
-            candidates.append((-1, 1, rank, _item(excerpt, source, 1, list(source.about))))
+            candidates.append((-1, 1, rank, _item(excerpt, source, 1, list(source.about), "excerpt")))
 
     chosen: list[EvidenceItem] = []
     left = budget
@@ -92,8 +93,9 @@ def build_evidence(
     return chosen
 
 
-def _item(text: str, source: Source, support: int, about: list[str]) -> EvidenceItem:
+def _item(text: str, source: Source, support: int, about: list[str], kind: str) -> EvidenceItem:
     return EvidenceItem(
+        kind=kind,
         ref=0,
         text=text,
         chunk_id=source.chunk_id,

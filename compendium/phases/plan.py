@@ -73,7 +73,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         await store.delete(Topic, {})
 
     matched = match_by_subject(subjects, pages)
-    reasons = {sid: "same subject" for sid in matched}
+    reasons: dict[str, str] = {}  # why a subject took over a page that was not its own
     unmatched = [s for s in subjects if s.id not in matched]
     claimed = set(matched.values())
     subject_ids = {s.id for s in subjects}
@@ -83,7 +83,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         updates, maybes = await _knn(ctx, template, unmatched, orphans)
         matched.update(updates)
         reasons.update({sid: "similar existing page" for sid in updates})
-        judged = await _judge(ctx, template, [s for s in unmatched if s.id in {m[0] for m in maybes}], maybes, orphans)
+        judged = await _judge(ctx, template, unmatched, maybes, orphans)
         details["maybe_judged"] = len(maybes)
         matched.update(judged)
         reasons.update({sid: "judged the same as an existing page" for sid in judged})

@@ -219,7 +219,8 @@ async def _evidence(
 
     statements = [Statement(c.text, [c.chunk_id], about(c.entity_ids)) for c in claims]
     statements += [
-        Statement(relation_text(r, names), list(r.chunk_ids), about([r.source, r.target])) for r in relations
+        Statement(relation_text(r, names), list(r.chunk_ids), about([r.source, r.target]), "relation")
+        for r in relations
     ]
     per_chunk: dict[str, int] = defaultdict(int)
     for c in claims:

@@ -188,7 +188,7 @@ class Page(Record):
 @dataclass(slots=True)
 class Job(Record):
     KIND: ClassVar[str] = "job"
-    FILTERS: ClassVar[tuple[str, ...]] = ("status", "template")
+    FILTERS: ClassVar[tuple[str, ...]] = ("status", "template", "tenant", "knowledge_base")
 
     template: str = ""
     status: str = "queued"  # queued | running | succeeded | failed | cancelled
@@ -202,6 +202,91 @@ class Job(Record):
     report: dict[str, Any] = field(default_factory=dict)
     error: str = ""
     cancel_requested: bool = False
+    # Added for the job queue of the API (compiler/jobs.py).
+    tenant: str = ""
+    knowledge_base: str = ""  # the knowledge base's name inside its tenant
+    heartbeat_at: float = 0.0
+    attempts: int = 0  # leases taken; > 1 means the job was resumed after a lost worker
+    trigger: str = "api"  # api | schedule | cli
+
+
+@dataclass(slots=True)
+class Tenant(Record):
+    """An organisation using the service; id == its name. Lives in the "_system" scope."""
+
+    KIND: ClassVar[str] = "tenant"
+
+    name: str = ""
+    created_at: float = 0.0
+
+
+@dataclass(slots=True)
+class ApiKey(Record):
+    """An API key of a tenant; id is the key's public part, the secret is kept only hashed."""
+
+    KIND: ClassVar[str] = "api_key"
+    FILTERS: ClassVar[tuple[str, ...]] = ("tenant",)
+
+    tenant: str = ""
+    name: str = ""
+    salt: str = ""
+    hash: str = ""  # hex sha256(salt + secret)
+    created_at: float = 0.0
+    revoked: bool = False
+
+
+@dataclass(slots=True)
+class KnowledgeBase(Record):
+    """A tenant's knowledge base and its compile settings; id == f"{tenant}__{name}"."""
+
+    KIND: ClassVar[str] = "knowledge_base"
+    FILTERS: ClassVar[tuple[str, ...]] = ("tenant",)
+
+    tenant: str = ""
+    name: str = ""
+    description: str = ""
+    default_template: str = "wiki"
+    engine: str = "auto"  # auto: the LLM when the server has one | offline
+    llm_model: str = ""  # "" : the server's model
+    token_budget: int | None = None  # per compile
+    groups: list[dict[str, Any]] = field(default_factory=list)  # TemplateGroup dicts
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+@dataclass(slots=True)
+class StoredTemplate(Record):
+    """A template uploaded by a tenant; id == f"{tenant}__{name}". Every update is a new version."""
+
+    KIND: ClassVar[str] = "stored_template"
+    FILTERS: ClassVar[tuple[str, ...]] = ("tenant", "name")
+
+    tenant: str = ""
+    name: str = ""
+    version: int = 1
+    yaml: str = ""
+    description: str = ""
+    history: list[dict[str, Any]] = field(default_factory=list)  # earlier {version, yaml, at}
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+@dataclass(slots=True)
+class Schedule(Record):
+    """A cron expression that enqueues compiles of one knowledge base with one template."""
+
+    KIND: ClassVar[str] = "schedule"
+    FILTERS: ClassVar[tuple[str, ...]] = ("tenant", "knowledge_base")
+
+    tenant: str = ""
+    knowledge_base: str = ""
+    template: str = ""
+    cron: str = ""
+    enabled: bool = True
+    next_run_at: float = 0.0
+    last_run_at: float = 0.0
+    last_job_id: str = ""
+    created_at: float = 0.0
 
 
 @dataclass(slots=True)
@@ -220,5 +305,8 @@ class CacheEntry(Record):
 
 RECORD_TYPES: dict[str, type[Record]] = {
     cls.KIND: cls
-    for cls in (Document, Chunk, Extract, Entity, Relation, Claim, Topic, Page, Job, CacheEntry)
+    for cls in (
+        Document, Chunk, Extract, Entity, Relation, Claim, Topic, Page, Job, CacheEntry,
+        Tenant, ApiKey, KnowledgeBase, StoredTemplate, Schedule,
+    )
 }

@@ -8,7 +8,7 @@ import pytest
 
 from compendium.engines.offline import OfflineEngine
 from compendium.engines.offline.extract import extract_chunk
-from compendium.engines.offline.sentences import split_sentences, sentences_of
+from compendium.engines.offline.sentences import sentences_of, split_sentences
 from compendium.engines.tasks import ChunkInput, ExtractionBatch
 from compendium.templates.schema import MapSettings, Template, TypeSpec
 
@@ -127,7 +127,9 @@ def test_relations_typed_by_cue_words_with_strength():
 
 
 def test_relation_without_cue_falls_back_and_reversed_cue_flips_direction():
-    text = "Granite and Linux were tested together. The Shared Buffer Pool is used by Granite Server."
+    text = (
+        "Granite and Linux were tested together. The Shared Buffer Pool is used by Granite Server."
+    )
     relations = {(r.source, r.target): r for r in run(text).relations}
     assert relations[("Granite", "Linux")].type == "related_to"
     assert relations[("Granite Server", "Shared Buffer Pool")].type == "uses"
@@ -140,8 +142,22 @@ def test_boilerplate_and_sentence_openers_are_not_entities():
         "Replication copies data. This works because replication is asynchronous."
     )
     names = set(by_name(run(text)))
-    for word in ("Note", "Table", "Table 3", "However", "Example", "Section", "See Also", "Chapter",
-                 "Monday", "January", "Replication", "This", "The", "On"):
+    for word in (
+        "Note",
+        "Table",
+        "Table 3",
+        "However",
+        "Example",
+        "Section",
+        "See Also",
+        "Chapter",
+        "Monday",
+        "January",
+        "Replication",
+        "This",
+        "The",
+        "On",
+    ):
         assert word not in names
     assert "Granite" in names
 
@@ -171,7 +187,10 @@ def test_sentence_splitting_keeps_abbreviations_versions_and_code_together():
 def test_code_blocks_tables_and_headings_are_not_prose():
     sentences = [s.text for s in sentences_of(STORAGE)]
     assert not any("SELECT" in s or "wal_level" in s or s.startswith("#") for s in sentences)
-    assert sentences_of("    indented = code()\n    more()\n\nReal prose here.")[0].text == "Real prose here."
+    assert (
+        sentences_of("    indented = code()\n    more()\n\nReal prose here.")[0].text
+        == "Real prose here."
+    )
 
 
 def test_bad_template_pattern_is_a_clear_error():
@@ -182,10 +201,21 @@ def test_bad_template_pattern_is_a_clear_error():
         run(STORAGE, bad)
 
 
+def test_public_surface_is_the_engine_and_it_meets_the_protocol():
+    import compendium.engines.offline as offline
+    from compendium.engines.base import Engine
+
+    assert offline.__all__ == ["OfflineEngine"]
+    assert isinstance(OfflineEngine(), Engine)
+
+
 async def test_engine_batch_labels_every_item_and_records_no_tokens():
     engine = OfflineEngine()
     batch = ExtractionBatch(
-        chunks=[ChunkInput(label="c1", text=STORAGE), ChunkInput(label="c2", text="Granite uses Linux daily.")]
+        chunks=[
+            ChunkInput(label="c1", text=STORAGE),
+            ChunkInput(label="c2", text="Granite uses Linux daily."),
+        ]
     )
     reply = await engine.extract(batch, TEMPLATE)
     assert {e.chunk for e in reply.entities} == {"c1", "c2"}

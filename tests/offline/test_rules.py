@@ -28,7 +28,11 @@ SAME = [
     ("plural", sketch("Standby Server"), sketch("standby servers")),
     ("case and hyphens", sketch("write ahead log"), sketch("Write-Ahead Log")),
     ("edit distance 1", sketch("Postgres"), sketch("Postgress")),
-    ("token set", sketch("Granite Shared Buffer Pool Manager"), sketch("Shared Buffer Pool Manager Granite")),
+    (
+        "token set",
+        sketch("Granite Shared Buffer Pool Manager"),
+        sketch("Shared Buffer Pool Manager Granite"),
+    ),
     ("alias", sketch("Write-Ahead Logging", aliases=["WAL"]), sketch("WAL")),
     ("generic type", sketch("Vacuum", "concept"), sketch("vacuum", "component")),
 ]
@@ -60,8 +64,12 @@ async def test_pairs_judged_different(rule, a, b):
 
 async def test_matches_compare_candidate_with_page_title():
     questions = [
-        MatchQuestion(label="q1", candidate=sketch("WAL"), page_title="Write-Ahead Log", page_summary=""),
-        MatchQuestion(label="q2", candidate=sketch("WAL"), page_title="Checkpoints", page_summary=""),
+        MatchQuestion(
+            label="q1", candidate=sketch("WAL"), page_title="Write-Ahead Log", page_summary=""
+        ),
+        MatchQuestion(
+            label="q2", candidate=sketch("WAL"), page_title="Checkpoints", page_summary=""
+        ),
     ]
     assert await OfflineEngine().judge_matches(questions, TEMPLATE) == {"q1": True, "q2": False}
 
@@ -88,13 +96,20 @@ async def test_summary_merges_descriptions_without_repeats_within_max_chars():
 
 
 async def test_summary_cuts_a_single_long_sentence_at_a_word():
-    request = DescriptionRequest(name="X", type="", descriptions=["word " * 50 + "end."], max_chars=80)
+    request = DescriptionRequest(
+        name="X", type="", descriptions=["word " * 50 + "end."], max_chars=80
+    )
     text = await OfflineEngine().summarize(request, TEMPLATE)
     assert 0 < len(text) <= 80 and text.endswith("word")
 
 
 async def test_topic_title_from_shared_head_noun():
-    members = [sketch("Replication"), sketch("Hot Standby Server"), sketch("Warm Standby Server"), sketch("WAL")]
+    members = [
+        sketch("Replication"),
+        sketch("Hot Standby Server"),
+        sketch("Warm Standby Server"),
+        sketch("WAL"),
+    ]
     reply = await OfflineEngine().name_topic(TopicRequest(members=members), TEMPLATE)
     assert reply.title == "Replication and Standby Servers"
     assert "Hot Standby Server" in reply.summary and "WAL" in reply.summary

@@ -142,7 +142,10 @@ async def test_page_stays_within_its_token_budget():
 
 async def test_no_evidence_gives_a_lead_only_page_with_the_description():
     page = await write(request(evidence=[], links=[]))
-    assert page == "# Shared Buffer Pool\n\nA region of memory that caches pages.\n\n*Also known as:* shared buffers\n"
+    assert (
+        page
+        == "# Shared Buffer Pool\n\nA region of memory that caches pages.\n\n*Also known as:* shared buffers\n"
+    )
     assert "##" not in page
 
 

@@ -23,15 +23,6 @@ _LISTED_ACRONYM = re.compile(r"^(.{3,60}?),\s*([A-Z][A-Z0-9]{1,7}s?)$")
 _CLAUSE_BEFORE = re.compile(r"(?:^|[,;:(]\s*)(?P<words>[\w'’-]+(?:\s+[\w'’-]+){0,4})\s*$")
 
 
-class _SentenceCase:
-    """Capitalised words seen mid-sentence in the chunk being read (set per call)."""
-
-    caps: set[str] | frozenset[str] = frozenset()
-
-
-_SENTENCE_CASE = _SentenceCase()
-
-
 def find_aliases(
     sentences: list[Sentence],
     spans: list[list[Span]],
@@ -45,7 +36,6 @@ def find_aliases(
     links: dict[str, str] = {}
     for i, sentence in enumerate(sentences):
         text = sentence.text
-        _SENTENCE_CASE.caps = mid_caps
         if "(" in text:
             for m in _PAREN.finditer(text):
                 _paren_alias(text, m, spans[i], links)
@@ -59,6 +49,8 @@ def find_aliases(
             after = _span_or_words(text, m.end(), spans[i])
             if before is not None and after is not None:
                 _link(links, long=after, short=before)
+        for span in spans[i]:
+            _sentence_case(span, mid_caps)
     # follow chains (A -> B -> C) so every alias points at its final long form
     resolved: dict[str, str] = {}
     for key in links:
@@ -113,7 +105,9 @@ def _expansion_before(text: str, paren_start: int, acronym: str) -> tuple[int, s
 
 
 def _initials(words: str) -> str:
-    return "".join(w[0] for w in re.split(r"[\s_/-]+", words.lower()) if w and w not in FUNCTION_WORDS)
+    return "".join(
+        w[0] for w in re.split(r"[\s_/-]+", words.lower()) if w and w not in FUNCTION_WORDS
+    )
 
 
 def _words_before(text: str, position: int, spans: list[Span]) -> Span | None:
@@ -160,20 +154,20 @@ def _add_span(spans: list[Span], text, start: int) -> Span:
             return span
     # the new long form replaces spans it overlaps (e.g. a part of a lowercase expansion)
     spans[:] = [s for s in spans if s.end <= start or s.start >= end]
-    words = text.split()
-    if (
-        start <= 1
-        and len(words) > 1
-        and words[0][1:].islower()
-        and words[0] not in _SENTENCE_CASE.caps
-    ):
-        if all(w.islower() for w in words[1:]):
-            text = text[0].lower() + text[1:]  # "Multiversion concurrency control" opens a sentence
-    kind = "term" if text.islower() else "name"
-    span = Span(start, end, text, kind)
+    span = Span(start, end, text, "term" if text.islower() else "name")
     spans.append(span)
     spans.sort(key=lambda s: s.start)
     return span
+
+
+def _sentence_case(span: Span, mid_caps: set[str] | frozenset[str]) -> None:
+    """ "Multiversion concurrency control" opening a sentence is the lowercase term."""
+    words = span.text.split()
+    if span.start > 1 or len(words) < 2 or not words[0][1:].islower() or words[0] in mid_caps:
+        return
+    if words[0][:1].isupper() and all(w.islower() for w in words[1:]):
+        span.text = span.text[0].lower() + span.text[1:]
+        span.kind = "term"
 
 
 def _link(links: dict[str, str], *, long: Span, short: Span | str) -> None:

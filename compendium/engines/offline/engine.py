@@ -16,7 +16,8 @@ from ..tasks import (
     TopicRequest,
 )
 from ..usage import UsageMeter
-from . import extract, pairs, summary, topics, writer
+from . import extract, summary, topics, writer
+from . import pairs as pair_rules
 
 
 class OfflineEngine:
@@ -35,9 +36,9 @@ class OfflineEngine:
         return extract.extract(batch, template)
 
     async def judge_pairs(
-        self, pairs_: Sequence[PairQuestion], template: Template
+        self, pairs: Sequence[PairQuestion], template: Template
     ) -> dict[str, bool]:
-        return pairs.judge_pairs(pairs_)
+        return pair_rules.judge_pairs(pairs)
 
     async def summarize(self, request: DescriptionRequest, template: Template) -> str:
         return summary.summarize(request)
@@ -45,7 +46,7 @@ class OfflineEngine:
     async def judge_matches(
         self, questions: Sequence[MatchQuestion], template: Template
     ) -> dict[str, bool]:
-        return pairs.judge_matches(questions)
+        return pair_rules.judge_matches(questions)
 
     async def name_topic(self, request: TopicRequest, template: Template) -> TopicReply:
         return topics.name_topic(request)

@@ -73,7 +73,10 @@ def extract_chunk(
     chunk: ChunkInput, template: Template, *, rules: tuple[TypeRules, TypeRules] | None = None
 ) -> ExtractionReply:
     """Extraction of one chunk; `rules` (entity and relation type rules) saves recompiling."""
-    entity_rules, relation_rules = rules or (entity_type_rules(template), relation_type_rules(template))
+    entity_rules, relation_rules = rules or (
+        entity_type_rules(template),
+        relation_type_rules(template),
+    )
     sentences = sentences_of(chunk.text)
     claim_like = [_is_claim_sentence(s.text) for s in sentences]
     limit = template.map.max_items_per_chunk
@@ -297,7 +300,9 @@ def _relations(
                     entry = pairs[key] = {"sentences": set(), "typed": None, "order": len(pairs)}
                 entry["sentences"].add(i)
                 typed = relation_type(between, rules)
-                if "," in between and typed.cued:  # a cue in another clause says nothing of these two
+                if (
+                    "," in between and typed.cued
+                ):  # a cue in another clause says nothing of these two
                     typed = Typed(relation_type("", rules).type, False, False)
                 if entry["typed"] is None or (typed.cued and not entry["typed"][0].cued):
                     source, target = (second, first) if typed.reverse else (first, second)

@@ -65,7 +65,9 @@ def find_spans(
         if kind in ("strong", "em"):
             kind = "term"
         if kind == "name":
-            span = _clean_name(text, start, at_start=start <= lead, mid_caps=mid_caps, lowercase=lowercase)
+            span = _clean_name(
+                text, start, at_start=start <= lead, mid_caps=mid_caps, lowercase=lowercase
+            )
             if span is not None:
                 spans.append(span)
             continue

@@ -18,11 +18,13 @@ punctuation dropped, hyphens and underscores as spaces, each word singular):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ..tasks import EntitySketch, MatchQuestion, PairQuestion
 from .names import acronym_matches, digits_of, is_acronym, is_generic_type, name_key
 
+_LETTERS = re.compile(r"[^a-z0-9]")
 JACCARD_MIN = 0.8
 EDIT_MAX = 1
 EDIT_LENGTHS = (5, 12)
@@ -69,9 +71,11 @@ def same_name(x: str, y: str) -> bool:
     sx, sy = set(kx.split()), set(ky.split())
     if (sx <= sy or sy <= sx) and len(sx & sy) / len(sx | sy) >= JACCARD_MIN:
         return True
-    shorter, longer = sorted((kx, ky), key=len)
+    # spelling slips are judged on the plain lowercase letters, before singular forms
+    px, py = _LETTERS.sub("", x.lower()), _LETTERS.sub("", y.lower())
+    shorter, longer = sorted((px, py), key=len)
     if EDIT_LENGTHS[0] <= len(shorter) and len(longer) <= EDIT_LENGTHS[1]:
-        return edit_distance(kx, ky, EDIT_MAX) <= EDIT_MAX
+        return edit_distance(px, py, EDIT_MAX) <= EDIT_MAX
     return False
 
 

@@ -14,7 +14,9 @@ _TABLE = re.compile(r"^\s*\|.*\|\s*$|^\s*\|?\s*:?-{3,}:?\s*\|")
 _LIST_ITEM = re.compile(r"^\s{0,6}(?:[-*+•]|\d{1,3}[.)])\s+")
 _QUOTE = re.compile(r"^\s{0,3}>\s?")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
-_CAPTION = re.compile(r"^\s*(?:Table|Figure|Example|Listing|Fig\.)\s+[\dA-Z]+(?:[.-]\d+)*[.:]?(?:\s|$)")
+_CAPTION = re.compile(
+    r"^\s*(?:Table|Figure|Example|Listing|Fig\.)\s+[\dA-Z]+(?:[.-]\d+)*[.:]?(?:\s|$)"
+)
 _INDENTED = re.compile(r"^(\t| {4,})\S")
 # Shell prompts, SQL prompts and lines ending like code statements.
 _CODE_LINE = re.compile(

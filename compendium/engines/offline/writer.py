@@ -76,7 +76,8 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
     pool: list[_Sentence] = []
     for item in sorted(evidence, key=lambda e: e.ref):
         heading = next(
-            (clean_heading(h) for h in reversed(item.heading_path) if _specific(clean_heading(h))), ""
+            (clean_heading(h) for h in reversed(item.heading_path) if _specific(clean_heading(h))),
+            "",
         )
         for s in sentences_of(item.text):
             if len(s.text.split()) < _MIN_WORDS or s.text.endswith((":", "?", ",")):

@@ -1,0 +1,48 @@
+// A uniform grid over node positions: finds the nodes under the pointer without scanning them all.
+
+export class SpatialGrid {
+  constructor() {
+    this.cells = new Map();
+    this.size = 1;
+    this.maxR = 0;
+  }
+
+  /** Rebuild from scratch; cheap (one pass), done lazily after nodes move. */
+  build(nodes) {
+    this.cells.clear();
+    if (!nodes.length) return;
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    this.maxR = 0;
+    for (const n of nodes) {
+      x0 = Math.min(x0, n.x); y0 = Math.min(y0, n.y);
+      x1 = Math.max(x1, n.x); y1 = Math.max(y1, n.y);
+      this.maxR = Math.max(this.maxR, n.r);
+    }
+    // About four nodes per cell on average, never smaller than the biggest node.
+    const area = Math.max(1, (x1 - x0) * (y1 - y0));
+    this.size = Math.max(2 * this.maxR, Math.sqrt((area * 4) / nodes.length));
+    for (const n of nodes) {
+      const key = this.key(Math.floor(n.x / this.size), Math.floor(n.y / this.size));
+      let cell = this.cells.get(key);
+      if (!cell) this.cells.set(key, (cell = []));
+      cell.push(n);
+    }
+  }
+
+  key(cx, cy) {
+    return cx * 73856093 + cy * 19349663; // numbers hash faster than strings
+  }
+
+  /** Nodes whose centre lies within maxR + slop of (x, y)'s cell neighbourhood. */
+  *near(x, y, slop) {
+    const reach = this.maxR + slop;
+    const cx0 = Math.floor((x - reach) / this.size), cx1 = Math.floor((x + reach) / this.size);
+    const cy0 = Math.floor((y - reach) / this.size), cy1 = Math.floor((y + reach) / this.size);
+    for (let cx = cx0; cx <= cx1; cx++) {
+      for (let cy = cy0; cy <= cy1; cy++) {
+        const cell = this.cells.get(this.key(cx, cy));
+        if (cell) yield* cell;
+      }
+    }
+  }
+}

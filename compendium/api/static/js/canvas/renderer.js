@@ -1,0 +1,485 @@
+// Draws a large entity graph on one <canvas>: pan, zoom, drag, hit-testing, level of detail.
+//
+// Nodes and edges are plain objects kept in arrays; nothing is a DOM element. A frame is drawn
+// only after something changed (invalidate -> one requestAnimationFrame). Edges of one type are
+// stroked as one path and nodes of one type filled as one path, so a frame costs a few dozen
+// canvas calls whatever the size of the graph.
+
+import { SpatialGrid } from "./grid.js";
+
+const PALETTE = [
+  "#2f6fdf", "#d9480f", "#2b8a3e", "#ae3ec9", "#c92a2a", "#1098ad",
+  "#e67700", "#5f3dc4", "#087f5b", "#a61e4d", "#495057", "#74b816",
+];
+const CLICK_SLOP = 4; // px a pointer may move and still count as a click
+const LABEL_LIMIT = 250; // labels drawn per frame at most
+const MIN_SCALE = 0.02;
+const MAX_SCALE = 12;
+
+export function typeColour(types, type) {
+  const i = types.indexOf(type);
+  return PALETTE[(i < 0 ? types.length : i) % PALETTE.length];
+}
+
+export class GraphCanvas {
+  constructor(canvas, handlers = {}) {
+    this.canvas = canvas;
+    this.ctx = canvas.getContext("2d");
+    this.handlers = handlers; // onHover(node|null, x, y), onNodeClick(node), onEdgeClick(edge)
+    this.nodes = [];
+    this.edges = [];
+    this.byId = new Map();
+    this.pendingEdges = [];
+    this.types = [];
+    this.edgeTypes = [];
+    this.hiddenTypes = new Set();
+    this.minStrength = 0;
+    this.scale = 1;
+    this.tx = 0;
+    this.ty = 0;
+    this.hovered = null;
+    this.selected = null;
+    this.grid = new SpatialGrid();
+    this.gridStale = true;
+    this.frameRequested = false;
+    this.stats = { frames: 0, lastFrameMs: 0, firstDrawAt: 0, drawnNodes: 0, drawnEdges: 0 };
+    this.pointer = null;
+    this.width = 0;
+    this.height = 0;
+    this.bindEvents();
+    this.resize();
+  }
+
+  // ---- data --------------------------------------------------------------------------------
+
+  /** Add nodes {id, label, type, x, y, size (0..1), ...}; edges waiting on them are resolved. */
+  addNodes(list) {
+    for (const raw of list) {
+      if (this.byId.has(raw.id)) continue;
+      const node = { ...raw, index: this.nodes.length };
+      if (!Number.isFinite(node.x) || !Number.isFinite(node.y)) placeOnSpiral(node);
+      node.r = 3 + 12 * Math.sqrt(Math.max(0, Math.min(1, node.size ?? 0)));
+      this.byId.set(node.id, node);
+      this.nodes.push(node);
+      if (!this.types.includes(node.type)) this.types.push(node.type);
+    }
+    this.types.sort();
+    for (const node of this.nodes) node.colour = typeColour(this.types, node.type);
+    const waiting = this.pendingEdges;
+    this.pendingEdges = [];
+    this.addEdges(waiting);
+    this.gridStale = true;
+    this.invalidate();
+  }
+
+  /** Add edges {id, source, target, type, strength, ...}; unknown endpoints wait for their node. */
+  addEdges(list) {
+    for (const raw of list) {
+      const s = this.byId.get(raw.source);
+      const t = this.byId.get(raw.target);
+      if (!s || !t) {
+        this.pendingEdges.push(raw);
+        continue;
+      }
+      this.edges.push({ ...raw, s, t });
+      if (!this.edgeTypes.includes(raw.type)) this.edgeTypes.push(raw.type);
+    }
+    this.edgeTypes.sort();
+    this.invalidate();
+  }
+
+  clear() {
+    this.nodes = [];
+    this.edges = [];
+    this.byId.clear();
+    this.pendingEdges = [];
+    this.types = [];
+    this.edgeTypes = [];
+    this.hovered = this.selected = null;
+    this.gridStale = true;
+    this.invalidate();
+  }
+
+  setFilter({ hiddenTypes, minStrength }) {
+    if (hiddenTypes) this.hiddenTypes = new Set(hiddenTypes);
+    if (minStrength !== undefined) this.minStrength = minStrength;
+    if (this.hovered && !this.isShown(this.hovered)) this.hovered = null;
+    this.invalidate();
+  }
+
+  isShown(node) {
+    return !this.hiddenTypes.has(node.type);
+  }
+
+  edgeShown(edge) {
+    return edge.strength >= this.minStrength && this.isShown(edge.s) && this.isShown(edge.t);
+  }
+
+  visibleNodes() {
+    return this.nodes.filter((n) => this.isShown(n));
+  }
+
+  // ---- camera ------------------------------------------------------------------------------
+
+  resize() {
+    const rect = this.canvas.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    this.width = Math.max(1, rect.width);
+    this.height = Math.max(1, rect.height);
+    this.canvas.width = Math.round(this.width * dpr);
+    this.canvas.height = Math.round(this.height * dpr);
+    this.dpr = dpr;
+    this.invalidate();
+  }
+
+  fit() {
+    const shown = this.visibleNodes();
+    if (!shown.length) return;
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const n of shown) {
+      x0 = Math.min(x0, n.x - n.r); y0 = Math.min(y0, n.y - n.r);
+      x1 = Math.max(x1, n.x + n.r); y1 = Math.max(y1, n.y + n.r);
+    }
+    const pad = 24;
+    const scale = Math.min((this.width - 2 * pad) / (x1 - x0 || 1), (this.height - 2 * pad) / (y1 - y0 || 1));
+    this.scale = clamp(scale, MIN_SCALE, MAX_SCALE);
+    this.tx = this.width / 2 - ((x0 + x1) / 2) * this.scale;
+    this.ty = this.height / 2 - ((y0 + y1) / 2) * this.scale;
+    this.invalidate();
+  }
+
+  panBy(dx, dy) {
+    this.tx += dx;
+    this.ty += dy;
+    this.invalidate();
+  }
+
+  zoomAt(factor, sx = this.width / 2, sy = this.height / 2) {
+    const next = clamp(this.scale * factor, MIN_SCALE, MAX_SCALE);
+    const k = next / this.scale;
+    this.tx = sx - (sx - this.tx) * k;
+    this.ty = sy - (sy - this.ty) * k;
+    this.scale = next;
+    this.invalidate();
+  }
+
+  centreOn(node) {
+    this.tx = this.width / 2 - node.x * this.scale;
+    this.ty = this.height / 2 - node.y * this.scale;
+    this.invalidate();
+  }
+
+  toScreen(node) {
+    return { x: node.x * this.scale + this.tx, y: node.y * this.scale + this.ty };
+  }
+
+  toWorld(sx, sy) {
+    return { x: (sx - this.tx) / this.scale, y: (sy - this.ty) / this.scale };
+  }
+
+  // ---- hit-testing -------------------------------------------------------------------------
+
+  nodeAt(sx, sy) {
+    if (this.gridStale) {
+      this.grid.build(this.nodes);
+      this.gridStale = false;
+    }
+    const p = this.toWorld(sx, sy);
+    const slop = 3 / this.scale; // small nodes stay clickable when zoomed out
+    let best = null;
+    let bestD = Infinity;
+    for (const n of this.grid.near(p.x, p.y, slop)) {
+      if (!this.isShown(n)) continue;
+      const d = Math.hypot(n.x - p.x, n.y - p.y);
+      if (d <= n.r + slop && d < bestD) {
+        best = n;
+        bestD = d;
+      }
+    }
+    return best;
+  }
+
+  edgeAt(sx, sy, tolerance = 4) {
+    const p = this.toWorld(sx, sy);
+    const tol = tolerance / this.scale;
+    let best = null;
+    let bestD = tol;
+    for (const e of this.edges) {
+      if (!this.edgeShown(e)) continue;
+      const d = segmentDistance(p.x, p.y, e.s.x, e.s.y, e.t.x, e.t.y);
+      if (d < bestD) {
+        best = e;
+        bestD = d;
+      }
+    }
+    return best;
+  }
+
+  // ---- drawing -----------------------------------------------------------------------------
+
+  invalidate() {
+    if (this.frameRequested) return;
+    this.frameRequested = true;
+    requestAnimationFrame(() => {
+      this.frameRequested = false;
+      this.draw();
+    });
+  }
+
+  draw() {
+    const started = performance.now();
+    const { ctx, dpr, scale } = this;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
+    ctx.setTransform(dpr * scale, 0, 0, dpr * scale, dpr * this.tx, dpr * this.ty);
+    const view = this.viewport();
+    this.stats.drawnEdges = this.drawEdges(view);
+    this.stats.drawnNodes = this.drawNodes(view);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    if (scale > 0.45) this.drawLabels(view);
+    const ms = performance.now() - started;
+    this.stats.frames += 1;
+    this.stats.lastFrameMs = ms;
+    if (!this.stats.firstDrawAt && this.nodes.length) this.stats.firstDrawAt = performance.now();
+    this.handlers.onDraw?.(this.stats);
+  }
+
+  viewport() {
+    const a = this.toWorld(0, 0);
+    const b = this.toWorld(this.width, this.height);
+    return { x0: a.x, y0: a.y, x1: b.x, y1: b.y };
+  }
+
+  drawEdges(view) {
+    const { ctx, scale } = this;
+    // Zoomed far out, weak edges are a grey haze: skip them unless the user asked for them.
+    const lodStrength = scale < 0.15 && this.edges.length > 2000 ? 2 : 0;
+    const focus = this.hovered || this.selected;
+    let drawn = 0;
+    ctx.lineWidth = 1 / scale;
+    ctx.globalAlpha = scale < 0.3 ? 0.35 : 0.6;
+    for (const type of this.edgeTypes) {
+      ctx.beginPath();
+      for (const e of this.edges) {
+        if (e.type !== type || !this.edgeShown(e)) continue;
+        if (e.strength < lodStrength && e.s !== focus && e.t !== focus) continue;
+        if (!segmentInView(e, view)) continue;
+        ctx.moveTo(e.s.x, e.s.y);
+        ctx.lineTo(e.t.x, e.t.y);
+        drawn += 1;
+      }
+      ctx.strokeStyle = edgeColour(this.edgeTypes, type);
+      ctx.stroke();
+    }
+    ctx.globalAlpha = 1;
+    if (focus) {
+      ctx.beginPath();
+      for (const e of this.edges) {
+        if ((e.s === focus || e.t === focus) && this.edgeShown(e)) {
+          ctx.moveTo(e.s.x, e.s.y);
+          ctx.lineTo(e.t.x, e.t.y);
+        }
+      }
+      ctx.lineWidth = 2.5 / scale;
+      ctx.strokeStyle = "#212529";
+      ctx.stroke();
+    }
+    return drawn;
+  }
+
+  drawNodes(view) {
+    const { ctx, scale } = this;
+    const minR = 1.5 / scale; // never smaller than 1.5 screen px
+    let drawn = 0;
+    const byType = new Map(this.types.map((t) => [t, []]));
+    for (const n of this.nodes) {
+      if (!this.isShown(n)) continue;
+      const r = Math.max(n.r, minR);
+      if (n.x + r < view.x0 || n.x - r > view.x1 || n.y + r < view.y0 || n.y - r > view.y1) continue;
+      byType.get(n.type).push(n);
+    }
+    for (const [type, list] of byType) {
+      if (!list.length) continue;
+      ctx.beginPath();
+      for (const n of list) {
+        const r = Math.max(n.r, minR);
+        if (r * scale < 2.5) {
+          ctx.rect(n.x - r, n.y - r, 2 * r, 2 * r); // a dot: squares are cheaper than arcs
+        } else {
+          ctx.moveTo(n.x + r, n.y);
+          ctx.arc(n.x, n.y, r, 0, 2 * Math.PI);
+        }
+      }
+      ctx.fillStyle = typeColour(this.types, type);
+      ctx.fill();
+      drawn += list.length;
+    }
+    for (const [node, colour] of [[this.selected, "#212529"], [this.hovered, "#f59f00"]]) {
+      if (!node || !this.isShown(node)) continue;
+      ctx.beginPath();
+      ctx.arc(node.x, node.y, Math.max(node.r, minR) + 2 / scale, 0, 2 * Math.PI);
+      ctx.lineWidth = 2.5 / scale;
+      ctx.strokeStyle = colour;
+      ctx.stroke();
+    }
+    return drawn;
+  }
+
+  drawLabels(view) {
+    const { ctx } = this;
+    const candidates = [];
+    for (const n of this.nodes) {
+      if (!this.isShown(n)) continue;
+      if (n.x < view.x0 || n.x > view.x1 || n.y < view.y0 || n.y > view.y1) continue;
+      candidates.push(n);
+    }
+    candidates.sort((a, b) => b.r - a.r);
+    if (this.hovered) candidates.unshift(this.hovered);
+    ctx.font = "12px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    ctx.lineWidth = 3;
+    ctx.strokeStyle = "rgba(255,255,255,0.9)";
+    ctx.fillStyle = "#212529";
+    const taken = new Set(); // coarse screen cells already holding a label
+    let count = 0;
+    for (const n of candidates) {
+      if (count >= LABEL_LIMIT) break;
+      const p = this.toScreen(n);
+      const key = `${Math.round(p.x / 90)}:${Math.round(p.y / 16)}`;
+      if (taken.has(key) && n !== this.hovered) continue;
+      taken.add(key);
+      const x = p.x + n.r * this.scale + 3;
+      ctx.strokeText(n.label, x, p.y);
+      ctx.fillText(n.label, x, p.y);
+      count += 1;
+    }
+  }
+
+  // ---- input -------------------------------------------------------------------------------
+
+  bindEvents() {
+    const c = this.canvas;
+    c.addEventListener("pointerdown", (ev) => this.onPointerDown(ev));
+    c.addEventListener("pointermove", (ev) => this.onPointerMove(ev));
+    c.addEventListener("pointerup", (ev) => this.onPointerUp(ev));
+    c.addEventListener("pointerleave", () => this.setHovered(null));
+    c.addEventListener("wheel", (ev) => {
+      ev.preventDefault();
+      const { x, y } = local(c, ev);
+      this.zoomAt(Math.exp(-ev.deltaY * 0.0015), x, y);
+    }, { passive: false });
+    c.addEventListener("keydown", (ev) => this.onKey(ev));
+    new ResizeObserver(() => this.resize()).observe(c);
+  }
+
+  onPointerDown(ev) {
+    const { x, y } = local(this.canvas, ev);
+    const node = this.nodeAt(x, y);
+    this.pointer = { x, y, startX: x, startY: y, node, moved: false };
+    this.canvas.setPointerCapture?.(ev.pointerId);
+    this.canvas.focus({ preventScroll: true });
+  }
+
+  onPointerMove(ev) {
+    const { x, y } = local(this.canvas, ev);
+    const p = this.pointer;
+    if (!p) {
+      this.setHovered(this.nodeAt(x, y), x, y);
+      return;
+    }
+    if (Math.hypot(x - p.startX, y - p.startY) > CLICK_SLOP) p.moved = true;
+    if (p.node) {
+      p.node.x += (x - p.x) / this.scale;
+      p.node.y += (y - p.y) / this.scale;
+      this.gridStale = true;
+      this.invalidate();
+    } else {
+      this.panBy(x - p.x, y - p.y);
+    }
+    p.x = x;
+    p.y = y;
+  }
+
+  onPointerUp(ev) {
+    const p = this.pointer;
+    this.pointer = null;
+    if (!p || p.moved) return;
+    const { x, y } = local(this.canvas, ev);
+    if (p.node) {
+      this.select(p.node);
+      this.handlers.onNodeClick?.(p.node, ev);
+      return;
+    }
+    const edge = this.edgeAt(x, y);
+    if (edge) this.handlers.onEdgeClick?.(edge, ev);
+  }
+
+  onKey(ev) {
+    const step = 60;
+    const keys = {
+      ArrowLeft: () => this.panBy(step, 0),
+      ArrowRight: () => this.panBy(-step, 0),
+      ArrowUp: () => this.panBy(0, step),
+      ArrowDown: () => this.panBy(0, -step),
+      "+": () => this.zoomAt(1.25),
+      "=": () => this.zoomAt(1.25),
+      "-": () => this.zoomAt(0.8),
+      "0": () => this.fit(),
+      Enter: () => this.selected && this.handlers.onNodeClick?.(this.selected, ev),
+    };
+    const action = keys[ev.key];
+    if (action) {
+      ev.preventDefault();
+      action();
+    }
+  }
+
+  setHovered(node, x = 0, y = 0) {
+    if (node !== this.hovered) {
+      this.hovered = node;
+      this.canvas.style.cursor = node ? "pointer" : "grab";
+      this.invalidate();
+    }
+    this.handlers.onHover?.(node, x, y);
+  }
+
+  select(node) {
+    this.selected = node;
+    this.invalidate();
+  }
+}
+
+function local(el, ev) {
+  const rect = el.getBoundingClientRect();
+  return { x: ev.clientX - rect.left, y: ev.clientY - rect.top };
+}
+
+function clamp(v, lo, hi) {
+  return Math.max(lo, Math.min(hi, v));
+}
+
+function edgeColour(types, type) {
+  // Edge colours are muted versions of the palette, so nodes stay in front.
+  return typeColour(types, type) + "99";
+}
+
+function segmentInView(e, v) {
+  const x0 = Math.min(e.s.x, e.t.x), x1 = Math.max(e.s.x, e.t.x);
+  const y0 = Math.min(e.s.y, e.t.y), y1 = Math.max(e.s.y, e.t.y);
+  return x1 >= v.x0 && x0 <= v.x1 && y1 >= v.y0 && y0 <= v.y1;
+}
+
+function segmentDistance(px, py, ax, ay, bx, by) {
+  const dx = bx - ax, dy = by - ay;
+  const len = dx * dx + dy * dy;
+  const t = len ? clamp(((px - ax) * dx + (py - ay) * dy) / len, 0, 1) : 0;
+  return Math.hypot(px - (ax + t * dx), py - (ay + t * dy));
+}
+
+function placeOnSpiral(node) {
+  // Nodes the server sent without a position still get a stable, non-overlapping place.
+  const i = node.index + 1;
+  const angle = i * 2.39996; // the golden angle
+  node.x = 20 * Math.sqrt(i) * Math.cos(angle);
+  node.y = 20 * Math.sqrt(i) * Math.sin(angle);
+}
