@@ -220,6 +220,17 @@ def cmd_templates(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_store_copy(args: argparse.Namespace) -> int:
+    from .operations import copy_between_stores, store_url
+
+    source = args.source
+    if source is None:
+        source = store_url(_settings(args))
+    counts = asyncio.run(copy_between_stores(source, args.target, kb=args.kb))
+    print("Copied " + ", ".join(f"{n} {kind}" for kind, n in counts.items() if n) + f" to {args.target}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="compendium", description=__doc__)
     parser.add_argument("-w", "--workspace", help="workspace directory (default: found from the current one)")
@@ -259,6 +270,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["list", "show", "validate"])
     p.add_argument("name", nargs="?", help="template name (show) or YAML file (validate)")
     p.set_defaults(func=cmd_templates)
+    p = sub.add_parser("store", help="store maintenance")
+    store_sub = p.add_subparsers(dest="store_command", required=True)
+    c = store_sub.add_parser("copy", help="copy every record from one store URL to another")
+    c.add_argument("source", nargs="?", help="source store URL (default: the workspace's store)")
+    c.add_argument("target", help="target store URL")
+    c.add_argument("--kb", help="copy only this knowledge base")
+    c.set_defaults(func=cmd_store_copy)
     return parser
 
 

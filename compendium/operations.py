@@ -117,3 +117,20 @@ async def remove_documents(settings: Settings, paths: list[Path]) -> list[str]:
 
     assert settings.workspace is not None
     return [str(remove_document_file(settings.workspace, p)) for p in paths]
+
+
+async def copy_between_stores(source_url: str, target_url: str, *, kb: str | None = None) -> dict[str, int]:
+    """Copy a store's records (every knowledge base, or one) into another store, e.g. from the
+    embedded SQLite file to a shared MariaDB/TiDB/Elasticsearch, without recompiling."""
+    from .storage.copy import copy_store
+    from .storage.factory import open_store
+
+    source = await open_store(source_url)
+    try:
+        target = await open_store(target_url)
+        try:
+            return await copy_store(source, target, kb=kb)
+        finally:
+            await target.close()
+    finally:
+        await source.close()

@@ -4,7 +4,7 @@ The method is an inverted-file partition (as in IVF indexes): spherical k-means 
 that an exact matrix product inside a cell is cheap, with every vector placed in its `probes`
 nearest cells so that a close pair split by a cell border still meets in one of them. Pairs
 are then verified exactly, so precision is 1 and only recall is approximate (>= 0.99 measured
-on name-like vectors at 0.85, see benchmarks/reduce.py). Cost grows as n * cells for the
+on name-like vectors at 0.85 with probes=3, see benchmarks/reduce.py). Cost grows as n * cells for the
 assignment plus n * cell_size for the verification, instead of n^2.
 """
 
@@ -25,7 +25,7 @@ def candidate_pairs(
     *,
     seed: int = 0,
     leaf_size: int = 1024,
-    probes: int = 2,
+    probes: int = 3,
     timings: dict[str, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs (i < j, as two int64 arrays sorted by i then j) with cosine >= threshold.

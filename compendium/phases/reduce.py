@@ -230,23 +230,24 @@ async def describe(ctx: CompileContext, template: Template, clusters: Sequence[E
     """Each cluster's description; clusters with many distinct ones are summarised (cached)."""
     settings = template.reduce
     prompt = _prompt(settings.summary_prompt, "reduce_summary")
+    ranked = [c.ranked_descriptions() for c in clusters]
+    keys = [fingerprint("summary", sorted(r), ctx.engine.model, prompt) if len(r) > settings.summarize_over else "" for r in ranked]
+    hits = await _cached(ctx, sorted({k for k in keys if k}))
     out: list[str] = []
     calls = 0
-    for c in clusters:
-        ranked = c.ranked_descriptions()
-        if len(ranked) <= settings.summarize_over:
-            out.append(join_descriptions(ranked, settings.description_max_chars))
-            continue
-        key = fingerprint("summary", sorted(ranked), ctx.engine.model, prompt)
-        hit = await _cached(ctx, [key])
-        if key in hit:
-            out.append(str((hit[key].value or {}).get("description", "")))
-            continue
-        request = DescriptionRequest(c.name, c.type, ranked, settings.description_max_chars)
-        text = clip((await ctx.engine.summarize(request, template)).strip(), settings.description_max_chars)
-        calls += 1
-        await ctx.store.upsert([CacheEntry(id=key, namespace="summary", value={"description": text}, created_at=time.time())])
-        out.append(text)
+    for c, described, key in zip(clusters, ranked, keys, strict=True):
+        if not key:
+            out.append(join_descriptions(described, settings.description_max_chars))
+        elif key in hits:
+            out.append(str((hits[key].value or {}).get("description", "")))
+        else:
+            request = DescriptionRequest(c.name, c.type, described, settings.description_max_chars)
+            text = clip((await ctx.engine.summarize(request, template)).strip(), settings.description_max_chars)
+            calls += 1
+            entry = CacheEntry(id=key, namespace="summary", value={"description": text}, created_at=time.time())
+            await ctx.store.upsert([entry])  # at once: a crash later loses no paid answer
+            hits[key] = entry
+            out.append(text)
     return out, calls
 
 

@@ -93,7 +93,7 @@ async def test_unchanged_rerun_is_skipped_and_costs_nothing(ctx):
     again = await reduce.run(ctx.template, ctx)
     assert again.skipped == again.items == 4 and again.done == 0
     assert await cache_counts(ctx) == before
-    assert {n: e.to_dict().keys() and e.id for n, e in (await entities(ctx)).items()} == {n: e.id for n, e in ents.items()}
+    assert {n: e.id for n, e in (await entities(ctx)).items()} == {n: e.id for n, e in ents.items()}
     assert ctx.state["reduce"]["changed_entities"] == []
 
 

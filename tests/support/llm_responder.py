@@ -20,15 +20,27 @@ _NAME_WORD = r"[A-Z][\w'&-]*"
 MULTI_WORD_NAME = re.compile(rf"\b{_NAME_WORD}(?:\s+(?:of|the|and|for|de|von|van)?\s*{_NAME_WORD})+")
 ACRONYM = re.compile(r"\b[A-Z][A-Z0-9&]{1,9}\b")
 LONG_WITH_ABBR = re.compile(rf"({_NAME_WORD}(?:\s+(?:of|the|and|for)?\s*{_NAME_WORD})+)\s+\(([A-Z][A-Za-z0-9&]{{1,9}})\)")
-ALSO_KNOWN_AS = re.compile(rf"({_NAME_WORD}(?:\s+{_NAME_WORD})*),?\s+(?:also known as|aka|a\.k\.a\.)\s+(?:the\s+)?({_NAME_WORD}(?:\s+{_NAME_WORD})*)")
+# "X, also known (simply) as (the) Y (or (simply) Z)": Y and Z may be lower case ("the optimizer").
+_ALIAS = r"([A-Za-z][\w-]*(?: [a-z][\w-]*){0,2}?|[A-Z][\w-]*(?: [A-Z][\w-]*)*)"
+ALSO_KNOWN_AS = re.compile(
+    rf"({_NAME_WORD}(?:\s+{_NAME_WORD})*),?\s+(?:also known|aka|a\.k\.a\.)(?:\s+simply)?(?:\s+as)?\s+(?:the\s+)?"
+    rf"{_ALIAS}(?:\s+or\s+(?:simply\s+)?(?:the\s+)?{_ALIAS})?(?=[,.;:)])"
+)
 DEFINITION = re.compile(r"^(?:(?:The|A|An)\s+)?(?P<term>[\w][\w '-]{1,60}?)\s+(?:is|are)\s+(?:a|an|the)\s+\w")
-LEADING_STOPWORDS = {"The", "A", "An", "In", "On", "At", "By", "For", "From", "With", "This", "That", "These", "Its", "Their", "When", "While", "After", "Before", "Since", "Both", "Each", "Every", "Many", "Most", "Some"}
+LEADING_STOPWORDS = {"The", "A", "An", "In", "On", "At", "By", "For", "From", "With", "This", "That", "These", "Its", "Their", "When", "While", "After", "Before", "Since", "Both", "Each", "Every", "Many", "Most", "Some", "Because", "Without", "Under", "Unlike", "During", "Although", "If", "Once", "Until", "Why", "How", "What", "Where", "Only", "All", "Any", "Every", "Like", "Also"}
 ORGANISATION_WORDS = {"inc", "corp", "corporation", "company", "ltd", "university", "institute", "agency", "foundation", "group", "bank", "labs", "society"}
 
 
 def sentences(text: str) -> list[str]:
-    flat = " ".join(text.split())
-    return [s.strip() for s in SENTENCE_END.split(flat) if s.strip()]
+    """Sentences of each paragraph; a line break ends a sentence, so a heading line never runs
+    into the paragraph under it, and heading lines (no closing punctuation) are left out."""
+    out = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        flat = " ".join(paragraph.split())
+        if not flat or (len(flat) < 120 and "\n" not in paragraph.strip() and not flat.endswith((".", "!", "?", ":"))):
+            continue  # a heading
+        out.extend(s.strip() for s in SENTENCE_END.split(flat) if s.strip())
+    return out
 
 
 def _strip_leading(name: str) -> str:
@@ -85,9 +97,13 @@ def listed_types(prompt: str, heading: str) -> list[str]:
 
 def _entity_type(name: str, types: list[str], aliases: set[str]) -> str:
     words = _tokens(name)
-    # Organisations are what acronyms usually abbreviate.
-    organisation = bool(words & ORGANISATION_WORDS) or any(ACRONYM.fullmatch(n) for n in (name, *aliases))
     org_like = [t for t in types if t.lower() in ("organization", "organisation", "org", "company")]
+    technical = any(t.lower() == "component" for t in types)
+    # Outside technical templates, organisations are what acronyms usually abbreviate; in a
+    # technical corpus an acronym names a part of the system, and a name keeps one type
+    # whether or not its chunk spells out the acronym.
+    acronym = not technical and any(ACRONYM.fullmatch(n) for n in (name, *aliases))
+    organisation = bool(words & ORGANISATION_WORDS) or acronym
     if organisation:
         return org_like[0] if org_like else (types[0] if types else "organization")
     others = [t for t in types if t not in org_like]
@@ -102,17 +118,20 @@ def extract(prompt: str) -> dict[str, Any]:
     for label, header, text in parse_chunks(prompt):
         aliases: dict[str, set[str]] = {}
         alias_of: dict[str, str] = {}
-        for long, short in LONG_WITH_ABBR.findall(text):
-            long = _strip_leading(long)
-            aliases.setdefault(long, set()).add(short)
-            alias_of[short] = long
-        for long, other in ALSO_KNOWN_AS.findall(text):
-            long = _strip_leading(long)
-            aliases.setdefault(long, set()).add(other)
-            alias_of[other] = long
+        chunk_sentences = sentences(text)
+        for sentence in chunk_sentences:
+            for long, short in LONG_WITH_ABBR.findall(sentence):
+                long = _strip_leading(long)
+                aliases.setdefault(long, set()).add(short)
+                alias_of[short] = long
+            for long, *others in ALSO_KNOWN_AS.findall(sentence):
+                long = _strip_leading(long)
+                for other in filter(None, others):
+                    aliases.setdefault(long, set()).add(other)
+                    alias_of[other] = long
         entities: dict[str, str] = {}  # name -> first sentence mentioning it
         per_sentence: list[tuple[str, list[str]]] = []
-        for sentence in sentences(text):
+        for sentence in chunk_sentences:
             names = []
             for raw in [*MULTI_WORD_NAME.findall(sentence), *ACRONYM.findall(sentence)]:
                 name = alias_of.get(_strip_leading(raw), _strip_leading(raw))

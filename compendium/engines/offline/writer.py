@@ -75,12 +75,14 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
     """Prose sentences of the evidence in source order, near-duplicates folded into the first."""
     pool: list[_Sentence] = []
     for item in sorted(evidence, key=lambda e: e.ref):
+        if item.kind == "relation":  # written from a graph edge, not found in the source
+            continue
         heading = next(
             (clean_heading(h) for h in reversed(item.heading_path) if _specific(clean_heading(h))),
             "",
         )
         for s in sentences_of(item.text):
-            if len(s.text.split()) < _MIN_WORDS or s.text.endswith((":", "?", ",")):
+            if len(s.text.split()) < _MIN_WORDS or s.text.endswith((":", "?", ",", "…")):
                 continue
             tokens = content_tokens(s.text)
             twin = next((p for p in pool if jaccard(p.tokens, tokens) >= NEAR_DUPLICATE), None)

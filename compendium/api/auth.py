@@ -1,0 +1,134 @@
+"""Who is calling: API keys (tenant keys and the admin key), and the admin's tenant/key routes."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+
+from ..settings import Settings
+from ..storage.base import Store
+from ..storage.records import ApiKey, KnowledgeBase, Tenant
+from ..tenancy import Caller, authenticate, create_key, create_tenant, get_kb, system_store
+from .errors import ApiError
+from .pagination import Paged, PageParams, page_of_scan
+from .schemas import KeyIn, KeyOut, TenantIn, TenantOut
+
+
+@dataclass
+class Service:
+    """What every route shares: settings, the data folder, the one store, the worker's bell."""
+
+    settings: Settings
+    data_dir: Path
+    admin_key: str | None
+    store: Store | None = None
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def service(request: Request) -> Service:
+    svc: Service = request.app.state.service
+    if svc.store is None:
+        raise ApiError(503, "not_ready", "the server is starting or stopping")
+    return svc
+
+
+def store_of(request: Request) -> Store:
+    return service(request).store  # type: ignore[return-value]
+
+
+_bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <API key>")
+_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="or X-API-Key: <API key>")
+
+
+async def caller(
+    request: Request,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    header: Annotated[str | None, Depends(_header)],
+) -> Caller:
+    key = (bearer.credentials if bearer else None) or header
+    if not key:
+        raise ApiError(401, "unauthorized", "an API key is required (Authorization: Bearer KEY)")
+    svc = service(request)
+    found = await authenticate(svc.store, key, admin_key=svc.admin_key)  # type: ignore[arg-type]
+    if found is None:
+        raise ApiError(401, "unauthorized", "unknown or revoked API key")
+    return found
+
+
+async def tenant(who: Annotated[Caller, Depends(caller)]) -> str:
+    """The calling tenant; the admin key owns no knowledge bases."""
+    if who.tenant is None:
+        raise ApiError(403, "forbidden", "the admin key manages tenants and keys; use a tenant's key")
+    return who.tenant
+
+
+async def admin(who: Annotated[Caller, Depends(caller)]) -> Caller:
+    if not who.admin:
+        raise ApiError(403, "forbidden", "only the admin key may do this")
+    return who
+
+
+Tenant_ = Annotated[str, Depends(tenant)]
+
+
+async def knowledge_base(request: Request, kb: str, who: Tenant_) -> KnowledgeBase:
+    """The path's knowledge base if the caller's tenant owns it; otherwise 404."""
+    return await get_kb(store_of(request), who, kb)
+
+
+KB = Annotated[KnowledgeBase, Depends(knowledge_base)]
+
+router = APIRouter(tags=["tenants and keys"])
+
+
+def _tenant_out(t: Tenant) -> dict:
+    return {"name": t.name, "created_at": t.created_at}
+
+
+@router.post("/tenants", status_code=201, response_model=TenantOut, dependencies=[Depends(admin)])
+async def post_tenant(body: TenantIn, request: Request) -> dict:
+    return _tenant_out(await create_tenant(store_of(request), body.name))
+
+
+@router.get("/tenants", response_model=Paged[TenantOut], dependencies=[Depends(admin)])
+async def list_tenants(request: Request, page: Annotated[PageParams, Depends()]) -> dict:
+    return await page_of_scan(system_store(store_of(request)).scan(Tenant), page, render=_tenant_out)
+
+
+def _key_out(record: ApiKey, key: str | None = None) -> dict:
+    return {"id": record.id, "tenant": record.tenant, "name": record.name,
+            "created_at": record.created_at, "key": key}
+
+
+@router.post("/tenants/{name}/keys", status_code=201, response_model=KeyOut, dependencies=[Depends(admin)])
+async def post_key(name: str, body: KeyIn, request: Request) -> dict:
+    record, key = await create_key(store_of(request), name, name=body.name)
+    return _key_out(record, key)
+
+
+@router.get("/tenants/{name}/keys", response_model=Paged[KeyOut], dependencies=[Depends(admin)])
+async def list_keys(name: str, request: Request, page: Annotated[PageParams, Depends()]) -> dict:
+    scan = system_store(store_of(request)).scan(ApiKey, {"tenant": name})
+    return await page_of_scan(scan, page, keep=lambda k: not k.revoked, render=_key_out)
+
+
+@router.delete("/tenants/{name}/keys/{key_id}", status_code=204, dependencies=[Depends(admin)])
+async def revoke_key(name: str, key_id: str, request: Request) -> None:
+    system = system_store(store_of(request))
+    found = await system.get(ApiKey, [key_id])
+    if not found or found[0].tenant != name:  # type: ignore[attr-defined]
+        raise ApiError(404, "not_found", f"no key {key_id!r} for tenant {name!r}", "key_id")
+    record: ApiKey = found[0]  # type: ignore[assignment]
+    record.revoked = True
+    await system.upsert([record])
+
+
+@router.get("/me", tags=["tenants and keys"])
+async def me(who: Annotated[Caller, Depends(caller)]) -> dict:
+    """Who this key belongs to."""
+    return {"tenant": who.tenant, "admin": who.admin, "key_id": who.key_id}

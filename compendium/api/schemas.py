@@ -1,0 +1,246 @@
+"""Request and response bodies of the HTTP API (what OpenAPI documents)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+NAME = r"^[a-z0-9][a-z0-9-]{0,62}$"
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---- requests ------------------------------------------------------------------------------
+
+
+class TenantIn(Body):
+    name: str = Field(pattern=NAME)
+
+
+class KeyIn(Body):
+    name: str = Field("", max_length=200)
+
+
+class TemplateIn(Body):
+    yaml: str = Field(min_length=1, max_length=200_000, description="the template as YAML text")
+
+
+class GroupIn(Body):
+    template: str = Field(min_length=1)
+    include: list[str] = Field(default_factory=lambda: ["**"], min_length=1)
+    exclude: list[str] = Field(default_factory=list)
+
+
+class KnowledgeBaseIn(Body):
+    name: str = Field(pattern=NAME)
+    description: str = Field("", max_length=2000)
+    default_template: str = "wiki"
+    engine: Literal["auto", "offline"] = Field(
+        "auto", description="auto: the server's LLM when it has one; offline: rules and NLP only"
+    )
+    llm_model: str = Field("", max_length=200)
+    token_budget: int | None = Field(None, ge=1, description="LLM tokens one compile may spend")
+    groups: list[GroupIn] = Field(default_factory=list)
+
+
+class KnowledgeBasePatch(Body):
+    description: str | None = Field(None, max_length=2000)
+    default_template: str | None = None
+    engine: Literal["auto", "offline"] | None = None
+    llm_model: str | None = Field(None, max_length=200)
+    token_budget: int | None = Field(None, ge=1)
+    groups: list[GroupIn] | None = None
+
+
+class CompileIn(Body):
+    template: str | None = Field(None, description="default: the knowledge base's default template")
+
+
+class PageEdit(Body):
+    markdown: str = Field(min_length=1, max_length=1_000_000)
+    title: str | None = Field(None, min_length=1, max_length=300)
+
+
+class ScheduleIn(Body):
+    cron: str = Field(min_length=1, max_length=200, description="five-field cron, UTC")
+    template: str | None = None
+    enabled: bool = True
+
+
+class SchedulePatch(Body):
+    cron: str | None = Field(None, min_length=1, max_length=200)
+    template: str | None = None
+    enabled: bool | None = None
+
+
+# ---- responses -----------------------------------------------------------------------------
+
+
+class TenantOut(BaseModel):
+    name: str
+    created_at: float
+
+
+class KeyOut(BaseModel):
+    id: str
+    tenant: str
+    name: str
+    created_at: float
+    key: str | None = Field(None, description="the key itself: shown only when created")
+
+
+class TemplateOut(BaseModel):
+    name: str
+    version: int
+    description: str
+    source: Literal["builtin", "tenant"]
+    yaml: str | None = None
+    updated_at: float = 0.0
+
+
+class TemplateCheck(BaseModel):
+    valid: bool
+    name: str
+    version: int
+
+
+class KnowledgeBaseOut(BaseModel):
+    name: str
+    description: str
+    default_template: str
+    engine: str
+    llm_model: str
+    token_budget: int | None
+    groups: list[dict[str, Any]]
+    created_at: float
+    updated_at: float
+
+
+class DocumentOut(BaseModel):
+    path: str
+    size: int
+    format: str = ""
+    title: str = ""
+    chunks: int = 0
+    compiled: bool = False
+
+
+class JobOut(BaseModel):
+    id: str
+    knowledge_base: str
+    template: str
+    status: str
+    phase: str
+    progress: dict[str, Any]
+    created_at: float
+    started_at: float
+    finished_at: float
+    attempts: int
+    trigger: str
+    cancel_requested: bool
+    error: str
+    report: dict[str, Any]
+
+
+class ScheduleOut(BaseModel):
+    id: str
+    knowledge_base: str
+    template: str
+    cron: str
+    enabled: bool
+    next_run_at: float
+    last_run_at: float
+    last_job_id: str
+
+
+class PageSummary(BaseModel):
+    slug: str
+    title: str
+    kind: str
+    subject_id: str
+    summary: str
+    version: int
+    edited: bool
+    pending_update: bool
+    status: str
+    updated_at: float
+
+
+class PageOut(PageSummary):
+    markdown: str
+    aliases: list[str]
+    outlinks: list[str]
+    cited_chunks: list[str]
+
+
+class EntityOut(BaseModel):
+    id: str
+    name: str
+    type: str
+    category: str
+    description: str
+    aliases: list[str]
+    chunk_ids: list[str]
+    document_ids: list[str]
+    degree: int
+    importance: float
+    page: str | None = None
+
+
+class RelationOut(BaseModel):
+    id: str
+    source: str
+    target: str
+    type: str
+    description: str
+    strength: int
+    chunk_ids: list[str]
+
+
+class TopicOut(BaseModel):
+    id: str
+    slug: str
+    title: str
+    summary: str
+    members: list[str]
+
+
+class GraphNode(BaseModel):
+    id: str
+    label: str
+    type: str
+    category: str
+    importance: float
+    degree: int
+    page: str | None
+    x: float
+    y: float
+
+
+class GraphEdge(BaseModel):
+    id: str
+    source: str
+    target: str
+    type: str
+    strength: int
+
+
+class GraphOut(BaseModel):
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    total_nodes: int
+    total_edges: int
+    truncated: bool
+    next_cursor: str | None = None
+
+
+class SearchHit(BaseModel):
+    kind: Literal["page", "entity"]
+    id: str
+    title: str
+    snippet: str
+    score: float
+    page: str | None = None

@@ -1,0 +1,386 @@
+"""The compile job queue, kept in the store so workers on several machines share it.
+
+A job is queued, then leased by one worker for `lease_seconds`; the worker heartbeats (which
+extends the lease and saves progress) until it finishes. A worker that dies stops
+heartbeating, its lease expires and the next worker to look takes the job over; the compile
+resumes from what the phases stored. Every state change is a read-modify-write inside a
+store transaction, so two workers never hold one job and a cancel is never lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import secrets
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from ..engines.usage import UsageMeter
+from ..errors import CompendiumError, NotFound
+from ..settings import EmbeddingSettings, LLMSettings, Settings
+from ..storage.base import Store
+from ..storage.records import Job, KnowledgeBase
+from .context import CompileContext
+from .events import (
+    CompileFinished,
+    Event,
+    Message,
+    PhaseFinished,
+    PhaseProgress,
+    PhaseStarted,
+    event_to_dict,
+)
+
+ACTIVE = ("queued", "running")
+FINISHED = ("succeeded", "failed", "cancelled", "budget_exceeded")
+MAX_EVENTS = 500  # events kept on the job for late SSE readers; older ones are dropped
+PROGRESS_EVERY = 0.5  # seconds between progress writes
+MAX_ATTEMPTS = 5  # leases before a job that keeps killing its workers is failed
+
+
+class LeaseLost(CompendiumError):
+    """This worker no longer holds the job (its lease expired and another took it)."""
+
+
+def _system(store: Store) -> Store:
+    from ..tenancy import system_store
+
+    return system_store(store)
+
+
+def new_job_id() -> str:
+    # Time first, so ordering by id (what store scans do) is ordering by creation.
+    return f"{int(time.time() * 1000):013x}{secrets.token_hex(4)}"
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+async def _jobs(system: Store, where: dict[str, Any]) -> list[Job]:
+    return [job async for job in system.scan(Job, where)]  # type: ignore[misc]
+
+
+# ---- queue operations --------------------------------------------------------------------
+
+
+async def enqueue(
+    store: Store, *, tenant: str, knowledge_base: str, template: str, trigger: str = "api"
+) -> tuple[Job, bool]:
+    """Queue a compile; if one for this knowledge base and template is queued or running,
+    return that one instead. Returns (job, created)."""
+    system = _system(store)
+    async with system.transaction():
+        active = await _jobs(
+            system,
+            {"tenant": tenant, "knowledge_base": knowledge_base, "template": template, "status": list(ACTIVE)},
+        )
+        if active:
+            return active[0], False
+        job = Job(
+            id=new_job_id(), tenant=tenant, knowledge_base=knowledge_base, template=template,
+            status="queued", created_at=time.time(), trigger=trigger,
+        )
+        await system.upsert([job])
+    return job, True
+
+
+async def get_job(store: Store, job_id: str) -> Job:
+    return await _system(store).get_one(Job, job_id)  # type: ignore[return-value]
+
+
+async def lease_next(
+    store: Store, worker: str, *, lease_seconds: float, now: float | None = None
+) -> Job | None:
+    """Take the oldest queued job, or a running one whose lease expired; None if there is none."""
+    system = _system(store)
+    async with system.transaction():
+        now = time.time() if now is None else now
+        for job in await _jobs(system, {"status": list(ACTIVE)}):
+            if job.status == "running" and job.lease_expires_at > now:
+                continue
+            if job.cancel_requested:  # cancelled while its worker was gone
+                job.status, job.finished_at, job.lease_owner = "cancelled", now, ""
+                await system.upsert([job])
+                continue
+            if job.attempts >= MAX_ATTEMPTS:
+                job.status, job.finished_at, job.lease_owner = "failed", now, ""
+                job.error = f"given up after {job.attempts} workers lost it"
+                await system.upsert([job])
+                continue
+            job.status, job.lease_owner = "running", worker
+            job.lease_expires_at, job.heartbeat_at = now + lease_seconds, now
+            job.attempts += 1
+            job.started_at = job.started_at or now
+            await system.upsert([job])
+            return job
+    return None
+
+
+async def _owned(system: Store, job_id: str, worker: str) -> Job:
+    job: Job = await system.get_one(Job, job_id)  # type: ignore[assignment]
+    if job.lease_owner != worker or job.status != "running":
+        raise LeaseLost(f"job {job_id} is no longer leased by {worker}")
+    return job
+
+
+async def heartbeat(
+    store: Store, job_id: str, worker: str, *, lease_seconds: float,
+    progress: dict[str, Any] | None = None, phase: str | None = None,
+) -> Job:
+    """Extend the lease (and save progress); raises LeaseLost if another worker has the job."""
+    system = _system(store)
+    async with system.transaction():
+        job = await _owned(system, job_id, worker)
+        now = time.time()
+        job.lease_expires_at, job.heartbeat_at = now + lease_seconds, now
+        if progress is not None:
+            job.progress = progress
+        if phase is not None:
+            job.phase = phase
+        await system.upsert([job])
+    return job
+
+
+async def finish(
+    store: Store, job_id: str, worker: str, *, status: str, report: dict[str, Any] | None = None,
+    error: str = "", progress: dict[str, Any] | None = None,
+) -> Job:
+    """Record the outcome; status "queued" hands the job back for another worker to resume."""
+    system = _system(store)
+    async with system.transaction():
+        job = await _owned(system, job_id, worker)
+        job.status, job.error, job.lease_owner, job.lease_expires_at = status, error, "", 0.0
+        if report is not None:
+            job.report = report
+        if progress is not None:
+            job.progress = progress
+        if status in FINISHED:
+            job.finished_at = time.time()
+        await system.upsert([job])
+    return job
+
+
+async def request_cancel(store: Store, job_id: str) -> Job:
+    """Ask for a cancel: a queued job is cancelled at once; a running one stops after its
+    current batch (its worker sees the flag at the next heartbeat)."""
+    system = _system(store)
+    async with system.transaction():
+        job: Job = await system.get_one(Job, job_id)  # type: ignore[assignment]
+        if job.status in FINISHED:
+            return job
+        job.cancel_requested = True
+        if job.status == "queued":
+            job.status, job.finished_at = "cancelled", time.time()
+        await system.upsert([job])
+    return job
+
+
+# ---- progress ----------------------------------------------------------------------------
+
+
+class ProgressRecorder:
+    """An EventSink that keeps the job's progress: per phase counts, tokens, cost, messages
+    and a numbered log of events that the SSE endpoint streams from the store."""
+
+    def __init__(self, usage: UsageMeter, llm: LLMSettings):
+        self.usage, self.llm = usage, llm
+        self.phases: dict[str, dict[str, Any]] = {}
+        self.events: list[dict[str, Any]] = []
+        self.seq = 0
+        self.phase = ""
+        self.report: dict[str, Any] | None = None
+        self.dirty = False
+
+    def emit(self, event: Event) -> None:
+        data = event_to_dict(event)
+        if isinstance(event, PhaseStarted):
+            self.phase = event.phase
+            self.phases[event.phase] = {"status": "running", "done": 0, "total": event.total, "tokens": 0}
+        elif isinstance(event, PhaseProgress):
+            entry = self.phases.setdefault(event.phase, {"status": "running"})
+            entry.update(done=event.done, total=event.total, tokens=event.tokens)
+            last = self.events[-1] if self.events else None
+            if last and last["event"] == "PhaseProgress" and last["phase"] == event.phase:
+                self.events.pop()  # keep one progress line per phase run, not thousands
+        elif isinstance(event, PhaseFinished):
+            entry = self.phases.setdefault(event.phase, {})
+            entry.update(status="finished", result=event.result)
+            entry["done"] = event.result.get("done", entry.get("done", 0))
+            entry["total"] = event.result.get("items", entry.get("total", 0))
+        elif isinstance(event, CompileFinished):
+            self.report = event.report
+            data = {"event": "CompileFinished", "status": event.report.get("status", "")}
+        self.seq += 1
+        self.events.append({"seq": self.seq, **data})
+        del self.events[:-MAX_EVENTS]
+        self.dirty = True
+
+    def snapshot(self) -> dict[str, Any]:
+        prompt = sum(u.prompt_tokens for u in self.usage.by_phase.values())
+        completion = sum(u.completion_tokens for u in self.usage.by_phase.values())
+        cost = prompt / 1000 * self.llm.price_per_1k_prompt + completion / 1000 * self.llm.price_per_1k_completion
+        return {
+            "phase": self.phase,
+            "phases": self.phases,
+            "tokens": self.usage.total_tokens,
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "estimated_cost": round(cost, 6),
+            "budget_tokens": self.usage.budget_tokens,
+            "events": list(self.events),
+            "seq": self.seq,
+        }
+
+
+# ---- running a job -----------------------------------------------------------------------
+
+
+def settings_for_kb(settings: Settings, kb: KnowledgeBase) -> Settings:
+    """The server's settings as this knowledge base asks for them (engine, model, budget)."""
+    if kb.engine == "offline":
+        settings = dataclasses.replace(settings, llm=LLMSettings(base_url=None), embedding=EmbeddingSettings())
+    elif kb.llm_model:
+        settings = dataclasses.replace(settings, llm=dataclasses.replace(settings.llm, model=kb.llm_model))
+    if kb.token_budget is not None:
+        settings = dataclasses.replace(settings, token_budget=kb.token_budget)
+    return settings
+
+
+@dataclasses.dataclass
+class WorkerOptions:
+    lease_seconds: float = 60.0
+    poll_seconds: float = 1.0
+    run_schedules: bool = True
+
+
+async def run_job(
+    store: Store, settings: Settings, data_dir: Path, job: Job, worker: str, *,
+    lease_seconds: float, stop: asyncio.Event | None = None,
+) -> Job | None:
+    """Compile a leased job to its end; returns the finished job (None if the lease was lost)."""
+    from ..engines.factory import build_embedder, build_engine
+    from ..tenancy import get_kb, kb_documents, kb_store, resolve_template
+    from .orchestrator import CompileRequest, run_compile
+
+    usage = UsageMeter(None)
+    recorder = ProgressRecorder(usage, settings.llm)
+    try:
+        kb = await get_kb(store, job.tenant, job.knowledge_base)
+        template = await resolve_template(store, job.tenant, job.template)
+        kb_settings = settings_for_kb(settings, kb)
+        usage.budget_tokens = kb_settings.token_budget
+        recorder.llm = kb_settings.llm
+        scoped = kb_store(store, job.tenant, job.knowledge_base)
+        engine = build_engine(kb_settings, template, usage=usage, cache=scoped)
+        embedder = build_embedder(kb_settings, template, usage=usage, cache=scoped)
+    except CompendiumError as exc:
+        return await finish(store, job.id, worker, status="failed", error=str(exc))
+    ctx = CompileContext(
+        store=scoped, engine=engine, embedder=embedder, template=template, events=recorder,
+        documents_dir=kb_documents(data_dir, job.tenant, job.knowledge_base),
+    )
+    if engine.name == "offline":
+        recorder.emit(Message("info", "compiling with the offline engine (no LLM endpoint)"))
+    state = {"lost": False, "cancelled": job.cancel_requested}
+    keeper = asyncio.create_task(_keep_alive(store, job, worker, lease_seconds, recorder, ctx, state, stop))
+    try:
+        report = await run_compile(scoped, engine, embedder, CompileRequest(template, ctx.documents_dir),
+                                   events=recorder, ctx=ctx)
+    finally:
+        keeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await keeper
+        await engine.close()
+        await embedder.close()
+    if state["lost"]:
+        return None
+    report_data = report.as_dict(kb_settings.llm)
+    status = report.status
+    if state["cancelled"]:
+        status = "cancelled"
+    elif ctx.cancel.is_set():  # the worker is stopping: hand the job back to be resumed
+        status = "queued"
+    elif status == "failed" and usage.budget_tokens is not None and "token budget" in report.error:
+        status = "budget_exceeded"
+    try:
+        return await finish(store, job.id, worker, status=status, report=report_data,
+                            error=report.error, progress=recorder.snapshot())
+    except LeaseLost:
+        return None
+
+
+async def _keep_alive(
+    store: Store, job: Job, worker: str, lease_seconds: float, recorder: ProgressRecorder,
+    ctx: CompileContext, state: dict[str, bool], stop: asyncio.Event | None,
+) -> None:
+    """Heartbeat and save progress while the compile runs; raise the cancel flag when asked."""
+    interval = min(PROGRESS_EVERY, lease_seconds / 3)
+    last_beat = 0.0
+    while True:
+        now = time.monotonic()
+        if recorder.dirty or now - last_beat >= lease_seconds / 3:
+            recorder.dirty = False
+            try:
+                current = await heartbeat(store, job.id, worker, lease_seconds=lease_seconds,
+                                          progress=recorder.snapshot(), phase=recorder.phase)
+            except LeaseLost:
+                state["lost"] = True
+                ctx.cancel.set()
+                return
+            except CompendiumError:
+                current = None  # the store hiccuped: try again at the next tick
+            last_beat = now
+            if current is not None and current.cancel_requested:
+                state["cancelled"] = True
+                ctx.cancel.set()
+        if stop is not None and stop.is_set():
+            ctx.cancel.set()
+        await asyncio.sleep(interval)
+
+
+async def run_worker(
+    store: Store, settings: Settings, data_dir: Path, *, worker: str | None = None,
+    options: WorkerOptions | None = None, stop: asyncio.Event | None = None,
+    wake: asyncio.Event | None = None,
+) -> None:
+    """Lease and run jobs (and fire due schedules) until `stop` is set."""
+    from .schedules import fire_due_schedules
+
+    options = options or WorkerOptions()
+    worker = worker or worker_name()
+    stop = stop or asyncio.Event()
+    while not stop.is_set():
+        if options.run_schedules:
+            with contextlib.suppress(CompendiumError):
+                await fire_due_schedules(store)
+        job = await lease_next(store, worker, lease_seconds=options.lease_seconds)
+        if job is not None:
+            try:
+                await run_job(store, settings, data_dir, job, worker,
+                              lease_seconds=options.lease_seconds, stop=stop)
+            except (LeaseLost, NotFound):
+                pass
+            except Exception as exc:  # a bug must fail the job, not kill the worker
+                with contextlib.suppress(CompendiumError):
+                    await finish(store, job.id, worker, status="failed",
+                                 error=f"internal error: {type(exc).__name__}: {exc}")
+            continue
+        await _sleep(options.poll_seconds, stop, wake)
+
+
+async def _sleep(seconds: float, stop: asyncio.Event, wake: asyncio.Event | None) -> None:
+    waits = [asyncio.ensure_future(stop.wait())]
+    if wake is not None:
+        waits.append(asyncio.ensure_future(wake.wait()))
+    _, pending = await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.gather(*pending, return_exceptions=True)
+    if wake is not None:
+        wake.clear()
