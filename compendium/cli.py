@@ -231,6 +231,49 @@ def cmd_store_copy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _server_settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from .settings import load_settings
+
+    workspace = Path(args.workspace) if args.workspace else None
+    settings = load_settings(workspace)
+    data_dir = (Path(args.data_dir) if args.data_dir else (settings.workspace or Path.cwd())).resolve()
+    return settings, data_dir
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import os
+
+    from .api.app import serve
+
+    settings, data_dir = _server_settings(args)
+    # The edge: the admin key comes from the environment, never from a file.
+    admin_key = os.environ.get("COMPENDIUM_ADMIN_KEY") or None
+    serve(settings, data_dir=data_dir, host=args.host, port=args.port, admin_key=admin_key,
+          run_worker=not args.no_worker)
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from .compiler.jobs import WorkerOptions, work
+
+    settings, data_dir = _server_settings(args)
+    options = WorkerOptions(lease_seconds=args.lease, poll_seconds=args.poll)
+    print(f"worker: running jobs of {data_dir} (Ctrl-C stops; a running job is resumed by the next worker)",
+          file=sys.stderr)
+    asyncio.run(work(settings, data_dir, options=options))
+    return 0
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from .tenancy import issue_key, server_store_url
+
+    settings, data_dir = _server_settings(args)
+    key = asyncio.run(issue_key(server_store_url(settings.store_url, data_dir), args.tenant, name=args.name))
+    print(key)
+    print(f"(an API key of tenant {args.tenant!r}; it is shown only this once)", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="compendium", description=__doc__)
     parser.add_argument("-w", "--workspace", help="workspace directory (default: found from the current one)")
@@ -277,6 +320,26 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("target", help="target store URL")
     c.add_argument("--kb", help="copy only this knowledge base")
     c.set_defaults(func=cmd_store_copy)
+
+    p = sub.add_parser("serve", help="run the HTTP API (and a worker) on 127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8321)
+    p.add_argument("--data-dir", help="where knowledge bases and the store live (default: workspace or .)")
+    p.add_argument("--no-worker", action="store_true", help="do not run compile jobs in this process")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("worker", help="run compile jobs from the server's store")
+    p.add_argument("--data-dir", help="the server's data folder (default: workspace or .)")
+    p.add_argument("--lease", type=float, default=60.0, help="seconds a job is held between heartbeats")
+    p.add_argument("--poll", type=float, default=1.0, help="seconds between looks for work")
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("keys", help="API keys of the server's tenants")
+    p.add_argument("action", choices=["create"])
+    p.add_argument("--tenant", required=True, help="tenant name (created if new)")
+    p.add_argument("--name", default="", help="a label for the key")
+    p.add_argument("--data-dir", help="the server's data folder (default: workspace or .)")
+    p.set_defaults(func=cmd_keys)
     return parser
 
 

@@ -27,7 +27,7 @@ from .storage.records import (
 from .templates.loader import parse_template
 from .templates.registry import builtin_names, load_template
 from .templates.schema import Template
-from .workspace import DOCUMENTS_DIR
+from .workspace import DOCUMENTS_DIR, STATE_DIR, STORE_FILE
 
 SYSTEM_SCOPE = "_system"
 KEY_PREFIX = "cmp"
@@ -51,6 +51,27 @@ def check_name(value: str, *, field: str) -> str:
 
 def system_store(store: Store) -> Store:
     return store.for_kb(SYSTEM_SCOPE)
+
+
+def server_store_url(store_url: str, data_dir: Path) -> str:
+    """The server's store: the configured URL, or a SQLite file in DATA_DIR/.compendium/."""
+    if store_url:
+        return store_url
+    return f"sqlite:///{(Path(data_dir) / STATE_DIR / STORE_FILE).resolve()}"
+
+
+async def issue_key(url: str, tenant: str, *, name: str = "", make_tenant: bool = True) -> str:
+    """`compendium keys create`: a new key for `tenant` (created first if asked and absent)."""
+    from .storage.factory import open_store
+
+    store = await open_store(url, SYSTEM_SCOPE)
+    try:
+        if make_tenant and not await system_store(store).get(Tenant, [tenant]):
+            await create_tenant(store, tenant)
+        _, key = await create_key(store, tenant, name=name)
+        return key
+    finally:
+        await store.close()
 
 
 # ---- tenants and keys --------------------------------------------------------------------

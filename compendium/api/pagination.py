@@ -41,9 +41,12 @@ def encode_cursor(key: str) -> str:
 
 def decode_cursor(cursor: str) -> str:
     try:
-        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        text = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
     except (binascii.Error, ValueError, UnicodeDecodeError) as exc:
         raise InputError("the cursor is not one this API returned", field="cursor") from exc
+    if not text:
+        raise InputError("the cursor is not one this API returned", field="cursor")
+    return text
 
 
 def page_of(items: Iterable[T], key: Callable[[T], str], params: PageParams) -> dict[str, Any]:

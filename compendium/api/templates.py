@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request
 
 from ..errors import NotFound
 from ..storage.records import StoredTemplate
+from ..templates.registry import builtin_names, load_template, show_template
 from ..tenancy import (
     parse_uploaded,
     save_template,
@@ -15,7 +16,6 @@ from ..tenancy import (
     system_store,
     template_record_id,
 )
-from ..templates.registry import builtin_names, load_template, show_template
 from .auth import Tenant_, store_of
 from .pagination import Paged, PageParams, page_of
 from .schemas import TemplateCheck, TemplateIn, TemplateOut

@@ -246,7 +246,7 @@ def settings_for_kb(settings: Settings, kb: KnowledgeBase) -> Settings:
         settings = dataclasses.replace(settings, llm=LLMSettings(base_url=None), embedding=EmbeddingSettings())
     elif kb.llm_model:
         settings = dataclasses.replace(settings, llm=dataclasses.replace(settings.llm, model=kb.llm_model))
-    if kb.token_budget is not None:
+    if kb.token_budget:
         settings = dataclasses.replace(settings, token_budget=kb.token_budget)
     return settings
 
@@ -384,3 +384,16 @@ async def _sleep(seconds: float, stop: asyncio.Event, wake: asyncio.Event | None
         await asyncio.gather(*pending, return_exceptions=True)
     if wake is not None:
         wake.clear()
+
+
+async def work(settings: Settings, data_dir: Path, *, options: WorkerOptions | None = None,
+               stop: asyncio.Event | None = None) -> None:
+    """`compendium worker`: open the server's store and run jobs until `stop` (or Ctrl-C)."""
+    from ..storage.factory import open_store
+    from ..tenancy import SYSTEM_SCOPE, server_store_url
+
+    store = await open_store(server_store_url(settings.store_url, data_dir), SYSTEM_SCOPE)
+    try:
+        await run_worker(store, settings, Path(data_dir), options=options, stop=stop)
+    finally:
+        await store.close()

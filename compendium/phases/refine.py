@@ -236,6 +236,12 @@ async def _evidence(
                      [s for s in chunk_about.get(c.id, ()) if s != plan.slug])
         for c in chunks
     }
+    # A relation is cited by its first chunk: make that the chunk its description quotes.
+    flat = {c.id: " ".join(c.text.split()) for c in chunks}
+    for statement, relation in zip(statements[len(claims):], relations, strict=True):
+        quoted = " ".join(relation.description.split())
+        if quoted:
+            statement.chunk_ids.sort(key=lambda cid: quoted not in flat.get(cid, ""))
     return build_evidence(statements, sources, [plan.title, *plan.aliases], ctx.template.refine.context_budget,
                           count_tokens)
 

@@ -248,7 +248,7 @@ class KnowledgeBase(Record):
     default_template: str = "wiki"
     engine: str = "auto"  # auto: the LLM when the server has one | offline
     llm_model: str = ""  # "" : the server's model
-    token_budget: int | None = None  # per compile
+    token_budget: int = 0  # LLM tokens per compile; 0: no budget of its own
     groups: list[dict[str, Any]] = field(default_factory=list)  # TemplateGroup dicts
     created_at: float = 0.0
     updated_at: float = 0.0

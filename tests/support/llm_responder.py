@@ -27,25 +27,30 @@ ALSO_KNOWN_AS = re.compile(
     rf"{_ALIAS}(?:\s+or\s+(?:simply\s+)?(?:the\s+)?{_ALIAS})?(?=[,.;:)])"
 )
 DEFINITION = re.compile(r"^(?:(?:The|A|An)\s+)?(?P<term>[\w][\w '-]{1,60}?)\s+(?:is|are)\s+(?:a|an|the)\s+\w")
-LEADING_STOPWORDS = {"The", "A", "An", "In", "On", "At", "By", "For", "From", "With", "This", "That", "These", "Its", "Their", "When", "While", "After", "Before", "Since", "Both", "Each", "Every", "Many", "Most", "Some", "Because", "Without", "Under", "Unlike", "During", "Although", "If", "Once", "Until", "Why", "How", "What", "Where", "Only", "All", "Any", "Every", "Like", "Also"}
+LEADING_STOPWORDS = {"The", "A", "An", "In", "On", "At", "By", "For", "From", "With", "This", "That", "These", "Its", "Their", "When", "While", "After", "Before", "Since", "Both", "Each", "Every", "Many", "Most", "Some", "Because", "Without", "Under", "Unlike", "During", "Although", "If", "Once", "Until", "Why", "How", "What", "Where", "Only", "All", "Any", "Like", "Also"}
 ORGANISATION_WORDS = {"inc", "corp", "corporation", "company", "ltd", "university", "institute", "agency", "foundation", "group", "bank", "labs", "society"}
 
 
 def sentences(text: str) -> list[str]:
-    """Sentences of each paragraph; a line break ends a sentence, so a heading line never runs
-    into the paragraph under it, and heading lines (no closing punctuation) are left out."""
+    """Sentences of each line of prose. A line break ends a sentence (so a heading never runs
+    into the paragraph under it); headings, table rows and code blocks are left out."""
     out = []
-    for paragraph in re.split(r"\n\s*\n", text):
-        flat = " ".join(paragraph.split())
-        if not flat or (len(flat) < 120 and "\n" not in paragraph.strip() and not flat.endswith((".", "!", "?", ":"))):
-            continue  # a heading
+    in_code = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            in_code = not in_code
+            continue
+        flat = " ".join(stripped.lstrip("-*> ").split())
+        if in_code or not flat or "|" in flat or not flat.endswith((".", "!", "?", ":")):
+            continue
         out.extend(s.strip() for s in SENTENCE_END.split(flat) if s.strip())
     return out
 
 
 def _strip_leading(name: str) -> str:
     words = name.split()
-    while words and words[0] in LEADING_STOPWORDS:
+    while words and (words[0] in LEADING_STOPWORDS or words[0].islower()):
         words.pop(0)
     return " ".join(words)
 
@@ -129,19 +134,28 @@ def extract(prompt: str) -> dict[str, Any]:
                 for other in filter(None, others):
                     aliases.setdefault(long, set()).add(other)
                     alias_of[other] = long
-        entities: dict[str, str] = {}  # name -> first sentence mentioning it
+        entities: dict[str, str] = {}  # name -> the sentence describing it
+        subjects: set[str] = set()  # names already described by a sentence they lead
         per_sentence: list[tuple[str, list[str]]] = []
         for sentence in chunk_sentences:
             names = []
-            for raw in [*MULTI_WORD_NAME.findall(sentence), *ACRONYM.findall(sentence)]:
+            introduced = [long for long in aliases if long in sentence]  # may be one word ("Checkpointer")
+            for raw in [*introduced, *MULTI_WORD_NAME.findall(sentence), *ACRONYM.findall(sentence)]:
                 name = alias_of.get(_strip_leading(raw), _strip_leading(raw))
                 if not name or name in names:
                     continue
                 if any(name != other and name in other for other in names):
                     continue  # part of a longer name already found
                 names.append(name)
-            for name in names:
-                entities.setdefault(name, sentence)
+            for n, name in enumerate(names):
+                # As a model would, describe the thing itself: by a sentence it leads, else by
+                # the part of the first sentence that starts at its name.
+                if n == 0 and name not in subjects:
+                    entities[name] = sentence
+                    subjects.add(name)
+                elif name not in entities:
+                    at = sentence.find(name)
+                    entities[name] = sentence[at:] if at > 0 else sentence
             per_sentence.append((sentence, names))
             definition = DEFINITION.match(sentence)
             if definition and len(definition["term"].split()) <= 5:

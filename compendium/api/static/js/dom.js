@@ -9,6 +9,8 @@ export function h(tag, attrs = {}, ...children) {
       el.addEventListener(name.slice(2), value);
     } else if (name === "class") {
       el.className = value;
+    } else if (name === "style" && typeof value === "object") {
+      Object.assign(el.style, value); // CSSOM, not a style attribute: allowed by our CSP
     } else if (name === "dataset") {
       Object.assign(el.dataset, value);
     } else if (value === true) {

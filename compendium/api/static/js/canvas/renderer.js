@@ -58,7 +58,7 @@ export class GraphCanvas {
       if (this.byId.has(raw.id)) continue;
       const node = { ...raw, index: this.nodes.length };
       if (!Number.isFinite(node.x) || !Number.isFinite(node.y)) placeOnSpiral(node);
-      node.r = 3 + 12 * Math.sqrt(Math.max(0, Math.min(1, node.size ?? 0)));
+      node.r = 3 + 9 * Math.sqrt(Math.max(0, Math.min(1, node.size ?? 0)));
       this.byId.set(node.id, node);
       this.nodes.push(node);
       if (!this.types.includes(node.type)) this.types.push(node.type);
@@ -369,7 +369,15 @@ export class GraphCanvas {
       this.zoomAt(Math.exp(-ev.deltaY * 0.0015), x, y);
     }, { passive: false });
     c.addEventListener("keydown", (ev) => this.onKey(ev));
-    new ResizeObserver(() => this.resize()).observe(c);
+    this.observer = new ResizeObserver(() => this.resize());
+    this.observer.observe(c);
+  }
+
+  dispose() {
+    this.observer.disconnect();
+    this.handlers = {};
+    this.nodes = [];
+    this.edges = [];
   }
 
   onPointerDown(ev) {

@@ -1,0 +1,94 @@
+"""The FastAPI application: routers, JSON errors, the store's lifetime and an in-process worker."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from fastapi import FastAPI
+
+from .. import __version__
+from ..compiler.jobs import WorkerOptions, run_worker
+from ..settings import Settings
+from ..storage.factory import open_store
+from ..tenancy import server_store_url
+from . import (
+    auth,
+    documents,
+    entities,
+    errors,
+    graph,
+    jobs,
+    knowledge_bases,
+    pages,
+    schedules,
+    search,
+    templates,
+)
+from .auth import Service
+
+ROUTERS = (auth, templates, knowledge_bases, documents, jobs, schedules, pages, entities, graph, search)
+
+
+def create_app(
+    settings: Settings, *, data_dir: Path, run_worker: bool = True, admin_key: str | None = None,
+    worker_options: WorkerOptions | None = None, max_upload_bytes: int | None = None,
+    ui: bool = True,
+) -> FastAPI:
+    """The API over one store and one data folder. With run_worker, a worker runs in this
+    process (leasing jobs from the shared store like any `compendium worker`)."""
+    svc = Service(settings=settings, data_dir=Path(data_dir).resolve(), admin_key=admin_key or None)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        svc.data_dir.mkdir(parents=True, exist_ok=True)
+        svc.store = await open_store(server_store_url(settings.store_url, svc.data_dir), "_system")
+        stop = asyncio.Event()
+        task = None
+        if run_worker:
+            task = asyncio.create_task(run_worker_task(svc, stop, worker_options))
+        app.state.worker_stop = stop
+        try:
+            yield
+        finally:
+            stop.set()
+            if task is not None:
+                await task
+            store, svc.store = svc.store, None
+            await store.close()
+
+    app = FastAPI(
+        title="Compendium",
+        version=__version__,
+        description="Compile knowledge bases into cited, cross-linked wikis, entity graphs and "
+        "topics. Authenticate with `Authorization: Bearer <API key>`. Every list is paged: "
+        "pass `next_cursor` back as `cursor`. Errors are `{\"error\": {\"code\", \"message\", \"field\"}}`.",
+        lifespan=lifespan,
+    )
+    app.state.service = svc
+    if max_upload_bytes is not None:
+        app.state.max_upload_bytes = max_upload_bytes
+    errors.install(app)
+    for module in ROUTERS:
+        app.include_router(module.router)
+    if ui:  # the web UI (api/ui.py) at /ui/
+        from .ui import mount_ui
+
+        mount_ui(app)
+    return app
+
+
+async def run_worker_task(svc: Service, stop: asyncio.Event, options: WorkerOptions | None) -> None:
+    assert svc.store is not None
+    await run_worker(svc.store, svc.settings, svc.data_dir, options=options, stop=stop, wake=svc.wake)
+
+
+def serve(settings: Settings, *, data_dir: Path, host: str = "127.0.0.1", port: int = 8321,
+          admin_key: str | None = None, run_worker: bool = True) -> None:
+    """`compendium serve`: run the API (and a worker) with uvicorn until interrupted."""
+    import uvicorn
+
+    app = create_app(settings, data_dir=data_dir, run_worker=run_worker, admin_key=admin_key)
+    uvicorn.run(app, host=host, port=port, log_level="info")

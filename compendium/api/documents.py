@@ -1,0 +1,160 @@
+"""Documents of a knowledge base: upload (size, type and path checked), list, read, delete."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+
+from ..errors import InputError, NotFound
+from ..phases.ingest import find_documents
+from ..storage.records import Document
+from ..tenancy import kb_folder, kb_store
+from ..workspace import SUPPORTED_EXTENSIONS, document_path, remove_document_file
+from .auth import KB, service, store_of
+from .errors import ApiError
+from .pagination import Paged, PageParams, page_of
+from .schemas import DocumentOut
+
+router = APIRouter(prefix="/knowledge-bases/{kb}/documents", tags=["documents"])
+
+MAX_FILE_BYTES = 20 * 1024 * 1024
+MAX_FILES = 200
+_TEXT = {"text/plain", "application/octet-stream"}
+CONTENT_TYPES: dict[str, set[str]] = {
+    ".md": _TEXT | {"text/markdown", "text/x-markdown"},
+    ".markdown": _TEXT | {"text/markdown", "text/x-markdown"},
+    ".txt": _TEXT,
+    ".text": _TEXT,
+    ".rst": _TEXT | {"text/x-rst", "text/prs.fallenstein.rst"},
+    ".html": {"text/html", "application/xhtml+xml", "application/octet-stream"},
+    ".htm": {"text/html", "application/xhtml+xml", "application/octet-stream"},
+    ".pdf": {"application/pdf", "application/octet-stream"},
+    ".docx": {
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/octet-stream",
+    },
+}
+_MAGIC = {".pdf": b"%PDF-", ".docx": b"PK\x03\x04"}
+
+
+def _limit(request: Request) -> int:
+    return int(getattr(request.app.state, "max_upload_bytes", MAX_FILE_BYTES))
+
+
+def _check(name: str, content_type: str | None, head: bytes) -> None:
+    suffix = PurePosixPath(name).suffix.lower()
+    if suffix not in SUPPORTED_EXTENSIONS:
+        raise ApiError(415, "unsupported_media_type",
+                       f"{name}: unsupported file type {suffix or '(none)'!r}; supported: "
+                       + ", ".join(sorted(SUPPORTED_EXTENSIONS)), "files")
+    declared = (content_type or "application/octet-stream").split(";")[0].strip().lower()
+    if declared not in CONTENT_TYPES.get(suffix, set()):
+        raise ApiError(415, "unsupported_media_type",
+                       f"{name}: content type {declared!r} does not match a {suffix} file", "files")
+    magic = _MAGIC.get(suffix)
+    if magic is not None and not head.startswith(magic):
+        raise ApiError(415, "unsupported_media_type", f"{name}: this is not a {suffix} file", "files")
+    if magic is None and b"\x00" in head:
+        raise ApiError(415, "unsupported_media_type", f"{name}: binary data in a text file", "files")
+
+
+def _temp_beside(target: Path, name: str) -> tuple[int, str]:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink():
+        raise InputError(f"{name}: refusing to write through a symlink", field="files")
+    return tempfile.mkstemp(dir=target.parent, prefix=".upload-")
+
+
+async def _save(upload: UploadFile, target: Path, limit: int, name: str) -> int:
+    """Copy beside the target, then rename: a compile never reads half a document."""
+    fd, temp = _temp_beside(target, name)
+    size = 0
+    try:
+        with os.fdopen(fd, "wb") as out:
+            while block := await upload.read(1 << 20):
+                size += len(block)
+                if size > limit:
+                    raise ApiError(413, "too_large", f"{name}: larger than {limit} bytes", "files")
+                out.write(block)
+        os.replace(temp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):  # renamed into place, or never written
+            os.unlink(temp)
+    return size
+
+
+@router.post("", status_code=201, response_model=list[DocumentOut])
+async def upload(
+    kb: KB,
+    request: Request,
+    files: Annotated[list[UploadFile], File(description="documents; a name may hold sub-folders")],
+    folder: Annotated[str, Form(description="folder to put them in, inside documents/")] = "",
+) -> list[dict[str, Any]]:
+    limit = _limit(request)
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and int(length) > limit * MAX_FILES:
+        raise ApiError(413, "too_large", "the upload is larger than the server accepts")
+    if len(files) > MAX_FILES:
+        raise ApiError(413, "too_large", f"at most {MAX_FILES} files per upload", "files")
+    root = kb_folder(service(request).data_dir, kb.tenant, kb.name)
+    planned = []
+    for upload_file in files:
+        raw = (upload_file.filename or "").replace("\\", "/")
+        name = f"{folder.strip('/')}/{raw}" if folder.strip("/") else raw
+        if not raw:
+            raise InputError("a file has no name", field="files")
+        target = document_path(root, name)  # refuses '..', absolute paths, symlinks out
+        head = await upload_file.read(512)
+        await upload_file.seek(0)
+        _check(name, upload_file.content_type, head)
+        planned.append((upload_file, target, PurePosixPath(*PurePosixPath(name).parts).as_posix()))
+    out = []
+    for upload_file, target, name in planned:
+        size = await _save(upload_file, target, limit, name)
+        out.append({"path": name, "size": size, "format": "", "compiled": False})
+    return out
+
+
+async def _records(request: Request, kb: Any) -> dict[str, Document]:
+    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    return {d.path: d async for d in scoped.scan(Document)}  # type: ignore[attr-defined,misc]
+
+
+def _out(path: str, size: int, record: Document | None) -> dict[str, Any]:
+    if record is None:
+        return {"path": path, "size": size}
+    return {"path": path, "size": size, "format": record.format, "title": record.title,
+            "chunks": len(record.chunk_ids), "compiled": True}
+
+
+@router.get("", response_model=Paged[DocumentOut])
+async def list_documents(kb: KB, request: Request, page: Annotated[PageParams, Depends()]) -> dict:
+    root = kb_folder(service(request).data_dir, kb.tenant, kb.name) / "documents"
+    files = find_documents(root) if root.is_dir() else {}
+    records = await _records(request, kb)
+    items = [_out(p, files[p].stat().st_size, records.get(p)) for p in sorted(files)]
+    return page_of(items, lambda d: d["path"], page)
+
+
+@router.get("/{path:path}", response_model=DocumentOut)
+async def read_document(kb: KB, path: str, request: Request) -> dict:
+    target = document_path(kb_folder(service(request).data_dir, kb.tenant, kb.name), path)
+    if not target.is_file():
+        raise NotFound(f"no document {path!r}", field="path")
+    records = await _records(request, kb)
+    return _out(path, target.stat().st_size, records.get(path))
+
+
+@router.delete("/{path:path}", status_code=204)
+async def delete_document(kb: KB, path: str, request: Request) -> None:
+    """Remove the file; the next compile purges what was derived only from it."""
+    root = kb_folder(service(request).data_dir, kb.tenant, kb.name)
+    target = document_path(root, path)
+    if not target.is_file():
+        raise NotFound(f"no document {path!r}", field="path")
+    remove_document_file(root, path)

@@ -1,0 +1,146 @@
+"""The canvas graph: nodes and edges with server-side positions, for a whole knowledge base
+(paged, most important nodes first) or around one entity (breadth-first to a depth)."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+import numpy as np
+from fastapi import APIRouter, Query, Request
+
+from ..compiler.orchestrator import last_compile
+from ..errors import InputError, NotFound
+from ..fingerprint import fingerprint
+from ..storage.base import Store
+from ..storage.records import CacheEntry, Entity, Relation
+from ..tenancy import kb_store
+from .auth import KB, store_of
+from .entities import page_slugs
+from .layout import force_layout
+from .pagination import decode_cursor, encode_cursor
+from .schemas import GraphOut
+
+router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["canvas"])
+
+LAYOUT_KEY = "layout:graph"
+MAX_NODES = 5000
+MAX_EDGES = 20000
+MAX_DEPTH = 4
+
+
+async def positions(store: Store) -> dict[str, tuple[float, float]]:
+    """x, y of every entity: computed once per compile and kept in the cache."""
+    last = await last_compile(store) or {}
+    ids = [e.id async for e in store.scan(Entity)]
+    key = fingerprint(last.get("started_at"), last.get("finished_at"), len(ids))
+    cached = await store.get(CacheEntry, [LAYOUT_KEY])
+    if cached and (cached[0].value or {}).get("key") == key:  # type: ignore[attr-defined]
+        return {k: tuple(v) for k, v in cached[0].value["positions"].items()}  # type: ignore[attr-defined]
+    index = {entity_id: i for i, entity_id in enumerate(ids)}
+    pairs, weights = [], []
+    async for r in store.scan(Relation):
+        if r.source in index and r.target in index:  # type: ignore[attr-defined]
+            pairs.append((index[r.source], index[r.target]))  # type: ignore[attr-defined]
+            weights.append(max(1, r.strength))  # type: ignore[attr-defined]
+    xy = force_layout(len(ids), np.array(pairs, dtype=np.int64).reshape(-1, 2),
+                      weights=np.array(weights, dtype=float))
+    result = {entity_id: (round(float(xy[i, 0]), 4), round(float(xy[i, 1]), 4)) for entity_id, i in index.items()}
+    await store.upsert([CacheEntry(id=LAYOUT_KEY, namespace="layout", created_at=time.time(),
+                                   value={"key": key, "positions": result})])
+    return result
+
+
+def _node(e: Any, xy: dict[str, tuple[float, float]], slugs: dict[str, str]) -> dict[str, Any]:
+    x, y = xy.get(e.id, (0.0, 0.0))
+    return {"id": e.id, "label": e.name, "type": e.type, "category": e.category,
+            "importance": e.importance, "degree": e.degree, "page": slugs.get(e.id), "x": x, "y": y}
+
+
+def _edge(r: Any) -> dict[str, Any]:
+    return {"id": r.id, "source": r.source, "target": r.target, "type": r.type, "strength": r.strength}
+
+
+@router.get("/graph", response_model=GraphOut)
+async def graph(
+    kb: KB, request: Request,
+    limit: Annotated[int, Query(ge=1, le=MAX_NODES, description="nodes per page")] = 2000,
+    cursor: str | None = None,
+    type: Annotated[list[str] | None, Query(description="keep these entity types")] = None,
+    min_strength: Annotated[int, Query(ge=0)] = 1,
+    entity: Annotated[str | None, Query(description="centre: only what is near this entity")] = None,
+    depth: Annotated[int, Query(ge=0, le=MAX_DEPTH)] = 1,
+    edge_limit: Annotated[int, Query(ge=0, le=MAX_EDGES)] = MAX_EDGES,
+) -> dict:
+    """Whole graph: nodes by importance, `limit` per page; each page carries the edges between
+    its nodes and the nodes of earlier pages, so the pages together hold every edge once.
+    Around `entity`: nodes within `depth` relations of it, at most `limit`."""
+    store = kb_store(store_of(request), kb.tenant, kb.name)
+    types = set(type or [])
+    if entity is not None:
+        return await _around(store, entity, depth, limit, types, min_strength, edge_limit)
+    entities = [e async for e in store.scan(Entity) if not types or e.type in types]  # type: ignore[attr-defined]
+    entities.sort(key=lambda e: (-e.importance, -e.degree, e.id))  # type: ignore[attr-defined]
+    start = _offset(cursor)
+    chosen = entities[start : start + limit]
+    earlier = {e.id for e in entities[: start + limit]}
+    current = {e.id for e in chosen}
+    edges, total_edges = [], 0
+    async for r in store.scan(Relation):
+        if r.strength < min_strength or r.source not in earlier or r.target not in earlier:  # type: ignore[attr-defined]
+            continue
+        if r.source in current or r.target in current:  # type: ignore[attr-defined]
+            total_edges += 1
+            if len(edges) < edge_limit:
+                edges.append(_edge(r))
+    xy = await positions(store)
+    slugs = await page_slugs(store, [e.id for e in chosen])
+    more = start + limit < len(entities)
+    return {"nodes": [_node(e, xy, slugs) for e in chosen], "edges": edges,
+            "total_nodes": len(entities), "total_edges": total_edges,
+            "truncated": total_edges > len(edges),
+            "next_cursor": encode_cursor(str(start + limit)) if more else None}
+
+
+def _offset(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    text = decode_cursor(cursor)
+    if not text.isdigit():
+        raise InputError("the cursor is not one this API returned", field="cursor")
+    return int(text)
+
+
+async def _around(store: Store, centre: str, depth: int, limit: int, types: set[str],
+                  min_strength: int, edge_limit: int) -> dict:
+    if not await store.get(Entity, [centre]):
+        raise NotFound(f"no entity {centre!r}", field="entity")
+    seen, frontier, edges = {centre}, [centre], {}
+    truncated = False
+    for _ in range(depth):
+        found: list[str] = []
+        for end in ("source", "target"):
+            async for r in store.scan(Relation, {end: frontier}):
+                if r.strength < min_strength:  # type: ignore[attr-defined]
+                    continue
+                other = r.target if end == "source" else r.source  # type: ignore[attr-defined]
+                if other not in seen:
+                    if len(seen) >= limit:
+                        truncated = True
+                        continue
+                    seen.add(other)
+                    found.append(other)
+                edges[r.id] = r
+        frontier = found
+        if not frontier:
+            break
+    nodes = [e for e in await store.get(Entity, sorted(seen))
+             if e.id == centre or not types or e.type in types]  # type: ignore[attr-defined]
+    kept = {e.id for e in nodes}
+    chosen = [r for r in edges.values() if r.source in kept and r.target in kept]  # type: ignore[attr-defined]
+    xy = await positions(store)
+    slugs = await page_slugs(store, sorted(kept))
+    return {"nodes": [_node(e, xy, slugs) for e in nodes],
+            "edges": [_edge(r) for r in chosen[:edge_limit]],
+            "total_nodes": len(nodes), "total_edges": len(chosen),
+            "truncated": truncated or len(chosen) > edge_limit, "next_cursor": None}

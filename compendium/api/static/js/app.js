@@ -1,0 +1,157 @@
+// The single-page shell: sign-in gate, knowledge base picker and the hash router.
+
+import { ApiError, all } from "./api.js";
+import { announce, clear, h } from "./dom.js";
+import { closePanel, installPanel } from "./panel.js";
+import { session } from "./session.js";
+import { renderSignIn } from "./signin.js";
+
+// Routes: pattern -> [section, module, export]. Modules load on first use.
+const ROUTES = [
+  [/^\/signin$/, "signin", null],
+  [/^\/jobs$/, "jobs", () => import("./jobs.js").then((m) => m.renderJobs)],
+  [/^\/jobs\/(?<job>[^/]+)$/, "jobs", () => import("./jobs.js").then((m) => m.renderJob)],
+  [/^\/kb\/(?<kb>[^/]+)\/wiki$/, "wiki", () => import("./wiki.js").then((m) => m.renderPageList)],
+  [/^\/kb\/(?<kb>[^/]+)\/page\/(?<slug>[^/]+)$/, "wiki", () => import("./page.js").then((m) => m.renderPage)],
+  [/^\/kb\/(?<kb>[^/]+)\/page\/(?<slug>[^/]+)\/edit$/, "wiki", () => import("./page.js").then((m) => m.renderEditor)],
+  [/^\/kb\/(?<kb>[^/]+)\/canvas$/, "canvas", () => import("./canvas/view.js").then((m) => m.renderCanvas)],
+];
+
+let cleanup = null;
+let knowledgeBases = [];
+
+export function kbPath(kb, rest) {
+  return `#/kb/${encodeURIComponent(kb)}/${rest}`;
+}
+
+export function go(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+function parseHash() {
+  const raw = location.hash.replace(/^#/, "") || "/";
+  const [path, search = ""] = raw.split("?");
+  return { path, params: new URLSearchParams(search) };
+}
+
+async function route() {
+  const main = document.getElementById("main");
+  const { path, params } = parseHash();
+  if (cleanup) {
+    try { cleanup(); } catch { /* a view's cleanup must not block the next view */ }
+    cleanup = null;
+  }
+  closePanel();
+  if (!session.key || path === "/signin") {
+    showNav(false);
+    renderSignIn(main, onSignedIn);
+    return;
+  }
+  if (!knowledgeBases.length) await loadKnowledgeBases();
+  if (path === "/" || path === "") {
+    go(session.kb ? kbPath(session.kb, "wiki") : "#/jobs");
+    return;
+  }
+  for (const [pattern, section, load] of ROUTES) {
+    const match = pattern.exec(path);
+    if (!match || !load) continue;
+    const args = Object.fromEntries(
+      Object.entries(match.groups || {}).map(([k, v]) => [k, decodeURIComponent(v)]),
+    );
+    if (args.kb) chooseKb(args.kb, false);
+    markSection(section);
+    main.className = section === "canvas" ? "wide" : "";
+    clear(main, h("p", { class: "loading" }, "Loading…"));
+    try {
+      const render = await load();
+      cleanup = (await render(main, args, params)) || null;
+    } catch (exc) {
+      showError(main, exc);
+    }
+    return;
+  }
+  clear(main, h("h1", {}, "Not found"), h("p", {}, "This address shows nothing. ", h("a", { href: "#/" }, "Start again")));
+}
+
+export function showError(main, exc) {
+  if (exc instanceof ApiError && exc.status === 401) return; // the sign-in view takes over
+  console.error(exc);
+  const message = exc instanceof ApiError ? exc.message : `Something went wrong: ${exc.message}`;
+  clear(main, h("h1", {}, exc.status === 404 ? "Not found" : "Error"), h("p", { class: "error", role: "alert" }, message));
+}
+
+async function loadKnowledgeBases() {
+  try {
+    knowledgeBases = await all("/knowledge-bases", { limit: 200 });
+  } catch (exc) {
+    knowledgeBases = [];
+    if (!(exc instanceof ApiError && exc.status === 401)) announce(`Knowledge bases: ${exc.message}`);
+  }
+  const select = document.getElementById("kb-select");
+  clear(select, knowledgeBases.length ? null : h("option", { value: "" }, "(none yet)"),
+    knowledgeBases.map((kb) => h("option", { value: kb.name }, kb.name)));
+  if (!knowledgeBases.some((kb) => kb.name === session.kb)) session.kb = knowledgeBases[0]?.name || "";
+  chooseKb(session.kb, false);
+  showNav(true);
+}
+
+export function knownKnowledgeBases() {
+  return knowledgeBases;
+}
+
+export async function refreshKnowledgeBases() {
+  await loadKnowledgeBases();
+}
+
+function chooseKb(kb, navigate) {
+  session.kb = kb;
+  const select = document.getElementById("kb-select");
+  select.value = kb;
+  for (const link of document.querySelectorAll("header nav a[data-section]")) {
+    const section = link.dataset.section;
+    link.href = section === "jobs" || !kb ? "#/jobs" : kbPath(kb, section);
+  }
+  if (navigate) {
+    const { section } = document.querySelector("header nav a[aria-current]")?.dataset || {};
+    go(section && section !== "jobs" ? kbPath(kb, section) : location.hash || "#/");
+  }
+}
+
+function markSection(section) {
+  for (const link of document.querySelectorAll("header nav a[data-section]")) {
+    if (link.dataset.section === section) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+function showNav(visible) {
+  document.querySelector("header nav").hidden = !visible;
+  document.querySelector(".kb-picker").hidden = !visible;
+  document.getElementById("sign-out").hidden = !visible;
+}
+
+function onSignedIn() {
+  knowledgeBases = [];
+  go("#/");
+}
+
+function signOut() {
+  session.signOut();
+  knowledgeBases = [];
+  go("#/signin");
+}
+
+installPanel();
+document.getElementById("kb-select").addEventListener("change", (ev) => chooseKb(ev.target.value, true));
+document.getElementById("sign-out").addEventListener("click", signOut);
+window.addEventListener("hashchange", route);
+window.addEventListener("compendium:unauthorized", () => {
+  // A key that stopped working (revoked, wrong): forget it and ask again.
+  if (document.querySelector(".signin")) return; // the sign-in form reports it itself
+  session.key = "";
+  knowledgeBases = [];
+  announce("Your API key was not accepted. Sign in again.");
+  go("#/signin");
+});
+route();

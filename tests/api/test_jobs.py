@@ -1,0 +1,160 @@
+"""Compile jobs: one at a time per knowledge base and template, cancellable with nothing
+half-written, taken over when a worker dies, stopped by the token budget, fired by schedules."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from compendium.compiler.jobs import LeaseLost, WorkerOptions, heartbeat, lease_next, run_worker
+from compendium.compiler.schedules import fire_due_schedules
+from compendium.storage.records import Chunk, Extract, Page, Schedule
+from compendium.tenancy import kb_store, system_store
+from tests.support.llm_fixtures import settings_for
+
+
+async def _kb(api, name="kb", **settings):
+    key = await api.tenant_key("acme")
+    r = await api.client.post("/knowledge-bases", json={"name": name, **settings}, headers=api.as_(key))
+    assert r.status_code == 201, r.text
+    return key, api.as_(key)
+
+
+async def _wait(api, h, job_id, predicate, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        job = (await api.client.get(f"/jobs/{job_id}", headers=h)).json()
+        if predicate(job):
+            return job
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"job never reached the state: {job}")
+
+
+async def test_a_second_compile_request_returns_the_running_job(make_api):
+    async with make_api(run_worker=False) as api:
+        _, h = await _kb(api, engine="offline")
+        first = await api.client.post("/knowledge-bases/kb/compile", headers=h)
+        again = await api.client.post("/knowledge-bases/kb/compile", json={"template": "wiki"}, headers=h)
+        assert first.status_code == 202 and again.status_code == 200
+        assert again.json()["id"] == first.json()["id"]
+        other = await api.client.post("/knowledge-bases/kb/compile", json={"template": "topics"}, headers=h)
+        assert other.status_code == 202 and other.json()["id"] != first.json()["id"]
+        cancelled = (await api.client.post(f"/jobs/{first.json()['id']}/cancel", headers=h)).json()
+        assert cancelled["status"] == "cancelled"  # a queued job is cancelled at once
+        fresh = await api.client.post("/knowledge-bases/kb/compile", headers=h)
+        assert fresh.status_code == 202 and fresh.json()["id"] != first.json()["id"]
+
+
+async def test_cancel_stops_after_the_current_batch_and_the_next_compile_resumes(make_api, llm_server):
+    llm_server.set_latency(0.15)
+    async with make_api(settings_for(llm_server)) as api:
+        key, h = await _kb(api)
+        await api.upload_corpus("kb", key)
+        job = (await api.client.post("/knowledge-bases/kb/compile", headers=h)).json()
+        running = await _wait(api, h, job["id"], lambda j: j["progress"].get("phases", {}).get("map", {}).get("done", 0) > 0)
+        assert running["status"] == "running"
+        assert (await api.client.post(f"/jobs/{job['id']}/cancel", headers=h)).json()["cancel_requested"]
+        events = await api.follow(job["id"], key)
+        final = events[-1][1]
+        assert final["status"] == "cancelled"
+        mapped = final["report"]["phases"]["map"]
+        assert 0 < mapped["done"] < mapped["items"]
+        assert "refine" not in final["report"]["phases"]
+
+        scoped = kb_store(api.store, "acme", "kb")
+        chunks = {c.id async for c in scoped.scan(Chunk)}
+        extracts = [e async for e in scoped.scan(Extract)]
+        # Whole batches only: every stored extract is complete and belongs to a live chunk.
+        assert extracts and all(e.id in chunks and e.status == "done" and e.fingerprint for e in extracts)
+        assert await scoped.count(Page) == 0
+
+        llm_server.set_latency(0.0)
+        again = (await api.client.post("/knowledge-bases/kb/compile", headers=h)).json()
+        final = (await api.follow(again["id"], key))[-1][1]
+        assert final["status"] == "succeeded"
+        assert final["report"]["phases"]["map"]["skipped"] >= len(extracts)  # resumed, not redone
+
+
+async def test_a_job_whose_worker_died_is_taken_over_when_its_lease_expires(make_api):
+    async with make_api(run_worker=False) as api:
+        key, h = await _kb(api, engine="offline")
+        await api.upload_corpus("kb", key, only=4)
+        job = (await api.client.post("/knowledge-bases/kb/compile", headers=h)).json()
+        # A worker leases the job and dies at once: no heartbeat ever comes.
+        dead = await lease_next(api.store, "dead-worker", lease_seconds=0.4)
+        assert dead is not None and dead.id == job["id"]
+        assert await lease_next(api.store, "eager-worker", lease_seconds=5) is None  # lease still valid
+
+        stop = asyncio.Event()
+        settings = api.app.state.service.settings
+        survivor = asyncio.create_task(run_worker(
+            api.store, settings, api.data_dir, worker="survivor", stop=stop,
+            options=WorkerOptions(lease_seconds=5, poll_seconds=0.05),
+        ))
+        try:
+            done = await _wait(api, h, job["id"], lambda j: j["status"] not in ("queued", "running"))
+        finally:
+            stop.set()
+            await survivor
+        assert done["status"] == "succeeded" and done["attempts"] == 2
+        with pytest.raises(LeaseLost):  # the dead worker, were it to wake, may not write
+            await heartbeat(api.store, job["id"], "dead-worker", lease_seconds=5)
+
+
+async def test_the_token_budget_stops_a_compile_before_the_next_llm_call(make_api, llm_server):
+    async with make_api(settings_for(llm_server)) as api:
+        key, h = await _kb(api, token_budget=4000)
+        await api.upload_corpus("kb", key)
+        job = (await api.client.post("/knowledge-bases/kb/compile", headers=h)).json()
+        final = (await api.follow(job["id"], key))[-1][1]
+        assert final["status"] == "budget_exceeded"
+        assert "token budget of 4000" in final["error"]
+        job = (await api.client.get(f"/jobs/{job['id']}", headers=h)).json()
+        assert job["status"] == "budget_exceeded"
+        assert final["progress"]["budget_tokens"] == 4000
+        # Only the first wave of concurrent MAP calls (checked while nothing was spent) went out.
+        assert 0 < llm_server.calls["chat"] <= 4, llm_server.calls
+        assert "refine" not in final["report"]["phases"]
+        assert await kb_store(api.store, "acme", "kb").count(Page) == 0
+
+
+async def test_schedules_enqueue_compiles_once_per_due_time(make_api):
+    async with make_api(run_worker=False) as api:
+        _, h = await _kb(api, engine="offline")
+        r = await api.client.post("/knowledge-bases/kb/schedules", json={"cron": "*/5 * * * *"}, headers=h)
+        assert r.status_code == 201, r.text
+        schedule = r.json()
+        assert schedule["template"] == "wiki" and schedule["next_run_at"] > time.time()
+        listed = (await api.client.get("/knowledge-bases/kb/schedules", headers=h)).json()["items"]
+        assert [s["id"] for s in listed] == [schedule["id"]]
+
+        assert await fire_due_schedules(api.store, now=schedule["next_run_at"] - 1) == []
+        due = schedule["next_run_at"] + 1
+        fired = await fire_due_schedules(api.store, now=due)
+        assert len(fired) == 1 and fired[0].trigger == "schedule" and fired[0].knowledge_base == "kb"
+        assert await fire_due_schedules(api.store, now=due) == []  # claimed: not fired twice
+        moved = (await api.client.get(f"/knowledge-bases/kb/schedules/{schedule['id']}", headers=h)).json()
+        assert moved["next_run_at"] == schedule["next_run_at"] + 300 and moved["last_job_id"] == fired[0].id
+
+        r = await api.client.patch(f"/knowledge-bases/kb/schedules/{schedule['id']}", json={"enabled": False}, headers=h)
+        assert r.json()["enabled"] is False
+        assert await fire_due_schedules(api.store, now=due + 10_000) == []
+
+
+async def test_the_in_process_worker_fires_a_due_schedule_and_runs_the_job(make_api):
+    async with make_api() as api:
+        key, h = await _kb(api, engine="offline")
+        await api.upload_corpus("kb", key, only=3)
+        r = await api.client.post("/knowledge-bases/kb/schedules", json={"cron": "0 3 * * *"}, headers=h)
+        system = system_store(api.store)
+        record = (await system.get(Schedule, [r.json()["id"]]))[0]
+        record.next_run_at = time.time() - 1  # as if 03:00 had just passed
+        await system.upsert([record])
+        deadline = time.monotonic() + 20
+        jobs = []
+        while time.monotonic() < deadline and not jobs:
+            jobs = [j for j in (await api.client.get("/jobs", headers=h)).json()["items"] if j["status"] == "succeeded"]
+            await asyncio.sleep(0.05)
+        assert jobs and jobs[0]["trigger"] == "schedule"

@@ -1,0 +1,28 @@
+"""What the browser tests do often: sign in, wait for a view, take a screenshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+
+
+def sign_in(page: Any, url: str, key: str) -> None:
+    page.goto(f"{url}/")
+    page.get_by_label("API key").fill(key)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_selector("header nav:not([hidden])")
+
+
+def open_view(page: Any, url: str, route: str, ready: str) -> None:
+    """Go to a hash route of the UI and wait for a selector that shows it has loaded."""
+    page.goto(f"{url}/ui/{route}")
+    page.wait_for_selector(ready)
+
+
+def screenshot(page: Any, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
