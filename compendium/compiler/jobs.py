@@ -305,8 +305,6 @@ async def run_job(
         status = "cancelled"
     elif ctx.cancel.is_set():  # the worker is stopping: hand the job back to be resumed
         status = "queued"
-    elif status == "failed" and usage.budget_tokens is not None and "token budget" in report.error:
-        status = "budget_exceeded"
     try:
         return await finish(store, job.id, worker, status=status, report=report_data,
                             error=report.error, progress=recorder.snapshot())

@@ -78,7 +78,11 @@ async def run_compile(
         except Cancelled as exc:
             report.status, report.error = "cancelled", str(exc)
             result = PhaseResult()
-        except (EngineUnavailable, BudgetExceeded, CompendiumError) as exc:
+        except BudgetExceeded as exc:
+            report.status, report.error = "budget_exceeded", f"{name}: {exc}"
+            events.emit(Message("error", report.error))
+            result = PhaseResult()
+        except (EngineUnavailable, CompendiumError) as exc:
             report.status, report.error = "failed", f"{name}: {exc}"
             events.emit(Message("error", report.error))
             result = PhaseResult(failed=1)

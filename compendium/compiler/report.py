@@ -24,7 +24,7 @@ class CompileReport:
     )
     counts: dict[str, int] = field(default_factory=dict)
     changes: list[dict[str, str]] = field(default_factory=list)
-    status: str = "succeeded"  # succeeded | failed | cancelled
+    status: str = "succeeded"  # succeeded | failed | cancelled | budget_exceeded
     error: str = ""
     started_at: float = 0.0
     finished_at: float = 0.0

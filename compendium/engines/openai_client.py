@@ -278,7 +278,6 @@ class OpenAIClient:
     ) -> str:
         """One chat completion (retried); usage is recorded; returns the reply text."""
         estimated = sum(count_tokens(m["content"]) for m in messages)
-        self.usage.check_budget(estimated)
         extra: dict[str, Any] = {}
         if response_format is not None:
             extra["response_format"] = response_format
@@ -290,7 +289,8 @@ class OpenAIClient:
                 model=self.model, messages=messages, temperature=temperature, **extra  # type: ignore[arg-type]
             )
 
-        response = await self.call(send, estimated_tokens=estimated)
+        with self.usage.reserve(estimated):
+            response = await self.call(send, estimated_tokens=estimated)
         if not response.choices:
             raise ReplyError(f"the LLM endpoint at {self.endpoint} returned no choices")
         content = response.choices[0].message.content or ""

@@ -88,14 +88,14 @@ class OpenAIEmbedder:
         # Empty strings are rejected by some servers; a single space embeds as "nothing".
         inputs = [t if t.strip() else " " for t in texts]
         estimated = sum(count_tokens(t) for t in inputs)
-        self.usage.check_budget(estimated)
 
         async def send() -> Any:
             return await self.client.sdk.embeddings.create(
                 model=self.model, input=inputs, encoding_format="float"
             )
 
-        response = await self.client.request(send, estimated_tokens=estimated)
+        with self.usage.reserve(estimated):
+            response = await self.client.request(send, estimated_tokens=estimated)
         rows = sorted(response.data, key=lambda d: d.index)
         if len(rows) != len(inputs):
             raise ReplyError(

@@ -31,6 +31,7 @@ class UsageMeter:
     def __init__(self, budget_tokens: int | None = None):
         self.by_phase: dict[str, PhaseUsage] = {}
         self.budget_tokens = budget_tokens
+        self.in_flight = 0  # prompt tokens of calls sent but not yet answered
 
     @staticmethod
     @contextlib.contextmanager
@@ -49,12 +50,25 @@ class UsageMeter:
         return sum(u.prompt_tokens + u.completion_tokens + u.embedding_tokens for u in self.by_phase.values())
 
     def check_budget(self, upcoming_tokens: int = 0) -> None:
-        """Raise before a call that would take the compile past its budget."""
-        if self.budget_tokens is not None and self.total_tokens + upcoming_tokens > self.budget_tokens:
+        """Raise before a call that would take the compile past its budget, counting the calls
+        already in flight (concurrent calls must not all pass the check on an empty meter)."""
+        committed = self.total_tokens + self.in_flight
+        if self.budget_tokens is not None and committed + upcoming_tokens > self.budget_tokens:
             raise BudgetExceeded(
-                f"token budget of {self.budget_tokens} reached ({self.total_tokens} spent)",
+                f"token budget of {self.budget_tokens} reached ({self.total_tokens} spent, "
+                f"{self.in_flight} in flight)",
                 hint="raise the knowledge base's budget or compile fewer documents",
             )
+
+    @contextlib.contextmanager
+    def reserve(self, prompt_tokens: int) -> Iterator[None]:
+        """Check the budget and hold `prompt_tokens` against it until the call is answered."""
+        self.check_budget(prompt_tokens)
+        self.in_flight += prompt_tokens
+        try:
+            yield
+        finally:
+            self.in_flight -= prompt_tokens
 
     def record_llm(self, prompt_tokens: int, completion_tokens: int) -> None:
         u = self._usage()
