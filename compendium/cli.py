@@ -24,8 +24,12 @@ from .errors import CompendiumError
 class PlainProgress:
     """One line per phase start/finish and per message: for logs and pipes."""
 
-    def __init__(self, out: Any = sys.stderr):
-        self.out = out
+    def __init__(self, out: Any = None):
+        self._out = out
+
+    @property
+    def out(self) -> Any:
+        return self._out or sys.stderr
 
     def emit(self, event: Event) -> None:
         if isinstance(event, PhaseStarted):

@@ -25,6 +25,11 @@ export class GraphCanvas {
   constructor(canvas, handlers = {}) {
     this.canvas = canvas;
     this.ctx = canvas.getContext("2d");
+    this.layer = document.createElement("canvas"); // the last full picture, shifted while panning
+    this.layerCtx = this.layer.getContext("2d");
+    this.layerCamera = null;
+    this.needFull = true;
+    this.gesture = false;
     this.handlers = handlers; // onHover(node|null, x, y), onNodeClick(node), onEdgeClick(edge)
     this.nodes = [];
     this.edges = [];
@@ -126,8 +131,8 @@ export class GraphCanvas {
     const dpr = window.devicePixelRatio || 1;
     this.width = Math.max(1, rect.width);
     this.height = Math.max(1, rect.height);
-    this.canvas.width = Math.round(this.width * dpr);
-    this.canvas.height = Math.round(this.height * dpr);
+    this.canvas.width = this.layer.width = Math.round(this.width * dpr);
+    this.canvas.height = this.layer.height = Math.round(this.height * dpr);
     this.dpr = dpr;
     this.invalidate();
   }
@@ -151,7 +156,7 @@ export class GraphCanvas {
   panBy(dx, dy) {
     this.tx += dx;
     this.ty += dy;
-    this.invalidate();
+    this.cameraMoved();
   }
 
   zoomAt(factor, sx = this.width / 2, sy = this.height / 2) {
@@ -160,7 +165,7 @@ export class GraphCanvas {
     this.tx = sx - (sx - this.tx) * k;
     this.ty = sy - (sy - this.ty) * k;
     this.scale = next;
-    this.invalidate();
+    this.cameraMoved();
   }
 
   centreOn(node) {
@@ -217,7 +222,30 @@ export class GraphCanvas {
 
   // ---- drawing -----------------------------------------------------------------------------
 
+  /** Redraw the whole scene on the next frame. */
   invalidate() {
+    this.needFull = true;
+    this.schedule();
+  }
+
+  /**
+   * The camera moved. During a gesture (pan, wheel) the last picture is shifted or scaled at once,
+   * which costs one image copy whatever the graph's size; the full redraw follows when it settles.
+   */
+  cameraMoved() {
+    if (!this.gesture || !this.layerCamera) {
+      this.invalidate();
+      return;
+    }
+    this.schedule();
+    clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => {
+      if (!this.pointer) this.gesture = false;
+      this.invalidate();
+    }, 120);
+  }
+
+  schedule() {
     if (this.frameRequested) return;
     this.frameRequested = true;
     requestAnimationFrame(() => {
@@ -228,20 +256,42 @@ export class GraphCanvas {
 
   draw() {
     const started = performance.now();
-    const { ctx, dpr, scale } = this;
+    const full = this.needFull || !this.layerCamera;
+    if (full) {
+      this.render();
+      this.needFull = false;
+    }
+    this.present();
+    const ms = performance.now() - started;
+    this.stats.frames += 1;
+    this.stats.lastFrameMs = ms;
+    this.stats.lastFrameFull = full;
+    if (!this.stats.firstDrawAt && this.nodes.length) this.stats.firstDrawAt = performance.now();
+    this.handlers.onDraw?.(this.stats);
+  }
+
+  /** The scene at the current camera, onto the off-screen layer. */
+  render() {
+    const { layerCtx: ctx, dpr, scale } = this;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
+    ctx.clearRect(0, 0, this.layer.width, this.layer.height);
     ctx.setTransform(dpr * scale, 0, 0, dpr * scale, dpr * this.tx, dpr * this.ty);
     const view = this.viewport();
     this.stats.drawnEdges = this.drawEdges(view);
     this.stats.drawnNodes = this.drawNodes(view);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     if (scale > 0.45) this.drawLabels(view);
-    const ms = performance.now() - started;
-    this.stats.frames += 1;
-    this.stats.lastFrameMs = ms;
-    if (!this.stats.firstDrawAt && this.nodes.length) this.stats.firstDrawAt = performance.now();
-    this.handlers.onDraw?.(this.stats);
+    this.layerCamera = { scale, tx: this.tx, ty: this.ty };
+  }
+
+  /** Copy the layer to the screen, moved and scaled from the camera it was drawn at. */
+  present() {
+    const { ctx, dpr, layerCamera: drawn } = this;
+    const k = this.scale / drawn.scale;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
+    ctx.setTransform(k, 0, 0, k, dpr * (this.tx - drawn.tx * k), dpr * (this.ty - drawn.ty * k));
+    ctx.drawImage(this.layer, 0, 0);
   }
 
   viewport() {
@@ -251,7 +301,7 @@ export class GraphCanvas {
   }
 
   drawEdges(view) {
-    const { ctx, scale } = this;
+    const { layerCtx: ctx, scale } = this;
     // Zoomed far out, weak edges are a grey haze: skip them unless the user asked for them.
     const lodStrength = scale < 0.15 && this.edges.length > 2000 ? 2 : 0;
     const focus = this.hovered || this.selected;
@@ -288,7 +338,7 @@ export class GraphCanvas {
   }
 
   drawNodes(view) {
-    const { ctx, scale } = this;
+    const { layerCtx: ctx, scale } = this;
     const minR = 1.5 / scale; // never smaller than 1.5 screen px
     let drawn = 0;
     const byType = new Map(this.types.map((t) => [t, []]));
@@ -326,7 +376,7 @@ export class GraphCanvas {
   }
 
   drawLabels(view) {
-    const { ctx } = this;
+    const { layerCtx: ctx } = this;
     const candidates = [];
     for (const n of this.nodes) {
       if (!this.isShown(n)) continue;
@@ -366,6 +416,7 @@ export class GraphCanvas {
     c.addEventListener("wheel", (ev) => {
       ev.preventDefault();
       const { x, y } = local(c, ev);
+      this.gesture = true; // wheel zoom scales the last picture until the wheel rests
       this.zoomAt(Math.exp(-ev.deltaY * 0.0015), x, y);
     }, { passive: false });
     c.addEventListener("keydown", (ev) => this.onKey(ev));
@@ -384,6 +435,7 @@ export class GraphCanvas {
     const { x, y } = local(this.canvas, ev);
     const node = this.nodeAt(x, y);
     this.pointer = { x, y, startX: x, startY: y, node, moved: false };
+    this.gesture = !node; // panning shifts the picture; dragging a node redraws it
     this.canvas.setPointerCapture?.(ev.pointerId);
     this.canvas.focus({ preventScroll: true });
   }
@@ -411,6 +463,11 @@ export class GraphCanvas {
   onPointerUp(ev) {
     const p = this.pointer;
     this.pointer = null;
+    if (this.gesture) {
+      this.gesture = false;
+      clearTimeout(this.settleTimer);
+      this.invalidate();
+    }
     if (!p || p.moved) return;
     const { x, y } = local(this.canvas, ev);
     if (p.node) {
