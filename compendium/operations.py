@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from .compiler.events import EventSink, Message
+from .compiler.context import CompileContext
+from .compiler.events import EventSink, Message, NullSink
 from .compiler.orchestrator import CompileRequest, last_compile, run_compile
 from .compiler.report import CompileReport
 from .engines.usage import UsageMeter
@@ -68,10 +69,35 @@ async def compile_workspace(
         stack.push_async_callback(embedder.close)
         if events is not None and engine.name == "offline":
             events.emit(Message("info", "no LLM endpoint configured: using the offline engine"))
+        ctx = CompileContext(
+            store=store,
+            engine=engine,
+            embedder=embedder,
+            template=template,
+            events=events or NullSink(),
+            documents_dir=documents_dir,
+        )
+        _apply_groups(ctx, settings)
         return await run_compile(
-            store, engine, embedder, CompileRequest(template, documents_dir), events=events
+            store, engine, embedder, CompileRequest(template, documents_dir), events=events, ctx=ctx
         )
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _apply_groups(ctx: CompileContext, settings: Settings) -> None:
+    """Template groups of compendium.yaml: documents they match are extracted with their template."""
+    from .settings import load_groups
+    from .templates.groups import template_for
+
+    if settings.workspace is None:
+        return
+    groups = load_groups(settings.workspace)
+    if not groups:
+        return
+    default = ctx.template.name
+    ctx.assign_template = lambda path: template_for(path, groups, default)
+    for name in {g.template for g in groups} - {default}:
+        ctx.templates[name] = resolve_template(settings, name)
 
 
 async def workspace_status(settings: Settings) -> dict[str, Any]:

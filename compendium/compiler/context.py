@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -46,6 +47,10 @@ class CompileContext:
     template: Template
     events: EventSink = field(default_factory=NullSink)
     documents_dir: Path | None = None
+    # Template groups: which template extracts each document (by its path); MAP reads
+    # `templates` for the documents a group assigns to a template other than the compile's.
+    assign_template: Callable[[str], str] | None = None
+    templates: dict[str, Template] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     started_at: float = field(default_factory=time.time)
@@ -58,6 +63,10 @@ class CompileContext:
 
     def warn(self, text: str) -> None:
         self.events.emit(Message("warning", text))
+
+    def template_named(self, name: str) -> Template:
+        """The template a group assigned (the compile's own when none or unknown)."""
+        return self.templates.get(name, self.template) if name else self.template
 
     def info(self, text: str) -> None:
         self.events.emit(Message("info", text))

@@ -147,13 +147,24 @@ async def run(template: Template, ctx: CompileContext, *, max_bytes: int = DEFAU
                 document_id=doc_id,
             )
             added, removed = await _write_document(
-                store, rel, doc_id, parsed, spans, found[rel], sizes[rel], stored_docs.get(rel)
+                store, rel, doc_id, parsed, spans, found[rel], sizes[rel], stored_docs.get(rel),
+                _assigned(ctx, rel),
             )
             changed_ids.append(doc_id)
             removed_chunks.extend(removed)
             new_chunks += added
         done += 1
         _progress(ctx, done, total)
+
+    # Unchanged documents follow edits of the template groups without being read again.
+    regrouped = []
+    for rel in plan.unchanged:
+        doc = stored_docs[rel]
+        if doc.template != _assigned(ctx, rel):
+            doc.template = _assigned(ctx, rel)
+            regrouped.append(doc)
+    if regrouped:
+        await store.upsert(regrouped)
 
     deleted_ids = []
     for rel in plan.deleted:
@@ -190,6 +201,12 @@ async def run(template: Template, ctx: CompileContext, *, max_bytes: int = DEFAU
     )
 
 
+def _assigned(ctx: CompileContext, rel: str) -> str:
+    """The template a group assigns to this document; "" means the compile's own."""
+    name = ctx.assign_template(rel) if ctx.assign_template else ""
+    return "" if name == ctx.template.name else name
+
+
 async def _stored_chunking(store: Store) -> str | None:
     try:
         entry = await store.get_one(CacheEntry, _CHUNKING_KEY)
@@ -207,6 +224,7 @@ async def _write_document(
     content_hash: str,
     size: int,
     previous: Document | None,
+    assigned_template: str,
 ) -> tuple[int, list[str]]:
     """Store one document and its chunks in one transaction; returns (chunks added, chunk ids
     removed)."""
@@ -221,7 +239,7 @@ async def _write_document(
         format=parsed.format,
         size=size,
         metadata=parsed.metadata,
-        template=previous.template if previous else "",
+        template=assigned_template,
         chunk_ids=new_ids,
         updated_at=time.time(),
     )

@@ -53,7 +53,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     store, engine = ctx.store, ctx.engine
     chunks = [c async for c in store.scan(Chunk)]
     stored = {e.id: (e.status, e.fingerprint) async for e in store.scan(Extract)}  # type: ignore[attr-defined]
-    fps = {c.id: map_fingerprint(c, template, engine.name, engine.model) for c in chunks}
+    # Template groups: each chunk is extracted with the template its document is assigned.
+    assigned = {d.id: d.template async for d in store.scan(Document)}  # type: ignore[attr-defined]
+    template_of = {c.id: ctx.template_named(assigned.get(c.document_id, "")) for c in chunks}
+    fps = {c.id: map_fingerprint(c, template_of[c.id], engine.name, engine.model) for c in chunks}
     work = map_work(chunks, stored, fps)
 
     if work.purge:
@@ -61,7 +64,11 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     doc_ids = sorted({c.document_id for c in work.todo})
     titles = {d.id: d.title or d.path for d in await store.get(Document, doc_ids)}  # type: ignore[attr-defined]
-    batches = pack_batches(work.todo, template.map.batch_chunks, template.map.batch_tokens)
+    batches: list[tuple[Template, list[Chunk]]] = []
+    for name in sorted({template_of[c.id].name for c in work.todo}):
+        group = [c for c in work.todo if template_of[c.id].name == name]
+        own = template_of[group[0].id]
+        batches += [(own, b) for b in pack_batches(group, own.map.batch_chunks, own.map.batch_tokens)]
 
     result = PhaseResult(items=len(chunks), skipped=work.unchanged)
     totals = SplitCounts()
@@ -70,12 +77,12 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     done_chunks = 0
     gate = asyncio.Semaphore(template.map.concurrency)
 
-    async def one(batch: list[Chunk]) -> None:
+    async def one(batch_template: Template, batch: list[Chunk]) -> None:
         nonlocal done_chunks
         try:
             request, labels = label_batch(batch, titles)
             try:
-                reply = await engine.extract(request, template)
+                reply = await engine.extract(request, batch_template)
             except (EngineUnavailable, BudgetExceeded) as exc:
                 fatal.append(exc)
                 return
@@ -84,7 +91,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
                 result.failed += len(batch)
                 ctx.warn(f"map: a batch of {len(batch)} chunks failed: {exc}")
                 return
-            per_chunk, counts = split_reply(reply, labels, template)
+            per_chunk, counts = split_reply(reply, labels, batch_template)
             records = []
             for chunk in batch:
                 items = per_chunk[chunk.id]
@@ -117,12 +124,12 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     tasks: list[asyncio.Task[None]] = []
     launched = 0
-    for batch in batches:
+    for batch_template, batch in batches:
         await gate.acquire()
         if fatal or ctx.cancel.is_set():
             gate.release()
             break
-        tasks.append(asyncio.create_task(one(batch)))
+        tasks.append(asyncio.create_task(one(batch_template, batch)))
         launched += 1
     outcomes = await asyncio.gather(*tasks, return_exceptions=True)  # let in-flight batches land
     errors = [o for o in outcomes if isinstance(o, BaseException)]
