@@ -159,6 +159,30 @@ def render(run_: Run, documents: int, latency: float) -> str:
     return "\n".join(lines)
 
 
+# Why the targets are missed (cProfile of a 120-document run; see the final report of issue 3).
+NOTES = """
+## Where the time goes
+
+- MAP calls per chunk and prompt ratio: the corpus's sections make ~160-token chunks, and the
+  `wiki` template packs at most `map.batch_chunks: 8` per call, so a call carries ~1,040 chunk
+  tokens against ~540 tokens of fixed prompt (36 system + 505 instructions and type lists).
+  Document-aligned packing (phases/batching.py starts a fresh batch rather than split a
+  document) leaves ~1.5 slots empty per batch: 6.5 chunks per call -> 0.155 calls per chunk.
+  Raising the template default to 16 chunks per batch would give ~0.07 calls per chunk and
+  ~1.25 prompt tokens per corpus token.
+- REDUCE wall time: `describe()` in phases/reduce.py asks one summary at a time (170 calls in
+  series) with a store read and a committed write around each; at concurrency 4 its bound
+  would be ~2 s instead of 8.5 s, and its per-call overhead (~60 ms here) is store round trips.
+- CPU: the `openai` SDK costs ~6 ms of CPU per call (request param transforms walk the JSON
+  schema of `response_format` on every structured call, ~8 ms each) plus ~1.5 s to import;
+  at ~0.47 calls per chunk that alone is ~3 ms per chunk. Page evidence packs (`_evidence`,
+  `build_evidence`) and SQLite upserts come next.
+- Wall over bound in MAP/REFINE: the 2 shared cores also run the server process and the other
+  engineers' jobs; any CPU per call in this process (SDK, JSON parse of ~4k-token replies,
+  SQLite commit) adds to each of the 4 concurrent slots.
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=300)
@@ -167,7 +191,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="copy the compiled workspace here")
     args = parser.parse_args()
     result = run(args.documents, args.latency, args.keep)
-    text = render(result, args.documents, args.latency)
+    text = render(result, args.documents, args.latency) + NOTES
     print(text)
     if not args.no_write:
         REPORT.write_text(text, encoding="utf-8")
