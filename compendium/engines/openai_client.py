@@ -280,7 +280,9 @@ class OpenAIClient:
         estimated = sum(count_tokens(m["content"]) for m in messages)
         extra: dict[str, Any] = {}
         if response_format is not None:
-            extra["response_format"] = response_format
+            # Sent as raw body: the SDK's typed transform walks the whole JSON schema on every
+            # call (milliseconds of CPU each), and the schema is already in its final form.
+            extra["extra_body"] = {"response_format": response_format}
         if max_tokens is not None:
             extra["max_tokens"] = max_tokens
 

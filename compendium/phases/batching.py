@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,40 +21,40 @@ _HAS_WORD = re.compile(r"\w", re.UNICODE)
 
 
 def pack_batches(chunks: Sequence[Chunk], max_chunks: int, max_tokens: int) -> list[list[Chunk]]:
-    """Greedy packing in (document, ordinal) order, bounded by chunk count and tokens.
+    """Pack chunks in (document, ordinal) order into the fewest batches within the count and
+    token bounds; among packings with that fewest number, the one splitting fewest documents
+    across batches (the model sees a document's chunks together where it costs no extra call).
+    A chunk larger than `max_tokens` travels alone.
 
-    A document that would straddle two batches but fits whole in a fresh one starts a new
-    batch, so the model sees a document's chunks together where possible. A chunk larger
-    than `max_tokens` travels alone.
+    Dynamic programming over contiguous cuts: O(n × max_chunks).
     """
     ordered = sorted(chunks, key=lambda c: (c.document_id, c.ordinal, c.id))
-    doc_tokens: Counter[str] = Counter()
-    doc_counts: Counter[str] = Counter()
-    for c in ordered:
-        doc_tokens[c.document_id] += max(c.tokens, 1)
-        doc_counts[c.document_id] += 1
-
-    batches: list[list[Chunk]] = []
-    current: list[Chunk] = []
-    used = 0
-    for i, chunk in enumerate(ordered):
-        size = max(chunk.tokens, 1)
-        starts_document = i == 0 or ordered[i - 1].document_id != chunk.document_id
-        if current and starts_document:
-            doc_size, doc_n = doc_tokens[chunk.document_id], doc_counts[chunk.document_id]
-            fits_here = used + doc_size <= max_tokens and len(current) + doc_n <= max_chunks
-            fits_fresh = doc_size <= max_tokens and doc_n <= max_chunks
-            if not fits_here and fits_fresh:
-                batches.append(current)
-                current, used = [], 0
-        if current and (len(current) >= max_chunks or used + size > max_tokens):
-            batches.append(current)
-            current, used = [], 0
-        current.append(chunk)
-        used += size
-    if current:
-        batches.append(current)
-    return batches
+    n = len(ordered)
+    if n == 0:
+        return []
+    sizes = [max(c.tokens, 1) for c in ordered]
+    # A cut before position i splits a document when i continues the previous chunk's document.
+    splits = [0] + [int(ordered[i].document_id == ordered[i - 1].document_id) for i in range(1, n)]
+    best: list[tuple[int, int]] = [(0, 0)] + [(n + 1, n + 1)] * n  # (batches, split documents)
+    cut = [0] * (n + 1)
+    for end in range(1, n + 1):
+        used = 0
+        for start in range(end - 1, max(end - max_chunks, 0) - 1, -1):
+            used += sizes[start]
+            if used > max_tokens and start < end - 1:
+                break
+            batches, split = best[start]
+            candidate = (batches + 1, split + (splits[start] if start else 0))
+            if candidate < best[end]:
+                best[end], cut[end] = candidate, start
+            if used > max_tokens:  # an oversized chunk alone
+                break
+    bounds = []
+    end = n
+    while end:
+        bounds.append((cut[end], end))
+        end = cut[end]
+    return [ordered[a:b] for a, b in reversed(bounds)]
 
 
 def label_batch(chunks: Sequence[Chunk], titles: dict[str, str]) -> tuple[ExtractionBatch, dict[str, str]]:

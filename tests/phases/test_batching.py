@@ -81,3 +81,15 @@ def test_items_are_capped_per_chunk_and_relations_follow_kept_entities():
     assert [e["name"] for e in out["k"].entities] == ["A1", "B1"]
     assert out["k"].relations == []  # C1 was cut, so the relation has no end
     assert counts.dropped == 2
+
+
+def test_packing_never_spends_an_extra_call_to_keep_documents_whole():
+    # Five documents of three chunks: keeping each whole would need three calls of at most
+    # two documents; two calls suffice when one document is split.
+    chunks = [chunk(d, i, 100) for d in "abcde" for i in range(3)]
+    batches = pack_batches(chunks, max_chunks=8, max_tokens=10_000)
+    assert len(batches) == 2
+    assert sum(len(b) for b in batches) == 15
+    # Among two-call packings, only one document is split.
+    split_docs = {c.document_id for c in batches[0]} & {c.document_id for c in batches[1]}
+    assert len(split_docs) == 1
