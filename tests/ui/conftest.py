@@ -11,6 +11,7 @@ import pytest
 from tests.support.llm_fixtures import settings_for
 from tests.support.llm_server import LLMServer
 
+from .browsing import SCREENSHOTS
 from .server import Seed, UiServer, seed_knowledge_base
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -32,8 +33,16 @@ def browser() -> Iterator[object]:
             chromium.close()
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.ui_failed = report.failed  # type: ignore[attr-defined]
+
+
 @pytest.fixture
-def page(browser: object) -> Iterator[object]:
+def page(browser: object, request: pytest.FixtureRequest) -> Iterator[object]:
     context = browser.new_context(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
     tab = context.new_page()
     tab.set_default_timeout(15_000)
@@ -43,6 +52,11 @@ def page(browser: object) -> Iterator[object]:
     tab.js_errors = errors
     try:
         yield tab
+        if getattr(request.node, "ui_failed", False):
+            # What the browser showed when the test failed, for whoever reads the CI log.
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            tab.screenshot(path=str(SCREENSHOTS / f"failed-{request.node.name}.png"))
+            print(f"browser at failure: {tab.url}; page errors: {errors}")
     finally:
         context.close()
 

@@ -78,6 +78,8 @@ def test_a_relation_opens_its_supporting_passages(page, ui_server, seeded):
     page.wait_for_timeout(100)
     edge = page.evaluate(CLICKABLE_EDGE)
     assert edge is not None
+    page.mouse.move(box["x"] + edge["x"], box["y"] + edge["y"])
+    page.locator("#graph-tooltip", has_text=re.compile(rf"{re.escape(edge['type'])} · strength \d")).wait_for()
     page.mouse.click(box["x"] + edge["x"], box["y"] + edge["y"])
     panel = page.locator("#side-panel")
     panel.get_by_text("Supporting passages").wait_for()
@@ -96,3 +98,17 @@ def test_canvas_around_one_entity_shows_its_neighbourhood(page, ui_server, seede
     assert page.evaluate("window.__graph.nodes.length") == len(around["nodes"])
     assert page.evaluate("window.__graph.selected.id") == centre["id"]
     assert page.locator("#depth").input_value() == "1"
+
+
+def test_keyboard_only_find_an_entity_and_open_its_page(page, ui_server, seeded):
+    open_canvas(page, ui_server, seeded)
+    target = page.evaluate("() => window.__graph.nodes.find((n) => n.page)")
+    page.get_by_label("Find").fill(target["label"])
+    page.get_by_label("Find").press("Enter")
+    page.wait_for_function("id => window.__graph.selected?.id === id", arg=target["id"])
+    assert page.evaluate("() => document.activeElement.id") == "graph-canvas"
+    page.keyboard.press("-")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(rf"/page/{re.escape(target['page'])}$"))
+    assert page.js_errors == []

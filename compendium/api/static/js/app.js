@@ -35,7 +35,10 @@ function parseHash() {
   return { path, params: new URLSearchParams(search) };
 }
 
+let navigation = 0; // bumps on every route change: a slower, older view never overwrites a newer one
+
 async function route() {
+  const mine = ++navigation;
   const main = document.getElementById("main");
   const { path, params } = parseHash();
   if (cleanup) {
@@ -49,6 +52,7 @@ async function route() {
     return;
   }
   if (!knowledgeBases.length) await loadKnowledgeBases();
+  if (mine !== navigation) return;
   if (path === "/" || path === "") {
     go(session.kb ? kbPath(session.kb, "wiki") : "#/jobs");
     return;
@@ -62,12 +66,20 @@ async function route() {
     if (args.kb) chooseKb(args.kb, false);
     markSection(section);
     main.className = section === "canvas" ? "wide" : "";
-    clear(main, h("p", { class: "loading" }, "Loading…"));
+    // A view renders into its own container, shown only if no newer route started meanwhile.
+    const view = h("div", { class: "view" }, h("p", { class: "loading" }, "Loading…"));
+    clear(main, view);
     try {
       const render = await load();
-      cleanup = (await render(main, args, params)) || null;
+      if (mine !== navigation) return;
+      const done = (await render(view, args, params)) || null;
+      if (mine !== navigation) {
+        done?.();
+        return;
+      }
+      cleanup = done;
     } catch (exc) {
-      showError(main, exc);
+      if (mine === navigation) showError(view, exc);
     }
     return;
   }

@@ -267,8 +267,17 @@ function follow(job, card, onFinished) {
       // the stream carries on; the next refresh may work
     }
   };
-  follower.stop = stream(`/jobs/${encodeURIComponent(job.id)}/events`, (name, data) => {
+  let lastSeq = 0;
+  let finished = false;
+  const connect = () => stream(`/jobs/${encodeURIComponent(job.id)}/events?after=${lastSeq}`, onEvent, (err) => {
+    if (finished || !err) return;
+    // A dropped connection (server restart, proxy timeout): resume after the last event seen.
+    follower.card.message.textContent = "Progress stream interrupted: reconnecting…";
+    follower.retry = setTimeout(() => (follower.stop = connect()), 2000);
+  });
+  const onEvent = (name, data) => {
     const c = follower.card;
+    if (data && typeof data.seq === "number") lastSeq = Math.max(lastSeq, data.seq);
     if (name === "status") {
       c.status.textContent = data.status;
       c.status.className = `badge ${data.status}`;
@@ -289,14 +298,19 @@ function follow(job, card, onFinished) {
     } else if (name === "Message") {
       c.message.textContent = data.text;
     } else if (name === "report") {
+      finished = true;
       const done = { ...job, status: data.status, error: data.error, report: data.report, progress: data.progress };
       c.showJob(done);
       get(`/jobs/${encodeURIComponent(job.id)}`).then(onFinished, () => onFinished(done));
     }
-  }, (err) => {
-    if (err) card.message.textContent = `Progress stream stopped: ${err.message}`;
-  });
-  return follower;
+  };
+  follower.stop = connect();
+  const stop = () => {
+    finished = true;
+    clearTimeout(follower.retry);
+    follower.stop();
+  };
+  return { get card() { return follower.card; }, set card(c) { follower.card = c; }, stop };
 }
 
 function showReport(box, job) {

@@ -292,6 +292,7 @@ export class GraphCanvas {
     ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
     ctx.setTransform(k, 0, 0, k, dpr * (this.tx - drawn.tx * k), dpr * (this.ty - drawn.ty * k));
     ctx.drawImage(this.layer, 0, 0);
+    this.drawHighlights();
   }
 
   viewport() {
@@ -304,15 +305,13 @@ export class GraphCanvas {
     const { layerCtx: ctx, scale } = this;
     // Zoomed far out, weak edges are a grey haze: skip them unless the user asked for them.
     const lodStrength = scale < 0.15 && this.edges.length > 2000 ? 2 : 0;
-    const focus = this.hovered || this.selected;
     let drawn = 0;
     ctx.lineWidth = 1 / scale;
     ctx.globalAlpha = scale < 0.3 ? 0.35 : 0.6;
     for (const type of this.edgeTypes) {
       ctx.beginPath();
       for (const e of this.edges) {
-        if (e.type !== type || !this.edgeShown(e)) continue;
-        if (e.strength < lodStrength && e.s !== focus && e.t !== focus) continue;
+        if (e.type !== type || e.strength < lodStrength || !this.edgeShown(e)) continue;
         if (!segmentInView(e, view)) continue;
         ctx.moveTo(e.s.x, e.s.y);
         ctx.lineTo(e.t.x, e.t.y);
@@ -322,18 +321,6 @@ export class GraphCanvas {
       ctx.stroke();
     }
     ctx.globalAlpha = 1;
-    if (focus) {
-      ctx.beginPath();
-      for (const e of this.edges) {
-        if ((e.s === focus || e.t === focus) && this.edgeShown(e)) {
-          ctx.moveTo(e.s.x, e.s.y);
-          ctx.lineTo(e.t.x, e.t.y);
-        }
-      }
-      ctx.lineWidth = 2.5 / scale;
-      ctx.strokeStyle = "#212529";
-      ctx.stroke();
-    }
     return drawn;
   }
 
@@ -364,6 +351,29 @@ export class GraphCanvas {
       ctx.fill();
       drawn += list.length;
     }
+    return drawn;
+  }
+
+  /**
+   * The hovered and selected nodes, their relations and the hovered label, drawn on the screen
+   * over the layer: hovering costs an image copy, not a redraw of the whole graph.
+   */
+  drawHighlights() {
+    const { ctx, dpr, scale } = this;
+    const focus = [this.selected, this.hovered].filter((n) => n && this.isShown(n));
+    if (!focus.length) return;
+    ctx.setTransform(dpr * scale, 0, 0, dpr * scale, dpr * this.tx, dpr * this.ty);
+    ctx.beginPath();
+    for (const e of this.edges) {
+      if ((focus.includes(e.s) || focus.includes(e.t)) && this.edgeShown(e)) {
+        ctx.moveTo(e.s.x, e.s.y);
+        ctx.lineTo(e.t.x, e.t.y);
+      }
+    }
+    ctx.lineWidth = 2 / scale;
+    ctx.strokeStyle = "#212529";
+    ctx.stroke();
+    const minR = 1.5 / scale;
     for (const [node, colour] of [[this.selected, "#212529"], [this.hovered, "#f59f00"]]) {
       if (!node || !this.isShown(node)) continue;
       ctx.beginPath();
@@ -372,7 +382,18 @@ export class GraphCanvas {
       ctx.strokeStyle = colour;
       ctx.stroke();
     }
-    return drawn;
+    if (this.hovered && this.isShown(this.hovered)) {
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      const p = this.toScreen(this.hovered);
+      ctx.font = "bold 12px system-ui, sans-serif";
+      ctx.textBaseline = "middle";
+      ctx.lineWidth = 3;
+      ctx.strokeStyle = "rgba(255,255,255,0.95)";
+      ctx.fillStyle = "#212529";
+      const x = p.x + this.hovered.r * scale + 4;
+      ctx.strokeText(this.hovered.label, x, p.y);
+      ctx.fillText(this.hovered.label, x, p.y);
+    }
   }
 
   drawLabels(view) {
@@ -384,7 +405,6 @@ export class GraphCanvas {
       candidates.push(n);
     }
     candidates.sort((a, b) => b.r - a.r);
-    if (this.hovered) candidates.unshift(this.hovered);
     ctx.font = "12px system-ui, sans-serif";
     ctx.textBaseline = "middle";
     ctx.lineWidth = 3;
@@ -396,7 +416,7 @@ export class GraphCanvas {
       if (count >= LABEL_LIMIT) break;
       const p = this.toScreen(n);
       const key = `${Math.round(p.x / 90)}:${Math.round(p.y / 16)}`;
-      if (taken.has(key) && n !== this.hovered) continue;
+      if (taken.has(key)) continue;
       taken.add(key);
       const x = p.x + n.r * this.scale + 3;
       ctx.strokeText(n.label, x, p.y);
@@ -412,7 +432,10 @@ export class GraphCanvas {
     c.addEventListener("pointerdown", (ev) => this.onPointerDown(ev));
     c.addEventListener("pointermove", (ev) => this.onPointerMove(ev));
     c.addEventListener("pointerup", (ev) => this.onPointerUp(ev));
-    c.addEventListener("pointerleave", () => this.setHovered(null));
+    c.addEventListener("pointerleave", () => {
+      this.setHovered(null);
+      this.handlers.onEdgeHover?.(null);
+    });
     c.addEventListener("wheel", (ev) => {
       ev.preventDefault();
       const { x, y } = local(c, ev);
@@ -444,7 +467,9 @@ export class GraphCanvas {
     const { x, y } = local(this.canvas, ev);
     const p = this.pointer;
     if (!p) {
-      this.setHovered(this.nodeAt(x, y), x, y);
+      const node = this.nodeAt(x, y);
+      this.setHovered(node, x, y);
+      if (!node) this.hoverEdge(x, y);
       return;
     }
     if (Math.hypot(x - p.startX, y - p.startY) > CLICK_SLOP) p.moved = true;
@@ -499,18 +524,28 @@ export class GraphCanvas {
     }
   }
 
+  /** Relations under the pointer name their type and strength; tested at most every 50 ms. */
+  hoverEdge(x, y) {
+    const now = performance.now();
+    if (now - (this.lastEdgeTest || 0) < 50) return;
+    this.lastEdgeTest = now;
+    const edge = this.edgeAt(x, y);
+    this.canvas.style.cursor = edge ? "pointer" : "grab";
+    this.handlers.onEdgeHover?.(edge, x, y);
+  }
+
   setHovered(node, x = 0, y = 0) {
     if (node !== this.hovered) {
       this.hovered = node;
       this.canvas.style.cursor = node ? "pointer" : "grab";
-      this.invalidate();
+      this.schedule();
     }
     this.handlers.onHover?.(node, x, y);
   }
 
   select(node) {
     this.selected = node;
-    this.invalidate();
+    this.schedule();
   }
 }
 

@@ -31,6 +31,7 @@ export async function renderCanvas(main, { kb }, params) {
     onHover: (node, x, y) => hover(node, x, y),
     onNodeClick: (node) => openNode(node),
     onEdgeClick: (edge) => openRelation(edge),
+    onEdgeHover: (edge, x, y) => hoverEdge(edge, x, y),
     onDraw: (stats) => { window.__canvasStats = stats; },
   });
   window.__graph = graph; // for the benchmark and tests: frame stats and camera
@@ -64,6 +65,7 @@ export async function renderCanvas(main, { kb }, params) {
 
   const describe = new Map(); // entity id -> description (fetched on first hover)
   let hoverTimer = 0;
+  let hoveredEdge = null;
 
   function toNodes(list) {
     if (!maxImportance) maxImportance = Math.max(1e-9, ...list.map((n) => n.importance));
@@ -147,15 +149,13 @@ export async function renderCanvas(main, { kb }, params) {
   function hover(node, x, y) {
     clearTimeout(hoverTimer);
     if (!node) {
-      tooltip.hidden = true;
+      if (!hoveredEdge) tooltip.hidden = true; // an edge's tooltip stays until the pointer leaves it
       return;
     }
     const show = () => {
       clear(tooltip, h("strong", {}, node.label), ` · ${node.type}`,
         describe.has(node.id) ? h("div", {}, describe.get(node.id) || "No description.") : h("div", { class: "muted" }, "…"));
-      tooltip.style.left = `${Math.min(x + 14, canvas.clientWidth - 300)}px`;
-      tooltip.style.top = `${y + 14}px`;
-      tooltip.hidden = false;
+      place(x, y);
     };
     show();
     if (!describe.has(node.id)) {
@@ -169,6 +169,23 @@ export async function renderCanvas(main, { kb }, params) {
         if (graph.hovered === node) show();
       }, 120);
     }
+  }
+
+  function hoverEdge(edge, x, y) {
+    hoveredEdge = edge;
+    if (!edge) {
+      if (!graph.hovered) tooltip.hidden = true;
+      return;
+    }
+    clear(tooltip, h("strong", {}, `${edge.s.label} → ${edge.t.label}`),
+      h("div", {}, `${edge.type || "related"} · strength ${edge.strength} · click for the passages`));
+    place(x, y);
+  }
+
+  function place(x, y) {
+    tooltip.style.left = `${Math.min(x + 14, canvas.clientWidth - 300)}px`;
+    tooltip.style.top = `${y + 14}px`;
+    tooltip.hidden = false;
   }
 
   function openNode(node) {
