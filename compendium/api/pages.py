@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse
 
 from ..errors import NotFound
 from ..export.markdown_html import render_markdown
-from ..storage.records import Chunk, Document, Page
+from ..storage.records import Chunk, Document, Page, PageVersion
 from ..tenancy import kb_store
 from .auth import KB, store_of
 from .pagination import Paged, PageParams, page_of_scan
@@ -91,7 +91,7 @@ async def edit_page(kb: KB, slug: str, body: PageEdit, request: Request) -> dict
         page.edited, page.pending_update = True, False
         page.version += 1
         page.updated_at = time.time()
-        await scoped.upsert([page])
+        await scoped.upsert([page, PageVersion.of(page)])
     return page_out(page)
 
 

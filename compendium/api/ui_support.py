@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import time
 from typing import Any
 
 from fastapi import APIRouter, Request
 
 from ..errors import NotFound
 from ..storage.base import Store
-from ..storage.records import CacheEntry, Job, Page, Relation
+from ..storage.records import Job, Page, PageVersion, Relation
 from ..tenancy import kb_store, system_store
 from .auth import KB, store_of
 from .entities import page_slugs
@@ -18,9 +17,7 @@ from .entities import page_slugs
 router = APIRouter(prefix="/knowledge-bases/{kb}/pages/{slug}", tags=["pages"])
 
 RELATED_LIMIT = 25
-VERSIONS_KEPT = 10
-VERSIONS_NAMESPACE = "page-versions"
-FINISHED = ["succeeded", "failed", "cancelled"]
+FINISHED = ["succeeded", "failed", "cancelled", "budget_exceeded"]
 
 
 async def _page(store: Store, slug: str) -> Page:
@@ -63,21 +60,15 @@ async def related(kb: KB, slug: str, request: Request) -> dict[str, Any]:
 
 
 async def _versions(store: Store, page: Page) -> list[dict[str, Any]]:
-    """Versions of the page the server has seen, oldest first, the current one included.
-
-    Pages keep no history of their own, so each version is remembered when it is first read
-    here; the compile or edit that replaces it can then be shown as a diff.
-    """
-    key = f"{VERSIONS_NAMESPACE}:{page.id}"
-    got = await store.get(CacheEntry, [key])
-    versions: list[dict[str, Any]] = list(got[0].value or []) if got else []  # type: ignore[attr-defined]
-    if not versions or versions[-1]["version"] != page.version:
-        versions.append({"version": page.version, "title": page.title, "markdown": page.markdown,
-                         "edited": page.edited, "at": page.updated_at})
-        versions = versions[-VERSIONS_KEPT:]
-        await store.upsert([CacheEntry(id=key, namespace=VERSIONS_NAMESPACE, value=versions,
-                                       created_at=time.time())])
-    return versions
+    """The page's kept versions, oldest first (written by every compile and edit that changed it)."""
+    versions = sorted(
+        [v async for v in store.scan(PageVersion, {"slug": page.slug})],
+        key=lambda v: v.version,  # type: ignore[attr-defined]
+    )
+    return [
+        {"version": v.version, "title": v.title, "markdown": v.markdown, "edited": v.edited, "at": v.at}  # type: ignore[attr-defined]
+        for v in versions
+    ]
 
 
 @router.get("/history")

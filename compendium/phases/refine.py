@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..compiler.context import CompileContext, PhaseResult
 from ..engines.tasks import EvidenceItem, LinkTarget, PageRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
-from ..storage.records import Chunk, Claim, Document, Entity, Page, Relation
+from ..storage.records import Chunk, Claim, Document, Entity, Page, PageVersion, Relation
 from ..templates.schema import Template
 from ..tokens import count_tokens
 from .citations import body_of, clean_page, summary_of, unlink
@@ -134,27 +134,27 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         summary = summary_of(cleaned.markdown)
         vector = (await ctx.embedder.embed([f"{plan.title}: {summary}"]))[0]
         changed = page is None or page.markdown != cleaned.markdown
-        await store.upsert([
-            Page(
-                id=plan.slug,
-                slug=plan.slug,
-                title=plan.title,
-                kind=plan.kind,
-                subject_id=plan.subject_id,
-                markdown=cleaned.markdown,
-                summary=summary,
-                aliases=list(plan.aliases),
-                outlinks=cleaned.outlinks,
-                cited_chunks=cleaned.cited_chunk_ids,
-                version=(page.version + int(changed)) if page else 1,
-                created_at=page.created_at if page and page.created_at else stamp,
-                updated_at=stamp,
-                evidence_fingerprint=plan.evidence_fingerprint,
-                status="active",
-                engine=engine.name,
-                embedding=vector,
-            )
-        ])
+        written_page = Page(
+            id=plan.slug,
+            slug=plan.slug,
+            title=plan.title,
+            kind=plan.kind,
+            subject_id=plan.subject_id,
+            markdown=cleaned.markdown,
+            summary=summary,
+            aliases=list(plan.aliases),
+            outlinks=cleaned.outlinks,
+            cited_chunks=cleaned.cited_chunk_ids,
+            version=(page.version + int(changed)) if page else 1,
+            created_at=page.created_at if page and page.created_at else stamp,
+            updated_at=stamp,
+            evidence_fingerprint=plan.evidence_fingerprint,
+            status="active",
+            engine=engine.name,
+            embedding=vector,
+        )
+        async with store.transaction():  # the page and its version land together
+            await store.upsert([written_page, *([PageVersion.of(written_page)] if changed else [])])
         (tally.updated if page is not None else tally.created).append(plan.slug)
 
     tasks: list[asyncio.Task[None]] = []
@@ -266,5 +266,7 @@ async def _unlink_deleted(ctx: CompileContext) -> int:
             total += n
         fixed.append(page)
     if fixed:
-        await ctx.store.upsert(fixed)
+        versions = [PageVersion.of(p) for p in fixed if not p.edited]
+        async with ctx.store.transaction():
+            await ctx.store.upsert([*fixed, *versions])
     return total

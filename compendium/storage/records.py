@@ -186,6 +186,33 @@ class Page(Record):
 
 
 @dataclass(slots=True)
+class PageVersion(Record):
+    """One version of a page's text, written with every change to it; id == "slug@version"."""
+
+    KIND: ClassVar[str] = "page_version"
+    FILTERS: ClassVar[tuple[str, ...]] = ("slug",)
+
+    slug: str = ""
+    version: int = 0
+    title: str = ""
+    markdown: str = ""
+    edited: bool = False  # written by a person
+    at: float = 0.0
+
+    @classmethod
+    def of(cls, page: Page) -> PageVersion:
+        return cls(
+            id=f"{page.slug}@{page.version}",
+            slug=page.slug,
+            version=page.version,
+            title=page.title,
+            markdown=page.markdown,
+            edited=page.edited,
+            at=page.updated_at,
+        )
+
+
+@dataclass(slots=True)
 class Job(Record):
     KIND: ClassVar[str] = "job"
     FILTERS: ClassVar[tuple[str, ...]] = ("status", "template", "tenant", "knowledge_base")
@@ -306,7 +333,7 @@ class CacheEntry(Record):
 RECORD_TYPES: dict[str, type[Record]] = {
     cls.KIND: cls
     for cls in (
-        Document, Chunk, Extract, Entity, Relation, Claim, Topic, Page, Job, CacheEntry,
+        Document, Chunk, Extract, Entity, Relation, Claim, Topic, Page, PageVersion, Job, CacheEntry,
         Tenant, ApiKey, KnowledgeBase, StoredTemplate, Schedule,
     )
 }

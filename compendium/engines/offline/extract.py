@@ -37,6 +37,7 @@ _LOWER_WORD = re.compile(r"\b[a-z][a-z-]+\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _CLAIM_WORDS = (5, 70)
 _MAX_GAP_WORDS = 15  # names further apart than this in a sentence are not related by it
+_SUBJECT_OFFSET = 12  # characters allowed before a subject ("The ", "An ", "**")
 _WINDOW = 3  # a mention is paired with at most the next three mentions of its sentence
 
 
@@ -144,7 +145,7 @@ def extract_chunk(
     for item in ranked:
         if item.key not in kept:
             continue
-        description = item.definition or _first_sentence(item, sentences, claim_like)
+        description = item.definition or _subject_sentence(item, sentences, claim_like, mentions)
         if item.is_concept and not item.aliases:  # a concept cannot carry aliases: keep them
             if len(concepts) < limit:
                 concepts.append(ConceptItem(chunk=label, term=item.name, definition=description))
@@ -153,7 +154,7 @@ def extract_chunk(
                 EntityItem(
                     chunk=label,
                     name=item.name,
-                    type=choose_type(item.name, item.kind, entity_rules),
+                    type=choose_type(item.name, item.kind, entity_rules, item.aliases),
                     description=description,
                     aliases=item.aliases,
                 )
@@ -231,11 +232,21 @@ def _rank(items: list[_Item], headings: str) -> list[_Item]:
     return sorted(items, key=score)
 
 
-def _first_sentence(item: _Item, sentences: list[Sentence], claim_like: list[bool]) -> str:
+def _subject_sentence(
+    item: _Item, sentences: list[Sentence], claim_like: list[bool], mentions: list[list[Mention]]
+) -> str:
+    """The first claim sentence whose subject is the item (its first name, near the start).
+
+    A sentence merely mentioning the item is no description of it: several names of one list
+    would share it, and REDUCE would take their equal descriptions for one thing.
+    """
     for i in item.sentences:
-        if claim_like[i]:
+        if not claim_like[i] or not mentions[i]:
+            continue
+        first = min(mentions[i], key=lambda m: m.start)
+        if first.key == item.key and first.start <= _SUBJECT_OFFSET:
             return sentences[i].text
-    return sentences[item.sentences[0]].text if item.sentences else ""
+    return ""
 
 
 def _is_claim_sentence(text: str) -> bool:

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ...errors import TemplateError
 from ...templates.schema import Template
-from .words import BOILERPLATE, FUNCTION_WORDS, SENTENCE_STARTERS, WEEKDAYS_MONTHS
+from .words import (
+    BOILERPLATE,
+    FUNCTION_WORDS,
+    GENERIC_ACRONYMS,
+    SENTENCE_STARTERS,
+    UNITS,
+    WEEKDAYS_MONTHS,
+)
 
 _CAP = r"[A-Z][A-Za-z0-9]*(?:['’/-][A-Za-z0-9]+)*"
 _CONNECT = r"(?:(?:of|for|de|du|von|van|la)\s+(?:the\s+)?)"
@@ -91,18 +99,20 @@ def _clean_name(
     tokens = text.split()
     offset = 0
     first = True
-    # Drop leading words that are only capitalised because they open the sentence or a label.
+    # Drop leading words that are only capitalised because they open the sentence, and units
+    # or generic abbreviations left over from a quantity ("16 MB WAL segment", "IDs of the X").
+    # A boilerplate word is kept inside a longer name ("Index Scan"): labels end in a colon.
     while tokens and (
         tokens[0].lower() in SENTENCE_STARTERS
-        or tokens[0].lower() in BOILERPLATE
         or tokens[0].lower() in WEEKDAYS_MONTHS
+        or _is_filler(tokens[0])
     ):
         if len(tokens) > 1 and _BOILER_NUMBERED.match(" ".join(tokens[:2])):
             return None  # "Table 3", "Section 25.1"
         offset = text.index(tokens[1], offset + len(tokens[0])) if len(tokens) > 1 else len(text)
         tokens = tokens[1:]
         first = False
-    while tokens and tokens[-1].lower() in FUNCTION_WORDS:
+    while tokens and (tokens[-1].lower() in FUNCTION_WORDS or tokens[-1].lower() in UNITS):
         tokens = tokens[:-1]
     if not tokens:
         return None
@@ -120,7 +130,7 @@ def _clean_name(
         return None
     if len(tokens) == 1:
         word = tokens[0]
-        if len(word) < 2 or word.isdigit() or word.lower() in FUNCTION_WORDS:
+        if len(word) < 2 or word.isdigit() or word.lower() in FUNCTION_WORDS or _is_filler(word):
             return None
         if not _distinctive(word):
             if at_start and first and word not in mid_caps:
@@ -130,6 +140,12 @@ def _clean_name(
     kind = "acronym" if len(tokens) == 1 and _ACRONYM.match(tokens[0]) else "name"
     begin = start + offset
     return Span(begin, begin + len(name), name, kind)
+
+
+def _is_filler(word: str) -> bool:
+    """A unit (KB, ms) or a generic abbreviation (ID, IDs, I/O, CPU): never a name on its own."""
+    lower = word.lower()
+    return lower in UNITS or lower in GENERIC_ACRONYMS or lower.rstrip("s") in GENERIC_ACRONYMS
 
 
 def _distinctive(word: str) -> bool:
@@ -243,37 +259,32 @@ def relation_type_rules(template: Template) -> list[tuple[str, list[re.Pattern[s
 TypeRules = list[tuple[str, list[re.Pattern[str]]]]
 
 
-def choose_type(name: str, kind: str, rules: TypeRules) -> str:
-    """The template's patterns first (first match wins), then built-in rules by span kind.
+def choose_type(name: str, kind: str, rules: TypeRules, aliases: Sequence[str] = ()) -> str:
+    """The template's patterns first (first match wins, tried on the name, then its aliases),
+    then built-in rules by span kind.
 
+    Names no pattern types all get one default type, whatever their shape: an acronym alone
+    ("LSN") and its expansion ("Log Sequence Number") must come out alike in every chunk, or
+    REDUCE, which groups by name and type, keeps them apart.
     `rules` comes from entity_type_rules(template), computed once per batch."""
-    for type_name, patterns in rules:
-        if any(p.search(name) for p in patterns):
-            return type_name
+    for candidate in (name, *aliases):
+        for type_name, patterns in rules:
+            if any(p.search(candidate) for p in patterns):
+                return type_name
     names = [n for n, _ in rules]
     if not names:
         return "concept"
     if kind in _CODE_KINDS:
         preferred: tuple[str, ...] = ("component", "function", "setting", "technology", "tool")
-    elif kind in ("acronym", "name") and _distinctive_name(name):
-        preferred = ("technology", "product", "component", "tool", "system")
-    elif kind in ("term", "phrase"):
-        preferred = ("concept", "term", "idea", "topic")
     elif kind == "name" and _ORGANIZATION.search(name):
         preferred = ("organization", "company", "institution")
-    elif len(name.split()) == 1:  # Linux, Perl, Kubernetes
-        preferred = ("technology", "product", "tool", "component", "concept")
     else:
-        preferred = ("component", "technology", "product", "concept")
+        preferred = ("concept", "term", "idea", "topic", "thing", "entity")
     lowered = {n.lower(): n for n in names}
     for want in preferred:
         if want in lowered:
             return lowered[want]
-    return names[0]
-
-
-def _distinctive_name(name: str) -> bool:
-    return any(_distinctive(t) for t in name.split()) or bool(_DIGITS.search(name))
+    return names[-1]
 
 
 def is_generic_type(type_name: str) -> bool:

@@ -30,6 +30,7 @@ _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
 _STARTS_SENTENCE = re.compile(r"[\"'“‘(\[]?[A-Z0-9`*_]|[a-z]+_\w|[a-z]+[A-Z]")
 _SPACES = re.compile(r"\s+")
+_LABEL = re.compile(r"(?:^|(?<=\s))(?:\*\*|__)[^*_\n]{1,60}?[.:](?:\*\*|__)\s+(?=[\"'“(`*A-Z0-9])")
 _SECTION_NUMBER = re.compile(r"^(?:[A-Z]\.)?\d+(?:\.\d+)*\.?\s+")
 
 
@@ -108,10 +109,23 @@ def _is_code_line(line: str) -> bool:
 
 
 def split_sentences(block: str) -> list[str]:
-    """Sentences of one prose block, robust to abbreviations, version numbers and inline code."""
+    """Sentences of one prose block, robust to abbreviations, version numbers and inline code.
+
+    A bold run-in label ("**WAL.** The Write-Ahead Log is ...", common in glossaries) ends the
+    text before it and is left out: it is a heading, not part of the sentence.
+    """
     text = _SPACES.sub(" ", block).strip()
     if not text:
         return []
+    if "**" in text or "__" in text:
+        out: list[str] = []
+        for part in _LABEL.split(text):
+            out.extend(_split_plain(part.strip()) if part.strip() else [])
+        return out
+    return _split_plain(text)
+
+
+def _split_plain(text: str) -> list[str]:
     # Periods inside `code` never end a sentence: blank them out for the boundary search.
     masked = _INLINE_CODE.sub(lambda m: "x" * len(m.group(0)), text)
     sentences: list[str] = []
@@ -139,7 +153,8 @@ def _is_abbreviation(before: str) -> bool:
     if lower in ABBREVIATIONS:
         return True
     if len(word) == 1 and word.isalpha():
-        return True  # an initial: "J. Smith"
+        # an initial ("J. Smith"), unless the letter ends a word like "I/O"
+        return not before[: -len(word)].endswith(("/", "-", "'"))
     # "e.g", "i.e", "U.S": letters with inner dots, each part one or two letters long
     parts = lower.split(".")
     return len(parts) > 1 and all(p.isalpha() and len(p) <= 2 for p in parts if p)

@@ -110,3 +110,17 @@ ABBREVIATIONS = frozenset(
     corp al resp incl esp ca op ed eds pp p ex viz
     """.split()
 ) - {"etc"}
+
+# Units and generic abbreviations: capitalised like names, but never the subject of a page.
+UNITS = frozenset(
+    """
+    b kb mb gb tb pb eb kib mib gib tib pib bit bits byte bytes kbit mbit gbit kbps mbps gbps
+    ns us µs ms s sec secs min mins h hr hrs ms khz mhz ghz hz rpm iops qps tps rps
+    """.split()
+)
+GENERIC_ACRONYMS = frozenset(
+    """
+    id ids i/o io os cpu cpus gpu ram rom ui gui faq faqs etc ok na n/a tbd tba am pm aka ie eg
+    vs no yes
+    """.split()
+)
