@@ -121,4 +121,16 @@ async def test_topic_title_from_top_names_and_deterministic():
     first = await engine.name_topic(TopicRequest(members=members), TEMPLATE)
     second = await engine.name_topic(TopicRequest(members=members), TEMPLATE)
     assert first == second
-    assert first.title == "Vacuum, Autovacuum Launcher and Visibility Map"
+    assert first.title == "Vacuum and Autovacuum Launcher"  # two names at most, not a list
+
+
+async def test_topic_title_names_the_members_its_claims_are_about():
+    members = [sketch("Lumen"), sketch("Page Cache"), sketch("Buffer Pool"), sketch("KB")]
+    claims = [
+        "The Buffer Pool sits above the Page Cache.",
+        "A page evicted from the Buffer Pool can be read back from the Page Cache.",
+        "The Buffer Pool holds 8 KB pages.",
+        "Lumen sizes the Buffer Pool with shared_buffers.",
+    ]
+    reply = await OfflineEngine().name_topic(TopicRequest(members=members, claims=claims), TEMPLATE)
+    assert reply.title == "Buffer Pool and Page Cache"

@@ -87,6 +87,7 @@ def cited_sentences(page: str) -> list[tuple[str, int]]:
     """(sentence, ref) for every citation in the page."""
     out = []
     for line in page.splitlines():
+        line = line.removeprefix("- ")  # a fact of the closing bullet list
         position = 0
         for m in CITED.finditer(line):
             out.append((line[position : m.end(1)].strip(), int(m.group(2))))
@@ -119,12 +120,27 @@ async def test_near_duplicates_appear_once_citing_the_first():
     assert "[^4]" not in page
 
 
-async def test_sections_group_by_related_entity_and_code_is_left_out():
+async def test_sections_follow_source_headings_in_source_order_and_code_is_left_out():
     page = await write(request())
     headings = re.findall(r"^## (.+)$", page, flags=re.M)
-    assert "Background Writer" in headings
+    assert headings[0] == "Background Processes"  # the best supported source section first
     assert all(h.strip() and h.lower() not in ("introduction", "notes") for h in headings)
     assert "bgwriter_delay" not in page
+    section = page.split("## Background Processes\n\n")[1].split("\n## ")[0]
+    # one paragraph per source passage, in the order the source gives them
+    assert section.index("flushes dirty pages") < section.index("sleeps between rounds")
+    assert "\n\n" in section.strip()
+    # a heading with a single sentence does not make a section of its own: it is a bullet
+    assert "- Checkpoints write every dirty buffer" in page
+
+
+async def test_a_sentence_leaning_on_a_missing_one_is_left_out():
+    evidence = [
+        EvidenceItem(ref=1, text="The Shared Buffer Pool is a cache of pages in memory.", chunk_id="a"),
+        EvidenceItem(ref=2, text="It is also flushed by the background writer at intervals.", chunk_id="b"),
+    ]
+    page = await write(request(evidence=evidence))
+    assert "It is also flushed" not in page
 
 
 async def test_related_links_only_from_request_links_without_self():
@@ -160,4 +176,4 @@ async def test_template_page_layout_is_used():
     template = Template(name="custom", refine=RefineSettings(page_template=layout))
     page = await write(request(), template)
     assert page.startswith("TITLE Shared Buffer Pool\n")
-    assert "Background Writer: 2" in page  # refs 3 and 5; 4 folded into 3
+    assert "Background Processes: 2" in page  # refs 3 and 5; 4 folded into 3

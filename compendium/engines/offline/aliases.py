@@ -75,6 +75,10 @@ def _paren_alias(text: str, m: re.Match[str], spans: list[Span], links: dict[str
         if expansion is not None:
             start, words = expansion
             _link(links, long=_add_span(spans, words, start), short=inner)
+            return
+        before = _span_ending(spans, m.start())
+        if before is not None and _loosely_abbreviates(inner, before.text):
+            _link(links, long=before, short=inner)  # "Transaction ID (XID)"
         return
     listed = _LISTED_ACRONYM.match(inner)  # "(Multiversion Concurrency Control, MVCC)"
     if listed and acronym_matches(listed.group(2), listed.group(1)):
@@ -102,6 +106,16 @@ def _expansion_before(text: str, paren_start: int, acronym: str) -> tuple[int, s
             if acronym_matches(acronym, words):
                 return start + len(head[start:]) - len(words), words
     return None
+
+
+def _loosely_abbreviates(acronym: str, name: str) -> bool:
+    """A capitalised name of two to five words right before "(ACRONYM)" whose last word the
+    acronym ends with: "Transaction ID (XID)", "Storage Area Network (SAN)"-like spellings."""
+    words = name.split()
+    if not 2 <= len(words) <= 5 or not all(w[:1].isupper() for w in words):
+        return False
+    short, last = acronym.rstrip("s").lower(), words[-1].lower()
+    return short.endswith(last) or (len(short) >= 2 and short[-1] == last[0])
 
 
 def _initials(words: str) -> str:
@@ -147,7 +161,7 @@ def _span_or_words(text: str, position: int, spans: list[Span]) -> Span | None:
 def _add_span(spans: list[Span], text, start: int) -> Span:
     if isinstance(text, Span):
         return text
-    text = text.strip()
+    text = text.strip().rstrip(".,:;").rstrip()
     end = start + len(text)
     for span in spans:
         if span.start == start and span.end == end:

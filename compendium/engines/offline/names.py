@@ -80,6 +80,8 @@ def find_spans(
                 spans.append(span)
             continue
         text = text.strip()
+        if kind in ("term", "code"):  # "**WAL.**", "`autovacuum:`": trailing punctuation is no part
+            text = text.rstrip(".,:;").strip()
         if kind == "code" and (len(text.split()) > 4 or not re.search(r"[A-Za-z]", text)):
             continue  # a code fragment, not a name
         if kind == "term" and (len(text.split()) > 6 or text.lower() in BOILERPLATE):

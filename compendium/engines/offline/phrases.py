@@ -183,6 +183,8 @@ def definition_of(sentence: str, spans: list[Span], mid_caps: set[str]) -> str |
         return None
     if any(w in VERBS for w in lowered) or all(w in FUNCTION_WORDS for w in lowered):
         return None
+    if any(w in FUNCTION_WORDS and w not in ("of", "for") for w in lowered[1:]):
+        return None  # a clause ("Keeping the Visibility Map current is ..."), not a term
     if len(words) == 1 and (len(term) < 4 or lowered[0] in GENERIC_HEADS or not term.isalpha()):
         return None
     if lowered[-1] in GENERIC_HEADS:

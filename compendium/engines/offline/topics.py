@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from ..tasks import TopicReply, TopicRequest
@@ -13,11 +14,16 @@ _MAX_LISTED = 5
 
 def name_topic(request: TopicRequest) -> TopicReply:
     """Title from a head noun shared by several members ("Standby Servers") joined to the most
-    important member outside that group, else from the two or three most important names."""
+    central member outside that group, else from the one or two most central members.
+
+    Central: named by most of the topic's claims (the claims that tie its members together);
+    importance breaks ties. A list of three names is no title, so at most two are joined.
+    """
     names = _unique(m.name.strip() for m in request.members if m.name.strip())
     if not names:
         return TopicReply(title="Untitled topic", summary="")
-    title = _shared_head_title(names[:10]) or _list_title(names)
+    central = _by_centrality(names, request.claims)
+    title = _shared_head_title(central[:10]) or _join(central[:2])
     listed = names[:_MAX_LISTED]
     more = len(names) - len(listed)
     members = _join(listed) if more <= 0 else f"{', '.join(listed)} and {more} more"
@@ -65,9 +71,16 @@ def _plural(phrase: str) -> str:
     return " ".join([*words[:-1], last])
 
 
-def _list_title(names: list[str]) -> str:
-    top = names[:3] if sum(len(n) for n in names[:3]) <= 48 else names[:2]
-    return _join(top)
+def _by_centrality(names: list[str], claims: list[str]) -> list[str]:
+    """Names ranked by how many claims mention them (word boundaries, any case), then given order."""
+    lowered = [c.lower() for c in claims]
+
+    def hits(name: str) -> int:
+        pattern = re.compile(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])")
+        return sum(1 for c in lowered if pattern.search(c))
+
+    counts = {n: hits(n) for n in names}
+    return sorted(names, key=lambda n: (-counts[n], names.index(n)))
 
 
 def _join(names: list[str]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ...templates.render import prompt_source, render
 from ...templates.schema import Template
@@ -14,7 +15,15 @@ from .summary import NEAR_DUPLICATE, content_tokens, jaccard
 from .words import BOILERPLATE
 
 _MIN_WORDS = 4
-_SECTION_MIN = 2  # sentences about one related entity before it earns its own section
+_SECTION_MIN = 2  # sentences from one source heading before they earn their own section
+_PARAGRAPH_MAX = 3  # sentences of one passage per paragraph
+_ENDS_SENTENCE = re.compile(r"[.!](?:[\"')\]”’*_`]*)$")
+# Sentences leaning on the one before ("It ...", "This ...") read well only after it.
+_ANAPHORA = re.compile(
+    r"^(?:It|Its|This|These|That|Those|They|Their|Them|He|She|Such|Both|Here|There|Then|"
+    r"Also|However|Otherwise|Instead|Therefore|Thus|Hence|Second|Third|Finally|Next)\b"
+)
+_OTHER_FACTS = "Other facts"
 _PER_SENTENCE = 4  # tokens of citation and spacing around each sentence
 _PER_SECTION = 6
 _GENERIC_HEADINGS = BOILERPLATE | {"general", "misc", "miscellaneous", "other", "more", "about"}
@@ -29,6 +38,8 @@ class _Sentence:
     about: list[str]
     heading: str
     tokens: frozenset[str] = field(default_factory=frozenset)
+    previous: int = -1  # order of the sentence before it in the same passage, -1 if none
+    chunk_id: str = ""
 
 
 def write_page(request: PageRequest, template: Template) -> str:
@@ -49,11 +60,12 @@ def write_page(request: PageRequest, template: Template) -> str:
         return _render(layout, request.title, lead, _sections(request, chosen), aliases, related)
 
     budget = request.max_tokens
-    while related and count_tokens(page([])) > budget:
+    used = count_tokens(page([]))  # rendered once: rendering is most of the writer's time
+    while related and used > budget:
         related = related[:-1]  # a tiny budget: links go before evidence does
+        used = count_tokens(page([]))
     ranked = sorted(rest, key=lambda s: (-s.support, s.order))
     chosen: list[_Sentence] = []
-    used = count_tokens(page([]))
     headings: set[str] = set()
     for sentence in ranked:
         cost = count_tokens(sentence.text) + _PER_SENTENCE
@@ -64,6 +76,7 @@ def write_page(request: PageRequest, template: Template) -> str:
         chosen.append(sentence)
         headings.add(sentence.heading)
         used += cost
+    chosen = _readable(chosen, lead)
     text = page(chosen)
     while chosen and count_tokens(text) > budget:
         chosen.pop()  # the estimate ran low: drop the least supported sentences
@@ -81,13 +94,25 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
             (clean_heading(h) for h in reversed(item.heading_path) if _specific(clean_heading(h))),
             "",
         )
+        previous = -1
         for s in sentences_of(item.text):
-            if len(s.text.split()) < _MIN_WORDS or s.text.endswith((":", "?", ",", "…")):
+            if len(s.text.split()) < _MIN_WORDS or not _ENDS_SENTENCE.search(s.text):
+                previous = -1
                 continue
             tokens = content_tokens(s.text)
-            twin = next((p for p in pool if jaccard(p.tokens, tokens) >= NEAR_DUPLICATE), None)
+            twin = next(
+                (
+                    p
+                    for p in pool
+                    # sets whose sizes differ this much cannot reach the threshold: skip the work
+                    if min(len(p.tokens), len(tokens)) >= NEAR_DUPLICATE * max(len(p.tokens), len(tokens))
+                    and jaccard(p.tokens, tokens) >= NEAR_DUPLICATE
+                ),
+                None,
+            )
             if twin is not None:
                 twin.support += max(item.support, 1)
+                previous = twin.order
                 continue
             pool.append(
                 _Sentence(
@@ -98,17 +123,33 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
                     list(item.about),
                     heading or item.document,
                     tokens,
+                    previous if s.position > 0 else -1,
+                    item.chunk_id,
                 )
             )
+            previous = len(pool) - 1
     return pool
 
 
 def _subject_pattern(request: PageRequest) -> re.Pattern[str]:
+    return _name_patterns(_names(request))[0]
+
+
+def _names(request: PageRequest) -> tuple[str, ...]:
     names = sorted(
         {n.strip() for n in (request.title, *request.aliases) if n.strip()}, key=len, reverse=True
     )
-    alternatives = "|".join(re.escape(n) for n in names) or re.escape(request.slug)
-    return re.compile(rf"^(?:(?:the|a|an)\s+)?(?:{alternatives})\b", re.IGNORECASE)
+    return tuple(names) or (request.slug,)
+
+
+@lru_cache(maxsize=4096)
+def _name_patterns(names: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(opens with a name, names it anywhere), compiled once per set of names."""
+    alternatives = "|".join(re.escape(n) for n in names)
+    return (
+        re.compile(rf"^(?:(?:the|a|an)\s+)?(?:{alternatives})\b", re.IGNORECASE),
+        re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE),
+    )
 
 
 _DEFINES = re.compile(
@@ -120,60 +161,112 @@ _DEFINES = re.compile(
 def _choose_lead(
     request: PageRequest, pool: list[_Sentence]
 ) -> tuple[dict | None, list[_Sentence]]:
+    """A sentence defining the subject, else one opening with it, else one naming it early,
+    else the description; never a sentence that leans on another ("It is ...")."""
     subject = _subject_pattern(request)
-    defining, opening = [], []
+    mention = _mention_pattern(request)
+    defining, opening, naming = [], [], []
     for s in pool:
         m = subject.match(s.text)
-        if m is None:
+        if m is not None:
+            (defining if _DEFINES.match(s.text[m.end() :]) else opening).append(s)
             continue
-        (defining if _DEFINES.match(s.text[m.end() :]) else opening).append(s)
-    candidates = defining or opening
-    if candidates:
-        best = min(candidates, key=lambda s: (-s.support, s.order))
-        return {"text": best.text, "ref": best.ref}, [s for s in pool if s is not best]
+        found = mention.search(s.text)
+        if found is not None and not _ANAPHORA.match(s.text) and s.text[:1].isupper():
+            naming.append((found.start(), s))
+    if defining or opening:
+        best = min(defining or opening, key=lambda s: (-s.support, s.order))
+        return _lead(best), [s for s in pool if s is not best]
     description = " ".join(request.description.split())
     if description:
         for s in pool:
             if s.text == description or description in s.text:
-                return {"text": s.text, "ref": s.ref}, [p for p in pool if p is not s]
+                return _lead(s), [p for p in pool if p is not s]
         if not pool:
             return {"text": description, "ref": None}, []
-    if pool:
-        best = min(pool, key=lambda s: (-s.support, s.order))
-        return {"text": best.text, "ref": best.ref}, [s for s in pool if s is not best]
-    return ({"text": description, "ref": None} if description else None), []
+    if naming:
+        best = min(naming, key=lambda x: (x[0] > 40, -x[1].support, x[0], x[1].order))[1]
+        return _lead(best), [s for s in pool if s is not best]
+    plain = [s for s in pool if not _ANAPHORA.match(s.text) and s.text[:1].isupper()]
+    if plain:
+        best = min(plain, key=lambda s: (-s.support, s.order))
+        return _lead(best), [s for s in pool if s is not best]
+    return ({"text": description, "ref": None} if description else None), list(pool)
+
+
+def _lead(s: _Sentence) -> dict:
+    return {"text": s.text, "ref": s.ref, "order": s.order}
+
+
+def _mention_pattern(request: PageRequest) -> re.Pattern[str]:
+    return _name_patterns(_names(request))[1]
+
+
+def _readable(chosen: list[_Sentence], lead: dict | None) -> list[_Sentence]:
+    """Without sentences that lean on a sentence the page does not show ("It also ...")."""
+    shown = {s.order for s in chosen}
+    if lead is not None and lead.get("order") is not None:
+        shown.add(lead["order"])
+    kept = []
+    for s in sorted(chosen, key=lambda s: s.order):
+        if _ANAPHORA.match(s.text) and s.previous not in shown:
+            shown.discard(s.order)
+            continue
+        kept.append(s)
+    return kept
 
 
 def _sections(request: PageRequest, chosen: list[_Sentence]) -> list[dict]:
-    titles = {link.slug: link.title for link in request.links if link.slug != request.slug}
-    about_counts: dict[str, int] = {}
-    for s in chosen:
-        for slug in s.about:
-            if slug in titles:
-                about_counts[slug] = about_counts.get(slug, 0) + 1
+    """Sections named after the source headings the sentences come from, each made of
+    paragraphs of one passage in source order; headings with a single sentence pool into one
+    closing section of bullet facts."""
+    title = request.title.strip().lower()
     groups: dict[str, list[_Sentence]] = {}
+    names: dict[str, str] = {}
     for s in chosen:
-        slugs = [slug for slug in s.about if about_counts.get(slug, 0) >= _SECTION_MIN]
-        if slugs:
-            best = max(slugs, key=lambda slug: (about_counts[slug], -s.about.index(slug)))
-            heading = titles[best]
+        heading = s.heading if _specific(s.heading) else ""
+        key = heading.lower()
+        if key == title or not heading:
+            key, heading = "", "Overview"
+        names.setdefault(key, heading)
+        groups.setdefault(key, []).append(s)
+    sections: list[tuple[str, list[_Sentence]]] = []
+    loose: list[_Sentence] = []
+    for key, items in groups.items():
+        if len(items) >= _SECTION_MIN:
+            sections.append((names[key], items))
         else:
-            heading = s.heading if _specific(s.heading) else f"More on {request.title}"
-        groups.setdefault(heading, []).append(s)
-    ordered = sorted(
-        groups.items(),
-        key=lambda kv: (-sum(s.support for s in kv[1]), min(s.order for s in kv[1])),
-    )
-    return [
-        {
-            "heading": heading,
-            "sentences": [
-                {"text": s.text, "ref": s.ref}
-                for s in sorted(items, key=lambda s: (-s.support, s.order))
-            ],
-        }
-        for heading, items in ordered
+            loose.extend(items)
+    sections.sort(key=lambda kv: (-sum(s.support for s in kv[1]), min(s.order for s in kv[1])))
+    out = [
+        {"heading": heading, "paragraphs": _paragraphs(items), "bullets": [],
+         "sentences": _cited(sorted(items, key=lambda s: s.order))}
+        for heading, items in sections
     ]
+    if loose:
+        ordered = sorted(loose, key=lambda s: (-s.support, s.order))
+        heading = _OTHER_FACTS if out else "Overview"
+        out.append({"heading": heading, "paragraphs": [], "bullets": _cited(ordered),
+                    "sentences": _cited(ordered)})
+    return out
+
+
+def _paragraphs(items: list[_Sentence]) -> list[list[dict]]:
+    paragraphs: list[list[dict]] = []
+    first: dict[str, int] = {}
+    for s in sorted(items, key=lambda s: s.order):
+        first.setdefault(s.chunk_id, s.order)
+    last_chunk = None
+    for s in sorted(items, key=lambda s: (first[s.chunk_id], s.order)):
+        if s.chunk_id != last_chunk or len(paragraphs[-1]) >= _PARAGRAPH_MAX:
+            paragraphs.append([])
+        paragraphs[-1].append({"text": s.text, "ref": s.ref})
+        last_chunk = s.chunk_id
+    return paragraphs
+
+
+def _cited(items: list[_Sentence]) -> list[dict]:
+    return [{"text": s.text, "ref": s.ref} for s in items]
 
 
 def _specific(heading: str) -> bool:
