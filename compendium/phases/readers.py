@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 import unicodedata
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -243,11 +244,15 @@ _CONTAINERS = {"html", "body", "main", "article", "section", "div", "span", "cen
 
 
 def _read_html(data: bytes, path: Path) -> ParsedDocument:
-    from bs4 import BeautifulSoup, NavigableString, Tag
+    from bs4 import BeautifulSoup, NavigableString, Tag, XMLParsedAsHTMLWarning
 
     if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InputError(f"{path}: looks like a binary file (NUL bytes)", hint="only HTML belongs in this file")
-    soup = BeautifulSoup(data, "lxml")
+    with warnings.catch_warnings():
+        # XHTML (an XML declaration before <html>) is read as HTML on purpose: same tree, and
+        # the HTML parser forgives the markup real sites ship.
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(data, "lxml")
     for tag in soup.find_all(_BOILERPLATE):
         tag.decompose()
     out = _Builder()

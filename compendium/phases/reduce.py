@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections import Counter
@@ -37,11 +38,12 @@ from .resolution import (
     type_key,
 )
 
-REDUCE_VERSION = "reduce-1"
+REDUCE_VERSION = "reduce-2"  # 2: tier 2 embeds names alone
 PHASE = "reduce"
 ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
 _GET_BATCH = 500
 _EMBED_BATCH = 256
+SUMMARY_INPUTS = 12  # descriptions a summary is written from
 
 
 @dataclass
@@ -226,29 +228,58 @@ async def judge(
     return same, len(pairs) - len(todo)
 
 
+def summary_inputs(ranked: Sequence[str]) -> list[str]:
+    """The descriptions a summary is written from: the best supported few, best first.
+
+    Capped so that one more (or one fewer) rarely-seen description leaves the summary's cache
+    key, and so its cost, unchanged; a removed description that was among them changes the key,
+    so removed text disappears from the summary.
+    """
+    return list(ranked[:SUMMARY_INPUTS])
+
+
 async def describe(ctx: CompileContext, template: Template, clusters: Sequence[Evidence]) -> tuple[list[str], int]:
-    """Each cluster's description; clusters with many distinct ones are summarised (cached)."""
+    """Each cluster's description; clusters with many distinct ones are summarised (cached).
+
+    Summaries are asked concurrently (bounded by map.concurrency), cache reads are one batch,
+    and each answer is stored as soon as it arrives, so a crash loses no paid answer.
+    """
     settings = template.reduce
     prompt = _prompt(settings.summary_prompt, "reduce_summary")
     ranked = [c.ranked_descriptions() for c in clusters]
-    keys = [fingerprint("summary", sorted(r), ctx.engine.model, prompt) if len(r) > settings.summarize_over else "" for r in ranked]
+    inputs = [summary_inputs(r) if len(r) > settings.summarize_over else [] for r in ranked]
+    keys = [fingerprint("summary", sorted(i), ctx.engine.model, prompt) if i else "" for i in inputs]
     hits = await _cached(ctx, sorted({k for k in keys if k}))
-    out: list[str] = []
-    calls = 0
-    for c, described, key in zip(clusters, ranked, keys, strict=True):
-        if not key:
-            out.append(join_descriptions(described, settings.description_max_chars))
-        elif key in hits:
-            out.append(str((hits[key].value or {}).get("description", "")))
-        else:
-            request = DescriptionRequest(c.name, c.type, described, settings.description_max_chars)
+    out = [
+        join_descriptions(r, settings.description_max_chars) if not k
+        else str((hits[k].value or {}).get("description", "")) if k in hits else ""
+        for r, k in zip(ranked, keys, strict=True)
+    ]
+    todo: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        if key and key not in hits:
+            todo.setdefault(key, []).append(i)
+    gate = asyncio.Semaphore(max(1, template.map.concurrency))
+    done = 0
+
+    async def one(key: str, members: list[int]) -> None:
+        nonlocal done
+        first = clusters[members[0]]
+        request = DescriptionRequest(first.name, first.type, inputs[members[0]], settings.description_max_chars)
+        async with gate:
             text = clip((await ctx.engine.summarize(request, template)).strip(), settings.description_max_chars)
-            calls += 1
-            entry = CacheEntry(id=key, namespace="summary", value={"description": text}, created_at=time.time())
-            await ctx.store.upsert([entry])  # at once: a crash later loses no paid answer
-            hits[key] = entry
-            out.append(text)
-    return out, calls
+            await ctx.store.upsert([CacheEntry(id=key, namespace="summary", value={"description": text}, created_at=time.time())])
+        for i in members:
+            out[i] = text
+        done += 1
+        ctx.progress(PHASE, done, len(todo))
+
+    tasks = [asyncio.create_task(one(k, m)) for k, m in todo.items()]
+    outcomes = await asyncio.gather(*tasks, return_exceptions=True)  # answers that arrived stay stored
+    errors = [o for o in outcomes if isinstance(o, BaseException)]
+    if errors:
+        raise errors[0]
+    return out, len(todo)
 
 
 def _claim_index(extracts: Sequence[Extract]) -> dict[str, list[tuple[str, set[str]]]]:

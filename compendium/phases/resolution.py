@@ -259,12 +259,14 @@ def merge_evidence(groups: Sequence[Evidence], labels: np.ndarray) -> tuple[list
     return clusters, index
 
 
-def embedding_text(group: Evidence, limit: int = 120) -> str:
-    """What tier 2 embeds: "name: short description"."""
-    described = group.ranked_descriptions()
-    if not described:
-        return group.name
-    return f"{group.name}: {clip(described[0], limit)}"
+def embedding_text(group: Evidence) -> str:
+    """What tier 2 embeds: the name alone.
+
+    A description would dominate the offline embedder's vector: things sharing a description
+    sentence auto-merged, and spelling variants with different descriptions fell below the
+    review band. Types are a separate rule (split_pairs) and descriptions go to the tier-3 judge.
+    """
+    return group.name
 
 
 def clip(text: str, max_chars: int) -> str:

@@ -180,3 +180,15 @@ def test_pdf_without_text_is_refused(tmp_path):
     path.write_bytes(minimal_pdf([[]]))
     with pytest.raises(InputError, match="no text"):
         read_document(path)
+
+
+def test_xhtml_with_an_xml_declaration_reads_without_warnings(tmp_path):
+    page = tmp_path / "manual.html"
+    page.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>WAL</title></head>'
+        "<body><h1>Write-Ahead Logging</h1><p>WAL is a standard method.</p></body></html>",
+        encoding="utf-8",
+    )
+    doc = read_document(page)  # filterwarnings=error: a parser warning would fail here
+    assert doc.title == "WAL" and "standard method" in doc.text

@@ -1,0 +1,260 @@
+"""Benchmark of incremental recompiles: what a small change costs against a full compile.
+
+A generated corpus is compiled once against the scripted LLM server (in a separate process,
+counting calls and tokens), then recompiled after: no change; editing 1% of the documents;
+adding 1%; deleting 1%; changing only the REFINE prompt. For each it prints LLM calls and
+tokens (prompt + completion) by phase, as a fraction of the full compile's, and the
+amplification: the recompile's tokens divided by (changed chunk tokens / all chunk tokens x
+the full compile's tokens). Changed chunk tokens are those of the chunks that appeared or
+disappeared, whichever is larger (an edit replaces chunks: counting both would halve it).
+
+    python -m benchmarks.incremental [--documents 500] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import platform
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.corpus import generate_corpus
+
+REPORT = Path(__file__).parent / "reports" / "incremental.md"
+SHARE = 0.01
+TARGET_MAP_REDUCE = 1.2
+TARGET_WHOLE = 3.0
+PHASES = ("map", "reduce", "plan", "refine")
+REFINE_PROMPT_EXTRA = "\nKeep every paragraph short."
+
+
+def _serve(conn: Any) -> None:
+    """Child process: the scripted server; answers 'counters' (then resets) until 'stop'."""
+    from tests.support.llm_server import LLMServer
+
+    server = LLMServer().start()
+    conn.send(server.base_url)
+    while (command := conn.recv()) != "stop":
+        if command == "counters":
+            conn.send({"chat": server.calls.get("chat", 0), "tokens": server.prompt_tokens + server.completion_tokens})
+            server.reset()
+    server.stop()
+
+
+@dataclass
+class Step:
+    name: str
+    report: dict[str, Any]
+    server: dict[str, int]
+    changed_tokens: int
+    total_tokens: int
+    seconds: float
+
+    def tokens(self, phases: tuple[str, ...] = PHASES) -> int:
+        p = self.report["phases"]
+        return sum(p.get(n, {}).get("prompt_tokens", 0) + p.get(n, {}).get("completion_tokens", 0) for n in phases)
+
+    def calls(self, phases: tuple[str, ...] = PHASES) -> int:
+        return sum(self.report["phases"].get(n, {}).get("llm_calls", 0) for n in phases)
+
+
+async def _compile(workspace: Path, base_url: str) -> tuple[dict[str, Any], dict[str, int]]:
+    from compendium.operations import compile_workspace, opened_store
+    from compendium.settings import load_settings
+    from compendium.storage.records import Chunk
+
+    env = {"COMPENDIUM_LLM_BASE_URL": base_url, "COMPENDIUM_LLM_API_KEY": "bench", "COMPENDIUM_LLM_MODEL": "test-chat"}
+    settings = load_settings(workspace, env=env)
+    report = await compile_workspace(settings)
+    async with opened_store(settings) as store:
+        chunks = {c.id: c.tokens async for c in store.scan(Chunk)}  # type: ignore[attr-defined]
+    return report.as_dict(settings.llm), chunks
+
+
+def _edit(path: Path) -> None:
+    """Change one sentence of the document's second paragraph of prose."""
+    text = path.read_text(encoding="utf-8")
+    paragraphs = text.split("\n\n")
+    prose = [i for i, p in enumerate(paragraphs) if p and not p.startswith("#")]
+    i = prose[min(1, len(prose) - 1)]
+    paragraphs[i] = paragraphs[i] + " An operator can inspect it with the status command at any time."
+    path.write_text("\n\n".join(paragraphs), encoding="utf-8")
+
+
+def _refine_only_template(workspace: Path) -> None:
+    """A workspace copy of the built-in `wiki` template whose writer prompt says one more thing."""
+    import yaml
+
+    from compendium.templates.registry import show_template
+    from compendium.templates.render import default_prompt
+
+    data = yaml.safe_load(show_template("wiki"))
+    data.setdefault("refine", {})["writer_prompt"] = default_prompt("page") + REFINE_PROMPT_EXTRA
+    (workspace / "templates" / "wiki.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def run(documents: int) -> list[Step]:
+    from compendium.workspace import init_workspace
+
+    extra = max(1, round(documents * SHARE))
+    root = Path(tempfile.mkdtemp(prefix="compendium-incr-"))
+    ctx = mp.get_context("spawn")
+    ours, theirs = ctx.Pipe()
+    server = ctx.Process(target=_serve, args=(theirs,), daemon=True)
+    server.start()
+    try:
+        base_url = ours.recv()
+        workspace = init_workspace(root / "ws")
+        spare = root / "spare"
+        generate_corpus(spare, documents + extra)  # same seed: the first N are the corpus
+        corpus = workspace / "documents" / "synthetic"
+        corpus.mkdir(parents=True)
+        files = sorted(spare.iterdir())
+        for f in files[:documents]:
+            shutil.move(str(f), corpus / f.name)
+        added = files[documents:]
+        present = sorted(corpus.iterdir())
+        step = max(1, len(present) // extra)
+        edited = present[::step][:extra]
+        deleted = present[step // 2 :: step][:extra]
+
+        steps: list[Step] = []
+        before: dict[str, int] = {}
+
+        def compile_step(name: str) -> None:
+            nonlocal before
+            started = time.perf_counter()
+            report, chunks = asyncio.run(_compile(workspace, base_url))
+            seconds = time.perf_counter() - started
+            ours.send("counters")
+            counters = ours.recv()
+            appeared = sum(t for c, t in chunks.items() if c not in before)
+            vanished = sum(t for c, t in before.items() if c not in chunks)
+            total = sum(chunks.values()) if name == "full" else sum(before.values())
+            steps.append(Step(name, report, counters, max(appeared, vanished), total, seconds))
+            before = chunks
+
+        compile_step("full")
+        compile_step("no change")
+        for path in edited:
+            _edit(path)
+        compile_step(f"edit {len(edited)} documents")
+        for f in added:
+            shutil.move(str(f), corpus / f.name)
+        compile_step(f"add {len(added)} documents")
+        for path in deleted:
+            path.unlink()
+        compile_step(f"delete {len(deleted)} documents")
+        _refine_only_template(workspace)
+        compile_step("REFINE prompt changed")
+        return steps
+    finally:
+        ours.send("stop")
+        server.join(timeout=10)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def amplification(step: Step, full: Step, phases: tuple[str, ...]) -> float | None:
+    share = step.changed_tokens / max(step.total_tokens, 1)
+    expected = share * full.tokens(phases)
+    return step.tokens(phases) / expected if expected else None
+
+
+def table(steps: list[Step]) -> list[str]:
+    full = steps[0]
+    rows = [
+        "| Run | Changed chunk tokens | Calls | Calls / full | Tokens | Tokens / full "
+        "| MAP+REDUCE tokens | Amplification MAP+REDUCE | Amplification whole | Pages written | Met |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in steps:
+        pages = s.report["pages"]
+        written = pages["created"] + pages["updated"] + pages["deleted"]
+        mr = s.tokens(("map", "reduce"))
+        if s is full:
+            rows.append(
+                f"| {s.name} | {s.changed_tokens} | {s.calls()} | 1 | {s.tokens()} | 1 | {mr} | — | — | {written} | — |"
+            )
+            continue
+        a_mr, a_all = amplification(s, full, ("map", "reduce")), amplification(s, full, PHASES)
+        met = _met(s, a_mr, a_all)
+        rows.append(
+            f"| {s.name} | {s.changed_tokens} | {s.calls()} | {s.calls() / max(full.calls(), 1):.4f} | "
+            f"{s.tokens()} | {s.tokens() / max(full.tokens(), 1):.4f} | {mr} | {_fmt(a_mr)} | {_fmt(a_all)} | "
+            f"{written} | {met} |"
+        )
+    rows += ["", "Tokens by phase (prompt + completion):", "", "| Run | " + " | ".join(PHASES) + " |",
+             "|---|" + "---|" * len(PHASES)]
+    for s in steps:
+        rows.append(f"| {s.name} | " + " | ".join(str(s.tokens((p,))) for p in PHASES) + " |")
+    return rows
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _met(s: Step, a_mr: float | None, a_all: float | None) -> str:
+    pages = s.report["pages"]
+    if s.name == "no change":
+        ok = s.calls() == 0 and pages["created"] + pages["updated"] + pages["deleted"] == 0
+    elif s.name.startswith("REFINE"):
+        ok = s.tokens(("map", "reduce")) == 0
+    else:
+        ok = (a_mr or 0) <= TARGET_MAP_REDUCE and (a_all or 0) <= TARGET_WHOLE
+    return "yes" if ok else "NO"
+
+
+def render(steps: list[Step], documents: int) -> str:
+    full = steps[0]
+    r = full.report
+    counts = r["counts"]
+    lines = [
+        "# Incremental recompile benchmark",
+        "",
+        f"Generated by `python -m benchmarks.incremental --documents {documents}` on "
+        f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}. "
+        "Scripted OpenAI-compatible server in a separate process counting calls and tokens; "
+        "default `wiki` template; SQLite store; offline embedder.",
+        "",
+        f"Corpus: {r['documents']} documents (benchmarks/corpus.py), {r['chunks']} chunks, "
+        f"{full.total_tokens} chunk tokens; {counts.get('entities', 0)} entities, "
+        f"{counts.get('relations', 0)} relations, {counts.get('claims', 0)} claims, "
+        f"{counts.get('topics', 0)} topics, {r['pages']['created']} pages.",
+        "",
+        "Amplification = recompile tokens / (changed chunk tokens / chunk tokens x full compile tokens). "
+        f"Targets: no change costs no call and writes no page; MAP+REDUCE ≤ {TARGET_MAP_REDUCE} and whole "
+        f"≤ {TARGET_WHOLE} for edit, add and delete; a REFINE-only change costs no MAP or REDUCE token.",
+        "",
+        *table(steps),
+        "",
+        "Server-counted chat calls per run: "
+        + ", ".join(f"{s.name}: {s.server['chat']}" for s in steps)
+        + ". Wall seconds: "
+        + ", ".join(f"{s.name}: {s.seconds:.1f}" for s in steps)
+        + ".",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--documents", type=int, default=500)
+    parser.add_argument("--no-write", action="store_true", help="print only; leave the report file alone")
+    args = parser.parse_args()
+    steps = run(args.documents)
+    text = render(steps, args.documents)
+    print(text)
+    if not args.no_write:
+        REPORT.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
