@@ -115,3 +115,65 @@ def summary_of(markdown: str, max_chars: int = 300) -> str:
             sentence = sentence[: max_chars - 1].rsplit(" ", 1)[0] + "…"
         return sentence
     return ""
+
+
+_SENTENCE_STOP = re.compile(r"[.!?](?:[ \t]*\[\^[^\]\s]+\])*(?=\s|$)")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*$")
+
+
+def _sentences(line: str) -> list[str]:
+    out, at = [], 0
+    for match in _SENTENCE_STOP.finditer(line):
+        out.append(line[at : match.end()])
+        at = match.end()
+    if line[at:].strip():
+        out.append(line[at:])
+    return out
+
+
+def recite(markdown: str, ref_of: dict[str, int | None]) -> tuple[str, int]:
+    """Move a page's citations to new evidence numbers, and drop what lost its evidence.
+
+    `ref_of` maps each citation key in the page (footnote numbers as written) to the ref of
+    the evidence item that now carries it, or None when that evidence is gone. A sentence all
+    of whose citations are gone is removed (every sentence states only what it cites), other
+    citations of gone evidence are dropped, and a section left empty loses its heading.
+    Footnote definitions are removed (clean_page writes them again). Returns (body, sentences
+    removed). No model call: this is how a page loses a deleted document's facts cheaply.
+    """
+    removed = 0
+
+    def marker(match: re.Match[str]) -> str:
+        ref = ref_of.get(match.group(1))
+        return "" if ref is None else f" [^{ref}]"
+
+    lines: list[str] = []
+    for line in body_of(markdown).split("\n"):
+        if line.lstrip().startswith(("#", "|", "```")) or not _CITE.search(line):
+            lines.append(line)
+            continue
+        kept = []
+        for sentence in _sentences(line):
+            keys = [m.group(1) for m in _CITE.finditer(sentence)]
+            if keys and all(ref_of.get(k) is None for k in keys):
+                removed += 1
+                continue
+            kept.append(_CITE.sub(marker, sentence))
+        text = "".join(kept).rstrip()
+        if text.strip() and not _LIST_MARK.match(text):
+            lines.append(text)
+    return _drop_empty_sections("\n".join(lines)), removed
+
+
+def _drop_empty_sections(text: str) -> str:
+    blocks = [b for b in re.split(r"\n\s*\n", text) if b.strip()]
+    out: list[str] = []
+    for i, block in enumerate(blocks):
+        heading = block.lstrip().startswith("#") and "\n" not in block.strip()
+        level = len(block.lstrip()) - len(block.lstrip().lstrip("#"))
+        nxt = blocks[i + 1].lstrip() if i + 1 < len(blocks) else ""
+        next_level = len(nxt) - len(nxt.lstrip("#")) if nxt.startswith("#") else 0
+        if heading and (not nxt or 0 < next_level <= level):
+            continue  # a heading whose section lost everything
+        out.append(block.strip("\n"))
+    return "\n\n".join(out)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from ..engines.tasks import EvidenceItem
+from ..fingerprint import text_hash
 
 EXCERPT_WORDS = 90
 _SPACE = re.compile(r"\s+")
@@ -51,6 +52,11 @@ def build_evidence(
     source chunk also offers an excerpt around the first mention of one of `names`. Items
     that do not fit are skipped, so smaller ones later in line may still get in.
     """
+    return choose_evidence(rank_evidence(statements, sources, names), budget, count_tokens)
+
+
+def rank_evidence(statements: Sequence[Statement], sources: dict[str, Source], names: Sequence[str]) -> list[EvidenceItem]:
+    """Every piece of evidence a page could be written from, best first (unnumbered)."""
     merged: dict[str, Statement] = {}
     for s in statements:
         key = _SPACE.sub(" ", s.text.strip().lower())
@@ -80,17 +86,58 @@ def build_evidence(
             # One passage is one source; among excerpts, those holding more of the page's claims first.
             rank = (-claims_per_chunk.get(chunk_id, 0), chunk_id)
             candidates.append((-1, 1, rank, _item(excerpt, source, 1, list(source.about), "excerpt")))
+    return [c[3] for c in sorted(candidates, key=lambda c: (c[0], c[1], c[2], c[3].text))]
 
-    chosen: list[EvidenceItem] = []
+
+def choose_evidence(
+    ranked: Sequence[EvidenceItem],
+    budget: int,
+    count_tokens: Callable[[str], int] = estimate_tokens,
+    *,
+    keep: Collection[str] | None = None,
+    offered: Collection[str] | None = None,
+) -> list[EvidenceItem]:
+    """The items that fit in `budget`, numbered 1..N in rank order.
+
+    For a page that already exists, pass `keep` (keys of the items it was written from) and
+    `offered` (keys of every item it could have used then): kept items come first, then items
+    new since (not in `offered`); evidence passed over before stays out. So a page whose
+    evidence is full is not rewritten because some other fact appeared, and a removed item is
+    not backfilled with older ones: the page changes only where its own evidence did.
+    """
+    cost = [count_tokens(item.text) + 8 for item in ranked]  # + ref number, document and headings
+    if keep is None:
+        passes = [range(len(ranked))]
+    else:
+        keys = [evidence_key(item) for item in ranked]
+        old = set(offered or ()) | set(keep)
+        passes = [
+            [i for i, k in enumerate(keys) if k in keep],
+            [i for i, k in enumerate(keys) if k not in old],
+        ]
+    chosen: set[int] = set()
     left = budget
-    for _support, _kind, _rank, item in sorted(candidates, key=lambda c: (c[0], c[1], c[2], c[3].text)):
-        cost = count_tokens(item.text) + 8  # the ref number, document and headings around it
-        if cost <= left:
-            chosen.append(item)
-            left -= cost
-    for n, item in enumerate(chosen, start=1):
+    for indexes in passes:
+        for i in indexes:
+            if cost[i] <= left:
+                chosen.add(i)
+                left -= cost[i]
+    out = [ranked[i] for i in sorted(chosen)]
+    for n, item in enumerate(out, start=1):
         item.ref = n
-    return chosen
+    return out
+
+
+def evidence_key(item: EvidenceItem) -> str:
+    """What makes two items the same evidence across compiles, whichever chunk holds it now.
+
+    A claim or relation is its sentence (an edited document re-chunks, the sentence stays);
+    an excerpt is its place (document, headings) and opening words.
+    """
+    if item.kind == "excerpt":
+        opening = " ".join(_SPACE.sub(" ", item.text).split(" ")[:12]).lower()
+        return text_hash("\x1f".join(["excerpt", item.document, *item.heading_path, opening]))[:16]
+    return text_hash("\x1f".join([item.kind, _SPACE.sub(" ", item.text.strip().lower())]))[:16]
 
 
 def _item(text: str, source: Source, support: int, about: list[str], kind: str) -> EvidenceItem:

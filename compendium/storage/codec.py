@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import StoreError
+from ..errors import NotFound, StoreError
 from .base import Filter
 from .records import Record, Vector
 
@@ -143,3 +143,18 @@ def unit_query(kind: type[Record], vector: Any) -> Vector:
     if query.size == 0 or not np.isfinite(norm) or norm == 0.0:
         raise StoreError(f"knn on {kind.KIND}: the query vector is empty or zero")
     return query / norm
+
+
+class GetOne:
+    """`get_one` for every backend, built on its own `get`."""
+
+    kb: str
+
+    async def get(self, kind: type[Record], ids: Any) -> list[Record]:  # pragma: no cover
+        raise NotImplementedError
+
+    async def get_one(self, kind: type[Record], id: str) -> Record:
+        records = await self.get(kind, [id])
+        if not records:
+            raise NotFound(f"no {record_kind(kind).KIND} {id!r} in knowledge base {self.kb!r}")
+        return records[0]

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import numpy as np
 
-from ..errors import NotFound, StoreError
+from ..errors import StoreError
 from ..fingerprint import text_hash
 from . import codec
 from .base import Filter
@@ -210,7 +210,7 @@ class _Cluster:
         self.version = ""
 
 
-class ElasticsearchStore:
+class ElasticsearchStore(codec.GetOne):
     """Store on Elasticsearch; see storage/base.py for the contract.
 
     Elasticsearch has no transactions: `transaction()` serialises writers in this process and
@@ -428,14 +428,6 @@ class ElasticsearchStore:
                         record = from_source(kind, doc["_source"])
                         found[record.id] = record
         return [found[i] for i in ids if i in found]
-
-    async def get_one(self, kind: type[Record], id: str) -> Record:
-        records = await self.get(kind, [id])
-        if not records:
-            raise NotFound(
-                f"no {codec.record_kind(kind).KIND} {id!r} in knowledge base {self.kb!r}"
-            )
-        return records[0]
 
     async def _hits(
         self, index: str, query: dict[str, Any], batch_size: int = 1000

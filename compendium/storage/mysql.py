@@ -15,7 +15,7 @@ import pymysql
 from tidb_vector.utils import decode_vector as decode_tidb_vector
 from tidb_vector.utils import encode_vector as encode_tidb_vector
 
-from ..errors import NotFound, StoreError
+from ..errors import StoreError
 from . import codec
 from .base import Filter
 from .records import RECORD_TYPES, Record, Vector
@@ -262,7 +262,7 @@ class _Server:
                 )
 
 
-class MySQLStore:
+class MySQLStore(codec.GetOne):
     """Store on a MySQL-protocol server; see storage/base.py for the contract."""
 
     def __init__(self, server: _Server, kb: str):
@@ -481,14 +481,6 @@ class MySQLStore:
             row[0]: record for row, record in zip(rows, self._records(kind, rows), strict=True)
         }
         return [found[i] for i in ids if i in found]
-
-    async def get_one(self, kind: type[Record], id: str) -> Record:
-        records = await self.get(kind, [id])
-        if not records:
-            raise NotFound(
-                f"no {codec.record_kind(kind).KIND} {id!r} in knowledge base {self.kb!r}"
-            )
-        return records[0]
 
     async def scan(
         self, kind: type[Record], where: Filter | None = None, *, batch_size: int = 1000

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import NotFound, StoreError
+from ..errors import StoreError
 from . import codec
 from .base import Filter
 from .records import RECORD_TYPES, Record, Vector
@@ -147,7 +147,7 @@ def _where(kind: type[Record], kb: str, where: Filter | None) -> tuple[str, list
     return " AND ".join(clauses), params
 
 
-class SQLiteStore:
+class SQLiteStore(codec.GetOne):
     """Store over one SQLite file; see storage/base.py for the contract."""
 
     def __init__(self, db: _Database, kb: str):
@@ -317,14 +317,6 @@ class SQLiteStore:
 
         found = await self._read(f"get {kind.KIND} records", work)
         return [found[i] for i in ids if i in found]
-
-    async def get_one(self, kind: type[Record], id: str) -> Record:
-        records = await self.get(kind, [id])
-        if not records:
-            raise NotFound(
-                f"no {codec.record_kind(kind).KIND} {id!r} in knowledge base {self.kb!r}"
-            )
-        return records[0]
 
     async def scan(
         self, kind: type[Record], where: Filter | None = None, *, batch_size: int = 1000
