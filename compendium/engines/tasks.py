@@ -181,3 +181,7 @@ class PageRequest:
     existing_markdown: str = ""  # UPDATE: the page as it stands
     removed_refs: list[str] = field(default_factory=list)  # UPDATE: chunk ids no longer valid
     max_tokens: int = 1200
+    # UPDATE: refs of the evidence items new since the page was written. When set, the existing
+    # page already cites the other items by these refs, so an LLM is sent only the new ones;
+    # an extractive writer may ignore it and rebuild from `evidence`.
+    new_refs: list[int] = field(default_factory=list)

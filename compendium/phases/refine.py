@@ -10,15 +10,25 @@ from dataclasses import dataclass, field
 from ..compiler.context import CompileContext, PhaseResult
 from ..engines.tasks import EvidenceItem, LinkTarget, PageRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
-from ..storage.records import Chunk, Claim, Document, Entity, Page, PageVersion, Relation
+from ..storage.records import (
+    CacheEntry,
+    Chunk,
+    Claim,
+    Document,
+    Entity,
+    Page,
+    PageVersion,
+    Relation,
+)
 from ..templates.schema import Template
 from ..tokens import count_tokens
-from .citations import body_of, clean_page, summary_of, unlink
-from .evidence import Source, Statement, build_evidence
+from .citations import CleanPage, body_of, clean_page, recite, summary_of, unlink
+from .evidence import Source, Statement, choose_evidence, evidence_key, rank_evidence
 from .plan import load_plan
 from .planning import CREATE, DELETE, KEEP, UPDATE, PagePlan, relation_text
 
 PHASE = "refine"
+PACK_NAMESPACE = "page-pack"  # per page: the evidence it was written from, for cheap updates
 MAX_SOURCES = 60  # chunks offered as excerpts to one page, those holding most claims first
 
 
@@ -36,6 +46,55 @@ def shrank_too_much(new_markdown: str, existing_markdown: str, evidence: list[Ev
     return new < min_keep_ratio * baseline
 
 
+def pack_key(slug: str) -> str:
+    return f"pack:{slug}"
+
+
+def pack_value(evidence: list[EvidenceItem], ranked: list[EvidenceItem]) -> dict[str, list]:
+    """What is remembered of a page's evidence: the items chosen (key, chunk) and every key offered."""
+    return {
+        "chosen": [[evidence_key(e), e.chunk_id] for e in evidence],
+        "offered": sorted({evidence_key(e) for e in ranked}),
+    }
+
+
+@dataclass
+class PackDelta:
+    """How a page's evidence moved since it was written."""
+
+    ref_of: dict[str, int | None]  # the page's footnote number -> ref now carrying it (None: gone)
+    added: list[EvidenceItem]
+    removed_chunks: list[str]
+
+
+def pack_delta(previous: list[list[str]], evidence: list[EvidenceItem], cited_chunks: list[str]) -> PackDelta:
+    """Pure: map the page's citations (footnote n cites cited_chunks[n-1]) onto the new pack.
+
+    A cited chunk keeps a ref if an item of the pack still comes from it, or if an item the
+    page was written from (same key) now comes from another chunk (an edit re-chunked it).
+    """
+    old_keys = {key for key, _chunk in previous}
+    keys_of_chunk: dict[str, list[str]] = defaultdict(list)
+    for key, chunk in previous:
+        keys_of_chunk[chunk].append(key)
+    ref_of_chunk: dict[str, int] = {}
+    ref_of_key: dict[str, int] = {}
+    for item in evidence:
+        ref_of_chunk.setdefault(item.chunk_id, item.ref)
+        ref_of_key.setdefault(evidence_key(item), item.ref)
+    ref_of: dict[str, int | None] = {}
+    gone: list[str] = []
+    for n, chunk in enumerate(cited_chunks, start=1):
+        ref = ref_of_chunk.get(chunk)
+        if ref is None:
+            ref = next((ref_of_key[k] for k in keys_of_chunk.get(chunk, ()) if k in ref_of_key), None)
+        ref_of[str(n)] = ref
+        if ref is None:
+            gone.append(chunk)
+    added = [item for item in evidence if evidence_key(item) not in old_keys]
+    return PackDelta(ref_of, added, gone)
+
+
 @dataclass
 class RefineTally:
     created: list[str] = field(default_factory=list)
@@ -45,8 +104,11 @@ class RefineTally:
     rejected: list[str] = field(default_factory=list)
     pending_edits: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    absorbed: list[str] = field(default_factory=list)  # evidence changed, the page's text did not
+    merged_without_model: list[str] = field(default_factory=list)
     unlinked_links: int = 0
     removed_citations: int = 0
+    removed_sentences: int = 0
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
@@ -66,7 +128,13 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             gone.append(page)
             tally.deleted.append(p.slug)
     if gone:
-        await store.upsert(gone)
+        async with store.transaction():
+            await store.upsert(gone)
+            await store.delete(CacheEntry, {"id": [pack_key(page.slug) for page in gone]})
+    packs = {
+        e.id: e.value  # type: ignore[attr-defined]
+        for e in await store.get(CacheEntry, [pack_key(p.slug) for p in plans if p.action == UPDATE])
+    }
 
     slug_of_subject = {p.subject_id: p.slug for p in live.values()}
     chunk_about: dict[str, list[str]] = defaultdict(list)
@@ -104,9 +172,61 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             await store.upsert([page])
             tally.pending_edits.append(plan.slug)
             return
-        evidence = await _evidence(ctx, plan, slug_of_subject, chunk_about, titles)
-        is_update = page is not None and plan.action == UPDATE
-        request = PageRequest(
+        ranked = await _candidates(ctx, plan, slug_of_subject, chunk_about, titles)
+        budget = template.refine.context_budget
+        allowed = [s for s in live if s != plan.slug]
+        previous = packs.get(pack_key(plan.slug)) if page is not None and page.status == "active" else None
+        if page is not None and previous is not None:
+            evidence = choose_evidence(ranked, budget, count_tokens, keep={k for k, _c in previous["chosen"]},
+                                       offered=set(previous["offered"]))
+            delta = pack_delta(previous["chosen"], evidence, list(page.cited_chunks))
+            body, dropped = recite(page.markdown, delta.ref_of)
+            tally.removed_sentences += dropped
+            if not delta.added:
+                # Nothing new to say: drop what lost its evidence, move citations, fix links.
+                cleaned = clean_page(body, allowed, evidence)
+                tally.unlinked_links += cleaned.counters["unlinked_links"]
+                if cleaned.markdown == page.markdown:
+                    await _store(plan, page, cleaned, evidence, ranked, absorbed=True)
+                    tally.absorbed.append(plan.slug)
+                    tally.unchanged.append(plan.slug)
+                    _explain(plan, "evidence elsewhere changed; the page's own did not")
+                    return
+                await _store(plan, page, cleaned, evidence, ranked)
+                tally.merged_without_model.append(plan.slug)
+                tally.updated.append(plan.slug)
+                _explain(plan, f"{len(delta.removed_chunks)} cited sources gone: their sentences removed, no rewrite")
+                return
+            request = _request(plan, evidence, body, delta.removed_chunks)
+            request.new_refs = [item.ref for item in delta.added]
+            _explain(plan, f"{len(delta.added)} new pieces of evidence merged into the page"
+                     + (f", {len(delta.removed_chunks)} sources gone" if delta.removed_chunks else ""))
+            baseline = body
+        else:
+            evidence = choose_evidence(ranked, budget, count_tokens)
+            is_update = page is not None and plan.action == UPDATE
+            request = _request(
+                plan, evidence, page.markdown if is_update and page else "",
+                sorted(set(page.cited_chunks) - {e.chunk_id for e in evidence}) if is_update and page else [],
+            )
+            baseline = page.markdown if is_update and page else ""
+        written = await engine.write_page(request, template)
+        cleaned = clean_page(written, allowed, evidence)
+        tally.unlinked_links += cleaned.counters["unlinked_links"]
+        tally.removed_citations += cleaned.counters["removed_citations"]
+        if baseline and page is not None and shrank_too_much(
+            cleaned.markdown, baseline, evidence, template.refine.min_keep_ratio, template.refine.max_page_tokens
+        ):
+            # Keep the safe version, flag it for a person, and do not ask again for this evidence.
+            page.pending_update, page.evidence_fingerprint, page.status = True, plan.evidence_fingerprint, "active"
+            await store.upsert([page])
+            tally.rejected.append(plan.slug)
+            return
+        await _store(plan, page, cleaned, evidence, ranked)
+        (tally.updated if page is not None else tally.created).append(plan.slug)
+
+    def _request(plan: PagePlan, evidence: list[EvidenceItem], existing_markdown: str, removed: list[str]) -> PageRequest:
+        return PageRequest(
             slug=plan.slug,
             title=plan.title,
             kind=plan.kind,
@@ -114,23 +234,22 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             aliases=list(plan.aliases),
             evidence=evidence,
             links=[LinkTarget(s, live[s].title) for s in plan.links if s in live],
-            existing_markdown=page.markdown if is_update and page else "",
-            removed_refs=sorted(set(page.cited_chunks) - {e.chunk_id for e in evidence}) if is_update and page else [],
+            existing_markdown=existing_markdown,
+            removed_refs=removed,
             max_tokens=template.refine.max_page_tokens,
         )
-        written = await engine.write_page(request, template)
-        cleaned = clean_page(written, [s for s in live if s != plan.slug], evidence)
-        tally.unlinked_links += cleaned.counters["unlinked_links"]
-        tally.removed_citations += cleaned.counters["removed_citations"]
-        stamp = time.time()
-        if is_update and page is not None and shrank_too_much(
-            cleaned.markdown, page.markdown, evidence, template.refine.min_keep_ratio, template.refine.max_page_tokens
-        ):
-            # Keep the safe version, flag it for a person, and do not ask again for this evidence.
-            page.pending_update, page.evidence_fingerprint, page.status = True, plan.evidence_fingerprint, "active"
-            await store.upsert([page])
-            tally.rejected.append(plan.slug)
+
+    async def _store(plan: PagePlan, page: Page | None, cleaned: CleanPage, evidence: list[EvidenceItem],
+                     ranked: list[EvidenceItem], *, absorbed: bool = False) -> None:
+        pack = CacheEntry(id=pack_key(plan.slug), namespace=PACK_NAMESPACE, value=pack_value(evidence, ranked),
+                          created_at=time.time())
+        if absorbed and page is not None:  # same text: new fingerprint only, no new version
+            page.evidence_fingerprint, page.outlinks, page.title = plan.evidence_fingerprint, cleaned.outlinks, plan.title
+            page.pending_update = False
+            async with store.transaction():
+                await store.upsert([page, pack])
             return
+        stamp = time.time()
         summary = summary_of(cleaned.markdown)
         vector = (await ctx.embedder.embed([f"{plan.title}: {summary}"]))[0]
         changed = page is None or page.markdown != cleaned.markdown
@@ -153,9 +272,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             engine=engine.name,
             embedding=vector,
         )
-        async with store.transaction():  # the page and its version land together
-            await store.upsert([written_page, *([PageVersion.of(written_page)] if changed else [])])
-        (tally.updated if page is not None else tally.created).append(plan.slug)
+        async with store.transaction():  # the page, its version and its evidence land together
+            await store.upsert([written_page, pack, *([PageVersion.of(written_page)] if changed else [])])
 
     tasks: list[asyncio.Task[None]] = []
     for plan in todo:
@@ -186,6 +304,9 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         "pending_edits": len(tally.pending_edits),
         "unlinked_links": tally.unlinked_links,
         "removed_citations": tally.removed_citations,
+        "absorbed": len(tally.absorbed),
+        "merged_without_model": len(tally.merged_without_model),
+        "removed_sentences": tally.removed_sentences,
     }
     if tally.rejected:
         details["rejected_pages"] = sorted(tally.rejected)
@@ -200,14 +321,19 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     )
 
 
-async def _evidence(
+def _explain(plan: PagePlan, reason: str) -> None:
+    """The compile diff says why: REFINE knows better than PLAN what an update amounted to."""
+    plan.reason = f"{plan.reason}: {reason}" if plan.reason else reason
+
+
+async def _candidates(
     ctx: CompileContext,
     plan: PagePlan,
     slug_of_subject: dict[str, str],
     chunk_about: dict[str, list[str]],
     titles: dict[str, str],
 ) -> list[EvidenceItem]:
-    """The page's evidence pack, read from the store (claims, relations, chunk excerpts)."""
+    """Everything the page could be written from, best first (claims, relations, excerpts)."""
     store = ctx.store
     claims: list[Claim] = await store.get(Claim, plan.claim_ids)  # type: ignore[assignment]
     relations: list[Relation] = await store.get(Relation, plan.relation_ids)  # type: ignore[assignment]
@@ -242,8 +368,7 @@ async def _evidence(
         quoted = " ".join(relation.description.split())
         if quoted:
             statement.chunk_ids.sort(key=lambda cid: quoted not in flat.get(cid, ""))
-    return build_evidence(statements, sources, [plan.title, *plan.aliases], ctx.template.refine.context_budget,
-                          count_tokens)
+    return rank_evidence(statements, sources, [plan.title, *plan.aliases])
 
 
 async def _unlink_deleted(ctx: CompileContext) -> int:
