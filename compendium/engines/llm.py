@@ -8,7 +8,8 @@ Variables every prompt may use (template authors can override any prompt):
   matches   questions ([MatchQuestion: label, similarity, candidate, page_title, page_summary])
   topic     members ([EntitySketch]), claims ([str])
   page      title, kind, description, aliases, evidence ([{ref, source, text, chunk_id}]),
-            links ([{slug, title}]), writer_example, existing_markdown, removed_refs, max_tokens
+            links ([{slug, title}]), writer_example, existing_markdown, removed_refs, max_tokens,
+            new_evidence_only (an UPDATE: `evidence` holds only the new items; the page cites the rest)
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class LLMEngine:
     """Engine over an OpenAI-compatible chat endpoint; owns (and closes) its client."""
 
     name = "llm"
+    writes_additions = True  # an UPDATE with new_refs is answered with the new sentences only
 
     def __init__(self, client: OpenAIClient):
         self.client = client
@@ -153,6 +155,10 @@ class LLMEngine:
 
     def page_prompt(self, request: PageRequest, template: Template) -> tuple[str, str]:
         system = self._render(template.refine.system, "page_system", f"{template.name}: refine.system")
+        # An UPDATE with new_refs sends the page as it stands and only the new evidence: the
+        # page already carries (and cites) the rest, so the prompt grows with the change only.
+        new_only = bool(request.existing_markdown.strip() and request.new_refs)
+        wanted = set(request.new_refs)
         evidence = [
             {
                 "ref": e.ref,
@@ -161,6 +167,7 @@ class LLMEngine:
                 "chunk_id": e.chunk_id,
             }
             for e in request.evidence
+            if not new_only or e.ref in wanted
         ]
         prompt = self._render(
             template.refine.writer_prompt,
@@ -176,6 +183,7 @@ class LLMEngine:
             existing_markdown=request.existing_markdown.strip(),
             removed_refs=request.removed_refs,
             max_tokens=request.max_tokens,
+            new_evidence_only=new_only,
         )
         return system, prompt
 

@@ -1,12 +1,15 @@
 """Tier-2 candidate pairs: every pair of vectors above a cosine threshold, without an all-pairs loop.
 
-The method is an inverted-file partition (as in IVF indexes): spherical k-means cells sized so
-that an exact matrix product inside a cell is cheap, with every vector placed in its `probes`
-nearest cells so that a close pair split by a cell border still meets in one of them. Pairs
-are then verified exactly, so precision is 1 and only recall is approximate (measured against
-an exact scan in benchmarks/reduce.py). Verification grows as n * leaf_size; assigning vectors
-to cells as n * cells = n^2 / leaf_size, a small constant below ~1M vectors (a two-level
-coarse quantiser would make it linear past that).
+The method is an inverted-file index (IVF) searched with itself. Vectors are cut into cells of
+about `leaf_size` by spherical k-means; every vector is stored in its nearest cell and searches
+its `probes` nearest cells, so a pair is found when either vector's cell is among the other's
+probes. Every pair is then verified exactly by a matrix product, so precision is 1 and only
+recall is approximate (measured against an exact scan in benchmarks/reduce.py and tests).
+
+Costs stay near linear in n: the cells are found through a two-level quantiser (about sqrt(cells)
+coarse groups, each holding its own fine centroids, and a vector compares itself only with the
+fine centroids of its few nearest groups), and verification costs n * probes * leaf_size dot
+products. Memory is bounded by working in blocks of rows.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ import time
 
 import numpy as np
 
-_ROWS = 4096  # rows per block when scanning or assigning, to bound temporary memory
-_MAX_DEPTH = 3  # a cell k-means cannot split (near-identical vectors) is scanned exactly
+_BLOCK = 1 << 24  # entries of one temporary similarity matrix (64 MB of float32)
+_ROWS = 8192  # rows per block when assigning vectors to coarse groups
+_SAMPLE_PER_CELL = 24  # k-means trains on this many sampled vectors per centroid
+_FLAT_BELOW = 256  # with fewer cells than this, one level of centroids is cheap enough
+_COARSE_PROBES = 6  # coarse groups whose fine centroids a vector compares itself with
 
 
 def candidate_pairs(
@@ -25,115 +31,167 @@ def candidate_pairs(
     threshold: float,
     *,
     seed: int = 0,
-    leaf_size: int = 1024,
-    probes: int = 3,
-    partitions: int = 1,
+    leaf_size: int = 256,
+    probes: int = 8,
     timings: dict[str, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs (i < j, as two int64 arrays sorted by i then j) with cosine >= threshold.
 
-    `vectors` are rows of unit length. `leaf_size` is the cell size below which a cell is
-    compared exactly; `probes` is how many nearest cells each vector joins; `partitions` is
-    how many independent partitions are searched (each misses different pairs). If `timings` is
-    given, seconds spent partitioning ("partition") and verifying ("verify") are added to it.
+    `vectors` are rows of unit length. `leaf_size` is the mean number of vectors in a cell (and
+    below 4 * leaf_size vectors everything is compared exactly); `probes` is how many nearest
+    cells each vector searches. If `timings` is given, seconds spent building the index and
+    finding each vector's cells ("partition") and verifying pairs ("verify") are added to it.
     """
     v = np.ascontiguousarray(vectors, dtype=np.float32)
     n = len(v)
-    empty = np.empty(0, dtype=np.int64)
-    if n < 2:
-        return empty, empty.copy()
-    found: list[np.ndarray] = []
     clock = timings if timings is not None else {}
     clock.setdefault("partition", 0.0)
     clock.setdefault("verify", 0.0)
-    started, verified_before = time.perf_counter(), clock["verify"]
-    rng = np.random.default_rng(seed)
-    for _ in range(max(1, partitions)):
-        _join(v, np.arange(n, dtype=np.int64), float(threshold), rng, found, leaf_size, max(1, probes), 0, clock)
-    codes = np.unique(np.concatenate(found)) if found else empty
-    clock["partition"] += time.perf_counter() - started - (clock["verify"] - verified_before)
+    empty = np.empty(0, dtype=np.int64)
+    if n < 2:
+        return empty, empty.copy()
+    threshold = float(threshold)
+    if n <= 4 * leaf_size:
+        started = time.perf_counter()
+        codes = _scan_all(v, threshold)
+        clock["verify"] += time.perf_counter() - started
+    else:
+        started = time.perf_counter()
+        rng = np.random.default_rng(seed)
+        centroids, group_bounds, coarse = _train(v, max(2, math.ceil(n / leaf_size)), rng)
+        cells = _nearest_cells(v, centroids, group_bounds, coarse, max(1, probes))
+        middle = time.perf_counter()
+        clock["partition"] += middle - started
+        codes = _verify(v, cells, len(centroids), threshold)
+        clock["verify"] += time.perf_counter() - middle
+    codes = np.unique(codes)
     return codes // n, codes % n
 
 
-def _join(
-    v: np.ndarray,
-    idx: np.ndarray,
-    threshold: float,
-    rng: np.random.Generator,
-    found: list[np.ndarray],
-    leaf_size: int,
-    probes: int,
-    depth: int,
-    clock: dict[str, float],
-) -> None:
-    if len(idx) <= 2 * leaf_size or depth >= _MAX_DEPTH:
-        _scan(v, idx, threshold, found, clock)
-        return
-    cells = max(2, math.ceil(probes * len(idx) / leaf_size))
-    centroids = _kmeans(v[idx], cells, rng)
-    member, cell = _assign(v, idx, centroids, min(probes, cells))
-    order = np.argsort(cell, kind="stable")
-    member, cell = member[order], cell[order]
-    bounds = np.flatnonzero(np.diff(cell)) + 1
-    for part in np.split(member, bounds):
-        if len(part) < 2:
-            continue
-        if len(part) >= 0.9 * len(idx):  # k-means did not split: nothing to gain by recursing
-            _scan(v, part, threshold, found, clock)
-        else:
-            _join(v, part, threshold, rng, found, leaf_size, probes, depth + 1, clock)
-
-
 def _kmeans(x: np.ndarray, k: int, rng: np.random.Generator, iterations: int = 5) -> np.ndarray:
-    """Spherical k-means on a sample: good enough cells, cheap to train."""
-    sample = x[rng.choice(len(x), min(len(x), 24 * k), replace=False)]
-    centroids = sample[rng.choice(len(sample), k, replace=False)].copy()
+    """Spherical k-means on the rows of x (a sample): good enough cells, cheap to train."""
+    k = min(k, len(x))
+    centroids = x[rng.choice(len(x), k, replace=False)].copy()
+    if k == 1:
+        return centroids
     for _ in range(iterations):
-        nearest = np.concatenate(
-            [(sample[s : s + _ROWS] @ centroids.T).argmax(axis=1) for s in range(0, len(sample), _ROWS)]
-        )
+        nearest = np.concatenate([(x[s : s + _ROWS] @ centroids.T).argmax(axis=1) for s in range(0, len(x), _ROWS)])
         sums = np.zeros_like(centroids)
-        np.add.at(sums, nearest, sample)
-        counts = np.bincount(nearest, minlength=k)
-        dead = counts == 0  # reseed empty cells on random sample points
-        sums[dead] = sample[rng.choice(len(sample), int(dead.sum()))]
-        norms = np.linalg.norm(sums, axis=1, keepdims=True)
-        centroids = sums / np.maximum(norms, 1e-12)
+        np.add.at(sums, nearest, x)
+        dead = np.bincount(nearest, minlength=k) == 0  # reseed empty cells on random points
+        sums[dead] = x[rng.choice(len(x), int(dead.sum()))]
+        centroids = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
     return centroids.astype(np.float32)
 
 
-def _assign(
-    v: np.ndarray, idx: np.ndarray, centroids: np.ndarray, probes: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """(member, cell) rows: each vector with each of its `probes` nearest cells."""
-    members: list[np.ndarray] = []
-    cells: list[np.ndarray] = []
-    for s in range(0, len(idx), _ROWS):
-        block = idx[s : s + _ROWS]
-        sims = v[block] @ centroids.T
-        rows = np.arange(len(block))
-        top = np.empty((len(block), probes), dtype=np.int64)
-        for p in range(probes):  # a few argmax passes beat argpartition over thousands of cells
-            top[:, p] = sims.argmax(axis=1)
-            sims[rows, top[:, p]] = -np.inf
-        members.append(np.repeat(block, probes))
-        cells.append(top.ravel())
-    return np.concatenate(members), np.concatenate(cells)
+def _train(v: np.ndarray, cells: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fine centroids sorted by coarse group, the group boundaries in them, and coarse centroids.
+
+    Training is hierarchical (coarse k-means, then k-means inside each coarse group on its share
+    of the sample), so it costs about sample * (sqrt(cells) + cells / groups) per iteration.
+    """
+    sample = v[np.sort(rng.choice(len(v), min(len(v), _SAMPLE_PER_CELL * cells), replace=False))]
+    groups = 1 if cells < _FLAT_BELOW else math.ceil(math.sqrt(cells))
+    coarse = _kmeans(sample, groups, rng)
+    group_of = _top(sample, coarse, 1)[0][:, 0]
+    fine: list[np.ndarray] = []
+    bounds = [0]
+    share = np.bincount(group_of, minlength=len(coarse)) / len(sample)
+    for g in range(len(coarse)):
+        members = sample[group_of == g]
+        if len(members):
+            fine.append(_kmeans(members, max(1, round(cells * share[g])), rng))
+        bounds.append(bounds[-1] + (len(fine[-1]) if len(members) else 0))
+    return np.concatenate(fine), np.asarray(bounds, dtype=np.int64), coarse
 
 
-def _scan(v: np.ndarray, idx: np.ndarray, threshold: float, found: list[np.ndarray], clock: dict[str, float]) -> None:
-    """Exact: every pair inside idx, by blocks of a matrix product."""
-    started = time.perf_counter()
-    idx = np.sort(idx)
+def _top(x: np.ndarray, centroids: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, similarities) of each row's p most similar centroids, in blocks of rows."""
+    p = min(p, len(centroids))
+    index = np.empty((len(x), p), dtype=np.int64)
+    sims = np.empty((len(x), p), dtype=np.float32)
+    rows = max(1, min(_ROWS, _BLOCK // max(1, len(centroids))))
+    for s in range(0, len(x), rows):
+        block = x[s : s + rows] @ centroids.T
+        top = block.argmax(axis=1)[:, None] if p == 1 else np.argpartition(-block, p - 1, axis=1)[:, :p]
+        index[s : s + rows] = top
+        sims[s : s + rows] = np.take_along_axis(block, top, axis=1)
+    return index, sims
+
+
+def _nearest_cells(
+    v: np.ndarray, centroids: np.ndarray, group_bounds: np.ndarray, coarse: np.ndarray, probes: int
+) -> np.ndarray:
+    """(n, probes) fine cells per vector, nearest first, found among its nearest coarse groups."""
     n = len(v)
-    sub = v[idx]
-    rows_per_block = max(64, min(_ROWS, 2**24 // len(idx)))  # keeps a block's matrix <= 64 MB
-    for s in range(0, len(idx), rows_per_block):
-        sims = sub[s : s + rows_per_block] @ sub[s:].T
-        rows, cols = np.nonzero(sims >= threshold)
-        keep = cols > rows  # column offset s..: the diagonal sits at cols == rows
+    groups, _ = _top(v, coarse, _COARSE_PROBES)
+    best_sim = np.full((n, probes), -np.inf, dtype=np.float32)
+    best_cell = np.full((n, probes), -1, dtype=np.int64)
+    flat = groups.ravel()
+    order = np.argsort(flat, kind="stable")
+    row_of = order // groups.shape[1]
+    starts = np.searchsorted(flat[order], np.arange(len(coarse) + 1))
+    for g in range(len(coarse)):
+        lo, hi = group_bounds[g], group_bounds[g + 1]
+        if hi == lo:
+            continue
+        rows_all = row_of[starts[g] : starts[g + 1]]  # each vector at most once per group
+        step = max(1, _BLOCK // (hi - lo))
+        for s in range(0, len(rows_all), step):
+            rows = rows_all[s : s + step]
+            index, sims = _top(v[rows], centroids[lo:hi], probes)
+            # Merge with the best cells found so far in other groups.
+            all_sims = np.concatenate([best_sim[rows], sims], axis=1)
+            all_cells = np.concatenate([best_cell[rows], index + lo], axis=1)
+            keep = np.argpartition(-all_sims, probes - 1, axis=1)[:, :probes]
+            best_sim[rows] = np.take_along_axis(all_sims, keep, axis=1)
+            best_cell[rows] = np.take_along_axis(all_cells, keep, axis=1)
+    nearest_first = np.argsort(-best_sim, axis=1, kind="stable")
+    return np.take_along_axis(best_cell, nearest_first, axis=1)
+
+
+def _verify(v: np.ndarray, cells: np.ndarray, n_cells: int, threshold: float) -> np.ndarray:
+    """Pair codes (i * n + j, i < j) of vectors whose cells meet, with cosine >= threshold.
+
+    A vector is stored in its nearest cell only and searches all its cells, so each cell's
+    stored vectors are compared with every vector that searches it.
+    """
+    n = len(v)
+    home = cells[:, 0]
+    stored = np.argsort(home, kind="stable")
+    stored_at = np.searchsorted(home[stored], np.arange(n_cells + 1))
+    flat = cells.ravel()
+    flat = np.where(flat >= 0, flat, n_cells)  # fewer cells than probes leaves -1 slots: last
+    searches = np.argsort(flat, kind="stable")
+    searcher = searches // cells.shape[1]
+    search_at = np.searchsorted(flat[searches], np.arange(n_cells + 1))
+    found: list[np.ndarray] = []
+    for c in range(n_cells):
+        members = stored[stored_at[c] : stored_at[c + 1]]
+        if len(members) == 0:
+            continue
+        queries = searcher[search_at[c] : search_at[c + 1]]
+        target = v[members].T
+        step = max(1, _BLOCK // len(members))
+        for s in range(0, len(queries), step):
+            q = queries[s : s + step]
+            rows, cols = np.nonzero(v[q] @ target >= threshold)
+            a, b = q[rows], members[cols]
+            keep = a != b
+            if keep.any():
+                a, b = a[keep], b[keep]
+                found.append(np.minimum(a, b) * n + np.maximum(a, b))
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
+def _scan_all(v: np.ndarray, threshold: float) -> np.ndarray:
+    """Exact: every pair, by blocks of a matrix product (only for small inputs)."""
+    n = len(v)
+    found: list[np.ndarray] = []
+    step = max(1, min(n, _BLOCK // n))
+    for s in range(0, n, step):
+        rows, cols = np.nonzero(v[s : s + step] @ v[s:].T >= threshold)
+        keep = cols > rows  # columns start at s: the diagonal sits at cols == rows
         if keep.any():
-            a = idx[rows[keep] + s]
-            b = idx[cols[keep] + s]
-            found.append(np.minimum(a, b) * n + np.maximum(a, b))
-    clock["verify"] += time.perf_counter() - started
+            found.append((rows[keep] + s) * n + (cols[keep] + s))
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)

@@ -145,7 +145,8 @@ def recite(markdown: str, ref_of: dict[str, int | None]) -> tuple[str, int]:
 
     def marker(match: re.Match[str]) -> str:
         ref = ref_of.get(match.group(1))
-        return "" if ref is None else f" [^{ref}]"
+        spacing = match.group(0)[: match.group(0).index("[")]  # as the writer spaced it
+        return "" if ref is None else f"{spacing}[^{ref}]"
 
     lines: list[str] = []
     for line in body_of(markdown).split("\n"):
@@ -177,3 +178,37 @@ def _drop_empty_sections(text: str) -> str:
             continue  # a heading whose section lost everything
         out.append(block.strip("\n"))
     return "\n\n".join(out)
+
+
+def insert_additions(body: str, additions: str) -> str:
+    """Merge an UPDATE's reply (only what is new) into the page body.
+
+    Paragraphs under a `## Heading` the page already has go at the end of that section;
+    under a new heading, a new section at the end; before any heading, at the end of the page.
+    """
+    sections: list[list[str]] = [[]]  # blocks; a section starts with its heading block
+    for block in (b.strip("\n") for b in re.split(r"\n\s*\n", body.strip()) if b.strip()):
+        if block.lstrip().startswith("#"):
+            sections.append([block])
+        else:
+            sections[-1].append(block)
+    index = {s[0].lstrip("# ").strip().casefold(): s for s in sections[1:]}
+    target = sections[-1]
+    for block in (b.strip("\n") for b in re.split(r"\n\s*\n", additions.strip()) if b.strip()):
+        if block.lstrip().startswith("#"):
+            key = block.lstrip("# ").split("\n", 1)[0].strip().casefold()
+            head, _, rest = block.partition("\n")
+            if key not in index:
+                index[key] = [head.strip()]
+                sections.append(index[key])
+            target = index[key]
+            if rest.strip():
+                target.append(rest.strip())
+        else:
+            target.append(block)
+    return "\n\n".join(b for s in sections for b in s)
+
+
+def cited_refs(markdown: str) -> set[str]:
+    """The citation keys a text uses ([^3] -> "3")."""
+    return {m.group(1) for m in _CITE.finditer(markdown)}

@@ -29,6 +29,12 @@ PHASE = "plan"
 KNN_CONCURRENCY = 8
 TOPIC_SKETCHES = 12
 TOPIC_CLAIMS = 8
+KEEP_NAME_OVERLAP = 0.85  # a drifted topic keeps its title and summary at this Jaccard overlap
+
+
+def _overlap(a: Sequence[str], b: Sequence[str]) -> float:
+    union = set(a) | set(b)
+    return len(set(a) & set(b)) / len(union) if union else 1.0
 
 
 def plan_key(template: Template) -> str:
@@ -199,6 +205,11 @@ async def _topics(
         previous = stored.get(pairing[i]) if i in pairing else None
         if previous is not None and previous.fingerprint == fp:
             topics.append(previous)
+            continue
+        if previous is not None and previous.fingerprint and _overlap(previous.members, members) >= KEEP_NAME_OVERLAP:
+            # A few members came or went: the topic is still what its name says; no call.
+            topics.append(Topic(id=previous.id, slug=previous.slug, title=previous.title, summary=previous.summary,
+                                members=list(members), fingerprint=fp))
             continue
         title, summary = await _name_topic(ctx, template, members, by_id, kb)
         if previous is not None:  # membership drifted: keep the id and slug, rename

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from ..compiler.context import CompileContext, PhaseResult
 from ..engines.tasks import EvidenceItem, LinkTarget, PageRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
+from ..fingerprint import fingerprint
 from ..storage.records import (
     CacheEntry,
     Chunk,
@@ -22,8 +23,25 @@ from ..storage.records import (
 )
 from ..templates.schema import Template
 from ..tokens import count_tokens
-from .citations import CleanPage, body_of, clean_page, recite, summary_of, unlink
-from .evidence import Source, Statement, choose_evidence, evidence_key, rank_evidence
+from .citations import (
+    CleanPage,
+    body_of,
+    cited_refs,
+    clean_page,
+    insert_additions,
+    recite,
+    summary_of,
+    unlink,
+)
+from .evidence import (
+    Source,
+    Statement,
+    choose_evidence,
+    pack_delta,
+    pack_key,
+    pack_value,
+    rank_evidence,
+)
 from .plan import load_plan
 from .planning import CREATE, DELETE, KEEP, UPDATE, PagePlan, relation_text
 
@@ -44,55 +62,6 @@ def shrank_too_much(new_markdown: str, existing_markdown: str, evidence: list[Ev
     given = sum(count_tokens(e.text) for e in evidence)
     baseline = min(max(before, given), max_page_tokens)
     return new < min_keep_ratio * baseline
-
-
-def pack_key(slug: str) -> str:
-    return f"pack:{slug}"
-
-
-def pack_value(evidence: list[EvidenceItem], ranked: list[EvidenceItem]) -> dict[str, list]:
-    """What is remembered of a page's evidence: the items chosen (key, chunk) and every key offered."""
-    return {
-        "chosen": [[evidence_key(e), e.chunk_id] for e in evidence],
-        "offered": sorted({evidence_key(e) for e in ranked}),
-    }
-
-
-@dataclass
-class PackDelta:
-    """How a page's evidence moved since it was written."""
-
-    ref_of: dict[str, int | None]  # the page's footnote number -> ref now carrying it (None: gone)
-    added: list[EvidenceItem]
-    removed_chunks: list[str]
-
-
-def pack_delta(previous: list[list[str]], evidence: list[EvidenceItem], cited_chunks: list[str]) -> PackDelta:
-    """Pure: map the page's citations (footnote n cites cited_chunks[n-1]) onto the new pack.
-
-    A cited chunk keeps a ref if an item of the pack still comes from it, or if an item the
-    page was written from (same key) now comes from another chunk (an edit re-chunked it).
-    """
-    old_keys = {key for key, _chunk in previous}
-    keys_of_chunk: dict[str, list[str]] = defaultdict(list)
-    for key, chunk in previous:
-        keys_of_chunk[chunk].append(key)
-    ref_of_chunk: dict[str, int] = {}
-    ref_of_key: dict[str, int] = {}
-    for item in evidence:
-        ref_of_chunk.setdefault(item.chunk_id, item.ref)
-        ref_of_key.setdefault(evidence_key(item), item.ref)
-    ref_of: dict[str, int | None] = {}
-    gone: list[str] = []
-    for n, chunk in enumerate(cited_chunks, start=1):
-        ref = ref_of_chunk.get(chunk)
-        if ref is None:
-            ref = next((ref_of_key[k] for k in keys_of_chunk.get(chunk, ()) if k in ref_of_key), None)
-        ref_of[str(n)] = ref
-        if ref is None:
-            gone.append(chunk)
-    added = [item for item in evidence if evidence_key(item) not in old_keys]
-    return PackDelta(ref_of, added, gone)
 
 
 @dataclass
@@ -143,6 +112,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             for cid in p.chunk_ids:
                 chunk_about[cid].append(p.slug)
     titles: dict[str, str] = {}
+    writer = fingerprint(template.phase_fingerprint(PHASE), engine.name, engine.model)
     todo = [p for p in plans if p.action in (CREATE, UPDATE)]
     gate = asyncio.Semaphore(template.refine.concurrency)
     fatal: list[BaseException] = []
@@ -176,6 +146,9 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         budget = template.refine.context_budget
         allowed = [s for s in live if s != plan.slug]
         previous = packs.get(pack_key(plan.slug)) if page is not None and page.status == "active" else None
+        if previous is not None and previous.get("writer") != writer:
+            previous = None  # the writer (prompt, model) changed: the page is written anew
+        additions_only = False
         if page is not None and previous is not None:
             evidence = choose_evidence(ranked, budget, count_tokens, keep={k for k, _c in previous["chosen"]},
                                        offered=set(previous["offered"]))
@@ -195,26 +168,39 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
                 await _store(plan, page, cleaned, evidence, ranked)
                 tally.merged_without_model.append(plan.slug)
                 tally.updated.append(plan.slug)
-                _explain(plan, f"{len(delta.removed_chunks)} cited sources gone: their sentences removed, no rewrite")
+                _explain(plan, f"{len(delta.removed_chunks)} cited sources gone: their sentences removed, no rewrite"
+                         if delta.removed_chunks else "citations moved to the passages now holding them, no rewrite")
                 return
             request = _request(plan, evidence, body, delta.removed_chunks)
             request.new_refs = [item.ref for item in delta.added]
             _explain(plan, f"{len(delta.added)} new pieces of evidence merged into the page"
                      + (f", {len(delta.removed_chunks)} sources gone" if delta.removed_chunks else ""))
-            baseline = body
+            baseline, additions_only = body, True
         else:
             evidence = choose_evidence(ranked, budget, count_tokens)
-            is_update = page is not None and plan.action == UPDATE
+            # A page written by another writer (prompt, model) is written anew, not merged.
+            rewrite = packs.get(pack_key(plan.slug), {}).get("writer") not in (None, writer)
+            is_update = page is not None and plan.action == UPDATE and not rewrite
             request = _request(
                 plan, evidence, page.markdown if is_update and page else "",
                 sorted(set(page.cited_chunks) - {e.chunk_id for e in evidence}) if is_update and page else [],
             )
             baseline = page.markdown if is_update and page else ""
         written = await engine.write_page(request, template)
+        # An engine that honours new_refs answers with the additions only (the LLM engine says
+        # so); an extractive writer rebuilds the whole page from the evidence instead.
+        if additions_only and getattr(engine, "writes_additions", False):
+            if not cited_refs(written) & {str(r) for r in request.new_refs}:
+                # Additions that cite none of the new evidence say nothing we can trust: keep the page.
+                page.pending_update, page.evidence_fingerprint = True, plan.evidence_fingerprint  # type: ignore[union-attr]
+                await store.upsert([page])  # type: ignore[list-item]
+                tally.rejected.append(plan.slug)
+                return
+            written = insert_additions(baseline, written)
         cleaned = clean_page(written, allowed, evidence)
         tally.unlinked_links += cleaned.counters["unlinked_links"]
         tally.removed_citations += cleaned.counters["removed_citations"]
-        if baseline and page is not None and shrank_too_much(
+        if baseline and not additions_only and page is not None and shrank_too_much(
             cleaned.markdown, baseline, evidence, template.refine.min_keep_ratio, template.refine.max_page_tokens
         ):
             # Keep the safe version, flag it for a person, and do not ask again for this evidence.
@@ -241,7 +227,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     async def _store(plan: PagePlan, page: Page | None, cleaned: CleanPage, evidence: list[EvidenceItem],
                      ranked: list[EvidenceItem], *, absorbed: bool = False) -> None:
-        pack = CacheEntry(id=pack_key(plan.slug), namespace=PACK_NAMESPACE, value=pack_value(evidence, ranked),
+        pack = CacheEntry(id=pack_key(plan.slug), namespace=PACK_NAMESPACE, value={**pack_value(evidence, ranked), "writer": writer},
                           created_at=time.time())
         if absorbed and page is not None:  # same text: new fingerprint only, no new version
             page.evidence_fingerprint, page.outlinks, page.title = plan.evidence_fingerprint, cleaned.outlinks, plan.title
@@ -344,9 +330,12 @@ async def _candidates(
         return [slug_of_subject[e] for e in entity_ids if e in slug_of_subject and slug_of_subject[e] != plan.slug]
 
     statements = [Statement(c.text, [c.chunk_id], about(c.entity_ids)) for c in claims]
+    # A relation whose description is one of the page's claims says nothing the claim does not.
+    said = {" ".join(c.text.split()).casefold() for c in claims}
     statements += [
         Statement(relation_text(r, names), list(r.chunk_ids), about([r.source, r.target]), "relation")
         for r in relations
+        if " ".join(r.description.split()).casefold() not in said
     ]
     per_chunk: dict[str, int] = defaultdict(int)
     for c in claims:
@@ -364,7 +353,8 @@ async def _candidates(
     }
     # A relation is cited by its first chunk: make that the chunk its description quotes.
     flat = {c.id: " ".join(c.text.split()) for c in chunks}
-    for statement, relation in zip(statements[len(claims):], relations, strict=True):
+    kept_relations = [r for r in relations if " ".join(r.description.split()).casefold() not in said]
+    for statement, relation in zip(statements[len(claims):], kept_relations, strict=True):
         quoted = " ".join(relation.description.split())
         if quoted:
             statement.chunk_ids.sort(key=lambda cid: quoted not in flat.get(cid, ""))

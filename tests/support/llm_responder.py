@@ -14,6 +14,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .llm_server import ChatRequest
 
+
+def count_tokens(text: str) -> int:
+    from compendium.tokens import count_tokens as shared
+
+    return int(shared(text))
+
 CHUNK_HEADER = re.compile(r"^### \[(?P<label>[^\]]+)\] ?(?P<title>.*)$", re.MULTILINE)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _NAME_WORD = r"[A-Z][\w'&-]*"
@@ -245,8 +251,25 @@ EVIDENCE_LINE = re.compile(r"^\[\^(?P<ref>\d+)\] \((?P<source>[^)]*)\) (?P<text>
 LINK_LINE = re.compile(r"^\[\[(?P<slug>[^\]|]+)\]\] ", re.MULTILINE)
 
 
+EXISTING_PAGE = "\n\nExisting page:\n"
+UPDATE_RULE = "Answer with ONLY the new sentences"
+MAX_TOKENS = re.compile(r"At most about (\d+) tokens")
+
+
 def write_page(prompt: str) -> str:
     paragraphs = [f"{m['text'].strip()} [^{m['ref']}]" for m in EVIDENCE_LINE.finditer(prompt)]
+    if UPDATE_RULE in prompt and EXISTING_PAGE in prompt:
+        return "\n\n".join(paragraphs)  # an update that asks only for what is new
+    # As a model told the page's length would: stop adding evidence once it is long enough.
+    limit = MAX_TOKENS.search(prompt)
+    if limit:
+        budget, used, kept = int(limit.group(1)), 0, []
+        for paragraph in paragraphs:
+            used += count_tokens(paragraph)
+            if used > budget and kept:
+                break
+            kept.append(paragraph)
+        paragraphs = kept
     links = [m["slug"] for m in LINK_LINE.finditer(prompt)][:3]
     if links:
         paragraphs.append("See also " + ", ".join(f"[[{slug}]]" for slug in links) + ".")
