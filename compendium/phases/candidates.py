@@ -175,7 +175,8 @@ def _verify(v: np.ndarray, cells: np.ndarray, n_cells: int, threshold: float) ->
         step = max(1, _BLOCK // len(members))
         for s in range(0, len(queries), step):
             q = queries[s : s + step]
-            rows, cols = np.nonzero(v[q] @ target >= threshold)
+            # flatnonzero then divmod: several times faster than nonzero on a 2-d mask
+            rows, cols = np.divmod(np.flatnonzero(v[q] @ target >= threshold), len(members))
             a, b = q[rows], members[cols]
             keep = a != b
             if keep.any():
@@ -190,7 +191,7 @@ def _scan_all(v: np.ndarray, threshold: float) -> np.ndarray:
     found: list[np.ndarray] = []
     step = max(1, min(n, _BLOCK // n))
     for s in range(0, n, step):
-        rows, cols = np.nonzero(v[s : s + step] @ v[s:].T >= threshold)
+        rows, cols = np.divmod(np.flatnonzero(v[s : s + step] @ v[s:].T >= threshold), n - s)
         keep = cols > rows  # columns start at s: the diagonal sits at cols == rows
         if keep.any():
             found.append((rows[keep] + s) * n + (cols[keep] + s))

@@ -38,7 +38,7 @@ from .resolution import (
     type_key,
 )
 
-REDUCE_VERSION = "reduce-2"  # 2: tier 2 embeds names alone
+REDUCE_VERSION = "reduce-3"  # 2: tier 2 embeds names alone; 3: declared aliases type generic mentions
 PHASE = "reduce"
 ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
 _GET_BATCH = 500

@@ -67,6 +67,10 @@ def exact_labels(keys: Sequence[Iterable[str]]) -> np.ndarray:
     return connected_labels(len(keys), a, b)
 
 
+# Types that say nothing specific: what an extractor falls back to when no rule applies.
+GENERIC_TYPES = frozenset({"concept", "thing", "other", "unknown", "misc", "entity"})
+
+
 def type_key(type_: str) -> str:
     return normalize_name(type_) or "thing"
 
@@ -132,7 +136,10 @@ def tier1_labels(mentions: Sequence[Mention]) -> tuple[np.ndarray, int]:
     """Tier-1 group label per mention, and how many concepts joined an entity of the same name.
 
     Mentions sharing a (normalised name or alias, type) key join; a concept whose term equals
-    an entity's name joins that entity (the type that name is most often given).
+    an entity's name joins that entity (the type that name is most often given). A name the
+    text itself declares as an alias ("Write-Ahead Log (WAL)") lends its type to mentions of
+    that name typed only generically ("concept"): extractors type a bare acronym and its
+    expansion differently, but the text says they are one thing. Specific types never mix.
     """
     keys = [m.keys() for m in mentions]
     entity_types: dict[str, dict[str, int]] = {}
@@ -151,6 +158,18 @@ def tier1_labels(mentions: Sequence[Mention]) -> tuple[np.ndarray, int]:
                 kind = min(counts, key=lambda t: (-counts[t], t))
                 ks.append(f"{kind}|{norm}")
                 joined += 1
+    # Names the text declares as aliases, with the specific type their declarations give.
+    declared: dict[str, set[str]] = {}
+    for m in mentions:
+        if m.aliases and m.category != CONCEPT and type_key(m.type) not in GENERIC_TYPES:
+            for n in (m.name, *m.aliases):
+                declared.setdefault(normalize_name(n), set()).add(type_key(m.type))
+    for m, ks in zip(mentions, keys, strict=True):
+        if m.category == CONCEPT or type_key(m.type) in GENERIC_TYPES:
+            for n in {normalize_name(x) for x in (m.name, *m.aliases)}:
+                kinds = declared.get(n, set())
+                if len(kinds) == 1:  # one unambiguous declaration: take its type
+                    ks.append(f"{next(iter(kinds))}|{n}")
     return exact_labels(keys), joined
 
 
@@ -208,7 +227,11 @@ class Evidence:
     def type(self) -> str:
         if not self.types:
             return CONCEPT if self.category == CONCEPT else "thing"
-        return min(self.types, key=lambda t: (-_support(self.types, t), t))
+        # A specific type wins over a generic one ("component" over "concept") whatever the support.
+        return min(
+            self.types,
+            key=lambda t: (type_key(t) in GENERIC_TYPES, -_support(self.types, t), t),
+        )
 
     @property
     def aliases(self) -> list[str]:

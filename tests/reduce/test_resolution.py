@@ -209,3 +209,15 @@ def test_malformed_extract_items_name_the_extract_and_field():
         collect_mentions([extract("c9", entities=[{"name": "X", "type": "t", "aliases": "WAL"}])])
     with pytest.raises(InputError, match=r"extract c9: concepts\[1\] must be an object"):
         collect_mentions([extract("c9", concepts=[{"term": "a"}, "b"])])
+
+
+def test_a_declared_alias_lends_its_type_to_generic_mentions_but_never_mixes_specific_types():
+    out, _, _ = resolve([
+        extract("c1", entities=[ent("Write-Ahead Log", type_="component", aliases=["WAL"])]),
+        extract("c2", entities=[ent("WAL", type_="concept")]),
+        extract("c3", entities=[ent("WAL", type_="concept"), ent("WAL", type_="person")]),
+    ])
+    wal = [e for e in out.entities if "WAL" in (e.name, *e.aliases)]
+    joined = next(e for e in wal if e.type == "component")
+    assert joined.chunk_ids == ["c1", "c2", "c3"]
+    assert [(e.name, e.type, e.chunk_ids) for e in wal if e is not joined] == [("WAL", "person", ["c3"])]
