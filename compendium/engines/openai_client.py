@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
+from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
@@ -278,18 +279,16 @@ class OpenAIClient:
     ) -> str:
         """One chat completion (retried); usage is recorded; returns the reply text."""
         estimated = sum(count_tokens(m["content"]) for m in messages)
-        extra: dict[str, Any] = {}
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature}
         if response_format is not None:
-            # Sent as raw body: the SDK's typed transform walks the whole JSON schema on every
-            # call (milliseconds of CPU each), and the schema is already in its final form.
-            extra["extra_body"] = {"response_format": response_format}
+            body["response_format"] = response_format
         if max_tokens is not None:
-            extra["max_tokens"] = max_tokens
+            body["max_tokens"] = max_tokens
 
         async def send() -> Any:
-            return await self._sdk.chat.completions.create(
-                model=self.model, messages=messages, temperature=temperature, **extra  # type: ignore[arg-type]
-            )
+            # The body is already in its wire form: posting it skips the SDK's typed transform,
+            # which walks every message and the whole JSON schema on each call (ms of CPU).
+            return await self._sdk.post("/chat/completions", body=body, cast_to=ChatCompletion)
 
         with self.usage.reserve(estimated):
             response = await self.call(send, estimated_tokens=estimated)

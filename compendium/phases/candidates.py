@@ -31,8 +31,8 @@ def candidate_pairs(
     threshold: float,
     *,
     seed: int = 0,
-    leaf_size: int = 256,
-    probes: int = 8,
+    leaf_size: int = 128,
+    probes: int = 16,
     timings: dict[str, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs (i < j, as two int64 arrays sorted by i then j) with cosine >= threshold.
@@ -40,7 +40,8 @@ def candidate_pairs(
     `vectors` are rows of unit length. `leaf_size` is the mean number of vectors in a cell (and
     below 4 * leaf_size vectors everything is compared exactly); `probes` is how many nearest
     cells each vector searches. If `timings` is given, seconds spent building the index and
-    finding each vector's cells ("partition") and verifying pairs ("verify") are added to it.
+    finding each vector's cells ("partition") and verifying pairs ("verify") are added to it,
+    and the number of dot products computed in verification ("comparisons").
     """
     v = np.ascontiguousarray(vectors, dtype=np.float32)
     n = len(v)
@@ -62,7 +63,8 @@ def candidate_pairs(
         cells = _nearest_cells(v, centroids, group_bounds, coarse, max(1, probes))
         middle = time.perf_counter()
         clock["partition"] += middle - started
-        codes = _verify(v, cells, len(centroids), threshold)
+        codes, compared = _verify(v, cells, len(centroids), threshold)
+        clock["comparisons"] = clock.get("comparisons", 0.0) + compared
         clock["verify"] += time.perf_counter() - middle
     codes = np.unique(codes)
     return codes // n, codes % n
@@ -76,10 +78,13 @@ def _kmeans(x: np.ndarray, k: int, rng: np.random.Generator, iterations: int = 5
         return centroids
     for _ in range(iterations):
         nearest = np.concatenate([(x[s : s + _ROWS] @ centroids.T).argmax(axis=1) for s in range(0, len(x), _ROWS)])
-        sums = np.zeros_like(centroids)
-        np.add.at(sums, nearest, x)
-        dead = np.bincount(nearest, minlength=k) == 0  # reseed empty cells on random points
-        sums[dead] = x[rng.choice(len(x), int(dead.sum()))]
+        order = np.argsort(nearest, kind="stable")
+        counts = np.bincount(nearest, minlength=k)
+        alive = counts > 0
+        sums = np.empty_like(centroids)
+        # Sums of each cell's rows in one pass over the sorted rows (np.add.at is far slower).
+        sums[alive] = np.add.reduceat(x[order], (np.cumsum(counts) - counts)[alive], axis=0)
+        sums[~alive] = x[rng.choice(len(x), int((~alive).sum()))]  # reseed empty cells
         centroids = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
     return centroids.astype(np.float32)
 
@@ -125,33 +130,39 @@ def _nearest_cells(
     """(n, probes) fine cells per vector, nearest first, found among its nearest coarse groups."""
     n = len(v)
     groups, _ = _top(v, coarse, _COARSE_PROBES)
-    best_sim = np.full((n, probes), -np.inf, dtype=np.float32)
-    best_cell = np.full((n, probes), -1, dtype=np.int64)
+    width = groups.shape[1]
+    # Each vector's best cells inside each of its groups go to their own slots; one selection
+    # over all slots at the end is cheaper than merging after every group.
+    slot_sim = np.full((n, width * probes), -np.inf, dtype=np.float32)
+    slot_cell = np.full((n, width * probes), -1, dtype=np.int32)
     flat = groups.ravel()
     order = np.argsort(flat, kind="stable")
-    row_of = order // groups.shape[1]
     starts = np.searchsorted(flat[order], np.arange(len(coarse) + 1))
     for g in range(len(coarse)):
-        lo, hi = group_bounds[g], group_bounds[g + 1]
+        lo, hi = int(group_bounds[g]), int(group_bounds[g + 1])
         if hi == lo:
             continue
-        rows_all = row_of[starts[g] : starts[g + 1]]  # each vector at most once per group
+        picked = order[starts[g] : starts[g + 1]]  # each vector at most once per group
         step = max(1, _BLOCK // (hi - lo))
-        for s in range(0, len(rows_all), step):
-            rows = rows_all[s : s + step]
+        for s in range(0, len(picked), step):
+            rows, slot = np.divmod(picked[s : s + step], width)
             index, sims = _top(v[rows], centroids[lo:hi], probes)
-            # Merge with the best cells found so far in other groups.
-            all_sims = np.concatenate([best_sim[rows], sims], axis=1)
-            all_cells = np.concatenate([best_cell[rows], index + lo], axis=1)
-            keep = np.argpartition(-all_sims, probes - 1, axis=1)[:, :probes]
-            best_sim[rows] = np.take_along_axis(all_sims, keep, axis=1)
-            best_cell[rows] = np.take_along_axis(all_cells, keep, axis=1)
-    nearest_first = np.argsort(-best_sim, axis=1, kind="stable")
-    return np.take_along_axis(best_cell, nearest_first, axis=1)
+            columns = slot[:, None] * probes + np.arange(index.shape[1])
+            slot_sim[rows[:, None], columns] = sims
+            slot_cell[rows[:, None], columns] = index + lo
+    cells = np.empty((n, probes), dtype=np.int64)
+    for s in range(0, n, _ROWS):
+        sims, found = slot_sim[s : s + _ROWS], slot_cell[s : s + _ROWS]
+        if width > 1:
+            keep = np.argpartition(-sims, probes - 1, axis=1)[:, :probes]
+            sims, found = np.take_along_axis(sims, keep, axis=1), np.take_along_axis(found, keep, axis=1)
+        cells[s : s + _ROWS] = np.take_along_axis(found, np.argsort(-sims, axis=1, kind="stable"), axis=1)
+    return cells
 
 
-def _verify(v: np.ndarray, cells: np.ndarray, n_cells: int, threshold: float) -> np.ndarray:
-    """Pair codes (i * n + j, i < j) of vectors whose cells meet, with cosine >= threshold.
+def _verify(v: np.ndarray, cells: np.ndarray, n_cells: int, threshold: float) -> tuple[np.ndarray, int]:
+    """Pair codes (i * n + j, i < j) of vectors whose cells meet, with cosine >= threshold,
+    and the number of dot products computed.
 
     A vector is stored in its nearest cell only and searches all its cells, so each cell's
     stored vectors are compared with every vector that searches it.
@@ -166,12 +177,14 @@ def _verify(v: np.ndarray, cells: np.ndarray, n_cells: int, threshold: float) ->
     searcher = searches // cells.shape[1]
     search_at = np.searchsorted(flat[searches], np.arange(n_cells + 1))
     found: list[np.ndarray] = []
+    compared = 0
     for c in range(n_cells):
         members = stored[stored_at[c] : stored_at[c + 1]]
         if len(members) == 0:
             continue
         queries = searcher[search_at[c] : search_at[c + 1]]
         target = v[members].T
+        compared += len(queries) * len(members)
         step = max(1, _BLOCK // len(members))
         for s in range(0, len(queries), step):
             q = queries[s : s + step]
@@ -182,7 +195,7 @@ def _verify(v: np.ndarray, cells: np.ndarray, n_cells: int, threshold: float) ->
             if keep.any():
                 a, b = a[keep], b[keep]
                 found.append(np.minimum(a, b) * n + np.maximum(a, b))
-    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+    return (np.concatenate(found) if found else np.empty(0, dtype=np.int64)), compared
 
 
 def _scan_all(v: np.ndarray, threshold: float) -> np.ndarray:

@@ -44,17 +44,35 @@ def name_like(n: int, seed: int = 1) -> list[str]:
 @pytest.mark.parametrize("threshold", [0.85, 0.95])
 async def test_recall_on_name_vectors_when_cells_are_used(threshold):
     vectors = await OfflineEmbedder().embed(name_like(1200))
-    # A small leaf forces the partition path (the exact path would trivially find all).
-    recall = check(vectors, threshold, leaf_size=64)
+    # A small leaf and few probes force the index path (the exact path would trivially find all).
+    recall = check(vectors, threshold, leaf_size=32, probes=4)
     assert recall >= 0.99
 
 
+def clustered(n: int, seed: int, spread: float = 0.25) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((n // 40, 64))
+    v = centres[rng.integers(len(centres), size=n)] + spread * rng.standard_normal((n, 64))
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
 def test_recall_on_clustered_random_vectors():
-    rng = np.random.default_rng(5)
-    centres = rng.standard_normal((80, 64))
-    v = centres[rng.integers(80, size=3000)] + 0.25 * rng.standard_normal((3000, 64))
-    v = (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
-    assert check(v, 0.9, leaf_size=128) >= 0.99
+    assert check(clustered(3000, 5), 0.9, leaf_size=64, probes=4) >= 0.99
+
+
+def test_two_level_index_keeps_recall_without_comparing_all_pairs():
+    # 6000 vectors in cells of 16 make 375 cells: enough for coarse groups over fine cells.
+    v = clustered(6000, 9, spread=0.35)
+    clock: dict[str, float] = {}
+    assert check(v, 0.85, leaf_size=16, probes=8, timings=clock) >= 0.99
+    assert clock["comparisons"] < 0.1 * len(v) ** 2 / 2
+    assert clock["partition"] > 0 and clock["verify"] > 0
+
+
+def test_one_probe_misses_pairs_that_more_probes_find():
+    # The probes are what recall rests on: with one, pairs split by a cell border are lost.
+    v = clustered(6000, 9, spread=0.35)
+    assert check(v, 0.85, leaf_size=16, probes=1) < check(v, 0.85, leaf_size=16, probes=8)
 
 
 def test_small_inputs_are_scanned_exactly_and_ordered():
