@@ -189,8 +189,10 @@ def cmd_changes(args: argparse.Namespace) -> int:
         return 0
     print(f"Last compile ({last['template']}, {last['status']}): " + ", ".join(f"{v} {k}" for k, v in last["pages"].items()))
     for change in last.get("changes", []):
+        if change["action"] == "unchanged" and not args.all:
+            continue
         reason = f"  ({change['reason']})" if change.get("reason") else ""
-        print(f"  {change['action']:<8} {change['slug']}{reason}")
+        print(f"  {change['action']:<9} {change['slug']}{reason}")
     return 0
 
 
@@ -306,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("changes", help="pages the last compile created, updated and deleted")
+    p.add_argument("--all", action="store_true", help="list unchanged pages too")
     p.set_defaults(func=cmd_changes)
 
     p = sub.add_parser("export", help="write the wiki as a vault, static site, JSON or GraphML")

@@ -110,13 +110,13 @@ async def _fill_counts(store: Store, ctx: CompileContext, report: CompileReport)
     }
     refined = ctx.state.get("refine") or {}
     reasons = _plan_reasons(ctx.state.get("plan"))
-    for action in ("created", "updated", "unchanged", "deleted"):
+    for action in ("created", "updated", "deleted", "unchanged"):
         slugs = list(refined.get(action, []))
         report.pages[action] = len(slugs)
-        if action != "unchanged":
-            report.changes.extend(
-                {"slug": slug, "action": action, "reason": reasons.get(slug, "")} for slug in slugs
-            )
+        default = "evidence unchanged" if action == "unchanged" else ""
+        report.changes.extend(
+            {"slug": slug, "action": action, "reason": reasons.get(slug) or default} for slug in slugs
+        )
 
 
 def _plan_reasons(plan: object) -> dict[str, str]:

@@ -31,7 +31,9 @@ async def test_nothing_changed_costs_nothing(llm_server: LLMServer, tmp_path: Pa
     llm_server.reset()
     report = await compile_(workspace, llm_server)
     assert llm_server.calls["chat"] == 0
-    assert report["changes"] == [] and report["pages"]["unchanged"] == len(before)
+    assert report["pages"]["unchanged"] == len(before)
+    assert {c["action"] for c in report["changes"]} == {"unchanged"}  # every page, with its reason
+    assert {c["slug"] for c in report["changes"]} == set(before)
     assert {p.slug: p.version for p in await records(workspace, llm_server, Page)} == before
 
 
