@@ -243,6 +243,19 @@ _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _CONTAINERS = {"html", "body", "main", "article", "section", "div", "span", "center", "figure", "details", "summary", "dl", "font"}
 
 
+_CHROME = re.compile(r"(?:^|[-_ ])(?:nav|navbar|navheader|navfooter|breadcrumbs?|menu|sidebar|footer|header|skip-?link|toc)(?:$|[-_ ])", re.I)
+
+
+def _is_chrome(tag: Any) -> bool:
+    if tag.name in ("html", "body", "main", "article"):
+        return False
+    names = " ".join([*(tag.get("class") or []), str(tag.get("id") or ""), str(tag.get("role") or "")])
+    if not names.strip() or not _CHROME.search(names):
+        return False
+    # Chrome is short and holds no section headings (a "page-header" holding the h1 is content).
+    return tag.find(["h1", "h2", "h3"]) is None and len(tag.get_text(" ", strip=True)) < 400
+
+
 def _read_html(data: bytes, path: Path) -> ParsedDocument:
     from bs4 import BeautifulSoup, NavigableString, Tag, XMLParsedAsHTMLWarning
 
@@ -254,6 +267,9 @@ def _read_html(data: bytes, path: Path) -> ParsedDocument:
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(data, "lxml")
     for tag in soup.find_all(_BOILERPLATE):
+        tag.decompose()
+    # Site chrome that is not marked up as <nav>/<footer>: navigation bars, breadcrumbs, menus.
+    for tag in soup.find_all(_is_chrome):
         tag.decompose()
     out = _Builder()
     loose: list[str] = []  # text sitting directly in a container, gathered into a paragraph

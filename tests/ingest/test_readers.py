@@ -192,3 +192,20 @@ def test_xhtml_with_an_xml_declaration_reads_without_warnings(tmp_path):
     )
     doc = read_document(page)  # filterwarnings=error: a parser warning would fail here
     assert doc.title == "WAL" and "standard method" in doc.text
+
+
+def test_html_site_chrome_marked_by_class_is_dropped_but_a_header_holding_the_title_is_kept(tmp_path):
+    page = tmp_path / "ref.html"
+    page.write_text(
+        "<html><head><title>SPI_prepare</title></head><body>"
+        '<div class="navheader"><table><tr><td>Prev</td><td>Up</td><td>Next</td></tr></table></div>'
+        '<div class="page-header"><h1>SPI_prepare</h1></div>'
+        "<h2>Return Value</h2><p>Returns a plan for the statement.</p>"
+        '<div id="breadcrumbs">Home / Server / SPI</div>'
+        '<div class="navfooter">Prev | Up | Next</div></body></html>',
+        encoding="utf-8",
+    )
+    doc = read_document(page)
+    assert "Prev" not in doc.text and "Home / Server" not in doc.text
+    assert "SPI_prepare" in doc.text and "Returns a plan for the statement." in doc.text
+    assert any(b.kind == "heading" and doc.text[b.start:b.end] == "Return Value" for b in doc.blocks)
