@@ -40,8 +40,15 @@ SEPARATOR = " › "
 
 
 def chunk_header(chunk: ChunkInput) -> str:
-    """How a chunk is introduced to the model: `Document title › Heading › Path`."""
-    parts = [p for p in (chunk.document_title, *chunk.heading_path) if p and p.strip()]
+    """How a chunk is introduced to the model: `Document title › Heading › Path`.
+
+    A part equal to the one before it is said once: a document's first heading is usually
+    its title, and repeating it costs tokens in every chunk of every batch.
+    """
+    parts: list[str] = []
+    for part in (chunk.document_title, *chunk.heading_path):
+        if part and part.strip() and (not parts or part.strip().casefold() != parts[-1].strip().casefold()):
+            parts.append(part)
     return SEPARATOR.join(parts) or "(untitled)"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..engines.tasks import ChunkInput, ExtractionBatch, ExtractionReply
@@ -75,8 +76,11 @@ def label_batch(chunks: Sequence[Chunk], titles: dict[str, str]) -> tuple[Extrac
     return ExtractionBatch(chunks=inputs), labels
 
 
+@lru_cache(maxsize=1 << 14)
 def is_real_name(name: str) -> bool:
-    """False for names that name nothing: empty, ids, hashes, numbers, punctuation, too long."""
+    """False for names that name nothing: empty, ids, hashes, numbers, punctuation, too long.
+
+    Cached: a batch repeats its entity names in every claim and relation."""
     text = name.strip()
     if not text or len(text) > MAX_NAME_CHARS or not _HAS_WORD.search(text):
         return False
@@ -184,11 +188,14 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         names = [n for n in (_clean_str(x) for x in item.entities) if is_real_name(n)]
         items.claims.append({"text": text, "entities": list(dict.fromkeys(names))})
 
+    known_in: dict[int, set[str]] = {}  # per chunk: its entities are all in by now
     for item in reply.relations:
         items = target(item.chunk)
         if items is None:
             continue
-        known = _known_names(items)
+        known = known_in.get(id(items))
+        if known is None:
+            known = known_in[id(items)] = _known_names(items)
         source, dest = _clean_str(item.source), _clean_str(item.target)
         if source.lower() not in known or dest.lower() not in known or source.lower() == dest.lower():
             items.dropped += 1

@@ -6,6 +6,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -20,10 +21,12 @@ CONCEPT = "concept"
 _SEPARATORS = re.compile(r"[^\w+#&@]+|_+")
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_name(name: str) -> str:
     """Tier-1 form of a name: NFKC, casefolded, punctuation and hyphens as spaces, single-spaced.
 
     A trailing plural 's' is kept on purpose: "Process" and "Processes" are left to tier 2.
+    Cached: REDUCE normalises the same few thousand names ~100 times each.
     """
     text = unicodedata.normalize("NFKC", name).casefold()
     return " ".join(_SEPARATORS.sub(" ", text).split())
