@@ -13,6 +13,7 @@ from ..fingerprint import text_hash
 
 EXCERPT_WORDS = 90
 _SPACE = re.compile(r"\s+")
+_BLANK_LINES = re.compile(r"\n[ \t]*\n")
 
 
 @lru_cache(maxsize=8192)
@@ -177,20 +178,50 @@ def _item(text: str, source: Source, support: int, about: list[str], kind: str) 
 
 
 def excerpt_around(text: str, names: Sequence[str], words: int = EXCERPT_WORDS) -> str:
-    """Up to `words` words of `text`, starting near the first mention of any name."""
-    flat = flat_text(text)
-    if not flat:
+    """Up to `words` words of `text`, from the sentence holding the first mention of a name.
+
+    The excerpt stays within prose: it starts in the paragraph of the mention and runs on only
+    through the paragraphs that follow it, stopping at a heading, caption or other line that is
+    not a sentence, so a heading is never glued to the paragraph after it. It is a contiguous
+    passage of `text` (modulo whitespace), so it can be quoted and checked.
+    """
+    blocks = _paragraphs(text)
+    if not blocks:
         return ""
-    lower = flat.lower()
-    hits = [i for i in (lower.find(n.lower()) for n in names if n.strip()) if i >= 0]
-    start = 0
-    if hits:
-        at = min(hits)
-        # Back up to the start of the sentence holding the mention.
-        start = max(flat.rfind(". ", 0, at) + 2, 0) if flat.rfind(". ", 0, at) >= 0 else 0
-    tokens = flat[start:].split(" ")
+    wanted = [n.lower() for n in names if n.strip()]
+    for i, block in enumerate(blocks):
+        lower = block.lower()
+        hits = [lower.find(n) for n in wanted if n in lower]
+        if not hits:
+            continue
+        if _is_prose(block):
+            cut = block.rfind(". ", 0, min(hits))
+            return _run_from(blocks, i, cut + 2 if cut >= 0 else 0, words)
+        if i + 1 < len(blocks) and _is_prose(blocks[i + 1]):  # a heading naming the subject
+            return _run_from(blocks, i + 1, 0, words)
+    first = next((i for i, b in enumerate(blocks) if _is_prose(b)), 0)
+    return _run_from(blocks, first, 0, words)
+
+
+def _run_from(blocks: list[str], first: int, start: int, words: int) -> str:
+    taken = [blocks[first][start:]]
+    for block in blocks[first + 1 :]:
+        if sum(len(t.split()) for t in taken) >= words or not _is_prose(block):
+            break
+        taken.append(block)
+    tokens = " ".join(taken).split(" ")
     excerpt = " ".join(tokens[:words])
     return excerpt + (" …" if len(tokens) > words else "")
+
+
+def _paragraphs(text: str) -> list[str]:
+    """Blank-line separated blocks of `text`, each flattened to one line."""
+    return [flat_text(b) for b in _BLANK_LINES.split(text) if b.strip()]
+
+
+def _is_prose(block: str) -> bool:
+    """A sentence-like paragraph, not a heading, label or caption."""
+    return block.endswith((".", "!", "?", ":", ")", '"', "”")) or len(block.split()) >= 12
 
 
 def pack_key(slug: str) -> str:

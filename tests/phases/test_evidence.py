@@ -56,3 +56,21 @@ def test_excerpts_of_chunks_holding_more_of_the_page_claims_come_first():
     excerpts = [i.chunk_id for i in pack if i.text.endswith("passage.")]
     assert excerpts == ["k2", "k1"]
     assert {i.text for i in pack[:3]} == {"A.", "B.", "C."}  # claims before excerpts at equal support
+
+
+def test_an_excerpt_never_glues_a_heading_to_the_paragraph_after_it():
+    text = (
+        "Arguments\n\nThe TriggerData object passed to a trigger handler.\n\n"
+        "Return Value\n\nReturns OK when the trigger data was registered.\n\nNotes\n\nSee also SPI_connect."
+    )
+    excerpt = excerpt_around(text, ["trigger data"], words=40)
+    assert excerpt == "Returns OK when the trigger data was registered."
+    # From the mention's sentence on, through following prose paragraphs only.
+    assert excerpt_around("Intro line here. The WAL records changes.\n\nIt is flushed at commit.", ["WAL"]) == (
+        "The WAL records changes. It is flushed at commit."
+    )
+
+
+def test_a_mention_in_a_heading_starts_the_excerpt_at_the_paragraph_under_it():
+    text = "Write-Ahead Log\n\nEvery change is logged before the page is written.\n\nSee Also\n\nCheckpoints."
+    assert excerpt_around(text, ["Write-Ahead Log"]) == "Every change is logged before the page is written."

@@ -244,6 +244,7 @@ class _QuietServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server_state: LLMServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # small replies otherwise wait ~40 ms for a delayed ACK
 
     def log_message(self, format: str, *args: Any) -> None:
         return None
