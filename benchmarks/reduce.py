@@ -271,7 +271,7 @@ def render(results: dict[str, list[dict[str, float]]]) -> str:
         f"numpy {np.__version__}. Embedder: OfflineEmbedder (hashed character n-grams, 256-d). "
         f"Candidate threshold {REVIEW_LOW} (review band floor), auto-merge {AUTO_MERGE}. "
         "Candidates: two-level IVF self-join (compendium/phases/candidates.py, defaults: cells of "
-        "128, 16 probes, 6 coarse groups). Each size runs in a fresh process; peak memory is that "
+        "128, 24 probes, 10 coarse groups). Each size runs in a fresh process; peak memory is that "
         "process's max RSS (measured before the recall scan). Other engineers' jobs shared the 2 "
         "cores, so times are pessimistic.",
         "",

@@ -20,10 +20,11 @@ import time
 import numpy as np
 
 _BLOCK = 1 << 24  # entries of one temporary similarity matrix (64 MB of float32)
-_ROWS = 8192  # rows per block when assigning vectors to coarse groups
+_ROWS = 8192  # rows per block of a product with centroids, to bound temporary memory
 _SAMPLE_PER_CELL = 24  # k-means trains on this many sampled vectors per centroid
 _FLAT_BELOW = 256  # with fewer cells than this, one level of centroids is cheap enough
-_COARSE_PROBES = 6  # coarse groups whose fine centroids a vector compares itself with
+_COARSE_PROBES = 10  # coarse groups whose fine centroids a vector compares itself with
+_ASSIGN_ROWS = 1 << 16  # vectors assigned to cells at a time
 
 
 def candidate_pairs(
@@ -32,7 +33,7 @@ def candidate_pairs(
     *,
     seed: int = 0,
     leaf_size: int = 128,
-    probes: int = 16,
+    probes: int = 24,
     timings: dict[str, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs (i < j, as two int64 arrays sorted by i then j) with cosine >= threshold.
@@ -118,7 +119,8 @@ def _top(x: np.ndarray, centroids: np.ndarray, p: int) -> tuple[np.ndarray, np.n
     rows = max(1, min(_ROWS, _BLOCK // max(1, len(centroids))))
     for s in range(0, len(x), rows):
         block = x[s : s + rows] @ centroids.T
-        top = block.argmax(axis=1)[:, None] if p == 1 else np.argpartition(-block, p - 1, axis=1)[:, :p]
+        m = block.shape[1]  # the p largest sit at the end: no negated copy of the block needed
+        top = block.argmax(axis=1)[:, None] if p == 1 else np.argpartition(block, m - p, axis=1)[:, m - p :]
         index[s : s + rows] = top
         sims[s : s + rows] = np.take_along_axis(block, top, axis=1)
     return index, sims
@@ -128,41 +130,43 @@ def _nearest_cells(
     v: np.ndarray, centroids: np.ndarray, group_bounds: np.ndarray, coarse: np.ndarray, probes: int
 ) -> np.ndarray:
     """(n, probes) fine cells per vector, nearest first, found among its nearest coarse groups."""
+    cells = np.empty((len(v), probes), dtype=np.int64)
+    for s in range(0, len(v), _ASSIGN_ROWS):  # bounded memory: one block of vectors at a time
+        cells[s : s + _ASSIGN_ROWS] = _nearest_cells_block(v[s : s + _ASSIGN_ROWS], centroids, group_bounds, coarse, probes)
+    return cells
+
+
+def _nearest_cells_block(
+    v: np.ndarray, centroids: np.ndarray, group_bounds: np.ndarray, coarse: np.ndarray, probes: int
+) -> np.ndarray:
+    """_nearest_cells for one block of vectors."""
     n = len(v)
     groups, _ = _top(v, coarse, _COARSE_PROBES)
     width = groups.shape[1]
     # Each vector's best cells inside each of its groups go to their own slots; one selection
     # over all slots at the end is cheaper than merging after every group.
     slot_sim = np.full((n, width * probes), -np.inf, dtype=np.float32)
-    slot_cell = np.full((n, width * probes), -1, dtype=np.int32)
+    slot_cell = np.full((n, width * probes), -1, dtype=np.int64)
     flat = groups.ravel()
     order = np.argsort(flat, kind="stable")
     starts = np.searchsorted(flat[order], np.arange(len(coarse) + 1))
-    for g in range(len(coarse)):
+    for g in np.flatnonzero(np.diff(starts)):
         lo, hi = int(group_bounds[g]), int(group_bounds[g + 1])
         if hi == lo:
             continue
-        picked = order[starts[g] : starts[g + 1]]  # each vector at most once per group
-        step = max(1, _BLOCK // (hi - lo))
-        for s in range(0, len(picked), step):
-            rows, slot = np.divmod(picked[s : s + step], width)
-            index, sims = _top(v[rows], centroids[lo:hi], probes)
-            columns = slot[:, None] * probes + np.arange(index.shape[1])
-            slot_sim[rows[:, None], columns] = sims
-            slot_cell[rows[:, None], columns] = index + lo
-    cells = np.empty((n, probes), dtype=np.int64)
-    for s in range(0, n, _ROWS):
-        sims, found = slot_sim[s : s + _ROWS], slot_cell[s : s + _ROWS]
-        if width > 1:
-            keep = np.argpartition(-sims, probes - 1, axis=1)[:, :probes]
-            sims, found = np.take_along_axis(sims, keep, axis=1), np.take_along_axis(found, keep, axis=1)
-        cells[s : s + _ROWS] = np.take_along_axis(found, np.argsort(-sims, axis=1, kind="stable"), axis=1)
-    return cells
+        rows, slot = np.divmod(order[starts[g] : starts[g + 1]], width)  # a vector once per group
+        index, sims = _top(v[rows], centroids[lo:hi], probes)
+        columns = slot[:, None] * probes + np.arange(index.shape[1])
+        slot_sim[rows[:, None], columns] = sims
+        slot_cell[rows[:, None], columns] = index + lo
+    if width > 1:
+        keep = np.argpartition(slot_sim, width * probes - probes, axis=1)[:, -probes:]
+        slot_sim, slot_cell = np.take_along_axis(slot_sim, keep, axis=1), np.take_along_axis(slot_cell, keep, axis=1)
+    return np.take_along_axis(slot_cell, np.argsort(-slot_sim, axis=1, kind="stable"), axis=1)
 
 
 def _verify(v: np.ndarray, cells: np.ndarray, n_cells: int, threshold: float) -> tuple[np.ndarray, int]:
-    """Pair codes (i * n + j, i < j) of vectors whose cells meet, with cosine >= threshold,
-    and the number of dot products computed.
+    """(codes i * n + j with i < j and cosine >= threshold, dot products computed).
 
     A vector is stored in its nearest cell only and searches all its cells, so each cell's
     stored vectors are compared with every vector that searches it.
