@@ -236,3 +236,21 @@ def test_extraction_speed_is_printed():
         count += 1
     rate = count / (time.process_time() - started)
     print(f"offline extraction: {rate:.0f} chunks/s of CPU ({len(chunk.text)} chars per chunk)")
+
+
+def test_a_heading_that_reached_the_text_as_a_plain_line_is_no_name_and_no_claim():
+    from compendium.engines.offline.extract import extract_chunk
+    from compendium.engines.tasks import ChunkInput
+    from compendium.templates.registry import load_template
+
+    chunk = ChunkInput(
+        "c1",
+        "Return Value\n\nReturns status, either OK or ERROR.\n\nSee Also\n\nSPI_execute runs the plan.",
+        ["SPI_cursor_open", "Return Value"],
+        "SPI",
+    )
+    reply = extract_chunk(chunk, load_template("wiki"))
+    names = {e.name for e in reply.entities}
+    assert "Return Value" not in names and "See Also" not in names
+    assert "SPI_execute" in names
+    assert all("Return Value" not in c.text for c in reply.claims)

@@ -70,6 +70,15 @@ def extract(batch: ExtractionBatch, template: Template) -> ExtractionReply:
     return reply
 
 
+def _is_heading_line(text: str, heading_path: list[str]) -> bool:
+    """A heading that reached the text as a plain line (HTML, PDF, DOCX): a section label, not
+    prose, so its words are neither names nor claims ("Return Value", "See Also")."""
+    line = text.strip()
+    if line.endswith((".", "!", "?", ":", ";", ",")) or len(line.split()) > 8:
+        return False
+    return line.lower() in {h.strip().lower() for h in heading_path} or line.istitle()
+
+
 def extract_chunk(
     chunk: ChunkInput, template: Template, *, rules: tuple[TypeRules, TypeRules] | None = None
 ) -> ExtractionReply:
@@ -78,7 +87,7 @@ def extract_chunk(
         entity_type_rules(template),
         relation_type_rules(template),
     )
-    sentences = sentences_of(chunk.text)
+    sentences = [s for s in sentences_of(chunk.text) if not _is_heading_line(s.text, chunk.heading_path)]
     claim_like = [_is_claim_sentence(s.text) for s in sentences]
     limit = template.map.max_items_per_chunk
     mid_caps = {w for s in sentences for w in _MID_CAP.findall(s.text)}
