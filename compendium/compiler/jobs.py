@@ -284,6 +284,10 @@ async def run_job(
         store=scoped, engine=engine, embedder=embedder, template=template, events=recorder,
         documents_dir=kb_documents(data_dir, job.tenant, job.knowledge_base),
     )
+    try:
+        await _apply_groups(ctx, store, job.tenant, kb.groups)
+    except CompendiumError as exc:
+        return await finish(store, job.id, worker, status="failed", error=str(exc))
     if engine.name == "offline":
         recorder.emit(Message("info", "compiling with the offline engine (no LLM endpoint)"))
     state = {"lost": False, "cancelled": job.cancel_requested}
@@ -310,6 +314,20 @@ async def run_job(
                             error=report.error, progress=recorder.snapshot())
     except LeaseLost:
         return None
+
+
+async def _apply_groups(ctx: CompileContext, store: Store, tenant: str, groups: list[dict]) -> None:
+    """The knowledge base's template groups: documents they match are extracted with their template."""
+    from ..templates.groups import TemplateGroup, template_for
+    from ..tenancy import resolve_template
+
+    parsed = [TemplateGroup(**g) for g in groups or []]
+    if not parsed:
+        return
+    default = ctx.template.name
+    ctx.assign_template = lambda path: template_for(path, parsed, default)
+    for name in {g.template for g in parsed} - {default}:
+        ctx.templates[name] = await resolve_template(store, tenant, name)
 
 
 async def _keep_alive(

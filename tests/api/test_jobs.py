@@ -160,3 +160,38 @@ async def test_the_in_process_worker_fires_a_due_schedule_and_runs_the_job(make_
             jobs = [j for j in (await api.client.get("/jobs", headers=h)).json()["items"] if j["status"] == "succeeded"]
             await asyncio.sleep(0.05)
         assert jobs and jobs[0]["trigger"] == "schedule"
+
+
+async def test_template_groups_of_a_knowledge_base_choose_the_template_documents_are_extracted_with(make_api):
+    from compendium.storage.records import Document, Extract
+
+    async with make_api() as api:
+        key = await api.tenant_key("acme")
+        h = api.as_(key)
+        yaml_text = (
+            "name: storage-notes\nversion: 1\nentity_types:\n"
+            "  - name: storage-part\n    description: Anything in the storage chapters.\n    patterns: ['.']\n"
+        )
+        r = await api.client.post("/templates", json={"yaml": yaml_text}, headers=h)
+        assert r.status_code == 201, r.text
+        r = await api.client.post(
+            "/knowledge-bases",
+            json={"name": "kb", "engine": "offline",
+                  "groups": [{"template": "storage-notes", "include": ["corpus/storage/**"]}]},
+            headers=h,
+        )
+        assert r.status_code == 201, r.text
+        await api.upload_corpus("kb", key)
+        job = (await api.client.post("/knowledge-bases/kb/compile", headers=h)).json()
+        final = (await api.follow(job["id"], key))[-1][1]
+        assert final["status"] == "succeeded", final.get("error")
+
+        scoped = kb_store(api.store, "acme", "kb")
+        docs = {d.id: d async for d in scoped.scan(Document)}
+        grouped = {d.id for d in docs.values() if d.path.startswith("corpus/storage/")}
+        assert grouped, sorted(d.path for d in docs.values())[:5]
+        assert all(docs[i].template == "storage-notes" for i in grouped)
+        types_in_group = {
+            e["type"] async for x in scoped.scan(Extract) if x.document_id in grouped for e in x.entities
+        }
+        assert types_in_group == {"storage-part"}
