@@ -41,6 +41,9 @@ from .resolution import (
 REDUCE_VERSION = "reduce-3"  # 2: tier 2 embeds names alone; 3: declared aliases type generic mentions
 PHASE = "reduce"
 ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
+SUMMARY_INPUTS_KEY = "reduce:summary-inputs"  # entity id -> descriptions its summary was written from
+# New descriptions a summary absorbs before it is written again (a removed one always rewrites it).
+SUMMARY_REFRESH = 4
 _GET_BATCH = 500
 _EMBED_BATCH = 256
 SUMMARY_INPUTS = 12  # descriptions a summary is written from
@@ -238,16 +241,34 @@ def summary_inputs(ranked: Sequence[str]) -> list[str]:
     return list(ranked[:SUMMARY_INPUTS])
 
 
-async def describe(ctx: CompileContext, template: Template, clusters: Sequence[Evidence]) -> tuple[list[str], int]:
+async def describe(
+    ctx: CompileContext,
+    template: Template,
+    clusters: Sequence[Evidence],
+    ids: Sequence[str] = (),
+    prior_inputs: dict[str, list[str]] | None = None,
+) -> tuple[list[str], int, dict[str, list[str]]]:
     """Each cluster's description; clusters with many distinct ones are summarised (cached).
 
-    Summaries are asked concurrently (bounded by map.concurrency), cache reads are one batch,
-    and each answer is stored as soon as it arrives, so a crash loses no paid answer.
+    A summary is kept while every description it was written from still exists and fewer than
+    SUMMARY_REFRESH new ones have appeared: a small addition does not pay for a rewrite, a
+    removal always does (removed text leaves the summary). Summaries are asked concurrently
+    (bounded by map.concurrency), cache reads are one batch, and each answer is stored as soon
+    as it arrives, so a crash loses no paid answer. Returns the descriptions, the number of
+    summaries asked and, per entity id, the inputs its summary stands on.
     """
     settings = template.reduce
     prompt = _prompt(settings.summary_prompt, "reduce_summary")
     ranked = [c.ranked_descriptions() for c in clusters]
-    inputs = [summary_inputs(r) if len(r) > settings.summarize_over else [] for r in ranked]
+    prior = prior_inputs or {}
+    inputs: list[list[str]] = []
+    for i, r in enumerate(ranked):
+        if len(r) <= settings.summarize_over:
+            inputs.append([])
+            continue
+        fresh, kept = summary_inputs(r), prior.get(ids[i]) if i < len(ids) else None
+        still_valid = kept is not None and set(kept) <= set(r)
+        inputs.append(kept if still_valid and len(set(fresh) - set(kept)) < SUMMARY_REFRESH else fresh)  # type: ignore[arg-type]
     keys = [fingerprint("summary", sorted(i), ctx.engine.model, prompt) if i else "" for i in inputs]
     hits = await _cached(ctx, sorted({k for k in keys if k}))
     out = [
@@ -279,7 +300,8 @@ async def describe(ctx: CompileContext, template: Template, clusters: Sequence[E
     errors = [o for o in outcomes if isinstance(o, BaseException)]
     if errors:
         raise errors[0]
-    return out, len(todo)
+    used = {ids[i]: inputs[i] for i in range(min(len(ids), len(inputs))) if inputs[i]}
+    return out, len(todo), used
 
 
 def _claim_index(extracts: Sequence[Extract]) -> dict[str, list[tuple[str, set[str]]]]:
@@ -341,9 +363,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     clusters, group_cluster = merge_evidence(groups, final)
     ctx.progress(PHASE, 3, 4)
 
-    descriptions, summaries = await describe(ctx, template, clusters)
-    previous = await _cached(ctx, [ID_MAP])
-    ids = assign_ids(clusters, dict((previous[ID_MAP].value or {}) if previous else {}))
+    previous = await _cached(ctx, [ID_MAP, SUMMARY_INPUTS_KEY])
+    ids = assign_ids(clusters, dict((previous[ID_MAP].value or {}) if ID_MAP in previous else {}))
+    prior_inputs = dict((previous[SUMMARY_INPUTS_KEY].value or {}) if SUMMARY_INPUTS_KEY in previous else {})
+    descriptions, summaries, used_inputs = await describe(ctx, template, clusters, ids, prior_inputs)
     # An entity's vector is that of its best-supported group (already embedded, free).
     lead: dict[int, int] = {}
     for g, c in enumerate(group_cluster.tolist()):
@@ -368,7 +391,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         for kind, gone in ((Entity, removed_entities), (Relation, removed_relations), (Claim, removed_claims)):
             for s in range(0, len(gone), _GET_BATCH):
                 await store.delete(kind, {"id": gone[s : s + _GET_BATCH]})
-        await store.upsert([CacheEntry(id=ID_MAP, namespace=PHASE, value=id_mapping(clusters, ids), created_at=time.time())])
+        await store.upsert([
+            CacheEntry(id=ID_MAP, namespace=PHASE, value=id_mapping(clusters, ids), created_at=time.time()),
+            CacheEntry(id=SUMMARY_INPUTS_KEY, namespace=PHASE, value=used_inputs, created_at=time.time()),
+        ])
         await mark_stage(store, PHASE, template.name, fp)
     ctx.progress(PHASE, 4, 4)
 

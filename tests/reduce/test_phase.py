@@ -123,3 +123,21 @@ async def test_records_of_a_removed_extract_disappear(ctx):
     assert ents["Postgres"].id == before["Postgres"].id
     assert [r async for r in ctx.store.scan(Relation, {"type": "maintains"})] == []
     assert [c async for c in ctx.store.scan(Claim, {"chunk_id": "c3"})] == []
+
+
+async def test_a_summary_absorbs_a_few_new_descriptions_without_a_rewrite_but_not_a_removal(ctx):
+    await reduce.run(ctx.template, ctx)
+    before = await cache_counts(ctx)
+    pg = (await entities(ctx))["Postgres"]
+
+    # One more description of Postgres: the summary stands (its inputs all still exist).
+    await ctx.store.upsert([extract("c5", "d4", entities=[ent("Postgres", description="An open-source database.")])])
+    await reduce.run(ctx.template, ctx)
+    assert (await cache_counts(ctx))["summary"] == before["summary"]
+    assert (await entities(ctx))["Postgres"].description == pg.description
+
+    # A description the summary was written from goes away: the summary is written again.
+    await ctx.store.delete(Extract, {"id": ["c4"]})
+    await reduce.run(ctx.template, ctx)
+    assert (await cache_counts(ctx))["summary"] == before["summary"] + 1
+    assert "Object-relational" not in (await entities(ctx))["Postgres"].description
