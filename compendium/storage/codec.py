@@ -158,3 +158,23 @@ class GetOne:
         if not records:
             raise NotFound(f"no {record_kind(kind).KIND} {id!r} in knowledge base {self.kb!r}")
         return records[0]
+
+
+def sql_where(
+    kind: type[Record], kb: str, where: Filter | None, *, mark: str, quote: Any
+) -> tuple[str, list[Any]] | None:
+    """A SQL condition and its parameters for the SQL backends (`mark` is the driver's
+    placeholder, `quote` quotes a column); None when the filter can match nothing (empty list)."""
+    clauses, params = [f"kb = {mark}"], [kb]
+    for name, value, is_list in check_filter(kind, where):
+        if is_list:
+            if not value:
+                return None
+            clauses.append(f"{quote(name)} IN ({', '.join([mark] * len(value))})")
+            params.extend(value)
+        elif value is None:
+            clauses.append(f"{quote(name)} IS NULL")
+        else:
+            clauses.append(f"{quote(name)} = {mark}")
+            params.append(value)
+    return " AND ".join(clauses), params

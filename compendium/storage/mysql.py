@@ -124,19 +124,7 @@ def upsert_sql(kind: type[Record], prefix: str) -> str:
 
 def where_sql(kind: type[Record], kb: str, where: Filter | None) -> tuple[str, list[Any]] | None:
     """WHERE text and parameters, or None when the filter matches nothing (an empty list)."""
-    clauses, params = ["kb = %s"], [kb]
-    for name, value, is_list in codec.check_filter(kind, where):
-        if is_list:
-            if not value:
-                return None
-            clauses.append(f"{_q(name)} IN ({', '.join(['%s'] * len(value))})")
-            params.extend(value)
-        elif value is None:
-            clauses.append(f"{_q(name)} IS NULL")
-        else:
-            clauses.append(f"{_q(name)} = %s")
-            params.append(value)
-    return " AND ".join(clauses), params
+    return codec.sql_where(kind, kb, where, mark="%s", quote=_q)
 
 
 def knn_sql(kind: type[Record], prefix: str, condition: str, k: int) -> str:

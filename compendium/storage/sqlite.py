@@ -131,20 +131,7 @@ class _Database:
 
 
 def _where(kind: type[Record], kb: str, where: Filter | None) -> tuple[str, list[Any]] | None:
-    """SQL condition and parameters; None when the filter can match nothing (empty list)."""
-    clauses, params = ["kb = ?"], [kb]
-    for name, value, is_list in codec.check_filter(kind, where):
-        if is_list:
-            if not value:
-                return None
-            clauses.append(f"{_q(name)} IN ({', '.join('?' * len(value))})")
-            params.extend(value)
-        elif value is None:
-            clauses.append(f"{_q(name)} IS NULL")
-        else:
-            clauses.append(f"{_q(name)} = ?")
-            params.append(value)
-    return " AND ".join(clauses), params
+    return codec.sql_where(kind, kb, where, mark="?", quote=_q)
 
 
 class SQLiteStore(codec.GetOne):
