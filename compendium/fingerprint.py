@@ -18,9 +18,13 @@ def _default(value: Any) -> Any:
     raise TypeError(f"cannot fingerprint {type(value).__name__}")
 
 
+# Built once: json.dumps with options builds a new encoder on every call (most of a short id's cost).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default)
+
+
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no whitespace: equal values give equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default)
+    return _CANONICAL.encode(value)
 
 
 def fingerprint(*parts: Any) -> str:

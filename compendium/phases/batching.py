@@ -127,7 +127,10 @@ def type_resolver(template: Template):  # type: ignore[no-untyped-def]
 
 
 def _clean_str(value: Any) -> str:
-    return " ".join(str(value).split()) if value is not None else ""
+    if value is None:
+        return ""
+    # Replies are almost all str already: skip str() for them (called per field of every item).
+    return " ".join((value if type(value) is str else str(value)).split())
 
 
 def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Template) -> tuple[dict[str, ChunkItems], SplitCounts]:

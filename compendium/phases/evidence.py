@@ -159,9 +159,17 @@ def evidence_key(item: EvidenceItem) -> str:
     an excerpt is its place (document, headings) and opening words.
     """
     if item.kind == "excerpt":
-        opening = " ".join(_SPACE.sub(" ", item.text).split(" ")[:12]).lower()
-        return text_hash("\x1f".join(["excerpt", item.document, *item.heading_path, opening]))[:16]
-    return text_hash("\x1f".join([item.kind, " ".join(item.text.lower().split())]))[:16]
+        return _key(item.kind, item.text, item.document, tuple(item.heading_path))
+    return _key(item.kind, item.text, "", ())
+
+
+@lru_cache(maxsize=16384)
+def _key(kind: str, text: str, document: str, heading_path: tuple[str, ...]) -> str:
+    # Cached: the same claim or excerpt is keyed for every page it is offered to.
+    if kind == "excerpt":
+        opening = " ".join(_SPACE.sub(" ", text).split(" ")[:12]).lower()
+        return text_hash("\x1f".join(["excerpt", document, *heading_path, opening]))[:16]
+    return text_hash("\x1f".join([kind, " ".join(text.lower().split())]))[:16]
 
 
 def _item(text: str, source: Source, support: int, about: list[str], kind: str) -> EvidenceItem:

@@ -81,7 +81,10 @@ def reduce(
         for surface in (m.name, *m.aliases):
             norm = normalize_name(surface)
             local.setdefault((m.chunk_id, norm), c)
-            support.setdefault(norm, Counter())[c] += 1
+            counts = support.get(norm)
+            if counts is None:  # a Counter per new name only: building one is not free
+                counts = support[norm] = Counter()
+            counts[c] += 1
     best = {norm: min(counts, key=lambda c: (-counts[c], c)) for norm, counts in support.items()}
 
     def resolve(chunk_id: str, name: Any) -> int | None:
@@ -102,7 +105,10 @@ def reduce(
                 loops += 1
                 continue
             rtype = str(rel.get("type") or "related_to").strip()
-            chunks, texts = merged.setdefault((src, dst, rtype), (set(), Counter()))
+            entry = merged.get((src, dst, rtype))
+            if entry is None:
+                entry = merged[(src, dst, rtype)] = (set(), Counter())
+            chunks, texts = entry
             chunks.add(ex.id)
             if str(rel.get("description") or "").strip():
                 texts[str(rel["description"]).strip()] += 1

@@ -7,6 +7,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..compiler.context import CompileContext, PhaseResult
 from ..engines.tasks import EvidenceItem, LinkTarget, PageRequest
@@ -52,6 +53,9 @@ PHASE = "refine"
 PACK_NAMESPACE = "page-pack"  # per page: the evidence it was written from, for cheap updates
 MAX_SOURCES = 60  # chunks offered as excerpts to one page, those holding most claims first
 PREFETCH_PAGES = 64  # pages whose evidence is read from the store together
+
+# A claim is offered to every page about its entities: count its tokens once.
+_item_tokens = lru_cache(maxsize=16384)(count_tokens)
 
 
 def shrank_too_much(new_markdown: str, existing_markdown: str, evidence: list[EvidenceItem],
@@ -154,7 +158,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             previous = None  # the writer (prompt, model) changed: the page is written anew
         additions_only = False
         if page is not None and previous is not None:
-            evidence = choose_evidence(ranked, budget, count_tokens, keep={k for k, _c in previous["chosen"]},
+            evidence = choose_evidence(ranked, budget, _item_tokens, keep={k for k, _c in previous["chosen"]},
                                        offered=set(previous["offered"]))
             delta = pack_delta(previous["chosen"], evidence, list(page.cited_chunks))
             body, dropped = recite(page.markdown, delta.ref_of)
@@ -181,7 +185,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
                      + (f", {len(delta.removed_chunks)} sources gone" if delta.removed_chunks else ""))
             baseline, additions_only = body, True
         else:
-            evidence = choose_evidence(ranked, budget, count_tokens)
+            evidence = choose_evidence(ranked, budget, _item_tokens)
             # A page written by another writer (prompt, model) is written anew, not merged.
             rewrite = packs.get(pack_key(plan.slug), {}).get("writer") not in (None, writer)
             is_update = page is not None and plan.action == UPDATE and not rewrite

@@ -31,13 +31,17 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
+# Built once: json.dumps with options builds a new encoder for every record written.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_json_default)
+
+
 def encode_data(record: Record) -> str:
     """Every field except the vector, as JSON text."""
     data = record.to_dict()
     if record.VECTOR:
         data.pop(record.VECTOR, None)
     try:
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+        return _ENCODER.encode(data)
     except (TypeError, ValueError) as exc:
         raise StoreError(f"cannot store {record.KIND} {record.id!r}: {exc}") from exc
 

@@ -282,3 +282,13 @@ async def test_the_server_lists_its_models(llm_server):
     finally:
         await client.close()
     assert models == ["test-chat", "test-embed"] and llm_server.calls["models"] == 1
+
+
+async def test_a_reply_body_that_is_not_json_is_a_reply_error_naming_the_endpoint(llm_server):
+    llm_server.fail_next(1, "not_json")
+    client = client_for(llm_server)
+    try:
+        with pytest.raises(ReplyError, match="127.0.0.1"):
+            await client.complete_text(system="s", prompt="p", temperature=0.0)
+    finally:
+        await client.close()

@@ -18,7 +18,7 @@ from compendium.engines.offline_embedder import OfflineEmbedder
 from .llm_responder import KnowledgeResponder
 
 SCHEMA_SUFFIX = "\n\nReply with one JSON object only, matching the JSON schema"
-FAULTS = ("429", "500", "timeout", "malformed", "reject_json_schema", "auth")
+FAULTS = ("429", "500", "timeout", "malformed", "reject_json_schema", "auth", "not_json")
 
 
 def count_tokens(text: str) -> int:
@@ -308,6 +308,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "auth":
             state._count("faults", "fault_auth")
             self._send(401, _error("Incorrect API key provided", "invalid_request_error", code="invalid_api_key"))
+            return
+        if fault == "not_json":  # a proxy's error page with a 200 status
+            state._count("faults", "fault_not_json")
+            self._send(200, "<html><body>Bad gateway</body></html>")
             return
         if fault == "timeout":
             state._count("faults", "fault_timeout")
