@@ -288,7 +288,7 @@ async def test_a_reply_body_that_is_not_json_is_a_reply_error_naming_the_endpoin
     llm_server.fail_next(1, "not_json")
     client = client_for(llm_server)
     try:
-        with pytest.raises(ReplyError, match="127.0.0.1"):
+        with pytest.raises(ReplyError, match=r"127\.0\.0\.1"):
             await client.complete_text(system="s", prompt="p", temperature=0.0)
     finally:
         await client.close()
