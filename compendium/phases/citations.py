@@ -14,7 +14,8 @@ _CITE = re.compile(r"[ \t]*\[\^([^\]\s]+)\](?!:)")
 _FOOTNOTE_DEF = re.compile(r"^[ \t]*\[\^[^\]\n]+\]:.*(?:\n(?:[ \t]{2,}|\t).*)*\n?", re.M)
 _REPEAT = re.compile(r"(\[\^\d+\])(?:\1)+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
-_MARKUP = re.compile(r"[*_`]{1,3}")
+# Emphasis and code markers, but not the underscores inside identifiers (max_wal_size).
+_MARKUP = re.compile(r"`+|(?<![\w*_])[*_]{1,3}(?=[^\s*_])|(?<=[^\s*_])[*_]{1,3}(?![\w*_])")
 
 
 class CleanPage(NamedTuple):

@@ -44,3 +44,10 @@ def test_summary_skips_headings_and_strips_markers():
     md = "# Title\n\n> quote\n\nThe *first* sentence[^1] cites [[a|A]]. Second one.\n\n[^1]: x — chunk c"
     assert summary_of(md) == "The first sentence cites A."
     assert summary_of("") == ""
+
+
+def test_a_summary_drops_markup_but_keeps_identifiers_whole():
+    from compendium.phases.citations import summary_of
+
+    page = "# T\n\nStandbys wait `max_standby_streaming_delay` for **WAL** _replay_.[^1] More text."
+    assert summary_of(page) == "Standbys wait max_standby_streaming_delay for WAL replay."
