@@ -72,6 +72,12 @@ def backlinks(wiki: WikiSnapshot) -> dict[str, list[Page]]:
     return found
 
 
+def _without_title(markdown: str, title: str) -> str:
+    """The page body without a leading `# Title` line: the site's layout shows the title."""
+    first, _, rest = markdown.lstrip().partition("\n")
+    return rest if first.strip() == f"# {title}".strip() else markdown
+
+
 def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: str) -> str:
     def resolve(slug: str) -> tuple[str, str] | None:
         target = wiki.page_by_slug.get(slug)
@@ -82,7 +88,7 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
         root="../",
         page=page,
         kind_title=KIND_LABELS.get(page.kind, page.kind.title()),
-        body=render_markdown(page.markdown, resolve),
+        body=render_markdown(_without_title(page.markdown, page.title), resolve),
         topics=wiki.topics_of(page),
         linked_from=[(page_href(p.slug), p.title or p.slug) for p in linked_from],
         updated=updated_date(page),

@@ -139,3 +139,12 @@ async def test_every_relative_link_resolves(store, tmp_path: Path):
             assert (html_file.parent / unquote(parts.path)).resolve().is_file(), (html_file, tag)
             checked += 1
     assert checked > 30
+
+
+async def test_a_page_title_is_shown_once_even_when_the_markdown_starts_with_it(store, tmp_path: Path):
+    await store.upsert([Page(id="vacuum", slug="vacuum", title="Vacuum", kind="entity",
+                             markdown="# Vacuum\n\nVacuum reclaims dead rows.[^1]\n\n[^1]: Handbook — chunk c1\n")])
+    out = await site(store, tmp_path)
+    soup = BeautifulSoup((out / "pages" / "vacuum.html").read_text(), "html.parser")
+    assert [h.get_text() for h in soup.find_all("h1")] == ["Vacuum"]
+    assert "Vacuum reclaims dead rows." in soup.get_text()
