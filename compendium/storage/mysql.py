@@ -6,21 +6,32 @@ import asyncio
 import contextvars
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
 
 import numpy as np
 import pymysql
-from tidb_vector.utils import decode_vector as decode_tidb_vector
-from tidb_vector.utils import encode_vector as encode_tidb_vector
 
 from ..errors import StoreError
 from . import codec
 from .base import Filter
+from .mysql_sql import (
+    Target,
+    bump_sql,
+    create_tables,
+    decode_vector,
+    encode_vector,
+    generation_sql,
+    index_vectors,
+    knn_sql,
+    parse_url,
+    quote,
+    select_sql,
+    upsert_sql,
+    vector_matrix,
+    where_sql,
+)
 from .records import RECORD_TYPES, Record, Vector
 
-SCHEMA_VERSION = 1
 _MAX_IDS = 500
 _RETRYABLE = {1205, 1213}  # lock wait timeout, deadlock: the whole statement can be retried
 _GONE = {2006, 2013}  # server has gone away / lost connection: reconnect once
@@ -28,115 +39,6 @@ _GONE = {2006, 2013}  # server has gone away / lost connection: reconnect once
 _current_tx: contextvars.ContextVar[object | None] = contextvars.ContextVar(
     "compendium_mysql_tx", default=None
 )
-
-
-# -- pure builders (unit-tested in tests/storage) -------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where a mysql:// or tidb:// URL points; `safe_url` has no password."""
-
-    host: str
-    port: int
-    user: str
-    password: str = field(repr=False)
-    database: str
-    prefix: str
-    tidb: bool
-    ssl: dict[str, Any] | None
-    safe_url: str
-
-
-def parse_url(url: str) -> Target:
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    database = unquote(parts.path.lstrip("/"))
-    try:
-        port = parts.port
-    except ValueError as exc:
-        raise StoreError(f"bad port in store URL {url.split('@')[-1]!r}") from exc
-    if not parts.hostname or not database or "/" in database:
-        raise StoreError(
-            f"bad {scheme} store URL {url.split('@')[-1]!r}",
-            hint=f"write {scheme}://user:password@host:port/database",
-        )
-    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-    prefix = query.get("prefix", "compendium_")
-    if not prefix.replace("_", "").isalnum() and prefix:
-        raise StoreError(f"bad table prefix {prefix!r}: letters, digits and _ only")
-    ssl = None
-    if query.get("ssl_ca"):
-        ssl = {"ca": query["ssl_ca"]}
-    elif query.get("ssl", "").lower() in ("1", "true", "yes"):
-        ssl = {"check_hostname": True}
-    tidb = scheme == "tidb"
-    port = port or (4000 if tidb else 3306)
-    user = unquote(parts.username or "root")
-    safe = f"{scheme}://{user}@{parts.hostname}:{port}/{database}"
-    return Target(
-        host=parts.hostname,
-        port=port,
-        user=user,
-        password=unquote(parts.password or ""),
-        database=database,
-        prefix=prefix,
-        tidb=tidb,
-        ssl=ssl,
-        safe_url=safe + (f"?prefix={prefix}" if "prefix" in query else ""),
-    )
-
-
-def _q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def table_ddl(kind: type[Record], prefix: str, vector_type: str = "MEDIUMBLOB") -> str:
-    """CREATE TABLE for a kind: kb, id, its FILTERS (indexed), data JSON text, the vector."""
-    table = _q(prefix + kind.KIND)
-    filters = "".join(f"  {_q(f)} VARCHAR(1024) NULL,\n" for f in kind.FILTERS)
-    indexes = "".join(f",\n  KEY {_q('ix_' + f)} (kb, {_q(f)}(191), id)" for f in kind.FILTERS)
-    vector = f"  vector {vector_type} NULL,\n" if kind.VECTOR else ""
-    return (
-        f"CREATE TABLE IF NOT EXISTS {table} (\n"
-        "  kb VARCHAR(191) NOT NULL,\n"
-        "  id VARCHAR(255) NOT NULL,\n"
-        f"{filters}"
-        "  data LONGTEXT NOT NULL,\n"
-        f"{vector}"
-        f"  PRIMARY KEY (kb, id){indexes}\n"
-        ") DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
-    )
-
-
-def columns_of(kind: type[Record]) -> list[str]:
-    return ["kb", "id", *kind.FILTERS, "data", *(["vector"] if kind.VECTOR else [])]
-
-
-def upsert_sql(kind: type[Record], prefix: str) -> str:
-    columns = columns_of(kind)
-    updates = ", ".join(f"{_q(c)} = VALUES({_q(c)})" for c in columns[2:])
-    return (
-        f"INSERT INTO {_q(prefix + kind.KIND)} ({', '.join(map(_q, columns))}) "
-        f"VALUES ({', '.join(['%s'] * len(columns))}) ON DUPLICATE KEY UPDATE {updates}"
-    )
-
-
-def where_sql(kind: type[Record], kb: str, where: Filter | None) -> tuple[str, list[Any]] | None:
-    """WHERE text and parameters, or None when the filter matches nothing (an empty list)."""
-    return codec.sql_where(kind, kb, where, mark="%s", quote=_q)
-
-
-def knn_sql(kind: type[Record], prefix: str, condition: str, k: int) -> str:
-    """TiDB: cosine distance computed (and HNSW-indexed when present) by the server."""
-    return (
-        f"SELECT id, data, vector, VEC_COSINE_DISTANCE(vector, %s) AS distance "
-        f"FROM {_q(prefix + kind.KIND)} WHERE {condition} AND vector IS NOT NULL "
-        f"ORDER BY distance LIMIT {int(k)}"
-    )
-
-
-# -- the store ------------------------------------------------------------------------------------
 
 
 class _Server:
@@ -193,7 +95,6 @@ class _Server:
         raise AssertionError("unreachable")
 
     def setup(self, cursor: Any) -> None:
-        t = self.target
         cursor.execute("SELECT VERSION()")
         self.version = cursor.fetchone()[0]
         if "tidb" in self.version.lower():
@@ -203,51 +104,8 @@ class _Server:
                 self.native_vectors = True
             except pymysql.err.MySQLError:
                 self.native_vectors = False
-        cursor.execute(
-            f"CREATE TABLE IF NOT EXISTS {_q(t.prefix + 'schema')} "
-            "(name VARCHAR(64) PRIMARY KEY, version INT NOT NULL)"
-        )
-        cursor.execute(f"SELECT version FROM {_q(t.prefix + 'schema')} WHERE name = 'store'")
-        row = cursor.fetchone()
-        if row and row[0] > SCHEMA_VERSION:
-            raise StoreError(
-                f"MySQL store {self.where()} has schema version {row[0]}; "
-                f"this Compendium knows up to {SCHEMA_VERSION}",
-                hint="upgrade Compendium",
-            )
-        cursor.execute(
-            f"CREATE TABLE IF NOT EXISTS {_q(t.prefix + 'generation')} (kb VARCHAR(191) NOT NULL, "
-            "kind VARCHAR(64) NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (kb, kind))"
-        )
         vector_type = "VECTOR" if self.native_vectors else "MEDIUMBLOB"
-        for kind in RECORD_TYPES.values():
-            cursor.execute(table_ddl(kind, t.prefix, vector_type))
-            self._add_new_filter_columns(cursor, kind)
-        cursor.execute(
-            f"INSERT INTO {_q(t.prefix + 'schema')} (name, version) VALUES ('store', %s) "
-            "ON DUPLICATE KEY UPDATE version = VALUES(version)",
-            (SCHEMA_VERSION,),
-        )
-
-    def _add_new_filter_columns(self, cursor: Any, kind: type[Record]) -> None:
-        # A FILTERS field added after the table was made: add its column, fill it from data.
-        table = self.target.prefix + kind.KIND
-        cursor.execute(
-            "SELECT column_name FROM information_schema.columns "
-            "WHERE table_schema = DATABASE() AND table_name = %s",
-            (table,),
-        )
-        have = {row[0].lower() for row in cursor.fetchall()}
-        for name in kind.FILTERS:
-            if name.lower() not in have:
-                cursor.execute(f"ALTER TABLE {_q(table)} ADD COLUMN {_q(name)} VARCHAR(1024) NULL")
-                cursor.execute(
-                    f"UPDATE {_q(table)} SET {_q(name)} = JSON_UNQUOTE(JSON_EXTRACT(data, %s))",
-                    (f"$.{name}",),
-                )
-                cursor.execute(
-                    f"ALTER TABLE {_q(table)} ADD KEY {_q('ix_' + name)} (kb, {_q(name)}(191), id)"
-                )
+        create_tables(cursor, self.target.prefix, vector_type, self.where())
 
 
 class MySQLStore(codec.GetOne):
@@ -268,7 +126,7 @@ class MySQLStore(codec.GetOne):
         return MySQLStore(self._server, kb)
 
     def _table(self, kind: type[Record]) -> str:
-        return _q(self._server.target.prefix + kind.KIND)
+        return quote(self._server.target.prefix + kind.KIND)
 
     def _in_tx(self) -> bool:
         return self._server.active_tx is not None and _current_tx.get() is self._server.active_tx
@@ -335,36 +193,22 @@ class MySQLStore(codec.GetOne):
     def _bump(self, cursor: Any, kind: type[Record]) -> None:
         # other processes learn from this counter that their cached vectors are stale
         if kind.VECTOR and not self._server.native_vectors:
-            cursor.execute(
-                f"INSERT INTO {_q(self._server.target.prefix + 'generation')} (kb, kind, n) "
-                "VALUES (%s, %s, 1) ON DUPLICATE KEY UPDATE n = n + 1",
-                (self.kb, kind.KIND),
-            )
-
-    def _encode_vector(self, vector: Vector | None) -> Any:
-        if vector is None:
-            return None
-        return encode_tidb_vector(vector) if self._server.native_vectors else vector.tobytes()
-
-    def _decode_vector(self, value: Any) -> Vector | None:
-        if value is None:
-            return None
-        if self._server.native_vectors:
-            return decode_tidb_vector(value.decode() if isinstance(value, bytes) else value)
-        return codec.decode_vector(value)
+            cursor.execute(bump_sql(self._server.target.prefix), (self.kb, kind.KIND))
 
     def _records(self, kind: type[Record], rows: Iterable[tuple]) -> list[Record]:
         try:
             return [
-                codec.decode(kind, row[1], self._decode_vector(row[2]) if kind.VECTOR else None)
+                codec.decode(kind, row[1], self._vector_of(row[2]) if kind.VECTOR else None)
                 for row in rows
             ]
         except (ValueError, TypeError) as exc:
             raise StoreError(f"MySQL store: a {kind.KIND} row is corrupt: {exc}") from exc
 
+    def _vector_of(self, value: Any) -> Vector | None:
+        return decode_vector(value, self._server.native_vectors)
+
     def _select(self, kind: type[Record]) -> str:
-        vector = "vector" if kind.VECTOR else "NULL"
-        return f"SELECT id, data, {vector} FROM {self._table(kind)}"
+        return select_sql(kind, self._server.target.prefix)
 
     async def _index_vectors(self, kind: type[Record], dim: int) -> None:
         """TiDB: fix the vector column to VECTOR(dim) and add an HNSW index, on the first write.
@@ -375,33 +219,11 @@ class MySQLStore(codec.GetOne):
         server = self._server
         if kind.KIND in server.vector_index or kind.KIND == "cache" or self._in_tx():
             return
-        table = self._table(kind)
-
-        def work(cursor: Any) -> str:
-            cursor.execute(
-                "SELECT column_type FROM information_schema.columns WHERE table_schema = "
-                "DATABASE() AND table_name = %s AND column_name = 'vector'",
-                (server.target.prefix + kind.KIND,),
-            )
-            column = str(cursor.fetchone()[0]).lower()
-            if column == "vector":
-                cursor.execute(f"SELECT 1 FROM {table} WHERE vector IS NOT NULL LIMIT 1")
-                if cursor.fetchone():
-                    return "none: untyped vector column already holds data"
-                cursor.execute(f"ALTER TABLE {table} MODIFY COLUMN vector VECTOR({dim}) NULL")
-            try:
-                cursor.execute(f"ALTER TABLE {table} SET TIFLASH REPLICA 1")
-                cursor.execute(
-                    f"ALTER TABLE {table} ADD VECTOR INDEX ix_vector "
-                    "((VEC_COSINE_DISTANCE(vector))) USING HNSW"
-                )
-            except pymysql.err.MySQLError as exc:
-                if "duplicate" not in str(exc).lower():
-                    return f"none: {exc.args[-1]}"
-            return f"hnsw({dim})"
-
+        prefix = server.target.prefix
         async with server.tx_lock:
-            server.vector_index[kind.KIND] = await self._call(f"index {kind.KIND} vectors", work)
+            server.vector_index[kind.KIND] = await self._call(
+                f"index {kind.KIND} vectors", lambda c: index_vectors(c, prefix, kind, dim)
+            )
 
     async def upsert(self, records: Iterable[Record]) -> int:
         groups = codec.group_by_kind(records)
@@ -419,7 +241,7 @@ class MySQLStore(codec.GetOne):
                 row += [codec.filter_value(record, name) for name in kind.FILTERS]
                 row.append(codec.encode_data(record))
                 if kind.VECTOR:
-                    row.append(self._encode_vector(codec.vector_of(record)))
+                    row.append(encode_vector(codec.vector_of(record), self._server.native_vectors))
                 rows.append(row)
             batches.append((kind, upsert_sql(kind, prefix), rows))
         if not batches:
@@ -522,7 +344,7 @@ class MySQLStore(codec.GetOne):
             text = knn_sql(kind, self._server.target.prefix, sql, k)
 
             def native(cursor: Any) -> list[tuple]:
-                cursor.execute(text, [encode_tidb_vector(query), *params])
+                cursor.execute(text, [encode_vector(query, True), *params])
                 return list(cursor.fetchall())
 
             rows = await self._read(f"search {kind.KIND} vectors", native)
@@ -555,10 +377,7 @@ class MySQLStore(codec.GetOne):
         in_tx = self._in_tx()
 
         def work(cursor: Any) -> tuple[list[str], np.ndarray]:
-            cursor.execute(
-                f"SELECT n FROM {_q(server.target.prefix + 'generation')} WHERE kb = %s AND kind = %s",
-                (self.kb, kind.KIND),
-            )
+            cursor.execute(generation_sql(server.target.prefix), (self.kb, kind.KIND))
             row = cursor.fetchone()
             generation = row[0] if row else 0
             cached = server.matrices.get(key)
@@ -568,14 +387,9 @@ class MySQLStore(codec.GetOne):
                 f"SELECT id, vector FROM {self._table(kind)} WHERE {sql} AND vector IS NOT NULL",
                 params,
             )
-            rows = cursor.fetchall()
-            ids = [r[0] for r in rows]
-            if rows and len({len(r[1]) for r in rows}) > 1:
-                raise StoreError(f"{kind.KIND} vectors in {server.where()} differ in dimension")
-            blob = b"".join(r[1] for r in rows)
-            matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1) if rows else None
-            if matrix is None:
-                matrix = np.empty((0, 0), dtype=np.float32)
+            ids, matrix = vector_matrix(
+                cursor.fetchall(), f"{kind.KIND} vectors in {server.where()}"
+            )
             if not in_tx:  # a transaction's view may still roll back: never cache it
                 if len(server.matrices) >= 16:
                     server.matrices.pop(next(iter(server.matrices)))

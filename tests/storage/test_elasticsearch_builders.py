@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from compendium.errors import StoreError
-from compendium.storage import elasticsearch as es
+from compendium.storage import elasticsearch_queries as es
 from compendium.storage.records import CacheEntry, Chunk, Entity, Page
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from compendium.errors import StoreError
-from compendium.storage import mysql
+from compendium.storage import mysql_sql as mysql
 from compendium.storage.records import Chunk, Entity, Page
 
 

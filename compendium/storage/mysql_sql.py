@@ -1,0 +1,250 @@
+"""SQL for the MySQL store: URL parsing, pure statement builders, and the table DDL."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import numpy as np
+import pymysql
+from tidb_vector.utils import decode_vector as decode_tidb_vector
+from tidb_vector.utils import encode_vector as encode_tidb_vector
+
+from ..errors import StoreError
+from . import codec
+from .base import Filter
+from .records import RECORD_TYPES, Record, Vector
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a mysql:// or tidb:// URL points; `safe_url` has no password."""
+
+    host: str
+    port: int
+    user: str
+    password: str = field(repr=False)
+    database: str
+    prefix: str
+    tidb: bool
+    ssl: dict[str, Any] | None
+    safe_url: str
+
+
+def parse_url(url: str) -> Target:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    database = unquote(parts.path.lstrip("/"))
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise StoreError(f"bad port in store URL {url.split('@')[-1]!r}") from exc
+    if not parts.hostname or not database or "/" in database:
+        raise StoreError(
+            f"bad {scheme} store URL {url.split('@')[-1]!r}",
+            hint=f"write {scheme}://user:password@host:port/database",
+        )
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    prefix = query.get("prefix", "compendium_")
+    if not prefix.replace("_", "").isalnum() and prefix:
+        raise StoreError(f"bad table prefix {prefix!r}: letters, digits and _ only")
+    ssl = None
+    if query.get("ssl_ca"):
+        ssl = {"ca": query["ssl_ca"]}
+    elif query.get("ssl", "").lower() in ("1", "true", "yes"):
+        ssl = {"check_hostname": True}
+    tidb = scheme == "tidb"
+    port = port or (4000 if tidb else 3306)
+    user = unquote(parts.username or "root")
+    safe = f"{scheme}://{user}@{parts.hostname}:{port}/{database}"
+    return Target(
+        host=parts.hostname,
+        port=port,
+        user=user,
+        password=unquote(parts.password or ""),
+        database=database,
+        prefix=prefix,
+        tidb=tidb,
+        ssl=ssl,
+        safe_url=safe + (f"?prefix={prefix}" if "prefix" in query else ""),
+    )
+
+
+def quote(name: str) -> str:
+    """A backquoted identifier (table or column name)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def table_ddl(kind: type[Record], prefix: str, vector_type: str = "MEDIUMBLOB") -> str:
+    """CREATE TABLE for a kind: kb, id, its FILTERS (indexed), data JSON text, the vector."""
+    table = quote(prefix + kind.KIND)
+    filters = "".join(f"  {quote(f)} VARCHAR(1024) NULL,\n" for f in kind.FILTERS)
+    indexes = "".join(
+        f",\n  KEY {quote('ix_' + f)} (kb, {quote(f)}(191), id)" for f in kind.FILTERS
+    )
+    vector = f"  vector {vector_type} NULL,\n" if kind.VECTOR else ""
+    return (
+        f"CREATE TABLE IF NOT EXISTS {table} (\n"
+        "  kb VARCHAR(191) NOT NULL,\n"
+        "  id VARCHAR(255) NOT NULL,\n"
+        f"{filters}"
+        "  data LONGTEXT NOT NULL,\n"
+        f"{vector}"
+        f"  PRIMARY KEY (kb, id){indexes}\n"
+        ") DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+    )
+
+
+def columns_of(kind: type[Record]) -> list[str]:
+    return ["kb", "id", *kind.FILTERS, "data", *(["vector"] if kind.VECTOR else [])]
+
+
+def upsert_sql(kind: type[Record], prefix: str) -> str:
+    columns = columns_of(kind)
+    updates = ", ".join(f"{quote(c)} = VALUES({quote(c)})" for c in columns[2:])
+    return (
+        f"INSERT INTO {quote(prefix + kind.KIND)} ({', '.join(map(quote, columns))}) "
+        f"VALUES ({', '.join(['%s'] * len(columns))}) ON DUPLICATE KEY UPDATE {updates}"
+    )
+
+
+def where_sql(kind: type[Record], kb: str, where: Filter | None) -> tuple[str, list[Any]] | None:
+    """WHERE text and parameters, or None when the filter matches nothing (an empty list)."""
+    return codec.sql_where(kind, kb, where, mark="%s", quote=quote)
+
+
+def knn_sql(kind: type[Record], prefix: str, condition: str, k: int) -> str:
+    """TiDB: cosine distance computed (and HNSW-indexed when present) by the server."""
+    return (
+        f"SELECT id, data, vector, VEC_COSINE_DISTANCE(vector, %s) AS distance "
+        f"FROM {quote(prefix + kind.KIND)} WHERE {condition} AND vector IS NOT NULL "
+        f"ORDER BY distance LIMIT {int(k)}"
+    )
+
+
+def select_sql(kind: type[Record], prefix: str) -> str:
+    vector = "vector" if kind.VECTOR else "NULL"
+    return f"SELECT id, data, {vector} FROM {quote(prefix + kind.KIND)}"
+
+
+def bump_sql(prefix: str) -> str:
+    """Count a write to a kind, so other processes learn their cached vectors are stale."""
+    return (
+        f"INSERT INTO {quote(prefix + 'generation')} (kb, kind, n) "
+        "VALUES (%s, %s, 1) ON DUPLICATE KEY UPDATE n = n + 1"
+    )
+
+
+def generation_sql(prefix: str) -> str:
+    return f"SELECT n FROM {quote(prefix + 'generation')} WHERE kb = %s AND kind = %s"
+
+
+def encode_vector(vector: Vector | None, native: bool) -> Any:
+    """The column value: TiDB VECTOR text when the server has native vectors, else float32 bytes."""
+    if vector is None:
+        return None
+    return encode_tidb_vector(vector) if native else vector.tobytes()
+
+
+def decode_vector(value: Any, native: bool) -> Vector | None:
+    if value is None:
+        return None
+    if native:
+        return decode_tidb_vector(value.decode() if isinstance(value, bytes) else value)
+    return codec.decode_vector(value)
+
+
+def vector_matrix(rows: Sequence[tuple], what: str) -> tuple[list[str], np.ndarray]:
+    """Ids and a float32 matrix (one row each) from (id, vector bytes) rows."""
+    ids = [r[0] for r in rows]
+    if rows and len({len(r[1]) for r in rows}) > 1:
+        raise StoreError(f"{what} differ in dimension")
+    blob = b"".join(r[1] for r in rows)
+    matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1) if rows else None
+    if matrix is None:
+        matrix = np.empty((0, 0), dtype=np.float32)
+    return ids, matrix
+
+
+# -- DDL run once per connection (a cursor in, no connection state kept) -------------------------
+
+
+def create_tables(cursor: Any, prefix: str, vector_type: str, where: str) -> None:
+    """Create (or bring up to date) the schema, generation and per-kind tables."""
+    schema = quote(prefix + "schema")
+    cursor.execute(
+        f"CREATE TABLE IF NOT EXISTS {schema} (name VARCHAR(64) PRIMARY KEY, version INT NOT NULL)"
+    )
+    cursor.execute(f"SELECT version FROM {schema} WHERE name = 'store'")
+    row = cursor.fetchone()
+    if row and row[0] > SCHEMA_VERSION:
+        raise StoreError(
+            f"MySQL store {where} has schema version {row[0]}; "
+            f"this Compendium knows up to {SCHEMA_VERSION}",
+            hint="upgrade Compendium",
+        )
+    cursor.execute(
+        f"CREATE TABLE IF NOT EXISTS {quote(prefix + 'generation')} (kb VARCHAR(191) NOT NULL, "
+        "kind VARCHAR(64) NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (kb, kind))"
+    )
+    for kind in RECORD_TYPES.values():
+        cursor.execute(table_ddl(kind, prefix, vector_type))
+        add_new_filter_columns(cursor, prefix, kind)
+    cursor.execute(
+        f"INSERT INTO {schema} (name, version) VALUES ('store', %s) "
+        "ON DUPLICATE KEY UPDATE version = VALUES(version)",
+        (SCHEMA_VERSION,),
+    )
+
+
+def add_new_filter_columns(cursor: Any, prefix: str, kind: type[Record]) -> None:
+    """A FILTERS field added after the table was made: add its column, fill it from data."""
+    table = prefix + kind.KIND
+    cursor.execute(
+        "SELECT column_name FROM information_schema.columns "
+        "WHERE table_schema = DATABASE() AND table_name = %s",
+        (table,),
+    )
+    have = {row[0].lower() for row in cursor.fetchall()}
+    for name in kind.FILTERS:
+        if name.lower() not in have:
+            cursor.execute(
+                f"ALTER TABLE {quote(table)} ADD COLUMN {quote(name)} VARCHAR(1024) NULL"
+            )
+            cursor.execute(
+                f"UPDATE {quote(table)} SET {quote(name)} = JSON_UNQUOTE(JSON_EXTRACT(data, %s))",
+                (f"$.{name}",),
+            )
+            cursor.execute(
+                f"ALTER TABLE {quote(table)} ADD KEY {quote('ix_' + name)} (kb, {quote(name)}(191), id)"
+            )
+
+
+def index_vectors(cursor: Any, prefix: str, kind: type[Record], dim: int) -> str:
+    """TiDB: type the vector column VECTOR(dim) and add an HNSW index; say which index there is."""
+    table = quote(prefix + kind.KIND)
+    cursor.execute(
+        "SELECT column_type FROM information_schema.columns WHERE table_schema = "
+        "DATABASE() AND table_name = %s AND column_name = 'vector'",
+        (prefix + kind.KIND,),
+    )
+    column = str(cursor.fetchone()[0]).lower()
+    if column == "vector":
+        cursor.execute(f"SELECT 1 FROM {table} WHERE vector IS NOT NULL LIMIT 1")
+        if cursor.fetchone():
+            return "none: untyped vector column already holds data"
+        cursor.execute(f"ALTER TABLE {table} MODIFY COLUMN vector VECTOR({dim}) NULL")
+    try:
+        cursor.execute(f"ALTER TABLE {table} SET TIFLASH REPLICA 1")
+        cursor.execute(
+            f"ALTER TABLE {table} ADD VECTOR INDEX ix_vector "
+            "((VEC_COSINE_DISTANCE(vector))) USING HNSW"
+        )
+    except pymysql.err.MySQLError as exc:
+        if "duplicate" not in str(exc).lower():
+            return f"none: {exc.args[-1]}"
+    return f"hnsw({dim})"
