@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from .compiler.context import CompileContext
+from .compiler.context import CompileContext, group_templates
 from .compiler.events import EventSink, Message, NullSink
-from .compiler.orchestrator import CompileRequest, last_compile, run_compile
+from .compiler.orchestrator import last_compile, run_compile
 from .compiler.report import CompileReport
 from .engines.usage import UsageMeter
 from .errors import WorkspaceError
@@ -78,26 +78,17 @@ async def compile_workspace(
             documents_dir=documents_dir,
         )
         _apply_groups(ctx, settings)
-        return await run_compile(
-            store, engine, embedder, CompileRequest(template, documents_dir), events=events, ctx=ctx
-        )
+        return await run_compile(ctx)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _apply_groups(ctx: CompileContext, settings: Settings) -> None:
     """Template groups of compendium.yaml: documents they match are extracted with their template."""
     from .settings import load_groups
-    from .templates.groups import template_for
 
-    if settings.workspace is None:
-        return
-    groups = load_groups(settings.workspace)
-    if not groups:
-        return
-    default = ctx.template.name
-    ctx.assign_template = lambda path: template_for(path, groups, default)
-    for name in {g.template for g in groups} - {default}:
-        ctx.templates[name] = resolve_template(settings, name)
+    if settings.workspace is not None:
+        ctx.groups = load_groups(settings.workspace)
+        ctx.templates = {name: resolve_template(settings, name) for name in group_templates(ctx)}
 
 
 async def workspace_status(settings: Settings) -> dict[str, Any]:

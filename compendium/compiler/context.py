@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..engines.base import Embedder, Engine
 from ..storage.base import Store
+from ..templates.groups import TemplateGroup, template_for
 from ..templates.schema import Template
 from .events import EventSink, Message, NullSink, PhaseProgress
 
@@ -47,9 +47,9 @@ class CompileContext:
     template: Template
     events: EventSink = field(default_factory=NullSink)
     documents_dir: Path | None = None
-    # Template groups: which template extracts each document (by its path); MAP reads
-    # `templates` for the documents a group assigns to a template other than the compile's.
-    assign_template: Callable[[str], str] | None = None
+    # Template groups: which template extracts each document (by its path); `templates` holds
+    # the group templates other than the compile's own.
+    groups: list[TemplateGroup] = field(default_factory=list)
     templates: dict[str, Template] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
@@ -64,12 +64,22 @@ class CompileContext:
     def warn(self, text: str) -> None:
         self.events.emit(Message("warning", text))
 
+    def document_template(self, path: str) -> str:
+        """The template a group assigns to a document; "" means the compile's own."""
+        name = template_for(path, self.groups, self.template.name) if self.groups else ""
+        return "" if name == self.template.name else name
+
     def template_named(self, name: str) -> Template:
         """The template a group assigned (the compile's own when none or unknown)."""
         return self.templates.get(name, self.template) if name else self.template
 
     def info(self, text: str) -> None:
         self.events.emit(Message("info", text))
+
+
+def group_templates(ctx: CompileContext) -> set[str]:
+    """Names of the templates the groups assign, other than the compile's own."""
+    return {g.template for g in ctx.groups} - {ctx.template.name}
 
 
 class Phase(Protocol):

@@ -24,7 +24,7 @@ from ..errors import CompendiumError, NotFound
 from ..settings import EmbeddingSettings, LLMSettings, Settings
 from ..storage.base import Store
 from ..storage.records import Job, KnowledgeBase
-from .context import CompileContext
+from .context import CompileContext, group_templates
 from .events import (
     CompileFinished,
     Event,
@@ -265,7 +265,7 @@ async def run_job(
     """Compile a leased job to its end; returns the finished job (None if the lease was lost)."""
     from ..engines.factory import build_embedder, build_engine
     from ..tenancy import get_kb, kb_documents, kb_store, resolve_template
-    from .orchestrator import CompileRequest, run_compile
+    from .orchestrator import run_compile
 
     usage = UsageMeter(None)
     recorder = ProgressRecorder(usage, settings.llm)
@@ -293,8 +293,7 @@ async def run_job(
     state = {"lost": False, "cancelled": job.cancel_requested}
     keeper = asyncio.create_task(_keep_alive(store, job, worker, lease_seconds, recorder, ctx, state, stop))
     try:
-        report = await run_compile(scoped, engine, embedder, CompileRequest(template, ctx.documents_dir),
-                                   events=recorder, ctx=ctx)
+        report = await run_compile(ctx)
     finally:
         keeper.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -318,16 +317,11 @@ async def run_job(
 
 async def _apply_groups(ctx: CompileContext, store: Store, tenant: str, groups: list[dict]) -> None:
     """The knowledge base's template groups: documents they match are extracted with their template."""
-    from ..templates.groups import TemplateGroup, template_for
+    from ..templates.groups import TemplateGroup
     from ..tenancy import resolve_template
 
-    parsed = [TemplateGroup(**g) for g in groups or []]
-    if not parsed:
-        return
-    default = ctx.template.name
-    ctx.assign_template = lambda path: template_for(path, parsed, default)
-    for name in {g.template for g in parsed} - {default}:
-        ctx.templates[name] = await resolve_template(store, tenant, name)
+    ctx.groups = [TemplateGroup(**g) for g in groups or []]
+    ctx.templates = {name: await resolve_template(store, tenant, name) for name in group_templates(ctx)}
 
 
 async def _keep_alive(

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
-from ..engines.base import Embedder, Engine
 from ..engines.usage import UsageMeter
-from ..errors import BudgetExceeded, Cancelled, CompendiumError, EngineUnavailable
+from ..errors import BudgetExceeded, Cancelled, CompendiumError
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Claim, Document, Entity, Relation, Topic
-from ..templates.schema import Template
 from .context import CompileContext, Phase, PhaseResult
-from .events import CompileFinished, EventSink, Message, NullSink, PhaseFinished, PhaseStarted
+from .events import CompileFinished, Message, PhaseFinished, PhaseStarted
 from .report import CompileReport
 
 PHASE_NAMES = ("ingest", "map", "reduce", "plan", "refine")
@@ -34,36 +30,15 @@ def default_phases() -> list[tuple[str, Phase]]:
     ]
 
 
-@dataclass
-class CompileRequest:
-    template: Template
-    documents_dir: Path | None
-
-
 async def run_compile(
-    store: Store,
-    engine: Engine,
-    embedder: Embedder,
-    request: CompileRequest,
-    *,
-    events: EventSink | None = None,
-    phases: Sequence[tuple[str, Phase]] | None = None,
-    ctx: CompileContext | None = None,
+    ctx: CompileContext, *, phases: Sequence[tuple[str, Phase]] | None = None
 ) -> CompileReport:
-    """Run every phase; a phase that raises ends the compile with status failed (or cancelled).
+    """Run every phase over `ctx`; a phase that raises ends the compile with status failed
+    (or cancelled, or budget_exceeded).
 
     What finished phases stored stays stored: the next compile resumes from there.
     """
-    events = events or NullSink()
-    template = request.template
-    ctx = ctx or CompileContext(
-        store=store,
-        engine=engine,
-        embedder=embedder,
-        template=template,
-        events=events,
-        documents_dir=request.documents_dir,
-    )
+    store, engine, template, events = ctx.store, ctx.engine, ctx.template, ctx.events
     report = CompileReport(engine=engine.name, template=template.name, started_at=time.time())
     usage: UsageMeter = engine.usage
     for name, phase in phases or default_phases():
@@ -82,7 +57,7 @@ async def run_compile(
             report.status, report.error = "budget_exceeded", f"{name}: {exc}"
             events.emit(Message("error", report.error))
             result = PhaseResult()
-        except (EngineUnavailable, CompendiumError) as exc:
+        except CompendiumError as exc:  # EngineUnavailable among them
             report.status, report.error = "failed", f"{name}: {exc}"
             events.emit(Message("error", report.error))
             result = PhaseResult(failed=1)

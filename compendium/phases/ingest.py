@@ -150,7 +150,7 @@ async def run(template: Template, ctx: CompileContext, *, max_bytes: int = DEFAU
                 document_id=doc_id,
             )
             added, removed = await group.add(
-                rel, doc_id, parsed, spans, found[rel], sizes[rel], stored_docs.get(rel), _assigned(ctx, rel),
+                rel, doc_id, parsed, spans, found[rel], sizes[rel], stored_docs.get(rel), ctx.document_template(rel),
             )
             changed_ids.append(doc_id)
             removed_chunks.extend(removed)
@@ -163,8 +163,8 @@ async def run(template: Template, ctx: CompileContext, *, max_bytes: int = DEFAU
     regrouped = []
     for rel in plan.unchanged:
         doc = stored_docs[rel]
-        if doc.template != _assigned(ctx, rel):
-            doc.template = _assigned(ctx, rel)
+        if doc.template != ctx.document_template(rel):
+            doc.template = ctx.document_template(rel)
             regrouped.append(doc)
     if regrouped:
         await store.upsert(regrouped)
@@ -202,12 +202,6 @@ async def run(template: Template, ctx: CompileContext, *, max_bytes: int = DEFAU
         },
         seconds=time.perf_counter() - started,
     )
-
-
-def _assigned(ctx: CompileContext, rel: str) -> str:
-    """The template a group assigns to this document; "" means the compile's own."""
-    name = ctx.assign_template(rel) if ctx.assign_template else ""
-    return "" if name == ctx.template.name else name
 
 
 async def _stored_chunking(store: Store) -> str | None:

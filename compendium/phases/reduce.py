@@ -251,8 +251,8 @@ async def describe(
     ctx: CompileContext,
     template: Template,
     clusters: Sequence[Evidence],
-    ids: Sequence[str] = (),
-    prior_inputs: dict[str, list[str]] | None = None,
+    ids: Sequence[str],
+    prior_inputs: dict[str, list[str]],
 ) -> tuple[list[str], int, dict[str, list[str]]]:
     """Each cluster's description; clusters with many distinct ones are summarised (cached).
 
@@ -266,15 +266,14 @@ async def describe(
     settings = template.reduce
     prompt = _prompt(settings.summary_prompt, "reduce_summary")
     ranked = [c.ranked_descriptions() for c in clusters]
-    prior = prior_inputs or {}
     inputs: list[list[str]] = []
-    for i, r in enumerate(ranked):
+    for entity_id, r in zip(ids, ranked, strict=True):
         if len(r) <= settings.summarize_over:
             inputs.append([])
             continue
-        fresh, kept = summary_inputs(r), prior.get(ids[i]) if i < len(ids) else None
-        still_valid = kept is not None and set(kept) <= set(r)
-        inputs.append(kept if still_valid and len(set(fresh) - set(kept)) < SUMMARY_REFRESH else fresh)  # type: ignore[arg-type]
+        fresh, kept = summary_inputs(r), prior_inputs.get(entity_id)
+        keep = kept is not None and set(kept) <= set(r) and len(set(fresh) - set(kept)) < SUMMARY_REFRESH
+        inputs.append(kept if keep else fresh)  # type: ignore[arg-type]
     keys = [fingerprint("summary", sorted(i), ctx.engine.model, prompt) if i else "" for i in inputs]
     hits = await _cached(ctx, sorted({k for k in keys if k}))
     out = [
@@ -306,7 +305,7 @@ async def describe(
     errors = [o for o in outcomes if isinstance(o, BaseException)]
     if errors:
         raise errors[0]
-    used = {ids[i]: inputs[i] for i in range(min(len(ids), len(inputs))) if inputs[i]}
+    used = {entity_id: i for entity_id, i in zip(ids, inputs, strict=True) if i}
     return out, len(todo), used
 
 

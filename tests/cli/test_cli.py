@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import networkx
 import pytest
 
 from compendium.cli import main
@@ -90,8 +91,11 @@ def test_offline_session_from_init_to_export(tmp_path: Path, capsys):
         assert str(out_dir) in out
         if probe:
             assert (out_dir / probe).exists()
+        elif fmt == "json":  # one file, holding every page
+            assert len(json.loads(out_dir.read_text())["pages"]) == report["pages"]["created"]
         else:
-            assert any(out_dir.rglob("*")) or out_dir.exists()
+            graph = networkx.read_graphml(out_dir)
+            assert graph.number_of_nodes() == status["counts"]["entities"] + status["counts"]["concepts"]
 
 
 def test_templates_commands(tmp_path: Path, capsys):
