@@ -54,16 +54,18 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     chunks = [c async for c in store.scan(Chunk)]
     stored = {e.id: (e.status, e.fingerprint) async for e in store.scan(Extract)}  # type: ignore[attr-defined]
     # Template groups: each chunk is extracted with the template its document is assigned.
-    assigned = {d.id: d.template async for d in store.scan(Document)}  # type: ignore[attr-defined]
-    template_of = {c.id: ctx.template_named(assigned.get(c.document_id, "")) for c in chunks}
+    documents: dict[str, Document] = {d.id: d async for d in store.scan(Document)}  # type: ignore[misc]
+    template_of = {
+        c.id: ctx.template_named(documents[c.document_id].template if c.document_id in documents else "")
+        for c in chunks
+    }
     fps = {c.id: map_fingerprint(c, template_of[c.id], engine.name, engine.model) for c in chunks}
     work = map_work(chunks, stored, fps)
 
     if work.purge:
         await store.delete(Extract, {"id": work.purge})
 
-    doc_ids = sorted({c.document_id for c in work.todo})
-    titles = {d.id: d.title or d.path for d in await store.get(Document, doc_ids)}  # type: ignore[attr-defined]
+    titles = {d.id: d.title or d.path for d in documents.values()}
     batches: list[tuple[Template, list[Chunk]]] = []
     for name in sorted({template_of[c.id].name for c in work.todo}):
         group = [c for c in work.todo if template_of[c.id].name == name]

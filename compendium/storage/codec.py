@@ -153,9 +153,7 @@ class GetOne:
     """`get_one` for every backend, built on its own `get`."""
 
     kb: str
-
-    async def get(self, kind: type[Record], ids: Any) -> list[Record]:  # pragma: no cover
-        raise NotImplementedError
+    get: Any  # the backend's `get(kind, ids)`
 
     async def get_one(self, kind: type[Record], id: str) -> Record:
         records = await self.get(kind, [id])

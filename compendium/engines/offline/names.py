@@ -172,10 +172,6 @@ def singular(word: str) -> str:
     return word
 
 
-def tokens_of(name: str) -> list[str]:
-    return name_key(name).split()
-
-
 def is_acronym(name: str) -> bool:
     return bool(_ACRONYM.match(name.strip()))
 

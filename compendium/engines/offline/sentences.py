@@ -173,6 +173,3 @@ def clean_heading(heading: str) -> str:
     """A heading without Markdown marks or its section number ("27.2. Log Shipping")."""
     return _SECTION_NUMBER.sub("", heading.strip().strip("#").strip()).strip()
 
-
-def normalise_space(text: str) -> str:
-    return _SPACES.sub(" ", text).strip()
