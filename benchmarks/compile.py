@@ -66,7 +66,7 @@ class _CpuByPhase:
         self.spent: dict[str, float] = {}
 
     def emit(self, event: Any) -> None:
-        from compendium.compiler.events import PhaseFinished, PhaseStarted
+        from compendium.pipeline.events import PhaseFinished, PhaseStarted
 
         if isinstance(event, PhaseStarted):
             self.started[event.phase] = time.process_time()

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .compiler.events import (
+from .errors import CompendiumError
+from .pipeline.events import (
     CompileFinished,
     Event,
     Message,
@@ -18,7 +19,6 @@ from .compiler.events import (
     PhaseProgress,
     PhaseStarted,
 )
-from .errors import CompendiumError
 
 
 class PlainProgress:

@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from .compiler.context import CompileContext, group_templates
-from .compiler.events import EventSink, Message, NullSink
 from .compiler.orchestrator import last_compile, run_compile
 from .compiler.report import CompileReport
 from .engines.usage import UsageMeter
 from .errors import WorkspaceError
+from .pipeline.context import CompileContext, group_templates
+from .pipeline.events import EventSink, Message, NullSink
 from .settings import Settings
 from .storage.base import Store
 from .storage.records import Chunk, Claim, Document, Entity, Page, Relation, Topic

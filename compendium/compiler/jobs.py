@@ -21,11 +21,8 @@ from typing import Any
 
 from ..engines.usage import UsageMeter
 from ..errors import CompendiumError, NotFound
-from ..settings import EmbeddingSettings, LLMSettings, Settings
-from ..storage.base import Store
-from ..storage.records import Job, KnowledgeBase
-from .context import CompileContext, group_templates
-from .events import (
+from ..pipeline.context import CompileContext, group_templates
+from ..pipeline.events import (
     CompileFinished,
     Event,
     Message,
@@ -34,6 +31,9 @@ from .events import (
     PhaseStarted,
     event_to_dict,
 )
+from ..settings import EmbeddingSettings, LLMSettings, Settings
+from ..storage.base import Store
+from ..storage.records import Job, KnowledgeBase
 
 ACTIVE = ("queued", "running")
 FINISHED = ("succeeded", "failed", "cancelled", "budget_exceeded")

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 from ..engines.usage import UsageMeter
 from ..errors import BudgetExceeded, Cancelled, CompendiumError
+from ..pipeline.context import CompileContext, Phase, PhaseResult
+from ..pipeline.events import CompileFinished, Message, PhaseFinished, PhaseStarted
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Claim, Document, Entity, Relation, Topic
-from .context import CompileContext, Phase, PhaseResult
-from .events import CompileFinished, Message, PhaseFinished, PhaseStarted
 from .report import CompileReport
 
 PHASE_NAMES = ("ingest", "map", "reduce", "plan", "refine")

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engines.usage import UsageMeter
+from ..pipeline.context import PhaseResult
 from ..settings import LLMSettings
-from .context import PhaseResult
 
 PHASE_USAGE_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls")
 

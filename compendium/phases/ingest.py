@@ -10,10 +10,10 @@ from pathlib import Path, PurePath
 
 import xxhash
 
-from ..compiler.context import CompileContext, PhaseResult
-from ..compiler.events import PhaseProgress
 from ..errors import InputError, NotFound
 from ..fingerprint import short_id
+from ..pipeline.context import CompileContext, PhaseResult
+from ..pipeline.events import PhaseProgress
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Document
 from ..templates.schema import Template

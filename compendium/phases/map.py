@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..compiler.context import CompileContext, PhaseResult
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint
+from ..pipeline.context import CompileContext, PhaseResult
 from ..storage.records import Chunk, Document, Extract
 from ..templates.schema import Template
 from .batching import SplitCounts, label_batch, pack_batches, split_reply

@@ -7,10 +7,10 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from ..compiler.context import CompileContext, PhaseResult
 from ..engines.tasks import EntitySketch, MatchQuestion, TopicRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint, short_id
+from ..pipeline.context import CompileContext, PhaseResult
 from ..storage.records import CacheEntry, Claim, Entity, Page, Relation, Topic
 from ..templates.schema import Template
 from .communities import find_communities, match_previous, membership_fingerprint

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.context import CompileContext, PhaseResult
-from ..compiler.stages import mark_stage, stage_fingerprint
 from ..engines.tasks import DescriptionRequest, EntitySketch, PairQuestion
 from ..fingerprint import fingerprint, short_id
+from ..pipeline.context import CompileContext, PhaseResult
+from ..pipeline.stages import mark_stage, stage_fingerprint
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Extract, Record, Relation
 from ..templates.render import prompt_source
 from ..templates.schema import Template

@@ -9,10 +9,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..compiler.context import CompileContext, PhaseResult
 from ..engines.tasks import EvidenceItem, LinkTarget, PageRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint
+from ..pipeline.context import CompileContext, PhaseResult
 from ..storage.base import Store
 from ..storage.records import (
     CacheEntry,

@@ -2,10 +2,10 @@
 
 import pytest
 
-from compendium.compiler.context import CompileContext
-from compendium.compiler.events import ListSink, Message, PhaseProgress
 from compendium.phases import ingest
 from compendium.phases.ingest import document_id, plan_ingest, remove_document
+from compendium.pipeline.context import CompileContext
+from compendium.pipeline.events import ListSink, Message, PhaseProgress
 from compendium.storage.factory import open_store
 from compendium.storage.records import Chunk, Document
 from compendium.templates.schema import Template

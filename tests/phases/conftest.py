@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from compendium.compiler.context import CompileContext
 from compendium.engines.factory import build_embedder, build_engine
 from compendium.engines.usage import UsageMeter
+from compendium.pipeline.context import CompileContext
 from compendium.settings import LLMSettings, Settings
 from compendium.storage.factory import open_store
 from compendium.templates.schema import Template

@@ -2,13 +2,13 @@
 
 from pathlib import Path
 
-from compendium.compiler.context import CompileContext
 from compendium.engines.offline import OfflineEngine
 from compendium.engines.offline_embedder import OfflineEmbedder
 from compendium.engines.usage import UsageMeter
 from compendium.phases import map as map_phase
 from compendium.phases import plan as plan_phase
 from compendium.phases import refine as refine_phase
+from compendium.pipeline.context import CompileContext
 from compendium.storage.records import Chunk, Document, Extract, Page
 from compendium.templates.schema import Template
 

@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from compendium.compiler.context import CompileContext
 from compendium.engines.offline.engine import OfflineEngine
 from compendium.engines.offline_embedder import OfflineEmbedder
 from compendium.phases import reduce
+from compendium.pipeline.context import CompileContext
 from compendium.storage.factory import open_store
 from compendium.storage.records import CacheEntry, Claim, Entity, Extract, Relation
 from compendium.templates.schema import Template

@@ -1,0 +1,1 @@
+"""What a phase sees: its context and result, progress events, and stage marks."""
