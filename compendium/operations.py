@@ -56,6 +56,7 @@ async def compile_workspace(
 ) -> CompileReport:
     """Compile the workspace's documents with a template; returns the report (also stored)."""
     from .engines.factory import build_embedder, build_engine
+    from .storage.response_cache import StoreResponseCache
 
     template = resolve_template(settings, template_name)
     documents_dir = settings.workspace / DOCUMENTS_DIR if settings.workspace else None
@@ -63,9 +64,10 @@ async def compile_workspace(
         if store is None:
             store = await stack.enter_async_context(opened_store(settings))
         usage = UsageMeter(settings.token_budget)
-        engine = build_engine(settings, template, usage=usage, cache=store)
+        cache = StoreResponseCache(store)
+        engine = build_engine(settings, template, usage=usage, cache=cache)
         stack.push_async_callback(engine.close)
-        embedder = build_embedder(settings, template, usage=usage, cache=store)
+        embedder = build_embedder(settings, template, usage=usage, cache=cache)
         stack.push_async_callback(embedder.close)
         if events is not None and engine.name == "offline":
             events.emit(Message("info", "no LLM endpoint configured: using the offline engine"))

@@ -13,6 +13,7 @@ from ..engines.factory import build_embedder
 from ..engines.usage import UsageMeter
 from ..storage.base import Store
 from ..storage.records import Entity, Page
+from ..storage.response_cache import StoreResponseCache
 from ..tenancy import kb_store, resolve_template
 from .auth import KB, service, store_of
 from .entities import page_slugs
@@ -81,7 +82,8 @@ async def _vector(request: Request, kb: Any, store: Store, q: str, kinds: set[st
                   limit: int) -> list[dict[str, Any]]:
     svc = service(request)
     template = await resolve_template(store_of(request), kb.tenant, kb.default_template)
-    embedder = build_embedder(settings_for_kb(svc.settings, kb), template, usage=UsageMeter(), cache=store)
+    embedder = build_embedder(settings_for_kb(svc.settings, kb), template, usage=UsageMeter(),
+                              cache=StoreResponseCache(store))
     try:
         vector = (await embedder.embed([q]))[0]
     finally:

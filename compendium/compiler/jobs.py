@@ -264,6 +264,7 @@ async def run_job(
 ) -> Job | None:
     """Compile a leased job to its end; returns the finished job (None if the lease was lost)."""
     from ..engines.factory import build_embedder, build_engine
+    from ..storage.response_cache import StoreResponseCache
     from ..tenancy import get_kb, kb_documents, kb_store, resolve_template
     from .orchestrator import run_compile
 
@@ -276,8 +277,9 @@ async def run_job(
         usage.budget_tokens = kb_settings.token_budget
         recorder.llm = kb_settings.llm
         scoped = kb_store(store, job.tenant, job.knowledge_base)
-        engine = build_engine(kb_settings, template, usage=usage, cache=scoped)
-        embedder = build_embedder(kb_settings, template, usage=usage, cache=scoped)
+        cache = StoreResponseCache(scoped)
+        engine = build_engine(kb_settings, template, usage=usage, cache=cache)
+        embedder = build_embedder(kb_settings, template, usage=usage, cache=cache)
     except CompendiumError as exc:
         return await finish(store, job.id, worker, status="failed", error=str(exc))
     ctx = CompileContext(

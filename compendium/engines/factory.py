@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from ..settings import Settings
-from ..storage.base import Store
 from ..templates.schema import Template
 from .base import Embedder, Engine
+from .cache import ResponseCache
 from .usage import UsageMeter
 
 OFFLINE = "offline"
 
 
 def build_engine(
-    settings: Settings, template: Template, *, usage: UsageMeter, cache: Store | None = None
+    settings: Settings, template: Template, *, usage: UsageMeter, cache: ResponseCache | None = None
 ) -> Engine:
     """The LLM engine when an endpoint is configured, else the offline (rules/NLP) engine."""
     if settings.llm.base_url:
@@ -31,7 +31,7 @@ def build_engine(
 
 
 def build_embedder(
-    settings: Settings, template: Template, *, usage: UsageMeter, cache: Store | None = None
+    settings: Settings, template: Template, *, usage: UsageMeter, cache: ResponseCache | None = None
 ) -> Embedder:
     """The endpoint's embedder when one is configured, else the offline hashed n-gram one.
 

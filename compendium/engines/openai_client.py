@@ -6,7 +6,6 @@ import copy
 import json
 import random
 import re
-import time
 from collections.abc import Awaitable, Callable
 from functools import cache
 from typing import Any, TypeVar
@@ -19,8 +18,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from ..errors import EngineError, EngineUnavailable, ReplyError
 from ..fingerprint import fingerprint
 from ..settings import LLMSettings
-from ..storage.base import Store
-from ..storage.records import CacheEntry
+from .cache import ResponseCache
 from .throttle import CallLimits
 from .usage import UsageMeter
 
@@ -135,7 +133,7 @@ class OpenAIClient:
         model: str,
         usage: UsageMeter,
         api_key: str | None = None,
-        cache: Store | None = None,
+        cache: ResponseCache | None = None,
         timeout: float = 120.0,
         max_retries: int = 5,
         retry_wait: float = 1.0,
@@ -169,7 +167,7 @@ class OpenAIClient:
 
     @classmethod
     def for_llm(
-        cls, settings: LLMSettings, *, model: str, usage: UsageMeter, cache: Store | None = None
+        cls, settings: LLMSettings, *, model: str, usage: UsageMeter, cache: ResponseCache | None = None
     ) -> OpenAIClient:
         if not settings.base_url:
             raise EngineUnavailable("no LLM endpoint configured", hint="set COMPENDIUM_LLM_BASE_URL")
@@ -322,18 +320,12 @@ class OpenAIClient:
     async def _cached(self, key: str) -> str | None:
         if self.cache is None:
             return None
-        found = await self.cache.get(CacheEntry, [key])
-        if not found:
-            return None
-        value = found[0].value  # type: ignore[attr-defined]
+        value = (await self.cache.get([key])).get(key)
         return value.get("content") if isinstance(value, dict) else None
 
     async def _remember(self, key: str, content: str) -> None:
         if self.cache is not None:
-            entry = CacheEntry(
-                id=key, namespace=CACHE_NAMESPACE, value={"content": content}, created_at=time.time()
-            )
-            await self.cache.upsert([entry])
+            await self.cache.put(CACHE_NAMESPACE, {key: {"content": content}})
 
     async def complete_text(
         self, *, system: str, prompt: str, temperature: float, max_tokens: int | None = None

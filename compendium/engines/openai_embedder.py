@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,8 +11,7 @@ import numpy as np
 from ..errors import ReplyError
 from ..fingerprint import fingerprint
 from ..settings import EmbeddingSettings
-from ..storage.base import Store
-from ..storage.records import CacheEntry
+from .cache import ResponseCache
 from .openai_client import OpenAIClient, count_tokens
 from .usage import UsageMeter
 
@@ -31,7 +29,7 @@ KNOWN_DIMENSIONS = {
 class OpenAIEmbedder:
     """Embedder over /v1/embeddings. Vectors of texts seen before come from the cache store."""
 
-    def __init__(self, client: OpenAIClient, *, batch_size: int = 128, cache: Store | None = None):
+    def __init__(self, client: OpenAIClient, *, batch_size: int = 128, cache: ResponseCache | None = None):
         self.client = client
         self.model = client.model
         self.batch_size = max(1, batch_size)
@@ -45,7 +43,7 @@ class OpenAIEmbedder:
         *,
         model: str,
         usage: UsageMeter,
-        cache: Store | None = None,
+        cache: ResponseCache | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
     ) -> OpenAIEmbedder:
@@ -117,24 +115,17 @@ class OpenAIEmbedder:
         if self.cache is None or not keys:
             return {}
         out: dict[str, np.ndarray] = {}
-        for entry in await self.cache.get(CacheEntry, list(dict.fromkeys(keys))):
-            value = getattr(entry, "value", None)
+        for key, value in (await self.cache.get(keys)).items():
             if isinstance(value, dict) and isinstance(value.get("f32"), str):
-                out[entry.id] = np.frombuffer(base64.b64decode(value["f32"]), dtype="<f4")
+                out[key] = np.frombuffer(base64.b64decode(value["f32"]), dtype="<f4")
         return out
 
     async def _remember(self, keys: list[str], vectors: np.ndarray) -> None:
         if self.cache is None:
             return
-        now = time.time()
-        await self.cache.upsert(
-            # In `value`, not the record's KNN vector field: backends may fix that field's width,
-            # and these vectors are only ever looked up by id.
-            CacheEntry(
-                id=k,
-                namespace=CACHE_NAMESPACE,
-                value={"model": self.model, "f32": base64.b64encode(v.astype("<f4").tobytes()).decode()},
-                created_at=now,
-            )
+        # Kept as a value, not as a KNN vector: backends may fix the vector field's width,
+        # and these vectors are only ever looked up by key.
+        await self.cache.put(CACHE_NAMESPACE, {
+            k: {"model": self.model, "f32": base64.b64encode(v.astype("<f4").tobytes()).decode()}
             for k, v in zip(keys, vectors, strict=True)
-        )
+        })

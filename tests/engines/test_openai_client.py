@@ -13,6 +13,7 @@ from compendium.engines.openai_client import OpenAIClient, strict_schema
 from compendium.engines.usage import UsageMeter
 from compendium.errors import BudgetExceeded, EngineError, EngineUnavailable, ReplyError
 from compendium.storage.factory import open_store
+from compendium.storage.response_cache import StoreResponseCache
 from tests.support.llm_server import ChatRequest, LLMServer
 
 
@@ -231,13 +232,13 @@ async def test_response_cache_answers_an_identical_request_without_a_call(llm_se
     store = await open_store(str(tmp_path / "cache.db"))
     usage = UsageMeter()
     try:
-        client = client_for(llm_server, usage, cache=store)
+        client = client_for(llm_server, usage, cache=StoreResponseCache(store))
         try:
             first = await ask(client)
         finally:
             await client.close()
         # A new client (another compile) over the same store.
-        client = client_for(llm_server, usage, cache=store)
+        client = client_for(llm_server, usage, cache=StoreResponseCache(store))
         try:
             again = await ask(client)
             other = await ask(client, "a different question")

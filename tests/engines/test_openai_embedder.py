@@ -10,6 +10,7 @@ from compendium.engines.openai_embedder import OpenAIEmbedder
 from compendium.engines.usage import UsageMeter
 from compendium.errors import EngineUnavailable
 from compendium.storage.factory import open_store
+from compendium.storage.response_cache import StoreResponseCache
 from compendium.templates.schema import Template
 from tests.support.llm_fixtures import settings_for
 from tests.support.llm_server import LLMServer
@@ -57,12 +58,12 @@ async def test_cached_texts_are_not_sent_again(llm_server, tmp_path):
     usage = UsageMeter()
     settings = settings_for(llm_server, embeddings=True)
     try:
-        first = build_embedder(settings, TEMPLATE, usage=usage, cache=store)
+        first = build_embedder(settings, TEMPLATE, usage=usage, cache=StoreResponseCache(store))
         try:
             a = await first.embed(["IBM", "Watson"])
         finally:
             await first.close()
-        second = build_embedder(settings, TEMPLATE, usage=usage, cache=store)
+        second = build_embedder(settings, TEMPLATE, usage=usage, cache=StoreResponseCache(store))
         try:
             b = await second.embed(["Watson", "Grace Hopper", "IBM"])
         finally:
