@@ -260,7 +260,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from .compiler.jobs import WorkerOptions, work
+    from .compiler.worker import WorkerOptions, work
 
     settings, data_dir = _server_settings(args)
     options = WorkerOptions(lease_seconds=args.lease, poll_seconds=args.poll)

@@ -10,7 +10,7 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from .. import __version__
-from ..compiler.jobs import WorkerOptions, run_worker
+from ..compiler.worker import WorkerOptions, run_worker
 from ..settings import Settings
 from ..storage.factory import open_store
 from ..tenancy import server_store_url

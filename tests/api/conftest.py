@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from compendium.api.app import create_app
-from compendium.compiler.jobs import WorkerOptions
+from compendium.compiler.worker import WorkerOptions
 from compendium.settings import Settings
 
 ADMIN_KEY = "admin-test-key-0123456789"

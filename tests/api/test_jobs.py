@@ -8,8 +8,9 @@ import time
 
 import pytest
 
-from compendium.compiler.jobs import LeaseLost, WorkerOptions, heartbeat, lease_next, run_worker
+from compendium.compiler.jobs import LeaseLost, heartbeat, lease_next
 from compendium.compiler.schedules import fire_due_schedules
+from compendium.compiler.worker import WorkerOptions, run_worker
 from compendium.storage.records import Chunk, Extract, Page, Schedule
 from compendium.tenancy import kb_store, system_store
 from tests.support.llm_fixtures import settings_for

@@ -14,7 +14,7 @@ import uvicorn
 
 from compendium.api.app import create_app
 from compendium.api.ui import mount_ui
-from compendium.compiler.jobs import WorkerOptions
+from compendium.compiler.worker import WorkerOptions
 from compendium.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
