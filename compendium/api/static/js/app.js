@@ -3,8 +3,10 @@
 import { ApiError, all } from "./api.js";
 import { announce, clear, h } from "./dom.js";
 import { closePanel, installPanel } from "./panel.js";
+import { go, installRouter, kbPath } from "./router.js";
 import { session } from "./session.js";
 import { renderSignIn } from "./signin.js";
+import { installKnowledgeBaseLoader, knownKnowledgeBases, setKnowledgeBases } from "./state.js";
 
 // Routes: pattern -> [section, module, export]. Modules load on first use.
 const ROUTES = [
@@ -18,16 +20,6 @@ const ROUTES = [
 ];
 
 let cleanup = null;
-let knowledgeBases = [];
-
-export function kbPath(kb, rest) {
-  return `#/kb/${encodeURIComponent(kb)}/${rest}`;
-}
-
-export function go(hash) {
-  if (location.hash === hash) route();
-  else location.hash = hash;
-}
 
 function parseHash() {
   const raw = location.hash.replace(/^#/, "") || "/";
@@ -51,7 +43,7 @@ async function route() {
     renderSignIn(main, onSignedIn);
     return;
   }
-  if (!knowledgeBases.length) await loadKnowledgeBases();
+  if (!knownKnowledgeBases().length) await loadKnowledgeBases();
   if (mine !== navigation) return;
   if (path === "/" || path === "") {
     go(session.kb ? kbPath(session.kb, "wiki") : "#/jobs");
@@ -94,26 +86,19 @@ export function showError(main, exc) {
 }
 
 async function loadKnowledgeBases() {
+  let knowledgeBases = [];
   try {
     knowledgeBases = await all("/knowledge-bases", { limit: 200 });
   } catch (exc) {
-    knowledgeBases = [];
     if (!(exc instanceof ApiError && exc.status === 401)) announce(`Knowledge bases: ${exc.message}`);
   }
+  setKnowledgeBases(knowledgeBases);
   const select = document.getElementById("kb-select");
   clear(select, knowledgeBases.length ? null : h("option", { value: "" }, "(none yet)"),
     knowledgeBases.map((kb) => h("option", { value: kb.name }, kb.name)));
   if (!knowledgeBases.some((kb) => kb.name === session.kb)) session.kb = knowledgeBases[0]?.name || "";
   chooseKb(session.kb, false);
   showNav(true);
-}
-
-export function knownKnowledgeBases() {
-  return knowledgeBases;
-}
-
-export async function refreshKnowledgeBases() {
-  await loadKnowledgeBases();
 }
 
 function chooseKb(kb, navigate) {
@@ -144,16 +129,18 @@ function showNav(visible) {
 }
 
 function onSignedIn() {
-  knowledgeBases = [];
+  setKnowledgeBases([]);
   go("#/");
 }
 
 function signOut() {
   session.signOut();
-  knowledgeBases = [];
+  setKnowledgeBases([]);
   go("#/signin");
 }
 
+installRouter(route);
+installKnowledgeBaseLoader(loadKnowledgeBases);
 installPanel();
 document.getElementById("kb-select").addEventListener("change", (ev) => chooseKb(ev.target.value, true));
 document.getElementById("sign-out").addEventListener("click", signOut);
@@ -162,7 +149,7 @@ window.addEventListener("compendium:unauthorized", () => {
   // A key that stopped working (revoked, wrong): forget it and ask again.
   if (document.querySelector(".signin")) return; // the sign-in form reports it itself
   session.key = "";
-  knowledgeBases = [];
+  setKnowledgeBases([]);
   announce("Your API key was not accepted. Sign in again.");
   go("#/signin");
 });

@@ -1,8 +1,9 @@
 // Job dashboard: knowledge bases with their last compile, live progress, start/cancel, schedules.
 
 import { all, del, get, post, stream } from "./api.js";
-import { kbPath, knownKnowledgeBases, refreshKnowledgeBases } from "./app.js";
 import { announce, clear, formatAgo, formatTime, h } from "./dom.js";
+import { kbPath } from "./router.js";
+import { knownKnowledgeBases, refreshKnowledgeBases } from "./state.js";
 
 const PHASES = ["ingest", "map", "reduce", "plan", "refine"];
 const ACTIVE = new Set(["queued", "running"]);

@@ -1,9 +1,9 @@
 // One wiki page: rendered body, citations to their passages, aliases, related pages, history, edit.
 
 import { ApiError, get, getText, put } from "./api.js";
-import { go, kbPath } from "./app.js";
 import { showPassage } from "./citations.js";
 import { announce, clear, formatTime, h, sanitisedFragment } from "./dom.js";
+import { go, kbPath } from "./router.js";
 import { kbApi } from "./wiki.js";
 
 export async function renderPage(main, { kb, slug }) {

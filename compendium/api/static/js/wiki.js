@@ -1,8 +1,8 @@
 // The wiki's page list: search, filters by kind, topic and recent change, newest or A–Z.
 
 import { all, get, query } from "./api.js";
-import { go, kbPath } from "./app.js";
 import { clear, formatAgo, h } from "./dom.js";
+import { go, kbPath } from "./router.js";
 
 const SHOWN = 100; // rows drawn at first; "Show more" adds as many again
 const RECENT = { "": "any time", "1": "last 24 hours", "7": "last 7 days", "30": "last 30 days" };

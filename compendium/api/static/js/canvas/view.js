@@ -1,10 +1,10 @@
 // The entity canvas view: fetches the graph in pages, legend and filters, hover, click-through.
 
 import { get, query } from "../api.js";
-import { go, kbPath } from "../app.js";
 import { showPassage } from "../citations.js";
 import { clear, h } from "../dom.js";
 import { openPanel } from "../panel.js";
+import { go, kbPath } from "../router.js";
 import { kbApi } from "../wiki.js";
 import { GraphCanvas, typeColour } from "./renderer.js";
 

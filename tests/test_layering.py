@@ -1,0 +1,228 @@
+"""The package's layers, read from its imports: arrows that must not exist, and no circles."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "compendium"
+UI_JS = ROOT / PACKAGE / "api" / "static" / "js"
+
+# (importer prefix, imported prefix, why): no module under the first may import the second.
+FORBIDDEN = [
+    ("compendium.phases", "compendium.compiler", "phases see compendium.pipeline; the compiler runs them"),
+    ("compendium.engines", "compendium.storage", "engines keep replies in the ResponseCache they are given"),
+]
+FRONT_ENDS = ("compendium.cli", "compendium.api")  # the core never imports these
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    imported: str
+    where: str  # file:line
+
+
+def _modules(root: Path, package: str) -> dict[str, Path]:
+    found = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def python_imports(root: Path, package: str) -> list[Import]:
+    """Every import of one of the package's modules, wherever it sits (module level, inside a
+    function, under TYPE_CHECKING). `from p import n` names module p.n when n is a module, else
+    p itself. The parent packages an import runs on the way are not counted as imported."""
+    modules = _modules(root, package)
+
+    def known(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    imports = []
+    for name, path in modules.items():
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            targets: list[str | None] = []
+            if isinstance(node, ast.Import):
+                targets = [known(a.name) for a in node.names if a.name.split(".")[0] == package]
+            elif isinstance(node, ast.ImportFrom):
+                base = here[: len(here) - node.level + 1] if node.level else []
+                source = ".".join([*base, node.module] if node.module else base)
+                if source.split(".")[0] != package:
+                    continue
+                targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in modules else known(source)
+                           for a in node.names]
+            where = f"{path.relative_to(root)}:{getattr(node, 'lineno', 0)}"
+            imports += [Import(name, t, where) for t in targets if t and t != name]
+    return imports
+
+
+def _under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def forbidden_arrows(imports: Iterable[Import]) -> list[str]:
+    bad = []
+    for i in imports:
+        for importer, imported, why in FORBIDDEN:
+            if _under(i.importer, importer) and _under(i.imported, imported):
+                bad.append(f"{i.where}: {i.importer} imports {i.imported} ({why})")
+        front_end = any(_under(i.importer, f) for f in FRONT_ENDS)
+        if not front_end and any(_under(i.imported, f) for f in FRONT_ENDS):
+            bad.append(f"{i.where}: {i.importer} imports {i.imported} (the core never imports cli/api)")
+    return bad
+
+
+def cycles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """Groups of modules that import each other, directly or around a longer circle
+    (strongly connected components of more than one module, or a module importing itself)."""
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+    for start in sorted(graph):  # Tarjan's algorithm, iterative (no recursion limit)
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1 or node in graph[node]:
+                    found.append(sorted(group))
+    return found
+
+
+_STATIC = re.compile(r"""^\s*(?:import|export)\b[^;"'`]*?\bfrom\s*["']([^"']+)["']""", re.M)
+_BARE = re.compile(r"""^\s*import\s*["']([^"']+)["']""", re.M)
+_DYNAMIC = re.compile(r"""\bimport\(\s*["']([^"']+)["']\s*\)""")
+
+
+def js_imports(folder: Path) -> list[tuple[str, str]]:
+    """(importer, imported) for every relative import between the UI's ES modules: static
+    `import … from`, `export … from`, bare `import "…"` and dynamic `import("…")`."""
+    edges = []
+    for path in sorted(folder.rglob("*.js")):
+        text = path.read_text()
+        for pattern in (_STATIC, _BARE, _DYNAMIC):
+            for spec in pattern.findall(text):
+                if spec.startswith("."):
+                    target = (path.parent / spec).resolve()
+                    edges.append((str(path.relative_to(folder)), str(target.relative_to(folder))))
+    return edges
+
+
+# ---- the rules, on the package --------------------------------------------------------------
+
+
+def test_no_layer_imports_against_the_direction_of_the_house():
+    imports = python_imports(ROOT, PACKAGE)
+    assert len({i.importer for i in imports}) > 50  # the walk really read the package
+    bad = forbidden_arrows(imports)
+    assert not bad, "imports against the layers:\n" + "\n".join(bad)
+
+
+def test_no_python_module_imports_itself_back_around_a_circle():
+    imports = python_imports(ROOT, PACKAGE)
+    found = cycles((i.importer, i.imported) for i in imports)
+    shown = [f"{i.where}: {i.importer} -> {i.imported}" for group in found for i in imports
+             if i.importer in group and i.imported in group]
+    assert not found, "modules that import each other (move what both need below them):\n" + "\n".join(shown)
+
+
+def test_no_ui_module_imports_itself_back_around_a_circle():
+    edges = js_imports(UI_JS)
+    assert ("app.js", "router.js") in edges and ("app.js", "wiki.js") in edges  # static and dynamic
+    found = cycles(edges)
+    assert not found, f"UI modules that import each other (share through router.js/state.js): {found}"
+
+
+# ---- the checks, on a small package built to break them -------------------------------------
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_checks_find_forbidden_arrows_and_circles(tmp_path):
+    _write(tmp_path, {
+        "compendium/__init__.py": "",
+        "compendium/cli.py": "from .compiler import jobs\n",
+        "compendium/operations.py": "def run():\n    from . import cli\n",
+        "compendium/phases/__init__.py": "",
+        "compendium/phases/map.py": "from ..compiler.jobs import enqueue\nfrom ..pipeline import context\n",
+        "compendium/compiler/__init__.py": "",
+        "compendium/compiler/jobs.py": "def enqueue():\n    from .schedules import fire\n",
+        "compendium/compiler/schedules.py": "from compendium.compiler.jobs import enqueue\n",
+        "compendium/pipeline/__init__.py": "",
+        "compendium/pipeline/context.py": "",
+        "compendium/engines/__init__.py": "",
+        "compendium/engines/client.py": "import compendium.storage.base\n",
+        "compendium/storage/__init__.py": "",
+        "compendium/storage/base.py": "",
+    })
+    imports = python_imports(tmp_path, PACKAGE)
+    assert forbidden_arrows(imports) == [
+        "compendium/engines/client.py:1: compendium.engines.client imports compendium.storage.base"
+        " (engines keep replies in the ResponseCache they are given)",
+        "compendium/operations.py:2: compendium.operations imports compendium.cli"
+        " (the core never imports cli/api)",
+        "compendium/phases/map.py:1: compendium.phases.map imports compendium.compiler.jobs"
+        " (phases see compendium.pipeline; the compiler runs them)",
+    ]
+    assert ("compendium.phases.map", "compendium.pipeline.context") in {
+        (i.importer, i.imported) for i in imports
+    }
+    assert cycles((i.importer, i.imported) for i in imports) == [
+        ["compendium.compiler.jobs", "compendium.compiler.schedules"]
+    ]
+
+
+def test_the_js_check_finds_a_view_importing_the_shell_back(tmp_path):
+    _write(tmp_path, {
+        "app.js": 'import { h } from "./dom.js";\nconst v = () => import("./views/wiki.js");\n',
+        "dom.js": "export function h() {}\n",
+        "views/wiki.js": 'import {\n  go,\n} from "../app.js";\nimport "../dom.js";\n',
+    })
+    edges = js_imports(tmp_path)
+    assert sorted(edges) == [
+        ("app.js", "dom.js"), ("app.js", "views/wiki.js"),
+        ("views/wiki.js", "app.js"), ("views/wiki.js", "dom.js"),
+    ]
+    assert cycles(edges) == [["app.js", "views/wiki.js"]]
