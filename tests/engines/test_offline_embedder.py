@@ -1,12 +1,9 @@
-"""The offline embedder: deterministic, unit vectors, similar names close, and fast."""
+"""The offline embedder: deterministic, unit vectors, similar names close."""
 
 from __future__ import annotations
 
-import random
-import string
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -77,16 +74,3 @@ def test_spelling_variants_are_close_and_unrelated_names_are_not():
     assert all(score < 0.5 for score in apart.values()), apart
     # A one-letter typo is closer than a shared first name.
     assert cosine(embedder, "Jonathan Smith", "Jonathon Smith") > cosine(embedder, "Jonathan Smith", "Jonathan Brown")
-
-
-def test_speed_on_short_names():
-    rng = random.Random(7)
-    names = [
-        " ".join("".join(rng.choices(string.ascii_letters, k=rng.randint(3, 9))) for _ in range(rng.randint(1, 3)))
-        for _ in range(100_000)
-    ]
-    embedder = OfflineEmbedder()
-    started = time.perf_counter()
-    embedder.embed_sync(names)
-    elapsed = time.perf_counter() - started
-    print(f"offline embedder: {len(names) / elapsed:,.0f} short names per second")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from compendium.engines.offline import OfflineEngine
@@ -225,17 +223,6 @@ async def test_engine_batch_labels_every_item_and_records_no_tokens():
     assert {e.chunk for e in reply.entities} == {"c1", "c2"}
     assert engine.usage.total_tokens == 0
     assert engine.name == "offline" and engine.model.startswith("offline-rules-")
-
-
-def test_extraction_speed_is_printed():
-    chunk = ChunkInput(label="c1", text=STORAGE * 3, heading_path=["Durability"])
-    started = time.process_time()
-    count = 0
-    while time.process_time() - started < 0.5:
-        extract_chunk(chunk, TEMPLATE)
-        count += 1
-    rate = count / (time.process_time() - started)
-    print(f"offline extraction: {rate:.0f} chunks/s of CPU ({len(chunk.text)} chars per chunk)")
 
 
 def test_a_heading_that_reached_the_text_as_a_plain_line_is_no_name_and_no_claim():
