@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import LabelError, ReplyError
 from ..templates.render import prompt_source, render
 from ..templates.schema import Template
-from .openai_client import OpenAIClient
+from .openai_client import JsonCheck, OpenAIClient
+from .replies import label_problem, page_problem, page_repair, unknown_labels
 from .tasks import (
     ChunkInput,
     DescriptionReply,
@@ -79,13 +81,17 @@ class LLMEngine:
     def _render(configured: str, default: str, where: str, **variables: Any) -> str:
         return render(prompt_source(configured, default), where=where, **variables)
 
-    async def _ask_json(self, template: Template, system: str, prompt: str, reply_type: Any, schema: str) -> Any:
+    async def _ask_json(
+        self, template: Template, system: str, prompt: str, reply_type: Any, schema: str,
+        check: JsonCheck | None = None,
+    ) -> Any:
         return await self.client.complete_json(
             system=system,
             prompt=prompt,
             reply_type=reply_type,
             schema_name=schema,
             temperature=template.models.temperature,
+            check=check,
         )
 
     def _judge_system(self) -> str:
@@ -111,7 +117,34 @@ class LLMEngine:
         if not batch.chunks:
             return ExtractionReply(entities=[], concepts=[], claims=[], relations=[], topics=[])
         system, prompt = self.map_prompt(batch, template)
-        return await self._ask_json(template, system, prompt, ExtractionReply, "extraction")
+        labels = [c.label for c in batch.chunks]
+        last: list[tuple[int, int, str]] = []  # (items, unknown, problem) of replies that failed the check
+
+        def check(reply: ExtractionReply) -> str | None:
+            # A reply most of whose items name no chunk of the batch is asked again once,
+            # with the valid labels; it is never cached.
+            written = labels_of(reply)
+            problem = label_problem(written, labels)
+            if problem is not None:
+                last.append((len(written), len(unknown_labels(written, labels, distinct=False)), problem))
+            return problem
+
+        try:
+            reply: ExtractionReply = await self._ask_json(
+                template, system, prompt, ExtractionReply, "extraction", check
+            )
+        except ReplyError as exc:
+            if not last or exc.problem != last[-1][2]:
+                raise  # the last reply failed its schema, not its labels
+            items, unknown, _problem = last[-1]
+            raise LabelError(
+                f"{unknown} of the {items} items name no chunk of the batch ({', '.join(labels)}), "
+                "even after a repair that listed the valid labels",
+                items=items,
+                unknown=unknown,
+                hint="the model does not cite chunk labels",
+            ) from exc
+        return reply
 
     # ---- REDUCE ----------------------------------------------------------------------------
 
@@ -195,14 +228,35 @@ class LLMEngine:
         return system, prompt
 
     async def write_page(self, request: PageRequest, template: Template) -> str:
+        """The page's Markdown, checked before it is cached or returned: prose citing the
+        evidence it was sent. Raises ReplyError when repairs did not give such a page."""
         system, prompt = self.page_prompt(request, template)
+        refs = sent_refs(request)
         # Room for the page plus some slack, so a page is not cut mid-sentence.
         return await self.client.complete_text(
             system=system,
             prompt=prompt,
             temperature=template.models.temperature,
             max_tokens=int(request.max_tokens * 1.5),
+            check=lambda text, finish: page_problem(text, refs, finish_reason=finish),
+            repair=lambda problem: page_repair(problem, refs),
+            what=f"page {request.slug!r}",
         )
+
+
+def sent_refs(request: PageRequest) -> list[str]:
+    """What a page reply may cite: the evidence sent (refs and chunk ids); an UPDATE with
+    new_refs is sent, and must cite, only the new items."""
+    new_only = bool(request.existing_markdown.strip() and request.new_refs)
+    wanted = set(request.new_refs)
+    sent = [e for e in request.evidence if not new_only or e.ref in wanted]
+    return list(dict.fromkeys([*(str(e.ref) for e in sent), *(e.chunk_id for e in sent)]))
+
+
+def labels_of(reply: ExtractionReply) -> list[str]:
+    """The chunk label of every item of a MAP reply."""
+    groups: tuple[list[Any], ...] = (reply.entities, reply.concepts, reply.claims, reply.relations, reply.topics)
+    return [item.chunk for group in groups for item in group]
 
 
 def _clip(text: str, limit: int) -> str:
