@@ -31,6 +31,7 @@ HTTP_FAULTS = ("429", "500", "timeout", "reject_json_schema", "auth", "not_json"
 #   label_variants  MAP: labels written as models write them ("[c1]", "C1", "chunk c1", "c1:")
 CONTENT_FAULTS = ("truncated", "malformed", "garbage", "refusal", "empty", "length", "unknown_labels",
                   "label_variants")
+MAP_FAULTS = ("unknown_labels", "label_variants")
 FAULTS = HTTP_FAULTS + CONTENT_FAULTS
 TRUNCATED_JSON = '{"entities": [ {"name": "Trunc'
 GARBAGE_MARKDOWN = "# Notes\n\nLorem ipsum dolor sit amet, consectetur adipiscing elit.\n\n- item one\n- item two\n"
@@ -88,8 +89,9 @@ class LLMServer:
 
     Scripting: `fail_next(n, kind)` queues faults for the next n requests (chat or embeddings;
     a content fault waits for a chat request); `fault_rate(kind, rate, seed)` faults that share
-    of tasks, chosen by a seeded hash of each task, and each task once only, so its retry or
-    repair gets the clean answer (deterministic: the same corpus meets the same faults);
+    of the tasks (every 1/rate-th task first seen, counted from `seed`), each on its first
+    attempt only, so its retry or repair gets the clean answer: the answers, and so the
+    compile's output, do not change, only what it costs to get them;
     `supports_json_schema = False` makes every json_schema request a 400; `api_key` set makes
     any other bearer key a 401; `set_latency(s)` delays every answer; `responder` decides the
     content of chat replies (default: KnowledgeResponder, which answers Compendium's prompts).
@@ -106,7 +108,7 @@ class LLMServer:
         self._embedder = OfflineEmbedder(dimensions=embedding_dimensions)
         self._faults: deque[str] = deque()
         self._rate: tuple[str, float, int] | None = None
-        self._faulted: set[str] = set()  # tasks already given their one fault
+        self._seen: set[str] = set()  # tasks already asked under a fault rate: asked again, clean
         self._lock = threading.Lock()
         self.requests: list[ChatRequest] = []
         self.reset()
@@ -127,7 +129,7 @@ class LLMServer:
             raise ValueError(f"unknown fault {kind!r}; expected one of {', '.join(FAULTS)}")
         with self._lock:
             self._rate = (kind, rate, seed) if kind else None
-            self._faulted.clear()
+            self._seen.clear()
 
     def set_latency(self, seconds: float) -> None:
         self.latency = seconds
@@ -141,23 +143,30 @@ class LLMServer:
             self.requests = []
             self._faults.clear()
             self._rate = None
-            self._faulted.clear()
+            self._seen.clear()
 
-    def _next_fault(self, route: str, task: str | None) -> str | None:
+    def _next_fault(self, route: str, body: dict[str, Any]) -> str | None:
         """The fault this request meets: the queue first, then the rate (chat content faults
-        wait in the queue for a chat request)."""
+        wait in the queue for a chat request; MAP faults count MAP requests only)."""
         chat = route == "/v1/chat/completions"
         with self._lock:
             if self._faults and (chat or self._faults[0] in HTTP_FAULTS):
                 return self._faults.popleft()
-            if self._rate is None or task is None:
+            if self._rate is None:
                 return None
             kind, rate, seed = self._rate
-            if (kind in CONTENT_FAULTS and not chat) or task in self._faulted:
+            if kind in CONTENT_FAULTS and not chat:
                 return None
-            if int(fingerprint(seed, task)[:8], 16) / 0x1_0000_0000 >= rate:
+            if kind in MAP_FAULTS and self.chat_request(body).schema_name != "extraction":
                 return None
-            self._faulted.add(task)
+            task = self.task_of(route, body)
+            if task in self._seen:
+                return None
+            # Every 1/rate-th new task, counted from `seed`: exactly that share of the tasks.
+            n = len(self._seen) + seed
+            self._seen.add(task)
+            if int((n + 1) * rate) == int(n * rate):
+                return None
             return kind
 
     # ---- lifecycle ---------------------------------------------------------------------
@@ -399,7 +408,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("model") not in state.model_names:
             self._send(404, _error(f"The model `{body.get('model')}` does not exist", "invalid_request_error", code="model_not_found"))
             return
-        fault = state._next_fault(route, state.task_of(route, body))
+        fault = state._next_fault(route, body)
         if fault == "429":
             state._count("faults", "fault_429")
             self._send(429, _error("Rate limit reached", "requests", code="rate_limit_exceeded"), {"Retry-After": "0"})
