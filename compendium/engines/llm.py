@@ -26,6 +26,7 @@ from .tasks import (
     ChunkInput,
     DescriptionReply,
     DescriptionRequest,
+    EvidenceItem,
     ExtractionBatch,
     ExtractionReply,
     MatchQuestion,
@@ -195,10 +196,6 @@ class LLMEngine:
 
     def page_prompt(self, request: PageRequest, template: Template) -> tuple[str, str]:
         system = self._render(template.refine.system, "page_system", f"{template.name}: refine.system")
-        # An UPDATE with new_refs sends the page as it stands and only the new evidence: the
-        # page already carries (and cites) the rest, so the prompt grows with the change only.
-        new_only = bool(request.existing_markdown.strip() and request.new_refs)
-        wanted = set(request.new_refs)
         evidence = [
             {
                 "ref": e.ref,
@@ -206,8 +203,7 @@ class LLMEngine:
                 "text": _one_line(e.text),
                 "chunk_id": e.chunk_id,
             }
-            for e in request.evidence
-            if not new_only or e.ref in wanted
+            for e in sent_evidence(request)
         ]
         prompt = self._render(
             template.refine.writer_prompt,
@@ -223,7 +219,7 @@ class LLMEngine:
             existing_markdown=request.existing_markdown.strip(),
             removed_refs=request.removed_refs,
             max_tokens=request.max_tokens,
-            new_evidence_only=new_only,
+            new_evidence_only=bool(request.existing_markdown.strip() and request.new_refs),
         )
         return system, prompt
 
@@ -244,12 +240,19 @@ class LLMEngine:
         )
 
 
+def sent_evidence(request: PageRequest) -> list[EvidenceItem]:
+    """The evidence a page prompt carries. An UPDATE with new_refs sends the page as it stands
+    and only the new evidence: the page already carries (and cites) the rest, so the prompt
+    grows with the change only."""
+    if request.existing_markdown.strip() and request.new_refs:
+        wanted = set(request.new_refs)
+        return [e for e in request.evidence if e.ref in wanted]
+    return list(request.evidence)
+
+
 def sent_refs(request: PageRequest) -> list[str]:
-    """What a page reply may cite: the evidence sent (refs and chunk ids); an UPDATE with
-    new_refs is sent, and must cite, only the new items."""
-    new_only = bool(request.existing_markdown.strip() and request.new_refs)
-    wanted = set(request.new_refs)
-    sent = [e for e in request.evidence if not new_only or e.ref in wanted]
+    """What a page reply must cite one of: the evidence it was sent, by ref or chunk id."""
+    sent = sent_evidence(request)
     return list(dict.fromkeys([*(str(e.ref) for e in sent), *(e.chunk_id for e in sent)]))
 
 
