@@ -18,7 +18,7 @@ _WORD = re.compile(r"[^\W\d_]{2,}")
 _FENCED_JSON = re.compile(r"^```(?:json)?\s*\n[\[{]", re.IGNORECASE)
 # How a refusal opens. Only the opening is read: a page may well quote "cannot" later on.
 _REFUSAL = re.compile(
-    r"^\W*(?:(?:i'?m|i am)\s+(?:so\s+|very\s+)?sorry|sorry\b|i\s+apologi[sz]e|unfortunately,?\s+i|"
+    r"^\W*(?:(?:i'?m|i am)\s+(?:so\s+|very\s+)?sorry|sorry(?:[,.!]|\s+(?:but|i)\b)|i\s+apologi[sz]e|unfortunately,?\s+i\b|"
     r"i\s+(?:can(?:no|')?t|cannot|am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|won'?t|"
     r"(?:do\s+not|don'?t)\s+have\s+(?:enough|access))|as\s+an\s+ai\b)",
     re.IGNORECASE,
@@ -100,7 +100,7 @@ def page_problem(text: str, refs: Collection[str], *, finish_reason: str | None 
     if len(_WORD.findall(prose)) < MIN_PROSE_WORDS:
         return "the reply has no prose"
     cited = {m.group(1) for m in _CITE.finditer(body)}
-    if not cited & set(refs):
+    if refs and not cited & set(refs):  # a page sent no evidence cannot be asked to cite it
         return "the reply cites none of the evidence it was given"
     return None
 

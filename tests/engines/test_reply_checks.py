@@ -80,7 +80,13 @@ def test_unpublishable_pages_are_named_for_what_is_wrong(reply, finish, problem)
         "[[charles-babbage]] designed the engine that Ada Lovelace wrote for. [^2]",
         "## Work\n\nShe translated the memoir of Menabrea.[^chunk-a]",
         "The page says why it cannot be sorry: Ada was not. [^1]",
+        "Sorry is a song that Ada Lovelace never heard. [^1]",
     ],
 )
 def test_cited_prose_is_publishable(reply):
     assert page_problem(reply, REFS, finish_reason="stop") is None
+
+
+def test_a_page_sent_no_evidence_need_not_cite_any():
+    assert page_problem("Ada Lovelace was a mathematician.", []) is None
+    assert page_problem("I'm sorry, I cannot write this.", []) is not None
