@@ -1,9 +1,13 @@
-"""After a compile whose MAP failed in part, a rerun writes the wiki a clean compile writes."""
+"""After a compile whose MAP failed in part, a rerun writes the wiki a clean compile writes.
+
+Pages written from part of the extraction are provisional: when the rest arrives they are
+written anew rather than merged into (a merge never adds the links to pages created since),
+and topics are not found until the whole corpus is extracted (a topic keeps the name it was
+first given)."""
 
 from __future__ import annotations
 
 import asyncio
-from importlib import resources
 from pathlib import Path
 
 from compendium.compiler.report import CompileReport
@@ -12,20 +16,6 @@ from compendium.settings import load_settings
 from tests.support.llm_server import LLMServer
 
 from .conftest import llm_env, new_workspace
-
-
-def _wiki_workspace(root: Path) -> Path:
-    """The sample corpus with the built-in wiki template minus topic pages.
-
-    Topic pages keep their slug when their membership drifts (links stay stable), so a topic
-    first found from part of the corpus is named differently from one found from all of it."""
-    workspace = new_workspace(root)
-    builtin = (resources.files("compendium.templates") / "builtin" / "wiki.yaml").read_text(encoding="utf-8")
-    text = builtin.replace("artifacts: [wiki_pages, entity_graph, topics]", "artifacts: [wiki_pages, entity_graph]")
-    assert text != builtin
-    (workspace / "templates").mkdir(exist_ok=True)
-    (workspace / "templates" / "wiki.yaml").write_text(text, encoding="utf-8")
-    return workspace
 
 
 def _compile(workspace: Path, server: LLMServer) -> CompileReport:
@@ -40,12 +30,12 @@ def _vault(workspace: Path, server: LLMServer, out: Path) -> dict[str, bytes]:
 
 
 def test_a_rerun_after_a_partial_map_failure_writes_what_a_clean_compile_writes(e2e_server: LLMServer, tmp_path: Path):
-    clean_ws = _wiki_workspace(tmp_path / "clean")
+    clean_ws = new_workspace(tmp_path / "clean")
     e2e_server.reset()
     assert _compile(clean_ws, e2e_server).status == "succeeded"
     clean = _vault(clean_ws, e2e_server, tmp_path / "clean-vault")
 
-    partial_ws = _wiki_workspace(tmp_path / "partial")
+    partial_ws = new_workspace(tmp_path / "partial")
     e2e_server.reset()
     e2e_server.fail_next(1, "500")  # one MAP batch fails for good (no retries)
     first = _compile(partial_ws, e2e_server)
