@@ -78,6 +78,14 @@ async def test_a_page_that_stays_bad_is_an_error_naming_why_and_is_never_cached(
     assert await cached_replies(store) == []
 
 
+@pytest.mark.parametrize("fault", PAGE_FAULTS)
+async def test_a_page_that_keeps_meeting_a_fault_is_never_published_or_cached(fault, engine, llm_server, store):
+    llm_server.fail_next(3, fault)
+    with pytest.raises(ReplyError, match="not usable after 2 repairs"):
+        await engine.write_page(PAGE, TEMPLATE)
+    assert llm_server.calls["text"] == 3 and await cached_replies(store) == []
+
+
 async def test_a_clean_rerun_asks_again_after_a_bad_reply(llm_server, store):
     default = llm_server.responder
     llm_server.responder = lambda request: REFUSAL
@@ -148,3 +156,10 @@ async def test_a_truncated_map_reply_is_repaired_and_never_cached(engine, llm_se
     assert reply.entities and llm_server.calls["extraction"] == 2
     cached = await cached_replies(store)
     assert len(cached) == 1 and TRUNCATED_JSON not in cached[0]
+
+
+async def test_a_map_reply_that_stays_truncated_fails_and_is_never_cached(engine, llm_server, store):
+    llm_server.fail_next(2, "truncated")
+    with pytest.raises(ReplyError, match="even after one repair"):
+        await engine.extract(BATCH, TEMPLATE)
+    assert llm_server.calls["extraction"] == 2 and await cached_replies(store) == []
