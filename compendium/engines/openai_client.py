@@ -36,8 +36,8 @@ TEXT_REPAIRS = 2  # a page that cannot be published is asked again at most twice
 
 # A reply's check: the problem that keeps it from being used, or None when it is fine. It runs
 # before the reply is cached, so nothing that failed it is ever kept.
-TextCheck = Callable[[str, "str | None"], "str | None"]  # (text, finish_reason)
-JsonCheck = Callable[[Any], "str | None"]  # the parsed reply
+TextCheck = Callable[[str, str | None], str | None]  # (text, finish_reason)
+JsonCheck = Callable[[Any], str | None]  # the parsed reply
 
 
 class Completion(NamedTuple):

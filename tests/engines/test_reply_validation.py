@@ -65,7 +65,7 @@ async def test_a_bad_page_reply_is_repaired_and_only_the_good_one_is_kept(fault,
     repair = llm_server.requests[1]
     assert repair.messages[-1]["role"] == "user" and "cannot be published" in repair.repair
     assert "[^1]" in repair.repair  # the instruction names the evidence to cite
-    assert await cached_replies(store) == [markdown]
+    assert await cached_replies(store) == [markdown] and engine.client.repairs == 1
 
 
 @pytest.mark.parametrize("reply", [TRUNCATED_JSON, "", REFUSAL, GARBAGE_MARKDOWN, '{"markdown": "Ada. [^1]"}'])
