@@ -10,6 +10,7 @@
     ├── EngineError                 an LLM or embedding endpoint failed
     │   ├── EngineUnavailable       unreachable, or wrong credentials (retries will not help)
     │   └── ReplyError              the model's reply could not be parsed or validated
+    │       └── LabelError          a MAP reply whose items name no chunk of their batch
     ├── BudgetExceeded              the next LLM call would pass the compile's token budget
     └── Cancelled                   a job was cancelled
 """
@@ -82,7 +83,15 @@ class EngineUnavailable(EngineError):
 
 
 class ReplyError(EngineError):
-    pass
+    problem: str = ""  # what was wrong with the last reply, as its check said
+
+
+class LabelError(ReplyError):
+    """`unknown` of the reply's `items` named no chunk of the batch, even after a repair."""
+
+    def __init__(self, message: str, *, items: int, unknown: int, hint: str | None = None):
+        super().__init__(message, hint=hint, field="chunk")
+        self.items, self.unknown = items, unknown
 
 
 class BudgetExceeded(CompendiumError):

@@ -17,13 +17,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import LabelError, ReplyError
 from ..templates.render import prompt_source, render
 from ..templates.schema import Template
-from .openai_client import OpenAIClient
+from .openai_client import JsonCheck, OpenAIClient
+from .replies import label_problem, page_problem, page_repair, unknown_labels
 from .tasks import (
     ChunkInput,
     DescriptionReply,
     DescriptionRequest,
+    EvidenceItem,
     ExtractionBatch,
     ExtractionReply,
     MatchQuestion,
@@ -79,13 +82,17 @@ class LLMEngine:
     def _render(configured: str, default: str, where: str, **variables: Any) -> str:
         return render(prompt_source(configured, default), where=where, **variables)
 
-    async def _ask_json(self, template: Template, system: str, prompt: str, reply_type: Any, schema: str) -> Any:
+    async def _ask_json(
+        self, template: Template, system: str, prompt: str, reply_type: Any, schema: str,
+        check: JsonCheck | None = None,
+    ) -> Any:
         return await self.client.complete_json(
             system=system,
             prompt=prompt,
             reply_type=reply_type,
             schema_name=schema,
             temperature=template.models.temperature,
+            check=check,
         )
 
     def _judge_system(self) -> str:
@@ -111,7 +118,34 @@ class LLMEngine:
         if not batch.chunks:
             return ExtractionReply(entities=[], concepts=[], claims=[], relations=[], topics=[])
         system, prompt = self.map_prompt(batch, template)
-        return await self._ask_json(template, system, prompt, ExtractionReply, "extraction")
+        labels = [c.label for c in batch.chunks]
+        last: list[tuple[int, int, str]] = []  # (items, unknown, problem) of replies that failed the check
+
+        def check(reply: ExtractionReply) -> str | None:
+            # A reply most of whose items name no chunk of the batch is asked again once,
+            # with the valid labels; it is never cached.
+            written = labels_of(reply)
+            problem = label_problem(written, labels)
+            if problem is not None:
+                last.append((len(written), len(unknown_labels(written, labels, distinct=False)), problem))
+            return problem
+
+        try:
+            reply: ExtractionReply = await self._ask_json(
+                template, system, prompt, ExtractionReply, "extraction", check
+            )
+        except ReplyError as exc:
+            if not last or exc.problem != last[-1][2]:
+                raise  # the last reply failed its schema, not its labels
+            items, unknown, _problem = last[-1]
+            raise LabelError(
+                f"{unknown} of the {items} items name no chunk of the batch ({', '.join(labels)}), "
+                "even after a repair that listed the valid labels",
+                items=items,
+                unknown=unknown,
+                hint="the model does not cite chunk labels",
+            ) from exc
+        return reply
 
     # ---- REDUCE ----------------------------------------------------------------------------
 
@@ -162,10 +196,6 @@ class LLMEngine:
 
     def page_prompt(self, request: PageRequest, template: Template) -> tuple[str, str]:
         system = self._render(template.refine.system, "page_system", f"{template.name}: refine.system")
-        # An UPDATE with new_refs sends the page as it stands and only the new evidence: the
-        # page already carries (and cites) the rest, so the prompt grows with the change only.
-        new_only = bool(request.existing_markdown.strip() and request.new_refs)
-        wanted = set(request.new_refs)
         evidence = [
             {
                 "ref": e.ref,
@@ -173,8 +203,7 @@ class LLMEngine:
                 "text": _one_line(e.text),
                 "chunk_id": e.chunk_id,
             }
-            for e in request.evidence
-            if not new_only or e.ref in wanted
+            for e in sent_evidence(request)
         ]
         prompt = self._render(
             template.refine.writer_prompt,
@@ -190,19 +219,47 @@ class LLMEngine:
             existing_markdown=request.existing_markdown.strip(),
             removed_refs=request.removed_refs,
             max_tokens=request.max_tokens,
-            new_evidence_only=new_only,
+            new_evidence_only=bool(request.existing_markdown.strip() and request.new_refs),
         )
         return system, prompt
 
     async def write_page(self, request: PageRequest, template: Template) -> str:
+        """The page's Markdown, checked before it is cached or returned: prose citing the
+        evidence it was sent. Raises ReplyError when repairs did not give such a page."""
         system, prompt = self.page_prompt(request, template)
+        refs = sent_refs(request)
         # Room for the page plus some slack, so a page is not cut mid-sentence.
         return await self.client.complete_text(
             system=system,
             prompt=prompt,
             temperature=template.models.temperature,
             max_tokens=int(request.max_tokens * 1.5),
+            check=lambda text, finish: page_problem(text, refs, finish_reason=finish),
+            repair=lambda problem: page_repair(problem, refs),
+            what=f"page {request.slug!r}",
         )
+
+
+def sent_evidence(request: PageRequest) -> list[EvidenceItem]:
+    """The evidence a page prompt carries. An UPDATE with new_refs sends the page as it stands
+    and only the new evidence: the page already carries (and cites) the rest, so the prompt
+    grows with the change only."""
+    if request.existing_markdown.strip() and request.new_refs:
+        wanted = set(request.new_refs)
+        return [e for e in request.evidence if e.ref in wanted]
+    return list(request.evidence)
+
+
+def sent_refs(request: PageRequest) -> list[str]:
+    """What a page reply must cite one of: the evidence it was sent, by ref or chunk id."""
+    sent = sent_evidence(request)
+    return list(dict.fromkeys([*(str(e.ref) for e in sent), *(e.chunk_id for e in sent)]))
+
+
+def labels_of(reply: ExtractionReply) -> list[str]:
+    """The chunk label of every item of a MAP reply."""
+    groups: tuple[list[Any], ...] = (reply.entities, reply.concepts, reply.claims, reply.relations, reply.topics)
+    return [item.chunk for group in groups for item in group]
 
 
 def _clip(text: str, limit: int) -> str:

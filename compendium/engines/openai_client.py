@@ -8,7 +8,7 @@ import random
 import re
 from collections.abc import Awaitable, Callable
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
@@ -29,6 +29,18 @@ CACHE_NAMESPACE = "llm"
 RETRY_AFTER_CAP = 60.0  # seconds; a server asking for longer is treated as failing
 MAX_BACKOFF = 30.0
 _ERROR_TEXT_LIMIT = 1500  # of a validation error sent back in the repair prompt
+JSON_REPAIRS = 1  # a JSON reply that fails its schema or its check is asked again once
+TEXT_REPAIRS = 2  # a page that cannot be published is asked again at most twice
+
+# A reply's check: the problem that keeps it from being used, or None when it is fine. It runs
+# before the reply is cached, so nothing that failed it is ever kept.
+TextCheck = Callable[[str, str | None], str | None]  # (text, finish_reason)
+JsonCheck = Callable[[Any], str | None]  # the parsed reply
+
+
+class Completion(NamedTuple):
+    text: str
+    finish_reason: str | None  # "stop", "length" (cut off at max_tokens), ...
 
 
 @cache
@@ -157,6 +169,7 @@ class OpenAIClient:
         )
         self.json_schema_supported = True  # flipped for good when the server rejects it
         self.retries = 0  # attempts repeated after a transient failure, over the client's life
+        self.repairs = 0  # replies asked again because they failed their schema or check
         self._api_key = api_key or ""
         self._sdk = openai.AsyncOpenAI(
             base_url=base_url,
@@ -273,7 +286,7 @@ class OpenAIClient:
         temperature: float,
         response_format: dict[str, Any] | None,
         max_tokens: int | None = None,
-    ) -> str:
+    ) -> Completion:
         """One chat completion (retried); usage is recorded; returns the reply text."""
         estimated = sum(count_tokens(m["content"]) for m in messages)
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature}
@@ -291,7 +304,7 @@ class OpenAIClient:
 
         with self.usage.reserve(estimated):
             raw = await self.call(send, estimated_tokens=estimated)
-        content, used = self._read_completion(raw)
+        content, used, finish = self._read_completion(raw)
         prompt_tokens = used.get("prompt_tokens") if used else None
         completion_tokens = used.get("completion_tokens") if used else None
         if not isinstance(prompt_tokens, int):
@@ -300,10 +313,10 @@ class OpenAIClient:
             completion_tokens = count_tokens(content)
         self.usage.record_llm(prompt_tokens, completion_tokens)
         self.limits.settle(estimated, prompt_tokens + completion_tokens)
-        return content
+        return Completion(content, finish)
 
-    def _read_completion(self, raw: bytes) -> tuple[str, dict[str, Any] | None]:
-        """The first choice's text and the usage block of a chat completion body."""
+    def _read_completion(self, raw: bytes) -> tuple[str, dict[str, Any] | None, str | None]:
+        """The first choice's text, the usage block and the finish reason of a completion body."""
         try:
             data = json.loads(raw)
         except ValueError as exc:
@@ -315,7 +328,12 @@ class OpenAIClient:
         message = first.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         usage = data.get("usage")
-        return (content if isinstance(content, str) else ""), (usage if isinstance(usage, dict) else None)
+        finish = first.get("finish_reason")
+        return (
+            content if isinstance(content, str) else "",
+            usage if isinstance(usage, dict) else None,
+            finish if isinstance(finish, str) else None,
+        )
 
     async def _cached(self, key: str) -> str | None:
         if self.cache is None:
@@ -328,24 +346,51 @@ class OpenAIClient:
             await self.cache.put(CACHE_NAMESPACE, {key: {"content": content}})
 
     async def complete_text(
-        self, *, system: str, prompt: str, temperature: float, max_tokens: int | None = None
+        self,
+        *,
+        system: str,
+        prompt: str,
+        temperature: float,
+        max_tokens: int | None = None,
+        check: TextCheck | None = None,
+        repair: Callable[[str], str] | None = None,
+        repairs: int = TEXT_REPAIRS,
+        what: str = "text",
     ) -> str:
-        """Free text (page writing)."""
+        """Free text (page writing). A reply that fails `check` is asked again (at most
+        `repairs` times, with `repair(problem)` as the instruction), is never cached, and in
+        the end is a ReplyError naming the problem."""
         messages = _messages(system, prompt)
         key = fingerprint(self.model, messages, None, temperature, max_tokens)
         cached = await self._cached(key)
-        if cached is not None:
+        if cached is not None and (check is None or check(cached, None) is None):
             self.usage.record_cached()
             return cached
+        asked, problem = messages, ""
         try:
-            content = await self._chat(
-                messages, temperature=temperature, response_format=None, max_tokens=max_tokens
-            )
+            for attempt in range(repairs + 1):
+                if attempt:
+                    self.repairs += 1
+                text, finish = await self._chat(
+                    asked, temperature=temperature, response_format=None, max_tokens=max_tokens
+                )
+                text = text.strip()
+                found = check(text, finish) if check is not None else None
+                if found is None:
+                    await self._remember(key, text)
+                    return text
+                problem = found
+                instruction = repair(problem) if repair else f"That reply cannot be used: {problem}. Answer again."
+                asked = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": instruction}]
         except openai.OpenAIError as exc:
             raise self.translate(exc) from exc
-        content = content.strip()
-        await self._remember(key, content)
-        return content
+        error = ReplyError(
+            f"the model's {what} was not usable after {repairs} repairs: {problem}",
+            hint="try a stronger model, or a lower temperature",
+            field=what,
+        )
+        error.problem = problem
+        raise error
 
     async def complete_json(
         self,
@@ -355,8 +400,11 @@ class OpenAIClient:
         reply_type: type[M],
         schema_name: str,
         temperature: float,
+        check: JsonCheck | None = None,
     ) -> M:
-        """A reply validated as `reply_type`; one repair attempt, else ReplyError."""
+        """A reply validated as `reply_type` and by `check`; one repair attempt, else ReplyError.
+
+        Only a reply that passed both is cached."""
         schema = strict_schema(reply_type)
         schema_format = {
             "type": "json_schema",
@@ -372,20 +420,43 @@ class OpenAIClient:
             except ValidationError:
                 pass  # written by an older reply type: ask again
             else:
-                self.usage.record_cached()
-                return reply
+                if check is None or check(reply) is None:
+                    self.usage.record_cached()
+                    return reply
+        asked, problem = messages, ""
         try:
-            content = await self._json_call(messages, schema_name, schema, schema_format, temperature)
-            try:
-                reply = parse_reply(content, reply_type)
-            except ValidationError as exc:
-                content, reply = await self._repair(
-                    messages, content, exc, reply_type, schema_name, schema, schema_format, temperature
-                )
+            for attempt in range(JSON_REPAIRS + 1):
+                if attempt:
+                    self.repairs += 1
+                content, finish = await self._json_call(asked, schema_name, schema, schema_format, temperature)
+                try:
+                    reply = parse_reply(content, reply_type)
+                except ValidationError as exc:
+                    problem = str(exc)[:_ERROR_TEXT_LIMIT]
+                    if finish == "length":
+                        problem = f"the reply was cut off at the token limit (finish_reason: length)\n{problem}"
+                    instruction = (
+                        f"That reply is not valid for the required JSON schema:\n{problem}\n"
+                        "Answer again with only the corrected JSON object."
+                    )
+                else:
+                    found = check(reply) if check is not None else None
+                    if found is None:
+                        await self._remember(key, reply.model_dump_json())
+                        return reply
+                    problem = found
+                    instruction = f"That reply cannot be used: {problem}\nAnswer again with only the corrected JSON object."
+                asked = [*messages, {"role": "assistant", "content": content}, {"role": "user", "content": instruction}]
         except openai.OpenAIError as exc:
             raise self.translate(exc) from exc
-        await self._remember(key, reply.model_dump_json())
-        return reply
+        error = ReplyError(
+            f"the model's reply for {schema_name!r} is not usable, even after one repair: "
+            f"{problem.splitlines()[0] if problem else 'no reply'}",
+            hint="try a stronger model, or a lower temperature",
+            field=schema_name,
+        )
+        error.problem = problem
+        raise error
 
     async def _json_call(
         self,
@@ -394,7 +465,7 @@ class OpenAIClient:
         schema: dict[str, Any],
         schema_format: dict[str, Any],
         temperature: float,
-    ) -> str:
+    ) -> Completion:
         if self.json_schema_supported:
             try:
                 return await self._chat(messages, temperature=temperature, response_format=schema_format)
@@ -408,38 +479,6 @@ class OpenAIClient:
             temperature=temperature,
             response_format={"type": "json_object"},
         )
-
-    async def _repair(
-        self,
-        messages: list[dict[str, str]],
-        bad: str,
-        error: ValidationError,
-        reply_type: type[M],
-        schema_name: str,
-        schema: dict[str, Any],
-        schema_format: dict[str, Any],
-        temperature: float,
-    ) -> tuple[str, M]:
-        problem = str(error)[:_ERROR_TEXT_LIMIT]
-        followup = [
-            *messages,
-            {"role": "assistant", "content": bad},
-            {
-                "role": "user",
-                "content": "That reply is not valid for the required JSON schema:\n"
-                f"{problem}\nAnswer again with only the corrected JSON object.",
-            },
-        ]
-        content = await self._json_call(followup, schema_name, schema, schema_format, temperature)
-        try:
-            return content, parse_reply(content, reply_type)
-        except ValidationError as exc:
-            raise ReplyError(
-                f"the model's reply for {schema_name!r} is not valid JSON for its schema, "
-                f"even after one repair: {str(exc).splitlines()[0]}",
-                hint="try a stronger model, or a lower temperature",
-                field=schema_name,
-            ) from exc
 
 
 def _messages(system: str, prompt: str) -> list[dict[str, str]]:

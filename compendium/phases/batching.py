@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ..engines.replies import LabelReader
 from ..engines.tasks import ChunkInput, ExtractionBatch, ExtractionReply
 from ..storage.records import Chunk
 from ..templates.schema import Template
@@ -109,6 +110,8 @@ class SplitCounts:
     dropped: int = 0
     retyped: int = 0
     unknown_labels: int = 0
+    items: int = 0  # items the reply gave
+    capped: int = 0  # of the dropped: over max_items_per_chunk (the model said too much, not wrong)
 
 
 def type_resolver(template: Template):  # type: ignore[no-untyped-def]
@@ -138,9 +141,15 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
     out = {chunk_id: ChunkItems() for chunk_id in labels.values()}
     counts = SplitCounts()
     resolve = type_resolver(template)
+    reader = LabelReader(labels)  # "[c3]", "C3", "chunk c3", "c3:" all name c3
+
+    def chunk_of(label: str) -> str | None:
+        found = reader.read(label)
+        return labels[found] if found is not None else None
 
     def target(label: str) -> ChunkItems | None:
-        chunk_id = labels.get(label.strip())
+        counts.items += 1
+        chunk_id = chunk_of(label)
         if chunk_id is None:
             counts.unknown_labels += 1
             counts.dropped += 1
@@ -159,7 +168,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         items.retyped += int(retyped)
         aliases = [a for a in (_clean_str(x) for x in item.aliases) if is_real_name(a) and a.lower() != name.lower()]
         key = (name.lower(), etype)
-        seen = entity_keys[labels[item.chunk.strip()]]
+        seen = entity_keys[chunk_of(item.chunk) or ""]
         if key in seen:  # the same entity twice in one chunk: merge, do not double count
             known = seen[key]
             known["aliases"] = sorted({*known["aliases"], *aliases}, key=str.lower)
@@ -226,7 +235,9 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
 
     cap = template.map.max_items_per_chunk
     for items in out.values():
+        before = items.dropped
         _cap(items, cap)
+        counts.capped += items.dropped - before
         counts.dropped += items.dropped
         counts.retyped += items.retyped
     return out, counts

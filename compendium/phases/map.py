@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..errors import BudgetExceeded, EngineError, EngineUnavailable
+from ..errors import BudgetExceeded, EngineError, EngineUnavailable, LabelError, ReplyError
 from ..fingerprint import fingerprint
 from ..pipeline.context import CompileContext, PhaseResult
 from ..storage.records import Chunk, Document, Extract
@@ -15,6 +15,7 @@ from .batching import SplitCounts, label_batch, pack_batches, split_reply
 
 MAP_VERSION = 1
 PHASE = "map"
+LABEL_CAUSE = "the model does not cite chunk labels"
 
 
 def map_fingerprint(chunk: Chunk, template: Template, engine_name: str, engine_model: str) -> str:
@@ -91,6 +92,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             except EngineError as exc:  # includes ReplyError: this batch fails, the others go on
                 await store.upsert([_failed(c, fps[c.id], engine.name, exc) for c in batch])
                 result.failed += len(batch)
+                if isinstance(exc, LabelError):  # its items are lost: they count as dropped
+                    totals.items += exc.items
+                    totals.dropped += exc.items
+                    totals.unknown_labels += exc.unknown
                 ctx.warn(f"map: a batch of {len(batch)} chunks failed: {exc}")
                 return
             per_chunk, counts = split_reply(reply, labels, batch_template)
@@ -115,7 +120,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
                 )
             async with store.transaction():  # a batch lands whole or not at all
                 await store.upsert(records)
-            totals.dropped += counts.dropped
+            totals.items += counts.items
+            totals.dropped += counts.dropped - counts.capped
+            totals.capped += counts.capped
+            totals.unknown_labels += counts.unknown_labels
             totals.retyped += counts.retyped
             changed.extend(c.id for c in batch)
             result.done += len(batch)
@@ -140,14 +148,31 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     result.details = {
         "batches": launched,
-        "dropped_items": totals.dropped,
+        "dropped_items": totals.dropped + totals.capped,
+        "unknown_label_items": totals.unknown_labels,
         "retyped_items": totals.retyped,
         "purged": len(work.purge),
     }
+    problem = most_dropped(totals)
+    if problem is not None:
+        raise ReplyError(problem, hint="use a model that follows the MAP prompt, or lower the temperature")
     if launched < len(batches):
         result.details["cancelled"] = True
-    ctx.state["map"] = {"changed_chunks": sorted(changed), "purged_chunks": work.purge}
+    # REFINE writes pages from an incomplete extraction provisionally (see refine.py).
+    incomplete = bool(result.failed) or launched < len(batches)
+    ctx.state["map"] = {"changed_chunks": sorted(changed), "purged_chunks": work.purge, "incomplete": incomplete}
     return result
+
+
+def most_dropped(totals: SplitCounts) -> str | None:
+    """Pure: why a MAP run must fail, when more than half of the items the model gave were
+    dropped (items over the per-chunk cap are not counted: they were too many, not wrong)."""
+    if not totals.items or totals.dropped * 2 <= totals.items:
+        return None
+    said = f"{totals.dropped} of the {totals.items} items the model gave were dropped"
+    if totals.unknown_labels * 2 > totals.dropped:
+        return f"{said}, {totals.unknown_labels} of them because they name no chunk of their batch: {LABEL_CAUSE}"
+    return f"{said} as unusable (names that are ids or numbers, relations between unknown names)"
 
 
 def _failed(chunk: Chunk, fp: str, engine_name: str, exc: Exception) -> Extract:

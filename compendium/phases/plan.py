@@ -66,7 +66,12 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     topic_of: dict[str, list[str]] = defaultdict(list)
     if template.builds("topics"):
-        topics = await _topics(template, ctx, entities, relations, kb, pages)
+        if (ctx.state.get("map") or {}).get("incomplete"):
+            # Communities of part of the corpus would be named from that part, and keep their
+            # names once found: the stored topics stand until MAP has extracted everything.
+            topics = [t async for t in store.scan(Topic)]  # type: ignore[misc]
+        else:
+            topics = await _topics(template, ctx, entities, relations, kb, pages)
         details["topics"] = len(topics)
         for t in topics:
             for m in t.members:

@@ -80,7 +80,7 @@ class RefineTally:
     deleted: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     pending_edits: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # slug -> why its reply was not published
     absorbed: list[str] = field(default_factory=list)  # evidence changed, the page's text did not
     merged_without_model: list[str] = field(default_factory=list)
     unlinked_links: int = 0
@@ -120,6 +120,14 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             for cid in p.chunk_ids:
                 chunk_about[cid].append(p.slug)
     writer = fingerprint(template.phase_fingerprint(PHASE), engine.name, engine.model)
+    # Pages written while MAP left chunks failed are provisional: their evidence and links may
+    # grow when those chunks are extracted, and merging into them would not reach what a clean
+    # compile writes, so the next update writes them anew.
+    provisional = bool((ctx.state.get("map") or {}).get("incomplete"))
+
+    def written_anew(slug: str) -> bool:
+        pack = packs.get(pack_key(slug)) or {}
+        return pack.get("writer") not in (None, writer) or bool(pack.get("provisional"))
     todo = [p for p in plans if p.action in (CREATE, UPDATE)]
     reader = EvidenceReader(store, todo)
     gate = asyncio.Semaphore(template.refine.concurrency)
@@ -132,8 +140,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             await _write(plan)
         except (EngineUnavailable, BudgetExceeded) as exc:
             fatal.append(exc)
-        except EngineError as exc:  # this page stays pending; the next run retries it
-            tally.failed.append(plan.slug)
+        except EngineError as exc:  # the page keeps its previous version; the next run retries it
+            tally.failed[plan.slug] = str(exc)[:500]
             ctx.warn(f"refine: page {plan.slug!r} failed: {exc}")
         finally:
             finished += 1
@@ -154,8 +162,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         budget = template.refine.context_budget
         allowed = [s for s in live if s != plan.slug]
         previous = packs.get(pack_key(plan.slug)) if page is not None and page.status == "active" else None
-        if previous is not None and previous.get("writer") != writer:
-            previous = None  # the writer (prompt, model) changed: the page is written anew
+        if previous is not None and written_anew(plan.slug):
+            previous = None  # the writer (prompt, model) changed, or the page is provisional
         additions_only = False
         if page is not None and previous is not None:
             evidence = choose_evidence(ranked, budget, _item_tokens, keep={k for k, _c in previous["chosen"]},
@@ -186,8 +194,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             baseline, additions_only = body, True
         else:
             evidence = choose_evidence(ranked, budget, _item_tokens)
-            # A page written by another writer (prompt, model) is written anew, not merged.
-            rewrite = packs.get(pack_key(plan.slug), {}).get("writer") not in (None, writer)
+            # A page written by another writer (prompt, model), or provisionally, is written anew.
+            rewrite = written_anew(plan.slug)
             is_update = page is not None and plan.action == UPDATE and not rewrite
             request = _request(
                 plan, evidence, page.markdown if is_update and page else "",
@@ -235,8 +243,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     async def _store(plan: PagePlan, page: Page | None, cleaned: CleanPage, evidence: list[EvidenceItem],
                      ranked: list[EvidenceItem], *, absorbed: bool = False) -> None:
-        pack = CacheEntry(id=pack_key(plan.slug), namespace=PACK_NAMESPACE, value={**pack_value(evidence, ranked), "writer": writer},
-                          created_at=time.time())
+        value = {**pack_value(evidence, ranked), "writer": writer, **({"provisional": True} if provisional else {})}
+        pack = CacheEntry(id=pack_key(plan.slug), namespace=PACK_NAMESPACE, value=value, created_at=time.time())
         if absorbed and page is not None:  # same text: new fingerprint only, no new version
             page.evidence_fingerprint, page.outlinks, page.title = plan.evidence_fingerprint, cleaned.outlinks, plan.title
             page.pending_update = False
@@ -304,6 +312,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     }
     if tally.rejected:
         details["rejected_pages"] = sorted(tally.rejected)
+    if tally.failed:
+        details["failed_pages"] = dict(sorted(tally.failed.items()))
     if len(tasks) < len(todo):
         details["cancelled"] = True
     return PhaseResult(

@@ -14,7 +14,7 @@ from compendium.engines.usage import UsageMeter
 from compendium.errors import BudgetExceeded, EngineError, EngineUnavailable, ReplyError
 from compendium.storage.factory import open_store
 from compendium.storage.response_cache import StoreResponseCache
-from tests.support.llm_server import ChatRequest, LLMServer
+from tests.support.llm_server import TRUNCATED_JSON, ChatRequest, LLMServer
 
 
 class Answer(BaseModel):
@@ -186,7 +186,7 @@ async def test_malformed_reply_is_repaired_by_a_second_attempt(llm_server):
     assert reply.city == "Armonk"
     assert llm_server.calls["chat"] == 2
     repair = llm_server.requests[1].messages
-    assert repair[-2] == {"role": "assistant", "content": '{"entities": ['}
+    assert repair[-2] == {"role": "assistant", "content": TRUNCATED_JSON}
     assert "not valid" in repair[-1]["content"]
     assert usage.get("other").llm_calls == 2
 

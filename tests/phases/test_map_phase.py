@@ -58,7 +58,7 @@ async def test_extracts_once_then_only_what_changed(server, store, make_ctx):
     third = await map_phase.run(template, ctx)
     assert (third.done, third.skipped, third.details["purged"]) == (1, 3, 1)
     assert server.calls["chat"] == 1
-    assert ctx.state["map"] == {"changed_chunks": ["k1"], "purged_chunks": ["k4"]}
+    assert ctx.state["map"] == {"changed_chunks": ["k1"], "purged_chunks": ["k4"], "incomplete": False}
     assert "k4" not in await extracts(store)
 
 
@@ -114,7 +114,9 @@ async def test_unusable_items_are_dropped_and_unknown_types_retyped(server, stor
             {"chunk": "c1", "name": "9f86d081884c7d65", "type": "person", "description": "", "aliases": []},
             {"chunk": "c7", "name": "Ghost", "type": "person", "description": "", "aliases": []},
         ],
-        "concepts": [],
+        # Usable items, so that half (not most) of the reply is dropped and the compile goes on.
+        "concepts": [{"chunk": "c1", "term": "Analytical Engine", "definition": "A machine."},
+                     {"chunk": "c1", "term": "Difference Engine", "definition": "Another machine."}],
         "claims": [{"chunk": "c1", "text": "", "entities": []}],
         "relations": [{"chunk": "c1", "source": "Ada Lovelace", "target": "Nobody", "type": "knows",
                        "description": "", "strength": 1}],

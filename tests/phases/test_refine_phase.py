@@ -103,18 +103,20 @@ async def test_new_evidence_updates_only_the_pages_it_touches(server, store, mak
     assert old.markdown.split("\n")[0][:40] in prompt  # the existing page was handed to the writer
 
 
-async def test_a_merge_that_shrinks_the_page_is_rejected(server, store, make_ctx):
+async def test_an_update_that_cites_none_of_the_new_evidence_keeps_the_page(server, store, make_ctx):
     template = Template(name="t", artifacts=["wiki_pages"])
     await store.upsert(knowledge_base())
     await compile_pages(template, make_ctx)
     old = (await pages_of(store))["grace-hopper"]
     await store.upsert([Claim(id="c-new", text="Grace Hopper joined the Navy.", chunk_id="d1-k3",
                               document_id="d1", entity_ids=[entity_id("Grace Hopper")])])
-    server.responder = lambda request: "Hopper."
+    server.responder = lambda request: "Hopper was a pioneer of computing."
+    server.reset()
     _ctx, result = await compile_pages(template, make_ctx)
-    assert result.details["rejected"] == 1 and result.details["rejected_pages"] == ["grace-hopper"]
+    assert server.calls["text"] == 3  # asked, then two repairs
+    assert result.failed == 1 and "cites none of the evidence" in result.details["failed_pages"]["grace-hopper"]
     kept = (await pages_of(store))["grace-hopper"]
-    assert kept.markdown == old.markdown and kept.pending_update
+    assert (kept.markdown, kept.version) == (old.markdown, old.version)
 
 
 async def test_edited_pages_are_never_overwritten(server, store, make_ctx):

@@ -14,11 +14,29 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from compendium.engines.offline_embedder import OfflineEmbedder
+from compendium.fingerprint import fingerprint
 
 from .llm_responder import KnowledgeResponder
 
 SCHEMA_SUFFIX = "\n\nReply with one JSON object only, matching the JSON schema"
-FAULTS = ("429", "500", "timeout", "malformed", "reject_json_schema", "auth", "not_json")
+# Faults of the transport: any request (chat or embeddings) may meet them.
+HTTP_FAULTS = ("429", "500", "timeout", "reject_json_schema", "auth", "not_json")
+# Faults of the reply's content: a 200 whose text is wrong; only chat requests meet them.
+#   truncated       the body of a JSON reply cut off mid-object ("malformed" is its old name)
+#   garbage         Markdown prose that cites nothing and names no chunk
+#   refusal         "I'm sorry, but I can't help with that."
+#   empty           no text at all
+#   length          the right answer cut in half, with finish_reason "length"
+#   unknown_labels  MAP: every item names a chunk label the batch does not have
+#   label_variants  MAP: labels written as models write them ("[c1]", "C1", "chunk c1", "c1:")
+CONTENT_FAULTS = ("truncated", "malformed", "garbage", "refusal", "empty", "length", "unknown_labels",
+                  "label_variants")
+MAP_FAULTS = ("unknown_labels", "label_variants")
+FAULTS = HTTP_FAULTS + CONTENT_FAULTS
+TRUNCATED_JSON = '{"entities": [ {"name": "Trunc'
+GARBAGE_MARKDOWN = "# Notes\n\nLorem ipsum dolor sit amet, consectetur adipiscing elit.\n\n- item one\n- item two\n"
+REFUSAL = "I'm sorry, but I can't help with that request."
+LABEL_SHAPES = ("[{}]", "{}", "chunk {}", "{}:", "({})", "{}.", " {} ")
 
 
 def count_tokens(text: str) -> int:
@@ -42,10 +60,21 @@ class ChatRequest:
 
     @property
     def prompt(self) -> str:
-        """The last user message: where our prompts put the task."""
+        """The first user message: where our prompts put the task (a repair follows it)."""
         users = [m for m in self.messages if m.get("role") == "user"]
-        text = str(users[-1]["content"]) if users else ""
+        text = str(users[0]["content"]) if users else ""
         return text.split(SCHEMA_SUFFIX, 1)[0]  # the json_object fallback's appended schema
+
+    @property
+    def repair(self) -> str:
+        """The last user message when the client asks again after a bad reply, else ""."""
+        users = [m for m in self.messages if m.get("role") == "user"]
+        return str(users[-1]["content"]).split(SCHEMA_SUFFIX, 1)[0] if len(users) > 1 else ""
+
+    @property
+    def task_key(self) -> str:
+        """Names the task whatever the attempt: a retry or a repair of it has the same key."""
+        return fingerprint(self.model, self.system, self.prompt, self.schema_name)
 
     @property
     def system(self) -> str:
@@ -58,7 +87,11 @@ Responder = Callable[[ChatRequest], str]
 class LLMServer:
     """Start with `start()`, stop with `stop()`; `base_url` ends in /v1.
 
-    Scripting: `fail_next(n, kind)` queues faults for the next n requests (chat or embeddings);
+    Scripting: `fail_next(n, kind)` queues faults for the next n requests (chat or embeddings;
+    a content fault waits for a chat request); `fault_rate(kind, rate, seed)` faults that share
+    of the tasks (every 1/rate-th task first seen, counted from `seed`), each on its first
+    attempt only, so its retry or repair gets the clean answer: the answers, and so the
+    compile's output, do not change, only what it costs to get them;
     `supports_json_schema = False` makes every json_schema request a 400; `api_key` set makes
     any other bearer key a 401; `set_latency(s)` delays every answer; `responder` decides the
     content of chat replies (default: KnowledgeResponder, which answers Compendium's prompts).
@@ -74,6 +107,8 @@ class LLMServer:
         self.model_names = ["test-chat", "test-embed"]
         self._embedder = OfflineEmbedder(dimensions=embedding_dimensions)
         self._faults: deque[str] = deque()
+        self._rate: tuple[str, float, int] | None = None
+        self._seen: set[str] = set()  # tasks already asked under a fault rate: asked again, clean
         self._lock = threading.Lock()
         self.requests: list[ChatRequest] = []
         self.reset()
@@ -88,6 +123,14 @@ class LLMServer:
         with self._lock:
             self._faults.extend([kind] * n)
 
+    def fault_rate(self, kind: str | None, rate: float = 0.0, seed: int = 0) -> None:
+        """Fault `rate` of the tasks with `kind` (None: no more rate faults)."""
+        if kind is not None and kind not in FAULTS:
+            raise ValueError(f"unknown fault {kind!r}; expected one of {', '.join(FAULTS)}")
+        with self._lock:
+            self._rate = (kind, rate, seed) if kind else None
+            self._seen.clear()
+
     def set_latency(self, seconds: float) -> None:
         self.latency = seconds
 
@@ -99,10 +142,32 @@ class LLMServer:
             self.completion_tokens = 0
             self.requests = []
             self._faults.clear()
+            self._rate = None
+            self._seen.clear()
 
-    def _next_fault(self) -> str | None:
+    def _next_fault(self, route: str, body: dict[str, Any]) -> str | None:
+        """The fault this request meets: the queue first, then the rate (chat content faults
+        wait in the queue for a chat request; MAP faults count MAP requests only)."""
+        chat = route == "/v1/chat/completions"
         with self._lock:
-            return self._faults.popleft() if self._faults else None
+            if self._faults and (chat or self._faults[0] in HTTP_FAULTS):
+                return self._faults.popleft()
+            if self._rate is None:
+                return None
+            kind, rate, seed = self._rate
+            if kind in CONTENT_FAULTS and not chat:
+                return None
+            if kind in MAP_FAULTS and self.chat_request(body).schema_name != "extraction":
+                return None
+            task = self.task_of(route, body)
+            if task in self._seen:
+                return None
+            # Every 1/rate-th new task, counted from `seed`: exactly that share of the tasks.
+            n = len(self._seen) + seed
+            self._seen.add(task)
+            if int((n + 1) * rate) == int(n * rate):
+                return None
+            return kind
 
     # ---- lifecycle ---------------------------------------------------------------------
 
@@ -151,24 +216,17 @@ class LLMServer:
             self.prompt_tokens += prompt
             self.completion_tokens += completion
 
-    def chat(self, body: dict[str, Any], fault: str | None) -> tuple[int, dict[str, Any]]:
+    def chat_request(self, body: dict[str, Any]) -> ChatRequest:
         response_format = body.get("response_format")
         kind = (response_format or {}).get("type", "text")
         messages = body.get("messages") or []
-        if kind == "json_schema" and (fault == "reject_json_schema" or not self.supports_json_schema):
-            self._count("chat", "rejected_json_schema")
-            return 400, _error(
-                "response_format of type 'json_schema' is not supported by this model",
-                "invalid_request_error",
-                param="response_format",
-            )
         schema_name = None
         if kind == "json_schema":
             schema_name = response_format["json_schema"]["name"]  # type: ignore[index]
         elif kind == "json_object":
             found = re.search(r'matching the JSON schema "(\w+)"', str(messages[-1].get("content", "")))
             schema_name = found.group(1) if found else "json"
-        request = ChatRequest(
+        return ChatRequest(
             model=str(body.get("model", "")),
             messages=messages,
             response_format=response_format,
@@ -176,11 +234,28 @@ class LLMServer:
             temperature=body.get("temperature"),
             body=body,
         )
+
+    def task_of(self, route: str, body: dict[str, Any]) -> str:
+        if route == "/v1/chat/completions":
+            return self.chat_request(body).task_key
+        return fingerprint(body.get("model"), body.get("input"))
+
+    def chat(self, body: dict[str, Any], fault: str | None) -> tuple[int, dict[str, Any]]:
+        request = self.chat_request(body)
+        kind = (request.response_format or {}).get("type", "text")
+        if kind == "json_schema" and (fault == "reject_json_schema" or not self.supports_json_schema):
+            self._count("chat", "rejected_json_schema")
+            return 400, _error(
+                "response_format of type 'json_schema' is not supported by this model",
+                "invalid_request_error",
+                param="response_format",
+            )
+        schema_name = request.schema_name
         self._count("chat", kind, *([schema_name] if schema_name else []))
         with self._lock:
             self.requests.append(request)
-        content = '{"entities": [' if fault == "malformed" else self.responder(request)
-        prompt_tokens = sum(count_tokens(str(m.get("content", ""))) for m in messages)
+        content, finish = self._content(request, fault)
+        prompt_tokens = sum(count_tokens(str(m.get("content", ""))) for m in request.messages)
         completion_tokens = count_tokens(content)
         self._tokens(prompt_tokens, completion_tokens)
         return 200, {
@@ -192,7 +267,7 @@ class LLMServer:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "finish_reason": finish,
                 }
             ],
             "usage": {
@@ -201,6 +276,23 @@ class LLMServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+
+    def _content(self, request: ChatRequest, fault: str | None) -> tuple[str, str]:
+        """The reply's text and finish_reason, spoiled as the fault says."""
+        if fault in ("truncated", "malformed"):
+            return TRUNCATED_JSON, "stop"
+        if fault == "garbage":
+            return GARBAGE_MARKDOWN, "stop"
+        if fault == "refusal":
+            return REFUSAL, "stop"
+        if fault == "empty":
+            return "", "stop"
+        answer = self.responder(request)
+        if fault == "length":
+            return answer[: max(1, len(answer) // 2)], "length"
+        if fault in ("unknown_labels", "label_variants") and request.schema_name == "extraction":
+            return _relabel(answer, fault), "stop"
+        return answer, "stop"
 
     def embeddings(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         texts = body.get("input")
@@ -227,6 +319,26 @@ class LLMServer:
             "model": body.get("model", ""),
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
+
+
+def _relabel(answer: str, fault: str) -> str:
+    """A MAP reply whose chunk labels are unknown ("x1") or written in other shapes."""
+    try:
+        reply = json.loads(answer)
+    except ValueError:
+        return answer
+    n = 0
+    for items in reply.values() if isinstance(reply, dict) else ():
+        for item in items if isinstance(items, list) else ():
+            if isinstance(item, dict) and isinstance(item.get("chunk"), str):
+                label = item["chunk"]
+                if fault == "unknown_labels":
+                    item["chunk"] = "x" + label.lstrip("cC")
+                else:
+                    shape = LABEL_SHAPES[n % len(LABEL_SHAPES)]
+                    item["chunk"] = shape.format(label.upper() if n % 2 else label)
+                n += 1
+    return json.dumps(reply)
 
 
 def _error(message: str, type_: str, *, param: str | None = None, code: str | None = None) -> dict[str, Any]:
@@ -296,7 +408,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("model") not in state.model_names:
             self._send(404, _error(f"The model `{body.get('model')}` does not exist", "invalid_request_error", code="model_not_found"))
             return
-        fault = state._next_fault()
+        fault = state._next_fault(route, body)
         if fault == "429":
             state._count("faults", "fault_429")
             self._send(429, _error("Rate limit reached", "requests", code="rate_limit_exceeded"), {"Retry-After": "0"})
@@ -321,7 +433,7 @@ class _Handler(BaseHTTPRequestHandler):
         if route == "/v1/embeddings":
             status, payload = state.embeddings(body)
         else:
-            if fault == "malformed":
-                state._count("faults", "fault_malformed")
+            if fault in CONTENT_FAULTS:
+                state._count("faults", f"fault_{fault}")
             status, payload = state.chat(body, fault)
         self._send(status, payload)

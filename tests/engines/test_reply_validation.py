@@ -1,0 +1,166 @@
+"""Every model reply is checked before it is cached or returned: through the scripted server
+and the real openai client, with the faults models and proxies produce."""
+
+from __future__ import annotations
+
+import pytest
+
+from compendium.engines.factory import build_engine
+from compendium.engines.tasks import ChunkInput, EvidenceItem, ExtractionBatch, PageRequest
+from compendium.engines.usage import UsageMeter
+from compendium.errors import LabelError, ReplyError
+from compendium.phases.batching import split_reply
+from compendium.storage.factory import open_store
+from compendium.storage.records import CacheEntry
+from compendium.storage.response_cache import StoreResponseCache
+from compendium.templates.schema import Template
+from tests.support.llm_fixtures import settings_for
+from tests.support.llm_server import GARBAGE_MARKDOWN, REFUSAL, TRUNCATED_JSON
+
+TEMPLATE = Template(name="wiki", entity_types=[{"name": "person"}, {"name": "machine"}])
+PAGE = PageRequest(
+    slug="ada-lovelace",
+    title="Ada Lovelace",
+    kind="entity",
+    description="A mathematician.",
+    aliases=[],
+    evidence=[
+        EvidenceItem(1, "Ada Lovelace published notes on the Analytical Engine in 1843.", "k1", "History"),
+        EvidenceItem(2, "Ada Lovelace worked with Charles Babbage.", "k2", "History"),
+    ],
+    links=[],
+)
+BATCH = ExtractionBatch(
+    [
+        ChunkInput("c1", "Ada Lovelace worked with Charles Babbage on the Analytical Engine.", [], "History"),
+        ChunkInput("c2", "Grace Hopper wrote the first compiler for the Harvard Mark I.", [], "Pioneers"),
+    ]
+)
+PAGE_FAULTS = ["truncated", "empty", "refusal", "garbage", "length"]
+
+
+@pytest.fixture
+async def store(tmp_path):
+    opened = await open_store(f"sqlite:///{tmp_path / 'cache.db'}")
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+async def engine(llm_server, store):
+    built = build_engine(settings_for(llm_server), TEMPLATE, usage=UsageMeter(), cache=StoreResponseCache(store))
+    yield built
+    await built.close()
+
+
+async def cached_replies(store) -> list[str]:
+    return [e.value["content"] async for e in store.scan(CacheEntry) if e.namespace == "llm"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("fault", PAGE_FAULTS)
+async def test_a_bad_page_reply_is_repaired_and_only_the_good_one_is_kept(fault, engine, llm_server, store):
+    llm_server.fail_next(1, fault)
+    markdown = await engine.write_page(PAGE, TEMPLATE)
+    assert "Ada Lovelace published notes on the Analytical Engine in 1843. [^1]" in markdown
+    assert llm_server.calls["text"] == 2
+    repair = llm_server.requests[1]
+    assert repair.messages[-1]["role"] == "user" and "cannot be published" in repair.repair
+    assert "[^1]" in repair.repair  # the instruction names the evidence to cite
+    assert await cached_replies(store) == [markdown] and engine.client.repairs == 1
+
+
+@pytest.mark.parametrize("reply", [TRUNCATED_JSON, "", REFUSAL, GARBAGE_MARKDOWN, '{"markdown": "Ada. [^1]"}'])
+async def test_a_page_that_stays_bad_is_an_error_naming_why_and_is_never_cached(reply, engine, llm_server, store):
+    llm_server.responder = lambda request: reply
+    with pytest.raises(ReplyError, match="page 'ada-lovelace' was not usable after 2 repairs") as caught:
+        await engine.write_page(PAGE, TEMPLATE)
+    assert caught.value.problem
+    assert llm_server.calls["text"] == 3  # the bound: one ask, two repairs
+    assert await cached_replies(store) == []
+
+
+@pytest.mark.parametrize("fault", PAGE_FAULTS)
+async def test_a_page_that_keeps_meeting_a_fault_is_never_published_or_cached(fault, engine, llm_server, store):
+    llm_server.fail_next(3, fault)
+    with pytest.raises(ReplyError, match="not usable after 2 repairs"):
+        await engine.write_page(PAGE, TEMPLATE)
+    assert llm_server.calls["text"] == 3 and await cached_replies(store) == []
+
+
+async def test_a_clean_rerun_asks_again_after_a_bad_reply(llm_server, store):
+    default = llm_server.responder
+    llm_server.responder = lambda request: REFUSAL
+    first = build_engine(settings_for(llm_server), TEMPLATE, usage=UsageMeter(), cache=StoreResponseCache(store))
+    try:
+        with pytest.raises(ReplyError):
+            await first.write_page(PAGE, TEMPLATE)
+    finally:
+        await first.close()
+    llm_server.responder = default
+    llm_server.reset()
+    again = build_engine(settings_for(llm_server), TEMPLATE, usage=UsageMeter(), cache=StoreResponseCache(store))
+    try:
+        markdown = await again.write_page(PAGE, TEMPLATE)
+    finally:
+        await again.close()
+    assert llm_server.calls["text"] == 1 and "[^1]" in markdown
+
+
+async def test_a_page_cut_off_at_the_token_limit_is_asked_again(engine, llm_server):
+    llm_server.fail_next(1, "length")
+    await engine.write_page(PAGE, TEMPLATE)
+    first = llm_server.requests[0]
+    assert first.body["max_tokens"] == int(PAGE.max_tokens * 1.5)
+    assert "finish_reason: length" in llm_server.requests[1].repair
+
+
+async def test_map_label_variants_are_read_not_dropped(engine, llm_server):
+    llm_server.fail_next(1, "label_variants")
+    varied = await engine.extract(BATCH, TEMPLATE)
+    assert llm_server.calls["extraction"] == 1  # no repair: every label names a chunk
+    written = {item.chunk for item in varied.entities + varied.claims}
+    assert written - {"c1", "c2"}  # the labels came back in other shapes...
+    uncached = build_engine(settings_for(llm_server), TEMPLATE, usage=UsageMeter())
+    try:
+        clean = await uncached.extract(BATCH, TEMPLATE)
+    finally:
+        await uncached.close()
+    labels = {"c1": "k1", "c2": "k2"}
+    by_clean, _ = split_reply(clean, labels, TEMPLATE)
+    by_varied, counts = split_reply(varied, labels, TEMPLATE)
+    assert by_varied == by_clean and counts.unknown_labels == 0  # ...and were all read
+
+
+async def test_a_map_reply_naming_no_chunk_is_repaired_with_the_valid_labels(engine, llm_server, store):
+    llm_server.fail_next(1, "unknown_labels")
+    reply = await engine.extract(BATCH, TEMPLATE)
+    assert {item.chunk for item in reply.entities} <= {"c1", "c2"}
+    assert llm_server.calls["extraction"] == 2
+    repair = llm_server.requests[1].repair
+    assert "name no chunk of this batch" in repair and "c1, c2" in repair and "'x1'" in repair
+    assert all('"x1"' not in content for content in await cached_replies(store))
+
+
+async def test_a_map_reply_that_keeps_naming_no_chunk_fails_and_is_never_cached(engine, llm_server, store):
+    llm_server.fail_next(2, "unknown_labels")
+    with pytest.raises(LabelError) as caught:
+        await engine.extract(BATCH, TEMPLATE)
+    assert caught.value.unknown == caught.value.items > 0
+    assert "the model does not cite chunk labels" in str(caught.value)
+    assert llm_server.calls["extraction"] == 2  # retried once, then given up
+    assert await cached_replies(store) == []
+
+
+async def test_a_truncated_map_reply_is_repaired_and_never_cached(engine, llm_server, store):
+    llm_server.fail_next(1, "truncated")
+    reply = await engine.extract(BATCH, TEMPLATE)
+    assert reply.entities and llm_server.calls["extraction"] == 2
+    cached = await cached_replies(store)
+    assert len(cached) == 1 and TRUNCATED_JSON not in cached[0]
+
+
+async def test_a_map_reply_that_stays_truncated_fails_and_is_never_cached(engine, llm_server, store):
+    llm_server.fail_next(2, "truncated")
+    with pytest.raises(ReplyError, match="even after one repair"):
+        await engine.extract(BATCH, TEMPLATE)
+    assert llm_server.calls["extraction"] == 2 and await cached_replies(store) == []
