@@ -20,6 +20,12 @@ from .compiler.events import (
 )
 from .errors import CompendiumError
 
+# Exit codes (README, "Exit codes"). A compile exits with its status's code; any command stopped
+# by an error exits with that error's code (compendium.errors: 2 input, 3 store, 4 not found,
+# 5 LLM endpoint, 6 budget, 7 cancelled, 9 busy).
+COMPILE_EXIT_CODES = {"succeeded": 0, "failed": 1, "budget_exceeded": 6, "cancelled": 7, "partial": 8}
+INTERRUPTED = 130
+
 
 class PlainProgress:
     """One line per phase start/finish and per message: for logs and pipes."""
@@ -156,9 +162,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
         f"{pages['unchanged']} unchanged, {pages['deleted']} deleted; "
         f"{totals['llm_calls']} LLM calls, {totals['prompt_tokens'] + totals['completion_tokens']} tokens."
     )
-    if report.failed:
-        print(f"Compile {report.status}: {report.error or 'some items failed; run compile again to retry them'}", file=sys.stderr)
-        return 1
+    code = COMPILE_EXIT_CODES[report.status]
+    if code:
+        print(f"Compile {report.status}: {report.error or 'run compile again to resume'}", file=sys.stderr)
+        return code
     print("Export the wiki with: compendium export --format site OUT  (or vault, json, graphml)")
     return 0
 
@@ -362,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted: what was stored is kept; run the command again to resume", file=sys.stderr)
-        return 130
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -34,9 +34,10 @@ from .events import (
     PhaseStarted,
     event_to_dict,
 )
+from .report import STATUSES
 
 ACTIVE = ("queued", "running")
-FINISHED = ("succeeded", "failed", "cancelled", "budget_exceeded")
+FINISHED = STATUSES  # how a job ends: the compile report's own status
 MAX_EVENTS = 500  # events kept on the job for late SSE readers; older ones are dropped
 PROGRESS_EVERY = 0.5  # seconds between progress writes
 MAX_ATTEMPTS = 5  # leases before a job that keeps killing its workers is failed

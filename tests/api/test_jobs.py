@@ -122,6 +122,27 @@ async def test_the_token_budget_stops_a_compile_before_the_next_llm_call(make_ap
         assert await kb_store(api.store, "acme", "kb").count(Page) == 0
 
 
+async def test_a_job_whose_batches_failed_for_good_is_partial_in_the_job_and_the_report(make_api, llm_server):
+    from tests.cli.test_compile_status import POISON, poisoned
+
+    llm_server.responder = poisoned
+    async with make_api(settings_for(llm_server, max_retries=0)) as api:
+        key, h = await _kb(api)
+        await api.upload_corpus("kb", key, only=4)
+        glitch = ("glitch.md", f"# {POISON}\n\nThe {POISON} module rewrites pages.\n".encode(), "text/markdown")
+        r = await api.client.post("/knowledge-bases/kb/documents", files=[("files", glitch)], headers=h)
+        assert r.status_code == 201, r.text
+        job = (await api.client.post("/knowledge-bases/kb/compile", headers=h)).json()
+        final = (await api.follow(job["id"], key))[-1][1]
+        assert final["status"] == "partial"
+        assert final["report"]["status"] == "partial" and final["report"]["phases"]["map"]["failed"] > 0
+        job = (await api.client.get(f"/jobs/{job['id']}", headers=h)).json()
+        assert job["status"] == "partial" and "map" in job["error"] and job["finished_at"]
+        # A partial job is a finished one: the next compile request starts a new job.
+        again = await api.client.post("/knowledge-bases/kb/compile", headers=h)
+        assert again.status_code == 202 and again.json()["id"] != job["id"]
+
+
 async def test_schedules_enqueue_compiles_once_per_due_time(make_api):
     async with make_api(run_worker=False) as api:
         _, h = await _kb(api, engine="offline")
