@@ -44,6 +44,8 @@ default_template: wiki          # `compendium templates list` shows the others
 #   timeout: 120
 #   max_retries: 5
 #   max_concurrency: 8
+#   max_reply_tokens: 8192                  # reply bound (max_tokens) of JSON calls; a budget
+#                                           # reserves it; lower it for a small context window
 #   price_per_1k_prompt: 0.00015            # for cost reports
 #   price_per_1k_completion: 0.0006
 
@@ -54,7 +56,7 @@ default_template: wiki          # `compendium templates list` shows the others
 #   api_key_env: OPENAI_API_KEY
 #   batch_size: 128
 
-# token_budget: 2000000   # LLM tokens one compile may spend
+# token_budget: 2000000   # LLM tokens one compile may spend: a ceiling, never passed
 
 # Which template compiles which documents (first match wins; the rest use default_template).
 # groups:

@@ -13,6 +13,7 @@ from compendium.compiler.schedules import fire_due_schedules
 from compendium.storage.records import Chunk, Extract, Page, Schedule
 from compendium.tenancy import kb_store, system_store
 from tests.support.llm_fixtures import settings_for
+from tests.support.scripted_replies import POISON_DOCUMENT, BoundedResponder, poisoned
 
 
 async def _kb(api, name="kb", **settings):
@@ -104,32 +105,32 @@ async def test_a_job_whose_worker_died_is_taken_over_when_its_lease_expires(make
             await heartbeat(api.store, job["id"], "dead-worker", lease_seconds=5)
 
 
-async def test_the_token_budget_stops_a_compile_before_the_next_llm_call(make_api, llm_server):
-    async with make_api(settings_for(llm_server)) as api:
-        key, h = await _kb(api, token_budget=4000)
+async def test_the_token_budget_is_a_ceiling_for_a_job(make_api, llm_server):
+    llm_server.responder = BoundedResponder()  # replies within max_tokens, as real servers keep them
+    async with make_api(settings_for(llm_server, max_reply_tokens=9000)) as api:
+        key, h = await _kb(api, token_budget=30_000)
         await api.upload_corpus("kb", key)
         job = (await api.client.post("/knowledge-bases/kb/compile", headers=h)).json()
         final = (await api.follow(job["id"], key))[-1][1]
         assert final["status"] == "budget_exceeded"
-        assert "token budget of 4000" in final["error"]
+        assert "token budget of 30000" in final["error"]
         job = (await api.client.get(f"/jobs/{job['id']}", headers=h)).json()
         assert job["status"] == "budget_exceeded"
-        assert final["progress"]["budget_tokens"] == 4000
-        # Calls in flight count against the budget, so concurrent MAP calls cannot overshoot it
-        # by more than what was sent before the meter knew it was spent.
-        assert 0 < llm_server.prompt_tokens <= 4000, llm_server.prompt_tokens
+        assert final["progress"]["budget_tokens"] == 30_000
+        # Each call reserves its prompt and its reply's bound before it is sent: never past it.
+        spent = llm_server.prompt_tokens + llm_server.completion_tokens
+        assert 0 < spent <= 30_000, spent
+        assert final["progress"]["tokens"] == spent
         assert "refine" not in final["report"]["phases"]
         assert await kb_store(api.store, "acme", "kb").count(Page) == 0
 
 
 async def test_a_job_whose_batches_failed_for_good_is_partial_in_the_job_and_the_report(make_api, llm_server):
-    from tests.cli.test_compile_status import POISON, poisoned
-
     llm_server.responder = poisoned
     async with make_api(settings_for(llm_server, max_retries=0)) as api:
         key, h = await _kb(api)
         await api.upload_corpus("kb", key, only=4)
-        glitch = ("glitch.md", f"# {POISON}\n\nThe {POISON} module rewrites pages.\n".encode(), "text/markdown")
+        glitch = ("glitch.md", POISON_DOCUMENT.encode(), "text/markdown")
         r = await api.client.post("/knowledge-bases/kb/documents", files=[("files", glitch)], headers=h)
         assert r.status_code == 201, r.text
         job = (await api.client.post("/knowledge-bases/kb/compile", headers=h)).json()

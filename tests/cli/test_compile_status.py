@@ -13,16 +13,9 @@ from compendium.cli import COMPILE_EXIT_CODES, main
 from compendium.compiler.report import STATUSES
 from compendium.errors import BudgetExceeded, Cancelled
 from tests.support.llm_responder import KnowledgeResponder
-from tests.support.llm_server import ChatRequest, LLMServer
+from tests.support.llm_server import LLMServer
+from tests.support.scripted_replies import POISON_DOCUMENT, BoundedResponder, poisoned
 from tests.support.workspace_fixtures import SAMPLE_CORPUS
-
-POISON = "Glitchweaver"  # MAP replies for a batch holding this word are never valid JSON
-
-
-def poisoned(request: ChatRequest) -> str:
-    if request.schema_name == "extraction" and any(POISON in str(m.get("content")) for m in request.messages):
-        return "Sorry, I cannot help with that."
-    return KnowledgeResponder()(request)
 
 
 @pytest.fixture
@@ -57,9 +50,7 @@ def test_every_status_has_its_own_exit_code():
 
 def test_batches_that_failed_for_good_make_the_compile_partial_everywhere(workspace, llm_server, capsys):
     llm_server.responder = poisoned
-    (workspace / "documents" / "glitch.md").write_text(
-        f"# {POISON}\n\nThe {POISON} module rewrites every page it touches.\n", encoding="utf-8"
-    )
+    (workspace / "documents" / "glitch.md").write_text(POISON_DOCUMENT, encoding="utf-8")
     report_file = workspace.parent / "report.json"
     code, _, err = run(capsys, "-w", str(workspace), "compile", "--plain", "--report", str(report_file))
     report = json.loads(report_file.read_text())
@@ -91,3 +82,27 @@ def test_a_clean_compile_succeeds_with_exit_code_zero(workspace, capsys):
     assert code == 0, err
     last = json.loads(run(capsys, "-w", str(workspace), "status", "--json")[1])["last_compile"]
     assert last["status"] == "succeeded" and last["error"] == ""
+
+
+def test_a_token_budget_is_a_ceiling_with_concurrent_calls(workspace, llm_server, capsys):
+    shutil.copytree(SAMPLE_CORPUS, workspace / "documents" / "corpus")
+    replies = BoundedResponder()
+    llm_server.responder = replies
+    budget = 60_000
+    (workspace / "compendium.yaml").write_text(
+        (workspace / "compendium.yaml").read_text().replace("  retry_wait: 0.01\n", "  retry_wait: 0.01\n  max_reply_tokens: 9000\n")
+        + f"token_budget: {budget}\n"
+    )
+    report_file = workspace.parent / "report.json"
+    code, _, err = run(capsys, "-w", str(workspace), "compile", "--plain", "--report", str(report_file))
+    report = json.loads(report_file.read_text())
+    assert replies.most_at_once > 1  # MAP calls were in flight together
+    assert report["status"] == "budget_exceeded" and code == COMPILE_EXIT_CODES["budget_exceeded"]
+    assert f"token budget of {budget}" in report["error"] and "Compile budget_exceeded" in err
+    spent = llm_server.prompt_tokens + llm_server.completion_tokens
+    assert budget / 2 < spent <= budget, spent  # most of the budget was used, none past it
+    totals = report["totals"]
+    assert totals["prompt_tokens"] + totals["completion_tokens"] == spent
+    assert all(r.body["max_tokens"] > 0 for r in llm_server.requests)  # every call is bounded
+    last = json.loads(run(capsys, "-w", str(workspace), "status", "--json")[1])["last_compile"]
+    assert last["status"] == "budget_exceeded"
