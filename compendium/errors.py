@@ -11,7 +11,8 @@
     │   ├── EngineUnavailable       unreachable, or wrong credentials (retries will not help)
     │   └── ReplyError              the model's reply could not be parsed or validated
     ├── BudgetExceeded              the next LLM call would pass the compile's token budget
-    └── Cancelled                   a job was cancelled
+    ├── Cancelled                   a job was cancelled
+    └── Busy                        another compile of the knowledge base and template runs
 """
 
 from __future__ import annotations
@@ -91,3 +92,7 @@ class BudgetExceeded(CompendiumError):
 
 class Cancelled(CompendiumError):
     exit_code = 7
+
+
+class Busy(CompendiumError):
+    exit_code = 9

@@ -9,7 +9,8 @@ from typing import Any
 
 from .compiler.context import CompileContext, group_templates
 from .compiler.events import EventSink, Message, NullSink
-from .compiler.orchestrator import last_compile, run_compile
+from .compiler.exclusive import compile_exclusively
+from .compiler.orchestrator import last_compile
 from .compiler.report import CompileReport
 from .engines.usage import UsageMeter
 from .errors import WorkspaceError
@@ -53,8 +54,12 @@ async def compile_workspace(
     template_name: str | None = None,
     events: EventSink | None = None,
     store: Store | None = None,
+    wait: bool = False,
 ) -> CompileReport:
-    """Compile the workspace's documents with a template; returns the report (also stored)."""
+    """Compile the workspace's documents with a template; returns the report (also stored).
+
+    One compile of a knowledge base and template runs at a time: while another holds the lease
+    this raises Busy naming it, or with `wait` waits for it to end."""
     from .engines.factory import build_embedder, build_engine
 
     template = resolve_template(settings, template_name)
@@ -78,7 +83,7 @@ async def compile_workspace(
             documents_dir=documents_dir,
         )
         _apply_groups(ctx, settings)
-        return await run_compile(ctx)
+        return await compile_exclusively(store, ctx, knowledge_base=settings.knowledge_base, wait=wait)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -3,8 +3,10 @@
 A job is queued, then leased by one worker for `lease_seconds`; the worker heartbeats (which
 extends the lease and saves progress) until it finishes. A worker that dies stops
 heartbeating, its lease expires and the next worker to look takes the job over; the compile
-resumes from what the phases stored. Every state change is a read-modify-write inside a
-store transaction, so two workers never hold one job and a cancel is never lost.
+resumes from what the phases stored. A lease holder on this host whose process is gone is
+taken over at once. Every state change is a read-modify-write inside a store transaction, so
+two workers never hold one job and a cancel is never lost. The CLI's compiles hold the same
+lease (`claim`, trigger "cli"), so one knowledge base and template compile once at a time.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ PROGRESS_EVERY = 0.5  # seconds between progress writes
 MAX_ATTEMPTS = 5  # leases before a job that keeps killing its workers is failed
 
 
+STALE_LEASES = 10  # a live holder on this host that missed this many leases is presumed hung
+
+
 class LeaseLost(CompendiumError):
     """This worker no longer holds the job (its lease expired and another took it)."""
 
@@ -60,6 +65,48 @@ def new_job_id() -> str:
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+def lease_holder(owner: str) -> tuple[str, int] | None:
+    """(host, pid) of a lease owner named by worker_name(); None for other names."""
+    host, sep, _token = owner.rpartition(":")  # host:pid:token; a host name holds no ":"
+    host, sep2, pid = host.rpartition(":")
+    if not (sep and sep2 and pid.isdigit()):
+        return None
+    return host, int(pid)
+
+
+def _holder_alive(owner: str) -> bool | None:
+    """Whether the owner's process runs: known only on its own host (None elsewhere)."""
+    holder = lease_holder(owner)
+    if holder is None or holder[0] != socket.gethostname():
+        return None
+    pid = holder[1]
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    try:  # a killed process its parent has not reaped yet is a zombie: gone all the same
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def lease_free(job: Job, now: float) -> bool:
+    """Whether a worker may take this active job: queued, or its holder is gone (on this host,
+    its process ended; elsewhere, its lease expired without a heartbeat)."""
+    if job.status != "running":
+        return True
+    alive = _holder_alive(job.lease_owner)
+    if alive is False:
+        return True
+    if alive is True:  # busy, perhaps between heartbeats on a blocked loop: leave it be
+        lease = max(job.lease_expires_at - job.heartbeat_at, 1.0)
+        return now > job.lease_expires_at + STALE_LEASES * lease
+    return job.lease_expires_at <= now
 
 
 async def _jobs(system: Store, where: dict[str, Any]) -> list[Job]:
@@ -102,8 +149,8 @@ async def lease_next(
     async with system.transaction():
         now = time.time() if now is None else now
         for job in await _jobs(system, {"status": list(ACTIVE)}):
-            if job.status == "running" and job.lease_expires_at > now:
-                continue
+            if job.trigger == "cli" or not lease_free(job, now):
+                continue  # a CLI compile is resumed by the next `compendium compile`, not a worker
             if job.cancel_requested:  # cancelled while its worker was gone
                 job.status, job.finished_at, job.lease_owner = "cancelled", now, ""
                 await system.upsert([job])
@@ -120,6 +167,36 @@ async def lease_next(
             await system.upsert([job])
             return job
     return None
+
+
+async def claim(
+    store: Store, *, tenant: str, knowledge_base: str, template: str, worker: str,
+    lease_seconds: float, trigger: str = "cli", now: float | None = None,
+) -> tuple[Job | None, Job | None]:
+    """Lease the compile of this knowledge base and template for `worker` now: a new job, or the
+    active one whose holder is gone (it resumes). Returns (leased job, None), or (None, the job
+    whose live holder has it)."""
+    system = _system(store)
+    async with system.transaction():
+        now = time.time() if now is None else now
+        where = {"tenant": tenant, "knowledge_base": knowledge_base, "template": template, "status": list(ACTIVE)}
+        active = await _jobs(system, where)
+        held = [job for job in active if not lease_free(job, now)]
+        if held:
+            return None, held[0]
+        if active:
+            job = active[0]
+            job.attempts += 1
+        else:
+            job = Job(
+                id=new_job_id(), tenant=tenant, knowledge_base=knowledge_base, template=template,
+                created_at=now, trigger=trigger, attempts=1,
+            )
+        job.status, job.lease_owner, job.cancel_requested = "running", worker, False
+        job.lease_expires_at, job.heartbeat_at = now + lease_seconds, now
+        job.started_at = job.started_at or now
+        await system.upsert([job])
+    return job, None
 
 
 async def _owned(system: Store, job_id: str, worker: str) -> Job:
