@@ -17,6 +17,7 @@ from .errors import WorkspaceError
 from .settings import Settings
 from .storage.base import Store
 from .storage.records import Chunk, Claim, Document, Entity, Page, Relation, Topic
+from .tempfiles import DOCUMENTS, sweep
 from .templates.schema import Template
 from .workspace import DOCUMENTS_DIR, STATE_DIR, STORE_FILE
 
@@ -64,6 +65,8 @@ async def compile_workspace(
 
     template = resolve_template(settings, template_name)
     documents_dir = settings.workspace / DOCUMENTS_DIR if settings.workspace else None
+    if documents_dir is not None:
+        sweep(documents_dir, earlier=DOCUMENTS)  # what a killed add left half-copied
     async with contextlib.AsyncExitStack() as stack:
         if store is None:
             store = await stack.enter_async_context(opened_store(settings))

@@ -16,16 +16,17 @@ import contextlib
 import dataclasses
 import os
 import secrets
-import socket
 import time
 from pathlib import Path
 from typing import Any
 
 from ..engines.usage import UsageMeter
 from ..errors import CompendiumError, NotFound
+from ..processes import process_alive, this_host
 from ..settings import EmbeddingSettings, LLMSettings, Settings
 from ..storage.base import Store
 from ..storage.records import Job, KnowledgeBase
+from ..tempfiles import DOCUMENTS, sweep
 from .context import CompileContext, group_templates
 from .events import (
     CompileFinished,
@@ -64,7 +65,7 @@ def new_job_id() -> str:
 
 
 def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+    return f"{this_host()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
 def lease_holder(owner: str) -> tuple[str, int] | None:
@@ -79,20 +80,9 @@ def lease_holder(owner: str) -> tuple[str, int] | None:
 def _holder_alive(owner: str) -> bool | None:
     """Whether the owner's process runs: known only on its own host (None elsewhere)."""
     holder = lease_holder(owner)
-    if holder is None or holder[0] != socket.gethostname():
+    if holder is None or holder[0] != this_host():
         return None
-    pid = holder[1]
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process: alive
-    try:  # a killed process its parent has not reaped yet is a zombie: gone all the same
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            return stat.read().rpartition(")")[2].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+    return process_alive(holder[1])
 
 
 def lease_free(job: Job, now: float) -> bool:
@@ -368,6 +358,8 @@ async def run_job(
         return await finish(store, job.id, worker, status="failed", error=str(exc))
     if engine.name == "offline":
         recorder.emit(Message("info", "compiling with the offline engine (no LLM endpoint)"))
+    if ctx.documents_dir is not None:
+        await asyncio.to_thread(sweep, ctx.documents_dir, earlier=DOCUMENTS)  # what a killed upload left half-written
     state = {"lost": False, "cancelled": job.cancel_requested}
     keeper = asyncio.create_task(_keep_alive(store, job, worker, lease_seconds, recorder, ctx, state, stop))
     try:
