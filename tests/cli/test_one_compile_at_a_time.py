@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -128,39 +129,51 @@ def test_a_killed_compile_is_taken_over_at_once_by_the_next_one(workspace, llm_s
     assert job.id == held.id and job.status == "succeeded" and job.attempts == 2
 
 
-async def _claim(store, worker: str, now: float | None = None):
-    return await claim(store, tenant=LOCAL_TENANT, knowledge_base="default", template="wiki",
+MYSQL_URL = os.environ.get("COMPENDIUM_TEST_MYSQL_URL", "").strip()
+
+
+@pytest.fixture(params=["sqlite", "mysql"])
+async def lease_store(request, tmp_path: Path):
+    """A store whose system scope holds the jobs; the lease's knowledge base is unique to the test."""
+    if request.param == "mysql" and not MYSQL_URL:
+        pytest.skip("COMPENDIUM_TEST_MYSQL_URL is not set: no MariaDB/MySQL server")
+    url = MYSQL_URL if request.param == "mysql" else f"sqlite:///{tmp_path / 'store.db'}"
+    store = await open_store(url, "default")
+    kb = f"lease-{uuid.uuid4().hex[:8]}"
+    try:
+        yield store, kb
+    finally:
+        await system_store(store).delete(Job, {"knowledge_base": kb})
+        await store.close()
+
+
+async def _claim(lease_store, worker: str, now: float | None = None):
+    store, kb = lease_store
+    return await claim(store, tenant=LOCAL_TENANT, knowledge_base=kb, template="wiki",
                        worker=worker, lease_seconds=30, now=now)
 
 
-async def test_a_lease_held_elsewhere_is_taken_over_only_when_it_expires(tmp_path):
-    store = await open_store(f"sqlite:///{tmp_path / 'store.db'}", "default")
-    try:
-        now = time.time()
-        other_host = "build-17.example:4242:abc123"
-        job, holder = await _claim(store, other_host, now)
-        assert job is not None and holder is None
-        mine = worker_name()
-        job, holder = await _claim(store, mine, now + 10)
-        assert job is None and holder is not None and holder.lease_owner == other_host
-        job, holder = await _claim(store, mine, now + 31)  # no heartbeat for a whole lease
-        assert job is not None and job.lease_owner == mine and job.attempts == 2
-        # This process is alive: nobody else on this host takes its lease, expired or not.
-        job, holder = await _claim(store, "x:1:y", now + 62)
-        assert job is None and holder is not None and holder.lease_owner == mine
-    finally:
-        await store.close()
+async def test_a_lease_held_elsewhere_is_taken_over_only_when_it_expires(lease_store):
+    store = lease_store
+    now = time.time()
+    other_host = "build-17.example:4242:abc123"
+    job, holder = await _claim(store, other_host, now)
+    assert job is not None and holder is None
+    mine = worker_name()
+    job, holder = await _claim(store, mine, now + 10)
+    assert job is None and holder is not None and holder.lease_owner == other_host
+    job, holder = await _claim(store, mine, now + 31)  # no heartbeat for a whole lease
+    assert job is not None and job.lease_owner == mine and job.attempts == 2
+    # This process is alive: nobody else on this host takes its lease, expired or not.
+    job, holder = await _claim(store, "x:1:y", now + 62)
+    assert job is None and holder is not None and holder.lease_owner == mine
 
 
-async def test_a_lease_of_a_process_that_ended_on_this_host_is_free_at_once(tmp_path):
+async def test_a_lease_of_a_process_that_ended_on_this_host_is_free_at_once(lease_store):
     ended = await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
     await ended.wait()  # ended and reaped: its pid names no process now
     gone = f"{socket.gethostname()}:{ended.pid}:abc123"
-    store = await open_store(f"sqlite:///{tmp_path / 'store.db'}", "default")
-    try:
-        job, _ = await _claim(store, gone)
-        assert job is not None
-        job, holder = await _claim(store, worker_name())
-        assert job is not None and holder is None and job.attempts == 2
-    finally:
-        await store.close()
+    job, _ = await _claim(lease_store, gone)
+    assert job is not None
+    job, holder = await _claim(lease_store, worker_name())
+    assert job is not None and holder is None and job.attempts == 2
