@@ -11,10 +11,12 @@ from ..errors import Busy, CompendiumError
 from ..storage.base import Store
 from ..storage.records import Job
 from .context import CompileContext
-from .jobs import LeaseLost, claim, finish, heartbeat, lease_holder, worker_name
+from .jobs import LeaseLost, claim, confirm_claim, finish, heartbeat, lease_holder, worker_name
 from .report import CANCELLED, CompileReport
 
 LOCAL_TENANT = ""  # a workspace's compiles belong to no tenant of the server
+SETTLE_SECONDS = 0.5  # for concurrent claims to land on a store that does not serialize them
+SERIALIZING_BACKENDS = ("sqlite",)  # a transaction there holds the database's write lock
 
 
 def describe_holder(job: Job, now: float | None = None) -> str:
@@ -32,11 +34,16 @@ async def acquire(
 ) -> Job:
     """The lease of this compile for `worker`; Busy if a live holder has it (unless `wait`)."""
     told = False
+    serialized = (await store.info()).get("backend") in SERIALIZING_BACKENDS
     while True:
         job, holder = await claim(
             store, tenant=LOCAL_TENANT, knowledge_base=knowledge_base, template=template,
             worker=worker, lease_seconds=lease_seconds,
         )
+        if job is not None and not serialized:
+            await asyncio.sleep(SETTLE_SECONDS)
+            holder = await confirm_claim(store, job, worker)
+            job = job if holder is None else None
         if job is not None:
             return job
         assert holder is not None

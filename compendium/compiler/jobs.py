@@ -189,6 +189,26 @@ async def claim(
     return job, None
 
 
+async def confirm_claim(store: Store, job: Job, worker: str) -> Job | None:
+    """Whether a claim stands, on a store whose transactions do not serialize a read and the
+    write after it (MariaDB, Elasticsearch: two claims may both see the lease free). Called once
+    concurrent claims have landed: the claim stands if this worker still holds its job and no
+    older job of the same compile is running; else it is withdrawn. Returns the winner's job
+    (None when the claim stands)."""
+    system = _system(store)
+    where = {"tenant": job.tenant, "knowledge_base": job.knowledge_base, "template": job.template,
+             "status": list(ACTIVE)}
+    active = await _jobs(system, where)
+    mine = next((j for j in active if j.id == job.id), None)
+    if mine is None or mine.lease_owner != worker:
+        return mine or (active[0] if active else job)  # another took it over after us
+    older = [j for j in active if j.id < job.id and j.status == "running"]
+    if older:  # two new jobs raced: the older one runs, ours never started
+        await system.delete(Job, {"id": job.id})
+        return older[0]
+    return None
+
+
 async def _owned(system: Store, job_id: str, worker: str) -> Job:
     job: Job = await system.get_one(Job, job_id)  # type: ignore[assignment]
     if job.lease_owner != worker or job.status != "running":

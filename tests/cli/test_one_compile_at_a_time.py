@@ -177,3 +177,57 @@ async def test_a_lease_of_a_process_that_ended_on_this_host_is_free_at_once(leas
     assert job is not None
     job, holder = await _claim(lease_store, worker_name())
     assert job is not None and holder is None and job.attempts == 2
+
+
+RACER = """
+import asyncio, sys, time
+from compendium.compiler.exclusive import acquire
+from compendium.compiler.jobs import worker_name
+from compendium.errors import Busy
+from compendium.storage.factory import open_store
+
+async def main(url, kb, start):
+    store = await open_store(url, "default")
+    try:
+        while time.time() < start:
+            await asyncio.sleep(0.001)
+        try:
+            await acquire(store, knowledge_base=kb, template="wiki", worker=worker_name(), wait=False,
+                          lease_seconds=30, poll_seconds=1)
+            print("held")
+        except Busy:
+            print("busy")
+    finally:
+        await store.close()
+
+asyncio.run(main(sys.argv[1], sys.argv[2], float(sys.argv[3])))
+"""
+
+
+@pytest.mark.skipif(not MYSQL_URL, reason="COMPENDIUM_TEST_MYSQL_URL is not set: no MariaDB/MySQL server")
+def test_compiles_that_claim_at_the_same_instant_on_mariadb_get_one_lease():
+    kb = f"race-{uuid.uuid4().hex[:8]}"
+    start = time.time() + 3.0  # every process has connected by then
+    racers = [
+        subprocess.Popen([sys.executable, "-c", RACER, MYSQL_URL, kb, str(start)], cwd=REPO,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    outcomes = []
+    for proc in racers:
+        out, err = proc.communicate(timeout=DEADLINE)
+        assert proc.returncode == 0, err
+        outcomes.append(out.strip())
+
+    async def cleanup() -> list[Job]:
+        store = await open_store(MYSQL_URL, "default")
+        try:
+            jobs = [j async for j in system_store(store).scan(Job, {"knowledge_base": kb})]  # type: ignore[misc]
+            await system_store(store).delete(Job, {"knowledge_base": kb})
+            return jobs
+        finally:
+            await store.close()
+
+    jobs = asyncio.run(cleanup())
+    assert sorted(outcomes) == ["busy", "busy", "busy", "held"]
+    assert len(jobs) == 1 and jobs[0].status == "running"
