@@ -11,12 +11,20 @@ from ..errors import Busy, CompendiumError
 from ..storage.base import Store
 from ..storage.records import Job
 from .context import CompileContext
-from .jobs import LeaseLost, claim, confirm_claim, finish, heartbeat, lease_holder, worker_name
+from .jobs import (
+    SETTLE_SECONDS,
+    LeaseLost,
+    claim,
+    confirm_claim,
+    finish,
+    heartbeat,
+    lease_holder,
+    store_serializes,
+    worker_name,
+)
 from .report import CANCELLED, CompileReport
 
 LOCAL_TENANT = ""  # a workspace's compiles belong to no tenant of the server
-SETTLE_SECONDS = 0.5  # for concurrent claims to land on a store that does not serialize them
-SERIALIZING_BACKENDS = ("sqlite",)  # a transaction there holds the database's write lock
 
 
 def describe_holder(job: Job, now: float | None = None) -> str:
@@ -34,7 +42,7 @@ async def acquire(
 ) -> Job:
     """The lease of this compile for `worker`; Busy if a live holder has it (unless `wait`)."""
     told = False
-    serialized = (await store.info()).get("backend") in SERIALIZING_BACKENDS
+    serialized = await store_serializes(store)
     while True:
         job, holder = await claim(
             store, tenant=LOCAL_TENANT, knowledge_base=knowledge_base, template=template,

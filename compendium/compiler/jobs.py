@@ -47,6 +47,8 @@ MAX_ATTEMPTS = 5  # leases before a job that keeps killing its workers is failed
 
 
 STALE_LEASES = 10  # a live holder on this host that missed this many leases is presumed hung
+SETTLE_SECONDS = 0.5  # for concurrent lease takers to land on a store that does not serialize them
+SERIALIZING_BACKENDS = ("sqlite",)
 
 
 class LeaseLost(CompendiumError):
@@ -134,12 +136,15 @@ async def get_job(store: Store, job_id: str) -> Job:
 async def lease_next(
     store: Store, worker: str, *, lease_seconds: float, now: float | None = None
 ) -> Job | None:
-    """Take the oldest queued job, or a running one whose lease expired; None if there is none."""
+    """Take the oldest queued job, or a running one whose lease expired; None if there is none.
+    A job whose compile (knowledge base and template) another job is running waits for it."""
     system = _system(store)
     async with system.transaction():
         now = time.time() if now is None else now
-        for job in await _jobs(system, {"status": list(ACTIVE)}):
-            if job.trigger == "cli" or not lease_free(job, now):
+        active = await _jobs(system, {"status": list(ACTIVE)})
+        held = {_compile_of(job) for job in active if not lease_free(job, now)}
+        for job in active:
+            if job.trigger == "cli" or _compile_of(job) in held:
                 continue  # a CLI compile is resumed by the next `compendium compile`, not a worker
             if job.cancel_requested:  # cancelled while its worker was gone
                 job.status, job.finished_at, job.lease_owner = "cancelled", now, ""
@@ -157,6 +162,22 @@ async def lease_next(
             await system.upsert([job])
             return job
     return None
+
+
+def _compile_of(job: Job) -> tuple[str, str, str]:
+    return job.tenant, job.knowledge_base, job.template
+
+
+async def store_serializes(store: Store) -> bool:
+    """Whether the store's transactions serialize a read and the write after it (SQLite holds
+    its write lock); elsewhere a lease taken is confirmed once concurrent takers have landed."""
+    return (await store.info()).get("backend") in SERIALIZING_BACKENDS
+
+
+async def still_leased(store: Store, job: Job, worker: str) -> bool:
+    """After SETTLE_SECONDS: whether `worker` kept the job it leased (no concurrent lease won)."""
+    current: Job = await _system(store).get_one(Job, job.id)  # type: ignore[assignment]
+    return current.lease_owner == worker and current.status == "running"
 
 
 async def claim(
@@ -454,11 +475,16 @@ async def run_worker(
     options = options or WorkerOptions()
     worker = worker or worker_name()
     stop = stop or asyncio.Event()
+    serialized = await store_serializes(store)
     while not stop.is_set():
         if options.run_schedules:
             with contextlib.suppress(CompendiumError):
                 await fire_due_schedules(store)
         job = await lease_next(store, worker, lease_seconds=options.lease_seconds)
+        if job is not None and not serialized:
+            await asyncio.sleep(SETTLE_SECONDS)
+            if not await still_leased(store, job, worker):
+                continue  # another worker leased it at the same instant, and won
         if job is not None:
             try:
                 await run_job(store, settings, data_dir, job, worker,

@@ -217,3 +217,22 @@ async def test_template_groups_of_a_knowledge_base_choose_the_template_documents
             e["type"] async for x in scoped.scan(Extract) if x.document_id in grouped for e in x.entities
         }
         assert types_in_group == {"storage-part"}
+
+
+async def test_a_worker_never_runs_a_compile_another_worker_is_running(make_api):
+    from compendium.storage.records import Job
+
+    async with make_api(run_worker=False) as api:
+        now = time.time()
+        compile_of = {"tenant": "acme", "knowledge_base": "kb", "template": "wiki"}
+        running = Job(id="a1", status="running", lease_owner="far-host.example:77:aa", created_at=now,
+                      lease_expires_at=now + 30, heartbeat_at=now, attempts=1, **compile_of)
+        # Two requests that raced past enqueue's check: a second job of the same compile.
+        queued = Job(id="b2", status="queued", created_at=now, **compile_of)
+        other = Job(id="c3", status="queued", created_at=now, tenant="acme", knowledge_base="kb", template="topics")
+        await system_store(api.store).upsert([running, queued, other])
+        leased = await lease_next(api.store, "w:1:x", lease_seconds=5, now=now + 1)
+        assert leased is not None and leased.id == "c3"  # another compile: free to run
+        assert await lease_next(api.store, "w:1:x", lease_seconds=5, now=now + 1) is None
+        taken = await lease_next(api.store, "w:1:x", lease_seconds=5, now=now + 31)  # its worker died
+        assert taken is not None and taken.id == "a1" and taken.attempts == 2
