@@ -184,6 +184,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     print("Records:    " + ", ".join(f"{v} {k}" for k, v in status["counts"].items()))
     last = status["last_compile"]
     print(f"Last compile: {json.dumps(last) if last else 'never'}")
+    for running in status["running_compiles"]:
+        print(f"Compiling now: template {running['template']}, {running['holder']}")
     return 0
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from .compiler.context import CompileContext, group_templates
 from .compiler.events import EventSink, Message, NullSink
-from .compiler.exclusive import compile_exclusively
+from .compiler.exclusive import compile_exclusively, running_compiles
 from .compiler.orchestrator import last_compile
 from .compiler.report import CompileReport
 from .engines.usage import UsageMeter
@@ -112,6 +112,7 @@ async def workspace_status(settings: Settings) -> dict[str, Any]:
             "pages": await store.count(Page, {"status": "active"}),
         }
         last = await last_compile(store)
+        running = await running_compiles(store, settings.knowledge_base)
         return {
             "workspace": str(settings.workspace) if settings.workspace else None,
             "knowledge_base": settings.knowledge_base,
@@ -121,6 +122,7 @@ async def workspace_status(settings: Settings) -> dict[str, Any]:
             "last_compile": None
             if last is None
             else {k: last.get(k) for k in ("template", "status", "pages", "finished_at", "error")},
+            "running_compiles": running,
         }
 
 

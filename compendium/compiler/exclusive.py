@@ -10,6 +10,7 @@ from collections.abc import Callable
 from ..errors import Busy, CompendiumError
 from ..storage.base import Store
 from ..storage.records import Job
+from ..tenancy import system_store
 from .context import CompileContext
 from .jobs import (
     SETTLE_SECONDS,
@@ -18,6 +19,7 @@ from .jobs import (
     confirm_claim,
     finish,
     heartbeat,
+    lease_free,
     lease_holder,
     store_serializes,
     worker_name,
@@ -34,6 +36,21 @@ def describe_holder(job: Job, now: float | None = None) -> str:
     who = f"pid {holder[1]} on host {holder[0]}" if holder else f"worker {job.lease_owner}"
     since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(job.started_at))
     return f"{who}, since {since} (last heartbeat {max(0.0, now - job.heartbeat_at):.0f} s ago)"
+
+
+async def running_compiles(store: Store, knowledge_base: str) -> list[dict[str, object]]:
+    """The workspace's compiles whose holder still has the lease (for `compendium status`)."""
+    now = time.time()
+    where = {"tenant": LOCAL_TENANT, "knowledge_base": knowledge_base, "status": "running"}
+    jobs: list[Job] = [j async for j in system_store(store).scan(Job, where)]  # type: ignore[misc]
+    found: list[dict[str, object]] = []
+    for job in jobs:
+        if lease_free(job, now):
+            continue
+        host, pid = lease_holder(job.lease_owner) or (None, None)
+        found.append({"template": job.template, "host": host, "pid": pid, "started_at": job.started_at,
+                      "heartbeat_at": job.heartbeat_at, "holder": describe_holder(job, now)})
+    return found
 
 
 async def acquire(

@@ -83,6 +83,12 @@ def test_a_second_compile_exits_at_once_and_a_waiting_one_costs_nothing(workspac
         assert f"pid {first.pid} on host {socket.gethostname()}" in err and "--wait" in err
         assert time.monotonic() - started < 20  # at once: it never waited for the first to end
         assert first.poll() is None  # refused while the first one ran
+        status = subprocess.run(
+            [sys.executable, "-m", "compendium.cli", "-w", str(workspace), "status", "--json"],
+            cwd=REPO, capture_output=True, text=True, check=True, env={**os.environ, "COMPENDIUM_STORE": ""},
+        )
+        (running,) = json.loads(status.stdout)["running_compiles"]
+        assert running["pid"] == first.pid and running["template"] == "wiki"
 
         third = compile_process(workspace, llm_server, "--wait", report=tmp_path / "third.json")
         assert f"waiting for the compile held by pid {first.pid}" in third.stderr.readline()  # type: ignore[union-attr]
