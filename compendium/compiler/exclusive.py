@@ -24,7 +24,7 @@ from .jobs import (
     store_serializes,
     worker_name,
 )
-from .report import CANCELLED, CompileReport
+from .report import CANCELLED, FAILED, CompileReport
 
 LOCAL_TENANT = ""  # a workspace's compiles belong to no tenant of the server
 
@@ -105,19 +105,20 @@ async def compile_exclusively(
         ctx.info("resuming a compile whose process ended before it finished")
     lost: list[str] = []
     keeper = asyncio.create_task(_keep_lease(store, job, worker, lease_seconds, ctx, lost))
-    report: CompileReport | None = None
-    try:
+    status, error, report = CANCELLED, "interrupted", None  # what is recorded if the compile is
+    try:  # interrupted (Ctrl-C) before it reports
         report = await run_compile(ctx)
+        status, error = report.status, report.error
+    except Exception as exc:
+        status, error = FAILED, f"internal error: {type(exc).__name__}: {exc}"
+        raise
     finally:
         keeper.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await keeper
-        status = report.status if report is not None else CANCELLED
         with contextlib.suppress(CompendiumError):  # LeaseLost among them: the new holder owns it
-            await finish(
-                store, job.id, worker, status=status, error=report.error if report is not None else "",
-                report=report.as_dict() if report is not None else None,
-            )
+            await finish(store, job.id, worker, status=status, error=error,
+                         report=report.as_dict() if report is not None else None)
     if lost:
         report.status, report.error = CANCELLED, lost[0]
     return report

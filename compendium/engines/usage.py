@@ -65,7 +65,7 @@ class UsageMeter:
                 f"token budget of {self.budget_tokens} reached ({self.total_tokens} spent, "
                 f"{self.in_flight} reserved by calls in flight, the next call needs up to "
                 f"{upcoming_tokens})",
-                hint="raise the knowledge base's budget or compile fewer documents",
+                hint="raise the budget, lower llm.max_reply_tokens, or compile fewer documents",
             )
 
     @contextlib.contextmanager
