@@ -12,13 +12,11 @@ from ..storage.base import Store
 from ..storage.records import Job
 from ..tenancy import system_store
 from .context import CompileContext
-from .jobs import (
+from .jobs import LeaseLost, finish, heartbeat
+from .leases import (
     SETTLE_SECONDS,
-    LeaseLost,
     claim,
     confirm_claim,
-    finish,
-    heartbeat,
     lease_free,
     lease_holder,
     store_serializes,

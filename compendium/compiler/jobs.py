@@ -3,10 +3,11 @@
 A job is queued, then leased by one worker for `lease_seconds`; the worker heartbeats (which
 extends the lease and saves progress) until it finishes. A worker that dies stops
 heartbeating, its lease expires and the next worker to look takes the job over; the compile
-resumes from what the phases stored. A lease holder on this host whose process is gone is
-taken over at once. Every state change is a read-modify-write inside a store transaction, so
-two workers never hold one job and a cancel is never lost. The CLI's compiles hold the same
-lease (`claim`, trigger "cli"), so one knowledge base and template compile once at a time.
+resumes from what the phases stored (leases.py says when a holder is gone). Every state change
+is a read-modify-write inside a store transaction, confirmed after the fact where the store does
+not serialize transactions, so two workers never hold one job and a cancel is never lost. The
+CLI's compiles hold the same lease (leases.claim), so one knowledge base and template compile
+once at a time.
 """
 
 from __future__ import annotations
@@ -14,15 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import os
-import secrets
 import time
 from pathlib import Path
 from typing import Any
 
 from ..engines.usage import UsageMeter
 from ..errors import CompendiumError, NotFound
-from ..processes import process_alive, this_host
 from ..settings import EmbeddingSettings, LLMSettings, Settings
 from ..storage.base import Store
 from ..storage.records import Job, KnowledgeBase
@@ -37,72 +35,28 @@ from .events import (
     PhaseStarted,
     event_to_dict,
 )
+from .leases import (
+    ACTIVE,
+    SETTLE_SECONDS,
+    compile_of,
+    jobs_where,
+    lease_free,
+    new_job_id,
+    still_leased,
+    store_serializes,
+    system_of,
+    worker_name,
+)
 from .report import STATUSES
 
-ACTIVE = ("queued", "running")
 FINISHED = STATUSES  # how a job ends: the compile report's own status
 MAX_EVENTS = 500  # events kept on the job for late SSE readers; older ones are dropped
 PROGRESS_EVERY = 0.5  # seconds between progress writes
 MAX_ATTEMPTS = 5  # leases before a job that keeps killing its workers is failed
 
 
-STALE_LEASES = 10  # a live holder on this host that missed this many leases is presumed hung
-SETTLE_SECONDS = 0.5  # for concurrent lease takers to land on a store that does not serialize them
-SERIALIZING_BACKENDS = ("sqlite",)
-
-
 class LeaseLost(CompendiumError):
     """This worker no longer holds the job (its lease expired and another took it)."""
-
-
-def _system(store: Store) -> Store:
-    from ..tenancy import system_store
-
-    return system_store(store)
-
-
-def new_job_id() -> str:
-    # Time first, so ordering by id (what store scans do) is ordering by creation.
-    return f"{int(time.time() * 1000):013x}{secrets.token_hex(4)}"
-
-
-def worker_name() -> str:
-    return f"{this_host()}:{os.getpid()}:{secrets.token_hex(3)}"
-
-
-def lease_holder(owner: str) -> tuple[str, int] | None:
-    """(host, pid) of a lease owner named by worker_name(); None for other names."""
-    host, sep, _token = owner.rpartition(":")  # host:pid:token; a host name holds no ":"
-    host, sep2, pid = host.rpartition(":")
-    if not (sep and sep2 and pid.isdigit()):
-        return None
-    return host, int(pid)
-
-
-def _holder_alive(owner: str) -> bool | None:
-    """Whether the owner's process runs: known only on its own host (None elsewhere)."""
-    holder = lease_holder(owner)
-    if holder is None or holder[0] != this_host():
-        return None
-    return process_alive(holder[1])
-
-
-def lease_free(job: Job, now: float) -> bool:
-    """Whether a worker may take this active job: queued, or its holder is gone (on this host,
-    its process ended; elsewhere, its lease expired without a heartbeat)."""
-    if job.status != "running":
-        return True
-    alive = _holder_alive(job.lease_owner)
-    if alive is False:
-        return True
-    if alive is True:  # busy, perhaps between heartbeats on a blocked loop: leave it be
-        lease = max(job.lease_expires_at - job.heartbeat_at, 1.0)
-        return now > job.lease_expires_at + STALE_LEASES * lease
-    return job.lease_expires_at <= now
-
-
-async def _jobs(system: Store, where: dict[str, Any]) -> list[Job]:
-    return [job async for job in system.scan(Job, where)]  # type: ignore[misc]
 
 
 # ---- queue operations --------------------------------------------------------------------
@@ -113,9 +67,9 @@ async def enqueue(
 ) -> tuple[Job, bool]:
     """Queue a compile; if one for this knowledge base and template is queued or running,
     return that one instead. Returns (job, created)."""
-    system = _system(store)
+    system = system_of(store)
     async with system.transaction():
-        active = await _jobs(
+        active = await jobs_where(
             system,
             {"tenant": tenant, "knowledge_base": knowledge_base, "template": template, "status": list(ACTIVE)},
         )
@@ -130,7 +84,7 @@ async def enqueue(
 
 
 async def get_job(store: Store, job_id: str) -> Job:
-    return await _system(store).get_one(Job, job_id)  # type: ignore[return-value]
+    return await system_of(store).get_one(Job, job_id)  # type: ignore[return-value]
 
 
 async def lease_next(
@@ -138,13 +92,13 @@ async def lease_next(
 ) -> Job | None:
     """Take the oldest queued job, or a running one whose lease expired; None if there is none.
     A job whose compile (knowledge base and template) another job is running waits for it."""
-    system = _system(store)
+    system = system_of(store)
     async with system.transaction():
         now = time.time() if now is None else now
-        active = await _jobs(system, {"status": list(ACTIVE)})
-        held = {_compile_of(job) for job in active if not lease_free(job, now)}
+        active = await jobs_where(system, {"status": list(ACTIVE)})
+        held = {compile_of(job) for job in active if not lease_free(job, now)}
         for job in active:
-            if job.trigger == "cli" or _compile_of(job) in held:
+            if job.trigger == "cli" or compile_of(job) in held:
                 continue  # a CLI compile is resumed by the next `compendium compile`, not a worker
             if job.cancel_requested:  # cancelled while its worker was gone
                 job.status, job.finished_at, job.lease_owner = "cancelled", now, ""
@@ -164,72 +118,6 @@ async def lease_next(
     return None
 
 
-def _compile_of(job: Job) -> tuple[str, str, str]:
-    return job.tenant, job.knowledge_base, job.template
-
-
-async def store_serializes(store: Store) -> bool:
-    """Whether the store's transactions serialize a read and the write after it (SQLite holds
-    its write lock); elsewhere a lease taken is confirmed once concurrent takers have landed."""
-    return (await store.info()).get("backend") in SERIALIZING_BACKENDS
-
-
-async def still_leased(store: Store, job: Job, worker: str) -> bool:
-    """After SETTLE_SECONDS: whether `worker` kept the job it leased (no concurrent lease won)."""
-    current: Job = await _system(store).get_one(Job, job.id)  # type: ignore[assignment]
-    return current.lease_owner == worker and current.status == "running"
-
-
-async def claim(
-    store: Store, *, tenant: str, knowledge_base: str, template: str, worker: str,
-    lease_seconds: float, trigger: str = "cli", now: float | None = None,
-) -> tuple[Job | None, Job | None]:
-    """Lease the compile of this knowledge base and template for `worker` now: a new job, or the
-    active one whose holder is gone (it resumes). Returns (leased job, None), or (None, the job
-    whose live holder has it)."""
-    system = _system(store)
-    async with system.transaction():
-        now = time.time() if now is None else now
-        where = {"tenant": tenant, "knowledge_base": knowledge_base, "template": template, "status": list(ACTIVE)}
-        active = await _jobs(system, where)
-        held = [job for job in active if not lease_free(job, now)]
-        if held:
-            return None, held[0]
-        if active:
-            job = active[0]
-            job.attempts += 1
-        else:
-            job = Job(
-                id=new_job_id(), tenant=tenant, knowledge_base=knowledge_base, template=template,
-                created_at=now, trigger=trigger, attempts=1,
-            )
-        job.status, job.lease_owner, job.cancel_requested = "running", worker, False
-        job.lease_expires_at, job.heartbeat_at = now + lease_seconds, now
-        job.started_at = job.started_at or now
-        await system.upsert([job])
-    return job, None
-
-
-async def confirm_claim(store: Store, job: Job, worker: str) -> Job | None:
-    """Whether a claim stands, on a store whose transactions do not serialize a read and the
-    write after it (MariaDB, Elasticsearch: two claims may both see the lease free). Called once
-    concurrent claims have landed: the claim stands if this worker still holds its job and no
-    older job of the same compile is running; else it is withdrawn. Returns the winner's job
-    (None when the claim stands)."""
-    system = _system(store)
-    where = {"tenant": job.tenant, "knowledge_base": job.knowledge_base, "template": job.template,
-             "status": list(ACTIVE)}
-    active = await _jobs(system, where)
-    mine = next((j for j in active if j.id == job.id), None)
-    if mine is None or mine.lease_owner != worker:
-        return mine or (active[0] if active else job)  # another took it over after us
-    older = [j for j in active if j.id < job.id and j.status == "running"]
-    if older:  # two new jobs raced: the older one runs, ours never started
-        await system.delete(Job, {"id": job.id})
-        return older[0]
-    return None
-
-
 async def _owned(system: Store, job_id: str, worker: str) -> Job:
     job: Job = await system.get_one(Job, job_id)  # type: ignore[assignment]
     if job.lease_owner != worker or job.status != "running":
@@ -242,7 +130,7 @@ async def heartbeat(
     progress: dict[str, Any] | None = None, phase: str | None = None,
 ) -> Job:
     """Extend the lease (and save progress); raises LeaseLost if another worker has the job."""
-    system = _system(store)
+    system = system_of(store)
     async with system.transaction():
         job = await _owned(system, job_id, worker)
         now = time.time()
@@ -260,7 +148,7 @@ async def finish(
     error: str = "", progress: dict[str, Any] | None = None,
 ) -> Job:
     """Record the outcome; status "queued" hands the job back for another worker to resume."""
-    system = _system(store)
+    system = system_of(store)
     async with system.transaction():
         job = await _owned(system, job_id, worker)
         job.status, job.error, job.lease_owner, job.lease_expires_at = status, error, "", 0.0
@@ -277,7 +165,7 @@ async def finish(
 async def request_cancel(store: Store, job_id: str) -> Job:
     """Ask for a cancel: a queued job is cancelled at once; a running one stops after its
     current batch (its worker sees the flag at the next heartbeat)."""
-    system = _system(store)
+    system = system_of(store)
     async with system.transaction():
         job: Job = await system.get_one(Job, job_id)  # type: ignore[assignment]
         if job.status in FINISHED:

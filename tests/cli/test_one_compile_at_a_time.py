@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from compendium.compiler.exclusive import LOCAL_TENANT
-from compendium.compiler.jobs import claim, worker_name
+from compendium.compiler.leases import claim, worker_name
 from compendium.errors import Busy
 from compendium.storage.factory import open_store
 from compendium.storage.records import Job
@@ -188,7 +188,7 @@ async def test_a_lease_of_a_process_that_ended_on_this_host_is_free_at_once(leas
 RACER = """
 import asyncio, sys, time
 from compendium.compiler.exclusive import acquire
-from compendium.compiler.jobs import worker_name
+from compendium.compiler.leases import worker_name
 from compendium.errors import Busy
 from compendium.storage.factory import open_store
 
