@@ -10,7 +10,6 @@ from collections.abc import Callable
 from ..errors import Busy, CompendiumError
 from ..storage.base import Store
 from ..storage.records import Job
-from ..tenancy import system_store
 from .context import CompileContext
 from .jobs import LeaseLost, finish, heartbeat
 from .leases import (
@@ -20,6 +19,7 @@ from .leases import (
     lease_free,
     lease_holder,
     store_serializes,
+    system_of,
     worker_name,
 )
 from .report import CANCELLED, FAILED, CompileReport
@@ -40,7 +40,7 @@ async def running_compiles(store: Store, knowledge_base: str) -> list[dict[str, 
     """The workspace's compiles whose holder still has the lease (for `compendium status`)."""
     now = time.time()
     where = {"tenant": LOCAL_TENANT, "knowledge_base": knowledge_base, "status": "running"}
-    jobs: list[Job] = [j async for j in system_store(store).scan(Job, where)]  # type: ignore[misc]
+    jobs: list[Job] = [j async for j in system_of(store).scan(Job, where)]  # type: ignore[misc]
     found: list[dict[str, object]] = []
     for job in jobs:
         if lease_free(job, now):
