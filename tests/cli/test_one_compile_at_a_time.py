@@ -237,3 +237,44 @@ def test_compiles_that_claim_at_the_same_instant_on_mariadb_get_one_lease():
     jobs = asyncio.run(cleanup())
     assert sorted(outcomes) == ["busy", "busy", "busy", "held"]
     assert len(jobs) == 1 and jobs[0].status == "running"
+
+
+async def test_a_compile_whose_lease_was_taken_stops_and_says_so(tmp_path, llm_server):
+    from compendium.compiler.context import CompileContext
+    from compendium.compiler.exclusive import compile_exclusively
+    from compendium.compiler.leases import system_of
+    from compendium.engines.factory import build_embedder, build_engine
+    from compendium.engines.usage import UsageMeter
+    from compendium.templates.registry import load_template
+    from tests.support.llm_fixtures import settings_for
+
+    docs = tmp_path / "documents"
+    shutil.copytree(SAMPLE_CORPUS / "storage", docs)
+    store = await open_store(f"sqlite:///{tmp_path / 'store.db'}", "default")
+    template = load_template("wiki")
+    usage = UsageMeter()
+    settings = settings_for(llm_server, timeout=5.0)
+    engine = build_engine(settings, template, usage=usage, cache=store)
+    embedder = build_embedder(settings, template, usage=usage, cache=store)
+    ctx = CompileContext(store=store, engine=engine, embedder=embedder, template=template, documents_dir=docs)
+    llm_server.set_latency(0.1)
+    try:
+        running = asyncio.create_task(compile_exclusively(store, ctx, knowledge_base="default", lease_seconds=0.6))
+        for _ in range(int(DEADLINE / 0.01)):  # until the compile is asking the LLM
+            if llm_server.requests:
+                break
+            await asyncio.sleep(0.01)
+        (job,) = [j async for j in system_of(store).scan(Job)]
+        job.lease_owner = "elsewhere.example:99:thief"  # as if another host took the lease over
+        await system_of(store).upsert([job])
+        report = await asyncio.wait_for(running, DEADLINE)
+    finally:
+        await engine.close()
+        await embedder.close()
+    try:
+        assert report.status == "cancelled" and "took over" in report.error
+        assert "refine" not in report.phases  # stopped, not run to the end beside the new holder
+        (job,) = [j async for j in system_of(store).scan(Job)]
+        assert job.lease_owner == "elsewhere.example:99:thief" and job.status == "running"  # left to it
+    finally:
+        await store.close()
