@@ -20,6 +20,12 @@ from .pipeline.events import (
     PhaseStarted,
 )
 
+# Exit codes (README, "Exit codes"). A compile exits with its status's code; any command stopped
+# by an error exits with that error's code (compendium.errors: 2 input, 3 store, 4 not found,
+# 5 LLM endpoint, 6 budget, 7 cancelled, 9 busy).
+COMPILE_EXIT_CODES = {"succeeded": 0, "failed": 1, "budget_exceeded": 6, "cancelled": 7, "partial": 8}
+INTERRUPTED = 130
+
 
 class PlainProgress:
     """One line per phase start/finish and per message: for logs and pipes."""
@@ -140,7 +146,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     settings = _settings(args)
     sink: PlainProgress | BarProgress = BarProgress() if sys.stderr.isatty() and not args.plain else PlainProgress()
     try:
-        report = asyncio.run(compile_workspace(settings, template_name=args.template, events=sink))
+        report = asyncio.run(compile_workspace(settings, template_name=args.template, events=sink, wait=args.wait))
     finally:
         sink.close()
     data = report.as_dict(settings.llm)
@@ -156,9 +162,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
         f"{pages['unchanged']} unchanged, {pages['deleted']} deleted; "
         f"{totals['llm_calls']} LLM calls, {totals['prompt_tokens'] + totals['completion_tokens']} tokens."
     )
-    if report.failed:
-        print(f"Compile {report.status}: {report.error or 'some items failed; run compile again to retry them'}", file=sys.stderr)
-        return 1
+    code = COMPILE_EXIT_CODES[report.status]
+    if code:
+        print(f"Compile {report.status}: {report.error or 'run compile again to resume'}", file=sys.stderr)
+        return code
     print("Export the wiki with: compendium export --format site OUT  (or vault, json, graphml)")
     return 0
 
@@ -177,6 +184,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     print("Records:    " + ", ".join(f"{v} {k}" for k, v in status["counts"].items()))
     last = status["last_compile"]
     print(f"Last compile: {json.dumps(last) if last else 'never'}")
+    for running in status["running_compiles"]:
+        print(f"Compiling now: template {running['template']}, {running['holder']}")
     return 0
 
 
@@ -301,6 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--template", help="template name or YAML file (default: from compendium.yaml)")
     p.add_argument("--report", help="write the JSON report to this file")
     p.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
+    p.add_argument("--wait", action="store_true",
+                   help="if another compile of this knowledge base and template runs, wait for it (default: exit)")
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("status", help="what the workspace holds and its last compile")
@@ -362,7 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted: what was stored is kept; run the command again to resume", file=sys.stderr)
-        return 130
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

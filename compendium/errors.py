@@ -12,7 +12,8 @@
     │   └── ReplyError              the model's reply could not be parsed or validated
     │       └── LabelError          a MAP reply whose items name no chunk of their batch
     ├── BudgetExceeded              the next LLM call would pass the compile's token budget
-    └── Cancelled                   a job was cancelled
+    ├── Cancelled                   a job was cancelled
+    └── Busy                        another compile of the knowledge base and template runs
 """
 
 from __future__ import annotations
@@ -100,3 +101,7 @@ class BudgetExceeded(CompendiumError):
 
 class Cancelled(CompendiumError):
     exit_code = 7
+
+
+class Busy(CompendiumError):
+    exit_code = 9

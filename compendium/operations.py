@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from .compiler.orchestrator import last_compile, run_compile
+from .compiler.exclusive import compile_exclusively, running_compiles
+from .compiler.orchestrator import last_compile
 from .compiler.report import CompileReport
 from .engines.usage import UsageMeter
 from .errors import WorkspaceError
@@ -16,6 +17,7 @@ from .pipeline.events import EventSink, Message, NullSink
 from .settings import Settings
 from .storage.base import Store
 from .storage.records import Chunk, Claim, Document, Entity, Page, Relation, Topic
+from .tempfiles import DOCUMENTS, sweep
 from .templates.schema import Template
 from .workspace import DOCUMENTS_DIR, STATE_DIR, STORE_FILE
 
@@ -53,13 +55,19 @@ async def compile_workspace(
     template_name: str | None = None,
     events: EventSink | None = None,
     store: Store | None = None,
+    wait: bool = False,
 ) -> CompileReport:
-    """Compile the workspace's documents with a template; returns the report (also stored)."""
+    """Compile the workspace's documents with a template; returns the report (also stored).
+
+    One compile of a knowledge base and template runs at a time: while another holds the lease
+    this raises Busy naming it, or with `wait` waits for it to end."""
     from .engines.factory import build_embedder, build_engine
     from .storage.response_cache import StoreResponseCache
 
     template = resolve_template(settings, template_name)
     documents_dir = settings.workspace / DOCUMENTS_DIR if settings.workspace else None
+    if documents_dir is not None:
+        sweep(documents_dir, earlier=DOCUMENTS)  # what a killed add left half-copied
     async with contextlib.AsyncExitStack() as stack:
         if store is None:
             store = await stack.enter_async_context(opened_store(settings))
@@ -80,7 +88,7 @@ async def compile_workspace(
             documents_dir=documents_dir,
         )
         _apply_groups(ctx, settings)
-        return await run_compile(ctx)
+        return await compile_exclusively(store, ctx, knowledge_base=settings.knowledge_base, wait=wait)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -106,6 +114,7 @@ async def workspace_status(settings: Settings) -> dict[str, Any]:
             "pages": await store.count(Page, {"status": "active"}),
         }
         last = await last_compile(store)
+        running = await running_compiles(store, settings.knowledge_base)
         return {
             "workspace": str(settings.workspace) if settings.workspace else None,
             "knowledge_base": settings.knowledge_base,
@@ -115,6 +124,7 @@ async def workspace_status(settings: Settings) -> dict[str, Any]:
             "last_compile": None
             if last is None
             else {k: last.get(k) for k in ("template", "status", "pages", "finished_at", "error")},
+            "running_compiles": running,
         }
 
 

@@ -30,6 +30,9 @@ class LLMSettings:
     max_retries: int = 5
     retry_wait: float = 1.0  # first backoff ceiling in seconds; doubles per retry, jittered
     max_concurrency: int = 8
+    # The reply bound (max_tokens) of calls that set none of their own: the token budget
+    # reserves it before each call, so the budget is a ceiling.
+    max_reply_tokens: int = 8192
     price_per_1k_prompt: float = 0.0  # for cost estimates in reports
     price_per_1k_completion: float = 0.0
 
@@ -80,6 +83,7 @@ class _LLMFile(_FileModel):
     max_retries: int | None = Field(None, ge=0)
     retry_wait: float | None = Field(None, ge=0)
     max_concurrency: int | None = Field(None, ge=1)
+    max_reply_tokens: int | None = Field(None, ge=16)
     price_per_1k_prompt: float | None = Field(None, ge=0)
     price_per_1k_completion: float | None = Field(None, ge=0)
 

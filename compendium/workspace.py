@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path, PurePosixPath
 
 from .errors import InputError, WorkspaceError
+from .tempfiles import DOCUMENTS, sweep, temp_file
 
 CONFIG_FILE = "compendium.yaml"
 DOCUMENTS_DIR = "documents"
@@ -44,6 +44,8 @@ default_template: wiki          # `compendium templates list` shows the others
 #   timeout: 120
 #   max_retries: 5
 #   max_concurrency: 8
+#   max_reply_tokens: 8192                  # reply bound (max_tokens) of JSON calls; a budget
+#                                           # reserves it; lower it for a small context window
 #   price_per_1k_prompt: 0.00015            # for cost reports
 #   price_per_1k_completion: 0.0006
 
@@ -54,7 +56,7 @@ default_template: wiki          # `compendium templates list` shows the others
 #   api_key_env: OPENAI_API_KEY
 #   batch_size: 128
 
-# token_budget: 2000000   # LLM tokens one compile may spend
+# token_budget: 2000000   # LLM tokens one compile may spend: a ceiling, never passed
 
 # Which template compiles which documents (first match wins; the rest use default_template).
 # groups:
@@ -126,6 +128,7 @@ def add_documents(workspace: Path, paths: list[Path]) -> list[Path]:
     walking a folder, and unsupported extensions are skipped. Returns the files written."""
     root = documents_dir(workspace)
     root.mkdir(parents=True, exist_ok=True)
+    sweep(root, earlier=DOCUMENTS)  # what a killed add left half-copied
     copied: list[Path] = []
     for source in paths:
         source = Path(source).expanduser()
@@ -176,14 +179,14 @@ def _copy(workspace: Path, source: Path, relative: str) -> Path | None:
     if target.is_symlink():
         raise InputError(f"{target} is a symlink; refusing to write through it")
     # Copy beside the target then rename: a reader never sees half a document.
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".adding-")
+    fd, temp = temp_file(target.parent)
     os.close(fd)
     try:
         shutil.copyfile(source, temp)
         shutil.copystat(source, temp)
         os.replace(temp, target)
     except OSError as exc:
-        Path(temp).unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise InputError(f"{source}: cannot copy: {exc.strerror}") from exc
     return target
 

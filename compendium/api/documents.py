@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
@@ -13,6 +12,7 @@ from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from ..errors import InputError, NotFound
 from ..phases.ingest import find_documents
 from ..storage.records import Document
+from ..tempfiles import temp_file
 from ..tenancy import kb_folder, kb_store
 from ..workspace import SUPPORTED_EXTENSIONS, document_path, remove_document_file
 from .auth import KB, service, store_of
@@ -67,7 +67,8 @@ def _temp_beside(target: Path, name: str) -> tuple[int, str]:
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_symlink():
         raise InputError(f"{name}: refusing to write through a symlink", field="files")
-    return tempfile.mkstemp(dir=target.parent, prefix=".upload-")
+    fd, temp = temp_file(target.parent)  # named so the next compile sweeps it if we are killed
+    return fd, str(temp)
 
 
 async def _save(upload: UploadFile, target: Path, limit: int, name: str) -> int:

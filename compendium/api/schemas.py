@@ -132,7 +132,8 @@ class JobOut(BaseModel):
     id: str
     knowledge_base: str
     template: str
-    status: str
+    status: str = Field(description="queued, running, or how it ended: succeeded, partial (finished, some "
+                        "items failed for good), failed, cancelled, budget_exceeded")
     phase: str
     progress: dict[str, Any]
     created_at: float

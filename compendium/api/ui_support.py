@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from ..compiler.jobs import FINISHED as JOB_FINISHED
 from ..errors import NotFound
 from ..storage.base import Store
 from ..storage.records import Job, Page, PageVersion, Relation
@@ -17,7 +18,7 @@ from .entities import page_slugs
 router = APIRouter(prefix="/knowledge-bases/{kb}/pages/{slug}", tags=["pages"])
 
 RELATED_LIMIT = 25
-FINISHED = ["succeeded", "failed", "cancelled", "budget_exceeded"]
+FINISHED = list(JOB_FINISHED)
 
 
 async def _page(store: Store, slug: str) -> Page:

@@ -3,8 +3,11 @@
 A job is queued, then leased by one worker for `lease_seconds`; the worker heartbeats (which
 extends the lease and saves progress) until it finishes. A worker that dies stops
 heartbeating, its lease expires and the next worker to look takes the job over; the compile
-resumes from what the phases stored. Every state change is a read-modify-write inside a
-store transaction, so two workers never hold one job and a cancel is never lost.
+resumes from what the phases stored (leases.py says when a holder is gone). Every state change
+is a read-modify-write inside a store transaction, confirmed after the fact where the store does
+not serialize transactions, so two workers never hold one job and a cancel is never lost. The
+CLI's compiles hold the same lease (leases.claim), so one knowledge base and template compile
+once at a time.
 """
 
 from __future__ import annotations
@@ -12,9 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import os
-import secrets
-import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -34,9 +34,18 @@ from ..pipeline.events import (
 from ..settings import EmbeddingSettings, LLMSettings, Settings
 from ..storage.base import Store
 from ..storage.records import Job, KnowledgeBase
+from ..tempfiles import DOCUMENTS, sweep
+from .leases import (
+    ACTIVE,
+    compile_of,
+    jobs_where,
+    lease_free,
+    new_job_id,
+    system_of,
+)
+from .report import STATUSES
 
-ACTIVE = ("queued", "running")
-FINISHED = ("succeeded", "failed", "cancelled", "budget_exceeded")
+FINISHED = STATUSES  # how a job ends: the compile report's own status
 MAX_EVENTS = 500  # events kept on the job for late SSE readers; older ones are dropped
 PROGRESS_EVERY = 0.5  # seconds between progress writes
 MAX_ATTEMPTS = 5  # leases before a job that keeps killing its workers is failed
@@ -44,25 +53,6 @@ MAX_ATTEMPTS = 5  # leases before a job that keeps killing its workers is failed
 
 class LeaseLost(CompendiumError):
     """This worker no longer holds the job (its lease expired and another took it)."""
-
-
-def _system(store: Store) -> Store:
-    from ..tenancy import system_store
-
-    return system_store(store)
-
-
-def new_job_id() -> str:
-    # Time first, so ordering by id (what store scans do) is ordering by creation.
-    return f"{int(time.time() * 1000):013x}{secrets.token_hex(4)}"
-
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-
-
-async def _jobs(system: Store, where: dict[str, Any]) -> list[Job]:
-    return [job async for job in system.scan(Job, where)]  # type: ignore[misc]
 
 
 # ---- queue operations --------------------------------------------------------------------
@@ -73,9 +63,9 @@ async def enqueue(
 ) -> tuple[Job, bool]:
     """Queue a compile; if one for this knowledge base and template is queued or running,
     return that one instead. Returns (job, created)."""
-    system = _system(store)
+    system = system_of(store)
     async with system.transaction():
-        active = await _jobs(
+        active = await jobs_where(
             system,
             {"tenant": tenant, "knowledge_base": knowledge_base, "template": template, "status": list(ACTIVE)},
         )
@@ -90,19 +80,22 @@ async def enqueue(
 
 
 async def get_job(store: Store, job_id: str) -> Job:
-    return await _system(store).get_one(Job, job_id)  # type: ignore[return-value]
+    return await system_of(store).get_one(Job, job_id)  # type: ignore[return-value]
 
 
 async def lease_next(
     store: Store, worker: str, *, lease_seconds: float, now: float | None = None
 ) -> Job | None:
-    """Take the oldest queued job, or a running one whose lease expired; None if there is none."""
-    system = _system(store)
+    """Take the oldest queued job, or a running one whose lease expired; None if there is none.
+    A job whose compile (knowledge base and template) another job is running waits for it."""
+    system = system_of(store)
     async with system.transaction():
         now = time.time() if now is None else now
-        for job in await _jobs(system, {"status": list(ACTIVE)}):
-            if job.status == "running" and job.lease_expires_at > now:
-                continue
+        active = await jobs_where(system, {"status": list(ACTIVE)})
+        held = {compile_of(job) for job in active if not lease_free(job, now)}
+        for job in active:
+            if job.trigger == "cli" or compile_of(job) in held:
+                continue  # a CLI compile is resumed by the next `compendium compile`, not a worker
             if job.cancel_requested:  # cancelled while its worker was gone
                 job.status, job.finished_at, job.lease_owner = "cancelled", now, ""
                 await system.upsert([job])
@@ -133,7 +126,7 @@ async def heartbeat(
     progress: dict[str, Any] | None = None, phase: str | None = None,
 ) -> Job:
     """Extend the lease (and save progress); raises LeaseLost if another worker has the job."""
-    system = _system(store)
+    system = system_of(store)
     async with system.transaction():
         job = await _owned(system, job_id, worker)
         now = time.time()
@@ -151,7 +144,7 @@ async def finish(
     error: str = "", progress: dict[str, Any] | None = None,
 ) -> Job:
     """Record the outcome; status "queued" hands the job back for another worker to resume."""
-    system = _system(store)
+    system = system_of(store)
     async with system.transaction():
         job = await _owned(system, job_id, worker)
         job.status, job.error, job.lease_owner, job.lease_expires_at = status, error, "", 0.0
@@ -168,7 +161,7 @@ async def finish(
 async def request_cancel(store: Store, job_id: str) -> Job:
     """Ask for a cancel: a queued job is cancelled at once; a running one stops after its
     current batch (its worker sees the flag at the next heartbeat)."""
-    system = _system(store)
+    system = system_of(store)
     async with system.transaction():
         job: Job = await system.get_one(Job, job_id)  # type: ignore[assignment]
         if job.status in FINISHED:
@@ -285,6 +278,8 @@ async def run_job(
         return await finish(store, job.id, worker, status="failed", error=str(exc))
     if engine.name == "offline":
         recorder.emit(Message("info", "compiling with the offline engine (no LLM endpoint)"))
+    if ctx.documents_dir is not None:
+        await asyncio.to_thread(sweep, ctx.documents_dir, earlier=DOCUMENTS)  # what a killed upload left half-written
     state = {"lost": False, "cancelled": job.cancel_requested}
     keeper = asyncio.create_task(_keep_alive(store, job, worker, lease_seconds, recorder, ctx, state, stop))
     try:

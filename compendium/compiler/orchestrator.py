@@ -11,7 +11,7 @@ from ..pipeline.context import CompileContext, Phase, PhaseResult
 from ..pipeline.events import CompileFinished, Message, PhaseFinished, PhaseStarted
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Claim, Document, Entity, Relation, Topic
-from .report import CompileReport
+from .report import BUDGET_EXCEEDED, CANCELLED, FAILED, SUCCEEDED, CompileReport
 
 PHASE_NAMES = ("ingest", "map", "reduce", "plan", "refine")
 COMPILE_NAMESPACE = "compile"
@@ -34,7 +34,7 @@ async def run_compile(
     ctx: CompileContext, *, phases: Sequence[tuple[str, Phase]] | None = None
 ) -> CompileReport:
     """Run every phase over `ctx`; a phase that raises ends the compile with status failed
-    (or cancelled, or budget_exceeded).
+    (or cancelled, or budget_exceeded); one that gives up on some items makes it partial.
 
     What finished phases stored stays stored: the next compile resumes from there.
     """
@@ -43,7 +43,7 @@ async def run_compile(
     usage: UsageMeter = engine.usage
     for name, phase in phases or default_phases():
         if ctx.cancel.is_set():
-            report.status = "cancelled"
+            report.status = CANCELLED
             break
         events.emit(PhaseStarted(name, 0))
         started = time.perf_counter()
@@ -51,21 +51,22 @@ async def run_compile(
             with usage.phase(name):
                 result = await phase(template, ctx)
         except Cancelled as exc:
-            report.status, report.error = "cancelled", str(exc)
+            report.status, report.error = CANCELLED, str(exc)
             result = PhaseResult()
         except BudgetExceeded as exc:
-            report.status, report.error = "budget_exceeded", f"{name}: {exc}"
+            report.status, report.error = BUDGET_EXCEEDED, f"{name}: {exc}"
             events.emit(Message("error", report.error))
             result = PhaseResult()
         except CompendiumError as exc:  # EngineUnavailable among them
-            report.status, report.error = "failed", f"{name}: {exc}"
+            report.status, report.error = FAILED, f"{name}: {exc}"
             events.emit(Message("error", report.error))
             result = PhaseResult(failed=1)
         result.seconds = time.perf_counter() - started
         report.add_phase(name, result, usage)
         events.emit(PhaseFinished(name, report.phases[name]))
-        if report.status != "succeeded":
+        if report.status != SUCCEEDED:
             break
+    report.settle_status()
     await _fill_counts(store, ctx, report)
     report.finished_at = time.time()
     await _remember(store, report)

@@ -11,6 +11,14 @@ from ..settings import LLMSettings
 
 PHASE_USAGE_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls")
 
+# How a compile ended: the one vocabulary of the report, `status`, API jobs, the UI and exit codes.
+SUCCEEDED = "succeeded"  # every item was compiled
+PARTIAL = "partial"  # finished, but some items failed for good (a rerun retries them)
+FAILED = "failed"  # stopped by an error
+CANCELLED = "cancelled"
+BUDGET_EXCEEDED = "budget_exceeded"  # stopped before a call that could pass the token budget
+STATUSES = (SUCCEEDED, PARTIAL, FAILED, CANCELLED, BUDGET_EXCEEDED)
+
 
 @dataclass
 class CompileReport:
@@ -24,14 +32,30 @@ class CompileReport:
     )
     counts: dict[str, int] = field(default_factory=dict)
     changes: list[dict[str, str]] = field(default_factory=list)
-    status: str = "succeeded"  # succeeded | failed | cancelled | budget_exceeded
+    status: str = SUCCEEDED  # one of STATUSES
     error: str = ""
     started_at: float = 0.0
     finished_at: float = 0.0
 
     @property
     def failed(self) -> bool:
-        return self.status != "succeeded" or any(p.get("failed", 0) for p in self.phases.values())
+        """Anything short of success, a partial compile included."""
+        return self.status != SUCCEEDED
+
+    def failed_items(self) -> dict[str, int]:
+        """Items each phase gave up on (unreadable files, failed MAP batches, failed pages)."""
+        return {name: p["failed"] for name, p in self.phases.items() if p.get("failed")}
+
+    def settle_status(self) -> None:
+        """A compile that ran to its end with items that failed for good is partial, and says
+        which; a stopped compile keeps the status it stopped with."""
+        failed = self.failed_items()
+        if self.status == SUCCEEDED and failed:
+            self.status = PARTIAL
+            counts = ", ".join(f"{phase}: {n}" for phase, n in failed.items())
+            self.error = (
+                f"{sum(failed.values())} item(s) failed ({counts}); run compile again to retry them"
+            )
 
     def add_phase(self, name: str, result: PhaseResult, usage: UsageMeter) -> None:
         used = usage.get(name).as_dict()

@@ -10,7 +10,8 @@ from pathlib import Path
 from ..errors import CompendiumError, NotFound
 from ..settings import Settings
 from ..storage.base import Store
-from .jobs import LeaseLost, finish, lease_next, run_job, worker_name
+from .jobs import LeaseLost, finish, lease_next, run_job
+from .leases import SETTLE_SECONDS, still_leased, store_serializes, worker_name
 from .schedules import fire_due_schedules
 
 
@@ -30,11 +31,16 @@ async def run_worker(
     options = options or WorkerOptions()
     worker = worker or worker_name()
     stop = stop or asyncio.Event()
+    serialized = await store_serializes(store)
     while not stop.is_set():
         if options.run_schedules:
             with contextlib.suppress(CompendiumError):
                 await fire_due_schedules(store)
         job = await lease_next(store, worker, lease_seconds=options.lease_seconds)
+        if job is not None and not serialized:
+            await asyncio.sleep(SETTLE_SECONDS)
+            if not await still_leased(store, job, worker):
+                continue  # another worker leased it at the same instant, and won
         if job is not None:
             try:
                 await run_job(store, settings, data_dir, job, worker,

@@ -43,6 +43,10 @@ class Completion(NamedTuple):
     finish_reason: str | None  # "stop", "length" (cut off at max_tokens), ...
 
 
+MESSAGE_OVERHEAD = 4  # tokens a chat template adds per message, reserved on top of the text
+DEFAULT_MAX_REPLY_TOKENS = 8192
+
+
 @cache
 def _token_counter() -> Callable[[str], int]:
     try:  # compendium.tokens is the shared tokenizer when it is present
@@ -152,6 +156,7 @@ class OpenAIClient:
         max_concurrency: int = 8,
         requests_per_minute: int | None = None,
         tokens_per_minute: int | None = None,
+        max_reply_tokens: int = DEFAULT_MAX_REPLY_TOKENS,
         role: str = "LLM",
     ):
         self.base_url = base_url
@@ -161,6 +166,7 @@ class OpenAIClient:
         self.timeout = timeout
         self.max_retries = max(0, max_retries)
         self.retry_wait = retry_wait
+        self.max_reply_tokens = max_reply_tokens  # for calls that set no max_tokens of their own
         self.role = role  # "LLM" or "EMBEDDING": names the endpoint and its variables in errors
         self.limits = CallLimits(
             max_concurrency=max_concurrency,
@@ -196,6 +202,7 @@ class OpenAIClient:
             max_concurrency=settings.max_concurrency,
             requests_per_minute=settings.requests_per_minute,
             tokens_per_minute=settings.tokens_per_minute,
+            max_reply_tokens=settings.max_reply_tokens,
         )
 
     @property
@@ -289,11 +296,13 @@ class OpenAIClient:
     ) -> Completion:
         """One chat completion (retried); usage is recorded; returns the reply text."""
         estimated = sum(count_tokens(m["content"]) for m in messages)
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature}
+        # Every call states its reply bound: the budget reserves it, so a budget is a ceiling.
+        reply_bound = max_tokens if max_tokens is not None else self.max_reply_tokens
+        body: dict[str, Any] = {
+            "model": self.model, "messages": messages, "temperature": temperature, "max_tokens": reply_bound,
+        }
         if response_format is not None:
             body["response_format"] = response_format
-        if max_tokens is not None:
-            body["max_tokens"] = max_tokens
 
         async def send() -> Any:
             # The body is already in its wire form: posting it skips the SDK's typed transform,
@@ -302,16 +311,16 @@ class OpenAIClient:
             # each reply cost ~1 ms of CPU per call, and we use three fields of it.
             return await self._sdk.post("/chat/completions", body=body, cast_to=bytes)
 
-        with self.usage.reserve(estimated):
+        with self.usage.reserve(estimated + MESSAGE_OVERHEAD * len(messages), reply_bound):
             raw = await self.call(send, estimated_tokens=estimated)
-        content, used, finish = self._read_completion(raw)
-        prompt_tokens = used.get("prompt_tokens") if used else None
-        completion_tokens = used.get("completion_tokens") if used else None
-        if not isinstance(prompt_tokens, int):
-            prompt_tokens = estimated
-        if not isinstance(completion_tokens, int):
-            completion_tokens = count_tokens(content)
-        self.usage.record_llm(prompt_tokens, completion_tokens)
+            content, used, finish = self._read_completion(raw)
+            prompt_tokens = used.get("prompt_tokens") if used else None
+            completion_tokens = used.get("completion_tokens") if used else None
+            if not isinstance(prompt_tokens, int):
+                prompt_tokens = estimated
+            if not isinstance(completion_tokens, int):
+                completion_tokens = count_tokens(content)
+            self.usage.record_llm(prompt_tokens, completion_tokens)  # settles the reservation
         self.limits.settle(estimated, prompt_tokens + completion_tokens)
         return Completion(content, finish)
 

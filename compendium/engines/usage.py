@@ -26,12 +26,19 @@ class PhaseUsage:
 
 
 class UsageMeter:
-    """Shared by the engine and the embedder of one compile; phases are set by the orchestrator."""
+    """Shared by the engine and the embedder of one compile; phases are set by the orchestrator.
+
+    The token budget is a ceiling: before a call, its prompt and the bound of its reply
+    (max_tokens) are reserved; after it, the reservation is released and the tokens the server
+    reports are recorded. A call whose reservation does not fit beside what is spent and what
+    calls in flight hold does not start. So what is spent never passes the budget, as long as
+    servers keep replies within max_tokens.
+    """
 
     def __init__(self, budget_tokens: int | None = None):
         self.by_phase: dict[str, PhaseUsage] = {}
         self.budget_tokens = budget_tokens
-        self.in_flight = 0  # prompt tokens of calls sent but not yet answered
+        self.in_flight = 0  # tokens reserved by calls sent but not yet settled
 
     @staticmethod
     @contextlib.contextmanager
@@ -50,25 +57,28 @@ class UsageMeter:
         return sum(u.prompt_tokens + u.completion_tokens + u.embedding_tokens for u in self.by_phase.values())
 
     def check_budget(self, upcoming_tokens: int = 0) -> None:
-        """Raise before a call that would take the compile past its budget, counting the calls
-        already in flight (concurrent calls must not all pass the check on an empty meter)."""
+        """Raise before a call that could take the compile past its budget, counting what the
+        calls in flight reserved (concurrent calls must not all pass on an empty meter)."""
         committed = self.total_tokens + self.in_flight
         if self.budget_tokens is not None and committed + upcoming_tokens > self.budget_tokens:
             raise BudgetExceeded(
                 f"token budget of {self.budget_tokens} reached ({self.total_tokens} spent, "
-                f"{self.in_flight} in flight)",
-                hint="raise the knowledge base's budget or compile fewer documents",
+                f"{self.in_flight} reserved by calls in flight, the next call needs up to "
+                f"{upcoming_tokens})",
+                hint="raise the budget, lower llm.max_reply_tokens, or compile fewer documents",
             )
 
     @contextlib.contextmanager
-    def reserve(self, prompt_tokens: int) -> Iterator[None]:
-        """Check the budget and hold `prompt_tokens` against it until the call is answered."""
-        self.check_budget(prompt_tokens)
-        self.in_flight += prompt_tokens
+    def reserve(self, prompt_tokens: int, reply_tokens: int = 0) -> Iterator[None]:
+        """Check the budget and hold the prompt and the reply's bound against it until the call
+        is settled; record its actual usage (record_llm) before leaving the block or right after."""
+        tokens = prompt_tokens + reply_tokens
+        self.check_budget(tokens)
+        self.in_flight += tokens
         try:
             yield
         finally:
-            self.in_flight -= prompt_tokens
+            self.in_flight -= tokens
 
     def record_llm(self, prompt_tokens: int, completion_tokens: int) -> None:
         u = self._usage()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..storage.base import Store
+from ..tempfiles import earlier_exports, sweep
 from .folder import write_atomic
 from .graphml import graphml_bytes
 from .json_export import wiki_json
@@ -57,6 +58,7 @@ def _write(wiki: WikiSnapshot, fmt: str, out: Path, title: str) -> tuple[Path, i
     if out.is_dir():
         out = out / _FILE_NAMES[fmt]
     out.parent.mkdir(parents=True, exist_ok=True)
+    sweep(out.parent, recursive=False, earlier=earlier_exports([out.name]))  # temp files of a killed export
     data = wiki_json(wiki, title).encode("utf-8") if fmt == "json" else graphml_bytes(wiki)
     write_atomic(out, data)
     return out, 1

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from ..errors import InputError
+from ..tempfiles import earlier_exports, sweep, temp_file
 
 MANIFEST = ".compendium-export.json"
 
@@ -25,6 +25,9 @@ class ExportFolder:
             raise InputError(f"{root}: exists and is not a folder", field="out")
         root.mkdir(parents=True, exist_ok=True)
         self.root = root
+        # Temp files of a killed export: ours, and those earlier versions named after the files.
+        names = [Path(f).name for f in self._previous()] + [MANIFEST]
+        sweep(root, earlier=earlier_exports(names))
         self.written: list[str] = []
 
     def write(self, relative: str, content: str | bytes) -> Path:
@@ -35,15 +38,18 @@ class ExportFolder:
         self.written.append(relative)
         return path
 
+    def _previous(self) -> list[str]:
+        """The files the previous export wrote, from its manifest."""
+        try:
+            files = json.loads((self.root / MANIFEST).read_text(encoding="utf-8")).get("files", [])
+        except (OSError, ValueError, AttributeError):
+            return []  # none yet; a damaged one only means stale files may remain
+        return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+
     def finish(self) -> int:
         """Remove stale files of the previous export, record this one; returns files written."""
         manifest = self.root / MANIFEST
-        previous: list[str] = []
-        if manifest.exists():
-            try:
-                previous = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
-            except (ValueError, AttributeError):
-                previous = []  # a damaged manifest only means stale files may remain
+        previous = self._previous()
         current = set(self.written)
         root = self.root.resolve()
         for relative in previous:
@@ -58,11 +64,11 @@ class ExportFolder:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write to a temporary file beside `path`, then rename: readers never see half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = temp_file(path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise

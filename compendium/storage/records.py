@@ -229,7 +229,7 @@ class Job(Record):
     FILTERS: ClassVar[tuple[str, ...]] = ("status", "template", "tenant", "knowledge_base")
 
     template: str = ""
-    status: str = "queued"  # queued | running | succeeded | failed | cancelled
+    status: str = "queued"  # queued | running | one of compiler.report.STATUSES
     phase: str = ""
     progress: dict[str, Any] = field(default_factory=dict)
     lease_owner: str = ""

@@ -14,6 +14,7 @@ from compendium.compiler.worker import WorkerOptions, run_worker
 from compendium.storage.records import Chunk, Extract, Page, Schedule
 from compendium.tenancy import kb_store, system_store
 from tests.support.llm_fixtures import settings_for
+from tests.support.scripted_replies import POISON_DOCUMENT, BoundedResponder, poisoned
 
 
 async def _kb(api, name="kb", **settings):
@@ -105,22 +106,43 @@ async def test_a_job_whose_worker_died_is_taken_over_when_its_lease_expires(make
             await heartbeat(api.store, job["id"], "dead-worker", lease_seconds=5)
 
 
-async def test_the_token_budget_stops_a_compile_before_the_next_llm_call(make_api, llm_server):
-    async with make_api(settings_for(llm_server)) as api:
-        key, h = await _kb(api, token_budget=4000)
+async def test_the_token_budget_is_a_ceiling_for_a_job(make_api, llm_server):
+    llm_server.responder = BoundedResponder()  # replies within max_tokens, as real servers keep them
+    async with make_api(settings_for(llm_server, max_reply_tokens=9000)) as api:
+        key, h = await _kb(api, token_budget=30_000)
         await api.upload_corpus("kb", key)
         job = (await api.client.post("/knowledge-bases/kb/compile", headers=h)).json()
         final = (await api.follow(job["id"], key))[-1][1]
         assert final["status"] == "budget_exceeded"
-        assert "token budget of 4000" in final["error"]
+        assert "token budget of 30000" in final["error"]
         job = (await api.client.get(f"/jobs/{job['id']}", headers=h)).json()
         assert job["status"] == "budget_exceeded"
-        assert final["progress"]["budget_tokens"] == 4000
-        # Calls in flight count against the budget, so concurrent MAP calls cannot overshoot it
-        # by more than what was sent before the meter knew it was spent.
-        assert 0 < llm_server.prompt_tokens <= 4000, llm_server.prompt_tokens
+        assert final["progress"]["budget_tokens"] == 30_000
+        # Each call reserves its prompt and its reply's bound before it is sent: never past it.
+        spent = llm_server.prompt_tokens + llm_server.completion_tokens
+        assert 0 < spent <= 30_000, spent
+        assert final["progress"]["tokens"] == spent
         assert "refine" not in final["report"]["phases"]
         assert await kb_store(api.store, "acme", "kb").count(Page) == 0
+
+
+async def test_a_job_whose_batches_failed_for_good_is_partial_in_the_job_and_the_report(make_api, llm_server):
+    llm_server.responder = poisoned
+    async with make_api(settings_for(llm_server, max_retries=0)) as api:
+        key, h = await _kb(api)
+        await api.upload_corpus("kb", key, only=4)
+        glitch = ("glitch.md", POISON_DOCUMENT.encode(), "text/markdown")
+        r = await api.client.post("/knowledge-bases/kb/documents", files=[("files", glitch)], headers=h)
+        assert r.status_code == 201, r.text
+        job = (await api.client.post("/knowledge-bases/kb/compile", headers=h)).json()
+        final = (await api.follow(job["id"], key))[-1][1]
+        assert final["status"] == "partial"
+        assert final["report"]["status"] == "partial" and final["report"]["phases"]["map"]["failed"] > 0
+        job = (await api.client.get(f"/jobs/{job['id']}", headers=h)).json()
+        assert job["status"] == "partial" and "map" in job["error"] and job["finished_at"]
+        # A partial job is a finished one: the next compile request starts a new job.
+        again = await api.client.post("/knowledge-bases/kb/compile", headers=h)
+        assert again.status_code == 202 and again.json()["id"] != job["id"]
 
 
 async def test_schedules_enqueue_compiles_once_per_due_time(make_api):
@@ -196,3 +218,22 @@ async def test_template_groups_of_a_knowledge_base_choose_the_template_documents
             e["type"] async for x in scoped.scan(Extract) if x.document_id in grouped for e in x.entities
         }
         assert types_in_group == {"storage-part"}
+
+
+async def test_a_worker_never_runs_a_compile_another_worker_is_running(make_api):
+    from compendium.storage.records import Job
+
+    async with make_api(run_worker=False) as api:
+        now = time.time()
+        compile_of = {"tenant": "acme", "knowledge_base": "kb", "template": "wiki"}
+        running = Job(id="a1", status="running", lease_owner="far-host.example:77:aa", created_at=now,
+                      lease_expires_at=now + 30, heartbeat_at=now, attempts=1, **compile_of)
+        # Two requests that raced past enqueue's check: a second job of the same compile.
+        queued = Job(id="b2", status="queued", created_at=now, **compile_of)
+        other = Job(id="c3", status="queued", created_at=now, tenant="acme", knowledge_base="kb", template="topics")
+        await system_store(api.store).upsert([running, queued, other])
+        leased = await lease_next(api.store, "w:1:x", lease_seconds=5, now=now + 1)
+        assert leased is not None and leased.id == "c3"  # another compile: free to run
+        assert await lease_next(api.store, "w:1:x", lease_seconds=5, now=now + 1) is None
+        taken = await lease_next(api.store, "w:1:x", lease_seconds=5, now=now + 31)  # its worker died
+        assert taken is not None and taken.id == "a1" and taken.attempts == 2

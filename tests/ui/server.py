@@ -14,6 +14,7 @@ import uvicorn
 
 from compendium.api.app import create_app
 from compendium.api.ui import mount_ui
+from compendium.compiler.jobs import FINISHED
 from compendium.compiler.worker import WorkerOptions
 from compendium.settings import Settings
 
@@ -92,7 +93,7 @@ def wait_for_job(client: httpx.Client, job_id: str, timeout: float = 60) -> dict
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = client.get(f"/jobs/{job_id}").json()
-        if job["status"] in ("succeeded", "failed", "cancelled"):
+        if job["status"] in FINISHED:
             return dict(job)
         time.sleep(0.2)
     raise AssertionError(f"job {job_id} did not finish in {timeout} s")

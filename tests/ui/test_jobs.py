@@ -86,3 +86,26 @@ def test_cancel_a_running_compile_and_add_a_schedule(page, ui_server, seeded, ll
     card.get_by_role("button", name="Add schedule").click()
     card.locator(".schedules li", has_text="0 3 * * *").wait_for()
     assert page.js_errors == []
+
+
+def test_a_compile_whose_batches_failed_for_good_shows_as_partial(page, ui_server, seeded, llm, fresh_kb):
+    from tests.support.llm_responder import KnowledgeResponder
+    from tests.support.scripted_replies import POISON_DOCUMENT, poisoned
+
+    kb = fresh_kb("partial-demo", ("storage",))
+    with ui_server.client(seeded.key) as client:
+        upload(client, kb, {"glitch.md": POISON_DOCUMENT.encode()})
+    llm.responder = poisoned
+    try:
+        sign_in(page, ui_server.url, seeded.key)
+        open_view(page, ui_server.url, "#/jobs", f".kb-card[data-kb='{kb}']")
+        page.locator(f".kb-card[data-kb='{kb}']").get_by_role("button", name="Start compile").click()
+        job = page.locator(".job-card").filter(has_text=kb)
+        status = job.locator("[data-role='status'][data-status='partial']")
+        status.wait_for(timeout=60_000)
+    finally:
+        llm.responder = KnowledgeResponder()
+    assert status.inner_text() == "partial: some items failed"
+    assert "map" in job.inner_text() and "run compile again" in job.inner_text()  # says what failed
+    page.locator(f".jobs-table tr:has-text('{kb}') .badge.partial").wait_for()
+    assert page.js_errors == []

@@ -7,6 +7,23 @@ import { knownKnowledgeBases, refreshKnowledgeBases } from "./state.js";
 
 const PHASES = ["ingest", "map", "reduce", "plan", "refine"];
 const ACTIVE = new Set(["queued", "running"]);
+// How a job ends, in the words the report, `compendium status` and the exit codes use.
+const STATUS_LABELS = {
+  queued: "queued", running: "running", succeeded: "succeeded", failed: "failed", cancelled: "cancelled",
+  partial: "partial: some items failed", budget_exceeded: "budget exceeded",
+};
+
+/** A status badge (data-status keeps the raw value); setStatus(badge, s) changes it. */
+function statusBadge(status, attrs = {}) {
+  return setStatus(h("span", attrs), status);
+}
+
+function setStatus(badge, status) {
+  badge.textContent = STATUS_LABELS[status] || status;
+  badge.className = `badge ${status}`;
+  badge.dataset.status = status;
+  return badge;
+}
 
 export async function renderJobs(main) {
   const stops = new Map(); // job id -> stop its event stream
@@ -129,7 +146,7 @@ function kbCard(kb, jobs, templates, startCompile) {
     h("h3", { id: `kb-${kb.name}` }, h("a", { href: kbPath(kb.name, "wiki") }, kb.name)),
     kb.description ? h("p", { class: "muted" }, kb.description) : null,
     h("p", {}, "Last compile: ",
-      last ? [h("span", { class: `badge ${last.status}` }, last.status), " ",
+      last ? [statusBadge(last.status), " ",
         h("a", { href: `#/jobs/${encodeURIComponent(last.id)}` }, formatAgo(last.finished_at || last.created_at))]
         : h("span", { class: "muted" }, "never")),
     h("div", { class: "toolbar" },
@@ -182,7 +199,7 @@ function jobRow(job) {
     h("td", {}, h("a", { href: `#/jobs/${encodeURIComponent(job.id)}` }, job.id.slice(-8))),
     h("td", {}, job.knowledge_base),
     h("td", {}, job.template),
-    h("td", {}, h("span", { class: `badge ${job.status}` }, job.status)),
+    h("td", {}, statusBadge(job.status)),
     h("td", {}, formatTime(job.started_at || job.created_at)),
     h("td", {}, took),
     h("td", {}, pages ? `+${pages.created} ~${pages.updated} −${pages.deleted}` : "—"));
@@ -191,7 +208,7 @@ function jobRow(job) {
 /** A card with one progress bar per phase; update(job or event) redraws it. */
 function jobCard(job) {
   const bars = new Map();
-  const status = h("span", { class: `badge ${job.status}`, "data-role": "status" }, job.status);
+  const status = statusBadge(job.status, { "data-role": "status" });
   const usage = h("p", { class: "muted usage" });
   const message = h("p", { class: "muted", "aria-live": "polite" });
   const cancel = h("button", {
@@ -237,8 +254,7 @@ function jobCard(job) {
   }
 
   function showJob(j) {
-    status.textContent = j.status;
-    status.className = `badge ${j.status}`;
+    setStatus(status, j.status);
     const p = j.progress || {};
     for (const [name, entry] of Object.entries(p.phases || {})) setPhase(name, entry);
     showUsage(p.tokens, p.estimated_cost);
@@ -280,8 +296,7 @@ function follow(job, card, onFinished) {
     const c = follower.card;
     if (data && typeof data.seq === "number") lastSeq = Math.max(lastSeq, data.seq);
     if (name === "status") {
-      c.status.textContent = data.status;
-      c.status.className = `badge ${data.status}`;
+      setStatus(c.status, data.status);
     } else if (name === "PhaseStarted") {
       phases[data.phase] = { status: "running", done: 0, total: data.total };
       c.setPhase(data.phase, phases[data.phase]);
@@ -324,7 +339,7 @@ function showReport(box, job) {
   const kb = job.knowledge_base;
   clear(box,
     h("h2", {}, "Report"),
-    h("p", {}, h("span", { class: `badge ${r.status}` }, r.status), " ",
+    h("p", {}, statusBadge(r.status), " ",
       `${r.documents} documents, ${r.chunks} chunks · ${totals.llm_calls ?? 0} LLM calls · `
       + `${((totals.prompt_tokens ?? 0) + (totals.completion_tokens ?? 0)).toLocaleString()} tokens · `
       + `$${(totals.estimated_cost ?? 0).toFixed(4)} · ${totals.seconds ?? 0} s`),
