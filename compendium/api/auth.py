@@ -14,7 +14,7 @@ from ..settings import Settings
 from ..storage.base import Store
 from ..storage.records import ApiKey, KnowledgeBase, Tenant
 from ..tenancy import Caller, authenticate, create_key, create_tenant, get_kb, system_store
-from .errors import ApiError
+from .errors import COMMON, ApiError, errors
 from .pagination import Paged, PageParams, page_of_scan
 from .schemas import KeyIn, KeyOut, TenantIn, TenantOut
 
@@ -83,14 +83,15 @@ async def knowledge_base(request: Request, kb: str, who: Tenant_) -> KnowledgeBa
 
 KB = Annotated[KnowledgeBase, Depends(knowledge_base)]
 
-router = APIRouter(tags=["tenants and keys"])
+router = APIRouter(tags=["tenants and keys"], responses=COMMON)
 
 
 def _tenant_out(t: Tenant) -> dict:
     return {"name": t.name, "created_at": t.created_at}
 
 
-@router.post("/tenants", status_code=201, response_model=TenantOut, dependencies=[Depends(admin)])
+@router.post("/tenants", status_code=201, response_model=TenantOut, dependencies=[Depends(admin)],
+             responses=errors(409))
 async def post_tenant(body: TenantIn, request: Request) -> dict:
     return _tenant_out(await create_tenant(store_of(request), body.name))
 
@@ -105,7 +106,8 @@ def _key_out(record: ApiKey, key: str | None = None) -> dict:
             "created_at": record.created_at, "key": key}
 
 
-@router.post("/tenants/{name}/keys", status_code=201, response_model=KeyOut, dependencies=[Depends(admin)])
+@router.post("/tenants/{name}/keys", status_code=201, response_model=KeyOut, dependencies=[Depends(admin)],
+             responses=errors(404))
 async def post_key(name: str, body: KeyIn, request: Request) -> dict:
     record, key = await create_key(store_of(request), name, name=body.name)
     return _key_out(record, key)
@@ -117,7 +119,8 @@ async def list_keys(name: str, request: Request, page: Annotated[PageParams, Dep
     return await page_of_scan(scan, page, keep=lambda k: not k.revoked, render=_key_out)
 
 
-@router.delete("/tenants/{name}/keys/{key_id}", status_code=204, dependencies=[Depends(admin)])
+@router.delete("/tenants/{name}/keys/{key_id}", status_code=204, dependencies=[Depends(admin)],
+               responses=errors(404))
 async def revoke_key(name: str, key_id: str, request: Request) -> None:
     system = system_store(store_of(request))
     found = await system.get(ApiKey, [key_id])

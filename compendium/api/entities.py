@@ -11,10 +11,12 @@ from ..storage.base import Store
 from ..storage.records import Claim, Entity, Page, Relation, Topic
 from ..tenancy import kb_store
 from .auth import KB, store_of
+from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of, page_of_scan
 from .schemas import EntityOut, RelationOut, TopicOut
 
-router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["entities, relations, topics"])
+router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["entities, relations, topics"],
+                   responses={**COMMON, **errors(404)})
 
 
 def _scoped(request: Request, kb: Any) -> Store:

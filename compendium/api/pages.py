@@ -15,10 +15,11 @@ from ..export.markdown_html import render_markdown
 from ..storage.records import Chunk, Document, Page, PageVersion
 from ..tenancy import kb_store
 from .auth import KB, store_of
+from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of_scan
 from .schemas import PageEdit, PageOut, PageSummary
 
-router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["pages"])
+router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["pages"], responses={**COMMON, **errors(404)})
 
 _WIKILINK = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
 

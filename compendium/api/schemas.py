@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 NAME = r"^[a-z0-9][a-z0-9-]{0,62}$"
+TEMPLATE_NAME = r"^[a-z0-9][a-z0-9_-]{0,99}$"  # as a template's YAML `name:` allows
+
+TemplateName = Annotated[str, Field(pattern=TEMPLATE_NAME, description="a built-in or your own template")]
+Glob = Annotated[str, Field(min_length=1, max_length=500, pattern=r"\S",
+                            description="a path glob inside documents/: *, ** and ? as in a shell")]
 
 
 class Body(BaseModel):
@@ -29,15 +34,15 @@ class TemplateIn(Body):
 
 
 class GroupIn(Body):
-    template: str = Field(min_length=1)
-    include: list[str] = Field(default_factory=lambda: ["**"], min_length=1)
-    exclude: list[str] = Field(default_factory=list)
+    template: TemplateName
+    include: list[Glob] = Field(default_factory=lambda: ["**"], min_length=1)
+    exclude: list[Glob] = Field(default_factory=list)
 
 
 class KnowledgeBaseIn(Body):
     name: str = Field(pattern=NAME)
     description: str = Field("", max_length=2000)
-    default_template: str = "wiki"
+    default_template: TemplateName = "wiki"
     engine: Literal["auto", "offline"] = Field(
         "auto", description="auto: the server's LLM when it has one; offline: rules and NLP only"
     )
@@ -48,7 +53,7 @@ class KnowledgeBaseIn(Body):
 
 class KnowledgeBasePatch(Body):
     description: str | None = Field(None, max_length=2000)
-    default_template: str | None = None
+    default_template: TemplateName | None = None
     engine: Literal["auto", "offline"] | None = None
     llm_model: str | None = Field(None, max_length=200)
     token_budget: int | None = Field(None, ge=1)
@@ -56,7 +61,7 @@ class KnowledgeBasePatch(Body):
 
 
 class CompileIn(Body):
-    template: str | None = Field(None, description="default: the knowledge base's default template")
+    template: TemplateName | None = Field(None, description="default: the knowledge base's default template")
 
 
 class PageEdit(Body):
@@ -66,13 +71,13 @@ class PageEdit(Body):
 
 class ScheduleIn(Body):
     cron: str = Field(min_length=1, max_length=200, description="five-field cron, UTC")
-    template: str | None = None
+    template: TemplateName | None = None
     enabled: bool = True
 
 
 class SchedulePatch(Body):
     cron: str | None = Field(None, min_length=1, max_length=200)
-    template: str | None = None
+    template: TemplateName | None = None
     enabled: bool | None = None
 
 

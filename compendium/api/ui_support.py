@@ -13,8 +13,10 @@ from ..storage.records import Job, Page, PageVersion, Relation
 from ..tenancy import kb_store, system_store
 from .auth import KB, store_of
 from .entities import page_slugs
+from .errors import COMMON, errors
 
-router = APIRouter(prefix="/knowledge-bases/{kb}/pages/{slug}", tags=["pages"])
+router = APIRouter(prefix="/knowledge-bases/{kb}/pages/{slug}", tags=["pages"],
+                   responses={**COMMON, **errors(404)})
 
 RELATED_LIMIT = 25
 FINISHED = ["succeeded", "failed", "cancelled", "budget_exceeded"]
