@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from .. import __version__
 from ..compiler.jobs import WorkerOptions, run_worker
@@ -30,6 +30,7 @@ from . import (
 from .auth import Service
 from .headers import SecurityHeaders
 from .limits import BodyLimit, upload_request_limit
+from .query import one_value_each
 
 ROUTERS = (auth, templates, knowledge_bases, documents, jobs, schedules, pages, entities, graph, search)
 
@@ -69,6 +70,7 @@ def create_app(
         "topics. Authenticate with `Authorization: Bearer <API key>`. Every list is paged: "
         "pass `next_cursor` back as `cursor`. Errors are `{\"error\": {\"code\", \"message\", \"field\"}}`.",
         lifespan=lifespan,
+        dependencies=[Depends(one_value_each)],
     )
     app.state.service = svc
     if max_upload_bytes is not None:

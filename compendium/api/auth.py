@@ -13,10 +13,18 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from ..settings import Settings
 from ..storage.base import Store
 from ..storage.records import ApiKey, KnowledgeBase, Tenant
-from ..tenancy import Caller, authenticate, create_key, create_tenant, get_kb, system_store
+from ..tenancy import (
+    Caller,
+    authenticate,
+    create_key,
+    create_tenant,
+    get_kb,
+    get_tenant,
+    system_store,
+)
 from .errors import COMMON, ApiError, errors
 from .pagination import Paged, PageParams, page_of_scan
-from .schemas import KeyIn, KeyOut, TenantIn, TenantOut
+from .schemas import KeyIn, KeyOut, MeOut, TenantIn, TenantOut
 
 
 @dataclass
@@ -113,8 +121,10 @@ async def post_key(name: str, body: KeyIn, request: Request) -> dict:
     return _key_out(record, key)
 
 
-@router.get("/tenants/{name}/keys", response_model=Paged[KeyOut], dependencies=[Depends(admin)])
+@router.get("/tenants/{name}/keys", response_model=Paged[KeyOut], dependencies=[Depends(admin)],
+            responses=errors(404))
 async def list_keys(name: str, request: Request, page: Annotated[PageParams, Depends()]) -> dict:
+    await get_tenant(store_of(request), name)
     scan = system_store(store_of(request)).scan(ApiKey, {"tenant": name})
     return await page_of_scan(scan, page, keep=lambda k: not k.revoked, render=_key_out)
 
@@ -131,7 +141,7 @@ async def revoke_key(name: str, key_id: str, request: Request) -> None:
     await system.upsert([record])
 
 
-@router.get("/me", tags=["tenants and keys"])
+@router.get("/me", response_model=MeOut)
 async def me(who: Annotated[Caller, Depends(caller)]) -> dict:
     """Who this key belongs to."""
     return {"tenant": who.tenant, "admin": who.admin, "key_id": who.key_id}

@@ -89,10 +89,22 @@ _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "
                415: "unsupported_media_type", 422: "invalid_input"}
 
 
-def allowed_methods(app: FastAPI, path: str) -> list[str]:
-    """Every method some route of the API takes at `path` (routes are one per method)."""
-    methods = {m for r in app.router.routes if isinstance(r, APIRoute) and r.path_regex.match(path)
-               for m in r.methods}
+def _api_routes(routes: Any) -> Any:
+    for route in routes:
+        if isinstance(route, APIRoute):
+            yield route
+        elif hasattr(route, "original_router"):  # FastAPI keeps included routers nested
+            yield from _api_routes(route.original_router.routes)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """The methods of the resource at the request's path. Routes are one per method; where a
+    literal path and a template both match (/templates/validate, /templates/{name}), the
+    literal one is the resource."""
+    path = request.url.path
+    matching = [r for r in _api_routes(request.app.router.routes) if r.path_regex.match(path)]
+    literal = [r for r in matching if "{" not in r.path]
+    methods = {m for r in (literal or matching) for m in r.methods}
     return sorted(methods | ({"HEAD"} if "GET" in methods else set()))
 
 
@@ -164,7 +176,7 @@ def install(app: FastAPI) -> None:
         code = _HTTP_CODES.get(exc.status_code, "http_error")
         headers = dict(getattr(exc, "headers", None) or {})
         if exc.status_code == 405:  # Starlette names only the first route's methods
-            headers["Allow"] = ", ".join(allowed_methods(request.app, request.url.path))
+            headers["Allow"] = ", ".join(allowed_methods(request))
         return error_response(exc.status_code, code, str(exc.detail), None, headers or None)
 
     @app.exception_handler(Exception)

@@ -89,6 +89,12 @@ class TenantOut(BaseModel):
     created_at: float
 
 
+class MeOut(BaseModel):
+    tenant: str | None = Field(description="the key's tenant; null for the admin key")
+    admin: bool
+    key_id: str
+
+
 class KeyOut(BaseModel):
     id: str
     tenant: str
