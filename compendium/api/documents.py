@@ -74,9 +74,9 @@ def _existing(root: Path, path: str) -> Path:
     """The document file at `path`, or NotFound (a name no upload could have made is none)."""
     try:
         check_name(path)
-    except ApiError:
+        target = document_path(root, path)
+    except (ApiError, InputError):
         raise NotFound(f"no document {path[:300]!r}", field="path") from None
-    target = document_path(root, path)
     if not target.is_file():
         raise NotFound(f"no document {path!r}", field="path")
     return target

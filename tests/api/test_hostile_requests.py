@@ -81,6 +81,25 @@ async def test_a_file_name_over_255_bytes_is_refused_and_nothing_is_written(tena
     # Reading or deleting such a name is simply not found.
     _error(await api.client.get(f"/knowledge-bases/kb/documents/{long}", headers=h), 404, "not_found")
     _error(await api.client.delete(f"/knowledge-bases/kb/documents/{'y' * 300}.md", headers=h), 404)
+    _error(await api.client.get("/knowledge-bases/kb/documents/%C2%85", headers=h), 404)  # a blank name
+
+
+async def test_a_query_parameter_given_twice_is_refused_unless_it_takes_a_list(tenant):
+    api, h = tenant
+    r = await api.client.get("/knowledge-bases?limit=1&limit=2", headers=h)
+    assert _error(r, 422, "invalid_input")["field"] == "limit"
+    r = await api.client.get("/knowledge-bases/kb/search?q=a&kind=page&kind=entity", headers=h)
+    assert r.status_code == 200, r.text
+
+
+async def test_any_cursor_of_the_documented_shape_gives_a_page(tenant):
+    api, h = tenant
+    for cursor in ("ui", "no-cache", "_-_-", "true"):  # not ones the API returned
+        r = await api.client.get("/knowledge-bases", params={"cursor": cursor}, headers=h)
+        assert r.status_code == 200 and "items" in r.json(), (cursor, r.text)
+    for cursor in ("a", "%%%", "abcde", "a=b="):  # not base64url without padding
+        assert _error(await api.client.get("/knowledge-bases", params={"cursor": cursor}, headers=h),
+                      422)["field"] == "cursor"
 
 
 async def test_hidden_files_and_folders_are_refused_with_the_reason(tenant):
