@@ -255,3 +255,70 @@ class SearchHit(BaseModel):
     snippet: str
     score: float
     page: str | None = None
+
+
+class ClaimOut(BaseModel):
+    id: str
+    text: str
+    chunk_id: str
+    document_id: str
+    entity_ids: list[str]
+
+
+class EntityDetail(EntityOut):
+    relations: list[RelationOut]
+    claims: list[ClaimOut] = Field(description="at most 200 claims about the entity")
+
+
+class TopicMember(BaseModel):
+    id: str
+    name: str
+    type: str
+
+
+class TopicDetail(TopicOut):
+    page: str | None = None
+    member_entities: list[TopicMember]
+
+
+class ChunkOut(BaseModel):
+    id: str
+    text: str
+    heading_path: list[str]
+    start: int
+    end: int
+    document_id: str
+    document: str | None = Field(None, description="the document's path, while it exists")
+
+
+class RelatedPage(BaseModel):
+    slug: str
+    title: str
+    kind: str
+    via: str = Field(description="why it is related: linked from this page, links here, related (TYPE)")
+
+
+class RelatedOut(BaseModel):
+    items: list[RelatedPage]
+
+
+class HistoryItem(BaseModel):
+    action: str
+    reason: str
+    at: float
+    job_id: str | None = None
+    template: str | None = None
+    version: int | None = None
+
+
+class HistoryOut(BaseModel):
+    items: list[HistoryItem]
+    version: int
+    diff_available: bool
+
+
+class DiffOut(BaseModel):
+    from_version: int
+    to_version: int
+    by: str
+    lines: list[str] = Field(description="a unified diff of the Markdown")
