@@ -161,6 +161,14 @@ def install(app: FastAPI) -> None:
         # through (a control character, a broken document), so a bad template is never a 500.
         return error_response(422, "invalid_template", yaml_problem(exc), "yaml")
 
+    @app.exception_handler(RecursionError)
+    async def _deep(request: Request, exc: RecursionError) -> JSONResponse:
+        # PyYAML's parser recurses per level of nesting: `[[[[...` deep enough overflows it.
+        if request.url.path.startswith("/templates"):
+            return error_response(422, "invalid_template", "<upload>: the YAML is nested too "
+                                  "deeply to read; a template needs only a few levels", "yaml")
+        return await _bug(request, exc)
+
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         problems = exc.errors()

@@ -65,6 +65,9 @@ async def test_yaml_with_a_control_character_is_a_422_on_every_template_route(te
     for method, path in (("POST", "/templates"), ("POST", "/templates/validate"), ("PUT", "/templates/t1")):
         body = _error(await api.client.request(method, path, json=bad, headers=h), 422, "invalid_template")
         assert "U+0002" in body["message"] or "#x0002" in body["message"], body
+    # Nesting deeper than the parser can follow is the template's fault too.
+    deep = {"yaml": "- " * 30000 + "x\n"}
+    _error(await api.client.post("/templates/validate", json=deep, headers=h), 422, "invalid_template")
     # A document that breaks the YAML grammar names its line.
     body = _error(await api.client.post("/templates/validate", json={"yaml": "name: t1\nmap: [1\n"},
                                         headers=h), 422, "invalid_template")
