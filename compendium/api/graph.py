@@ -65,7 +65,7 @@ def _edge(r: Any) -> dict[str, Any]:
 async def graph(
     kb: KB, request: Request,
     limit: Annotated[int, Query(ge=1, le=MAX_NODES, description="nodes per page")] = 2000,
-    cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,9}$",
+    cursor: Annotated[str | None, Query(pattern=r"^[0-9]{0,9}$",
                                         description="next_cursor of the previous page")] = None,
     type: Annotated[list[str] | None, Query(description="keep these entity types")] = None,
     min_strength: Annotated[int, Query(ge=0)] = 1,

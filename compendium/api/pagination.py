@@ -32,7 +32,7 @@ class PageParams:
     def __init__(
         self,
         limit: int = Query(50, ge=1, le=MAX_LIMIT, description="items per page"),
-        cursor: str | None = Query(None, min_length=2, max_length=2000, pattern=CURSOR,
+        cursor: str | None = Query(None, max_length=2000, pattern=CURSOR,
                                    description="next_cursor of the previous page"),
     ):
         self.limit = limit

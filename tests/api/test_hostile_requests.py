@@ -97,7 +97,7 @@ async def test_a_query_parameter_given_twice_is_refused_unless_it_takes_a_list(t
 
 async def test_any_cursor_of_the_documented_shape_gives_a_page(tenant):
     api, h = tenant
-    for cursor in ("ui", "no-cache", "_-_-", "true"):  # not ones the API returned
+    for cursor in ("", "ui", "no-cache", "_-_-", "true"):  # none the API returned ("" is the first page)
         r = await api.client.get("/knowledge-bases", params={"cursor": cursor}, headers=h)
         assert r.status_code == 200 and "items" in r.json(), (cursor, r.text)
     for cursor in ("a", "%%%", "abcde", "a=b="):  # not base64url without padding
