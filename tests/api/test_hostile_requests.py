@@ -95,6 +95,17 @@ async def test_a_query_parameter_given_twice_is_refused_unless_it_takes_a_list(t
     assert r.status_code == 200, r.text
 
 
+async def test_a_last_event_id_that_is_no_id_is_not_an_error(tenant):
+    api, h = tenant
+    r = await api.client.post("/knowledge-bases/kb/compile", json={}, headers=h)
+    job = r.json()["id"]
+    r = await api.client.post(f"/jobs/{job}/cancel", headers=h)  # no worker here: cancelled at once
+    assert r.json()["status"] == "cancelled", r.text
+    for resent in ("null", "x", "9" * 40):
+        r = await api.client.get(f"/jobs/{job}/events", headers={**h, "Last-Event-ID": resent})
+        assert r.status_code == 200 and "event: report" in r.text, (resent, r.text)
+
+
 async def test_any_cursor_of_the_documented_shape_gives_a_page(tenant):
     api, h = tenant
     for cursor in ("", "ui", "no-cache", "_-_-", "true"):  # none the API returned ("" is the first page)
