@@ -8,7 +8,8 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi import APIRouter, Depends, Request
+from starlette.datastructures import UploadFile as StarletteUpload
 
 from ..errors import InputError, NotFound
 from ..phases.ingest import find_documents
@@ -106,7 +107,7 @@ def _temp_beside(target: Path, name: str) -> tuple[int, str]:
     return tempfile.mkstemp(dir=target.parent, prefix=".upload-")
 
 
-async def _save(upload: UploadFile, target: Path, limit: int, name: str) -> int:
+async def _save(upload: StarletteUpload, target: Path, limit: int, name: str) -> int:
     """Copy beside the target, then rename: a compile never reads half a document."""
     fd, temp = _temp_beside(target, name)
     size = 0
@@ -124,17 +125,37 @@ async def _save(upload: UploadFile, target: Path, limit: int, name: str) -> int:
     return size
 
 
-@router.post("", status_code=201, response_model=list[DocumentOut], responses=errors(413, 415))
-async def upload(
-    kb: KB,
-    request: Request,
-    files: Annotated[list[UploadFile], File(description="documents; a name may hold sub-folders")],
-    folder: Annotated[str, Form(description="folder to put them in, inside documents/")] = "",
-) -> list[dict[str, Any]]:
+# The form is read in the route, after the key and the knowledge base are checked: a stranger's
+# upload is refused before a byte of it is read. So the body is described here by hand.
+UPLOAD_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
+    "type": "object", "required": ["files"],
+    "properties": {
+        "files": {"type": "array", "items": {"type": "string", "format": "binary"},
+                  "description": f"documents (at most {MAX_FILES}); a name may hold sub-folders"},
+        "folder": {"type": "string", "default": "",
+                   "description": "folder to put them in, inside documents/"},
+    },
+}}}}
+
+
+@router.post("", status_code=201, response_model=list[DocumentOut], responses=errors(413, 415),
+             openapi_extra={"requestBody": UPLOAD_BODY})
+async def upload(kb: KB, request: Request) -> list[dict[str, Any]]:
     """The request as a whole is bounded before it is read (api/limits.py); each file here."""
+    async with request.form(max_files=MAX_FILES, max_fields=10) as form:
+        files = [f for f in form.getlist("files") if isinstance(f, StarletteUpload)]
+        folder = form.get("folder") or ""
+        if not files:
+            raise InputError("no files: send them as multipart/form-data fields named 'files'",
+                             field="files")
+        if not isinstance(folder, str):
+            raise InputError("folder must be text, not a file", field="folder")
+        return await _store_uploads(request, kb, files, folder)
+
+
+async def _store_uploads(request: Request, kb: Any, files: list[StarletteUpload],
+                         folder: str) -> list[dict[str, Any]]:
     limit = _limit(request)
-    if len(files) > MAX_FILES:
-        raise ApiError(413, "too_large", f"at most {MAX_FILES} files per upload", "files")
     root = kb_folder(service(request).data_dir, kb.tenant, kb.name)
     planned = []
     for upload_file in files:

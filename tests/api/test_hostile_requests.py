@@ -145,6 +145,24 @@ async def test_an_upload_over_the_bound_is_refused_by_content_length_unread(tena
     assert _written(api) == []
 
 
+async def test_an_upload_without_a_key_or_to_no_knowledge_base_is_never_read(tenant):
+    api, h = tenant
+    counting = CountingReads(api.app)
+    files = [("files", ("a.md", b"# a\n" + b"x" * 600_000, "text/markdown"))]  # under the bound
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=counting), base_url="http://api") as c:
+        _error(await c.post("/knowledge-bases/kb/documents", files=files), 401, "unauthorized")
+        _error(await c.post("/knowledge-bases/nope/documents", files=files, headers=h), 404, "not_found")
+        assert counting.read == 0
+        r = await c.post("/knowledge-bases/kb/documents", files=files, headers=h)
+        _error(r, 413, "too_large")  # read, and refused at the per-file bound
+        assert counting.read > 600_000
+        many = [("files", (f"n{i}.md", b"# n\n", "text/markdown")) for i in range(201)]
+        assert "files" in _error(await c.post("/knowledge-bases/kb/documents", files=many, headers=h),
+                                 400)["message"].lower()
+        _error(await c.post("/knowledge-bases/kb/documents", data={"folder": "x"}, headers=h), 422)
+    assert _written(api) == []
+
+
 async def test_a_chunked_upload_is_cut_off_once_it_passes_the_bound(tenant):
     api, h = tenant
     counting = CountingReads(api.app)
