@@ -31,14 +31,14 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.upload_bytes if UPLOAD_PATH.match(scope["path"]) else self.json_bytes
+        upload = bool(UPLOAD_PATH.match(scope["path"]))
+        limit = self.upload_bytes if upload else self.json_bytes
         length = _header(scope, b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > limit):
-            status, message = (413, f"the request body is larger than {limit} bytes; send fewer "
-                                    "or smaller files per request") if length.isdigit() else (
-                400, "Content-Length is not a number")
-            await error_response(status, "too_large" if status == 413 else "bad_request",
-                                 message)(scope, receive, send)
+        if length is not None and not _DIGITS.fullmatch(length):
+            await error_response(400, "bad_request", "Content-Length is not a number")(scope, receive, send)
+            return
+        if length is not None and int(length) > limit:
+            await error_response(413, "too_large", _too_large(limit, upload))(scope, receive, send)
             return
         received = 0
 
@@ -48,11 +48,18 @@ class BodyLimit:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:  # a chunked body: stop reading, answer 413
-                    raise HTTPException(413, f"the request body is larger than {limit} bytes; "
-                                             "send fewer or smaller files per request")
+                    raise HTTPException(413, _too_large(limit, upload))
             return message
 
         await self.app(scope, bounded, send)
+
+
+_DIGITS = re.compile(r"[0-9]{1,19}")
+
+
+def _too_large(limit: int, upload: bool) -> str:
+    advice = "send fewer or smaller files per request" if upload else "send a smaller body"
+    return f"the request body is larger than {limit} bytes ({limit / 2**20:.0f} MiB); {advice}"
 
 
 def _header(scope: Scope, name: bytes) -> Any:

@@ -145,6 +145,27 @@ async def test_an_upload_over_the_bound_is_refused_by_content_length_unread(tena
     assert _written(api) == []
 
 
+async def test_a_content_length_that_is_no_number_is_a_400(tenant):
+    api, h = tenant
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    for length in ("\u00b2", "12a", "-5"):  # "²" counts as a digit to str.isdigit
+        sent.clear()
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+                 "scheme": "http", "path": "/knowledge-bases", "raw_path": b"/knowledge-bases",
+                 "query_string": b"", "root_path": "", "server": ("api", 80), "client": ("t", 1),
+                 "headers": [(b"content-length", length.encode("latin-1")), (b"content-type", b"application/json"),
+                             *((k.lower().encode(), v.encode()) for k, v in h.items())]}
+        await api.app(scope, receive, send)
+        assert sent[0]["status"] == 400, (length, sent)
+
+
 async def test_an_upload_without_a_key_or_to_no_knowledge_base_is_never_read(tenant):
     api, h = tenant
     counting = CountingReads(api.app)
