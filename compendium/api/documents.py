@@ -138,7 +138,7 @@ UPLOAD_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
 }}}}
 
 
-@router.post("", status_code=201, response_model=list[DocumentOut], responses=errors(413, 415),
+@router.post("", status_code=201, response_model=list[DocumentOut], responses=errors(415),
              openapi_extra={"requestBody": UPLOAD_BODY})
 async def upload(kb: KB, request: Request) -> list[dict[str, Any]]:
     """The request as a whole is bounded before it is read (api/limits.py); each file here."""

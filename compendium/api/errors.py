@@ -49,7 +49,7 @@ _MEANING = {
     403: "this key may not do this (the admin key manages tenants; tenant keys the rest)",
     404: "no such resource for this tenant",
     409: "it exists already, or conflicts with the current state",
-    413: "the upload is larger than the server accepts",
+    413: "the body (an upload, or JSON over 8 MiB) is larger than the server accepts",
     415: "the file's type is not one a knowledge base takes",
     422: "a parameter or the body is invalid; `field` names it",
     502: "the language model or embedding service failed",
@@ -62,8 +62,8 @@ def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": ErrorBody, "description": _MEANING[status]} for status in statuses}
 
 
-# What any route may answer: no or a wrong key, a bad parameter, the store away.
-COMMON = errors(400, 401, 403, 422, 503)
+# What any route may answer: no or a wrong key, a bad parameter or body, the store away.
+COMMON = errors(400, 401, 403, 413, 422, 503)
 
 
 def error_response(status: int, code: str, message: str, field: str | None = None,

@@ -10,7 +10,8 @@ NAME = r"^[a-z0-9][a-z0-9-]{0,62}$"
 TEMPLATE_NAME = r"^[a-z0-9][a-z0-9_-]{0,99}$"  # as a template's YAML `name:` allows
 
 TemplateName = Annotated[str, Field(pattern=TEMPLATE_NAME, description="a built-in or your own template")]
-Glob = Annotated[str, Field(min_length=1, max_length=500, pattern=r"\S",
+# Not only blanks, in Python's sense of blank too (str.strip also takes U+001C-U+001F, U+0085).
+Glob = Annotated[str, Field(min_length=1, max_length=500, pattern=r"[^\s\u001c-\u001f\u0085]",
                             description="a path glob inside documents/: *, ** and ? as in a shell")]
 
 

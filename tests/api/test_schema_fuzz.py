@@ -99,6 +99,9 @@ schema = schemathesis.openapi.from_dict(
             {"include-name": "POST /knowledge-bases/{kb}/documents",
              "checks": {"positive_data_acceptance": {"expected-statuses": [*ACCEPTED, "413", "415", "422"]}}},
         ],
+        # A body over the bound is refused unread, with 413.
+        "checks": {"negative_data_rejection": {"expected-statuses": [
+            "400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429"]}},
     }),
 )
 schema.app, schema.location = APP, "/openapi.json"  # as schemathesis.openapi.from_asgi does
