@@ -15,6 +15,7 @@ import hypothesis
 import pytest
 import schemathesis
 from schemathesis.python import asgi
+from schemathesis.specs.openapi.checks import negative_data_rejection
 
 from compendium.api.app import create_app
 from compendium.settings import Settings
@@ -107,6 +108,16 @@ schema = schemathesis.openapi.from_dict(
 schema.app, schema.location = APP, "/openapi.json"  # as schemathesis.openapi.from_asgi does
 
 
+def _unreliable(case) -> list:
+    """Checks that cannot judge this case. A query string carries only text, so a value made
+    invalid there can read as a valid one (0.0 as the string "0.0", an empty object as an
+    empty cursor, a string as a one-item list): "invalid data accepted" would be no finding.
+    Our own key replaces a mutated auth header, so that mutation never reaches the server."""
+    negated = {str(getattr(loc, "value", loc)) for loc, info in (case.meta.components.items()
+               if case.meta else ()) if info.mode.is_negative}
+    return [negative_data_rejection] if negated and negated <= {"query", "header"} else []
+
+
 @pytest.fixture(scope="module")
 def fuzz_target(tmp_path_factory):
     """The app on a real SQLite store with one tenant, its key, a template and a knowledge base
@@ -134,7 +145,7 @@ def fuzz_target(tmp_path_factory):
 def test_api_answers_every_generated_request_as_documented(case, fuzz_target):
     data_dir, admin, key, client = fuzz_target
     admin_only = case.path.startswith("/tenants")
-    case.call_and_validate(headers=admin if admin_only else key)
+    case.call_and_validate(headers=admin if admin_only else key, excluded_checks=_unreliable(case))
     if case.method == "DELETE" and case.path == "/knowledge-bases/{kb}":  # again, for the cases after it
         client.post("/knowledge-bases", json={"name": KB}, headers=key)
         seed(data_dir)
