@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from .. import __version__
 from ..compiler.worker import WorkerOptions, run_worker
@@ -28,6 +28,9 @@ from . import (
     templates,
 )
 from .auth import Service
+from .headers import SecurityHeaders
+from .limits import BodyLimit, upload_request_limit
+from .query import one_value_each
 
 ROUTERS = (auth, templates, knowledge_bases, documents, jobs, schedules, pages, entities, graph, search)
 
@@ -35,10 +38,11 @@ ROUTERS = (auth, templates, knowledge_bases, documents, jobs, schedules, pages, 
 def create_app(
     settings: Settings, *, data_dir: Path, run_worker: bool = True, admin_key: str | None = None,
     worker_options: WorkerOptions | None = None, max_upload_bytes: int | None = None,
-    ui: bool = True,
+    max_request_bytes: int | None = None, ui: bool = True,
 ) -> FastAPI:
     """The API over one store and one data folder. With run_worker, a worker runs in this
-    process (leasing jobs from the shared store like any `compendium worker`)."""
+    process (leasing jobs from the shared store like any `compendium worker`).
+    max_upload_bytes bounds one uploaded file, max_request_bytes one upload request."""
     svc = Service(settings=settings, data_dir=Path(data_dir).resolve(), admin_key=admin_key or None)
 
     @contextlib.asynccontextmanager
@@ -66,10 +70,14 @@ def create_app(
         "topics. Authenticate with `Authorization: Bearer <API key>`. Every list is paged: "
         "pass `next_cursor` back as `cursor`. Errors are `{\"error\": {\"code\", \"message\", \"field\"}}`.",
         lifespan=lifespan,
+        dependencies=[Depends(one_value_each)],
     )
     app.state.service = svc
     if max_upload_bytes is not None:
         app.state.max_upload_bytes = max_upload_bytes
+    file_bytes = max_upload_bytes or documents.MAX_FILE_BYTES
+    app.add_middleware(BodyLimit, upload_bytes=max_request_bytes or upload_request_limit(file_bytes))
+    app.add_middleware(SecurityHeaders)
     errors.install(app)
     for module in ROUTERS:
         app.include_router(module.router)
@@ -77,6 +85,7 @@ def create_app(
         from .ui import mount_ui
 
         mount_ui(app)
+    errors.document_errors(app)
     return app
 
 

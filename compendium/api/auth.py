@@ -13,10 +13,18 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from ..settings import Settings
 from ..storage.base import Store
 from ..storage.records import ApiKey, KnowledgeBase, Tenant
-from ..tenancy import Caller, authenticate, create_key, create_tenant, get_kb, system_store
-from .errors import ApiError
+from ..tenancy import (
+    Caller,
+    authenticate,
+    create_key,
+    create_tenant,
+    get_kb,
+    get_tenant,
+    system_store,
+)
+from .errors import COMMON, ApiError, errors
 from .pagination import Paged, PageParams, page_of_scan
-from .schemas import KeyIn, KeyOut, TenantIn, TenantOut
+from .schemas import KeyIn, KeyOut, MeOut, TenantIn, TenantOut
 
 
 @dataclass
@@ -83,14 +91,15 @@ async def knowledge_base(request: Request, kb: str, who: Tenant_) -> KnowledgeBa
 
 KB = Annotated[KnowledgeBase, Depends(knowledge_base)]
 
-router = APIRouter(tags=["tenants and keys"])
+router = APIRouter(tags=["tenants and keys"], responses=COMMON)
 
 
 def _tenant_out(t: Tenant) -> dict:
     return {"name": t.name, "created_at": t.created_at}
 
 
-@router.post("/tenants", status_code=201, response_model=TenantOut, dependencies=[Depends(admin)])
+@router.post("/tenants", status_code=201, response_model=TenantOut, dependencies=[Depends(admin)],
+             responses=errors(409))
 async def post_tenant(body: TenantIn, request: Request) -> dict:
     return _tenant_out(await create_tenant(store_of(request), body.name))
 
@@ -105,19 +114,23 @@ def _key_out(record: ApiKey, key: str | None = None) -> dict:
             "created_at": record.created_at, "key": key}
 
 
-@router.post("/tenants/{name}/keys", status_code=201, response_model=KeyOut, dependencies=[Depends(admin)])
+@router.post("/tenants/{name}/keys", status_code=201, response_model=KeyOut, dependencies=[Depends(admin)],
+             responses=errors(404))
 async def post_key(name: str, body: KeyIn, request: Request) -> dict:
     record, key = await create_key(store_of(request), name, name=body.name)
     return _key_out(record, key)
 
 
-@router.get("/tenants/{name}/keys", response_model=Paged[KeyOut], dependencies=[Depends(admin)])
+@router.get("/tenants/{name}/keys", response_model=Paged[KeyOut], dependencies=[Depends(admin)],
+            responses=errors(404))
 async def list_keys(name: str, request: Request, page: Annotated[PageParams, Depends()]) -> dict:
+    await get_tenant(store_of(request), name)
     scan = system_store(store_of(request)).scan(ApiKey, {"tenant": name})
     return await page_of_scan(scan, page, keep=lambda k: not k.revoked, render=_key_out)
 
 
-@router.delete("/tenants/{name}/keys/{key_id}", status_code=204, dependencies=[Depends(admin)])
+@router.delete("/tenants/{name}/keys/{key_id}", status_code=204, dependencies=[Depends(admin)],
+               responses=errors(404))
 async def revoke_key(name: str, key_id: str, request: Request) -> None:
     system = system_store(store_of(request))
     found = await system.get(ApiKey, [key_id])
@@ -128,7 +141,7 @@ async def revoke_key(name: str, key_id: str, request: Request) -> None:
     await system.upsert([record])
 
 
-@router.get("/me", tags=["tenants and keys"])
+@router.get("/me", response_model=MeOut)
 async def me(who: Annotated[Caller, Depends(caller)]) -> dict:
     """Who this key belongs to."""
     return {"tenant": who.tenant, "admin": who.admin, "key_id": who.key_id}

@@ -7,7 +7,8 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi import APIRouter, Depends, Request
+from starlette.datastructures import UploadFile as StarletteUpload
 
 from ..errors import InputError, NotFound
 from ..phases.ingest import find_documents
@@ -16,11 +17,12 @@ from ..tempfiles import temp_file
 from ..tenancy import kb_folder, kb_store
 from ..workspace import SUPPORTED_EXTENSIONS, document_path, remove_document_file
 from .auth import KB, service, store_of
-from .errors import ApiError
+from .errors import COMMON, ApiError, errors
 from .pagination import Paged, PageParams, page_of
 from .schemas import DocumentOut
 
-router = APIRouter(prefix="/knowledge-bases/{kb}/documents", tags=["documents"])
+router = APIRouter(prefix="/knowledge-bases/{kb}/documents", tags=["documents"],
+                   responses={**COMMON, **errors(404)})
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_FILES = 200
@@ -44,6 +46,41 @@ _MAGIC = {".pdf": b"%PDF-", ".docx": b"PK\x03\x04"}
 
 def _limit(request: Request) -> int:
     return int(getattr(request.app.state, "max_upload_bytes", MAX_FILE_BYTES))
+
+
+MAX_NAME_BYTES = 255  # one file or folder name, as most file systems allow
+MAX_PATH_BYTES = 1024
+
+
+def _refuse(name: str, why: str) -> ApiError:
+    return ApiError(422, "invalid_input", f"{name[:300]!r}: {why}", "files")
+
+
+def check_name(name: str) -> None:
+    """A name the documents folder can hold and a compile will read; ApiError if not."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise _refuse(name, "control characters are not allowed in a file name")
+    parts = PurePosixPath(name).parts
+    if any(p.startswith(".") and p not in (".", "..") for p in parts):
+        raise _refuse(name, "hidden files and folders (a name starting with '.') are never "
+                            "compiled; rename it without the leading '.'")
+    if any(len(p.encode()) > MAX_NAME_BYTES for p in parts):
+        raise _refuse(name, f"a file or folder name is longer than {MAX_NAME_BYTES} bytes; "
+                            "shorten it")
+    if len(name.encode()) > MAX_PATH_BYTES:
+        raise _refuse(name, f"the path is longer than {MAX_PATH_BYTES} bytes; shorten it")
+
+
+def _existing(root: Path, path: str) -> Path:
+    """The document file at `path`, or NotFound (a name no upload could have made is none)."""
+    try:
+        check_name(path)
+        target = document_path(root, path)
+    except (ApiError, InputError):
+        raise NotFound(f"no document {path[:300]!r}", field="path") from None
+    if not target.is_file():
+        raise NotFound(f"no document {path!r}", field="path")
+    return target
 
 
 def _check(name: str, content_type: str | None, head: bytes) -> None:
@@ -71,7 +108,7 @@ def _temp_beside(target: Path, name: str) -> tuple[int, str]:
     return fd, str(temp)
 
 
-async def _save(upload: UploadFile, target: Path, limit: int, name: str) -> int:
+async def _save(upload: StarletteUpload, target: Path, limit: int, name: str) -> int:
     """Copy beside the target, then rename: a compile never reads half a document."""
     fd, temp = _temp_beside(target, name)
     size = 0
@@ -89,19 +126,37 @@ async def _save(upload: UploadFile, target: Path, limit: int, name: str) -> int:
     return size
 
 
-@router.post("", status_code=201, response_model=list[DocumentOut])
-async def upload(
-    kb: KB,
-    request: Request,
-    files: Annotated[list[UploadFile], File(description="documents; a name may hold sub-folders")],
-    folder: Annotated[str, Form(description="folder to put them in, inside documents/")] = "",
-) -> list[dict[str, Any]]:
+# The form is read in the route, after the key and the knowledge base are checked: a stranger's
+# upload is refused before a byte of it is read. So the body is described here by hand.
+UPLOAD_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
+    "type": "object", "required": ["files"],
+    "properties": {
+        "files": {"type": "array", "items": {"type": "string", "format": "binary"},
+                  "description": f"documents (at most {MAX_FILES}); a name may hold sub-folders"},
+        "folder": {"type": "string", "default": "",
+                   "description": "folder to put them in, inside documents/"},
+    },
+}}}}
+
+
+@router.post("", status_code=201, response_model=list[DocumentOut], responses=errors(415),
+             openapi_extra={"requestBody": UPLOAD_BODY})
+async def upload(kb: KB, request: Request) -> list[dict[str, Any]]:
+    """The request as a whole is bounded before it is read (api/limits.py); each file here."""
+    async with request.form(max_files=MAX_FILES, max_fields=10) as form:
+        files = [f for f in form.getlist("files") if isinstance(f, StarletteUpload)]
+        folder = form.get("folder") or ""
+        if not files:
+            raise InputError("no files: send them as multipart/form-data fields named 'files'",
+                             field="files")
+        if not isinstance(folder, str):
+            raise InputError("folder must be text, not a file", field="folder")
+        return await _store_uploads(request, kb, files, folder)
+
+
+async def _store_uploads(request: Request, kb: Any, files: list[StarletteUpload],
+                         folder: str) -> list[dict[str, Any]]:
     limit = _limit(request)
-    length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > limit * MAX_FILES:
-        raise ApiError(413, "too_large", "the upload is larger than the server accepts")
-    if len(files) > MAX_FILES:
-        raise ApiError(413, "too_large", f"at most {MAX_FILES} files per upload", "files")
     root = kb_folder(service(request).data_dir, kb.tenant, kb.name)
     planned = []
     for upload_file in files:
@@ -109,6 +164,7 @@ async def upload(
         name = f"{folder.strip('/')}/{raw}" if folder.strip("/") else raw
         if not raw:
             raise InputError("a file has no name", field="files")
+        check_name(name)
         target = document_path(root, name)  # refuses '..', absolute paths, symlinks out
         head = await upload_file.read(512)
         await upload_file.seek(0)
@@ -144,9 +200,7 @@ async def list_documents(kb: KB, request: Request, page: Annotated[PageParams, D
 
 @router.get("/{path:path}", response_model=DocumentOut)
 async def read_document(kb: KB, path: str, request: Request) -> dict:
-    target = document_path(kb_folder(service(request).data_dir, kb.tenant, kb.name), path)
-    if not target.is_file():
-        raise NotFound(f"no document {path!r}", field="path")
+    target = _existing(kb_folder(service(request).data_dir, kb.tenant, kb.name), path)
     records = await _records(request, kb)
     return _out(path, target.stat().st_size, records.get(path))
 
@@ -155,7 +209,5 @@ async def read_document(kb: KB, path: str, request: Request) -> dict:
 async def delete_document(kb: KB, path: str, request: Request) -> None:
     """Remove the file; the next compile purges what was derived only from it."""
     root = kb_folder(service(request).data_dir, kb.tenant, kb.name)
-    target = document_path(root, path)
-    if not target.is_file():
-        raise NotFound(f"no document {path!r}", field="path")
+    _existing(root, path)
     remove_document_file(root, path)

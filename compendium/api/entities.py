@@ -11,10 +11,12 @@ from ..storage.base import Store
 from ..storage.records import Claim, Entity, Page, Relation, Topic
 from ..tenancy import kb_store
 from .auth import KB, store_of
+from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of, page_of_scan
-from .schemas import EntityOut, RelationOut, TopicOut
+from .schemas import EntityDetail, EntityOut, RelationOut, TopicDetail, TopicOut
 
-router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["entities, relations, topics"])
+router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["entities, relations, topics"],
+                   responses={**COMMON, **errors(404)})
 
 
 def _scoped(request: Request, kb: Any) -> Store:
@@ -59,7 +61,7 @@ async def list_entities(
     return result
 
 
-@router.get("/entities/{entity_id}")
+@router.get("/entities/{entity_id}", response_model=EntityDetail)
 async def read_entity(kb: KB, entity_id: str, request: Request) -> dict:
     """The entity, its page, its relations (both directions) and the claims about it."""
     scoped = _scoped(request, kb)
@@ -110,7 +112,7 @@ async def list_topics(kb: KB, request: Request, page: Annotated[PageParams, Depe
     return await page_of_scan(_scoped(request, kb).scan(Topic), page, render=lambda t: t.to_dict())
 
 
-@router.get("/topics/{topic_id}")
+@router.get("/topics/{topic_id}", response_model=TopicDetail)
 async def read_topic(kb: KB, topic_id: str, request: Request) -> dict:
     """The topic with its members' names and its page."""
     scoped = _scoped(request, kb)

@@ -10,18 +10,18 @@ import numpy as np
 from fastapi import APIRouter, Query, Request
 
 from ..compiler.orchestrator import last_compile
-from ..errors import InputError, NotFound
+from ..errors import NotFound
 from ..fingerprint import fingerprint
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Entity, Relation
 from ..tenancy import kb_store
 from .auth import KB, store_of
 from .entities import page_slugs
+from .errors import COMMON, errors
 from .layout import force_layout
-from .pagination import decode_cursor, encode_cursor
 from .schemas import GraphOut
 
-router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["canvas"])
+router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["canvas"], responses={**COMMON, **errors(404)})
 
 LAYOUT_KEY = "layout:graph"
 MAX_NODES = 5000
@@ -65,7 +65,8 @@ def _edge(r: Any) -> dict[str, Any]:
 async def graph(
     kb: KB, request: Request,
     limit: Annotated[int, Query(ge=1, le=MAX_NODES, description="nodes per page")] = 2000,
-    cursor: str | None = None,
+    cursor: Annotated[str | None, Query(pattern=r"^[0-9]{0,9}$",
+                                        description="next_cursor of the previous page")] = None,
     type: Annotated[list[str] | None, Query(description="keep these entity types")] = None,
     min_strength: Annotated[int, Query(ge=0)] = 1,
     entity: Annotated[str | None, Query(description="centre: only what is near this entity")] = None,
@@ -99,16 +100,12 @@ async def graph(
     return {"nodes": [_node(e, xy, slugs) for e in chosen], "edges": edges,
             "total_nodes": len(entities), "total_edges": total_edges,
             "truncated": total_edges > len(edges),
-            "next_cursor": encode_cursor(str(start + limit)) if more else None}
+            "next_cursor": str(start + limit) if more else None}
 
 
 def _offset(cursor: str | None) -> int:
-    if not cursor:
-        return 0
-    text = decode_cursor(cursor)
-    if not text.isdigit():
-        raise InputError("the cursor is not one this API returned", field="cursor")
-    return int(text)
+    """The graph's cursor is the offset of its next page (the order is by importance, not id)."""
+    return int(cursor) if cursor else 0
 
 
 async def _around(store: Store, centre: str, depth: int, limit: int, types: set[str],

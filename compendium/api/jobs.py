@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -12,14 +13,15 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from ..compiler.jobs import FINISHED, enqueue, get_job, request_cancel
-from ..errors import InputError, NotFound
+from ..errors import NotFound
 from ..storage.records import Job
 from ..tenancy import system_store, template_exists
 from .auth import KB, Tenant_, service, store_of
+from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of_scan
 from .schemas import CompileIn, JobOut
 
-router = APIRouter(tags=["jobs"])
+router = APIRouter(tags=["jobs"], responses=COMMON)
 
 STREAM_POLL = 0.25  # seconds between looks at the job record
 KEEPALIVE = 15.0
@@ -30,13 +32,14 @@ def job_out(job: Job) -> dict[str, Any]:
 
 
 @router.post("/knowledge-bases/{kb}/compile", status_code=202, response_model=JobOut,
-             responses={200: {"description": "a compile of this template is already queued or "
-                                             "running: that job is returned"}})
+             responses={200: {"model": JobOut, "description": "a compile of this template is already "
+                                                              "queued or running: that job is returned"},
+                        **errors(404)})
 async def start_compile(kb: KB, request: Request, body: CompileIn | None = None) -> Any:
     template = (body.template if body else None) or kb.default_template
     store = store_of(request)
     if not await template_exists(store, kb.tenant, template):
-        raise InputError(f"unknown template {template!r}", field="template")
+        raise NotFound(f"no template {template!r} (GET /templates lists them)", field="template")
     job, created = await enqueue(store, tenant=kb.tenant, knowledge_base=kb.name, template=template)
     service(request).wake.set()
     if not created:
@@ -66,12 +69,12 @@ async def list_jobs(
     return await page_of_scan(system_store(store_of(request)).scan(Job, where), page, render=job_out)
 
 
-@router.get("/jobs/{job_id}", response_model=JobOut)
+@router.get("/jobs/{job_id}", response_model=JobOut, responses=errors(404))
 async def read_job(job_id: str, request: Request, who: Tenant_) -> dict:
     return job_out(await _own_job(request, job_id, who))
 
 
-@router.post("/jobs/{job_id}/cancel", response_model=JobOut)
+@router.post("/jobs/{job_id}/cancel", response_model=JobOut, responses=errors(404))
 async def cancel_job(job_id: str, request: Request, who: Tenant_) -> dict:
     """A queued job is cancelled at once; a running one stops after its current batch, with
     everything written so far complete (the next compile resumes from it)."""
@@ -85,10 +88,10 @@ def _sse(event: str, data: dict[str, Any], event_id: int | None = None) -> str:
 
 
 @router.get("/jobs/{job_id}/events", response_class=StreamingResponse,
-            responses={200: {"content": {"text/event-stream": {}}}})
+            responses={200: {"content": {"text/event-stream": {}}}, **errors(404)})
 async def job_events(
     job_id: str, request: Request, who: Tenant_,
-    last_event_id: Annotated[int | None, Header()] = None,
+    last_event_id: Annotated[str | None, Header(description="an event id, as browsers resend it")] = None,
     after: Annotated[int | None, Query(ge=0, description="resume after this event id")] = None,
 ) -> StreamingResponse:
     """Server-Sent Events: `status` when the job changes state, then each progress event
@@ -96,7 +99,9 @@ async def job_events(
     last a `report` event with the job's final status and compile report."""
     await _own_job(request, job_id, who)
     store = store_of(request)
-    start = after if after is not None else (last_event_id or 0)
+    # Last-Event-ID is whatever the client kept; one that is not an id replays from the start.
+    resend = int(last_event_id) if re.fullmatch(r"[0-9]{1,18}", last_event_id or "") else 0
+    start = after if after is not None else resend
 
     async def stream() -> AsyncIterator[str]:
         sent, status, quiet = start, "", 0.0

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 
 from ..compiler.jobs import ACTIVE, request_cancel
-from ..errors import InputError
+from ..errors import InputError, NotFound
 from ..storage.records import Job, KnowledgeBase, Schedule
 from ..templates.groups import TemplateGroup
 from ..tenancy import create_kb, delete_kb, system_store, template_exists
 from .auth import KB, Tenant_, service, store_of
+from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of_scan
 from .schemas import GroupIn, KnowledgeBaseIn, KnowledgeBaseOut, KnowledgeBasePatch
 
-router = APIRouter(prefix="/knowledge-bases", tags=["knowledge bases"])
+router = APIRouter(prefix="/knowledge-bases", tags=["knowledge bases"], responses=COMMON)
 
 
 def kb_out(kb: KnowledgeBase) -> dict[str, Any]:
@@ -30,21 +32,21 @@ async def _check_templates(request: Request, tenant: str, default: str | None,
                            groups: list[GroupIn] | None) -> list[dict[str, Any]] | None:
     store = store_of(request)
     if default is not None and not await template_exists(store, tenant, default):
-        raise InputError(f"unknown template {default!r}", field="default_template")
+        raise NotFound(f"no template {default!r} (GET /templates lists them)", field="default_template")
     if groups is None:
         return None
     checked = []
     for index, group in enumerate(groups):
         if not await template_exists(store, tenant, group.template):
-            raise InputError(f"unknown template {group.template!r}", field=f"groups[{index}].template")
+            raise NotFound(f"no template {group.template!r} (GET /templates lists them)", field=f"groups[{index}].template")
         try:
             checked.append(TemplateGroup(**group.model_dump()).model_dump())
-        except ValueError as exc:
+        except (ValueError, re.error) as exc:  # a glob that compiles to no pattern
             raise InputError(f"groups[{index}]: {exc}", field=f"groups[{index}]") from exc
     return checked
 
 
-@router.post("", status_code=201, response_model=KnowledgeBaseOut)
+@router.post("", status_code=201, response_model=KnowledgeBaseOut, responses=errors(404, 409))
 async def create(body: KnowledgeBaseIn, request: Request, who: Tenant_) -> dict:
     groups = await _check_templates(request, who, body.default_template, body.groups)
     kb = KnowledgeBase(
@@ -62,12 +64,12 @@ async def list_kbs(request: Request, who: Tenant_, page: Annotated[PageParams, D
     return await page_of_scan(scan, page, render=kb_out)
 
 
-@router.get("/{kb}", response_model=KnowledgeBaseOut)
+@router.get("/{kb}", response_model=KnowledgeBaseOut, responses=errors(404))
 async def read(kb: KB) -> dict:
     return kb_out(kb)
 
 
-@router.patch("/{kb}", response_model=KnowledgeBaseOut)
+@router.patch("/{kb}", response_model=KnowledgeBaseOut, responses=errors(404))
 async def change(kb: KB, body: KnowledgeBasePatch, request: Request) -> dict:
     groups = await _check_templates(request, kb.tenant, body.default_template, body.groups)
     for name, value in body.model_dump(exclude_unset=True, exclude={"groups"}).items():
@@ -82,7 +84,7 @@ async def change(kb: KB, body: KnowledgeBasePatch, request: Request) -> dict:
     return kb_out(kb)
 
 
-@router.delete("/{kb}", status_code=204)
+@router.delete("/{kb}", status_code=204, responses=errors(404))
 async def delete(kb: KB, request: Request) -> None:
     """Delete the knowledge base, its documents, compiled records, schedules and jobs.
     Running compiles are cancelled first."""
@@ -96,13 +98,13 @@ async def delete(kb: KB, request: Request) -> None:
     await delete_kb(store, service(request).data_dir, kb.tenant, kb.name)
 
 
-@router.get("/{kb}/groups", response_model=list[GroupIn])
+@router.get("/{kb}/groups", response_model=list[GroupIn], responses=errors(404))
 async def read_groups(kb: KB) -> list[dict]:
     """Which template compiles which documents (first matching group wins)."""
     return kb.groups
 
 
-@router.put("/{kb}/groups", response_model=list[GroupIn])
+@router.put("/{kb}/groups", response_model=list[GroupIn], responses=errors(404))
 async def write_groups(kb: KB, body: list[GroupIn], request: Request) -> list[dict]:
     kb.groups = await _check_templates(request, kb.tenant, None, body) or []
     kb.updated_at = time.time()

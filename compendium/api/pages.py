@@ -15,10 +15,11 @@ from ..export.markdown_html import render_markdown
 from ..storage.records import Chunk, Document, Page, PageVersion
 from ..tenancy import kb_store
 from .auth import KB, store_of
+from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of_scan
-from .schemas import PageEdit, PageOut, PageSummary
+from .schemas import ChunkOut, PageEdit, PageOut, PageSummary
 
-router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["pages"])
+router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["pages"], responses={**COMMON, **errors(404)})
 
 _WIKILINK = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
 
@@ -56,10 +57,14 @@ async def read_page(kb: KB, slug: str, request: Request) -> dict:
     return page_out(await _page(request, kb, slug))
 
 
-@router.get("/pages/{slug}/markdown", response_class=PlainTextResponse)
-async def read_markdown(kb: KB, slug: str, request: Request) -> PlainTextResponse:
+class MarkdownResponse(PlainTextResponse):
+    media_type = "text/markdown"
+
+
+@router.get("/pages/{slug}/markdown", response_class=MarkdownResponse)
+async def read_markdown(kb: KB, slug: str, request: Request) -> MarkdownResponse:
     page = await _page(request, kb, slug)
-    return PlainTextResponse(page.markdown, media_type="text/markdown; charset=utf-8")
+    return MarkdownResponse(page.markdown)
 
 
 @router.get("/pages/{slug}/html", response_class=HTMLResponse)
@@ -95,7 +100,7 @@ async def edit_page(kb: KB, slug: str, body: PageEdit, request: Request) -> dict
     return page_out(page)
 
 
-@router.get("/chunks/{chunk_id}")
+@router.get("/chunks/{chunk_id}", response_model=ChunkOut)
 async def read_chunk(kb: KB, chunk_id: str, request: Request) -> dict:
     """A source passage: its text, heading path and the document it comes from."""
     scoped = kb_store(store_of(request), kb.tenant, kb.name)

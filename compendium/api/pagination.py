@@ -16,6 +16,9 @@ from ..errors import InputError
 T = TypeVar("T")
 
 MAX_LIMIT = 500
+# base64url without padding: every string of this shape decodes, so a schema-valid cursor is
+# never refused (one this API did not return just starts the page at an arbitrary key).
+CURSOR = r"^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$"
 
 
 class Paged(BaseModel, Generic[T]):
@@ -29,7 +32,8 @@ class PageParams:
     def __init__(
         self,
         limit: int = Query(50, ge=1, le=MAX_LIMIT, description="items per page"),
-        cursor: str | None = Query(None, description="next_cursor of the previous page"),
+        cursor: str | None = Query(None, max_length=2000, pattern=CURSOR,
+                                   description="next_cursor of the previous page"),
     ):
         self.limit = limit
         self.after = decode_cursor(cursor) if cursor else None
@@ -41,8 +45,9 @@ def encode_cursor(key: str) -> str:
 
 def decode_cursor(cursor: str) -> str:
     try:
-        text = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
-    except (binascii.Error, ValueError, UnicodeDecodeError) as exc:
+        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
+        text = raw.decode("utf-8", "surrogateescape")  # keys are compared, never stored
+    except (binascii.Error, ValueError) as exc:
         raise InputError("the cursor is not one this API returned", field="cursor") from exc
     if not text:
         raise InputError("the cursor is not one this API returned", field="cursor")

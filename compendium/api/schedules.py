@@ -13,14 +13,16 @@ from ..compiler.schedules import (
     list_schedules,
     update_schedule,
 )
-from ..errors import InputError
+from ..errors import NotFound
 from ..storage.records import Schedule
 from ..tenancy import template_exists
 from .auth import KB, store_of
+from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of
 from .schemas import ScheduleIn, ScheduleOut, SchedulePatch
 
-router = APIRouter(prefix="/knowledge-bases/{kb}/schedules", tags=["schedules"])
+router = APIRouter(prefix="/knowledge-bases/{kb}/schedules", tags=["schedules"],
+                   responses={**COMMON, **errors(404)})
 
 
 def _out(s: Schedule) -> dict[str, Any]:
@@ -30,7 +32,7 @@ def _out(s: Schedule) -> dict[str, Any]:
 async def _template(request: Request, kb: Any, name: str | None) -> str:
     name = name or kb.default_template
     if not await template_exists(store_of(request), kb.tenant, name):
-        raise InputError(f"unknown template {name!r}", field="template")
+        raise NotFound(f"no template {name!r} (GET /templates lists them)", field="template")
     return name
 
 

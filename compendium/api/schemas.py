@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 NAME = r"^[a-z0-9][a-z0-9-]{0,62}$"
+TEMPLATE_NAME = r"^[a-z0-9][a-z0-9_-]{0,99}$"  # as a template's YAML `name:` allows
+
+TemplateName = Annotated[str, Field(pattern=TEMPLATE_NAME, description="a built-in or your own template")]
+# Not only blanks, in Python's sense of blank too (str.strip also takes U+001C-U+001F, U+0085).
+Glob = Annotated[str, Field(min_length=1, max_length=500, pattern=r"[^\s\u001c-\u001f\u0085]",
+                            description="a path glob inside documents/: *, ** and ? as in a shell")]
 
 
 class Body(BaseModel):
@@ -29,15 +35,15 @@ class TemplateIn(Body):
 
 
 class GroupIn(Body):
-    template: str = Field(min_length=1)
-    include: list[str] = Field(default_factory=lambda: ["**"], min_length=1)
-    exclude: list[str] = Field(default_factory=list)
+    template: TemplateName
+    include: list[Glob] = Field(default_factory=lambda: ["**"], min_length=1)
+    exclude: list[Glob] = Field(default_factory=list)
 
 
 class KnowledgeBaseIn(Body):
     name: str = Field(pattern=NAME)
     description: str = Field("", max_length=2000)
-    default_template: str = "wiki"
+    default_template: TemplateName = "wiki"
     engine: Literal["auto", "offline"] = Field(
         "auto", description="auto: the server's LLM when it has one; offline: rules and NLP only"
     )
@@ -48,7 +54,7 @@ class KnowledgeBaseIn(Body):
 
 class KnowledgeBasePatch(Body):
     description: str | None = Field(None, max_length=2000)
-    default_template: str | None = None
+    default_template: TemplateName | None = None
     engine: Literal["auto", "offline"] | None = None
     llm_model: str | None = Field(None, max_length=200)
     token_budget: int | None = Field(None, ge=1)
@@ -56,7 +62,7 @@ class KnowledgeBasePatch(Body):
 
 
 class CompileIn(Body):
-    template: str | None = Field(None, description="default: the knowledge base's default template")
+    template: TemplateName | None = Field(None, description="default: the knowledge base's default template")
 
 
 class PageEdit(Body):
@@ -66,13 +72,13 @@ class PageEdit(Body):
 
 class ScheduleIn(Body):
     cron: str = Field(min_length=1, max_length=200, description="five-field cron, UTC")
-    template: str | None = None
+    template: TemplateName | None = None
     enabled: bool = True
 
 
 class SchedulePatch(Body):
     cron: str | None = Field(None, min_length=1, max_length=200)
-    template: str | None = None
+    template: TemplateName | None = None
     enabled: bool | None = None
 
 
@@ -82,6 +88,12 @@ class SchedulePatch(Body):
 class TenantOut(BaseModel):
     name: str
     created_at: float
+
+
+class MeOut(BaseModel):
+    tenant: str | None = Field(description="the key's tenant; null for the admin key")
+    admin: bool
+    key_id: str
 
 
 class KeyOut(BaseModel):
@@ -245,3 +257,70 @@ class SearchHit(BaseModel):
     snippet: str
     score: float
     page: str | None = None
+
+
+class ClaimOut(BaseModel):
+    id: str
+    text: str
+    chunk_id: str
+    document_id: str
+    entity_ids: list[str]
+
+
+class EntityDetail(EntityOut):
+    relations: list[RelationOut]
+    claims: list[ClaimOut] = Field(description="at most 200 claims about the entity")
+
+
+class TopicMember(BaseModel):
+    id: str
+    name: str
+    type: str
+
+
+class TopicDetail(TopicOut):
+    page: str | None = None
+    member_entities: list[TopicMember]
+
+
+class ChunkOut(BaseModel):
+    id: str
+    text: str
+    heading_path: list[str]
+    start: int
+    end: int
+    document_id: str
+    document: str | None = Field(None, description="the document's path, while it exists")
+
+
+class RelatedPage(BaseModel):
+    slug: str
+    title: str
+    kind: str
+    via: str = Field(description="why it is related: linked from this page, links here, related (TYPE)")
+
+
+class RelatedOut(BaseModel):
+    items: list[RelatedPage]
+
+
+class HistoryItem(BaseModel):
+    action: str
+    reason: str
+    at: float
+    job_id: str | None = None
+    template: str | None = None
+    version: int | None = None
+
+
+class HistoryOut(BaseModel):
+    items: list[HistoryItem]
+    version: int
+    diff_available: bool
+
+
+class DiffOut(BaseModel):
+    from_version: int
+    to_version: int
+    by: str
+    lines: list[str] = Field(description="a unified diff of the Markdown")

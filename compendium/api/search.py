@@ -17,9 +17,10 @@ from ..storage.response_cache import StoreResponseCache
 from ..tenancy import kb_store, resolve_template
 from .auth import KB, service, store_of
 from .entities import page_slugs
+from .errors import COMMON, errors
 from .schemas import SearchHit
 
-router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["search"])
+router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["search"], responses={**COMMON, **errors(404)})
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -103,7 +104,7 @@ async def _vector(request: Request, kb: Any, store: Store, q: str, kinds: set[st
     return hits[:limit]
 
 
-@router.get("/search", response_model=list[SearchHit])
+@router.get("/search", response_model=list[SearchHit], responses=errors(502))
 async def search(
     kb: KB, request: Request,
     q: Annotated[str, Query(min_length=1, max_length=500)],

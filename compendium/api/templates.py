@@ -17,10 +17,11 @@ from ..tenancy import (
     template_record_id,
 )
 from .auth import Tenant_, store_of
+from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of
 from .schemas import TemplateCheck, TemplateIn, TemplateOut
 
-router = APIRouter(prefix="/templates", tags=["templates"])
+router = APIRouter(prefix="/templates", tags=["templates"], responses=COMMON)
 
 
 def _builtin(name: str, *, text: bool = False) -> dict[str, Any]:
@@ -43,7 +44,7 @@ async def list_templates(request: Request, who: Tenant_, page: Annotated[PagePar
     return page_of([items[n] for n in sorted(items)], lambda t: t["name"], page)
 
 
-@router.post("", status_code=201, response_model=TemplateOut)
+@router.post("", status_code=201, response_model=TemplateOut, responses=errors(409))
 async def create_template(body: TemplateIn, request: Request, who: Tenant_) -> dict:
     return _own(await save_template(store_of(request), who, body.yaml, create=True), text=True)
 
@@ -55,7 +56,7 @@ async def validate_template(body: TemplateIn, who: Tenant_) -> dict:
     return {"valid": True, "name": t.name, "version": t.version}
 
 
-@router.get("/{name}", response_model=TemplateOut)
+@router.get("/{name}", response_model=TemplateOut, responses=errors(404))
 async def read_template(name: str, request: Request, who: Tenant_) -> dict:
     own = await stored_template(store_of(request), who, name)
     if own is not None:
@@ -65,13 +66,13 @@ async def read_template(name: str, request: Request, who: Tenant_) -> dict:
     raise NotFound(f"no template {name!r}", field="name")
 
 
-@router.put("/{name}", response_model=TemplateOut)
+@router.put("/{name}", response_model=TemplateOut, responses=errors(404))
 async def update_template(name: str, body: TemplateIn, request: Request, who: Tenant_) -> dict:
     """Replace the template's YAML; the stored version goes up by one."""
     return _own(await save_template(store_of(request), who, body.yaml, name=name, create=False), text=True)
 
 
-@router.delete("/{name}", status_code=204)
+@router.delete("/{name}", status_code=204, responses=errors(404))
 async def delete_template(name: str, request: Request, who: Tenant_) -> None:
     store = store_of(request)
     if await stored_template(store, who, name) is None:

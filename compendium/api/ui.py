@@ -10,21 +10,9 @@ from fastapi.responses import RedirectResponse
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from .headers import SECURITY_HEADERS
+
 STATIC_DIR = Path(__file__).with_name("static")
-
-# No script runs unless it is one of our own files: an inline <script> or an onerror= that got
-# past both sanitisers would still be refused by the browser.
-SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
-        "form-action 'self'"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-}
-
 
 class _UiFiles(StaticFiles):
     async def get_response(self, path: str, scope: Scope) -> Any:

@@ -14,8 +14,11 @@ from ..storage.records import Job, Page, PageVersion, Relation
 from ..tenancy import kb_store, system_store
 from .auth import KB, store_of
 from .entities import page_slugs
+from .errors import COMMON, errors
+from .schemas import DiffOut, HistoryOut, RelatedOut
 
-router = APIRouter(prefix="/knowledge-bases/{kb}/pages/{slug}", tags=["pages"])
+router = APIRouter(prefix="/knowledge-bases/{kb}/pages/{slug}", tags=["pages"],
+                   responses={**COMMON, **errors(404)})
 
 RELATED_LIMIT = 25
 FINISHED = list(JOB_FINISHED)
@@ -28,7 +31,7 @@ async def _page(store: Store, slug: str) -> Page:
     return found[0]  # type: ignore[return-value]
 
 
-@router.get("/related")
+@router.get("/related", response_model=RelatedOut)
 async def related(kb: KB, slug: str, request: Request) -> dict[str, Any]:
     """Pages this one links to, pages linking here, and pages of entities related to its subject
     (strongest relations first)."""
@@ -72,7 +75,7 @@ async def _versions(store: Store, page: Page) -> list[dict[str, Any]]:
     ]
 
 
-@router.get("/history")
+@router.get("/history", response_model=HistoryOut)
 async def history(kb: KB, slug: str, request: Request) -> dict[str, Any]:
     """The compiles that created or changed the page, and the versions kept for diffs."""
     store = kb_store(store_of(request), kb.tenant, kb.name)
@@ -96,7 +99,7 @@ async def history(kb: KB, slug: str, request: Request) -> dict[str, Any]:
     return {"items": items, "version": page.version, "diff_available": len(versions) > 1}
 
 
-@router.get("/diff")
+@router.get("/diff", response_model=DiffOut)
 async def diff(kb: KB, slug: str, request: Request) -> dict[str, Any]:
     """The last change of the page as a unified diff of its Markdown (previous kept version to now)."""
     store = kb_store(store_of(request), kb.tenant, kb.name)

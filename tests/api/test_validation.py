@@ -78,8 +78,10 @@ async def test_unknown_ids_bad_bodies_and_cursors(tenant):
     assert _error(await c.post("/knowledge-bases", json={"name": "Bad Name"}, headers=h), 422)["field"] == "name"
     assert _error(await c.post("/knowledge-bases", json={"name": "kb2", "colour": 1}, headers=h), 422)["field"] == "colour"
     assert _error(await c.post("/knowledge-bases", json={"name": "kb"}, headers=h), 409)
+    # A well-formed name of no template is a 404 naming the field; a malformed one a 422.
     r = await c.post("/knowledge-bases", json={"name": "kb3", "default_template": "nope"}, headers=h)
-    assert _error(r, 422)["field"] == "default_template"
+    assert _error(r, 404)["field"] == "default_template"
+    assert _error(await c.post("/knowledge-bases/kb/compile", json={"template": "nope"}, headers=h), 404)["field"] == "template"
     assert _error(await c.post("/knowledge-bases/kb/compile", json={"template": "../x"}, headers=h), 422)
     assert _error(await c.get("/knowledge-bases?cursor=%%%", headers=h), 422)["field"] == "cursor"
     assert _error(await c.get("/knowledge-bases/kb/graph?cursor=eHl6", headers=h), 422)["field"] == "cursor"
