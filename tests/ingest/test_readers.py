@@ -47,9 +47,11 @@ def test_markdown_headings_front_matter_and_code(tmp_path):
     assert blocks[0] == ("heading", "Solar power", ("Solar power",))
     assert blocks[1] == ("paragraph", "Photovoltaic cells turn light into current.", ("Solar power",))
     assert blocks[2] == ("heading", "Panels", ("Solar power", "Panels"))
-    assert blocks[3][0] == "list" and "Monocrystalline" in blocks[3][1]
-    assert blocks[4] == ("code", "```python\nwatts = volts * amps\n```", ("Solar power", "Panels"))
-    assert blocks[5][0] == "table" and "mono" in blocks[5][1]
+    assert blocks[3] == ("item", "- Monocrystalline", ("Solar power", "Panels"))
+    assert blocks[4] == ("item", "- Polycrystalline", ("Solar power", "Panels"))
+    assert blocks[5] == ("code", "```python\nwatts = volts * amps\n```", ("Solar power", "Panels"))
+    assert blocks[6] == ("table", "| kind | efficiency |\n| --- | --- |\n| mono | 22% |", ("Solar power", "Panels"))
+    assert doc.blocks[6].rows == (("kind", "efficiency"), ("mono", "22%"))
 
 
 def test_markdown_title_falls_back_to_first_heading_then_file_name(tmp_path):
@@ -87,9 +89,10 @@ def test_html_drops_boilerplate_and_keeps_headings(tmp_path):
     assert blocks[0] == ("heading", "Turbines", ("Turbines",))
     assert blocks[1] == ("paragraph", "Blades turn a rotor.", ("Turbines",))
     assert ("paragraph", "Loose text in a div.", ("Turbines", "Offshore")) in blocks
-    assert ("list", "- North Sea\n- Baltic", ("Turbines", "Offshore")) in blocks
-    assert ("code", "rpm = 15", ("Turbines", "Offshore")) in blocks
-    assert ("table", "site | MW\nHornsea | 1200", ("Turbines", "Offshore")) in blocks
+    assert ("item", "- North Sea", ("Turbines", "Offshore")) in blocks
+    assert ("item", "- Baltic", ("Turbines", "Offshore")) in blocks
+    assert ("code", "```\nrpm = 15\n```", ("Turbines", "Offshore")) in blocks
+    assert ("table", "| site | MW |\n| --- | --- |\n| Hornsea | 1200 |", ("Turbines", "Offshore")) in blocks
 
 
 def test_html_title_from_first_h1_when_no_title_tag(tmp_path):
@@ -124,8 +127,8 @@ def test_docx_heading_styles_give_the_heading_path(tmp_path):
         ("heading", "Grid", ("Grid",)),
         ("paragraph", "Power flows.", ("Grid",)),
         ("heading", "Storage", ("Grid", "Storage")),
-        ("list", "- Batteries", ("Grid", "Storage")),
-        ("table", "kind | hours\nlithium | 4", ("Grid", "Storage")),
+        ("item", "- Batteries", ("Grid", "Storage")),
+        ("table", "| kind | hours |\n| --- | --- |\n| lithium | 4 |", ("Grid", "Storage")),
     ]
 
 

@@ -66,7 +66,7 @@ class _Paragraphs:
                 self.out.heading(int(level.group(1)), text)
             elif style == "Title":
                 styled_title = styled_title or one_line(text)
-                self.out.heading(1, text)
+                self.out.heading(0, text)  # above the Heading 1 sections
             elif lower.startswith("list") or _numbered(item):
                 depth = int(style[-1]) if style[-1:].isdigit() else _indent_level(item)
                 ordinal = 0

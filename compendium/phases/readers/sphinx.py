@@ -95,12 +95,17 @@ class _Generic(Directive):
         label = _VERSIONS.get(name.split(":")[-1])
         if label and argument:
             version, *rest = argument.split(None, 1)
-            text = " ".join([f"{label} {version}.", *rest])
-            box += nodes.paragraph(text, text)
+            box += self._paragraph(" ".join([f"{label} {version}.", *rest]))
         elif name.split(":")[-1] in _TITLED and argument:
-            box += nodes.paragraph(argument, argument)
+            box += self._paragraph(argument)
         self.state.nested_parse(self.content, self.content_offset, box)
         return [box]
+
+
+    def _paragraph(self, text: str) -> nodes.paragraph:
+        """A paragraph of the argument's text, its inline markup (roles, literals) parsed."""
+        inline, _ = self.state.inline_text(text, self.lineno)
+        return nodes.paragraph(text, "", *inline)
 
 
 def _directive_kind(name: str) -> str:
