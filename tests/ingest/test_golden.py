@@ -9,8 +9,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 from compendium.phases.readers import read_document
 
 from .documents import minimal_pdf, write_docx

@@ -212,3 +212,18 @@ def test_html_site_chrome_marked_by_class_is_dropped_but_a_header_holding_the_ti
     assert "Prev" not in doc.text and "Home / Server" not in doc.text
     assert "SPI_prepare" in doc.text and "Returns a plan for the statement." in doc.text
     assert any(b.kind == "heading" and doc.text[b.start:b.end] == "Return Value" for b in doc.blocks)
+
+
+def test_txt_that_parses_as_rest_is_read_as_rest_and_plain_text_stays_text(tmp_path):
+    rst = tmp_path / "guide.txt"
+    rst.write_text("Guide\n=====\n\nUse :func:`run` with ``fast=True``.\n\n.. note:: Keep it short.\n")
+    doc = read_document(rst)
+    assert doc.format == "rest"
+    assert kinds(doc) == [
+        ("heading", "Guide", ("Guide",)),
+        ("paragraph", "Use `run` with `fast=True`.", ("Guide",)),
+        ("paragraph", "Keep it short.", ("Guide",)),
+    ]
+    plain = tmp_path / "notes.txt"
+    plain.write_text("Shopping list\n\nmilk: two bottles\n==> not a title\n")
+    assert read_document(plain).format == "text"
