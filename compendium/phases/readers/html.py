@@ -44,7 +44,7 @@ def _classes(attrib: Any) -> list[str]:
 
 
 def _is_chrome(tag: str, attrib: Any) -> bool:
-    if tag in _CONTENT:
+    if not attrib or tag in _CONTENT:
         return False
     if attrib.get("hidden") is not None or attrib.get("aria-hidden") == "true":
         return True
@@ -71,6 +71,7 @@ class _Events:
         self.deadline = deadline
         self.events = 0
         self.stack: list[tuple[str, str]] = []  # (tag, role) of every open element
+        self.open: dict[str, int] = {}  # how many of each tag are open
         self.skip = 0  # > 0 inside skipped chrome
         self.soft = 0  # > 0 inside a page-level <header>: its headings count, its text does not
         self.sections = 0  # open article/section/main elements
@@ -102,6 +103,7 @@ class _Events:
             self.title = []
         elif tag == "meta":
             self._meta(attrib)
+        self.open[tag] = self.open.get(tag, 0) + 1
         if self.skip:
             self.skip += 1
             self.stack.append((tag, "skip"))
@@ -119,10 +121,11 @@ class _Events:
             self.title_text = one_line("".join(self.title))
             self.title = None
         # libxml2 balances events, but a stray end tag must not unwind the wrong element.
-        if not any(t == tag for t, _ in self.stack):
+        if not self.open.get(tag):
             return
         while self.stack:
             open_tag, role = self.stack.pop()
+            self.open[open_tag] -= 1
             self._close(open_tag, role)
             if open_tag == tag:
                 break
@@ -279,8 +282,11 @@ class _Events:
         mark = self.code_marks.pop()
         if self.code_marks:
             return
-        if not "".join(self.inline[mark + 1 :]).strip():
+        code = "".join(self.inline[mark + 1 :])
+        if not code.strip():
             del self.inline[mark:]  # an empty <code/> leaves no stray backticks
+        elif "`" in code:
+            del self.inline[mark]  # code holding a backtick cannot be marked with one
         else:
             self.inline.append("`")
 

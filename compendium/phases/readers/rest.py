@@ -123,7 +123,7 @@ class _Walk:
             if name == "section":
                 stack.extend((c, depth + 1, lists, 0) for c in reversed(children))
             elif name == "title" and isinstance(node.parent, nodes.section):
-                self.out.heading(depth, inline_text(node))
+                self.out.heading(depth, inline_text(node, plain=True))
             elif name in ("title", "subtitle", "caption", "rubric", "attribution", "line"):
                 if not (name == "title" and node.parent.tagname in _ADMONITIONS | {"topic", "sidebar"}):
                     self._prose(inline_text(node))
@@ -197,8 +197,9 @@ def plain_text(node: Any) -> str:
     return "".join(parts)
 
 
-def inline_text(node: Any) -> str:
-    """A text element's words: literals in backticks, references as their text, notes dropped."""
+def inline_text(node: Any, *, plain: bool = False) -> str:
+    """A text element's words: literals in backticks (unless `plain`, as headings are),
+    references as their text, footnote marks dropped."""
     from docutils import nodes
 
     parts: list[str] = []
@@ -214,7 +215,7 @@ def inline_text(node: Any) -> str:
         elif current.tagname in _LITERAL or (current.tagname == "math" and current is not node):
             text = plain_text(current).strip()
             if text:
-                parts.append(f"`{text}`")
+                parts.append(text if plain else f"`{text}`")
         elif current.tagname in ("paragraph",) and current is not node:
             stack.append(" ")
             stack.extend(reversed(current.children))
