@@ -62,7 +62,8 @@ def read_rest(data: bytes, path: Path, deadline: Deadline) -> ParsedDocument:
 
 
 def read_rest_text(text: str, path: Path, deadline: Deadline, *, strict: bool) -> ParsedDocument | None:
-    """The document, or None when `strict` and docutils reports errors (plain text after all)."""
+    """The document, or None when `strict` and docutils reports too many errors (plain text
+    after all)."""
     from docutils import utils
     from docutils.languages import get_language
     from docutils.parsers.rst import Parser
@@ -76,7 +77,9 @@ def read_rest_text(text: str, path: Path, deadline: Deadline, *, strict: bool) -
     document.reporter.attach_observer(lambda message: errors.append(message) if message["level"] >= 3 else None)
     register_unknown(text, get_language(settings.language_code, document.reporter), document)
     Parser().parse(text, document)
-    if strict and errors:
+    # A .txt file is reST if docutils reads it with few errors (Sphinx sources have a handful
+    # of directives used where plain docutils forbids them) and nothing severe.
+    if strict and (any(m["level"] >= 4 for m in errors) or len(errors) > max(3, text.count("\n") // 100)):
         return None
     _keep_undefined_substitutions(document)
     document.transformer.add_transform(Substitutions)
@@ -191,7 +194,7 @@ def plain_text(node: Any) -> str:
     while stack:
         current = stack.pop()
         if isinstance(current, nodes.Text):
-            parts.append(str(current))
+            parts.append(current.astext())
         elif current.tagname not in _DROP_INLINE:
             stack.extend(reversed(current.children))
     return "".join(parts)
@@ -209,7 +212,7 @@ def inline_text(node: Any, *, plain: bool = False) -> str:
         if isinstance(current, str) and not isinstance(current, nodes.Text):
             parts.append(current)  # a closing mark pushed below
         elif isinstance(current, nodes.Text):
-            parts.append(str(current).replace("\n", " "))
+            parts.append(current.astext().replace("\n", " "))
         elif current.tagname in _DROP_INLINE:
             continue
         elif current.tagname in _LITERAL or (current.tagname == "math" and current is not node):

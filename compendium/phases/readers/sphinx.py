@@ -45,7 +45,7 @@ _OBJECTS = frozenset(
     "autoproperty autodecorator".split()
 )
 
-_DIRECTIVE_NAME = re.compile(r"^[ \t]*\.\.[ \t]+([A-Za-z][\w:.+-]*)[ \t]*::", re.M)
+_DIRECTIVE_NAME = re.compile(r"^[ \t]*\.\.[ \t]+(\w[\w:.+-]*)[ \t]*::", re.M)
 _ROLE_NAME = re.compile(r"(?<![\w`\\]):([A-Za-z][\w:+.-]*):`")
 _TITLE_TARGET = re.compile(r"^(.*?)\s*<([^<>]*)>$", re.S)
 
