@@ -99,7 +99,8 @@ class _Events:
         if self.events % 4096 == 0:
             self.deadline.check()
         tag = tag.lower() if isinstance(tag, str) else ""
-        if tag == "title" and not self.title_text and self.title is None:
+        in_head = bool(self.stack) and self.stack[-1][0] == "head"  # not an <svg><title>
+        if tag == "title" and in_head and not self.title_text and self.title is None:
             self.title = []
         elif tag == "meta":
             self._meta(attrib)

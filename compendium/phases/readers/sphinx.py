@@ -84,7 +84,8 @@ class _Generic(Directive):
             return [block]
         if self.kind == "object":
             item = nodes.definition_list_item()
-            for line in argument.splitlines() or [name]:
+            signatures = re.sub(r"\\[ \t]*\n[ \t]*", "", argument)  # "\" continues a signature
+            for line in signatures.splitlines() or [name]:
                 if line.strip():
                     item += nodes.term(line.strip(), line.strip())
             definition = nodes.definition()
@@ -140,9 +141,35 @@ def _role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options
     return [nodes.Text(text)], []
 
 
+class _ClassOrObject(Directive):
+    """`.. class::` is docutils' class attribute setter and Sphinx's class description; a
+    signature (a capital, a dot, a bracket) means the Sphinx one."""
+
+    has_content = True
+    required_arguments = 1
+    optional_arguments = 0
+    final_argument_whitespace = True
+    option_spec = _AnyOptions()
+
+    def run(self) -> list[nodes.Node]:
+        from docutils.parsers.rst.directives.misc import Class
+
+        argument = self.arguments[0]
+        if re.search(r"[A-Z.(:]", argument):
+            described = type("Generic_object", (_Generic,), {"kind": "object"})
+            return described(*self._args()).run()
+        options = {k: v for k, v in self.options.items() if k in ("name",)}
+        return Class(self.name, self.arguments, options, *self._args()[3:]).run()
+
+    def _args(self) -> tuple[Any, ...]:
+        return (self.name, self.arguments, self.options, self.content, self.lineno,
+                self.content_offset, self.block_text, self.state, self.state_machine)
+
+
 def register_unknown(source: str, language: Any, document: Any) -> None:
     """Register a generic stand-in for each role and directive the source uses that docutils
     does not know. docutils' registries are process-wide: a stand-in, once made, stays."""
+    directives.register_directive("class", _ClassOrObject)
     for name in set(_DIRECTIVE_NAME.findall(source)):
         found, _ = directives.directive(name, language, document)
         if found is None:
