@@ -109,6 +109,9 @@ class _Generic(Directive):
         return nodes.paragraph(text, "", *inline)
 
 
+_SPHINX_CODE = type("Generic_code", (_Generic,), {"kind": "code"})
+
+
 def _directive_kind(name: str) -> str:
     bare = name.split(":")[-1]
     if name in _SKIP or bare in _SKIP:
@@ -170,6 +173,9 @@ def register_unknown(source: str, language: Any, document: Any) -> None:
     """Register a generic stand-in for each role and directive the source uses that docutils
     does not know. docutils' registries are process-wide: a stand-in, once made, stays."""
     directives.register_directive("class", _ClassOrObject)
+    # docutils maps these to its own `code`, which refuses Sphinx's options (:linenos:...).
+    for name in ("code", "code-block", "sourcecode"):
+        directives.register_directive(name, _SPHINX_CODE)
     for name in set(_DIRECTIVE_NAME.findall(source)):
         found, _ = directives.directive(name, language, document)
         if found is None:
