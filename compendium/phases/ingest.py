@@ -159,9 +159,7 @@ async def run(
     for rel in plan.to_read:
         path = files[rel]
         try:
-            parsed = await asyncio.to_thread(
-                read_document, path, max_bytes=max_bytes, max_seconds=max_seconds, root=root
-            )
+            parsed = await _read(path, root, max_bytes, max_seconds)
         except InputError as exc:
             ctx.warn(f"skipped {rel}: {exc}")
             failed += 1
@@ -228,6 +226,19 @@ async def run(
         },
         seconds=time.perf_counter() - started,
     )
+
+
+async def _read(path: Path, root: Path, max_bytes: int, max_seconds: float) -> ParsedDocument:
+    """Read one document in a thread. Readers check their deadline as they go; a library
+    that overruns it inside one call (docutils, libxml2) is left behind, not waited for."""
+    reading = asyncio.to_thread(read_document, path, max_bytes=max_bytes, max_seconds=max_seconds, root=root)
+    try:
+        return await asyncio.wait_for(reading, timeout=max_seconds * 1.5 + 1)
+    except TimeoutError as exc:
+        raise InputError(
+            f"{path}: reading took longer than the {max_seconds:g} s limit",
+            hint="split the file into smaller ones or raise the time limit",
+        ) from exc
 
 
 async def _stored_chunking(store: Store) -> str | None:

@@ -124,3 +124,13 @@ def test_docutils_never_reads_include_files_or_raw(tmp_path, capfd):
     assert doc.text == "Title\n\nBody text."
     out, err = capfd.readouterr()
     assert out == err == ""
+
+
+async def test_a_rest_file_docutils_is_slow_on_fails_alone_on_the_time_bound(store, tmp_path):
+    root = documents(tmp_path)
+    section = "Part {n}\n--------\n\n.. note::\n\n   - a :func:`call` in a note {n}\n\n     .. code-block:: python\n\n        x = {n}\n\n"
+    (root / "slow.rst").write_text("Slow\n====\n\n" + "".join(section.format(n=n) for n in range(1000)))
+    result, warnings, stored = await ingest_folder(store, root, max_seconds=0.05)
+    assert stored == {"ok.md"}
+    assert result.failed == 1
+    assert any("slow.rst" in w and "longer than the 0.05 s limit" in w for w in warnings)
