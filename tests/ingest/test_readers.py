@@ -227,3 +227,22 @@ def test_txt_that_parses_as_rest_is_read_as_rest_and_plain_text_stays_text(tmp_p
     plain = tmp_path / "notes.txt"
     plain.write_text("Shopping list\n\nmilk: two bottles\n==> not a title\n")
     assert read_document(plain).format == "text"
+
+
+def test_docx_style_based_on_a_heading_style_is_a_heading(tmp_path):
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+
+    document = docx.Document()
+    chapter = document.styles.add_style("Chapter Head", WD_STYLE_TYPE.PARAGRAPH)
+    chapter.base_style = document.styles["Heading 2"]
+    document.add_heading("Top", 1)
+    document.add_paragraph("Chapter", style="Chapter Head")
+    document.add_paragraph("Body text.")
+    document.save(str(tmp_path / "styled.docx"))
+    doc = read_document(tmp_path / "styled.docx")
+    assert [(b.kind, b.level, b.heading_path) for b in doc.blocks] == [
+        ("heading", 1, ("Top",)),
+        ("heading", 2, ("Top", "Chapter")),
+        ("paragraph", 0, ("Top", "Chapter")),
+    ]

@@ -31,7 +31,6 @@ FORMATS: dict[str, str] = {
     ".md": "markdown",
     ".markdown": "markdown",
     ".rst": "rest",
-    ".rest": "rest",
     ".txt": "text",
     ".text": "text",
     ".html": "html",

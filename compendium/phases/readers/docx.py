@@ -52,7 +52,7 @@ class _Paragraphs:
                 self._end_code()
                 self.out.table(_rows(item))
                 continue
-            style = (item.style.name if item.style is not None else "") or ""
+            style = _style_name(item.style)
             text = item.text
             lower = style.lower()
             if not lower.startswith("list number"):
@@ -85,6 +85,18 @@ class _Paragraphs:
         if self.code:
             self.out.code("\n".join(self.code))
             self.code = []
+
+
+def _style_name(style: Any) -> str:
+    """The style's name, or that of the heading style it is based on ("My Heading" on
+    "Heading 2" is a level-2 heading)."""
+    name = (style.name if style is not None else "") or ""
+    base = style
+    for _ in range(4):  # a short chain: styles based on styles based on a heading
+        if base is None or _HEADING.fullmatch(base.name or "") or base.name == "Title":
+            return base.name if base is not None else name
+        base = base.base_style
+    return name
 
 
 def _numbered(paragraph: Any) -> bool:
