@@ -34,7 +34,18 @@ def looks_like_rest(text: str) -> bool:
     return bool(_TITLE.search(text) or _DIRECTIVE.search(text) or _ROLE.search(text))
 
 
+_SETTINGS: list[Any] = []  # built once: docutils builds a whole option parser for them
+
+
 def _settings() -> Any:
+    import copy
+
+    if not _SETTINGS:
+        _SETTINGS.append(_new_settings())
+    return copy.copy(_SETTINGS[0])
+
+
+def _new_settings() -> Any:
     from docutils.frontend import get_default_settings
     from docutils.parsers.rst import Parser
 
