@@ -246,3 +246,20 @@ def test_docx_style_based_on_a_heading_style_is_a_heading(tmp_path):
         ("heading", 2, ("Top", "Chapter")),
         ("paragraph", 0, ("Top", "Chapter")),
     ]
+
+
+def test_html_table_spans_keep_every_column_in_place(tmp_path):
+    page = tmp_path / "spans.html"
+    page.write_text(
+        "<table><tr><th>When</th><th>Event</th><th>Row</th></tr>"
+        "<tr><td rowspan=2>BEFORE</td><td>INSERT</td><td>Tables</td></tr><tr><td>TRUNCATE</td><td>-</td></tr>"
+        "<tr><td colspan=2>Either</td><td>Views</td></tr><tr><td rowspan=65534>Last</td></tr></table>"
+    )
+    doc = read_document(page)
+    assert doc.blocks[0].rows == (
+        ("When", "Event", "Row"),
+        ("BEFORE", "INSERT", "Tables"),
+        ("BEFORE", "TRUNCATE", "-"),
+        ("Either", "", "Views"),
+        ("Last", "", ""),
+    )

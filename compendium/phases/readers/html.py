@@ -85,8 +85,9 @@ class _Events:
         self.pre_language = ""
         self.languages: list[tuple[int, str]] = []  # (stack depth, language) of boxes naming one
         self.table_depth = 0
-        self.rows: list[list[str]] = []
+        self.rows: list[list[tuple[str, int, int]]] = []  # (text, rowspan, colspan) per cell
         self.cell: list[str] | None = None
+        self.spans = (1, 1)
         self.caption: list[str] | None = None
         self.title: list[str] | None = None
         self.title_text = ""
@@ -226,6 +227,7 @@ class _Events:
             if not self.rows:
                 self.rows.append([])
             self.cell = []
+            self.spans = (_span(attrib.get("rowspan"), 1000), _span(attrib.get("colspan"), 50))
         elif self.table_depth == 1 and tag == "caption":
             self.caption = []
         elif tag in _BLOCKS or tag == "br":
@@ -268,10 +270,10 @@ class _Events:
             if self.table_depth == 0:
                 if self.caption is not None and self.caption:
                     self.out.prose("paragraph", "".join(self.caption))
-                self.out.table(self.rows)
+                self.out.table(_grid(self.rows))
                 self.rows, self.cell, self.caption = [], None, None
         elif self.table_depth == 1 and tag in ("td", "th") and self.cell is not None:
-            self.rows[-1].append("".join(self.cell))
+            self.rows[-1].append(("".join(self.cell), *self.spans))
             self.cell = None
         elif self.table_depth == 1 and tag == "caption" and self.caption is not None:
             self.out.prose("paragraph", "".join(self.caption))
@@ -317,6 +319,44 @@ class _Events:
         name, content = (attrib.get("name") or "").lower(), attrib.get("content")
         if name in ("author", "description", "keywords") and content:
             self.meta[name] = one_line(content)
+
+
+def _span(value: Any, limit: int) -> int:
+    try:
+        return min(max(int(value), 1), limit)  # bounded: a stranger's rowspan=65534 costs nothing
+    except (TypeError, ValueError):
+        return 1
+
+
+def _grid(rows: list[list[tuple[str, int, int]]]) -> list[list[str]]:
+    """Rows of cells with spans laid out: a cell spanning rows repeats in each of them, one
+    spanning columns leaves the columns after it empty, so every column keeps its meaning."""
+    carry: dict[int, list[Any]] = {}  # column -> [text, rows still to fill]
+    out = []
+    for row in rows:
+        cells: list[str] = []
+        pending = list(row)
+        col = 0
+        while pending or any(c >= col for c in carry):
+            if col in carry:
+                cells.append(carry[col][0])
+                carry[col][1] -= 1
+                if carry[col][1] <= 0:
+                    del carry[col]
+                col += 1
+                continue
+            if not pending:
+                cells.append("")
+                col += 1
+                continue
+            text, rowspan, colspan = pending.pop(0)
+            for k in range(colspan):
+                cells.append(text if k == 0 else "")
+                if rowspan > 1:
+                    carry[col] = [text if k == 0 else "", rowspan - 1]
+                col += 1
+        out.append(cells)
+    return out
 
 
 def _language(attrib: Any) -> str:

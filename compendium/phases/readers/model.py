@@ -138,6 +138,8 @@ class Builder:
         rows = [row for row in rows if any(row)]
         if not rows:
             return
+        width = max(len(r) for r in rows)
+        rows = [row + [""] * (width - len(row)) for row in rows]
         block = Block("table", 0, 0, self.path, rows=tuple(tuple(r) for r in rows))
         self._add(block, table_text(rows))
 
