@@ -117,7 +117,10 @@ def _rows(table: Any) -> list[list[str]]:
         cells: list[str] = []
         seen: list[Any] = []
         for cell in row.cells:
-            if any(cell._tc is tc for tc in seen):  # a merged cell comes once per column it spans
+            # A cell merged across columns comes once per column: its text goes in the first,
+            # as in HTML's colspan, so every column keeps its meaning.
+            if any(cell._tc is tc for tc in seen):
+                cells.append("")
                 continue
             seen.append(cell._tc)
             cells.append(" ".join(p.text for p in cell.paragraphs))
