@@ -263,3 +263,16 @@ def test_html_table_spans_keep_every_column_in_place(tmp_path):
         ("Either", "", "Views"),
         ("Last", "", ""),
     )
+
+
+def test_docx_cell_merged_across_columns_keeps_the_columns_in_place(tmp_path):
+    import docx
+
+    document = docx.Document()
+    table = document.add_table(rows=2, cols=3)
+    for i, cell in enumerate(table.rows[0].cells):
+        cell.text = f"h{i}"
+    table.cell(1, 0).merge(table.cell(1, 1)).text = "wide"
+    table.cell(1, 2).text = "x"
+    document.save(str(tmp_path / "merged.docx"))
+    assert read_document(tmp_path / "merged.docx").blocks[0].rows == (("h0", "h1", "h2"), ("wide", "", "x"))
