@@ -134,3 +134,17 @@ async def test_a_rest_file_docutils_is_slow_on_fails_alone_on_the_time_bound(sto
     assert stored == {"ok.md"}
     assert result.failed == 1
     assert any("slow.rst" in w and "longer than the 0.05 s limit" in w for w in warnings)
+
+
+def test_a_docx_zip_bomb_is_refused_before_it_is_unpacked(tmp_path):
+    import zipfile
+
+    bomb = tmp_path / "bomb.docx"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("word/document.xml", "w", force_zip64=True) as member:
+            zeros = b"\0" * (1 << 20)
+            for _ in range(300):  # 300 MB of zeros: a few hundred KB packed
+                member.write(zeros)
+    assert bomb.stat().st_size < 2 * 1024 * 1024
+    with pytest.raises(InputError, match=r"bomb\.docx: DOCX unpacks to \d+ MB, over the 268 MB limit"):
+        read_document(bomb)

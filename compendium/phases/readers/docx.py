@@ -14,6 +14,7 @@ from .source import title_from_name
 _HEADING = re.compile(r"Heading (\d)")
 _CODE_STYLES = ("code", "source code", "html preformatted", "macro text", "plain text", "preformatted")
 _QUOTE_STYLES = ("quote", "intense quote", "block text")
+MAX_UNPACKED = 256 * 1024 * 1024  # what a DOCX may unpack to: a zip bomb fails alone
 
 
 def read_docx(data: bytes, path: Path, deadline: Deadline) -> ParsedDocument:
@@ -22,6 +23,16 @@ def read_docx(data: bytes, path: Path, deadline: Deadline) -> ParsedDocument:
     import docx
     from docx.opc.exceptions import PackageNotFoundError
 
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, ValueError) as exc:
+        raise InputError(f"{path}: corrupt or unreadable DOCX: {exc}", hint="re-save it from Word") from exc
+    if unpacked > MAX_UNPACKED:
+        raise InputError(
+            f"{path}: DOCX unpacks to {unpacked / 1e6:.0f} MB, over the {MAX_UNPACKED / 1e6:.0f} MB limit",
+            hint="a document this large is likely a zip bomb; re-save it or split it",
+        )
     try:
         document = docx.Document(io.BytesIO(data))
         items = list(document.iter_inner_content())
