@@ -77,8 +77,9 @@ def norm(text: str) -> str:
 
 def block_key(kind: str, text: str) -> str:
     """A block's words as the independent reading sees them (no markers, fences or backticks)."""
-    if kind == "code":
-        text = "\n".join(text.split("\n")[1:-1])
+    if kind == "code":  # its first line of code (a piece of a long block may start anywhere)
+        lines = [line for line in text.split("\n") if line.strip() and not line.startswith("```")]
+        text = lines[0] if lines else ""
     elif kind == "table":
         first = text.split("\n", 1)[0].strip("| ")
         text = first.split(" | ")[0]
@@ -142,10 +143,15 @@ def html_reading(path: Path, chrome: str) -> Reading:
                 stack.append((level, title))
                 reading.add(title, tuple(h for _, h in stack))
         elif tag in _LEAVES:
-            own = _own_text(el, etree)
-            reading.add(own, tuple(h for _, h in stack))
-            if tag == "pre":
+            path_ = tuple(h for _, h in stack)
+            if tag in ("td", "th"):
+                reading.add(el.text_content(), path_)
+            elif tag == "pre":
+                for line in el.text_content().split("\n"):
+                    reading.add(line, path_)
                 _code_glue(reading, el.text_content())
+            else:
+                reading.add(_own_text(el, etree), path_)
         if tag == "tr":
             cells = [norm(c.text_content()) for c in el if isinstance(c.tag, str) and c.tag in ("td", "th")]
             _pair_glue(reading, cells)
@@ -207,10 +213,12 @@ def rest_reading(path: Path) -> Reading:
         path_ = tuple(norm(s[0].astext()) for s in reversed(sections) if s.children and isinstance(s[0], nodes.title))
         if isinstance(node, nodes.title) and isinstance(node.parent, nodes.section):
             reading.add(node.astext(), path_)
-        elif isinstance(node, nodes.paragraph | nodes.term | nodes.literal_block | nodes.field_name):
+        elif isinstance(node, nodes.literal_block | nodes.doctest_block):
+            for line in node.astext().split("\n"):
+                reading.add(line, path_)
+            _code_glue(reading, node.astext())
+        elif isinstance(node, nodes.paragraph | nodes.term | nodes.field_name | nodes.entry):
             reading.add(node.astext(), path_)
-            if isinstance(node, nodes.literal_block):
-                _code_glue(reading, node.astext())
         elif isinstance(node, nodes.row):
             cells = [norm(e.astext()) for e in node.children]
             _pair_glue(reading, cells)
