@@ -7,6 +7,7 @@ the structured-output format and what we validate the reply against.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -25,6 +26,7 @@ class ChunkInput:
     text: str
     heading_path: list[str] = field(default_factory=list)
     document_title: str = ""
+    blocks: list[list[Any]] = field(default_factory=list)  # [kind, start, end] in text
 
 
 @dataclass(slots=True)

@@ -72,6 +72,7 @@ def label_batch(chunks: Sequence[Chunk], titles: dict[str, str]) -> tuple[Extrac
                 text=chunk.text,
                 heading_path=list(chunk.heading_path),
                 document_title=titles.get(chunk.document_id, ""),
+                blocks=chunk.blocks,
             )
         )
     return ExtractionBatch(chunks=inputs), labels

@@ -1,4 +1,4 @@
-"""Splits a parsed document into chunks under a token budget: by heading, paragraph, sentence."""
+"""Splits a parsed document into chunks under a token budget: by heading, block, sentence."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..fingerprint import short_id, text_hash
 from ..tokens import count_tokens, truncate_to_tokens
-from .readers import Block, ParsedDocument
+from .readers import PROSE_KINDS, Block, ParsedDocument
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +24,16 @@ class ChunkSpan:
     heading_path: tuple[str, ...]
     tokens: int
     content_hash: str  # text_hash of text
+    blocks: tuple[tuple[str, int, int], ...] = ()  # (kind, start, end) in the chunk's text
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """The smallest piece a chunk boundary may fall between."""
+
+    start: int
+    end: int
+    joinable: bool  # a whole block or a prose sentence: an overlap may start here
 
 
 def chunk_document(
@@ -31,26 +41,39 @@ def chunk_document(
 ) -> list[ChunkSpan]:
     """Chunks of `doc` in reading order. A chunk never spans two sections (a section is a
     heading and what follows it up to the next heading), except that a heading with no text
-    of its own is joined to the section after it. Sections over the budget are split at
-    paragraphs, then sentences, then words; the next chunk of the same section starts with
-    the previous chunk's last sentences, up to `overlap_tokens`."""
+    of its own is joined to the section after it. Sections over the budget are split between
+    blocks; a block over the budget is split at sentences if it is prose, at lines if it is
+    code or a table (never at sentences), then at words. The next chunk of the same section
+    starts with the previous chunk's last sentences, up to `overlap_tokens`."""
     if max_tokens < 1:
         raise ValueError("max_tokens must be positive")
     overlap_tokens = max(0, min(overlap_tokens, max_tokens // 2))
-    spans: list[tuple[int, int, tuple[str, ...]]] = []
+    spans: list[tuple[int, int, tuple[str, ...], list[Block]]] = []
     for blocks in _sections(doc.blocks):
-        spans.extend(_split_section(doc.text, blocks, max_tokens, overlap_tokens))
+        for start, end, path in _split_section(doc.text, blocks, max_tokens, overlap_tokens):
+            spans.append((start, end, path, blocks))
     seen: Counter[str] = Counter()
     chunks = []
-    for ordinal, (start, end, path) in enumerate(spans):
+    for ordinal, (start, end, path, blocks) in enumerate(spans):
         text = doc.text[start:end]
         digest = text_hash(text)
         chunk_id = short_id(document_id, digest, seen[digest])
         seen[digest] += 1
         chunks.append(
-            ChunkSpan(chunk_id, ordinal, start, end, text, path, count_tokens(text), digest)
+            ChunkSpan(
+                chunk_id, ordinal, start, end, text, path, count_tokens(text), digest,
+                _blocks_within(blocks, start, end),
+            )
         )
     return chunks
+
+
+def _blocks_within(blocks: list[Block], start: int, end: int) -> tuple[tuple[str, int, int], ...]:
+    return tuple(
+        (b.kind, max(b.start, start) - start, min(b.end, end) - start)
+        for b in blocks
+        if b.end > start and b.start < end
+    )
 
 
 def _sections(blocks: list[Block]) -> list[list[Block]]:
@@ -81,49 +104,64 @@ def _split_section(
     text: str, blocks: list[Block], max_tokens: int, overlap: int
 ) -> list[tuple[int, int, tuple[str, ...]]]:
     # The section's path is that of its last heading, i.e. its deepest one after merging.
-    path = blocks[-1].heading_path
+    headings = [b for b in blocks if b.kind == "heading"]
+    path = (headings[-1] if headings else blocks[-1]).heading_path
     start, end = blocks[0].start, blocks[-1].end
     if count_tokens(text[start:end]) <= max_tokens:
         return [(start, end, path)]
-    units: list[tuple[int, int]] = []  # paragraphs that fit, else their sentences or pieces
+    units: list[_Unit] = []
     for block in blocks:
         if count_tokens(text[block.start : block.end]) <= max_tokens:
-            units.append((block.start, block.end))
+            units.append(_Unit(block.start, block.end, True))
             continue
-        for s, e in _sentences(text, block):
+        prose = block.kind in PROSE_KINDS
+        for s, e in _sentences(text, block) if prose else _lines(text, block):
             if count_tokens(text[s:e]) <= max_tokens:
-                units.append((s, e))
+                units.append(_Unit(s, e, prose))
             else:
-                units.extend(_pieces(text, s, e, max_tokens))
+                units.extend(_Unit(ps, pe, False) for ps, pe in _pieces(text, s, e, max_tokens))
     out: list[tuple[int, int, tuple[str, ...]]] = []
-    chunk_start, chunk_end = units[0]
-    for s, e in units[1:]:
-        if count_tokens(text[chunk_start:e]) <= max_tokens:
-            chunk_end = e
+    first = 0  # index of the unit the current chunk starts with
+    chunk_start, chunk_end = units[0].start, units[0].end
+    for i in range(1, len(units)):
+        unit = units[i]
+        if count_tokens(text[chunk_start : unit.end]) <= max_tokens:
+            chunk_end = unit.end
             continue
         out.append((chunk_start, chunk_end, path))
-        tail = _overlap_start(text, chunk_start, chunk_end, overlap)
-        if tail is not None and count_tokens(text[tail:e]) <= max_tokens:
+        tail = _overlap_start(text, units[first:i], overlap)
+        if tail is not None and count_tokens(text[tail : unit.end]) <= max_tokens:
             chunk_start = tail
         else:
-            chunk_start = s
-        chunk_end = e
+            chunk_start = unit.start
+        first = next(j for j in range(first, i + 1) if units[j].start >= chunk_start)
+        chunk_end = unit.end
     out.append((chunk_start, chunk_end, path))
     return out
 
 
-# A sentence ends at . ! ? (with closing quotes/brackets) before whitespace, or at a line end
-# in lists, tables and code, where a line is the natural unit.
+# A sentence ends at . ! ? (with closing quotes/brackets) before whitespace, or at a line end.
 _SENTENCE_END = re.compile(r"[.!?…。！？][\"'’”)\]]*(?=\s)|\n")
 
 
 def _sentences(text: str, block: Block) -> list[tuple[int, int]]:
-    """Spans of the sentences (or lines) of a block, whitespace trimmed, covering its text."""
-    spans = []
-    s = block.start
+    """Spans of the sentences of a prose block, whitespace trimmed, covering its text."""
     region = text[block.start : block.end]
     boundaries = [m.end() + block.start for m in _SENTENCE_END.finditer(region)]
-    for b in [*boundaries, block.end]:
+    return _trimmed(text, block.start, [*boundaries, block.end])
+
+
+def _lines(text: str, block: Block) -> list[tuple[int, int]]:
+    """Spans of the lines of a code block or table (rows), whitespace trimmed."""
+    region = text[block.start : block.end]
+    boundaries = [m.end() + block.start for m in re.finditer(r"\n", region)]
+    return _trimmed(text, block.start, [*boundaries, block.end])
+
+
+def _trimmed(text: str, start: int, boundaries: list[int]) -> list[tuple[int, int]]:
+    spans = []
+    s = start
+    for b in boundaries:
         seg = text[s:b]
         stripped = seg.strip()
         if stripped:
@@ -147,20 +185,15 @@ def _pieces(text: str, start: int, end: int, max_tokens: int) -> list[tuple[int,
     return pieces
 
 
-def _overlap_start(text: str, start: int, end: int, overlap: int) -> int | None:
-    """Where the trailing sentences of text[start:end] worth at most `overlap` tokens begin."""
+def _overlap_start(text: str, units: list[_Unit], overlap: int) -> int | None:
+    """Where the trailing whole sentences or blocks of the chunk just cut, worth at most
+    `overlap` tokens, begin; never inside code or a table, never the whole chunk."""
     if overlap <= 0:
         return None
-    region = text[start:end]
-    cuts = [m.end() for m in _SENTENCE_END.finditer(region) if m.end() < len(region)]
     best = None
-    for cut in reversed(cuts):
-        begin = cut
-        while begin < len(region) and region[begin].isspace():
-            begin += 1
-        if begin >= len(region):
-            continue
-        if count_tokens(region[begin:]) > overlap:
+    end = units[-1].end
+    for unit in reversed(units[1:]):
+        if not unit.joinable or count_tokens(text[unit.start : end]) > overlap:
             break
-        best = start + begin
+        best = unit.start
     return best

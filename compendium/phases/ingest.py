@@ -18,7 +18,15 @@ from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Document
 from ..templates.schema import Template
 from .chunking import ChunkSpan, chunk_document
-from .readers import DEFAULT_MAX_BYTES, FORMATS, ParsedDocument, read_document
+from .readers import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_SECONDS,
+    FORMATS,
+    READER_VERSION,
+    ParsedDocument,
+    inside,
+    read_document,
+)
 
 PHASE = "ingest"
 GROUP_DOCUMENTS = 32  # documents per write transaction (a commit per document cost ~1 ms)
@@ -60,16 +68,23 @@ def document_id(relative_path: str) -> str:
     return short_id("doc", relative_path)
 
 
-def find_documents(root: Path) -> dict[str, Path]:
-    """Supported files under `root` by relative '/'-path; hidden files and folders skipped."""
+def find_documents(root: Path, skipped: list[str] | None = None) -> dict[str, Path]:
+    """Supported files under `root` by relative '/'-path; hidden files and folders skipped, and
+    so is every file whose real path lies outside `root` (a symlink pointing out), with a
+    message naming it appended to `skipped`."""
     found: dict[str, Path] = {}
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in os.walk(root):  # never follows symlinked folders
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in files:
             if name.startswith(".") or Path(name).suffix.lower() not in FORMATS:
                 continue
             path = Path(folder) / name
-            found[path.relative_to(root).as_posix()] = path
+            rel = path.relative_to(root).as_posix()
+            if not inside(path, root):
+                if skipped is not None:
+                    skipped.append(f"skipped {rel}: it leads to {os.path.realpath(path)}, outside the documents folder")
+                continue
+            found[rel] = path
     return found
 
 
@@ -99,20 +114,29 @@ def _progress(ctx: CompileContext, done: int, total: int) -> None:
     ctx.events.emit(PhaseProgress(PHASE, done, total, 0))
 
 
-async def run(template: Template, ctx: CompileContext, *, max_bytes: int = DEFAULT_MAX_BYTES) -> PhaseResult:
+async def run(
+    template: Template,
+    ctx: CompileContext,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_seconds: float = DEFAULT_MAX_SECONDS,
+) -> PhaseResult:
     """Bring the store's Documents and Chunks in line with the documents folder."""
     started = time.perf_counter()
     root = ctx.documents_dir
     if root is None or not await asyncio.to_thread(root.is_dir):
         raise InputError(f"documents folder {root} does not exist", hint="create it or set the workspace")
     store = ctx.store
-    files = await asyncio.to_thread(find_documents, root)
+    outside: list[str] = []
+    files = await asyncio.to_thread(find_documents, root, outside)
+    for message in outside:
+        ctx.warn(message)
     found, sizes, unreadable = await asyncio.to_thread(_hash_all, files)
     for message in unreadable.values():
         ctx.warn(message)
 
     stored_docs = {d.path: d async for d in store.scan(Document)}
-    chunking = template.phase_fingerprint(PHASE)
+    chunking = f"{template.phase_fingerprint(PHASE)}:{READER_VERSION}"
     if await _stored_chunking(store) != chunking:
         stored_hashes = {p: "" for p in stored_docs}  # re-chunk everything
     else:
@@ -129,13 +153,13 @@ async def run(template: Template, ctx: CompileContext, *, max_bytes: int = DEFAU
     changed_ids: list[str] = []
     removed_chunks: list[str] = []
     new_chunks = 0
-    failed = len(unreadable)
+    failed = len(unreadable) + len(outside)
     done = 0
     group = _DocumentGroup(store)
     for rel in plan.to_read:
         path = files[rel]
         try:
-            parsed = await asyncio.to_thread(read_document, path, max_bytes=max_bytes)
+            parsed = await _read(path, root, max_bytes, max_seconds)
         except InputError as exc:
             ctx.warn(f"skipped {rel}: {exc}")
             failed += 1
@@ -187,7 +211,7 @@ async def run(template: Template, ctx: CompileContext, *, max_bytes: int = DEFAU
         "removed_chunks": removed_chunks,
     }
     return PhaseResult(
-        items=len(files),
+        items=len(files) + len(outside),
         done=len(changed_ids),
         skipped=len(plan.unchanged),
         failed=failed,
@@ -202,6 +226,19 @@ async def run(template: Template, ctx: CompileContext, *, max_bytes: int = DEFAU
         },
         seconds=time.perf_counter() - started,
     )
+
+
+async def _read(path: Path, root: Path, max_bytes: int, max_seconds: float) -> ParsedDocument:
+    """Read one document in a thread. Readers check their deadline as they go; a library
+    that overruns it inside one call (docutils, libxml2) is left behind, not waited for."""
+    reading = asyncio.to_thread(read_document, path, max_bytes=max_bytes, max_seconds=max_seconds, root=root)
+    try:
+        return await asyncio.wait_for(reading, timeout=max_seconds * 1.5 + 1)
+    except TimeoutError as exc:
+        raise InputError(
+            f"{path}: reading took longer than the {max_seconds:g} s limit",
+            hint="split the file into smaller ones or raise the time limit",
+        ) from exc
 
 
 async def _stored_chunking(store: Store) -> str | None:
@@ -266,6 +303,7 @@ class _DocumentGroup:
                 end=s.end,
                 tokens=s.tokens,
                 content_hash=s.content_hash,
+                blocks=[list(b) for b in s.blocks],
             )
             for s in spans
         )

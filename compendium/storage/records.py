@@ -66,7 +66,7 @@ class Document(Record):
     path: str = ""  # relative to the workspace's documents folder, '/'-separated
     title: str = ""
     content_hash: str = ""
-    format: str = ""  # markdown | text | html | pdf | docx
+    format: str = ""  # markdown | rest | text | html | pdf | docx
     size: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
     template: str = ""  # template assigned by the template group
@@ -87,6 +87,9 @@ class Chunk(Record):
     end: int = 0
     tokens: int = 0
     content_hash: str = ""
+    # [kind, start, end] of each block in `text` (heading, paragraph, item, term, definition,
+    # quote, code, table); empty for chunks stored before blocks were recorded.
+    blocks: list[list[Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)

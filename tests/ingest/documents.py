@@ -64,6 +64,10 @@ def write_docx(path: Path, parts: list[tuple[str, str]], title: str = "") -> Pat
         elif style.startswith("Heading"):
             document.add_heading(text, level=int(style.split()[1]))
         else:
+            if style and style not in [s.name for s in document.styles]:
+                from docx.enum.style import WD_STYLE_TYPE
+
+                document.styles.add_style(style, WD_STYLE_TYPE.PARAGRAPH)  # e.g. a "Code" style
             document.add_paragraph(text, style=style or None)
     document.save(str(path))
     return path

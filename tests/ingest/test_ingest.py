@@ -68,6 +68,9 @@ async def test_first_run_stores_every_format(store, docs):
     chunks = await chunks_of(store, "wind.md")
     assert sorted(c.id for c in chunks) == sorted(wind.chunk_ids) and len(chunks) > 2
     assert all(c.tokens <= 64 for c in chunks)
+    for c in chunks:  # every chunk keeps its blocks, spans inside its own text
+        assert c.blocks and all(0 <= s < e <= len(c.text) for _, s, e in c.blocks)
+    assert {k for c in chunks for k, _, _ in c.blocks} == {"heading", "paragraph"}
     assert result.details["documents"] == 5 and result.details["chunks"] == await store.count(Chunk)
     assert sorted(ctx.state["ingest"]["changed_documents"]) == sorted(d.id for d in stored.values())
     progress = [e for e in sink.events if isinstance(e, PhaseProgress)]

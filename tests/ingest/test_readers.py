@@ -47,9 +47,11 @@ def test_markdown_headings_front_matter_and_code(tmp_path):
     assert blocks[0] == ("heading", "Solar power", ("Solar power",))
     assert blocks[1] == ("paragraph", "Photovoltaic cells turn light into current.", ("Solar power",))
     assert blocks[2] == ("heading", "Panels", ("Solar power", "Panels"))
-    assert blocks[3][0] == "list" and "Monocrystalline" in blocks[3][1]
-    assert blocks[4] == ("code", "```python\nwatts = volts * amps\n```", ("Solar power", "Panels"))
-    assert blocks[5][0] == "table" and "mono" in blocks[5][1]
+    assert blocks[3] == ("item", "- Monocrystalline", ("Solar power", "Panels"))
+    assert blocks[4] == ("item", "- Polycrystalline", ("Solar power", "Panels"))
+    assert blocks[5] == ("code", "```python\nwatts = volts * amps\n```", ("Solar power", "Panels"))
+    assert blocks[6] == ("table", "| kind | efficiency |\n| --- | --- |\n| mono | 22% |", ("Solar power", "Panels"))
+    assert doc.blocks[6].rows == (("kind", "efficiency"), ("mono", "22%"))
 
 
 def test_markdown_title_falls_back_to_first_heading_then_file_name(tmp_path):
@@ -87,9 +89,10 @@ def test_html_drops_boilerplate_and_keeps_headings(tmp_path):
     assert blocks[0] == ("heading", "Turbines", ("Turbines",))
     assert blocks[1] == ("paragraph", "Blades turn a rotor.", ("Turbines",))
     assert ("paragraph", "Loose text in a div.", ("Turbines", "Offshore")) in blocks
-    assert ("list", "- North Sea\n- Baltic", ("Turbines", "Offshore")) in blocks
-    assert ("code", "rpm = 15", ("Turbines", "Offshore")) in blocks
-    assert ("table", "site | MW\nHornsea | 1200", ("Turbines", "Offshore")) in blocks
+    assert ("item", "- North Sea", ("Turbines", "Offshore")) in blocks
+    assert ("item", "- Baltic", ("Turbines", "Offshore")) in blocks
+    assert ("code", "```\nrpm = 15\n```", ("Turbines", "Offshore")) in blocks
+    assert ("table", "| site | MW |\n| --- | --- |\n| Hornsea | 1200 |", ("Turbines", "Offshore")) in blocks
 
 
 def test_html_title_from_first_h1_when_no_title_tag(tmp_path):
@@ -124,8 +127,8 @@ def test_docx_heading_styles_give_the_heading_path(tmp_path):
         ("heading", "Grid", ("Grid",)),
         ("paragraph", "Power flows.", ("Grid",)),
         ("heading", "Storage", ("Grid", "Storage")),
-        ("list", "- Batteries", ("Grid", "Storage")),
-        ("table", "kind | hours\nlithium | 4", ("Grid", "Storage")),
+        ("item", "- Batteries", ("Grid", "Storage")),
+        ("table", "| kind | hours |\n| --- | --- |\n| lithium | 4 |", ("Grid", "Storage")),
     ]
 
 
@@ -209,3 +212,67 @@ def test_html_site_chrome_marked_by_class_is_dropped_but_a_header_holding_the_ti
     assert "Prev" not in doc.text and "Home / Server" not in doc.text
     assert "SPI_prepare" in doc.text and "Returns a plan for the statement." in doc.text
     assert any(b.kind == "heading" and doc.text[b.start:b.end] == "Return Value" for b in doc.blocks)
+
+
+def test_txt_that_parses_as_rest_is_read_as_rest_and_plain_text_stays_text(tmp_path):
+    rst = tmp_path / "guide.txt"
+    rst.write_text("Guide\n=====\n\nUse :func:`run` with ``fast=True``.\n\n.. note:: Keep it short.\n")
+    doc = read_document(rst)
+    assert doc.format == "rest"
+    assert kinds(doc) == [
+        ("heading", "Guide", ("Guide",)),
+        ("paragraph", "Use `run` with `fast=True`.", ("Guide",)),
+        ("paragraph", "Keep it short.", ("Guide",)),
+    ]
+    plain = tmp_path / "notes.txt"
+    plain.write_text("Shopping list\n\nmilk: two bottles\n==> not a title\n")
+    assert read_document(plain).format == "text"
+
+
+def test_docx_style_based_on_a_heading_style_is_a_heading(tmp_path):
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+
+    document = docx.Document()
+    chapter = document.styles.add_style("Chapter Head", WD_STYLE_TYPE.PARAGRAPH)
+    chapter.base_style = document.styles["Heading 2"]
+    document.add_heading("Top", 1)
+    document.add_paragraph("Chapter", style="Chapter Head")
+    document.add_paragraph("Body text.")
+    document.save(str(tmp_path / "styled.docx"))
+    doc = read_document(tmp_path / "styled.docx")
+    assert [(b.kind, b.level, b.heading_path) for b in doc.blocks] == [
+        ("heading", 1, ("Top",)),
+        ("heading", 2, ("Top", "Chapter")),
+        ("paragraph", 0, ("Top", "Chapter")),
+    ]
+
+
+def test_html_table_spans_keep_every_column_in_place(tmp_path):
+    page = tmp_path / "spans.html"
+    page.write_text(
+        "<table><tr><th>When</th><th>Event</th><th>Row</th></tr>"
+        "<tr><td rowspan=2>BEFORE</td><td>INSERT</td><td>Tables</td></tr><tr><td>TRUNCATE</td><td>-</td></tr>"
+        "<tr><td colspan=2>Either</td><td>Views</td></tr><tr><td rowspan=65534>Last</td></tr></table>"
+    )
+    doc = read_document(page)
+    assert doc.blocks[0].rows == (
+        ("When", "Event", "Row"),
+        ("BEFORE", "INSERT", "Tables"),
+        ("BEFORE", "TRUNCATE", "-"),
+        ("Either", "", "Views"),
+        ("Last", "", ""),
+    )
+
+
+def test_docx_cell_merged_across_columns_keeps_the_columns_in_place(tmp_path):
+    import docx
+
+    document = docx.Document()
+    table = document.add_table(rows=2, cols=3)
+    for i, cell in enumerate(table.rows[0].cells):
+        cell.text = f"h{i}"
+    table.cell(1, 0).merge(table.cell(1, 1)).text = "wide"
+    table.cell(1, 2).text = "x"
+    document.save(str(tmp_path / "merged.docx"))
+    assert read_document(tmp_path / "merged.docx").blocks[0].rows == (("h0", "h1", "h2"), ("wide", "", "x"))

@@ -87,7 +87,7 @@ def extract_chunk(
         entity_type_rules(template),
         relation_type_rules(template),
     )
-    sentences = [s for s in sentences_of(chunk.text) if not _is_heading_line(s.text, chunk.heading_path)]
+    sentences = [s for s in sentences_of(chunk.text, chunk.blocks) if not _is_heading_line(s.text, chunk.heading_path)]
     claim_like = [_is_claim_sentence(s.text) for s in sentences]
     limit = template.map.max_items_per_chunk
     mid_caps = {w for s in sentences for w in _MID_CAP.findall(s.text)}

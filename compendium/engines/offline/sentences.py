@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .words import ABBREVIATIONS
 
@@ -160,12 +161,22 @@ def _is_abbreviation(before: str) -> bool:
     return len(parts) > 1 and all(p.isalpha() and len(p) <= 2 for p in parts if p)
 
 
-def sentences_of(text: str) -> list[Sentence]:
-    """Every prose sentence of a text, with the block it belongs to."""
+# Block kinds (as ingest records them on a chunk) that hold prose.
+_PROSE_KINDS = frozenset({"paragraph", "item", "definition", "quote"})
+
+
+def sentences_of(text: str, blocks: list[list[Any]] | None = None) -> list[Sentence]:
+    """Every prose sentence of a text, with the block it belongs to. Given the chunk's blocks
+    ([kind, start, end] in `text`), only prose blocks are read, each on its own: code, tables,
+    headings and terms are never sentences, and no sentence runs from one block into the next."""
+    parts = [text[s:e] for kind, s, e in blocks if kind in _PROSE_KINDS] if blocks else [text]
     out: list[Sentence] = []
-    for b, block in enumerate(prose_blocks(text)):
-        for p, sentence in enumerate(split_sentences(block)):
-            out.append(Sentence(sentence, b, p))
+    b = 0
+    for part in parts:
+        for block in prose_blocks(part):
+            for p, sentence in enumerate(split_sentences(block)):
+                out.append(Sentence(sentence, b, p))
+            b += 1
     return out
 
 

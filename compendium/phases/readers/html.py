@@ -1,0 +1,386 @@
+"""HTML reader: libxml2's parser streams events to a target, so no tree and no recursion."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ...errors import InputError
+from .model import Builder, Deadline, ParsedDocument, one_line
+from .source import title_from_name
+
+# Never content: scripts, embedded media, form controls and the site's own chrome.
+_SKIP = frozenset(
+    "script style noscript template svg math iframe object embed canvas audio video map button "
+    "select textarea input form nav aside footer menu dialog datalist".split()
+)
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_BLOCKS = frozenset(
+    "html body main article section div header p ul ol dir li dl dt dd blockquote figure figcaption "
+    "details summary address hr center fieldset legend hgroup caption table tr td th pre".split()
+) | frozenset(_HEADINGS)
+_INLINE_CODE = frozenset({"code", "tt", "kbd", "samp"})
+_CONTENT = frozenset({"html", "body", "main", "article"})  # never chrome, whatever their class
+_CHROME_ROLES = frozenset(
+    {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar", "toolbar", "doc-toc"}
+)
+# Whole class names and ids that mark navigation, menus, breadcrumbs, sidebars, footers, TOCs.
+_CHROME_NAME = re.compile(
+    r"(?:nav|navbar|navigation|navheader|navfooter|breadcrumbs?|menu|menubar|sidebar|sphinxsidebar"
+    r"|sphinxsidebarwrapper|footer|toc|related|skip-?link|masthead|pager|pagination|wy-nav-side"
+    r"|(?:site|page|top|main|global|local)[-_](?:nav|navigation|menu|footer|sidebar|toc)"
+    r"|(?:nav|navbar|menu|sidebar|toc|breadcrumbs?)[-_]\w+"
+    r"|\w+[-_](?:nav|navbar|navigation|menu|sidebar|breadcrumbs?|toc))",
+    re.I,
+)
+_CHROME_ID = re.compile(r"(?:nav|navbar|navigation|breadcrumbs?|menu|sidebar|header|footer|toc|masthead)", re.I)
+_INLINE_CHROME = frozenset({"headerlink"})  # Sphinx's "¶" anchors inside headings
+_LANGUAGE = re.compile(r"^(?:language|lang|highlight|sourceCode)-([\w+#.-]+)$")
+
+
+def _classes(attrib: Any) -> list[str]:
+    return (attrib.get("class") or "").split()
+
+
+def _is_chrome(tag: str, attrib: Any) -> bool:
+    if not attrib or tag in _CONTENT:
+        return False
+    if attrib.get("hidden") is not None or attrib.get("aria-hidden") == "true":
+        return True
+    if re.search(r"display\s*:\s*none", attrib.get("style") or ""):
+        return True
+    classes = _classes(attrib)
+    if tag not in _BLOCKS:  # inline chrome: only the heading anchors
+        return any(c in _INLINE_CHROME for c in classes)
+    if (attrib.get("role") or "").lower() in _CHROME_ROLES:
+        return True
+    if any(_CHROME_NAME.fullmatch(c) for c in classes):
+        return True
+    # Ids name sections too ("#menu" of a page about menus): only non-section boxes count.
+    ident = attrib.get("id") or ""
+    sectioning = tag in ("section", "article") or any(c.startswith(("section", "sect")) for c in classes)
+    return bool(ident) and not sectioning and _CHROME_ID.fullmatch(ident) is not None
+
+
+class _Events:
+    """Parser target: turns start/end/data events into blocks of the Builder."""
+
+    def __init__(self, out: Builder, deadline: Deadline):
+        self.out = out
+        self.deadline = deadline
+        self.events = 0
+        self.stack: list[tuple[str, str]] = []  # (tag, role) of every open element
+        self.open: dict[str, int] = {}  # how many of each tag are open
+        self.skip = 0  # > 0 inside skipped chrome
+        self.soft = 0  # > 0 inside a page-level <header>: its headings count, its text does not
+        self.sections = 0  # open article/section/main elements
+        self.inline: list[str] = []
+        self.code_marks: list[int] = []  # where each open inline code began in `inline`
+        self.contexts: list[list[Any]] = []  # [kind, level, ordinal, emitted] of li/dt/dd/quote
+        self.lists: list[list[int]] = []  # [ordered, counter] of each open list
+        self.heading: list[str] | None = None
+        self.heading_level = 0
+        self.pre: list[str] | None = None
+        self.pre_language = ""
+        self.languages: list[tuple[int, str]] = []  # (stack depth, language) of boxes naming one
+        self.table_depth = 0
+        self.rows: list[list[tuple[str, int, int]]] = []  # (text, rowspan, colspan) per cell
+        self.cell: list[str] | None = None
+        self.spans = (1, 1)
+        self.caption: list[str] | None = None
+        self.title: list[str] | None = None
+        self.title_text = ""
+        self.meta: dict[str, str] = {}
+
+    # -- parser target protocol ------------------------------------------------------------
+
+    def start(self, tag: str, attrib: Any) -> None:
+        self.events += 1
+        if self.events % 4096 == 0:
+            self.deadline.check()
+        tag = tag.lower() if isinstance(tag, str) else ""
+        in_head = bool(self.stack) and self.stack[-1][0] == "head"  # not an <svg><title>
+        if tag == "title" and in_head and not self.title_text and self.title is None:
+            self.title = []
+        elif tag == "meta":
+            self._meta(attrib)
+        self.open[tag] = self.open.get(tag, 0) + 1
+        if self.skip:
+            self.skip += 1
+            self.stack.append((tag, "skip"))
+            return
+        if tag in _SKIP or tag == "head" or _is_chrome(tag, attrib):
+            self.skip = 1
+            self.stack.append((tag, "skip"))
+            return
+        role = self._open(tag, attrib)
+        self.stack.append((tag, role))
+
+    def end(self, tag: str) -> None:
+        tag = tag.lower() if isinstance(tag, str) else ""
+        if tag == "title" and self.title is not None:
+            self.title_text = one_line("".join(self.title))
+            self.title = None
+        # libxml2 balances events, but a stray end tag must not unwind the wrong element.
+        if not self.open.get(tag):
+            return
+        while self.stack:
+            open_tag, role = self.stack.pop()
+            self.open[open_tag] -= 1
+            self._close(open_tag, role)
+            if open_tag == tag:
+                break
+
+    def data(self, text: str) -> None:
+        if self.title is not None:
+            self.title.append(text)
+        if self.skip:
+            return
+        if self.table_depth:
+            target = self.cell if self.cell is not None else self.caption
+            if target is not None:
+                target.append(text)
+        elif self.pre is not None:
+            self.pre.append(text)
+        elif self.heading is not None:
+            self.heading.append(text)
+        elif not self.soft:
+            self.inline.append(text)
+
+    def close(self) -> _Events:
+        while self.stack:
+            self._close(*self.stack.pop())
+        self.flush()
+        return self
+
+    # -- elements ----------------------------------------------------------------------------
+
+    def _open(self, tag: str, attrib: Any) -> str:
+        if self.table_depth:
+            return self._open_in_table(tag, attrib)
+        if self.pre is not None:
+            if tag in ("code", "span") and not self.pre_language:
+                self.pre_language = _language(attrib)
+            elif tag == "br":
+                self.pre.append("\n")
+            return "inline"
+        if self.heading is not None:
+            return "inline"
+        if tag in _HEADINGS:
+            self.flush()
+            self.heading, self.heading_level = [], _HEADINGS[tag]
+            return "heading"
+        if tag == "header" and not self.sections:
+            self.flush()
+            self.soft += 1
+            return "soft"
+        if self.soft:
+            return "inline"
+        if tag == "pre":
+            self.flush()
+            self.pre = []
+            self.pre_language = _language(attrib) or self._ancestor_language()
+            return "pre"
+        if tag == "table":
+            self.flush()
+            self.table_depth, self.rows, self.cell, self.caption = 1, [], None, None
+            return "table"
+        if tag in _INLINE_CODE:
+            self.code_marks.append(len(self.inline))
+            if len(self.code_marks) == 1:
+                self.inline.append("`")
+            return "code"
+        if tag == "br":
+            self.inline.append(" ")
+            return "inline"
+        if tag not in _BLOCKS:
+            return "inline"
+        self.flush()
+        language = _language(attrib)
+        if language:  # Sphinx: <div class="highlight-python"><div class="highlight"><pre>
+            self.languages.append((len(self.stack), language))
+        if tag in ("article", "section", "main"):
+            self.sections += 1
+        if tag in ("ul", "ol", "dir"):
+            self.lists.append([tag == "ol", 0])
+        elif tag == "li":
+            ordinal = 0
+            if self.lists:
+                self.lists[-1][1] += 1
+                ordinal = self.lists[-1][1] if self.lists[-1][0] else 0
+            self.contexts.append(["item", max(len(self.lists), 1), ordinal, False])
+        elif tag == "dt":
+            self.contexts.append(["term", 0, 0, False])
+        elif tag == "dd":
+            self.contexts.append(["definition", 0, 0, False])
+        elif tag == "blockquote":
+            self.contexts.append(["quote", 0, 0, False])
+        return tag
+
+    def _open_in_table(self, tag: str, attrib: Any) -> str:
+        if tag == "table":
+            self.table_depth += 1
+        elif self.table_depth == 1 and tag == "tr":
+            self.rows.append([])
+        elif self.table_depth == 1 and tag in ("td", "th"):
+            if not self.rows:
+                self.rows.append([])
+            self.cell = []
+            self.spans = (_span(attrib.get("rowspan"), 1000), _span(attrib.get("colspan"), 50))
+        elif self.table_depth == 1 and tag == "caption":
+            self.caption = []
+        elif tag in _BLOCKS or tag == "br":
+            target = self.cell if self.cell is not None else self.caption
+            if target is not None:
+                target.append(" ")  # blocks inside a cell: words must not run together
+        return "cell-part"
+
+    def _close(self, tag: str, role: str) -> None:
+        if role == "skip":
+            self.skip -= 1
+            return
+        if self.table_depth:
+            self._close_in_table(tag)
+            return
+        if role == "heading" and self.heading is not None:
+            self.out.heading(self.heading_level, "".join(self.heading))
+            self.heading = None
+        elif role == "soft":
+            self.soft -= 1
+        elif role == "pre" and self.pre is not None:
+            self.out.code("".join(self.pre), self.pre_language)
+            self.pre = None
+        elif role == "code":
+            self._close_code()
+        elif role in _BLOCKS:
+            self.flush()
+            if self.languages and self.languages[-1][0] == len(self.stack):
+                self.languages.pop()
+            if role in ("article", "section", "main"):
+                self.sections -= 1
+            elif role in ("ul", "ol", "dir") and self.lists:
+                self.lists.pop()
+            elif role in ("li", "dt", "dd", "blockquote") and self.contexts:
+                self.contexts.pop()
+
+    def _close_in_table(self, tag: str) -> None:
+        if tag == "table":
+            self.table_depth -= 1
+            if self.table_depth == 0:
+                if self.caption is not None and self.caption:
+                    self.out.prose("paragraph", "".join(self.caption))
+                self.out.table(_grid(self.rows))
+                self.rows, self.cell, self.caption = [], None, None
+        elif self.table_depth == 1 and tag in ("td", "th") and self.cell is not None:
+            self.rows[-1].append(("".join(self.cell), *self.spans))
+            self.cell = None
+        elif self.table_depth == 1 and tag == "caption" and self.caption is not None:
+            self.out.prose("paragraph", "".join(self.caption))
+            self.caption = None
+
+    def _close_code(self) -> None:
+        if not self.code_marks:
+            return
+        mark = self.code_marks.pop()
+        if self.code_marks:
+            return
+        code = "".join(self.inline[mark + 1 :])
+        if not code.strip():
+            del self.inline[mark:]  # an empty <code/> leaves no stray backticks
+        elif "`" in code:
+            del self.inline[mark]  # code holding a backtick cannot be marked with one
+        else:
+            self.inline.append("`")
+
+    def _ancestor_language(self) -> str:
+        return self.languages[-1][1] if self.languages else ""
+
+    def flush(self) -> None:
+        if not self.inline:
+            return
+        text = "".join(self.inline)
+        self.inline.clear()
+        self.code_marks.clear()
+        if not text.strip():
+            return
+        context = self.contexts[-1] if self.contexts else None
+        if context is None:
+            self.out.prose("paragraph", text)
+        elif context[0] == "quote":
+            self.out.prose("quote", text)
+        elif context[3] and context[0] != "term":
+            self.out.prose("paragraph", text)  # a later paragraph of the same item
+        else:
+            context[3] = True
+            self.out.prose(context[0], text, level=context[1], ordinal=context[2])
+
+    def _meta(self, attrib: Any) -> None:
+        name, content = (attrib.get("name") or "").lower(), attrib.get("content")
+        if name in ("author", "description", "keywords") and content:
+            self.meta[name] = one_line(content)
+
+
+def _span(value: Any, limit: int) -> int:
+    try:
+        return min(max(int(value), 1), limit)  # bounded: a stranger's rowspan=65534 costs nothing
+    except (TypeError, ValueError):
+        return 1
+
+
+def _grid(rows: list[list[tuple[str, int, int]]]) -> list[list[str]]:
+    """Rows of cells with spans laid out: a cell spanning rows repeats in each of them, one
+    spanning columns leaves the columns after it empty, so every column keeps its meaning."""
+    carry: dict[int, list[Any]] = {}  # column -> [text, rows still to fill]
+    out = []
+    for row in rows:
+        cells: list[str] = []
+        pending = list(row)
+        col = 0
+        while pending or any(c >= col for c in carry):
+            if col in carry:
+                cells.append(carry[col][0])
+                carry[col][1] -= 1
+                if carry[col][1] <= 0:
+                    del carry[col]
+                col += 1
+                continue
+            if not pending:
+                cells.append("")
+                col += 1
+                continue
+            text, rowspan, colspan = pending.pop(0)
+            for k in range(colspan):
+                cells.append(text if k == 0 else "")
+                if rowspan > 1:
+                    carry[col] = [text if k == 0 else "", rowspan - 1]
+                col += 1
+        out.append(cells)
+    return out
+
+
+def _language(attrib: Any) -> str:
+    for name in _classes(attrib):
+        match = _LANGUAGE.match(name)
+        if match:
+            return "" if match.group(1) in ("default", "none", "text") else match.group(1)
+    return ""
+
+
+def read_html(data: bytes, path: Path, deadline: Deadline) -> ParsedDocument:
+    from lxml import etree
+
+    if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(f"{path}: looks like a binary file (NUL bytes)", hint="only HTML belongs in this file")
+    out = Builder(deadline)
+    events = _Events(out, deadline)
+    try:
+        data.decode("utf-8")
+        encoding: str | None = "utf-8"
+    except UnicodeDecodeError:
+        encoding = None  # let the page's own charset declaration decide
+    parser = etree.HTMLParser(target=events, encoding=encoding, remove_comments=True, remove_pis=True, no_network=True)
+    parser.feed(data)
+    parser.close()
+    title = events.title_text or out.first_heading() or title_from_name(path)
+    return out.finish("html", title, events.meta, [])

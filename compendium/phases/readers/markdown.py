@@ -1,0 +1,150 @@
+"""Markdown reader: markdown-it block tokens, YAML front matter as metadata."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .model import Builder, Deadline, ParsedDocument, clean
+from .source import decode, title_from_name
+from .text import paragraphs_of
+
+# Deeper block nesting than this is read as plain text: markdown-it drops what lies past its
+# limit without a word, and its block parser recurses.
+MAX_NESTING = 100
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
+_TAG = re.compile(r"<[^>]*>")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"(\*{1,3}|_{1,3})(?=\S)(.+?)(?<=\S)\1")
+
+
+def front_matter(text: str, path: Path, warnings: list[str]) -> tuple[dict[str, Any], str]:
+    """Metadata from a leading YAML block, and the body with that block blanked out."""
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return {}, text
+    try:
+        data = yaml.safe_load(match.group(1) or "") or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 2}" if mark is not None else ""
+        warnings.append(f"{path}:{where}: front matter is not valid YAML; kept as text")
+        return {}, text
+    if not isinstance(data, dict):
+        warnings.append(f"{path}: front matter is not a mapping; ignored")
+        data = {}
+    # Dates and other YAML scalars become strings so metadata stays JSON.
+    meta = {str(k): v if isinstance(v, str | int | float | bool | list | dict | None) else str(v) for k, v in data.items()}
+    for key in ("tags", "aliases"):
+        if key in meta:
+            meta[key] = _names(meta[key], strip="#" if key == "tags" else "")
+    if "title" in meta:
+        meta["title"] = " ".join(str(meta["title"] or "").split())
+    # Blank lines keep line numbers of the body equal to those of the file.
+    return meta, "\n" * match.group(0).count("\n") + text[match.end() :]
+
+
+def _names(value: Any, strip: str) -> list[str]:
+    """Tags or aliases as a list of strings, from a list or a comma-separated string."""
+    items = value if isinstance(value, list) else str(value or "").split(",")
+    names = [" ".join(str(v).split()).lstrip(strip) for v in items if v is not None]
+    return [n for n in names if n]
+
+
+def plain_inline(text: str) -> str:
+    """Inline Markdown as plain text, for headings: links, emphasis, code marks and tags go."""
+    text = _LINK.sub(r"\1", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    return html.unescape(_TAG.sub("", text.replace("`", "")))
+
+
+def _parser():  # type: ignore[no-untyped-def]
+    from markdown_it import MarkdownIt
+
+    # Only block structure is needed: inline parsing (links, emphasis) would double the time.
+    parser = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).enable("table").disable("inline")
+    return parser
+
+
+def read_markdown(data: bytes, path: Path, deadline: Deadline) -> ParsedDocument:
+    warnings: list[str] = []
+    meta, body = front_matter(clean(decode(data, path, warnings)), path, warnings)
+    out = Builder(deadline)
+    tokens = _parser().parse(body)
+    if any(t.level >= MAX_NESTING - 2 for t in tokens):
+        warnings.append(f"{path}: blocks nested deeper than {MAX_NESTING} levels; read as plain text")
+        out = Builder(deadline)
+        for para in paragraphs_of(body):
+            out.prose("paragraph", para)
+    else:
+        _blocks(tokens, out)
+    title = str(meta.get("title") or "").strip() or out.first_heading() or title_from_name(path)
+    return out.finish("markdown", title, meta, warnings)
+
+
+def _blocks(tokens: list[Any], out: Builder) -> None:
+    contexts: list[list[Any]] = []  # [kind, depth, ordinal, emitted] of list items and quotes
+    lists: list[list[int]] = []  # [ordered, next number]
+    rows: list[list[str]] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        kind = tok.type
+        if kind == "heading_open":
+            out.heading(int(tok.tag[1]), plain_inline(tokens[i + 1].content))
+            i += 2
+        elif kind == "paragraph_open":
+            _prose(out, contexts, tokens[i + 1].content)
+            i += 2
+        elif kind in ("bullet_list_open", "ordered_list_open"):
+            start = int(tok.attrGet("start") or 1) if kind == "ordered_list_open" else 0
+            lists.append([kind == "ordered_list_open", start])
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            lists.pop()
+        elif kind == "list_item_open":
+            ordinal = 0
+            if lists and lists[-1][0]:
+                ordinal = lists[-1][1]
+                lists[-1][1] += 1
+            contexts.append(["item", len(lists), ordinal, False])
+        elif kind == "blockquote_open":
+            contexts.append(["quote", 0, 0, False])
+        elif kind in ("list_item_close", "blockquote_close"):
+            contexts.pop()
+        elif kind == "fence":
+            out.code(tok.content, (tok.info or "").strip())
+        elif kind == "code_block":
+            out.code(tok.content)
+        elif kind == "table_open":
+            rows = []
+        elif kind == "tr_open":
+            rows.append([])
+        elif kind in ("th_open", "td_open"):
+            rows[-1].append(tokens[i + 1].content)
+            i += 1
+        elif kind == "table_close":
+            out.table(rows)
+        elif kind == "html_block":
+            text = html.unescape(_TAG.sub(" ", _COMMENT.sub(" ", tok.content)))
+            if text.strip():
+                _prose(out, contexts, text)
+        i += 1
+
+
+def _prose(out: Builder, contexts: list[list[Any]], text: str) -> None:
+    context = contexts[-1] if contexts else None
+    if context is None:
+        out.prose("paragraph", text)
+    elif context[0] == "quote":
+        out.prose("quote", text)
+    elif context[3]:
+        out.prose("paragraph", text)  # a later paragraph of the same item
+    else:
+        context[3] = True
+        out.prose("item", text, level=context[1], ordinal=context[2])

@@ -1,0 +1,83 @@
+"""Structure stays structure downstream: code and tables never become sentences, claims or names."""
+
+from __future__ import annotations
+
+from compendium.engines.offline.extract import extract_chunk
+from compendium.engines.offline.sentences import sentences_of
+from compendium.engines.tasks import ChunkInput
+from compendium.phases.chunking import chunk_document
+from compendium.phases.readers import read_document
+from compendium.templates.schema import Template
+
+TEMPLATE = Template(name="docs")
+
+PAGE = """<html><body><h1>Triggers</h1>
+<p>A trigger runs a function when a table changes.</p>
+<table><tr><th>Event</th><th>Timing</th></tr><tr><td>INSERT</td><td>BEFORE</td></tr>
+<tr><td>UPDATE</td><td>AFTER Statement Level</td></tr></table>
+<p>The change remains visible to later triggers.</p>
+<pre>typedef struct TriggerData { NodeTag type; Relation tg_relation; } TriggerData;</pre>
+<ul><li>Row triggers fire once per row</li><li>Statement Triggers fire once</li></ul>
+<dl><dt>tg_event Flags</dt><dd>Describes the Event that fired.</dd></dl>
+</body></html>"""
+
+
+def chunks_of(tmp_path, max_tokens=400):
+    path = tmp_path / "triggers.html"
+    path.write_text(PAGE)
+    doc = read_document(path)
+    return doc, chunk_document(doc, max_tokens=max_tokens, overlap_tokens=0, document_id="d")
+
+
+def test_chunks_record_their_blocks(tmp_path):
+    doc, chunks = chunks_of(tmp_path)
+    assert len(chunks) == 1
+    chunk = chunks[0]
+    kinds = [kind for kind, _, _ in chunk.blocks]
+    assert kinds == ["heading", "paragraph", "table", "paragraph", "code", "item", "item", "term", "definition"]
+    for _kind, start, end in chunk.blocks:
+        assert chunk.text[start:end] in doc.text
+    table = next(chunk.text[s:e] for k, s, e in chunk.blocks if k == "table")
+    assert table == "| Event | Timing |\n| --- | --- |\n| INSERT | BEFORE |\n| UPDATE | AFTER Statement Level |"
+
+
+def test_sentences_come_from_prose_blocks_one_at_a_time(tmp_path):
+    _, chunks = chunks_of(tmp_path)
+    chunk = chunks[0]
+    sentences = [s.text for s in sentences_of(chunk.text, [list(b) for b in chunk.blocks])]
+    assert sentences == [
+        "A trigger runs a function when a table changes.",
+        "The change remains visible to later triggers.",
+        "Row triggers fire once per row",
+        "Statement Triggers fire once",
+        "Describes the Event that fired.",
+    ]
+
+
+def test_code_and_table_text_never_become_claims_or_names(tmp_path):
+    _, chunks = chunks_of(tmp_path)
+    chunk = chunks[0]
+    reply = extract_chunk(
+        ChunkInput(label="c1", text=chunk.text, heading_path=list(chunk.heading_path), blocks=[list(b) for b in chunk.blocks]),
+        TEMPLATE,
+    )
+    structure = ("INSERT", "UPDATE", "BEFORE", "AFTER", "typedef", "TriggerData", "NodeTag", "tg_relation", "tg_event")
+    names = [e.name for e in reply.entities] + [c.term for c in reply.concepts]
+    assert not [n for n in names if any(word in n for word in structure)]
+    assert not [c.text for c in reply.claims if any(word in c.text for word in structure) or "|" in c.text]
+
+
+def test_an_over_budget_code_block_is_split_at_lines_not_sentences(tmp_path):
+    lines = "\n".join(f"x{i} = compute({i}). Then(more)" for i in range(200))
+    path = tmp_path / "code.md"
+    path.write_text(f"# Code\n\n```python\n{lines}\n```\n")
+    doc = read_document(path)
+    chunks = chunk_document(doc, max_tokens=60, overlap_tokens=20, document_id="d")
+    assert len(chunks) > 5
+    for chunk in chunks:
+        for line in chunk.text.split("\n"):
+            assert line in ("Code", "", "```python", "```") or (line.startswith("x") and line.endswith("Then(more)"))
+        assert all(kind in ("heading", "code") for kind, _, _ in chunk.blocks)
+    # code is never repeated as an overlap: each line appears once
+    joined = "\n".join(c.text for c in chunks)
+    assert joined.count("x17 = compute(17)") == 1
