@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from compendium.compiler.context import CompileContext
-from compendium.compiler.events import ListSink, Message
 from compendium.errors import InputError
 from compendium.phases import ingest
 from compendium.phases.readers import read_document
+from compendium.pipeline.context import CompileContext
+from compendium.pipeline.events import ListSink, Message
 from compendium.storage.factory import open_store
 from compendium.storage.records import Chunk, Document
 from compendium.templates.schema import Template
