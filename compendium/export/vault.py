@@ -1,14 +1,18 @@
-"""Markdown vault export (Obsidian style): one SLUG.md per page with front matter, and _index.md."""
+"""Markdown vault export (Obsidian style): one SLUG.md per page with front matter, _index.md, and
+one note per source document whose passages carry block ids that the pages' footnotes link to."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 
 import yaml
 
-from ..storage.records import Page
+from ..storage.records import Document, Page
 from .folder import ExportFolder
+from .markdown_html import split_footnotes
+from .passages import cited_chunk, passage_blocks, source_label
 from .site import KIND_TITLES, updated_date
 from .snapshot import WikiSnapshot
 
@@ -26,10 +30,59 @@ def front_matter(wiki: WikiSnapshot, page: Page) -> str:
     return f"---\n{text}---\n"
 
 
+_FOOTNOTE_LINE = re.compile(r"^([ \t]{0,3}\[\^([^\]\s]+)\]:[ \t]*)(.*)$")
+_NOT_BLOCK_ID = re.compile(r"[^A-Za-z0-9-]")
+SOURCES = "sources"
+
+
+def block_id(chunk_id: str) -> str:
+    """Obsidian block ids are letters, digits and dashes."""
+    return _NOT_BLOCK_ID.sub("-", chunk_id)
+
+
+def _source_link(wiki: WikiSnapshot, page: Page, label: str, note: str) -> str | None:
+    fallback = None
+    if label.isdigit() and 0 < int(label) <= len(page.cited_chunks):
+        fallback = page.cited_chunks[int(label) - 1]
+    chunk = wiki.chunk_by_id.get(cited_chunk(note, fallback) or "")
+    if chunk is None or chunk.document_id not in wiki.source_name:
+        return None
+    text = source_label(wiki.document_by_id.get(chunk.document_id), chunk)
+    text = re.sub(r"[\[\]|#^]", " ", text)  # would end the link early
+    name = wiki.source_name[chunk.document_id]
+    return f"[[{SOURCES}/{name}#^{block_id(chunk.id)}|{text}]]"
+
+
 def vault_page(wiki: WikiSnapshot, page: Page) -> str:
-    """A page file: front matter, then the page Markdown unchanged ([[links]] and footnotes kept)."""
-    body = page.markdown if page.markdown.endswith("\n") else page.markdown + "\n"
-    return front_matter(wiki, page) + "\n" + body
+    """A page file: front matter, then the page Markdown ([[links]] kept), with each footnote
+    turned into a link to its passage in the source note, which Obsidian opens at the block."""
+    _, notes = split_footnotes(page.markdown)
+    definitions = dict(notes)
+    lines = []
+    for line in page.markdown.splitlines():
+        match = _FOOTNOTE_LINE.match(line)
+        if match and match.group(2) in definitions:
+            link = _source_link(wiki, page, match.group(2), match.group(3))
+            if link:
+                line = match.group(1) + link
+        lines.append(line)
+    return front_matter(wiki, page) + "\n" + "\n".join(lines).rstrip("\n") + "\n"
+
+
+def source_note(wiki: WikiSnapshot, document: Document) -> str:
+    """A source document as a note: each passage under its headings, quoted, with its block id."""
+    meta = {"title": document.title or document.path, "source": document.path, "kind": "source"}
+    head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    lines = [f"---\n{head}---", "", f"# {document.title or document.path}", ""]
+    for chunk in wiki.chunks_of(document.id):
+        label = source_label(document, chunk)
+        heading = label.split(" › ", 1)[1] if " › " in label else ""
+        if heading:
+            lines += [f"## {heading}", ""]
+        text = "\n\n".join(passage_blocks(chunk))
+        quoted = ["> " + line if line.strip() else ">" for line in text.splitlines()]
+        lines += [*quoted, f"^{block_id(chunk.id)}", ""]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def _link(page: Page) -> str:
@@ -71,4 +124,7 @@ def write_vault(wiki: WikiSnapshot, out: Path, title: str) -> int:
     for page in wiki.pages:
         folder.write(f"{page.slug}.md", vault_page(wiki, page))
     folder.write("_index.md", index_markdown(wiki, title))
+    for document in wiki.documents:
+        if wiki.chunks_of(document.id):
+            folder.write(f"{SOURCES}/{wiki.source_name[document.id]}.md", source_note(wiki, document))
     return folder.finish()
