@@ -29,8 +29,12 @@ def force_layout(
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     w = np.ones(len(edges)) if weights is None else np.log1p(np.asarray(weights, dtype=float))
     k = np.sqrt(4.0 / n)  # ideal distance for n nodes in a 2x2 square
+    # Hubs push harder (repulsion scaled by 1 + degree, as ForceAtlas2 does), so the many
+    # neighbours of a hub spread around it instead of piling up in the middle.
+    degree = np.bincount(edges.reshape(-1), minlength=n).astype(float) if len(edges) else np.zeros(n)
+    mass = (1.0 + degree) / (1.0 + degree).mean()
     for _ in range(iterations):
-        shift = _repulsion(pos, k)
+        shift = _repulsion(pos, k, mass)
         if len(edges):
             delta = pos[edges[:, 0]] - pos[edges[:, 1]]
             dist = np.linalg.norm(delta, axis=1) + 1e-9
@@ -50,27 +54,30 @@ def _unit(pos: np.ndarray) -> np.ndarray:
     return pos / span
 
 
-def _repulsion(pos: np.ndarray, k: float) -> np.ndarray:
+def _repulsion(pos: np.ndarray, k: float, mass: np.ndarray) -> np.ndarray:
     if len(pos) <= EXACT_UP_TO:
         delta = pos[:, None, :] - pos[None, :, :]
         dist2 = (delta**2).sum(axis=2) + 1e-6
-        return (delta * (k * k / dist2)[:, :, None]).sum(axis=1)
+        push = k * k * mass[:, None] * mass[None, :] / dist2
+        return (delta * push[:, :, None]).sum(axis=1)
     # Far-field approximation: each node is pushed by the centroids of occupied grid cells,
     # weighted by how many nodes each holds.
     low, high = pos.min(axis=0), pos.max(axis=0)
     cell = np.floor((pos - low) / (high - low + 1e-9) * GRID).clip(0, GRID - 1).astype(np.int64)
     index = cell[:, 0] * GRID + cell[:, 1]
     counts = np.bincount(index, minlength=GRID * GRID).astype(float)
+    weight = np.bincount(index, weights=mass, minlength=GRID * GRID)
     sums = np.zeros((GRID * GRID, 2))
     np.add.at(sums, index, pos)
     occupied = counts > 0
-    centres, mass = sums[occupied] / counts[occupied, None], counts[occupied]
+    centres, cell_mass = sums[occupied] / counts[occupied, None], weight[occupied]
     shift = np.zeros_like(pos)
     for start in range(0, len(pos), 2048):
         part = pos[start : start + 2048]
         delta = part[:, None, :] - centres[None, :, :]
         dist2 = (delta**2).sum(axis=2) + 1e-4
-        shift[start : start + 2048] = (delta * (k * k * mass / dist2)[:, :, None]).sum(axis=1)
+        push = k * k * mass[start : start + 2048, None] * cell_mass[None, :] / dist2
+        shift[start : start + 2048] = (delta * push[:, :, None]).sum(axis=1)
     return shift
 
 
@@ -136,10 +143,12 @@ def graph_layout(
         sub = local[edges[mine]]
         start = community_start(groups[nodes], seed) if len(nodes) > 2 else None
         xy = force_layout(len(nodes), sub, weights=weights[mine], seed=seed, start=start,
-                          temperature=0.2 if start is None else 0.1).astype(float)
-        radius = np.sqrt(len(nodes)) * 0.9  # equal density in every component
-        xy *= radius
-        placed.append((nodes, xy, radius))
+                          iterations=50, temperature=0.2 if start is None else 0.15).astype(float)
+        # Equal density in every component: scaled by the spread of its bulk (root mean
+        # square), not by its farthest node, so a few outliers do not crush the core.
+        rms = float(np.sqrt((xy**2).sum(axis=1).mean())) or 1.0
+        xy *= 0.6 * np.sqrt(len(nodes)) / rms
+        placed.append((nodes, xy, float(np.linalg.norm(xy, axis=1).max()) + 0.5))
     out = np.zeros((n, 2))
     for nodes, xy, (cx, cy) in zip(
         [p[0] for p in placed], [p[1] for p in placed], _pack([p[2] for p in placed]), strict=True

@@ -159,3 +159,9 @@ def sanitise(fragment: str) -> str:
 def plain(text: str) -> str:
     """Escape text for HTML."""
     return html.escape(text, quote=True)
+
+
+def passage_html(text: str, *, block: bool = False) -> str:
+    """A source passage's sentence (inline Markdown) or code/table block as safe HTML."""
+    env = {"resolve": lambda _slug: None, "footnotes": {}}
+    return sanitise(_MD.render(text, env) if block else _MD.renderInline(text, env))

@@ -6,7 +6,9 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from ..storage.records import Chunk, Document, Page
-from .markdown_html import Cite, plain
+from markupsafe import Markup
+
+from .markdown_html import Cite, passage_html, plain
 from .passages import best_sentence, cited_chunk, paragraphs, source_label
 from .snapshot import WikiSnapshot
 
@@ -49,11 +51,13 @@ def source_view(wiki: WikiSnapshot, document: Document) -> list[dict]:
     for chunk in wiki.chunks_of(document.id):
         numbered, k = [], 0
         for para in paragraphs(chunk):
+            block = len(para) == 1 and para[0][0].startswith(("```", "    ", "\t", "|"))
             row = []
             for sentence, spacing in para:
-                row.append((passage_anchor(chunk.id, k), sentence, spacing))
+                html = Markup(passage_html(sentence, block=block))  # sanitised by nh3
+                row.append((passage_anchor(chunk.id, k), html, spacing))
                 k += 1
-            numbered.append(row)
+            numbered.append({"block": block, "sentences": row})
         headings = [h for h in chunk.heading_path if h]
         passages.append({
             "anchor": passage_anchor(chunk.id),

@@ -191,3 +191,17 @@ async def test_a_page_title_is_shown_once_even_when_the_markdown_starts_with_it(
     soup = BeautifulSoup((out / "pages" / "vacuum.html").read_text(), "html.parser")
     assert [h.get_text() for h in soup.find_all("h1")] == ["Vacuum"]
     assert "Vacuum reclaims dead rows." in soup.get_text()
+
+
+async def test_a_hostile_source_passage_is_shown_as_text(store, tmp_path: Path):
+    from compendium.storage.records import Chunk
+
+    await store.upsert([Chunk(id="c0ffee0003", document_id="d-hb", ordinal=2,
+                              text="Bad <script>alert(1)</script> and <img src=x onerror=alert(1)>. **Bold** stays.",
+                              heading_path=["Lumen handbook", "Hostile"])])
+    out = await site(store, tmp_path)
+    source = soup(out / "sources" / "handbook-durability.html")
+    passage = source.select_one("#c-c0ffee0003")
+    assert passage.find_all(["script", "img"]) == []
+    assert "<script>alert(1)</script>" in passage.get_text()
+    assert passage.select_one("#c-c0ffee0003-s1 strong").get_text() == "Bold"
