@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from ..storage.records import Chunk, Document, Page
 from markupsafe import Markup
 
+from ..storage.records import Chunk, Document, Page
 from .markdown_html import Cite, passage_html, plain
 from .passages import best_sentence, cited_chunk, paragraphs, source_label
 from .snapshot import WikiSnapshot

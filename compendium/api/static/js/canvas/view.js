@@ -35,6 +35,8 @@ export async function renderCanvas(main, { kb }, params) {
     onDraw: (stats) => { window.__canvasStats = stats; },
   });
   window.__graph = graph; // for the benchmark and tests: frame stats and camera
+  const onTheme = () => graph.invalidate(); // redraw in the new theme's colours
+  window.addEventListener("compendium-theme", onTheme);
 
   clear(main,
     h("div", { class: "canvas-bar" },
@@ -222,6 +224,7 @@ export async function renderCanvas(main, { kb }, params) {
   return () => {
     cancelled = true;
     clearTimeout(hoverTimer);
+    window.removeEventListener("compendium-theme", onTheme);
     graph.dispose();
     if (window.__graph === graph) window.__graph = null;
   };
