@@ -1,6 +1,7 @@
-"""Entity graph layout for the canvas and the exported site's graph view: each connected
-component laid out by forces from a start where topic communities sit together, then the
-components packed in rows, largest first, so no space is lost between scattered islands."""
+"""Entity graph layout for the canvas and the exported site's graph view: inside each connected
+component every topic community is laid out by forces as an island of its own, the islands are
+placed by the relations between them and kept apart; then the components are packed in rows,
+largest first, so no space is lost between scattered pieces."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 
 EXACT_UP_TO = 400  # nodes; above this, repulsion comes from a grid of cell centroids
 GRID = 24
-GOLDEN_ANGLE = 2.399963229728653
+MAX_ISLANDS = 400  # communities in one component laid out as islands; more: one force layout
 
 
 def force_layout(
@@ -54,31 +55,36 @@ def _unit(pos: np.ndarray) -> np.ndarray:
     return pos / span
 
 
+def _push(part: np.ndarray, part_mass: np.ndarray, centres: np.ndarray, mass: np.ndarray,
+          k: float, floor: float) -> np.ndarray:
+    """Sum over centres of k² m_i m_j (p_i - c_j) / |p_i - c_j|², as matrix products (the
+    (p, c, 2) array of differences would cost ten times the time)."""
+    push = part @ centres.T  # becomes |p - c|², then the push, in place: one array in all
+    push *= -2.0
+    push += (part**2).sum(axis=1)[:, None]
+    push += (centres**2).sum(axis=1)[None, :]
+    np.maximum(push, 0.0, out=push)
+    push += floor
+    np.divide(mass[None, :], push, out=push)
+    push *= (k * k * part_mass)[:, None]
+    return part * push.sum(axis=1)[:, None] - push @ centres
+
+
 def _repulsion(pos: np.ndarray, k: float, mass: np.ndarray) -> np.ndarray:
     if len(pos) <= EXACT_UP_TO:
-        delta = pos[:, None, :] - pos[None, :, :]
-        dist2 = (delta**2).sum(axis=2) + 1e-6
-        push = k * k * mass[:, None] * mass[None, :] / dist2
-        return (delta * push[:, :, None]).sum(axis=1)
+        return _push(pos, mass, pos, mass, k, 1e-6)
     # Far-field approximation: each node is pushed by the centroids of occupied grid cells,
-    # weighted by how many nodes each holds.
+    # weighted by the mass each holds.
     low, high = pos.min(axis=0), pos.max(axis=0)
     cell = np.floor((pos - low) / (high - low + 1e-9) * GRID).clip(0, GRID - 1).astype(np.int64)
     index = cell[:, 0] * GRID + cell[:, 1]
     counts = np.bincount(index, minlength=GRID * GRID).astype(float)
     weight = np.bincount(index, weights=mass, minlength=GRID * GRID)
-    sums = np.zeros((GRID * GRID, 2))
-    np.add.at(sums, index, pos)
+    sums = np.c_[np.bincount(index, weights=pos[:, 0], minlength=GRID * GRID),
+                 np.bincount(index, weights=pos[:, 1], minlength=GRID * GRID)]
     occupied = counts > 0
     centres, cell_mass = sums[occupied] / counts[occupied, None], weight[occupied]
-    shift = np.zeros_like(pos)
-    for start in range(0, len(pos), 2048):
-        part = pos[start : start + 2048]
-        delta = part[:, None, :] - centres[None, :, :]
-        dist2 = (delta**2).sum(axis=2) + 1e-4
-        push = k * k * mass[start : start + 2048, None] * cell_mass[None, :] / dist2
-        shift[start : start + 2048] = (delta * push[:, :, None]).sum(axis=1)
-    return shift
+    return _push(pos, mass, centres, cell_mass, k, 1e-4)
 
 
 def components(n: int, edges: np.ndarray) -> np.ndarray:
@@ -100,61 +106,87 @@ def components(n: int, edges: np.ndarray) -> np.ndarray:
     return labels
 
 
-def community_start(groups: np.ndarray, seed: int) -> np.ndarray:
-    """Initial positions: each community a disc on a spiral (largest at the centre), its
-    members scattered inside it, so the forces start from communities already apart."""
-    rng = np.random.default_rng(seed)
-    names, inverse, sizes = np.unique(groups, return_inverse=True, return_counts=True)
-    order = np.argsort(-sizes, kind="stable")
-    centre = np.zeros((len(names), 2))
-    filled = 0.0
-    for rank, g in enumerate(order):
-        radius = np.sqrt(filled + sizes[g] / 2)  # area so far: larger discs keep their space
-        centre[g] = radius * np.array([np.cos(rank * GOLDEN_ANGLE), np.sin(rank * GOLDEN_ANGLE)])
-        filled += sizes[g]
-    angle = rng.uniform(0, 2 * np.pi, len(groups))
-    spread = np.sqrt(rng.uniform(0, 1, len(groups))) * np.sqrt(sizes[inverse]) * 0.5
-    return centre[inverse] + np.c_[np.cos(angle), np.sin(angle)] * spread[:, None]
-
-
 def graph_layout(
     n: int, edges: np.ndarray, *, weights: np.ndarray | None = None,
     groups: np.ndarray | None = None, seed: int = 7,
 ) -> np.ndarray:
-    """Positions (n, 2) in [-1, 1]: components laid out apart and packed, communities
-    (`groups`, an int per node, e.g. its topic) kept together inside each component."""
+    """Positions (n, 2) in [-1, 1]: components laid out apart and packed; inside a component
+    each community (`groups`, an int per node such as its topic; -1 for none) is laid out on
+    its own as an island, and the islands are placed by the relations between them."""
     if n == 0:
         return np.zeros((0, 2), dtype=np.float32)
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     weights = np.ones(len(edges)) if weights is None else np.asarray(weights, dtype=float)
-    groups = np.zeros(n, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
+    groups = np.full(n, -1, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
     label = components(n, edges)
     count = int(label.max()) + 1
-    members = [np.flatnonzero(label == c) for c in range(count)]
     edge_label = label[edges[:, 0]] if len(edges) else np.zeros(0, dtype=np.int64)
     placed: list[tuple[np.ndarray, np.ndarray, float]] = []  # members, positions, radius
-    for c, nodes in enumerate(members):
+    for c in range(count):
+        nodes = np.flatnonzero(label == c)
         if len(nodes) == 1:
             placed.append((nodes, np.zeros((1, 2)), 0.5))
             continue
         local = np.full(n, -1, dtype=np.int64)
         local[nodes] = np.arange(len(nodes))
         mine = edge_label == c
-        sub = local[edges[mine]]
-        start = community_start(groups[nodes], seed) if len(nodes) > 2 else None
-        xy = force_layout(len(nodes), sub, weights=weights[mine], seed=seed, start=start,
-                          iterations=50, temperature=0.2 if start is None else 0.15).astype(float)
-        # Equal density in every component: scaled by the spread of its bulk (root mean
-        # square), not by its farthest node, so a few outliers do not crush the core.
-        rms = float(np.sqrt((xy**2).sum(axis=1).mean())) or 1.0
-        xy *= 0.6 * np.sqrt(len(nodes)) / rms
+        xy = _component(local[edges[mine]], weights[mine], groups[nodes], seed)
         placed.append((nodes, xy, float(np.linalg.norm(xy, axis=1).max()) + 0.5))
     out = np.zeros((n, 2))
-    for nodes, xy, (cx, cy) in zip(
-        [p[0] for p in placed], [p[1] for p in placed], _pack([p[2] for p in placed]), strict=True
-    ):
+    for (nodes, xy, _), (cx, cy) in zip(placed, _pack([p[2] for p in placed]), strict=True):
         out[nodes] = xy + np.array([cx, cy])
     return _unit(out).astype(np.float32) if n > 1 else out.astype(np.float32)
+
+
+def _island(edges: np.ndarray, weights: np.ndarray, size: int, seed: int) -> np.ndarray:
+    """One connected piece laid out by forces, centred, at equal density: scaled by the spread
+    of its bulk (root mean square), so a few outliers do not crush its core."""
+    if size == 1:
+        return np.zeros((1, 2))
+    xy = force_layout(size, edges, weights=weights, seed=seed, iterations=50).astype(float)
+    rms = float(np.sqrt((xy**2).sum(axis=1).mean())) or 1.0
+    return xy * (0.6 * np.sqrt(size) / rms)
+
+
+def _component(edges: np.ndarray, weights: np.ndarray, groups: np.ndarray, seed: int) -> np.ndarray:
+    """A connected component: each community an island of its own, islands placed by the
+    strength of the relations between them and pushed apart until none overlap."""
+    size = len(groups)
+    names, group = np.unique(groups, return_inverse=True)
+    if len(names) == 1 or len(names) > MAX_ISLANDS:
+        return _island(edges, weights, size, seed)
+    inside = group[edges[:, 0]] == group[edges[:, 1]]
+    xy = np.zeros((size, 2))
+    radius = np.zeros(len(names))
+    for g in range(len(names)):
+        members = np.flatnonzero(group == g)
+        local = np.full(size, -1, dtype=np.int64)
+        local[members] = np.arange(len(members))
+        own = inside & (group[edges[:, 0]] == g)
+        xy[members] = _island(local[edges[own]], weights[own], len(members), seed)
+        radius[g] = float(np.linalg.norm(xy[members], axis=1).max()) + 1.0
+    across = edges[~inside]
+    pairs = group[across] if len(across) else np.zeros((0, 2), dtype=np.int64)
+    centres = force_layout(len(names), pairs, seed=seed, iterations=60).astype(float)
+    centres = _separate(centres * radius.sum() / 2, radius)
+    return xy + centres[group]
+
+
+def _separate(centres: np.ndarray, radius: np.ndarray, rounds: int = 80) -> np.ndarray:
+    """Move discs apart until none overlap, while drawing them toward their centre of mass, so
+    islands end up close but distinct (a few hundred discs at most: all pairs)."""
+    pos = centres - centres.mean(axis=0)
+    need = radius[:, None] + radius[None, :]
+    np.fill_diagonal(need, 0.0)
+    for _ in range(rounds):
+        pos *= 0.97  # toward the middle
+        for _ in range(3):
+            delta = pos[:, None, :] - pos[None, :, :]
+            dist = np.linalg.norm(delta, axis=2) + 1e-9
+            overlap = np.clip(need - dist, 0.0, None)
+            np.fill_diagonal(overlap, 0.0)
+            pos += (delta / dist[:, :, None] * (overlap / 2)[:, :, None]).sum(axis=1)
+    return pos
 
 
 def _pack(radii: list[float], gap: float = 1.0) -> list[tuple[float, float]]:

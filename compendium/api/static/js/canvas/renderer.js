@@ -22,7 +22,7 @@ const LABEL_LIMIT = 300; // labels drawn per frame at most
 const LABEL_FONT = "12px system-ui, sans-serif";
 const LABEL_HEIGHT = 16; // px of a label's box: 12px text and its halo
 const MIN_SCALE = 0.02;
-const MAX_RADIUS = 9; // px: the largest node
+const MAX_RADIUS = 6; // px: the largest node
 const MAX_SCALE = 12;
 
 export function typeColour(types, type) {
@@ -76,7 +76,7 @@ export class GraphCanvas {
       if (this.byId.has(raw.id)) continue;
       const node = { ...raw, index: this.nodes.length };
       if (!Number.isFinite(node.x) || !Number.isFinite(node.y)) placeOnSpiral(node);
-      node.r = 2.5 + 6.5 * Math.sqrt(Math.max(0, Math.min(1, node.size ?? 0))); // screen px
+      node.r = 1.5 + 4.5 * Math.max(0, Math.min(1, node.size ?? 0)); // screen px
       this.byId.set(node.id, node);
       this.nodes.push(node);
       if (!this.types.includes(node.type)) this.types.push(node.type);
