@@ -100,7 +100,10 @@ export class GraphCanvas {
         this.pendingEdges.push(raw);
         continue;
       }
-      this.edges.push({ ...raw, s, t });
+      const edge = { ...raw, s, t };
+      this.edges.push(edge);
+      (s.incident ||= []).push(edge); // highlighting a node walks its own edges, not all of them
+      if (t !== s) (t.incident ||= []).push(edge);
       if (!this.edgeTypes.includes(raw.type)) this.edgeTypes.push(raw.type);
     }
     this.edgeTypes.sort();
@@ -412,8 +415,9 @@ export class GraphCanvas {
     if (!focus.length) return;
     ctx.setTransform(dpr * scale, 0, 0, dpr * scale, dpr * this.tx, dpr * this.ty);
     ctx.beginPath();
-    for (const e of this.edges) {
-      if ((focus.includes(e.s) || focus.includes(e.t)) && this.edgeShown(e)) {
+    for (const node of focus) {
+      for (const e of node.incident || []) {
+        if (!this.edgeShown(e)) continue;
         ctx.moveTo(e.s.x, e.s.y);
         ctx.lineTo(e.t.x, e.t.y);
       }
