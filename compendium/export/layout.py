@@ -190,19 +190,34 @@ def _separate(centres: np.ndarray, radius: np.ndarray, rounds: int = 80) -> np.n
 
 
 def _pack(radii: list[float], gap: float = 1.0) -> list[tuple[float, float]]:
-    """Centres for discs of `radii` in rows (largest first) of a roughly 16:10 rectangle."""
+    """Centres for discs of `radii` in rows (largest first) of a roughly 16:10 rectangle; the
+    space a row's first, tallest disc leaves beside it is filled with smaller rows of its own
+    (one large component and many small ones is the usual shape)."""
     order = sorted(range(len(radii)), key=lambda i: -radii[i])
-    area = sum((2 * r + gap) ** 2 for r in radii)
-    width = max(2 * max(radii, default=0) + gap, np.sqrt(area * 1.6))
+    size = [2 * r + gap for r in radii]
+    area = sum(d * d for d in size)
+    width = max(max(size, default=0.0), float(np.sqrt(area * 1.6)))
     centres: list[tuple[float, float]] = [(0.0, 0.0)] * len(radii)
-    x = y = row_height = 0.0
-    for i in order:
-        size = 2 * radii[i] + gap
-        if x > 0 and x + size > width:
-            x, y, row_height = 0.0, y + row_height, 0.0
-        centres[i] = (x + size / 2, y + size / 2)
-        x += size
-        row_height = max(row_height, size)
+    y, at = 0.0, 0
+    while at < len(order):
+        first = order[at]
+        height = size[first]
+        centres[first] = (height / 2, y + height / 2)
+        at += 1
+        # Beside the first disc: rows of the next discs, within the row's height.
+        x0, sub_y, x, row_h = height, y, height, 0.0
+        while at < len(order):
+            d = size[order[at]]
+            if x + d > width:  # this sub-row is full: start the next one below it
+                if sub_y + row_h + d > y + height or row_h == 0:
+                    break
+                sub_y, x, row_h = sub_y + row_h, x0, 0.0
+                continue
+            if sub_y + d > y + height:
+                break
+            centres[order[at]] = (x + d / 2, sub_y + d / 2)
+            x, row_h, at = x + d, max(row_h, d), at + 1
+        y += height
     return centres
 
 

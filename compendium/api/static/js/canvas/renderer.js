@@ -76,7 +76,7 @@ export class GraphCanvas {
       if (this.byId.has(raw.id)) continue;
       const node = { ...raw, index: this.nodes.length };
       if (!Number.isFinite(node.x) || !Number.isFinite(node.y)) placeOnSpiral(node);
-      node.r = 1.5 + 4.5 * Math.max(0, Math.min(1, node.size ?? 0)); // screen px
+      node.r = 2 + 4 * Math.max(0, Math.min(1, node.size ?? 0)); // screen px
       this.byId.set(node.id, node);
       this.nodes.push(node);
       if (!this.types.includes(node.type)) this.types.push(node.type);
@@ -391,7 +391,7 @@ export class GraphCanvas {
       ctx.beginPath();
       for (const n of list) {
         const r = n.r / scale;
-        if (n.r < 2.5) {
+        if (n.r < 2) {
           ctx.rect(n.x - r, n.y - r, 2 * r, 2 * r); // a dot: squares are cheaper than arcs
         } else {
           ctx.moveTo(n.x + r, n.y);
