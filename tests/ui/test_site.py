@@ -123,5 +123,13 @@ def test_dark_mode_follows_the_system_and_the_toggle_remembers(browser, site: Pa
         tab.goto((site / "index.html").as_uri())  # the choice holds on the next page
         assert tab.evaluate(background) == "rgb(255, 255, 255)"
         assert tab.locator("#theme-toggle").inner_text() == "Dark mode"
+        # The graph view's labels follow the theme too.
+        tab.goto((site / "graph.html").as_uri())
+        tab.wait_for_selector("#graph-canvas[data-ready]")
+        tab.wait_for_function("() => window.__graph.labelBoxes.length > 0")
+        assert tab.evaluate("() => window.__graph.theme.ink") == "#1f2328"
+        tab.locator("#theme-toggle").click()
+        tab.wait_for_function("() => window.__graph.theme.ink === '#e6e9ed'")
+        tab.screenshot(path=str(SCREENSHOTS / "site-dark-graph.png"))
     finally:
         context.close()
