@@ -33,7 +33,7 @@ def save(page, markdown: str | None = None) -> None:
 
 
 def test_compare_two_versions_then_revert(page, ui_server, seeded):
-    target = a_page(ui_server, seeded, 0)
+    target = a_page(ui_server, seeded, -1)  # from the end: other tests edit the first pages
     slug, original = target["slug"], target["markdown"]
     sign_in(page, ui_server.url, seeded.key)
     open_view(page, ui_server.url, f"#/kb/{seeded.kb}/page/{slug}", "#page-body")
@@ -78,7 +78,7 @@ def test_compare_two_versions_then_revert(page, ui_server, seeded):
 
 
 def test_an_empty_page_is_refused_with_a_sentence(page, ui_server, seeded):
-    target = a_page(ui_server, seeded, 1)
+    target = a_page(ui_server, seeded, -2)
     sign_in(page, ui_server.url, seeded.key)
     open_view(page, ui_server.url, f"#/kb/{seeded.kb}/page/{target['slug']}/edit", "#edit-markdown")
     page.get_by_label("Markdown").fill("")
