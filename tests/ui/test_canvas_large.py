@@ -127,6 +127,7 @@ def test_the_strength_filter_hides_orphans_with_their_edges(page, ui_server, lar
     assert 0 < result["shown"] < 5000 and result["edges"] > 0
     assert result["orphans"] == 0
     page.wait_for_function("n => window.__graph.stats.drawnNodes <= n", arg=result["shown"])
+    assert page.locator("#canvas-status").inner_text().startswith(f"{result['shown']} of 5000 entities")
     screenshot(page, "canvas-5000-strength-4")
     page.locator("#min-strength").fill("1")
     page.wait_for_function("() => window.__graph.visibleNodes().length === 5000")

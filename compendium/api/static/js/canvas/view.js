@@ -53,7 +53,16 @@ export async function renderCanvas(main, { kb }, params) {
     h("div", { class: "canvas-wrap" }, canvas, tooltip, status));
   graph.resize();
 
-  strength.addEventListener("input", () => graph.setFilter({ minStrength: Number(strength.value) || 0 }));
+  strength.addEventListener("input", () => {
+    const min = Number(strength.value) || 0;
+    graph.setFilter({ minStrength: min });
+    if (canvas.dataset.ready) {
+      const shown = graph.visibleNodes().length;
+      status.textContent = min > 1
+        ? `${shown} of ${graph.nodes.length} entities keep a relation of strength ${min} or more; the others are hidden`
+        : `${graph.nodes.length} entities, ${graph.edges.length} relations`;
+    }
+  });
   depthSelect.addEventListener("change", () =>
     go(kbPath(kb, `canvas${query({ focus, depth: depthSelect.value })}`)));
 
