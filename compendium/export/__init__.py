@@ -44,7 +44,7 @@ async def export(store: Store, fmt: str, out: Path, *, title: str = "Compendium"
             field="format",
         )
     out = Path(out)
-    wiki = await load_snapshot(store)
+    wiki = await load_snapshot(store, sources=fmt in ("site", "vault", "tables"))
     # Rendering and file writes are blocking work: keep them off the event loop (the API serves exports).
     out, files = await asyncio.to_thread(_write, wiki, fmt, out, title)
     return ExportResult(format=fmt, path=out, files=files, pages=len(wiki.pages))

@@ -78,7 +78,7 @@ def _footnote_ref(state: StateInline, silent: bool) -> bool:
         href, title = f"#fn-{anchor}", ""
         cite = state.env.get("cite")
         if cite is not None:
-            found = cite(label, state.env["definitions"][label], _sentence_before(src[:start]))
+            found = cite(label, state.env["definitions"][label], sentence_before(src[:start]))
             if found is not None:
                 href, title = html.escape(found[0], quote=True), f' title="{plain(found[1])}"'
         token = state.push("html_inline", "", 0)
@@ -94,7 +94,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _MARKERS = re.compile(r"\[\^[^\]]*\]|\[\[(?:[^\]|]*\|)?|\]\]|[*_`]")
 
 
-def _sentence_before(text: str) -> str:
+def sentence_before(text: str) -> str:
     """The sentence a citation marker ends: the last one of the text before it, markup removed."""
     cleaned = _MARKERS.sub("", text).strip()
     pieces = [p for p in _SENTENCE_END.split(cleaned) if p.strip()]

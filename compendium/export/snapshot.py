@@ -100,15 +100,16 @@ def check_slug(page: Page) -> str:
     return slug
 
 
-async def load_snapshot(store: Store) -> WikiSnapshot:
-    """Active pages (deleted ones are left out), entities, relations and topics of the store's kb."""
+async def load_snapshot(store: Store, *, sources: bool = True) -> WikiSnapshot:
+    """Active pages (deleted ones are left out), entities, relations and topics of the store's
+    kb; with `sources`, its documents, chunks and claims too (what citations point at)."""
     pages = [p async for p in store.scan(Page, {"status": "active"})]
     entities = [e async for e in store.scan(Entity)]
     relations = [r async for r in store.scan(Relation)]
     topics = [t async for t in store.scan(Topic)]
-    documents = [d async for d in store.scan(Document)]
-    chunks = [c async for c in store.scan(Chunk)]
-    claims = [c async for c in store.scan(Claim)]
+    documents = [d async for d in store.scan(Document)] if sources else []
+    chunks = [c async for c in store.scan(Chunk)] if sources else []
+    claims = [c async for c in store.scan(Claim)] if sources else []
     seen: dict[str, str] = {}
     for page in pages:
         slug = check_slug(page)

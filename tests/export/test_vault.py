@@ -54,6 +54,9 @@ async def test_source_notes_quote_each_passage_under_its_heading_with_a_block_id
     # A quote followed by its id on the next line: Obsidian gives the id to the whole quote.
     assert passage[0].startswith("> Lumen flushes pages lazily.") and passage[-1] == "^c0ffee0001"
     assert all(line.startswith(">") for line in passage[:-1])
+    # The sentence the WAL page cites is highlighted; the others are not.
+    assert "==The Write-Ahead Log records every change before the page is written to disk.==" in passage[0]
+    assert "==Lumen flushes" not in passage[0] and "==A commit" not in passage[0]
 
 
 async def test_vault_index_lists_pages_by_kind_and_topic(store, tmp_path: Path):
