@@ -110,14 +110,21 @@ async def _version(scoped: Any, slug: str, version: int) -> PageVersion:
 
 @router.get("/pages/{slug}/versions")
 async def list_versions(kb: KB, slug: str, request: Request) -> dict:
-    """Every kept version of the page, newest first (without their text)."""
+    """Every kept version of the page, newest first (without their text); `same_as` names the
+    earlier version a later one brings back word for word (a revert)."""
     scoped = kb_store(store_of(request), kb.tenant, kb.name)
     page = await _page(request, kb, slug)
     versions = sorted([v async for v in scoped.scan(PageVersion, {"slug": page.slug})],
-                      key=lambda v: -v.version)  # type: ignore[attr-defined]
-    return {"version": page.version, "items": [
-        {"version": v.version, "title": v.title, "edited": v.edited, "at": v.at,  # type: ignore[attr-defined]
-         "current": v.version == page.version} for v in versions]}  # type: ignore[attr-defined]
+                      key=lambda v: v.version)  # type: ignore[attr-defined]
+    first_with: dict[tuple[str, str], int] = {}  # (title, text) -> the first version holding it
+    items = []
+    for v in versions:
+        key = (v.title, v.markdown)  # type: ignore[attr-defined]
+        earlier = first_with.setdefault(key, v.version)  # type: ignore[attr-defined]
+        items.append({"version": v.version, "title": v.title, "edited": v.edited, "at": v.at,  # type: ignore[attr-defined]
+                      "current": v.version == page.version,  # type: ignore[attr-defined]
+                      "same_as": earlier if earlier != v.version else None})  # type: ignore[attr-defined]
+    return {"version": page.version, "items": items[::-1]}
 
 
 @router.get("/pages/{slug}/compare")

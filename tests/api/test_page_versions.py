@@ -47,6 +47,8 @@ async def test_any_two_versions_compare_and_an_old_one_comes_back(kb):
     assert reverted.status_code == 200
     assert reverted.json()["version"] == 4 and reverted.json()["markdown"] == "# Alpha\n\nFirst line.\n"
     assert reverted.json()["edited"]  # a person chose it: compiles do not overwrite it
+    listed = (await api.client.get(f"{BASE}/versions", headers=h)).json()["items"]
+    assert [(v["version"], v["same_as"]) for v in listed] == [(4, 1), (3, None), (2, None), (1, None)]
     same = (await api.client.get(f"{BASE}/compare", params={"from": 1, "to": 4}, headers=h)).json()
     assert same["same"] and same["lines"] == []
 

@@ -39,6 +39,11 @@ def test_compare_two_versions_then_revert(page, ui_server, seeded):
     open_view(page, ui_server.url, f"#/kb/{seeded.kb}/page/{slug}", "#page-body")
     # The title shows once: the page's own "# Title" line is not repeated under the heading.
     assert page.locator("main h1").all_inner_texts() == [target["title"]]
+    # Footnotes name their source once, without the chunk hash.
+    for note in page.locator(".footnotes li").all_inner_texts():
+        assert "chunk " not in note
+        title, _, rest = note.partition(" › ")
+        assert not rest.startswith(title)
 
     save(page)  # saved unchanged: nothing new to keep
     page.get_by_text("No changes to save").wait_for()
@@ -73,6 +78,7 @@ def test_compare_two_versions_then_revert(page, ui_server, seeded):
     with ui_server.client(seeded.key) as client:
         now = client.get(f"/knowledge-bases/{seeded.kb}/pages/{slug}").json()
     assert now["markdown"] == original and now["version"] == first + 3
+    assert f"v{first + 3} (current) · back to v{first}" in page.locator("#compare-to").inner_text()
     screenshot(page, "review-reverted")
     assert page.js_errors == []
 

@@ -151,7 +151,7 @@ async function loadHistory(kb, slug, base, box, diffBox) {
   const kept = versions.items || [];
   const pick = (id, label, chosen) => h("label", { for: id }, label,
     h("select", { id }, kept.map((v) => h("option", { value: v.version, selected: v.version === chosen },
-      `v${v.version}${v.current ? " (current)" : ""}${v.edited ? " · edited" : ""} · ${formatTime(v.at)}`))));
+      `v${v.version}${v.current ? " (current)" : ""}${v.same_as ? ` · back to v${v.same_as}` : v.edited ? " · edited" : ""} · ${formatTime(v.at)}`))));
   const compare = kept.length > 1 ? h("form", {
     class: "compare", "aria-label": "Compare versions",
     onsubmit: (ev) => { ev.preventDefault(); showCompare(base, Number(from.querySelector("select").value), Number(to.querySelector("select").value), diffBox); },
