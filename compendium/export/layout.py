@@ -14,11 +14,11 @@ MAX_ISLANDS = 400  # communities in one component laid out as islands; more: one
 
 def force_layout(
     n: int, edges: np.ndarray, *, weights: np.ndarray | None = None, iterations: int = 30,
-    seed: int = 7, start: np.ndarray | None = None, temperature: float = 0.2,
+    seed: int = 7, temperature: float = 0.2,
 ) -> np.ndarray:
     """Positions (n, 2) in [-1, 1] for nodes 0..n-1 joined by `edges` (m, 2) of indexes.
 
-    `start` gives initial positions (else random). Deterministic for the same input.
+    Deterministic for the same input.
     O(iterations * (n * min(n, GRID²) + m)).
     """
     if n == 0:
@@ -26,7 +26,7 @@ def force_layout(
     if n == 1:
         return np.zeros((1, 2), dtype=np.float32)
     rng = np.random.default_rng(seed)
-    pos = rng.uniform(-1.0, 1.0, size=(n, 2)) if start is None else _unit(np.array(start, dtype=float))
+    pos = rng.uniform(-1.0, 1.0, size=(n, 2))
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     w = np.ones(len(edges)) if weights is None else np.log1p(np.asarray(weights, dtype=float))
     k = np.sqrt(4.0 / n)  # ideal distance for n nodes in a 2x2 square
