@@ -322,8 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="list unchanged pages too")
     p.set_defaults(func=cmd_changes)
 
-    p = sub.add_parser("export", help="write the wiki as a vault, static site, JSON or GraphML")
-    p.add_argument("--format", required=True, choices=["vault", "site", "json", "graphml"])
+    p = sub.add_parser("export", help="write the wiki as a vault, static site, JSON, GraphML or CSV tables")
+    p.add_argument("--format", required=True, choices=["vault", "site", "json", "graphml", "tables"])
     p.add_argument("out")
     p.set_defaults(func=cmd_export)
 

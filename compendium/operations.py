@@ -137,7 +137,7 @@ async def export_workspace(settings: Settings, fmt: str, out: Path) -> Any:
     from .export import export
 
     async with opened_store(settings) as store:
-        return await export(store, fmt, out, title=settings.knowledge_base)
+        return await export(store, fmt, out, title=settings.site_title)
 
 
 async def remove_documents(settings: Settings, paths: list[Path]) -> list[str]:

@@ -57,6 +57,17 @@ class Settings:
     knowledge_base: str = "default"
     default_template: str = "wiki"
     token_budget: int | None = None  # per compile; None: unlimited
+    title: str = ""  # shown on exports; "" : see site_title
+
+    @property
+    def site_title(self) -> str:
+        """The exported site's title: `title`, else the knowledge base's name unless it is the
+        default one, else the workspace folder's name."""
+        if self.title:
+            return self.title
+        if self.knowledge_base != "default" or self.workspace is None:
+            return self.knowledge_base
+        return self.workspace.name.replace("-", " ").replace("_", " ").strip().capitalize() or "Compendium"
 
     @property
     def offline(self) -> bool:
@@ -99,6 +110,7 @@ class _EmbeddingFile(_FileModel):
 
 
 class _SettingsFile(_FileModel):
+    title: str | None = Field(None, min_length=1, max_length=200)
     knowledge_base: str | None = Field(None, min_length=1)
     default_template: str | None = Field(None, min_length=1)
     store: str | None = Field(None, min_length=1)

@@ -27,6 +27,7 @@ DEFAULT_CONFIG = """\
 # written here: name the variable that holds a key with api_key_env.
 
 knowledge_base: default
+# title: Lumen DB handbook      # the exported site's title (default: this folder's name)
 default_template: wiki          # `compendium templates list` shows the others
 
 # Where compiled results live. Default: a SQLite file in .compendium/

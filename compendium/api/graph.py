@@ -6,24 +6,23 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any
 
-import numpy as np
 from fastapi import APIRouter, Query, Request
 
 from ..compiler.orchestrator import last_compile
 from ..errors import NotFound
+from ..export.layout import entity_positions
 from ..fingerprint import fingerprint
 from ..storage.base import Store
-from ..storage.records import CacheEntry, Entity, Relation
+from ..storage.records import CacheEntry, Entity, Relation, Topic
 from ..tenancy import kb_store
 from .auth import KB, store_of
 from .entities import page_slugs
 from .errors import COMMON, errors
-from .layout import force_layout
 from .schemas import GraphOut
 
 router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["canvas"], responses={**COMMON, **errors(404)})
 
-LAYOUT_KEY = "layout:graph"
+LAYOUT_KEY = "layout:graph:v2"  # v2: communities seed the layout, components are packed
 MAX_NODES = 5000
 MAX_EDGES = 20000
 MAX_DEPTH = 4
@@ -37,15 +36,9 @@ async def positions(store: Store) -> dict[str, tuple[float, float]]:
     cached = await store.get(CacheEntry, [LAYOUT_KEY])
     if cached and (cached[0].value or {}).get("key") == key:  # type: ignore[attr-defined]
         return {k: tuple(v) for k, v in cached[0].value["positions"].items()}  # type: ignore[attr-defined]
-    index = {entity_id: i for i, entity_id in enumerate(ids)}
-    pairs, weights = [], []
-    async for r in store.scan(Relation):
-        if r.source in index and r.target in index:  # type: ignore[attr-defined]
-            pairs.append((index[r.source], index[r.target]))  # type: ignore[attr-defined]
-            weights.append(max(1, r.strength))  # type: ignore[attr-defined]
-    xy = force_layout(len(ids), np.array(pairs, dtype=np.int64).reshape(-1, 2),
-                      weights=np.array(weights, dtype=float))
-    result = {entity_id: (round(float(xy[i, 0]), 4), round(float(xy[i, 1]), 4)) for entity_id, i in index.items()}
+    relations = [(r.source, r.target, r.strength) async for r in store.scan(Relation)]  # type: ignore[attr-defined]
+    topics = sorted([t async for t in store.scan(Topic)], key=lambda t: t.id)
+    result = entity_positions(ids, relations, [t.members for t in topics])  # type: ignore[attr-defined]
     await store.upsert([CacheEntry(id=LAYOUT_KEY, namespace="layout", created_at=time.time(),
                                    value={"key": key, "positions": result})])
     return result

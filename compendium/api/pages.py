@@ -1,8 +1,10 @@
-"""Pages of a knowledge base: list, read as Markdown or sanitised HTML, edit by a person;
-and the source passages (chunks) their citations point at."""
+"""Pages of a knowledge base: list, read as Markdown or sanitised HTML, edit by a person,
+compare any two kept versions and revert to one; and the source passages (chunks) their
+citations point at."""
 
 from __future__ import annotations
 
+import difflib
 import re
 import time
 from typing import Annotated, Any
@@ -17,7 +19,7 @@ from ..tenancy import kb_store
 from .auth import KB, store_of
 from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of_scan
-from .schemas import ChunkOut, PageEdit, PageOut, PageSummary
+from .schemas import ChunkOut, PageEdit, PageOut, PageRevert, PageSummary
 
 router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["pages"], responses={**COMMON, **errors(404)})
 
@@ -89,14 +91,75 @@ async def edit_page(kb: KB, slug: str, body: PageEdit, request: Request) -> dict
     scoped = kb_store(store_of(request), kb.tenant, kb.name)
     async with scoped.transaction():
         page = await _page(request, kb, slug)
-        page.markdown = body.markdown
-        if body.title:
-            page.title = body.title
-        page.outlinks = sorted({m.group(1).strip() for m in _WIKILINK.finditer(body.markdown)})
-        page.edited, page.pending_update = True, False
-        page.version += 1
-        page.updated_at = time.time()
-        await scoped.upsert([page, PageVersion.of(page)])
+        if body.markdown == page.markdown and (not body.title or body.title == page.title):
+            return page_out(page)  # nothing changed: no new version, no empty diff
+        await _save_edit(scoped, page, body.markdown, body.title or page.title)
+    return page_out(page)
+
+
+async def _save_edit(scoped: Any, page: Page, markdown: str, title: str) -> None:
+    page.markdown, page.title = markdown, title
+    page.outlinks = sorted({m.group(1).strip() for m in _WIKILINK.finditer(markdown)})
+    page.edited, page.pending_update = True, False
+    page.version += 1
+    page.updated_at = time.time()
+    await scoped.upsert([page, PageVersion.of(page)])
+
+
+async def _version(scoped: Any, slug: str, version: int) -> PageVersion:
+    found = await scoped.get(PageVersion, [f"{slug}@{version}"])
+    if not found:
+        raise NotFound(f"page {slug!r} has no kept version {version}", field="version")
+    return found[0]  # type: ignore[no-any-return]
+
+
+@router.get("/pages/{slug}/versions")
+async def list_versions(kb: KB, slug: str, request: Request) -> dict:
+    """Every kept version of the page, newest first (without their text); `same_as` names the
+    earlier version a later one brings back word for word (a revert)."""
+    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    page = await _page(request, kb, slug)
+    versions = sorted([v async for v in scoped.scan(PageVersion, {"slug": page.slug})],
+                      key=lambda v: v.version)  # type: ignore[attr-defined]
+    first_with: dict[tuple[str, str], int] = {}  # (title, text) -> the first version holding it
+    items = []
+    for v in versions:
+        key = (v.title, v.markdown)  # type: ignore[attr-defined]
+        earlier = first_with.setdefault(key, v.version)  # type: ignore[attr-defined]
+        items.append({"version": v.version, "title": v.title, "edited": v.edited, "at": v.at,  # type: ignore[attr-defined]
+                      "current": v.version == page.version,  # type: ignore[attr-defined]
+                      "same_as": earlier if earlier != v.version else None})  # type: ignore[attr-defined]
+    return {"version": page.version, "items": items[::-1]}
+
+
+@router.get("/pages/{slug}/compare")
+async def compare_versions(
+    kb: KB, slug: str, request: Request,
+    from_: Annotated[int, Query(alias="from", ge=1, description="the older version")],
+    to: Annotated[int, Query(ge=1, description="the newer version")],
+) -> dict:
+    """A unified diff of the page's Markdown (and title) between two kept versions."""
+    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    await _page(request, kb, slug)
+    before, after = await _version(scoped, slug, from_), await _version(scoped, slug, to)
+    lines = list(difflib.unified_diff(
+        before.markdown.splitlines(), after.markdown.splitlines(),
+        fromfile=f"v{before.version}", tofile=f"v{after.version}", lineterm="", n=2))
+    return {"from_version": before.version, "to_version": after.version,
+            "from_title": before.title, "to_title": after.title, "lines": lines,
+            "same": not lines and before.title == after.title}
+
+
+@router.post("/pages/{slug}/revert", response_model=PageOut)
+async def revert_page(kb: KB, slug: str, body: PageRevert, request: Request) -> dict:
+    """Bring back an earlier version's title and text as a new version, kept as a person's
+    edit (history keeps every version, the reverted-from one too)."""
+    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    async with scoped.transaction():
+        page = await _page(request, kb, slug)
+        old = await _version(scoped, slug, body.version)
+        if old.markdown != page.markdown or old.title != page.title:
+            await _save_edit(scoped, page, old.markdown, old.title)
     return page_out(page)
 
 

@@ -70,6 +70,10 @@ class PageEdit(Body):
     title: str | None = Field(None, min_length=1, max_length=300)
 
 
+class PageRevert(Body):
+    version: int = Field(ge=1, description="the kept version to bring back")
+
+
 class ScheduleIn(Body):
     cron: str = Field(min_length=1, max_length=200, description="five-field cron, UTC")
     template: TemplateName | None = None

@@ -1,4 +1,4 @@
-"""Exports of a compiled knowledge base: static site, Markdown vault, JSON and GraphML."""
+"""Exports of a compiled knowledge base: static site, Markdown vault, JSON, GraphML and CSV tables."""
 
 from __future__ import annotations
 
@@ -14,18 +14,19 @@ from .graphml import graphml_bytes
 from .json_export import wiki_json
 from .site import write_site
 from .snapshot import WikiSnapshot, load_snapshot
+from .tables import write_tables
 from .vault import write_vault
 
 __all__ = ["FORMATS", "ExportResult", "export"]
 
-FORMATS = ("vault", "site", "json", "graphml")
+FORMATS = ("vault", "site", "json", "graphml", "tables")
 _FILE_NAMES = {"json": "compendium.json", "graphml": "compendium.graphml"}
 
 
 @dataclass(frozen=True)
 class ExportResult:
     format: str
-    path: Path  # the folder (vault, site) or the file (json, graphml) written
+    path: Path  # the folder (vault, site, tables) or the file (json, graphml) written
     files: int
     pages: int
 
@@ -33,7 +34,7 @@ class ExportResult:
 async def export(store: Store, fmt: str, out: Path, *, title: str = "Compendium") -> ExportResult:
     """Export the store's knowledge base as `fmt` into `out`.
 
-    vault and site write a folder (created if needed; files a previous export wrote and this one
+    vault, site and tables write a folder (created if needed; files a previous export wrote and this one
     did not are removed, anything else in the folder is left alone). json and graphml write one
     file; when `out` is an existing folder, the file goes inside it. Deleted pages are not exported.
     """
@@ -44,7 +45,7 @@ async def export(store: Store, fmt: str, out: Path, *, title: str = "Compendium"
             field="format",
         )
     out = Path(out)
-    wiki = await load_snapshot(store)
+    wiki = await load_snapshot(store, sources=fmt in ("site", "vault", "tables"))
     # Rendering and file writes are blocking work: keep them off the event loop (the API serves exports).
     out, files = await asyncio.to_thread(_write, wiki, fmt, out, title)
     return ExportResult(format=fmt, path=out, files=files, pages=len(wiki.pages))
@@ -55,6 +56,8 @@ def _write(wiki: WikiSnapshot, fmt: str, out: Path, title: str) -> tuple[Path, i
         return out, write_vault(wiki, out, title)
     if fmt == "site":
         return out, write_site(wiki, out, title)
+    if fmt == "tables":
+        return out, write_tables(wiki, out)
     if out.is_dir():
         out = out / _FILE_NAMES[fmt]
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -66,9 +66,27 @@ def write_atomic(path: Path, data: bytes) -> None:
     """Write to a temporary file beside `path`, then rename: readers never see half a file."""
     fd, tmp = temp_file(path.parent)
     try:
+        # mkstemp makes the file private (0600); an export is published, so it gets the mode any
+        # new file would get under the umask (0644 under 022), and a web server can read it.
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where Linux shows it (no window in which
+    another thread would create files under a wrong mask)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

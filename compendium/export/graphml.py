@@ -1,4 +1,6 @@
-"""GraphML export of the entity graph (nodes: entities; edges: relations), for Gephi, yEd or networkx."""
+"""GraphML export of the entity graph (nodes: entities; edges: relations), for Gephi, yEd, igraph
+or networkx: nodes carry `label`, `type`, `topic` and `importance`, edges `label` and `weight`,
+the attribute names those tools show and size, colour and lay out by."""
 
 from __future__ import annotations
 
@@ -22,9 +24,12 @@ def entity_graph(wiki: WikiSnapshot) -> nx.MultiDiGraph:
     graph = nx.MultiDiGraph()
     for entity in wiki.entities:
         page = wiki.page_of(entity.id)
+        topic = wiki.topic_of(entity.id)
         graph.add_node(
             entity.id,
+            label=_text(entity.name),
             name=_text(entity.name),
+            topic=_text(topic.title or topic.slug) if topic else "",
             type=_text(entity.type),
             category=_text(entity.category),
             importance=float(entity.importance),
@@ -38,6 +43,8 @@ def entity_graph(wiki: WikiSnapshot) -> nx.MultiDiGraph:
                 rel.source,
                 rel.target,
                 key=rel.id,
+                label=_text(rel.type),
+                weight=float(max(1, rel.strength)),
                 type=_text(rel.type),
                 strength=int(rel.strength),
                 description=_text(rel.description),

@@ -13,6 +13,10 @@ from markdown_it.rules_inline import StateInline
 Resolve = Callable[[str], "tuple[str, str] | None"]
 """slug -> (href, title) of an exported page, or None when the slug is not exported."""
 
+Cite = Callable[[str, str, str], "tuple[str, str, str] | None"]
+"""(footnote label, its definition, the sentence citing it) -> (href, title, safe HTML of
+the footnote item) of the source passage, or None to render the footnote as written."""
+
 _FOOTNOTE_DEF = re.compile(r"^[ \t]{0,3}\[\^([^\]\s]+)\]:[ \t]*(.*)$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
@@ -71,13 +75,30 @@ def _footnote_ref(state: StateInline, silent: bool) -> bool:
         return False
     if not silent:
         anchor = _anchor(label)
+        href, title = f"#fn-{anchor}", ""
+        cite = state.env.get("cite")
+        if cite is not None:
+            found = cite(label, state.env["definitions"][label], sentence_before(src[:start]))
+            if found is not None:
+                href, title = html.escape(found[0], quote=True), f' title="{plain(found[1])}"'
         token = state.push("html_inline", "", 0)
         token.content = (
-            f'<sup class="footnote-ref"><a href="#fn-{anchor}" id="fnref-{anchor}">'
+            f'<sup class="footnote-ref"><a href="{href}" id="fnref-{anchor}"{title}>'
             f"{notes[label]}</a></sup>"
         )
     state.pos = end + 1
     return True
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_MARKERS = re.compile(r"\[\^[^\]]*\]|\[\[(?:[^\]|]*\|)?|\]\]|[*_`]")
+
+
+def sentence_before(text: str) -> str:
+    """The sentence a citation marker ends: the last one of the text before it, markup removed."""
+    cleaned = _MARKERS.sub("", text).strip()
+    pieces = [p for p in _SENTENCE_END.split(cleaned) if p.strip()]
+    return pieces[-1] if pieces else cleaned
 
 
 def _anchor(label: str) -> str:
@@ -104,18 +125,22 @@ def split_footnotes(markdown: str) -> tuple[str, list[tuple[str, str]]]:
 _MD = _parser()
 
 
-def render_markdown(markdown: str, resolve: Resolve) -> str:
-    """Sanitised HTML of a page body, with a footnote list appended when the page cites sources."""
+def render_markdown(markdown: str, resolve: Resolve, cite: Cite | None = None) -> str:
+    """Sanitised HTML of a page body, with a footnote list appended when the page cites sources.
+
+    With `cite`, each citation links to its source passage and each footnote names it."""
     body, notes = split_footnotes(markdown)
     numbers = {label: i for i, (label, _) in enumerate(notes, start=1)}
-    env = {"resolve": resolve, "footnotes": numbers}
+    env = {"resolve": resolve, "footnotes": numbers, "cite": cite, "definitions": dict(notes)}
     rendered = _MD.render(body, env)
     if notes:
         items = []
         for label, text in notes:
             anchor = _anchor(label)
+            found = cite(label, text, "") if cite is not None else None
+            inner = found[2] if found is not None else _MD.renderInline(text, env)
             items.append(
-                f'<li id="fn-{anchor}">{_MD.renderInline(text, env)} '
+                f'<li id="fn-{anchor}">{inner} '
                 f'<a href="#fnref-{anchor}" class="footnote-back">↩</a></li>'
             )
         rendered += (
@@ -134,3 +159,9 @@ def sanitise(fragment: str) -> str:
 def plain(text: str) -> str:
     """Escape text for HTML."""
     return html.escape(text, quote=True)
+
+
+def passage_html(text: str, *, block: bool = False) -> str:
+    """A source passage's sentence (inline Markdown) or code/table block as safe HTML."""
+    env = {"resolve": lambda _slug: None, "footnotes": {}}
+    return sanitise(_MD.render(text, env) if block else _MD.renderInline(text, env))

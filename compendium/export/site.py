@@ -1,4 +1,5 @@
-"""Static HTML site export: index with search, one sanitised page per wiki page, entities and topics."""
+"""Static HTML site export: index with search, one sanitised page per wiki page, entities, topics,
+the entity graph and one source page per document that citations link to."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from ..storage.records import Page
 from .folder import ExportFolder
 from .markdown_html import render_markdown
+from .site_graph import CANVAS_JS, graph_data, renderer_script
+from .site_sources import page_citer, source_file, source_view
 from .snapshot import WikiSnapshot
 
 ASSETS = Path(__file__).parent / "assets"
@@ -88,7 +91,9 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
         root="../",
         page=page,
         kind_title=KIND_LABELS.get(page.kind, page.kind.title()),
-        body=render_markdown(_without_title(page.markdown, page.title), resolve),
+        body=render_markdown(
+            _without_title(page.markdown, page.title), resolve, page_citer(wiki, page)
+        ),
         topics=wiki.topics_of(page),
         linked_from=[(page_href(p.slug), p.title or p.slug) for p in linked_from],
         updated=updated_date(page),
@@ -153,13 +158,49 @@ def render_topics(wiki: WikiSnapshot, title: str) -> str:
     return _env.get_template("topics.html.j2").render(site_title=title, root="", rows=rows)
 
 
+def render_sources(wiki: WikiSnapshot, title: str) -> dict[str, str]:
+    """Source pages by file name: sources/index.html and one per document with passages."""
+    cited_by: dict[str, list[Page]] = defaultdict(list)
+    for page in wiki.pages:
+        for chunk_id in dict.fromkeys(page.cited_chunks):
+            cited_by[chunk_id].append(page)
+    files, rows = {}, []
+    for document in wiki.documents:
+        passages = source_view(wiki, document)
+        if not passages:
+            continue
+        for p in passages:
+            p["cited_by"] = [
+                ("../pages/" + page_href(c.slug), c.title or c.slug) for c in cited_by[p["chunk"].id]
+            ]
+        name = source_file(wiki, document.id)
+        files[name] = _env.get_template("source.html.j2").render(
+            site_title=title, root="../", document=document, passages=passages
+        )
+        rows.append((document, quote(name.removeprefix("sources/")), len(passages)))
+    rows.sort(key=lambda r: ((r[0].title or r[0].path).lower(), r[0].path))
+    files["sources/index.html"] = _env.get_template("sources.html.j2").render(
+        site_title=title, root="../", rows=rows
+    )
+    return files
+
+
 def write_site(wiki: WikiSnapshot, out: Path, title: str) -> int:
     """Write the site into `out`; returns the number of files written."""
     folder = ExportFolder(out)
     folder.write("index.html", render_index(wiki, title))
     folder.write("entities.html", render_entities(wiki, title))
     folder.write("topics.html", render_topics(wiki, title))
-    folder.write("assets/style.css", (ASSETS / "style.css").read_bytes())
+    for name in ("style.css", "search.js", "graph.js"):
+        folder.write(f"assets/{name}", (ASSETS / name).read_bytes())
+    folder.write("assets/theme.js", (CANVAS_JS.parent / "theme.js").read_bytes())  # the UI's own
+    folder.write("assets/graph-renderer.js", renderer_script())
+    folder.write("graph.html", _env.get_template("graph.html.j2").render(
+        site_title=title, root="", graph_json=graph_data(wiki),
+        node_count=len(wiki.entities), edge_count=len(wiki.relations),
+    ))
+    for name, text in render_sources(wiki, title).items():
+        folder.write(name, text)
     linked = backlinks(wiki)
     for page in wiki.pages:
         folder.write(

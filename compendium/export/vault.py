@@ -1,14 +1,18 @@
-"""Markdown vault export (Obsidian style): one SLUG.md per page with front matter, and _index.md."""
+"""Markdown vault export (Obsidian style): one SLUG.md per page with front matter, _index.md, and
+one note per source document whose passages carry block ids that the pages' footnotes link to."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 
 import yaml
 
-from ..storage.records import Page
+from ..storage.records import Chunk, Document, Page
 from .folder import ExportFolder
+from .markdown_html import sentence_before, split_footnotes
+from .passages import best_sentence, cited_chunk, paragraphs, source_label
 from .site import KIND_TITLES, updated_date
 from .snapshot import WikiSnapshot
 
@@ -26,10 +30,98 @@ def front_matter(wiki: WikiSnapshot, page: Page) -> str:
     return f"---\n{text}---\n"
 
 
+_FOOTNOTE_LINE = re.compile(r"^([ \t]{0,3}\[\^([^\]\s]+)\]:[ \t]*)(.*)$")
+_NOT_BLOCK_ID = re.compile(r"[^A-Za-z0-9-]")
+_MARKER = re.compile(r"\[\^([^\]\s]+)\](?!:)")
+_LIST_MARK = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
+SOURCES = "sources"
+
+
+def block_id(chunk_id: str) -> str:
+    """Obsidian block ids are letters, digits and dashes."""
+    return _NOT_BLOCK_ID.sub("-", chunk_id)
+
+
+def _cited(wiki: WikiSnapshot, page: Page, label: str, note: str) -> Chunk | None:
+    fallback = None
+    if label.isdigit() and 0 < int(label) <= len(page.cited_chunks):
+        fallback = page.cited_chunks[int(label) - 1]
+    chunk = wiki.chunk_by_id.get(cited_chunk(note, fallback) or "")
+    return chunk if chunk is not None and chunk.document_id in wiki.source_name else None
+
+
+def cited_sentences(wiki: WikiSnapshot) -> dict[str, set[int]]:
+    """For each cited chunk, the sentences (indexes over `paragraphs`) that pages cite."""
+    marks: dict[str, set[int]] = defaultdict(set)
+    for page in wiki.pages:
+        body, notes = split_footnotes(page.markdown)
+        definitions = dict(notes)
+        for block in body.split("\n\n"):
+            for match in _MARKER.finditer(block):
+                label = match.group(1)
+                chunk = _cited(wiki, page, label, definitions[label]) if label in definitions else None
+                if chunk is not None:
+                    marks[chunk.id].add(best_sentence(chunk, sentence_before(block[: match.start()])))
+    return marks
+
+
+def _highlighted(chunk: Chunk, marked: set[int]) -> str:
+    """The passage with its cited sentences in ==highlight== (Obsidian's mark)."""
+    out, k = [], 0
+    for para in paragraphs(chunk):
+        text = []
+        for sentence, spacing in para:
+            if k in marked and "\n" not in sentence and not sentence.startswith(("```", "|", "#", ">")):
+                prefix = _LIST_MARK.match(sentence)
+                head = prefix.group(1) if prefix else ""
+                sentence = f"{head}=={sentence[len(head):].strip()}=="
+            text.append(sentence + spacing)
+            k += 1
+        out.append("".join(text))
+    return "\n\n".join(out)
+
+
+def _source_link(wiki: WikiSnapshot, page: Page, label: str, note: str) -> str | None:
+    chunk = _cited(wiki, page, label, note)
+    if chunk is None:
+        return None
+    text = source_label(wiki.document_by_id.get(chunk.document_id), chunk)
+    text = re.sub(r"[\[\]|#^]", " ", text)  # would end the link early
+    name = wiki.source_name[chunk.document_id]
+    return f"[[{SOURCES}/{name}#^{block_id(chunk.id)}|{text}]]"
+
+
 def vault_page(wiki: WikiSnapshot, page: Page) -> str:
-    """A page file: front matter, then the page Markdown unchanged ([[links]] and footnotes kept)."""
-    body = page.markdown if page.markdown.endswith("\n") else page.markdown + "\n"
-    return front_matter(wiki, page) + "\n" + body
+    """A page file: front matter, then the page Markdown ([[links]] kept), with each footnote
+    turned into a link to its passage in the source note, which Obsidian opens at the block."""
+    _, notes = split_footnotes(page.markdown)
+    definitions = dict(notes)
+    lines = []
+    for line in page.markdown.splitlines():
+        match = _FOOTNOTE_LINE.match(line)
+        if match and match.group(2) in definitions:
+            link = _source_link(wiki, page, match.group(2), match.group(3))
+            if link:
+                line = match.group(1) + link
+        lines.append(line)
+    return front_matter(wiki, page) + "\n" + "\n".join(lines).rstrip("\n") + "\n"
+
+
+def source_note(wiki: WikiSnapshot, document: Document, marks: dict[str, set[int]] | None = None) -> str:
+    """A source document as a note: each passage under its headings, quoted, with its block id;
+    the sentences pages cite are highlighted."""
+    meta = {"title": document.title or document.path, "source": document.path, "kind": "source"}
+    head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    lines = [f"---\n{head}---", "", f"# {document.title or document.path}", ""]
+    for chunk in wiki.chunks_of(document.id):
+        label = source_label(document, chunk)
+        heading = label.split(" › ", 1)[1] if " › " in label else ""
+        if heading:
+            lines += [f"## {heading}", ""]
+        text = _highlighted(chunk, (marks or {}).get(chunk.id, set()))
+        quoted = ["> " + line if line.strip() else ">" for line in text.splitlines()]
+        lines += [*quoted, f"^{block_id(chunk.id)}", ""]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def _link(page: Page) -> str:
@@ -71,4 +163,9 @@ def write_vault(wiki: WikiSnapshot, out: Path, title: str) -> int:
     for page in wiki.pages:
         folder.write(f"{page.slug}.md", vault_page(wiki, page))
     folder.write("_index.md", index_markdown(wiki, title))
+    marks = cited_sentences(wiki)
+    for document in wiki.documents:
+        if wiki.chunks_of(document.id):
+            note = source_note(wiki, document, marks)
+            folder.write(f"{SOURCES}/{wiki.source_name[document.id]}.md", note)
     return folder.finish()

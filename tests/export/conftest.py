@@ -10,7 +10,7 @@ import pytest
 
 from compendium.storage.base import Store
 from compendium.storage.factory import open_store
-from compendium.storage.records import Entity, Page, Relation, Topic
+from compendium.storage.records import Chunk, Claim, Document, Entity, Page, Relation, Topic
 
 WAL_MD = """The **Write-Ahead Log** records every change before the page is written.[^1]
 The [[checkpointer|checkpoint process]] flushes pages, and positions are [[lsn]]s.[^2]
@@ -30,9 +30,31 @@ HOSTILE_MD = """A page whose text came from a hostile document.
 """
 
 
+DURABILITY_TEXT = (
+    "Durability\n\n"
+    "Lumen flushes pages lazily. The Write-Ahead Log records every change before the page is "
+    "written to disk. A commit waits for its log record."
+)
+LSN_TEXT = "LSN\n\nEach record has a position in the log. The checkpoint process flushes pages."
+
+
+def sources() -> list:
+    """The document the wiki cites and its two passages (chunk ids as the footnotes name them)."""
+    return [
+        Document(id="d-hb", path="handbook/durability.md", title="Lumen handbook",
+                 chunk_ids=["c0ffee0001", "c0ffee0002"]),
+        Chunk(id="c0ffee0001", document_id="d-hb", ordinal=0, text=DURABILITY_TEXT,
+              heading_path=["Lumen handbook", "Durability"], start=0, end=len(DURABILITY_TEXT)),
+        Chunk(id="c0ffee0002", document_id="d-hb", ordinal=1, text=LSN_TEXT,
+              heading_path=["Lumen handbook", "LSN"], start=len(DURABILITY_TEXT), end=200),
+        Claim(id="cl1", text="The Write-Ahead Log records every change before the page is written.",
+              chunk_id="c0ffee0001", document_id="d-hb", entity_ids=["e-wal"]),
+    ]
+
+
 def records() -> list:
     vec = np.ones(4, dtype=np.float32) / 2.0
-    return [
+    return [*sources(),
         Entity(
             id="e-wal",
             name="Write-Ahead Log",
@@ -94,6 +116,7 @@ def records() -> list:
             summary="The journal of changes.",
             aliases=["WAL"],
             outlinks=["checkpointer", "lsn"],
+            cited_chunks=["c0ffee0001", "c0ffee0002"],
             updated_at=1_700_000_000.0,
             embedding=vec,
         ),

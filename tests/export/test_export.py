@@ -47,3 +47,21 @@ def test_public_surface_is_exactly_what_all_names():
 
     assert sorted(package.__all__) == ["ExportResult", "FORMATS", "export"]
     assert all(hasattr(package, name) for name in package.__all__)
+
+
+async def test_the_site_title_comes_from_the_workspace_settings(tmp_path: Path):
+    from bs4 import BeautifulSoup
+
+    from compendium.operations import export_workspace
+    from compendium.settings import load_settings
+    from compendium.workspace import init_workspace
+
+    root = init_workspace(tmp_path / "lumen-docs")
+    settings = load_settings(root, env={})
+    assert settings.site_title == "Lumen docs"  # not the knowledge base's name "default"
+    config = root / "compendium.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + "title: Lumen DB handbook\n", encoding="utf-8")
+    result = await export_workspace(load_settings(root, env={}), "site", tmp_path / "site")
+    index = BeautifulSoup((result.path / "index.html").read_text(encoding="utf-8"), "html.parser")
+    assert index.h1.get_text() == "Lumen DB handbook"
+    assert index.title.get_text() == "Lumen DB handbook"

@@ -55,15 +55,34 @@ async def test_graphml_reads_back_with_networkx(store, tmp_path: Path):
     graph = nx.read_graphml(result.path)
     assert sorted(graph.nodes) == ["e-ckpt", "e-lsn", "e-wal"]
     wal = graph.nodes["e-wal"]
-    assert wal["name"] == "Write-Ahead Log" and wal["type"] == "component"
+    assert wal["label"] == wal["name"] == "Write-Ahead Log" and wal["type"] == "component"
+    assert wal["topic"] == "Durability"
     assert wal["aliases"] == "WAL; write-ahead log" and wal["importance"] == 0.9
     assert wal["page"] == "wal"
     edges = {(u, v): d for u, v, d in graph.edges(data=True)}
     assert edges[("e-ckpt", "e-wal")] == {
         "id": "r1",
+        "label": "writes_to",
+        "weight": 3.0,
         "type": "writes_to",
         "strength": 3,
         "description": "writes a checkpoint record",
     }
     assert edges[("e-lsn", "e-ckpt")]["description"] == "bad char"
     assert graph.number_of_edges() == 3  # the relation to a missing entity is left out
+
+
+async def test_graphml_reads_in_igraph_with_labels_topics_and_weights(store, tmp_path: Path):
+    """igraph reads GraphML as Gephi does: labels, a topic to colour by, weights to lay out by."""
+    import igraph
+
+    result = await export(store, "graphml", tmp_path / "graph.graphml")
+    graph = igraph.Graph.Read_GraphML(str(result.path))
+    assert graph.vcount() == 3 and graph.ecount() == 2 and graph.is_directed()
+    by_label = {v["label"]: v for v in graph.vs}
+    assert sorted(by_label) == ["Checkpointer", "Log Sequence Number", "Write-Ahead Log"]
+    assert {v["topic"] for v in graph.vs} == {"Durability"}
+    assert by_label["Write-Ahead Log"]["importance"] == 0.9
+    assert by_label["Log Sequence Number"]["type"] == "concept"
+    edge = graph.es[graph.get_eid(by_label["Checkpointer"].index, by_label["Write-Ahead Log"].index)]
+    assert edge["label"] == "writes_to" and edge["weight"] == 3.0

@@ -39,20 +39,62 @@ async def test_wikilinks_become_relative_links_and_unknown_ones_plain_text(store
     assert "[[" not in text
 
 
-async def test_footnotes_link_to_their_sources(store, tmp_path: Path):
+async def test_each_citation_links_to_the_sentence_it_cites_in_its_source_page(store, tmp_path: Path):
     out = await site(store, tmp_path)
     page = soup(out / "pages" / "wal.html")
     refs = [a["href"] for a in page.select("sup.footnote-ref a")]
-    assert refs == ["#fn-1", "#fn-2"]
+    assert refs == [
+        "../sources/handbook-durability.html#c-c0ffee0001-s1",
+        "../sources/handbook-durability.html#c-c0ffee0002-s1",
+    ]
     note = page.select_one("section.footnotes li#fn-1")
-    assert "Lumen handbook › Durability — chunk c0ffee0001" in note.get_text()
-    assert "[^1]" not in page.get_text()
+    link = note.select_one("a.source-link")
+    # The document once, then its headings; no chunk hash.
+    assert link.get_text() == "Lumen handbook › Durability"
+    assert link["href"] == "../sources/handbook-durability.html#c-c0ffee0001"
+    assert "chunk" not in note.get_text() and "[^1]" not in page.get_text()
+
+    source = soup(out / "sources" / "handbook-durability.html")
+    assert source.h1.get_text() == "Lumen handbook"
+    passage = source.select_one("section.passage#c-c0ffee0001")
+    assert passage.select_one(".heading-path").get_text() == "Lumen handbook › Durability"
+    cited = passage.select_one("#c-c0ffee0001-s1")
+    assert cited.get_text() == "The Write-Ahead Log records every change before the page is written to disk."
+    assert [a.get_text() for a in passage.select(".cited-by a")] == ["Write-Ahead Log"]
+    index = soup(out / "sources" / "index.html")
+    assert [a["href"] for a in index.select("main a")] == ["handbook-durability.html"]
+
+
+async def test_a_footnote_naming_an_unknown_passage_reads_as_written(store, tmp_path: Path):
+    await store.upsert([Page(id="odd", slug="odd", title="Odd", kind="concept",
+                             markdown="A fact.[^1]\n\n[^1]: Old notes — chunk feedbeef\n")])
+    out = await site(store, tmp_path)
+    page = soup(out / "pages" / "odd.html")
+    assert page.select_one("sup.footnote-ref a")["href"] == "#fn-1"
+    assert "Old notes — chunk feedbeef" in page.select_one("li#fn-1").get_text()
+
+
+async def test_exported_files_honour_the_umask(store, tmp_path: Path):
+    import os
+
+    previous = os.umask(0o022)
+    try:
+        out = await site(store, tmp_path)
+        vault = tmp_path / "vault"
+        await export(store, "vault", vault)
+        single = await export(store, "graphml", tmp_path / "g.graphml")
+    finally:
+        os.umask(previous)
+    files = [p for p in [*out.rglob("*"), *vault.rglob("*")] if p.is_file()] + [single.path]
+    assert {oct(p.stat().st_mode & 0o777) for p in files} == {oct(0o644)}
 
 
 async def test_script_from_a_page_can_never_run(store, tmp_path: Path):
     out = await site(store, tmp_path)
     page = soup(out / "pages" / "hostile.html")
-    assert page.find_all("script") == []
+    assert page.select_one("div.body").find_all("script") == []
+    # The only scripts are the site's own files in assets/.
+    assert [s.get("src") for s in page.find_all("script")] == ["../assets/theme.js"]
     assert page.find_all("img") == []
     for tag in page.find_all(True):
         assert not [name for name in tag.attrs if name.lower().startswith("on")], tag
@@ -75,7 +117,8 @@ async def test_no_page_content_reaches_the_index_script(store, tmp_path: Path):
     out = await site(store, tmp_path)
     index = soup(out / "index.html")
     scripts = index.find_all("script")
-    assert len(scripts) == 2  # the JSON index and our own filter script
+    # Our own theme and search files and the JSON index: nothing from the page.
+    assert [s.get("src") for s in scripts] == ["assets/theme.js", None, "assets/search.js"]
     data = json.loads(index.find("script", id="search-index").string)
     assert "</script><script>alert(1)</script>" in [row["t"] for row in data]
     assert index.find_all("img") == []
@@ -148,3 +191,17 @@ async def test_a_page_title_is_shown_once_even_when_the_markdown_starts_with_it(
     soup = BeautifulSoup((out / "pages" / "vacuum.html").read_text(), "html.parser")
     assert [h.get_text() for h in soup.find_all("h1")] == ["Vacuum"]
     assert "Vacuum reclaims dead rows." in soup.get_text()
+
+
+async def test_a_hostile_source_passage_is_shown_as_text(store, tmp_path: Path):
+    from compendium.storage.records import Chunk
+
+    await store.upsert([Chunk(id="c0ffee0003", document_id="d-hb", ordinal=2,
+                              text="Bad <script>alert(1)</script> and <img src=x onerror=alert(1)>. **Bold** stays.",
+                              heading_path=["Lumen handbook", "Hostile"])])
+    out = await site(store, tmp_path)
+    source = soup(out / "sources" / "handbook-durability.html")
+    passage = source.select_one("#c-c0ffee0003")
+    assert passage.find_all(["script", "img"]) == []
+    assert "<script>alert(1)</script>" in passage.get_text()
+    assert passage.select_one("#c-c0ffee0003-s1 strong").get_text() == "Bold"

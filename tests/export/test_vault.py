@@ -26,7 +26,7 @@ async def test_vault_pages_have_front_matter_and_keep_links(store, tmp_path: Pat
         "lsn.md",
         "wal.md",
     ]
-    assert result.files == 6
+    assert result.files == 7  # and sources/handbook-durability.md
 
     meta, body = split_front_matter((out / "wal.md").read_text(encoding="utf-8"))
     assert meta == {
@@ -37,7 +37,26 @@ async def test_vault_pages_have_front_matter_and_keep_links(store, tmp_path: Pat
         "updated": "2023-11-14",
     }
     assert "[[checkpointer|checkpoint process]]" in body
-    assert "[^1]: Lumen handbook › Durability — chunk c0ffee0001" in body
+    # Footnotes open their passage in the source note (Obsidian's [[note#^block]] links).
+    assert "[^1]: [[sources/handbook-durability#^c0ffee0001|Lumen handbook › Durability]]" in body
+    assert "[^2]: [[sources/handbook-durability#^c0ffee0002|Lumen handbook › LSN]]" in body
+    assert "chunk c0ffee" not in body
+
+
+async def test_source_notes_quote_each_passage_under_its_heading_with_a_block_id(store, tmp_path: Path):
+    out = tmp_path / "vault"
+    await export(store, "vault", out)
+    meta, body = split_front_matter((out / "sources" / "handbook-durability.md").read_text("utf-8"))
+    assert meta == {"title": "Lumen handbook", "source": "handbook/durability.md", "kind": "source"}
+    blocks = body.split("\n\n")
+    assert "## Durability" in blocks and "## LSN" in blocks
+    passage = blocks[blocks.index("## Durability") + 1].splitlines()
+    # A quote followed by its id on the next line: Obsidian gives the id to the whole quote.
+    assert passage[0].startswith("> Lumen flushes pages lazily.") and passage[-1] == "^c0ffee0001"
+    assert all(line.startswith(">") for line in passage[:-1])
+    # The sentence the WAL page cites is highlighted; the others are not.
+    assert "==The Write-Ahead Log records every change before the page is written to disk.==" in passage[0]
+    assert "==Lumen flushes" not in passage[0] and "==A commit" not in passage[0]
 
 
 async def test_vault_index_lists_pages_by_kind_and_topic(store, tmp_path: Path):

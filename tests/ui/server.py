@@ -33,6 +33,7 @@ class UiServer:
     """`start()` returns once the server answers; `url` is its base address."""
 
     def __init__(self, settings: Settings, data_dir: Path):
+        self.settings, self.data_dir = settings, data_dir
         app = create_app(
             settings, data_dir=data_dir, run_worker=True, admin_key=ADMIN_KEY,
             worker_options=WorkerOptions(poll_seconds=0.2),

@@ -110,7 +110,7 @@ def test_an_edit_is_saved_marked_and_survives_a_recompile(page, ui_server, seede
     assert page.locator(".toolbar .badge.edited").is_visible()
     # The history names the person's edit, and the diff shows the added line.
     page.locator(".history li", has_text="edited by a person").wait_for()
-    page.get_by_role("button", name="Show the last change").click()
+    page.get_by_role("button", name="Compare").click()  # the previous version with the current one
     page.locator(".diff .add", has_text="Checked by a reviewer").wait_for()
     screenshot(page, "wiki-page-edited")
     assert page.js_errors == []

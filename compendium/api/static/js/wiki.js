@@ -1,4 +1,5 @@
-// The wiki's page list: search, filters by kind, topic and recent change, newest or A–Z.
+// The wiki's page list: search, filters by kind, topic and recent change, newest or A–Z;
+// keyboard: / to search, j/k or arrows to move through the pages, Enter to open one.
 
 import { all, get, query } from "./api.js";
 import { clear, formatAgo, h } from "./dom.js";
@@ -57,9 +58,33 @@ export async function renderPageList(main, { kb }, params) {
     go(kbPath(kb, `wiki${query(data)}`));
   }
 
-  clear(main, h("h1", {}, `Wiki · ${kb}`), form, count,
+  const keys = h("p", { class: "muted keys" }, h("kbd", {}, "/"), " search · ", h("kbd", {}, "j"), " ", h("kbd", {}, "k"),
+    " or arrows move · ", h("kbd", {}, "Enter"), " opens · on a page, ", h("kbd", {}, "e"), " edits and ", h("kbd", {}, "Backspace"), " comes back");
+  clear(main, h("h1", {}, `Wiki · ${kb}`), form, count, keys,
     pages.length ? list : h("p", { class: "muted" }, "No pages yet: start a compile from the Jobs view."), more);
   draw(SHOWN);
+
+  const onKey = (ev) => {
+    if (ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const inField = ev.target.closest?.("input, textarea, select");
+    if (ev.key === "/" && !inField) {
+      ev.preventDefault();
+      form.querySelector("input[name=q]").focus();
+      return;
+    }
+    const links = [...list.querySelectorAll("li > a")];
+    if (!links.length) return;
+    const at = links.indexOf(document.activeElement);
+    const step = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1 }[ev.key];
+    if (step && (!inField || (ev.key.startsWith("Arrow") && ev.target.name === "q"))) {
+      ev.preventDefault();
+      const next = links[Math.max(0, Math.min(links.length - 1, at < 0 ? 0 : at + step))];
+      next.focus();
+      next.scrollIntoView({ block: "nearest" });
+    }
+  };
+  document.addEventListener("keydown", onKey);
+  return () => document.removeEventListener("keydown", onKey);
 }
 
 async function search(base, q) {

@@ -4,7 +4,6 @@ export class SpatialGrid {
   constructor() {
     this.cells = new Map();
     this.size = 1;
-    this.maxR = 0;
   }
 
   /** Rebuild from scratch; cheap (one pass), done lazily after nodes move. */
@@ -12,15 +11,13 @@ export class SpatialGrid {
     this.cells.clear();
     if (!nodes.length) return;
     let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    this.maxR = 0;
     for (const n of nodes) {
       x0 = Math.min(x0, n.x); y0 = Math.min(y0, n.y);
       x1 = Math.max(x1, n.x); y1 = Math.max(y1, n.y);
-      this.maxR = Math.max(this.maxR, n.r);
     }
-    // About four nodes per cell on average, never smaller than the biggest node.
+    // About four nodes per cell on average (node sizes are on screen, not in the world).
     const area = Math.max(1, (x1 - x0) * (y1 - y0));
-    this.size = Math.max(2 * this.maxR, Math.sqrt((area * 4) / nodes.length));
+    this.size = Math.max(1e-6, Math.sqrt((area * 4) / nodes.length));
     for (const n of nodes) {
       const key = this.key(Math.floor(n.x / this.size), Math.floor(n.y / this.size));
       let cell = this.cells.get(key);
@@ -33,9 +30,8 @@ export class SpatialGrid {
     return cx * 73856093 + cy * 19349663; // numbers hash faster than strings
   }
 
-  /** Nodes whose centre lies within maxR + slop of (x, y)'s cell neighbourhood. */
-  *near(x, y, slop) {
-    const reach = this.maxR + slop;
+  /** Nodes whose centre may lie within `reach` (world units) of (x, y). */
+  *near(x, y, reach) {
     const cx0 = Math.floor((x - reach) / this.size), cx1 = Math.floor((x + reach) / this.size);
     const cy0 = Math.floor((y - reach) / this.size), cy1 = Math.floor((y + reach) / this.size);
     for (let cx = cx0; cx <= cx1; cx++) {

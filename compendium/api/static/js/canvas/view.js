@@ -35,6 +35,8 @@ export async function renderCanvas(main, { kb }, params) {
     onDraw: (stats) => { window.__canvasStats = stats; },
   });
   window.__graph = graph; // for the benchmark and tests: frame stats and camera
+  const onTheme = () => graph.invalidate(); // redraw in the new theme's colours
+  window.addEventListener("compendium-theme", onTheme);
 
   clear(main,
     h("div", { class: "canvas-bar" },
@@ -51,7 +53,16 @@ export async function renderCanvas(main, { kb }, params) {
     h("div", { class: "canvas-wrap" }, canvas, tooltip, status));
   graph.resize();
 
-  strength.addEventListener("input", () => graph.setFilter({ minStrength: Number(strength.value) || 0 }));
+  strength.addEventListener("input", () => {
+    const min = Number(strength.value) || 0;
+    graph.setFilter({ minStrength: min });
+    if (canvas.dataset.ready) {
+      const shown = graph.visibleNodes().length;
+      status.textContent = min > 1
+        ? `${shown} of ${graph.nodes.length} entities keep a relation of strength ${min} or more; the others are hidden`
+        : `${graph.nodes.length} entities, ${graph.edges.length} relations`;
+    }
+  });
   depthSelect.addEventListener("change", () =>
     go(kbPath(kb, `canvas${query({ focus, depth: depthSelect.value })}`)));
 
@@ -222,6 +233,7 @@ export async function renderCanvas(main, { kb }, params) {
   return () => {
     cancelled = true;
     clearTimeout(hoverTimer);
+    window.removeEventListener("compendium-theme", onTheme);
     graph.dispose();
     if (window.__graph === graph) window.__graph = null;
   };
