@@ -14,6 +14,7 @@ from yaml.constructor import ConstructorError
 from ..errors import CompendiumError, TemplateError
 from .patterns import PatternError, compile_pattern
 from .prompt_check import check_prompt
+from .sandbox import limits
 from .schema import Template
 
 KeyPath = tuple[str | int, ...]
@@ -308,6 +309,9 @@ def _kind(value: Any) -> str:
 
 # ---- templates ------------------------------------------------------------------------------
 
+# The trial renders of all of a template's prompts together (each also has its own limits).
+VALIDATE_SECONDS = 1.0
+
 # Every Jinja prompt a template may set, as key paths.
 PROMPT_KEYS: tuple[KeyPath, ...] = (
     ("map", "system"),
@@ -330,12 +334,13 @@ def parse_template(text: str, *, source: str, default_name: str | None = None) -
         data["name"] = default_name
     template = validate_model(Template, data, doc)
     _check_types(template, doc)
-    for key in PROMPT_KEYS:
-        value = template
-        for part in key:
-            value = getattr(value, str(part))
-        if isinstance(value, str) and value.strip():
-            check_prompt(value, file=source, line=doc.line_of(key), key=dotted(key))
+    with limits(VALIDATE_SECONDS):  # every trial render ends by one deadline
+        for key in PROMPT_KEYS:
+            value = template
+            for part in key:
+                value = getattr(value, str(part))
+            if isinstance(value, str) and value.strip():
+                check_prompt(value, file=source, line=doc.line_of(key), key=dotted(key))
     return template
 
 
@@ -350,7 +355,9 @@ def load_template_file(path: Path) -> Template:
         raise TemplateError(f"not UTF-8 text ({exc.reason})", file=str(path)) from exc
     except OSError as exc:
         raise TemplateError(f"cannot read: {exc.strerror}", file=str(path)) from exc
-    return parse_template(text, source=str(path), default_name=path.stem)
+    from .worker import parse_untrusted  # a template file may come from anyone
+
+    return parse_untrusted(text, source=str(path), default_name=path.stem)
 
 
 def _check_types(template: Template, doc: YamlDocument) -> None:

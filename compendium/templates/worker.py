@@ -1,0 +1,253 @@
+"""Runs a stranger's template work (validation, prompt renders) in child processes that are
+killed past a deadline and replaced, since a thread cannot be stopped.
+
+The sandbox's own limits stop almost every costly prompt with a clear error; the deadline
+is for what they cannot interrupt (one C-level operation that runs for seconds). Children
+are long-lived and fed through a pipe, so a render costs a round trip, not a process start.
+Requests are pickled (we trust what we send); replies are JSON (a child runs strangers'
+templates, so its words are data)."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+from ..errors import TemplateError
+from .schema import Template
+
+VALIDATE_DEADLINE = 1.5  # seconds to parse and trial-render a template (loader: 1.0 s budget)
+RENDER_DEADLINE = 2.0  # seconds for one prompt (sandbox: 0.5 s budget)
+STARTUP_DEADLINE = 60.0  # importing Compendium in a child; generous on a loaded machine
+MEMORY_LIMIT = 2 << 30  # bytes of address space a child may map
+POOL_SIZE = 2  # children working at once; more callers wait their turn
+
+_HEADER = struct.Struct(">I")
+_READY = b"compendium-template-worker ready\n"
+
+
+class WorkerTimeout(TemplateError):
+    """The child ran past its deadline and was killed."""
+
+
+# ---- the parent side -----------------------------------------------------------------------
+
+
+class _Child:
+    """One child process and its pipes."""
+
+    def __init__(self) -> None:
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "compendium.templates.worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
+        )  # fmt: skip
+        self.ready = False
+
+    def ask(self, request: tuple[str, dict[str, Any]], seconds: float) -> dict[str, Any]:
+        """Send one request and wait for its reply; raises _Gone if the child died or ran
+        past `seconds` (it is killed then)."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        if not self.ready:
+            if self._read(len(_READY), time.monotonic() + STARTUP_DEADLINE) != _READY:
+                raise _Gone("the template worker did not start")
+            self.ready = True
+        payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.process.stdin.write(_HEADER.pack(len(payload)) + payload)
+            self.process.stdin.flush()
+        except OSError as exc:
+            raise _Gone("the template worker stopped") from exc
+        deadline = time.monotonic() + seconds
+        size = _HEADER.unpack(self._read(_HEADER.size, deadline))[0]
+        return json.loads(self._read(size, deadline))
+
+    def _read(self, count: int, deadline: float) -> bytes:
+        assert self.process.stdout is not None
+        fd, out = self.process.stdout.fileno(), b""
+        while len(out) < count:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                self.kill()
+                raise _Gone("deadline")
+            chunk = os.read(fd, count - len(out))
+            if not chunk:
+                self.kill()
+                raise _Gone("the template worker stopped")
+            out += chunk
+        return out
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
+class _Gone(Exception):
+    pass
+
+
+class _Pool:
+    """Idle children, started on demand, at most POOL_SIZE at work; a killed child is
+    replaced at once so that the next caller finds one warm."""
+
+    def __init__(self) -> None:
+        self._idle: list[_Child] = []
+        self._busy = 0
+        self._ready = threading.Condition()
+
+    def ask(self, request: tuple[str, dict[str, Any]], seconds: float) -> dict[str, Any]:
+        child = self._take()
+        try:
+            reply = child.ask(request, seconds)
+        except _Gone:
+            self._give(None)
+            raise
+        self._give(child)
+        return reply
+
+    def _take(self) -> _Child:
+        with self._ready:
+            while self._busy >= POOL_SIZE:
+                self._ready.wait()
+            self._busy += 1
+            if self._idle:
+                return self._idle.pop()
+        try:
+            return _Child()
+        except BaseException:
+            self._give(None)
+            raise
+
+    def _give(self, child: _Child | None) -> None:
+        if child is None:
+            child = _Child()  # the replacement starts while nobody waits for it
+        with self._ready:
+            self._busy -= 1
+            self._idle.append(child)
+            self._ready.notify()
+
+    def close(self) -> None:
+        with self._ready:
+            idle, self._idle = self._idle, []
+        for child in idle:
+            child.kill()
+
+
+_POOL = _Pool()
+atexit.register(_POOL.close)
+_IN_CHILD = False  # set in the child: its own work runs in-process
+
+
+def parse_untrusted(text: str, *, source: str, default_name: str | None = None) -> Template:
+    """loader.parse_template in a child with a deadline; TemplateError if the template is
+    invalid or takes longer than VALIDATE_DEADLINE to check."""
+    if _IN_CHILD:
+        from .loader import parse_template
+
+        return parse_template(text, source=source, default_name=default_name)
+    args = {"text": text, "source": source, "default_name": default_name}
+    try:
+        reply = _POOL.ask(("parse", args), VALIDATE_DEADLINE)
+    except _Gone as exc:
+        raise WorkerTimeout(
+            f"checking the template took longer than {VALIDATE_DEADLINE:g} s and was stopped; "
+            "simplify its prompts", file=source,
+        ) from exc  # fmt: skip
+    return Template.model_validate(_result(reply))
+
+
+async def parse_untrusted_async(text: str, *, source: str, default_name: str | None = None) -> Template:
+    """parse_untrusted() off the event loop: other requests go on while a template is checked."""
+    return await asyncio.to_thread(parse_untrusted, text, source=source, default_name=default_name)
+
+
+def render_untrusted(source: str, *, where: str, variables: dict[str, Any]) -> str:
+    """render.render_here in a child with RENDER_DEADLINE; TemplateError on any failure."""
+    try:
+        reply = _POOL.ask(("render", {"source": source, "where": where, "variables": variables}),
+                          RENDER_DEADLINE)  # fmt: skip
+    except _Gone as exc:
+        raise WorkerTimeout(
+            f"the prompt took longer than {RENDER_DEADLINE:g} s to render and was stopped", file=where
+        ) from exc
+    return str(_result(reply))
+
+
+def _result(reply: dict[str, Any]) -> Any:
+    if "ok" in reply:
+        return reply["ok"]
+    if "template_error" in reply:
+        e = reply["template_error"]
+        err = TemplateError("", file=e["file"], line=e["line"], key=e["key"], hint=e["hint"])
+        err.message, err.args = e["message"], (e["message"],)
+        err.slow = bool(e.get("slow"))  # type: ignore[attr-defined]
+        raise err
+    raise TemplateError(f"the template worker failed: {reply.get('error')}")
+
+
+# ---- the child side ------------------------------------------------------------------------
+
+
+def _serve() -> None:
+    global _IN_CHILD
+    _IN_CHILD = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which ends us
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    except (ImportError, ValueError, OSError):
+        pass
+    from .loader import parse_template
+    from .render import render_here
+    from .sandbox import RenderTimeout
+
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    stdout.write(_READY)
+    stdout.flush()
+    while True:
+        header = stdin.read(_HEADER.size)
+        if len(header) < _HEADER.size:
+            return  # the parent is gone
+        op, args = pickle.loads(stdin.read(_HEADER.unpack(header)[0]))
+        try:
+            if op == "parse":
+                result: Any = parse_template(**args).model_dump(mode="json")
+            else:
+                result = render_here(args["source"], where=args["where"], **args["variables"])
+            reply: dict[str, Any] = {"ok": result}
+        except TemplateError as exc:
+            reply = {"template_error": {"message": exc.message, "file": exc.file, "line": exc.line,
+                                        "key": exc.key, "hint": exc.hint,
+                                        "slow": isinstance(exc.__cause__, RenderTimeout)}}  # fmt: skip
+        except MemoryError:
+            reply = {"template_error": {"message": "the template needs more memory than a "
+                                        f"template may use ({MEMORY_LIMIT >> 20} MB)",
+                                        "file": args.get("source") if op == "parse" else args.get("where"),
+                                        "line": None, "key": None, "hint": None}}  # fmt: skip
+        except Exception as exc:  # reported, and the child goes on serving
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        data = json.dumps(reply).encode()
+        stdout.write(_HEADER.pack(len(data)) + data)
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    # Run the imported module's copy, not this __main__ one, so _IN_CHILD is seen everywhere.
+    from compendium.templates.worker import _serve as serve
+
+    serve()
