@@ -16,8 +16,8 @@ from . import worker
 from .sandbox import limits, make_environment
 
 _ENV = make_environment(StrictUndefined)
-# Prompts that ran out of time once: refused at once after that, so that a prompt that
-# stalls does not stall every MAP batch and page of a compile in turn.
+# Prompts that ran out of steps or time once: refused at once after that, so that a prompt
+# that stalls does not stall every MAP batch and page of a compile in turn.
 _STALLED: set[str] = set()
 
 
@@ -33,7 +33,7 @@ def render(source: str, *, where: str = "prompt", **variables: Any) -> str:
     key = fingerprint(source)
     if key in _STALLED:
         raise TemplateError(
-            "this prompt ran past its time limit earlier in this run and is not rendered again; "
+            "this prompt ran past its step or time limit earlier and is not rendered again; "
             "simplify its loops", file=where,
         )  # fmt: skip
     try:

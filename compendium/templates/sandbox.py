@@ -29,7 +29,7 @@ MAX_VALUE = 1_000_000
 # What one render may cost. A real prompt takes a few milliseconds and a few hundred steps.
 MAX_STEPS = 100_000  # loop iterations, calls and filters
 MAX_OUTPUT = 1_000_000  # characters, including text a prompt builds and throws away
-RENDER_SECONDS = 0.5
+RENDER_SECONDS = 0.25  # a compile's render holds up its event loop that long at most
 MAX_DEPTH = 50  # nesting of the lists and mappings a prompt builds
 _LIPSUM_PARAGRAPHS = 10
 
@@ -38,8 +38,9 @@ _HUGE_WIDTH = re.compile(r"%[-#0 +]*(?:\*|\d{6,}|\d*\.(?:\*|\d{6,}))|\{[^{}]*:[^
 _FORMAT = DEFAULT_FILTERS["format"]
 
 
-class RenderTimeout(SecurityError):
-    """A render ran out of wall time."""
+class RenderLimit(SecurityError):
+    """A render ran out of steps or wall time: the costly kind of refusal, which a caller may
+    remember so as not to pay it again."""
 
 
 @dataclass
@@ -54,9 +55,9 @@ class Budget:
     def step(self) -> None:
         self.steps -= 1
         if self.steps < 0:
-            raise SecurityError(f"the prompt runs more than {MAX_STEPS} loop steps and calls")
+            raise RenderLimit(f"the prompt runs more than {MAX_STEPS} loop steps and calls")
         if self.steps % 32 == 0 and time.monotonic() > self.deadline:
-            raise RenderTimeout(f"the prompt takes more than {self.seconds:g} s to render")
+            raise RenderLimit(f"the prompt takes more than {self.seconds:g} s to render")
 
     def spend_output(self, chars: int) -> None:
         self.output -= chars

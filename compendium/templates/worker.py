@@ -27,7 +27,7 @@ from ..errors import TemplateError
 from .schema import Template
 
 VALIDATE_DEADLINE = 1.5  # seconds to parse and trial-render a template (loader: 1.0 s budget)
-RENDER_DEADLINE = 2.0  # seconds for one prompt (sandbox: 0.5 s budget)
+RENDER_DEADLINE = 2.0  # seconds for one prompt (sandbox: 0.25 s budget)
 STARTUP_DEADLINE = 60.0  # importing Compendium in a child; generous on a loaded machine
 MEMORY_LIMIT = 2 << 30  # bytes of address space a child may map
 POOL_SIZE = 2  # children working at once; more callers wait their turn
@@ -214,7 +214,7 @@ def _serve() -> None:
         pass
     from .loader import parse_template
     from .render import render_here
-    from .sandbox import RenderTimeout
+    from .sandbox import RenderLimit
 
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     stdout.write(_READY)
@@ -233,7 +233,7 @@ def _serve() -> None:
         except TemplateError as exc:
             reply = {"template_error": {"message": exc.message, "file": exc.file, "line": exc.line,
                                         "key": exc.key, "hint": exc.hint,
-                                        "slow": isinstance(exc.__cause__, RenderTimeout)}}  # fmt: skip
+                                        "slow": isinstance(exc.__cause__, RenderLimit)}}  # fmt: skip
         except MemoryError:
             reply = {"template_error": {"message": "the template needs more memory than a "
                                         f"template may use ({MEMORY_LIMIT >> 20} MB)",

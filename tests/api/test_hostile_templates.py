@@ -132,3 +132,35 @@ def _quietly(call, *args, **kwargs) -> None:
         call(*args, **kwargs)
     except httpx.HTTPError:
         pass  # the server went away mid-request: that is the point
+
+
+# Validation's sample page has one section, so the trap is not sprung there.
+GATED_LAYOUT = (
+    "name: gated\nrefine:\n  page_template: |-\n"
+    "    {% if sections|length > 1 %}{% for i in range(99999) %}{% for j in range(99999) %}{{ i }}"
+    "{% endfor %}{% endfor %}{% endif %}# {{ title }}\n"
+)
+
+
+async def test_a_template_gated_on_the_data_neither_freezes_the_compile_nor_the_server(make_api):
+    async with make_api() as api:
+        mallory_key, alice_key = await api.tenant_key("mallory"), await api.tenant_key("alice")
+        mallory, alice = api.as_(mallory_key), api.as_(alice_key)
+        r = await api.client.post("/templates", json={"yaml": GATED_LAYOUT}, headers=mallory)
+        assert r.status_code == 201, r.text  # the trial render passes
+        r = await api.client.post("/knowledge-bases", json={"name": "kb", "engine": "offline",
+                                                            "default_template": "gated"}, headers=mallory)
+        assert r.status_code == 201, r.text
+        await api.upload_corpus("kb", mallory_key)
+        job = (await api.client.post("/knowledge-bases/kb/compile", headers=mallory)).json()
+        follow = asyncio.create_task(api.follow(job["id"], mallory_key))
+        latencies = []
+        while not follow.done():
+            started = time.monotonic()
+            assert (await api.client.get("/me", headers=alice)).status_code == 200
+            latencies.append(time.monotonic() - started)
+            await asyncio.sleep(0.05)
+        final = (await follow)[-1][1]
+        assert max(latencies) < 0.2, latencies
+        assert final["status"] != "succeeded" or final.get("error"), final
+        assert "page_layout: the prompt runs more than" in final["error"], final

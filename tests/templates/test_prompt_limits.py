@@ -79,11 +79,14 @@ GATED = (
 
 def test_a_loop_gated_on_the_data_passes_validation_then_fails_fast_when_compiled():
     template = parse_template(f"name: x\nmap:\n  prompt: |-\n    {GATED}\n", source="t.yaml")
+    assert render(template.map.prompt, where="x: map.prompt", chunks=CHUNKS[:1]) == "[c1] One. "
     started = time.monotonic()
     with pytest.raises(TemplateError, match=STOPPED):
         render(template.map.prompt, where="x: map.prompt", chunks=CHUNKS)  # two chunks: the trap
     assert time.monotonic() - started < 2
-    assert render(template.map.prompt, where="x: map.prompt", chunks=CHUNKS[:1]) == "[c1] One. "
+    # The next batch does not pay for the trap again.
+    with pytest.raises(TemplateError, match="ran past its step or time limit earlier"):
+        render(template.map.prompt, where="x: map.prompt", chunks=CHUNKS[:1])
 
 
 def test_a_strangers_prompt_renders_as_it_would_in_process():
@@ -121,7 +124,7 @@ def test_a_render_past_its_deadline_is_killed_and_the_prompt_refused_after(monke
     with pytest.raises(worker.WorkerTimeout, match=r"took longer than 0\.05 s"):
         render(slow, where="x: map.prompt")
     assert time.monotonic() - started < 1
-    with pytest.raises(TemplateError, match="ran past its time limit earlier"):
+    with pytest.raises(TemplateError, match="ran past its step or time limit earlier"):
         render(slow, where="x: map.prompt")
     monkeypatch.setattr(worker, "RENDER_DEADLINE", 5.0)
     assert render("{{ 1 + 2 }} {{ 'fresh' }}", where="y") == "3 fresh"  # a replacement worker
