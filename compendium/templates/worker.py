@@ -59,7 +59,12 @@ class _Child:
         past `seconds` (it is killed then)."""
         assert self.process.stdin is not None and self.process.stdout is not None
         if not self.ready:
-            if self._read(len(_READY), time.monotonic() + STARTUP_DEADLINE) != _READY:
+            try:
+                started = self._read(len(_READY), time.monotonic() + STARTUP_DEADLINE)
+            except _Gone as exc:
+                raise _Gone("the template worker did not start") from exc
+            if started != _READY:
+                self.kill()
                 raise _Gone("the template worker did not start")
             self.ready = True
         payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
@@ -101,11 +106,13 @@ class _Gone(Exception):
 
 
 class _Pool:
-    """Idle children, started on demand, at most POOL_SIZE at work; a killed child is
-    replaced at once so that the next caller finds one warm."""
+    """Idle children, started on demand, at most `size` at work; a killed child is replaced
+    at once so that the next caller finds one warm."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: int) -> None:
+        self._size = size
         self._idle: list[_Child] = []
+        self._all: set[_Child] = set()
         self._busy = 0
         self._ready = threading.Condition()
 
@@ -114,41 +121,66 @@ class _Pool:
         try:
             reply = child.ask(request, seconds)
         except _Gone:
-            self._give(None)
+            self._give(child, dead=True)
             raise
         self._give(child)
         return reply
 
     def _take(self) -> _Child:
         with self._ready:
-            while self._busy >= POOL_SIZE:
+            while self._busy >= self._size:
                 self._ready.wait()
             self._busy += 1
             if self._idle:
                 return self._idle.pop()
         try:
-            return _Child()
+            return self._start()
         except BaseException:
-            self._give(None)
+            with self._ready:
+                self._busy -= 1
+                self._ready.notify()
             raise
 
-    def _give(self, child: _Child | None) -> None:
-        if child is None:
-            child = _Child()  # the replacement starts while nobody waits for it
+    def _start(self) -> _Child:
+        child = _Child()
+        with self._ready:
+            self._all.add(child)
+        return child
+
+    def _give(self, child: _Child, *, dead: bool = False) -> None:
+        if dead:
+            with self._ready:
+                self._all.discard(child)
+            child = self._start()  # the replacement starts while nobody waits for it
         with self._ready:
             self._busy -= 1
             self._idle.append(child)
             self._ready.notify()
 
-    def close(self) -> None:
+    def warm(self) -> None:
+        """Start a child now, without waiting for it, if none is idle: its start-up then
+        overlaps other work instead of holding up the first caller."""
         with self._ready:
-            idle, self._idle = self._idle, []
-        for child in idle:
+            if self._idle or self._busy >= self._size:
+                return
+        child = self._start()
+        with self._ready:
+            self._idle.append(child)
+
+    def close(self) -> None:
+        """Kill every child, busy ones too (at exit: a child must not outlive us)."""
+        with self._ready:
+            children, self._all, self._idle = list(self._all), set(), []
+        for child in children:
             child.kill()
 
 
-_POOL = _Pool()
-atexit.register(_POOL.close)
+# Checks run in threads of their own; renders are called from a compile's event loop. Apart,
+# a render never waits behind a tenant's slow check.
+_CHECKS = _Pool(POOL_SIZE)
+_RENDERS = _Pool(POOL_SIZE)
+atexit.register(_CHECKS.close)
+atexit.register(_RENDERS.close)
 _IN_CHILD = False  # set in the child: its own work runs in-process
 
 
@@ -161,30 +193,72 @@ def parse_untrusted(text: str, *, source: str, default_name: str | None = None) 
         return parse_template(text, source=source, default_name=default_name)
     args = {"text": text, "source": source, "default_name": default_name}
     try:
-        reply = _POOL.ask(("parse", args), VALIDATE_DEADLINE)
+        reply = _CHECKS.ask(("parse", args), VALIDATE_DEADLINE)
     except _Gone as exc:
+        _unless_deadline(exc, source)
         raise WorkerTimeout(
             f"checking the template took longer than {VALIDATE_DEADLINE:g} s and was stopped; "
             "simplify its prompts", file=source,
         ) from exc  # fmt: skip
-    return Template.model_validate(_result(reply))
+    template = Template.model_validate(_result(reply))
+    if _has_own_prompts(template):
+        _RENDERS.warm()  # its prompts will render in a worker: start one now
+    return template
+
+
+def _has_own_prompts(template: Template) -> bool:
+    from .loader import PROMPT_KEYS
+
+    for key in PROMPT_KEYS:
+        value: Any = template
+        for part in key:
+            value = getattr(value, str(part))
+        if isinstance(value, str) and value.strip():
+            return True
+    return False
 
 
 async def parse_untrusted_async(text: str, *, source: str, default_name: str | None = None) -> Template:
-    """parse_untrusted() off the event loop: other requests go on while a template is checked."""
-    return await asyncio.to_thread(parse_untrusted, text, source=source, default_name=default_name)
+    """parse_untrusted() off the event loop: other requests go on while a template is checked.
+    It waits in a daemon thread of its own, not the loop's shared executor, so a flood of
+    slow checks neither starves other work nor holds up the process at exit."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Template] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if not done.done():
+            done.set_exception(error) if error is not None else done.set_result(result)
+
+    def check() -> None:
+        try:
+            result, error = parse_untrusted(text, source=source, default_name=default_name), None
+        except BaseException as exc:  # handed to the awaiting coroutine
+            result, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:
+            pass  # the loop closed meanwhile: nobody is waiting
+
+    threading.Thread(target=check, name="template-check", daemon=True).start()
+    return await done
 
 
 def render_untrusted(source: str, *, where: str, variables: dict[str, Any]) -> str:
     """render.render_here in a child with RENDER_DEADLINE; TemplateError on any failure."""
     try:
-        reply = _POOL.ask(("render", {"source": source, "where": where, "variables": variables}),
-                          RENDER_DEADLINE)  # fmt: skip
+        reply = _RENDERS.ask(("render", {"source": source, "where": where, "variables": variables}),
+                             RENDER_DEADLINE)  # fmt: skip
     except _Gone as exc:
+        _unless_deadline(exc, where)
         raise WorkerTimeout(
             f"the prompt took longer than {RENDER_DEADLINE:g} s to render and was stopped", file=where
         ) from exc
     return str(_result(reply))
+
+
+def _unless_deadline(gone: _Gone, where: str) -> None:
+    if str(gone) != "deadline":
+        raise TemplateError(f"{gone} (a crash, not the template's fault); try again", file=where) from gone
 
 
 def _result(reply: dict[str, Any]) -> Any:

@@ -1,0 +1,241 @@
+"""What bounding strangers' templates costs: per-render overhead in process and through the
+worker, refusal times of hostile templates, and offline compiles with hostile parts."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from jinja2 import StrictUndefined
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from compendium.engines.offline.names import choose_type, entity_type_rules
+from compendium.errors import TemplateError
+from compendium.templates import worker
+from compendium.templates.loader import parse_template
+from compendium.templates.render import default_prompt, render, render_here
+
+REPO = Path(__file__).resolve().parents[1]
+REPORT = Path(__file__).parent / "reports" / "template_limits.md"
+SAMPLE_CORPUS = REPO / "samples" / "corpus"
+ALIAS_BOMB = (
+    'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+    + "".join(f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi", strict=True))
+)
+LOOP_BOMB = "name: x\nmap:\n  prompt: '{% set a=[0]*99999 %}{% for x in a %}{% for y in a %}{% endfor %}{% endfor %}'\n"
+REDOS = r"^(\w+\s?)*$!"
+
+
+def _page_variables() -> dict:
+    sentences = [{"text": f"Sentence {i} says something about the buffer manager.", "ref": i} for i in range(30)]
+    return {
+        "title": "Buffer Manager",
+        "lead": {"text": "The Buffer Manager caches disk pages in memory.", "ref": 1},
+        "sections": [{"heading": f"Part {n}", "sentences": sentences[n * 6:(n + 1) * 6]} for n in range(5)],
+        "aliases": ["BufMgr", "buffer pool"],
+        "related": [{"slug": f"page-{i}", "title": f"Page {i}"} for i in range(8)],
+    }
+
+
+def _map_variables() -> dict:
+    text = "The buffer manager keeps hot pages in memory and writes dirty pages back. " * 20
+    return {
+        "entity_types": [{"name": f"type{i}", "description": "A kind of thing."} for i in range(9)],
+        "relation_types": [{"name": f"rel{i}", "description": "A link."} for i in range(8)],
+        "chunks": [{"label": f"c{i}", "header": "notes.md > Storage", "text": text} for i in range(8)],
+        "max_items": 40,
+    }
+
+
+def _per_call(func, repeat: int) -> float:
+    """Median of 5 runs of `repeat` calls, in microseconds per call."""
+    func()
+    runs = []
+    for _ in range(5):
+        started = time.perf_counter()
+        for _ in range(repeat):
+            func()
+        runs.append((time.perf_counter() - started) / repeat * 1e6)
+    return statistics.median(runs)
+
+
+def render_overhead() -> list[tuple[str, float, float, float]]:
+    plain = ImmutableSandboxedEnvironment(undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    rows = []
+    for name, prompt, variables in (("page_layout.md", default_prompt("page_layout.md"), _page_variables()),
+                                    ("map", default_prompt("map"), _map_variables())):
+        compiled = plain.from_string(prompt)
+        stranger = prompt + "\n"  # not a built-in text: rendered by a worker
+        assert render(stranger, where=name, **variables).strip() == render_here(prompt, where=name, **variables).strip()
+        base = _per_call(lambda c=compiled, v=variables: c.render(**v), 300)
+        guarded = _per_call(lambda p=prompt, v=variables: render_here(p, where="b", **v), 300)
+        through_worker = _per_call(lambda s=stranger, v=variables: render(s, where="w", **v), 300)
+        rows.append((name, base, guarded, through_worker))
+    return rows
+
+
+def _timed(func) -> tuple[float, str]:
+    started = time.monotonic()
+    try:
+        func()
+        outcome = "accepted"
+    except TemplateError as exc:
+        outcome = str(exc)
+    return time.monotonic() - started, outcome
+
+
+def refusals() -> list[tuple[str, float, str]]:
+    rows = []
+    cases = [
+        ("alias bomb (parse in worker)", lambda: worker.parse_untrusted(ALIAS_BOMB, source="bomb.yaml")),
+        ("\\u0002 in YAML", lambda: worker.parse_untrusted("name: x\ndescription: a\x02b\n", source="c.yaml")),
+        ("[0]*99999 with nested loops", lambda: worker.parse_untrusted(LOOP_BOMB, source="l.yaml")),
+        ("lipsum(99999)", lambda: worker.parse_untrusted(
+            "name: x\nrefine:\n  writer_prompt: '{{ lipsum(99999) }}'\n", source="p.yaml")),
+        ("lookahead pattern", lambda: worker.parse_untrusted(
+            "name: x\nentity_types:\n  - name: a\n    patterns: ['x(?=y)']\n", source="r.yaml")),
+        ("data-gated loop at compile (first)", lambda: render(
+            "{% if chunks|length > 1 %}{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}"
+            "{% endfor %}{% endif %}", where="gated", chunks=[1, 2])),
+        ("data-gated loop at compile (again)", lambda: render(
+            "{% if chunks|length > 1 %}{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}"
+            "{% endfor %}{% endif %}", where="gated", chunks=[1, 2])),
+    ]
+    for name, func in cases:
+        seconds, outcome = _timed(func)
+        rows.append((name, seconds, outcome))
+    # The last line of defence: a child past its deadline is killed, and the next call is served.
+    saved = worker.RENDER_DEADLINE
+    worker.RENDER_DEADLINE = 0.05
+    seconds, outcome = _timed(lambda: render("{# kill #}{% for i in range(99999) %}{{ loop.cycle(1, 2) }}{% endfor %}",
+                                             where="slow"))
+    worker.RENDER_DEADLINE = saved
+    rows.append(("render past a 0.05 s deadline (killed)", seconds, outcome))
+    seconds, outcome = _timed(lambda: render("{{ 'next' }}", where="after"))
+    rows.append(("next render after the kill", seconds, outcome))
+    env = {**os.environ}
+    env.pop("COMPENDIUM_STORE", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        bomb = Path(tmp) / "bomb.yaml"
+        bomb.write_text(ALIAS_BOMB)
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "compendium.cli", "templates", "validate", str(bomb)],
+                              capture_output=True, text=True, cwd=REPO, env=env)
+        rows.append(("CLI alias bomb, whole command incl. start-up", time.monotonic() - started,
+                     done.stderr.strip().splitlines()[-1]))
+    return rows
+
+
+def redos() -> list[tuple[str, float]]:
+    template = parse_template(
+        f"name: x\nentity_types:\n  - name: slow\n    patterns: ['{REDOS}']\n  - name: concept\n", source="t.yaml")
+    rules = entity_type_rules(template)
+    name = "a" * 22 + "!"
+    started = time.monotonic()
+    re.search(REDOS, name)
+    python_re = time.monotonic() - started
+    per_call = _per_call(lambda: choose_type(name, "name", rules), 2000)
+    return [("Python re, one name of 23 characters (s)", python_re),
+            ("RE2 via choose_type, same name (µs per call)", per_call)]
+
+
+def offline_compiles(rounds: int = 3) -> list[tuple[str, float, int]]:
+    """Each variant `rounds` times, interleaved; the fastest run of each is reported."""
+    best: dict[str, tuple[float, int]] = {}
+    for _ in range(rounds):
+        for label, seconds, pages in _offline_round():
+            if label not in best or seconds < best[label][0]:
+                best[label] = (seconds, pages)
+    return [(label, seconds, pages) for label, (seconds, pages) in best.items()]
+
+
+def _offline_round() -> list[tuple[str, float, int]]:
+    wiki = (REPO / "compendium" / "templates" / "builtin" / "wiki.yaml").read_text()
+    variants = {
+        "wiki (built-in)": None,
+        "wiki + ReDoS pattern on every type": wiki.replace("    patterns:\n", f"    patterns:\n      - '{REDOS}'\n")
+        .replace("    patterns: []", f"    patterns: ['{REDOS}']"),
+        "wiki + own page layout (worker renders)": _with_own_layout(wiki),
+    }
+    rows = []
+    env = {**os.environ}
+    for var in ("COMPENDIUM_STORE", "COMPENDIUM_LLM_BASE_URL", "COMPENDIUM_LLM_MODEL"):
+        env.pop(var, None)
+    for label, text in variants.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            ws = Path(tmp) / "kb"
+            cli = [sys.executable, "-m", "compendium.cli"]
+            subprocess.run([*cli, "init", str(ws)], check=True, capture_output=True, env=env, cwd=REPO)
+            shutil.copytree(SAMPLE_CORPUS, Path(tmp) / "docs")
+            subprocess.run([*cli, "-w", str(ws), "add", str(Path(tmp) / "docs")], check=True,
+                           capture_output=True, env=env, cwd=REPO)
+            args = []
+            if text is not None:
+                (ws / "templates").mkdir(exist_ok=True)
+                (ws / "templates" / "mine.yaml").write_text(text.replace("name: wiki", "name: mine", 1))
+                args = ["--template", "mine"]
+            report = Path(tmp) / "report.json"
+            started = time.monotonic()
+            done = subprocess.run([*cli, "-w", str(ws), "compile", "--plain", "--report", str(report), *args],
+                                  capture_output=True, text=True, env=env, cwd=REPO)
+            seconds = time.monotonic() - started
+            assert done.returncode == 0, done.stderr[-2000:]
+            pages = json.loads(report.read_text())["pages"]["created"]
+            rows.append((label, seconds, pages))
+    return rows
+
+
+def _with_own_layout(wiki: str) -> str:
+    layout = default_prompt("page_layout.md") + "\n"  # not the built-in text: a worker renders it
+    body = "\n".join("    " + line for line in layout.splitlines())
+    assert "\nrefine:\n" in wiki and "page_template" not in wiki
+    return wiki.replace("\nrefine:\n", f"\nrefine:\n  page_template: |\n{body}\n", 1)
+
+
+def main() -> None:
+    overhead = render_overhead()
+    refused = refusals()
+    pattern = redos()
+    compiles = offline_compiles()
+    lines = [
+        "# Bounding strangers' templates: overhead and refusal times",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores shared with other engineers' jobs, "
+        f"Python {platform.python_version()}. Reproduce: `.venv/bin/python benchmarks/template_limits.py`.",
+        "",
+        "## Per-render cost (µs, median of 5 × 300 renders)",
+        "",
+        "Plain: Jinja's ImmutableSandboxedEnvironment without our limits. Guarded: our sandbox in "
+        "this process (how built-in prompts render). Worker: a stranger's prompt, pickled to a "
+        "long-lived child process and back over a pipe.",
+        "",
+        "| prompt | plain | guarded | worker | guarded − plain | worker − guarded |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, base, guarded, through in overhead:
+        lines.append(f"| {name} | {base:.0f} | {guarded:.0f} | {through:.0f} | {guarded - base:+.0f} | {through - guarded:+.0f} |")
+    lines += ["", "## Refusals (wall time from the call to the error)", "", "| case | seconds | error |", "|---|---|---|"]
+    for name, seconds, outcome in refused:
+        lines.append(f"| {name} | {seconds:.3f} | {outcome.replace('|', '/')[:140]} |")
+    lines += ["", "## ReDoS pattern `" + REDOS + "`", "", "| measure | value |", "|---|---|"]
+    for name, value in pattern:
+        lines.append(f"| {name} | {value:.3f} |")
+    lines += ["", "## Offline compiles of samples/corpus (whole CLI command, fastest of 3)", "",
+              "| template | seconds | pages |", "|---|---|---|"]
+    for label, seconds, pages in compiles:
+        lines.append(f"| {label} | {seconds:.1f} | {pages} |")
+    REPORT.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
