@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from ..errors import TemplateError
@@ -47,16 +48,19 @@ class _Child:
     """One child process and its pipes."""
 
     def __init__(self) -> None:
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        # The child imports this very package, wherever it was imported from here.
+        package_root = str(Path(__file__).resolve().parents[2])
+        path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, "PYTHONPATH": path}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "compendium.templates.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
         )  # fmt: skip
         self.ready = False
 
-    def ask(self, request: tuple[str, dict[str, Any]], seconds: float) -> dict[str, Any]:
-        """Send one request and wait for its reply; raises _Gone if the child died or ran
-        past `seconds` (it is killed then)."""
+    def ask(self, payload: bytes, seconds: float) -> dict[str, Any]:
+        """Send one pickled request and wait for its reply; raises _Gone if the child died or
+        ran past `seconds` (it is killed then)."""
         assert self.process.stdin is not None and self.process.stdout is not None
         if not self.ready:
             try:
@@ -67,7 +71,6 @@ class _Child:
                 self.kill()
                 raise _Gone("the template worker did not start")
             self.ready = True
-        payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             self.process.stdin.write(_HEADER.pack(len(payload)) + payload)
             self.process.stdin.flush()
@@ -117,10 +120,12 @@ class _Pool:
         self._ready = threading.Condition()
 
     def ask(self, request: tuple[str, dict[str, Any]], seconds: float) -> dict[str, Any]:
+        payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
         child = self._take()
         try:
-            reply = child.ask(request, seconds)
-        except _Gone:
+            reply = child.ask(payload, seconds)
+        except BaseException:  # _Gone, or interrupted mid-request: the child's state is unknown
+            child.kill()
             self._give(child, dead=True)
             raise
         self._give(child)
@@ -290,7 +295,10 @@ def _serve() -> None:
     from .render import render_here
     from .sandbox import RenderLimit
 
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    # Replies go to a copy of stdout; anything printed goes to stderr, never into a reply.
+    stdin, stdout = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     stdout.write(_READY)
     stdout.flush()
     while True:

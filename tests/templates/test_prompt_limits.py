@@ -145,3 +145,14 @@ def test_worker_errors_keep_file_line_and_key():
         worker.parse_untrusted("name: x\nmap:\n  batch_chunks: 0\n", source="w.yaml")
     assert (info.value.file, info.value.line, info.value.key) == ("w.yaml", 3, "map.batch_chunks")
     assert str(info.value).startswith("w.yaml:3: map.batch_chunks: must be ≥ 1")
+
+
+def test_engine_task_objects_render_in_the_worker_as_in_process():
+    from compendium.engines.tasks import EntitySketch, PairQuestion
+
+    sketch = EntitySketch(name="Buffer Manager", type="component", description="Caches pages.")
+    pairs = [PairQuestion(label="p1", a=sketch, b=sketch, similarity=0.9)]
+    prompt = default_prompt("pairs") + "\n"
+    assert render(prompt, where="x: reduce.prompt", pairs=pairs) == render_here(prompt, where="x", pairs=pairs)
+    assert "Buffer Manager" in render(prompt, where="x: reduce.prompt", pairs=pairs)
+
