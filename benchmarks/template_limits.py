@@ -8,7 +8,6 @@ import os
 import platform
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,22 @@ LOOP_BOMB = "name: x\nmap:\n  prompt: '{% set a=[0]*99999 %}{% for x in a %}{% f
 REDOS = r"^(\w+\s?)*$!"
 
 
+NOTES = """## How to read this
+
+- Built-in prompts render in the compiling process under the sandbox's limits (steps, wall
+  time, output, value sizes): the "guarded − plain" column is what those limits cost.
+- A prompt a template sets itself (a stranger's) renders in a long-lived worker process fed
+  through a pipe, so a single C-level operation the sandbox cannot interrupt is still ended by
+  killing the worker; "worker − guarded" is the round trip (pickle the variables, JSON back).
+  MAP renders once per batch before an LLM call of a second or more, and the offline writer
+  renders a few times per page, so the round trip is small beside the work around it.
+- A worker's start-up (importing Compendium, about 0.5 s) is paid once per process, in the
+  background when a template with its own prompts is loaded; after a kill the replacement
+  starts at once ("next render after the kill" includes waiting for it).
+- The ReDoS row compares one name under Python's backtracking `re` with RE2's linear match.
+"""
+
+
 def _page_variables() -> dict:
     sentences = [{"text": f"Sentence {i} says something about the buffer manager.", "ref": i} for i in range(30)]
     return {
@@ -57,15 +72,16 @@ def _map_variables() -> dict:
 
 
 def _per_call(func, repeat: int) -> float:
-    """Median of 5 runs of `repeat` calls, in microseconds per call."""
+    """Fastest of 7 runs of `repeat` calls, in microseconds per call (the machine is shared:
+    the fastest run is the one least disturbed by other jobs)."""
     func()
     runs = []
-    for _ in range(5):
+    for _ in range(7):
         started = time.perf_counter()
         for _ in range(repeat):
             func()
         runs.append((time.perf_counter() - started) / repeat * 1e6)
-    return statistics.median(runs)
+    return min(runs)
 
 
 def render_overhead() -> list[tuple[str, float, float, float]]:
@@ -94,7 +110,8 @@ def _timed(func) -> tuple[float, str]:
 
 
 def refusals() -> list[tuple[str, float, str]]:
-    rows = []
+    rows = [("first check of a process (starts a worker)",
+             *_timed(lambda: worker.parse_untrusted("name: warm\n", source="w.yaml")))]
     cases = [
         ("alias bomb (parse in worker)", lambda: worker.parse_untrusted(ALIAS_BOMB, source="bomb.yaml")),
         ("\\u0002 in YAML", lambda: worker.parse_untrusted("name: x\ndescription: a\x02b\n", source="c.yaml")),
@@ -212,7 +229,7 @@ def main() -> None:
         f"Machine: {platform.machine()}, {os.cpu_count()} cores shared with other engineers' jobs, "
         f"Python {platform.python_version()}. Reproduce: `.venv/bin/python benchmarks/template_limits.py`.",
         "",
-        "## Per-render cost (µs, median of 5 × 300 renders)",
+        "## Per-render cost (µs, fastest of 7 × 300 renders)",
         "",
         "Plain: Jinja's ImmutableSandboxedEnvironment without our limits. Guarded: our sandbox in "
         "this process (how built-in prompts render). Worker: a stranger's prompt, pickled to a "
@@ -233,6 +250,7 @@ def main() -> None:
               "| template | seconds | pages |", "|---|---|---|"]
     for label, seconds, pages in compiles:
         lines.append(f"| {label} | {seconds:.1f} | {pages} |")
+    lines += ["", NOTES]
     REPORT.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

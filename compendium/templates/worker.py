@@ -51,7 +51,10 @@ class _Child:
         # The child imports this very package, wherever it was imported from here.
         package_root = str(Path(__file__).resolve().parents[2])
         path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
-        env = {**os.environ, "PYTHONPATH": path}
+        # One BLAS thread: a child never multiplies matrices, and many threads' buffers would
+        # count against its memory limit on a machine with many cores.
+        env = {**os.environ, "PYTHONPATH": path, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+               "MKL_NUM_THREADS": "1"}  # fmt: skip
         self.process = subprocess.Popen(
             [sys.executable, "-m", "compendium.templates.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
