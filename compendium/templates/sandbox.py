@@ -132,6 +132,8 @@ def _check_size(size: int, what: str) -> None:
 def _guard_binop(operator: str, left: Any, right: Any) -> None:
     if operator == "**" and isinstance(right, int | float) and abs(right) > 64:
         raise SecurityError(f"exponent {right} is too large")
+    if operator == "**" and isinstance(left, int) and isinstance(right, int) and left.bit_length() * abs(right) > 4096:
+        raise SecurityError("number is too large")  # powers of powers grow without bound
     if operator == "*":
         count, items = (left, right) if isinstance(left, int) else (right, left)
         if isinstance(count, int) and isinstance(items, str | list | tuple):

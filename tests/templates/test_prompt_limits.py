@@ -48,6 +48,8 @@ BOMBS = [
     ("{{ [[0]*999]*99|sum(start=[]) }}", "adds numbers only"),
     ("{{ [1]|slice(99999, [0]*99999)|list|string }}", "would be larger"),
     ("{{ 'abc'.translate({97: 'x'}) }}", "not available"),
+    ("{% set ns=namespace(x=2) %}{% for i in range(30) %}{% set ns.x = ns.x ** 64 %}{% endfor %}",
+     "number is too large"),
     ("{{ ('a ' * 50000)|wordwrap(1, wrapstring='x' * 99999) }}", "wrapped text would be larger"),
 ]
 
