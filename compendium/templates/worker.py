@@ -21,10 +21,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from ..errors import TemplateError
+from ..fingerprint import fingerprint
 from .schema import Template
 
 VALIDATE_DEADLINE = 1.5  # seconds to parse and trial-render a template (loader: 1.0 s budget)
@@ -191,6 +193,12 @@ atexit.register(_CHECKS.close)
 atexit.register(_RENDERS.close)
 _IN_CHILD = False  # set in the child: its own work runs in-process
 
+# Templates that passed, by their text: a stored template is resolved at every compile and
+# search, and must not queue behind another tenant's slow check each time. Template is frozen.
+_CHECKED: OrderedDict[str, Template] = OrderedDict()
+_CHECKED_SIZE = 256
+_CHECKED_LOCK = threading.Lock()
+
 
 def parse_untrusted(text: str, *, source: str, default_name: str | None = None) -> Template:
     """loader.parse_template in a child with a deadline; TemplateError if the template is
@@ -199,6 +207,11 @@ def parse_untrusted(text: str, *, source: str, default_name: str | None = None) 
         from .loader import parse_template
 
         return parse_template(text, source=source, default_name=default_name)
+    key = fingerprint(text, source, default_name)
+    with _CHECKED_LOCK:
+        if key in _CHECKED:
+            _CHECKED.move_to_end(key)
+            return _CHECKED[key]
     args = {"text": text, "source": source, "default_name": default_name}
     try:
         reply = _CHECKS.ask(("parse", args), VALIDATE_DEADLINE)
@@ -211,6 +224,10 @@ def parse_untrusted(text: str, *, source: str, default_name: str | None = None) 
     template = Template.model_validate(_result(reply))
     if _has_own_prompts(template):
         _RENDERS.warm()  # its prompts will render in a worker: start one now
+    with _CHECKED_LOCK:
+        _CHECKED[key] = template
+        while len(_CHECKED) > _CHECKED_SIZE:
+            _CHECKED.popitem(last=False)
     return template
 
 

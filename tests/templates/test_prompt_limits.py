@@ -158,3 +158,25 @@ def test_engine_task_objects_render_in_the_worker_as_in_process():
     assert render(prompt, where="x: reduce.prompt", pairs=pairs) == render_here(prompt, where="x", pairs=pairs)
     assert "Buffer Manager" in render(prompt, where="x: reduce.prompt", pairs=pairs)
 
+
+
+def test_a_template_checked_once_does_not_queue_behind_slow_checks():
+    import threading
+
+    mine = "name: mine\nmap:\n  prompt: '{% for c in chunks %}{{ c.text }}{% endfor %}'\n"
+    assert worker.parse_untrusted(mine, source="template mine").name == "mine"
+    slow = "name: slow\nmap:\n  prompt: \"{% for i in range(99999) %}{{ ('a ' * 40000)|wordcount }}{% endfor %}\"\n"
+
+    def check_slow() -> None:
+        with pytest.raises(TemplateError, match="to render"):
+            worker.parse_untrusted(slow + f"# {uuid.uuid4().hex}\n", source="slow.yaml")
+
+    floods = [threading.Thread(target=check_slow) for _ in range(2 * worker.POOL_SIZE)]
+    for flood in floods:
+        flood.start()
+    time.sleep(0.05)
+    started = time.monotonic()
+    assert worker.parse_untrusted(mine, source="template mine").name == "mine"
+    assert time.monotonic() - started < 0.2
+    for flood in floods:
+        flood.join()
