@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 from yaml.constructor import ConstructorError
 
 from ..errors import CompendiumError, TemplateError
-from .patterns import PatternError, compile_pattern
+from .patterns import MAX_PATTERNS, PatternError, compile_pattern
 from .prompt_check import check_prompt
 from .sandbox import limits
 from .schema import Template
@@ -361,6 +361,16 @@ def load_template_file(path: Path) -> Template:
 
 
 def _check_types(template: Template, doc: YamlDocument) -> None:
+    count = 0
+    for group in ("entity_types", "relation_types"):
+        for index, spec in enumerate(getattr(template, group)):
+            count += len(spec.patterns)
+            if count > MAX_PATTERNS:
+                path = (group, index, "patterns")
+                raise TemplateError(
+                    f"more than {MAX_PATTERNS} patterns in the template; keep the ones that matter",
+                    file=doc.source, line=doc.line_of(path), key=dotted(path),
+                )  # fmt: skip
     for group in ("entity_types", "relation_types"):
         seen: dict[str, int] = {}
         for index, spec in enumerate(getattr(template, group)):

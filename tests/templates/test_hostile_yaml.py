@@ -109,3 +109,13 @@ def test_python_unicode_classes_keep_their_meaning():
 def test_compile_pattern_error_says_what_re2_lacks():
     with pytest.raises(PatternError, match="backreferences"):
         compile_pattern(r"(a)\1")
+
+
+def test_patterns_are_bounded_in_size_and_number():
+    err = error_of("name: x\nentity_types:\n  - name: a\n    patterns: ['\\w{500}']\n")
+    assert err.key == "entity_types[0].patterns[0]" and "too large for RE2" in str(err)
+    err = error_of("name: x\nentity_types:\n  - name: a\n    patterns: ['" + "a" * 1001 + "']\n")
+    assert "the limit is 1000" in str(err)
+    many = "".join(f"      - 'p{i}'\n" for i in range(101))
+    err = error_of(f"name: x\nentity_types:\n  - name: a\n    patterns:\n{many}")
+    assert (err.line, err.key) == (4, "entity_types[0].patterns") and "more than 100 patterns" in str(err)
