@@ -27,6 +27,7 @@ from typing import Any
 
 from ..errors import TemplateError
 from ..fingerprint import fingerprint
+from .loader import MAX_YAML_CHARS, PROMPT_KEYS, read_yaml
 from .schema import Template
 
 VALIDATE_DEADLINE = 1.5  # seconds to parse and trial-render a template (loader: 1.0 s budget)
@@ -207,6 +208,8 @@ def parse_untrusted(text: str, *, source: str, default_name: str | None = None) 
         from .loader import parse_template
 
         return parse_template(text, source=source, default_name=default_name)
+    if len(text) > MAX_YAML_CHARS:  # refused here: not worth sending to a child
+        read_yaml(text, source=source)
     key = fingerprint(text, source, default_name)
     with _CHECKED_LOCK:
         if key in _CHECKED:
@@ -232,8 +235,6 @@ def parse_untrusted(text: str, *, source: str, default_name: str | None = None) 
 
 
 def _has_own_prompts(template: Template) -> bool:
-    from .loader import PROMPT_KEYS
-
     for key in PROMPT_KEYS:
         value: Any = template
         for part in key:
