@@ -306,6 +306,7 @@ def _serve() -> None:
     global _IN_CHILD
     _IN_CHILD = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which ends us
+    os.nice(10)  # a stranger's template yields the CPU to the server's own requests
     try:
         import resource
 
