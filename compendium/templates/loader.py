@@ -309,7 +309,7 @@ def _kind(value: Any) -> str:
 
 # ---- templates ------------------------------------------------------------------------------
 
-# The trial renders of all of a template's prompts together (each also has its own limits).
+# CPU seconds for the trial renders of all of a template's prompts (each has its own limits).
 VALIDATE_SECONDS = 1.0
 
 # Every Jinja prompt a template may set, as key paths.

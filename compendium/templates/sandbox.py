@@ -29,7 +29,7 @@ MAX_VALUE = 1_000_000
 # What one render may cost. A real prompt takes a few milliseconds and a few hundred steps.
 MAX_STEPS = 100_000  # loop iterations, calls and filters
 MAX_OUTPUT = 1_000_000  # characters, including text a prompt builds and throws away
-RENDER_SECONDS = 0.25  # a compile's render holds up its event loop that long at most
+RENDER_SECONDS = 0.25  # of CPU time; a compile's render holds up its event loop about that long
 MAX_DEPTH = 50  # nesting of the lists and mappings a prompt builds
 _LIPSUM_PARAGRAPHS = 10
 
@@ -56,8 +56,8 @@ class Budget:
         self.steps -= 1
         if self.steps < 0:
             raise RenderLimit(f"the prompt runs more than {MAX_STEPS} loop steps and calls")
-        if time.monotonic() > self.deadline:  # a step may be one costly filter call
-            raise RenderLimit(f"the prompt takes more than {self.seconds:g} s to render")
+        if time.thread_time() > self.deadline:  # a step may be one costly filter call
+            raise RenderLimit(f"the prompt takes more than {self.seconds:g} s of CPU time to render")
 
     def spend_output(self, chars: int) -> None:
         self.output -= chars
@@ -70,9 +70,11 @@ _BUDGET: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("prompt_
 
 @contextmanager
 def limits(seconds: float = RENDER_SECONDS) -> Iterator[Budget]:
-    """Renders inside this block share one budget of `seconds` wall time (or less: a block
-    inside another ends by the outer block's deadline too)."""
-    now = time.monotonic()
+    """Renders inside this block share one budget of `seconds` of this thread's CPU time (or
+    less: a block inside another ends by the outer block's deadline too). CPU time, not wall
+    time, so that a busy machine does not fail an ordinary prompt; the worker's deadline
+    (worker.py) is in wall time."""
+    now = time.thread_time()
     outer = _BUDGET.get()
     deadline = min(now + seconds, outer.deadline) if outer is not None else now + seconds
     budget = Budget(seconds=round(deadline - now, 3), deadline=deadline)

@@ -30,8 +30,8 @@ from ..fingerprint import fingerprint
 from .loader import MAX_YAML_CHARS, PROMPT_KEYS, read_yaml
 from .schema import Template
 
-VALIDATE_DEADLINE = 1.5  # seconds to parse and trial-render a template (loader: 1.0 s budget)
-RENDER_DEADLINE = 2.0  # seconds for one prompt (sandbox: 0.25 s budget)
+VALIDATE_DEADLINE = 1.5  # wall seconds to check a template (loader: 1.0 s of CPU for its prompts)
+RENDER_DEADLINE = 2.0  # wall seconds for one prompt (sandbox: 0.25 s of CPU)
 STARTUP_DEADLINE = 60.0  # importing Compendium in a child; generous on a loaded machine
 MEMORY_LIMIT = 2 << 30  # bytes of address space a child may map
 POOL_SIZE = 2  # children working at once; more callers wait their turn
@@ -306,7 +306,6 @@ def _serve() -> None:
     global _IN_CHILD
     _IN_CHILD = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which ends us
-    os.nice(10)  # a stranger's template yields the CPU to the server's own requests
     try:
         import resource
 
