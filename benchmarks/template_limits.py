@@ -45,9 +45,10 @@ NOTES = """## How to read this
   killing the worker; "worker − guarded" is the round trip (pickle the variables, JSON back).
   MAP renders once per batch before an LLM call of a second or more, and the offline writer
   renders a few times per page, so the round trip is small beside the work around it.
-- A worker's start-up (importing Compendium, about 0.5 s) is paid once per process, in the
-  background when a template with its own prompts is loaded; after a kill the replacement
-  starts at once ("next render after the kill" includes waiting for it).
+- A worker's start-up (importing the template modules, about 0.3 s) is paid once per
+  process, in the background: a server starts one at start-up, and a render worker starts
+  when a template with its own prompts is loaded. After a kill the replacement starts at
+  once ("next render after the kill" includes waiting for it).
 - The ReDoS rows compare one name under Python's backtracking `re` with RE2's linear match.
   RE2's search costs a few µs more than `re`'s on short names (it encodes the text to UTF-8
   each call); an offline compile of samples/corpus makes 13,779 pattern searches, so about

@@ -1,7 +1,7 @@
 """The guarded Jinja sandbox every template prompt renders in: no internals, bounded cost.
 
 Templates come from strangers, so each render has a budget (limits() sets it): loop steps
-and calls, wall time, output characters, and the size of every value a prompt builds. A
+and calls, CPU time, output characters, and the size of every value a prompt builds. A
 render past its budget stops with a SecurityError naming the limit. What one C-level
 operation costs cannot be interrupted from here; the worker process (worker.py) is the
 last line of defence for that."""
@@ -39,7 +39,7 @@ _FORMAT = DEFAULT_FILTERS["format"]
 
 
 class RenderLimit(SecurityError):
-    """A render ran out of steps or wall time: the costly kind of refusal, which a caller may
+    """A render ran out of steps or CPU time: the costly kind of refusal, which a caller may
     remember so as not to pay it again."""
 
 
