@@ -76,8 +76,9 @@ async def test_other_tenants_are_answered_while_a_hostile_template_is_checked(tw
         latencies.append(time.monotonic() - started)
         assert r.status_code == 200 and r.json()["tenant"] == "alice"
         await asyncio.sleep(0.05)
-    for check in checks:
-        assert "to render" in _error(await check)["message"]
+    for check in checks:  # stopped by the CPU budget, or on a loaded machine by the deadline
+        message = _error(await check)["message"]
+        assert "to render" in message or "took longer than" in message, message
     assert len(latencies) >= 3 and max(latencies) < 0.2, latencies
     ok = await api.client.post("/templates/validate", json={"yaml": "name: fine\n"}, headers=mallory)
     assert ok.status_code == 200 and ok.json()["valid"] is True

@@ -170,7 +170,7 @@ def test_a_template_checked_once_does_not_queue_behind_slow_checks():
     slow = "name: slow\nmap:\n  prompt: \"{% for i in range(99999) %}{{ ('a ' * 40000)|wordcount }}{% endfor %}\"\n"
 
     def check_slow() -> None:
-        with pytest.raises(TemplateError, match="to render"):
+        with pytest.raises(TemplateError, match=r"to render|took longer than"):
             worker.parse_untrusted(slow + f"# {uuid.uuid4().hex}\n", source="slow.yaml")
 
     floods = [threading.Thread(target=check_slow) for _ in range(2 * worker.POOL_SIZE)]
