@@ -24,9 +24,9 @@ from .storage.records import (
     StoredTemplate,
     Tenant,
 )
-from .templates.loader import parse_template
 from .templates.registry import builtin_names, load_template
 from .templates.schema import Template
+from .templates.worker import parse_untrusted_async
 from .workspace import DOCUMENTS_DIR, STATE_DIR, STORE_FILE
 
 SYSTEM_SCOPE = "_system"
@@ -209,17 +209,18 @@ async def stored_template(store: Store, tenant: str, name: str) -> StoredTemplat
     return found[0] if found and found[0].tenant == tenant else None  # type: ignore[return-value,attr-defined]
 
 
-def parse_uploaded(text: str, *, name: str | None = None) -> Template:
-    """Validate uploaded template YAML (strict schema, sandboxed prompts); TemplateError if not."""
+async def parse_uploaded(text: str, *, name: str | None = None) -> Template:
+    """Validate uploaded template YAML (strict schema, sandboxed prompts); TemplateError if not.
+    It is checked in a worker process with a deadline, off the event loop."""
     if not isinstance(text, str) or not text.strip():
         raise TemplateError("the template is empty", file="<upload>", key="yaml")
-    return parse_template(text, source="<upload>", default_name=name)
+    return await parse_untrusted_async(text, source="<upload>", default_name=name)
 
 
 async def save_template(store: Store, tenant: str, text: str, *, name: str | None = None,
                         create: bool) -> StoredTemplate:
     """Create (create=True) or update the tenant's template; an update is version + 1."""
-    template = parse_uploaded(text, name=name)
+    template = await parse_uploaded(text, name=name)
     if name is not None and template.name != name:
         raise TemplateError(
             f"the URL names {name!r} but the YAML declares name {template.name!r}",
@@ -255,7 +256,7 @@ async def resolve_template(store: Store, tenant: str, name: str) -> Template:
     """A tenant's template by name (their own first, then the built-ins); names only, no paths."""
     own = await stored_template(store, tenant, name)
     if own is not None:
-        parsed = parse_template(own.yaml, source=f"template {name}", default_name=name)
+        parsed = await parse_untrusted_async(own.yaml, source=f"template {name}", default_name=name)
         return parsed.model_copy(update={"version": own.version})
     return load_template(name, workspace=None, allow_paths=False)
 

@@ -13,6 +13,7 @@ from .. import __version__
 from ..compiler.worker import WorkerOptions, run_worker
 from ..settings import Settings
 from ..storage.factory import open_store
+from ..templates import worker as template_worker
 from ..tenancy import server_store_url
 from . import (
     auth,
@@ -49,6 +50,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         svc.data_dir.mkdir(parents=True, exist_ok=True)
         svc.store = await open_store(server_store_url(settings.store_url, svc.data_dir), "_system")
+        template_worker.warm()  # the first template a tenant sends need not wait for it to start
         stop = asyncio.Event()
         task = None
         if run_worker:

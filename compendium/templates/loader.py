@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +12,9 @@ from pydantic import BaseModel, ValidationError
 from yaml.constructor import ConstructorError
 
 from ..errors import CompendiumError, TemplateError
+from .patterns import MAX_PATTERNS, PatternError, compile_pattern
 from .prompt_check import check_prompt
+from .sandbox import limits
 from .schema import Template
 
 KeyPath = tuple[str | int, ...]
@@ -63,12 +64,56 @@ def located(
 # ---- YAML with line numbers ----------------------------------------------------------------
 
 
+# A template is a few kilobytes; these bounds keep a stranger's file from costing more than
+# a fraction of a second to parse (an alias "billion laughs" bomb is refused outright).
+MAX_YAML_CHARS = 256 * 1024
+MAX_YAML_NODES = 20_000
+MAX_YAML_DEPTH = 40
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """The safe loader with aliases and anchors refused and the node count and depth capped."""
+
+    def __init__(self, text: str, source: str, error: type[CompendiumError]) -> None:
+        super().__init__(text)
+        self._source, self._error = source, error
+        self._nodes = self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            self._refuse(event, f"YAML aliases (*{event.anchor}) are not allowed; write the value out")
+        if getattr(event, "anchor", None) is not None:
+            self._refuse(event, f"YAML anchors (&{event.anchor}) are not allowed; write the value out")
+        self._nodes += 1
+        if self._nodes > MAX_YAML_NODES:
+            self._refuse(event, f"more than {MAX_YAML_NODES} YAML values; a template is far smaller")
+        self._depth += 1
+        if self._depth > MAX_YAML_DEPTH:
+            self._refuse(event, f"YAML nested more than {MAX_YAML_DEPTH} levels deep")
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def _refuse(self, event: Any, message: str) -> typing.NoReturn:
+        raise located(self._error, message, file=self._source, line=event.start_mark.line + 1)
+
+
 def read_yaml(
     text: str, *, source: str, error: type[CompendiumError] = TemplateError
 ) -> YamlDocument:
-    """Parse one YAML document with the safe loader, recording the line of every key."""
-    loader = yaml.SafeLoader(text)
+    """Parse one YAML document with the safe loader, recording the line of every key.
+    Aliases and anchors are refused and the size, node count and depth are bounded."""
+    if len(text) > MAX_YAML_CHARS:
+        raise located(
+            error,
+            f"the file is {len(text)} characters; the limit is {MAX_YAML_CHARS}",
+            file=source,
+        )
+    loader = None
     try:
+        loader = _BoundedLoader(text, source, error)  # the reader checks characters here
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
@@ -81,10 +126,20 @@ def read_yaml(
             file=source,
             line=mark.line + 1 if mark else None,
         ) from exc
+    except yaml.reader.ReaderError as exc:
+        char = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+        raise located(
+            error,
+            f"control character U+{char:04X} is not allowed in YAML; remove it, or write it "
+            f"as an escape (\\u{char:04x}) inside a double-quoted string",
+            file=source,
+            line=text.count("\n", 0, max(exc.position, 0)) + 1,
+        ) from exc
     except yaml.YAMLError as exc:
         raise located(error, f"YAML error: {exc}", file=source) from exc
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     lines: dict[KeyPath, int] = {}
     if node is not None:
         _walk(node, (), lines, source, error)
@@ -254,6 +309,9 @@ def _kind(value: Any) -> str:
 
 # ---- templates ------------------------------------------------------------------------------
 
+# CPU seconds for the trial renders of all of a template's prompts (each has its own limits).
+VALIDATE_SECONDS = 1.0
+
 # Every Jinja prompt a template may set, as key paths.
 PROMPT_KEYS: tuple[KeyPath, ...] = (
     ("map", "system"),
@@ -276,12 +334,13 @@ def parse_template(text: str, *, source: str, default_name: str | None = None) -
         data["name"] = default_name
     template = validate_model(Template, data, doc)
     _check_types(template, doc)
-    for key in PROMPT_KEYS:
-        value = template
-        for part in key:
-            value = getattr(value, str(part))
-        if isinstance(value, str) and value.strip():
-            check_prompt(value, file=source, line=doc.line_of(key), key=dotted(key))
+    with limits(VALIDATE_SECONDS):  # every trial render ends by one deadline
+        for key in PROMPT_KEYS:
+            value = template
+            for part in key:
+                value = getattr(value, str(part))
+            if isinstance(value, str) and value.strip():
+                check_prompt(value, file=source, line=doc.line_of(key), key=dotted(key))
     return template
 
 
@@ -296,10 +355,22 @@ def load_template_file(path: Path) -> Template:
         raise TemplateError(f"not UTF-8 text ({exc.reason})", file=str(path)) from exc
     except OSError as exc:
         raise TemplateError(f"cannot read: {exc.strerror}", file=str(path)) from exc
-    return parse_template(text, source=str(path), default_name=path.stem)
+    from .worker import parse_untrusted  # a template file may come from anyone
+
+    return parse_untrusted(text, source=str(path), default_name=path.stem)
 
 
 def _check_types(template: Template, doc: YamlDocument) -> None:
+    count = 0
+    for group in ("entity_types", "relation_types"):
+        for index, spec in enumerate(getattr(template, group)):
+            count += len(spec.patterns)
+            if count > MAX_PATTERNS:
+                path = (group, index, "patterns")
+                raise TemplateError(
+                    f"more than {MAX_PATTERNS} patterns in the template; keep the ones that matter",
+                    file=doc.source, line=doc.line_of(path), key=dotted(path),
+                )  # fmt: skip
     for group in ("entity_types", "relation_types"):
         seen: dict[str, int] = {}
         for index, spec in enumerate(getattr(template, group)):
@@ -313,11 +384,11 @@ def _check_types(template: Template, doc: YamlDocument) -> None:
             seen[spec.name] = index
             for p_index, pattern in enumerate(spec.patterns):
                 try:
-                    re.compile(pattern)
-                except re.error as exc:
+                    compile_pattern(pattern)
+                except PatternError as exc:
                     path = (group, index, "patterns", p_index)
                     raise TemplateError(
-                        f"not a valid regular expression: {exc}",
+                        f"{exc} (types.{spec.name}.patterns[{p_index}])",
                         file=doc.source,
                         line=doc.line_of(path),
                         key=dotted(path),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import operator
-import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,10 +11,7 @@ from jinja2 import TemplateError as JinjaError
 from jinja2.sandbox import SecurityError
 
 from ..errors import TemplateError
-from .sandbox import _guard_args, _guard_binop, _guard_format, make_environment
-
-# The trial render must stay cheap too: loops share a step budget.
-TRIAL_STEPS = 100_000
+from .sandbox import _guard_args, _guard_binop, _guard_format, limits, make_environment
 
 
 class _TrialUndefined(ChainableUndefined):
@@ -31,31 +27,6 @@ class _TrialUndefined(ChainableUndefined):
         if exc is SecurityError:
             raise SecurityError(hint or f"access to {name!r} is unsafe")
         super().__init__(hint=hint, name=name, exc=exc)  # type: ignore[arg-type]
-
-
-class _BudgetedRange:
-    """range() for the trial render: every step of every loop spends one shared budget."""
-
-    def __init__(self) -> None:
-        self.steps = TRIAL_STEPS
-
-    def __call__(self, *args: int) -> _Steps:
-        return _Steps(self, range(*args))
-
-
-class _Steps:
-    def __init__(self, budget: _BudgetedRange, numbers: range) -> None:
-        self.budget, self.numbers = budget, numbers
-
-    def __len__(self) -> int:
-        return len(self.numbers)
-
-    def __iter__(self) -> typing.Iterator[int]:
-        for number in self.numbers:
-            self.budget.steps -= 1
-            if self.budget.steps < 0:
-                raise SecurityError(f"prompt loops more than {TRIAL_STEPS} times")
-            yield number
 
 
 _TRIAL_ENV = make_environment(_TrialUndefined)
@@ -147,8 +118,8 @@ def check_prompt(source: str, *, file: str, line: int | None, key: str) -> None:
                 key=key,
             )
     try:
-        trial = _TRIAL_ENV.from_string(source, globals={"range": _BudgetedRange()})
-        trial.render(**SAMPLE_VARIABLES)
+        with limits():
+            _TRIAL_ENV.from_string(source).render(**SAMPLE_VARIABLES)
     except SecurityError as exc:
         raise _prompt_error(f"unsafe prompt: {exc}", exc, file, line, key) from exc
     except TemplateError as exc:

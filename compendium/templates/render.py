@@ -1,4 +1,5 @@
-"""Renders template prompts in a Jinja2 sandbox, since templates can be uploaded by users."""
+"""Renders template prompts in the Jinja2 sandbox; a stranger's prompts render in a worker
+process with a deadline (worker.py), the built-in ones in this process."""
 
 from __future__ import annotations
 
@@ -10,9 +11,14 @@ from jinja2 import StrictUndefined
 from jinja2 import TemplateError as JinjaError
 
 from ..errors import TemplateError
-from .sandbox import make_environment
+from ..fingerprint import fingerprint
+from . import worker
+from .sandbox import limits, make_environment
 
 _ENV = make_environment(StrictUndefined)
+# Prompts that ran out of steps or time once: refused at once after that, so that a prompt
+# that stalls does not stall every MAP batch and page of a compile in turn.
+_STALLED: set[str] = set()
 
 
 @lru_cache(maxsize=256)
@@ -21,12 +27,41 @@ def _compile(source: str):  # type: ignore[no-untyped-def]
 
 
 def render(source: str, *, where: str = "prompt", **variables: Any) -> str:
-    """Render `source` with `variables`; any Jinja or sandbox error names `where`."""
+    """Render `source` with `variables`; any failure is a TemplateError naming `where`."""
+    if worker._IN_CHILD or source in _builtin_prompts():
+        return render_here(source, where=where, **variables)
+    key = fingerprint(source)
+    if key in _STALLED:
+        raise TemplateError(
+            "this prompt ran past its step or time limit earlier and is not rendered again; "
+            "simplify its loops", file=where,
+        )  # fmt: skip
     try:
-        return _compile(source).render(**variables)
+        return worker.render_untrusted(source, where=where, variables=variables)
+    except TemplateError as exc:
+        if isinstance(exc, worker.WorkerTimeout) or getattr(exc, "slow", False):
+            _STALLED.add(key)
+        raise
+
+
+def render_here(source: str, *, where: str = "prompt", **variables: Any) -> str:
+    """Render in this process, within the sandbox's limits."""
+    try:
+        with limits():
+            return _compile(source).render(**variables)
     except JinjaError as exc:  # includes SecurityError and UndefinedError
         line = getattr(exc, "lineno", None)
         raise TemplateError(str(exc), file=where, line=line) from exc
+    except RecursionError as exc:
+        raise TemplateError("the prompt calls itself too deeply", file=where) from exc
+    except Exception as exc:  # a stranger's prompt may fail in any way (e.g. 1/0)
+        raise TemplateError(f"the prompt fails to render: {type(exc).__name__}: {exc}", file=where) from exc
+
+
+@lru_cache(maxsize=1)
+def _builtin_prompts() -> frozenset[str]:
+    folder = resources.files("compendium.templates") / "builtin" / "prompts"
+    return frozenset(p.read_text(encoding="utf-8") for p in folder.iterdir() if p.name.endswith(".j2"))
 
 
 @lru_cache(maxsize=64)

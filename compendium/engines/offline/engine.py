@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from ...templates.schema import Template
@@ -52,6 +53,9 @@ class OfflineEngine:
         return topics.name_topic(request)
 
     async def write_page(self, request: PageRequest, template: Template) -> str:
+        if template.refine.page_template.strip():
+            # A template's own layout renders in a worker process: wait off the event loop.
+            return await asyncio.to_thread(writer.write_page, request, template)
         return writer.write_page(request, template)
 
     async def close(self) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...errors import TemplateError
+from ...templates.patterns import Pattern, PatternError, compile_pattern
 from ...templates.schema import Template
 from .words import (
     BOILERPLATE,
@@ -226,35 +227,36 @@ _CODE_KINDS = ("code", "ident", "file")
 _GENERIC_TYPES = ("concept", "other", "thing", "entity", "term", "topic", "")
 
 
+TypeRules = list[tuple[str, list[Pattern]]]
+
+
 @lru_cache(maxsize=64)
 def _compiled_types(
     specs: tuple[tuple[str, tuple[str, ...]], ...],
-) -> list[tuple[str, list[re.Pattern[str]]]]:
+) -> TypeRules:
+    # RE2: a template's patterns come from strangers, and its matching time is linear.
     out = []
     for name, patterns in specs:
         compiled = []
-        for pattern in patterns:
+        for index, pattern in enumerate(patterns):
             try:
-                compiled.append(re.compile(pattern))
-            except re.error as exc:
+                compiled.append(compile_pattern(pattern))
+            except PatternError as exc:
                 raise TemplateError(
-                    f"bad pattern {pattern!r}: {exc}", key=f"types.{name}.patterns"
+                    f"bad pattern {pattern!r}: {exc}", key=f"types.{name}.patterns[{index}]"
                 ) from exc
         out.append((name, compiled))
     return out
 
 
-def entity_type_rules(template: Template) -> list[tuple[str, list[re.Pattern[str]]]]:
+def entity_type_rules(template: Template) -> TypeRules:
     specs = tuple((t.name, tuple(t.patterns)) for t in template.entity_types)
     return _compiled_types(specs)
 
 
-def relation_type_rules(template: Template) -> list[tuple[str, list[re.Pattern[str]]]]:
+def relation_type_rules(template: Template) -> TypeRules:
     specs = tuple((t.name, tuple(t.patterns)) for t in template.relation_types)
     return _compiled_types(specs)
-
-
-TypeRules = list[tuple[str, list[re.Pattern[str]]]]
 
 
 def choose_type(name: str, kind: str, rules: TypeRules, aliases: Sequence[str] = ()) -> str:
