@@ -14,6 +14,7 @@ Variables every prompt may use (template authors can override any prompt):
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -117,7 +118,8 @@ class LLMEngine:
     async def extract(self, batch: ExtractionBatch, template: Template) -> ExtractionReply:
         if not batch.chunks:
             return ExtractionReply(entities=[], concepts=[], claims=[], relations=[], topics=[])
-        system, prompt = self.map_prompt(batch, template)
+        # A stranger's prompt renders in a worker process: wait for it off the event loop.
+        system, prompt = await asyncio.to_thread(self.map_prompt, batch, template)
         labels = [c.label for c in batch.chunks]
         last: list[tuple[int, int, str]] = []  # (items, unknown, problem) of replies that failed the check
 
@@ -226,7 +228,7 @@ class LLMEngine:
     async def write_page(self, request: PageRequest, template: Template) -> str:
         """The page's Markdown, checked before it is cached or returned: prose citing the
         evidence it was sent. Raises ReplyError when repairs did not give such a page."""
-        system, prompt = self.page_prompt(request, template)
+        system, prompt = await asyncio.to_thread(self.page_prompt, request, template)
         refs = sent_refs(request)
         # Room for the page plus some slack, so a page is not cut mid-sentence.
         return await self.client.complete_text(
