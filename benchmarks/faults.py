@@ -93,7 +93,7 @@ def run_one(kind: str, rate: float, seed: int, base_url: str, conn: Any, root: P
     from compendium.workspace import init_workspace
     from tests.support.llm_server import CONTENT_FAULTS
 
-    workspace = init_workspace(root / kind)
+    workspace = init_workspace(root / kind / "kb")  # one folder name: an unset site title comes from it
     shutil.copytree(SAMPLE_CORPUS, workspace / "documents" / "corpus")
     conn.send(("fault", None if kind == "clean" else kind, rate, seed))
     conn.recv()

@@ -30,12 +30,13 @@ def _vault(workspace: Path, server: LLMServer, out: Path) -> dict[str, bytes]:
 
 
 def test_a_rerun_after_a_partial_map_failure_writes_what_a_clean_compile_writes(e2e_server: LLMServer, tmp_path: Path):
-    clean_ws = new_workspace(tmp_path / "clean")
+    # Same folder name: an unset site title is taken from it.
+    clean_ws = new_workspace(tmp_path / "clean" / "kb")
     e2e_server.reset()
     assert _compile(clean_ws, e2e_server).status == "succeeded"
     clean = _vault(clean_ws, e2e_server, tmp_path / "clean-vault")
 
-    partial_ws = new_workspace(tmp_path / "partial")
+    partial_ws = new_workspace(tmp_path / "partial" / "kb")
     e2e_server.reset()
     e2e_server.fail_next(1, "500")  # one MAP batch fails for good (no retries)
     first = _compile(partial_ws, e2e_server)
