@@ -173,7 +173,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"Workspace:  {status['workspace']}")
     print(f"Engine:     {status['engine']}")
     store = status["store"]
-    print(f"Store:      {store.get('backend')} {store.get('url', '')} (vector search: {store.get('vector_search', '?')})")
+    print(f"Store:      {store.get('backend')} {store.get('url', '')} (vector search: {store.get('vector_search', '?')}, full text: {store.get('full_text', 'none')})")
     print("Records:    " + ", ".join(f"{v} {k}" for k, v in status["counts"].items()))
     last = status["last_compile"]
     print(f"Last compile: {json.dumps(last) if last else 'never'}")

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from ..errors import StoreError
-from . import codec
+from . import codec, text
 from .base import Filter
 from .records import RECORD_TYPES, Record, Vector
 
@@ -30,6 +31,24 @@ _current_tx: contextvars.ContextVar[object | None] = contextvars.ContextVar(
 
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def _fts_key(kb: str, id: str) -> int:
+    """The FTS5 rowid of a record: a 63-bit hash of (kb, id), since the tables have no rowid."""
+    return xxhash.xxh3_64_intdigest(f"{len(kb)}:{kb}:{id}".encode()) & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def _fts_table(kind: type[Record]) -> str:
+    return f"{kind.KIND}__fts"
+
+
+def _fts_value(name: str) -> str:
+    return f"json_extract(data, '$.{name}')"
+
+
+def _fts_values(kind: type[Record]) -> str:
+    """The indexed values, read from a row's JSON: what FTS5 is told to add and to delete."""
+    return ", ".join(_fts_value(name) for name, _ in kind.TEXT)
 
 
 class _Errors:
@@ -96,9 +115,10 @@ class _Database:
         if table in self.tables:
             return table
         filters = "".join(f", {_q(f)}" for f in kind.FILTERS)
+        ft = ", ft INTEGER" if kind.TEXT else ""
         self.conn.execute(
             f"CREATE TABLE IF NOT EXISTS {_q(table)} (kb TEXT NOT NULL, id TEXT NOT NULL{filters}, "
-            "data TEXT NOT NULL, vector BLOB, PRIMARY KEY (kb, id)) WITHOUT ROWID"
+            f"data TEXT NOT NULL, vector BLOB{ft}, PRIMARY KEY (kb, id)) WITHOUT ROWID"
         )
         # A FILTERS field added after the table was made: add its column, fill it from data.
         have = {row[1] for row in self.conn.execute(f"PRAGMA table_info({_q(table)})")}
@@ -112,8 +132,39 @@ class _Database:
                 f"CREATE INDEX IF NOT EXISTS {_q(f'{table}_{name}')} "
                 f"ON {_q(table)} (kb, {_q(name)}, id)"
             )
+        if kind.TEXT:
+            self.ensure_fts(kind, have)
         self.tables.add(table)
         return table
+
+    def ensure_fts(self, kind: type[Record], have: set[str]) -> None:
+        """An FTS5 index over the kind's TEXT fields, its content read from the table itself
+        (an external-content index through a view), so no text is stored twice."""
+        table, fts = _q(kind.KIND), _fts_table(kind)
+        if "ft" not in have:
+            self.conn.execute(f"ALTER TABLE {table} ADD COLUMN ft INTEGER")
+            rows = self.conn.execute(f"SELECT kb, id FROM {table}").fetchall()
+            self.conn.executemany(
+                f"UPDATE {table} SET ft = ? WHERE kb = ? AND id = ?",
+                [(_fts_key(kb, id), kb, id) for kb, id in rows],
+            )
+        self.conn.execute(f"CREATE INDEX IF NOT EXISTS {_q(kind.KIND + '_ft')} ON {table} (ft)")
+        names = [name for name, _ in kind.TEXT]
+        columns = ", ".join(f"{_fts_value(n)} AS {_q(n)}" for n in names)
+        self.conn.execute(
+            f"CREATE VIEW IF NOT EXISTS {_q(kind.KIND + '__text')} AS SELECT ft, {columns} FROM {table}"
+        )
+        exists = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (fts,)
+        ).fetchone()
+        if exists:
+            return
+        self.conn.execute(
+            f"CREATE VIRTUAL TABLE {_q(fts)} USING fts5({', '.join(map(_q, names))}, "
+            f"content={_q(kind.KIND + '__text')}, content_rowid='ft', "
+            "tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        self.conn.execute(f"INSERT INTO {_q(fts)} ({_q(fts)}) VALUES ('rebuild')")
 
     def forget_vectors(self, kind: str | None = None) -> None:
         if kind is None:
@@ -228,29 +279,43 @@ class SQLiteStore(codec.GetOne):
             rows = []
             for record in items:
                 vector = codec.vector_of(record)
-                rows.append(
-                    (
-                        self.kb,
-                        record.id,
-                        *(codec.filter_value(record, name) for name in kind.FILTERS),
-                        codec.encode_data(record),
-                        codec.encode_vector(vector),
-                    )
+                row = (
+                    self.kb,
+                    record.id,
+                    *(codec.filter_value(record, name) for name in kind.FILTERS),
+                    codec.encode_data(record),
+                    codec.encode_vector(vector),
                 )
+                rows.append((*row, _fts_key(self.kb, record.id)) if kind.TEXT else row)
             rows_by_kind.append((kind, rows))
 
         def work() -> int:
             total = 0
+            conn = self._db.conn
             for kind, rows in rows_by_kind:
                 table = self._db.ensure_table(kind)
-                columns = ["kb", "id", *kind.FILTERS, "data", "vector"]
+                columns = ["kb", "id", *kind.FILTERS, "data", "vector", *(["ft"] if kind.TEXT else [])]
                 updates = ", ".join(f"{_q(c)} = excluded.{_q(c)}" for c in columns[2:])
-                self._db.conn.executemany(
+                keys = [(row[-1],) for row in rows] if kind.TEXT else []
+                if keys:  # the index forgets the old text before the row changes
+                    fts = _q(_fts_table(kind))
+                    conn.executemany(
+                        f"INSERT INTO {fts} ({fts}, rowid, {self._fts_columns(kind)}) "
+                        f"SELECT 'delete', ft, {_fts_values(kind)} FROM {_q(table)} WHERE ft = ?",
+                        keys,
+                    )
+                conn.executemany(
                     f"INSERT INTO {_q(table)} ({', '.join(map(_q, columns))}) "
                     f"VALUES ({', '.join('?' * len(columns))}) "
                     f"ON CONFLICT (kb, id) DO UPDATE SET {updates}",
                     rows,
                 )
+                if keys:
+                    conn.executemany(
+                        f"INSERT INTO {fts} (rowid, {self._fts_columns(kind)}) "
+                        f"SELECT ft, {_fts_values(kind)} FROM {_q(table)} WHERE ft = ?",
+                        keys,
+                    )
                 self._db.forget_vectors(kind.KIND)
                 total += len(rows)
             return total
@@ -266,11 +331,22 @@ class SQLiteStore(codec.GetOne):
 
         def work() -> int:
             table = self._db.ensure_table(kind)
+            if kind.TEXT:
+                fts = _q(_fts_table(kind))
+                self._db.conn.execute(
+                    f"INSERT INTO {fts} ({fts}, rowid, {self._fts_columns(kind)}) "
+                    f"SELECT 'delete', ft, {_fts_values(kind)} FROM {_q(table)} WHERE {sql}",
+                    params,
+                )
             cursor = self._db.conn.execute(f"DELETE FROM {_q(table)} WHERE {sql}", params)
             self._db.forget_vectors(kind.KIND)
             return cursor.rowcount
 
         return await self._write(f"delete {kind.KIND} records", work)
+
+    @staticmethod
+    def _fts_columns(kind: type[Record]) -> str:
+        return ", ".join(_q(name) for name, _ in kind.TEXT)
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -400,6 +476,41 @@ class SQLiteStore(codec.GetOne):
             (by_id[ids[i]], float(s)) for i, s in zip(rows, scores, strict=True) if ids[i] in by_id
         ]
 
+    async def search_text(
+        self,
+        kind: type[Record],
+        query: str,
+        k: int,
+        where: Filter | None = None,
+        *,
+        fields: Sequence[str] | None = None,
+    ) -> list[tuple[Record, float]]:
+        kind = codec.record_kind(kind)
+        chosen = text.chosen_fields(kind, fields)
+        terms = text.query_words(query)
+        k = text.check_limit(k)
+        condition = codec.sql_where(kind, self.kb, where, mark="?", quote=lambda n: f"m.{_q(n)}")
+        if condition is None or not terms or k == 0:
+            return []
+        sql, params = condition
+        match = text.fts5_query(terms, None if fields is None else list(chosen))
+        # bm25() weighs every column: the fields not searched cannot match, so their weight is moot
+        weights = ", ".join(repr(float(w)) for _, w in kind.TEXT)
+        fts = _q(_fts_table(kind))
+        statement = (
+            f"SELECT m.id, m.data, m.vector, -bm25({fts}, {weights}) AS score "
+            f"FROM {fts} JOIN {_q(kind.KIND)} m ON m.ft = {fts}.rowid "
+            f"WHERE {fts} MATCH ? AND m.{sql} ORDER BY score DESC, m.id LIMIT {k}"
+        )
+
+        def work() -> list[tuple]:
+            self._db.ensure_table(kind)
+            return self._db.conn.execute(statement, [match, *params]).fetchall()
+
+        rows = await self._read(f"search {kind.KIND} text", work)
+        records = self._rows_to_records(kind, [row[:3] for row in rows])
+        return [(r, float(row[3])) for r, row in zip(records, rows, strict=True)]
+
     async def knowledge_bases(self) -> list[str]:
         def work() -> list[str]:
             union = " UNION ".join(
@@ -416,6 +527,7 @@ class SQLiteStore(codec.GetOne):
             "kb": self.kb,
             "path": self._db.path,
             "vector_search": "numpy",
+            "full_text": "fts5 bm25",
             "sqlite_version": sqlite3.sqlite_version,
         }
 

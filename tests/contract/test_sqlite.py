@@ -73,3 +73,17 @@ class TestSQLiteStore(StoreContract):
             conn.execute("PRAGMA user_version=99")
         with pytest.raises(StoreError, match="schema version 99"):
             await open_store(str(path))
+
+    async def test_a_file_written_before_full_text_search_is_indexed_on_opening(self, tmp_path):
+        path = tmp_path / "old.db"
+        first = await open_store(str(path), kb="kb")
+        await first.upsert([Chunk(id="c", text="Checkpoints flush buffers")])
+        await first.close()
+        with sqlite3.connect(path) as conn:  # the schema as it was: no ft column, no index
+            conn.execute("DROP TABLE chunk__fts")
+            conn.execute("DROP VIEW chunk__text")
+            conn.execute("DROP INDEX chunk_ft")
+            conn.execute("ALTER TABLE chunk DROP COLUMN ft")
+        again = await open_store(str(path), kb="kb")
+        assert [r.id for r, _ in await again.search_text(Chunk, "checkpoints", 5)] == ["c"]
+        await again.close()
