@@ -1,0 +1,135 @@
+"""What retrieval keeps beside the compiled records: chunk embeddings and the graph's PageRank.
+
+Both are rebuilt only when the knowledge base changed (a new compile, or a different number of
+chunks), so a question pays for neither. Chunk vectors are kept per content hash: a recompile
+embeds only the chunks that are new or changed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from ..fingerprint import fingerprint
+from ..storage.base import Store
+from ..storage.records import CacheEntry, Chunk, ChunkEmbedding, Entity, Relation, Topic
+from .ranking import pagerank
+
+MARK_ID = "retrieval:index"
+NAMESPACE = "retrieval"
+EMBED_BATCH = 256
+EMBED_CHARS = 2000  # of a chunk's text: the start says what it is about, and it bounds the cost
+_MEMO: OrderedDict[tuple[str, str, str], GraphFacts] = OrderedDict()
+_MEMO_SIZE = 8
+
+
+@dataclass(slots=True)
+class GraphFacts:
+    """Per-compile facts every question reads: PageRank (max 1.0) and topic memberships."""
+
+    key: str
+    pagerank: dict[str, float]
+    topics: list[Topic]
+    max_strength: int
+
+
+def chunk_text(chunk: Chunk) -> str:
+    """What a chunk is embedded as: its heading path, then the start of its text."""
+    heading = " › ".join(chunk.heading_path)
+    return f"{heading}\n{chunk.text[:EMBED_CHARS]}" if heading else chunk.text[:EMBED_CHARS]
+
+
+async def index_key(store: Store, model: str) -> str:
+    """Changes when the knowledge base does: the last compile, the chunk count, the embedder."""
+    last = await store.get(CacheEntry, ["compile:last"])
+    compiled_at = last[0].created_at if last else 0.0  # type: ignore[attr-defined]
+    return fingerprint(compiled_at, await store.count(Chunk), model)
+
+
+async def refresh_chunk_vectors(store: Store, embedder: Any) -> int:
+    """Embed the chunks whose vector is missing or stale, drop vectors of deleted chunks;
+    returns how many chunks were embedded."""
+    model = embedder.model
+    have: dict[str, str] = {}
+    async for record in store.scan(ChunkEmbedding, {"model": model}):
+        have[record.id] = record.content_hash  # type: ignore[attr-defined]
+    seen: set[str] = set()
+    pending: list[Chunk] = []
+    embedded = 0
+
+    async def flush() -> None:
+        nonlocal embedded
+        if not pending:
+            return
+        vectors = await embedder.embed([chunk_text(c) for c in pending])
+        await store.upsert(
+            ChunkEmbedding(id=c.id, document_id=c.document_id, model=model,
+                           content_hash=c.content_hash, embedding=v)
+            for c, v in zip(pending, vectors, strict=True)
+        )
+        embedded += len(pending)
+        pending.clear()
+
+    async for chunk in store.scan(Chunk):
+        seen.add(chunk.id)
+        if have.get(chunk.id) != chunk.content_hash or not chunk.content_hash:  # type: ignore[attr-defined]
+            pending.append(chunk)  # type: ignore[arg-type]
+            if len(pending) >= EMBED_BATCH:
+                await flush()
+    await flush()
+    gone = [i for i in have if i not in seen]
+    for start in range(0, len(gone), 500):
+        await store.delete(ChunkEmbedding, {"id": gone[start : start + 500]})
+    return embedded
+
+
+async def graph_facts(store: Store, key: str) -> GraphFacts:
+    """PageRank over relations weighted by strength, and the topics; memoised per index key."""
+    memo_key = (store.url, store.kb, key)
+    found = _MEMO.get(memo_key)
+    if found is not None:
+        _MEMO.move_to_end(memo_key)
+        return found
+    cached = await store.get(CacheEntry, [f"{MARK_ID}:graph"])
+    value = cached[0].value if cached else None  # type: ignore[attr-defined]
+    if isinstance(value, dict) and value.get("key") == key:
+        pagerank, max_strength = value["pagerank"], int(value["max_strength"])
+    else:
+        pagerank, max_strength = await _pagerank(store)
+        await store.upsert([CacheEntry(
+            id=f"{MARK_ID}:graph", namespace=NAMESPACE, created_at=time.time(),
+            value={"key": key, "pagerank": pagerank, "max_strength": max_strength},
+        )])
+    topics = [t async for t in store.scan(Topic)]
+    facts = GraphFacts(key, pagerank, topics, max_strength)  # type: ignore[arg-type]
+    _MEMO[memo_key] = facts
+    if len(_MEMO) > _MEMO_SIZE:
+        _MEMO.popitem(last=False)
+    return facts
+
+
+async def _pagerank(store: Store) -> tuple[dict[str, float], int]:
+    nodes = [e.id async for e in store.scan(Entity)]
+    edges: list[tuple[str, str, float]] = []
+    max_strength = 1
+    async for relation in store.scan(Relation):
+        r: Relation = relation  # type: ignore[assignment]
+        max_strength = max(max_strength, r.strength)
+        edges.append((r.source, r.target, float(max(r.strength, 1))))
+    return pagerank(nodes, edges), max_strength
+
+
+async def ensure_index(store: Store, embedder: Any) -> GraphFacts:
+    """The index for the knowledge base as it stands: refreshed first if it changed."""
+    key = await index_key(store, embedder.model)
+    memo = _MEMO.get((store.url, store.kb, key))
+    if memo is not None:
+        return memo
+    mark = await store.get(CacheEntry, [MARK_ID])
+    if not mark or (mark[0].value or {}).get("key") != key:  # type: ignore[attr-defined]
+        await refresh_chunk_vectors(store, embedder)
+        await store.upsert([CacheEntry(id=MARK_ID, namespace=NAMESPACE, value={"key": key},
+                                       created_at=time.time())])
+    return await graph_facts(store, key)
