@@ -9,7 +9,7 @@ from compendium.operations import opened_store
 from compendium.retrieval import Options, retrieve
 from compendium.retrieval.index import refresh_chunk_vectors
 from compendium.retrieval.workspace import retrieve_in_workspace, sources_for
-from compendium.storage.records import ChunkEmbedding
+from compendium.storage.records import Chunk, ChunkEmbedding
 from compendium.tokens import count_tokens
 
 # Each question names the document (under documents/) whose passage must be the first one.
@@ -66,13 +66,13 @@ async def test_a_question_without_words_is_refused(compiled_offline):
         await retrieve_in_workspace(compiled_offline, " ?! ", Options())
 
 
-async def test_chunk_vectors_are_built_once_and_follow_deleted_chunks(compiled_offline):
-    async with opened_store(compiled_offline) as store, sources_for(store, compiled_offline) as src:
+async def test_chunk_vectors_are_built_once_and_follow_deleted_chunks(compiled_copy):
+    async with opened_store(compiled_copy) as store, sources_for(store, compiled_copy) as src:
         await retrieve("checkpoints", store, embedder=src.embedder)
         count = await store.count(ChunkEmbedding)
         assert count > 100
         assert await refresh_chunk_vectors(store, src.embedder) == 0  # nothing new to embed
-        first = [e async for e in store.scan(ChunkEmbedding, batch_size=1)][0]
+        first = (await store.get(ChunkEmbedding, [c.id async for c in store.scan(Chunk)][:1]))[0]
         await store.upsert([ChunkEmbedding(id="gone", document_id="x", model=src.embedder.model,
                                            content_hash="h", embedding=first.embedding)])
         await store.upsert([ChunkEmbedding(id=first.id, document_id=first.document_id,
