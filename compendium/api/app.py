@@ -23,13 +23,14 @@ from . import (
     jobs,
     knowledge_bases,
     pages,
+    retrieval,
     schedules,
     search,
     templates,
 )
 from .auth import Service
 
-ROUTERS = (auth, templates, knowledge_bases, documents, jobs, schedules, pages, entities, graph, search)
+ROUTERS = (auth, templates, knowledge_bases, documents, jobs, schedules, pages, entities, graph, search, retrieval)
 
 
 def create_app(

@@ -12,6 +12,7 @@ from ..engines.usage import UsageMeter
 from ..operations import opened_store, resolve_template
 from ..settings import Settings
 from ..storage.base import Store
+from ..templates.schema import Template
 from .answer import ask
 from .retrieve import Options, Retrieval, retrieve
 
@@ -28,12 +29,12 @@ class Sources:
 
 @contextlib.asynccontextmanager
 async def sources_for(
-    store: Store, settings: Settings, template_name: str | None = None, *, budget: int | None = None
+    store: Store, settings: Settings, template: Template | None = None
 ) -> AsyncIterator[Sources]:
     """The knowledge base's embedder (its entity vectors were made by it) and LLM client, under
-    a token budget (`budget`, else the settings'), closed afterwards."""
-    template = resolve_template(settings, template_name)
-    usage = UsageMeter(budget if budget else settings.token_budget)
+    the settings' token budget, closed afterwards. `template`: the workspace's default."""
+    template = template or resolve_template(settings, None)
+    usage = UsageMeter(settings.token_budget)
     async with contextlib.AsyncExitStack() as stack:
         embedder = build_embedder(settings, template, usage=usage, cache=store)
         stack.push_async_callback(embedder.close)
