@@ -101,28 +101,41 @@ async def llm_answer(retrieval: Retrieval, client: Any) -> str:
 
 
 def extractive_answer(retrieval: Retrieval, limit: int = EXTRACTIVE_SENTENCES) -> str:
-    """The passages' sentences that best cover the question's words, each citing its passage."""
+    """The evidence sentences that best cover the question's words, each citing its item:
+    passages, and the descriptions of the two best entities (which quote their passages)."""
     asked = {w for w in words(retrieval.question) if w not in STOPWORDS}
     if not asked:
         asked = set(words(retrieval.question))
-    labelled = [(ref, retrieval.chunks[int(ref[1:]) - 1]) for ref in retrieval.refs if ref[0] == "C"]
-    candidates: list[tuple[float, int, int, str, str]] = []
+    # Passages first: they are the sources. An entity's opening sentence (a definition) comes
+    # after the two best passages.
+    sources = [(ref, retrieval.chunks[int(ref[1:]) - 1]["text"]) for ref in retrieval.refs if ref[0] == "C"]
+    definitions = [
+        (ref, (sentences_of(retrieval.entities[int(ref[1:]) - 1].get("description", "")) or [None])[0])
+        for ref in retrieval.refs if ref[0] == "E" and int(ref[1:]) <= 2
+    ]
+    sources[2:2] = [(ref, first.text) for ref, first in definitions if first is not None]
     seen_in: dict[str, int] = {}
-    per_passage = []
-    for rank, (ref, chunk) in enumerate(labelled):
-        sentences = [s.text for s in sentences_of(chunk["text"]) if 20 <= len(s.text) <= 400]
-        per_passage.append((rank, ref, sentences))
+    per_source = []
+    for rank, (ref, text) in enumerate(sources):
+        # a sentence ending in ":" introduces a list it does not hold: no answer on its own
+        sentences = [s.text for s in sentences_of(text)
+                     if 20 <= len(s.text) <= 400 and not s.text.rstrip().endswith(":")]
+        per_source.append((rank, ref, sentences))
         for sentence in sentences:
             for w in set(words(sentence)) & asked:
                 seen_in[w] = seen_in.get(w, 0) + 1
-    total = max(1, sum(len(s) for _, _, s in per_passage))
-    for rank, ref, sentences in per_passage:
+    total = max(1, sum(len(s) for _, _, s in per_source))
+    candidates: list[tuple[float, int, int, str, str]] = []
+    for rank, ref, sentences in per_source:
         for position, sentence in enumerate(sentences):
             present = set(words(sentence)) & asked
             if not present:
                 continue
-            # rarer question words count more; earlier passages (better ranked) a little more
+            # rarer question words count more; better-ranked evidence and opening sentences
+            # (where a passage or description says what its subject is) a little more
             score = sum(math.log(1 + total / seen_in[w]) for w in present) / (1 + 0.15 * rank)
+            if position == 0:
+                score *= 1.3
             candidates.append((score, rank, position, sentence, ref))
     candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
     chosen, texts = [], set()
@@ -148,9 +161,16 @@ def citations(retrieval: Retrieval, answer: str) -> list[dict[str, Any]]:
     for label in cited_labels(answer):
         kind, record_id = retrieval.refs[label]
         item: dict[str, Any] = {"ref": label, "kind": kind, "id": record_id}
+        index = int(label[1:]) - 1
         if kind == "chunk":
-            chunk = retrieval.chunks[int(label[1:]) - 1]
+            chunk = retrieval.chunks[index]
             item.update(document=chunk["document"], heading_path=chunk["heading_path"])
+        elif kind == "entity":
+            item.update(name=retrieval.entities[index]["name"], page=retrieval.entities[index]["page"])
+        elif kind == "page":
+            item.update(title=retrieval.pages[index]["title"])
+        elif kind == "topic":
+            item.update(title=retrieval.topics[index]["title"])
         out.append(item)
     return out
 

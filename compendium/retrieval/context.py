@@ -33,23 +33,26 @@ def _clip(text: str, tokens: int) -> str:
     return cut[: end + 1] if end > len(cut) // 2 else cut.rstrip() + "…"
 
 
+DESCRIPTION_TOKENS = 70  # of an entity's, relation's, page's or topic's text
+
+
 def _entity(item: dict[str, Any], ref: str) -> str:
-    about = f": {_one_line(item['description'])}" if item.get("description") else ""
+    about = f": {_clip(_one_line(item['description']), DESCRIPTION_TOKENS)}" if item.get("description") else ""
     return f"- [{ref}] **{item['name']}** ({item['type'] or 'entity'}){about}"
 
 
 def _relation(item: dict[str, Any], ref: str) -> str:
-    text = f" — {_one_line(item['description'])}" if item.get("description") else ""
+    text = f" — {_clip(_one_line(item['description']), DESCRIPTION_TOKENS)}" if item.get("description") else ""
     return f"- [{ref}] {item['source_name']} → {item['type'] or 'related to'} → {item['target_name']}{text}"
 
 
 def _page(item: dict[str, Any], ref: str) -> str:
-    summary = f": {_one_line(item['summary'])}" if item.get("summary") else ""
+    summary = f": {_clip(_one_line(item['summary']), DESCRIPTION_TOKENS)}" if item.get("summary") else ""
     return f"- [{ref}] [[{item['slug']}]] {item['title']}{summary}"
 
 
 def _topic(item: dict[str, Any], ref: str) -> str:
-    summary = f": {_one_line(item['summary'])}" if item.get("summary") else ""
+    summary = f": {_clip(_one_line(item['summary']), DESCRIPTION_TOKENS)}" if item.get("summary") else ""
     return f"- [{ref}] {item['title']}{summary}"
 
 
@@ -90,6 +93,6 @@ def build_context(question: str, parts: dict[str, list[dict[str, Any]]], budget:
             labels.append(label(key, index))
             spent += cost
         if lines:
-            blocks.append(heading + "\n".join(lines))
+            blocks.append(heading + "\n".join(lines) + "\n")
             used += spent
-    return "\n".join(blocks).rstrip() + "\n", labels
+    return "".join(blocks).rstrip() + "\n", labels
