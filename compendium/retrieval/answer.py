@@ -1,7 +1,7 @@
 """ask(): an answer from one retrieval whose every sentence cites its evidence, as a stream of events.
 
 Events, in order: {"type": "stage", "stage": "retrieve"}, {"type": "stage", "stage": "answer",
-...}, then {"type": "delta", "text"} per sentence, then {"type": "final", "answer",
+"refs": {label: {kind, id}}}, then {"type": "delta", "text"} per sentence, then {"type": "final", "answer",
 "citations", "evidence"}; or {"type": "error", "message"} in place of what could not be done.
 A model's reply is checked before any of it is sent: sentences without a citation, or citing
 a label the context does not hold, get one repair request; a reply still wrong is an error.
@@ -117,9 +117,10 @@ def extractive_answer(retrieval: Retrieval, limit: int = EXTRACTIVE_SENTENCES) -
     seen_in: dict[str, int] = {}
     per_source = []
     for rank, (ref, text) in enumerate(sources):
-        # a sentence ending in ":" introduces a list it does not hold: no answer on its own
+        # only whole sentences: a heading line has no full stop, and a sentence ending in ":"
+        # introduces a list it does not hold
         sentences = [s.text for s in sentences_of(text)
-                     if 20 <= len(s.text) <= 400 and not s.text.rstrip().endswith(":")]
+                     if 20 <= len(s.text) <= 400 and s.text.rstrip()[-1:] in (".", "!", "?", ")")]
         per_source.append((rank, ref, sentences))
         for sentence in sentences:
             for w in set(words(sentence)) & asked:
@@ -190,8 +191,10 @@ async def ask(
     except CompendiumError as exc:
         yield {"type": "error", "message": str(exc), "field": exc.field}
         return
+    # the labels the answer may cite, so a client can link citations while the text streams
+    refs = {label: {"kind": kind, "id": record_id} for label, (kind, record_id) in retrieval.refs.items()}
     yield {"type": "stage", "stage": "answer", "engine": "llm" if llm is not None else "offline",
-           "evidence": len(retrieval.refs)}
+           "refs": refs}
     try:
         if llm is not None:
             text = await llm_answer(retrieval, llm)
