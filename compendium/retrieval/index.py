@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..fingerprint import fingerprint
 from ..storage.base import Store
-from ..storage.records import CacheEntry, Chunk, ChunkEmbedding, Entity, Relation, Topic
+from ..storage.records import CacheEntry, Chunk, ChunkEmbedding, Entity, Page, Relation, Topic
 from .ranking import pagerank
 
 MARK_ID = "retrieval:index"
@@ -27,12 +27,19 @@ _MEMO_SIZE = 8
 
 @dataclass(slots=True)
 class GraphFacts:
-    """Per-compile facts every question reads: PageRank (max 1.0) and topic memberships."""
+    """Per-compile facts every question reads: PageRank (max 1.0), each entity's strongest
+    relations (strength, other end, relation id; at most NEIGHBOURS), and the topics."""
 
     key: str
     pagerank: dict[str, float]
+    neighbours: dict[str, list[tuple[int, str, str]]]
     topics: list[Topic]
     max_strength: int
+    topics_of: dict[str, list[int]] = field(default_factory=dict)  # entity id -> topic indexes
+    page_of: dict[str, str] = field(default_factory=dict)  # entity id -> slug of its live page
+
+
+NEIGHBOURS = 8  # relations per entity the graph walk may follow: bounds it on hubs
 
 
 def chunk_text(chunk: Chunk) -> str:
@@ -86,44 +93,65 @@ async def refresh_chunk_vectors(store: Store, embedder: Any) -> int:
 
 
 async def graph_facts(store: Store, key: str) -> GraphFacts:
-    """PageRank over relations weighted by strength, and the topics; memoised per index key."""
+    """PageRank over relations weighted by strength, adjacency and topics; built once per
+    process and index key (one scan of entities and relations), then read from memory."""
     memo_key = (store.url, store.kb, key)
     found = _MEMO.get(memo_key)
     if found is not None:
         _MEMO.move_to_end(memo_key)
         return found
-    cached = await store.get(CacheEntry, [f"{MARK_ID}:graph"])
-    value = cached[0].value if cached else None  # type: ignore[attr-defined]
-    if isinstance(value, dict) and value.get("key") == key:
-        pagerank, max_strength = value["pagerank"], int(value["max_strength"])
-    else:
-        pagerank, max_strength = await _pagerank(store)
-        await store.upsert([CacheEntry(
-            id=f"{MARK_ID}:graph", namespace=NAMESPACE, created_at=time.time(),
-            value={"key": key, "pagerank": pagerank, "max_strength": max_strength},
-        )])
+    nodes = [e.id async for e in store.scan(Entity)]
+    edges: list[tuple[str, str, float]] = []
+    adjacency: dict[str, list[tuple[int, str, str]]] = {}
+    max_strength = 1
+    async for relation in store.scan(Relation):
+        r: Relation = relation  # type: ignore[assignment]
+        max_strength = max(max_strength, r.strength)
+        edges.append((r.source, r.target, float(max(r.strength, 1))))
+        adjacency.setdefault(r.source, []).append((r.strength, r.target, r.id))
+        adjacency.setdefault(r.target, []).append((r.strength, r.source, r.id))
+    neighbours = {
+        node: sorted(out, key=lambda e: (-e[0], e[1]))[:NEIGHBOURS] for node, out in adjacency.items()
+    }
     topics = [t async for t in store.scan(Topic)]
-    facts = GraphFacts(key, pagerank, topics, max_strength)  # type: ignore[arg-type]
+    topics_of: dict[str, list[int]] = {}
+    for index, topic in enumerate(topics):
+        for member in topic.members:  # type: ignore[attr-defined]
+            topics_of.setdefault(member, []).append(index)
+    page_of = {}
+    async for page in store.scan(Page, {"status": "active"}):
+        if page.subject_id:  # type: ignore[attr-defined]
+            page_of[page.subject_id] = page.id  # type: ignore[attr-defined]
+    facts = GraphFacts(key, pagerank(nodes, edges), neighbours, topics, max_strength,  # type: ignore[arg-type]
+                       topics_of, page_of)
     _MEMO[memo_key] = facts
     if len(_MEMO) > _MEMO_SIZE:
         _MEMO.popitem(last=False)
     return facts
 
 
-async def _pagerank(store: Store) -> tuple[dict[str, float], int]:
-    nodes = [e.id async for e in store.scan(Entity)]
-    edges: list[tuple[str, str, float]] = []
-    max_strength = 1
-    async for relation in store.scan(Relation):
-        r: Relation = relation  # type: ignore[assignment]
-        max_strength = max(max_strength, r.strength)
-        edges.append((r.source, r.target, float(max(r.strength, 1))))
-    return pagerank(nodes, edges), max_strength
+_RECOUNT_SECONDS = 30.0
+_CHECKED: dict[tuple[str, str, str], tuple[float, float, str]] = {}  # -> (when, compiled_at, key)
+
+
+async def _current_key(store: Store, model: str) -> str:
+    """index_key, with the chunk count (a scan of the chunk index on SQL stores) read at most
+    every 30 s while the last compile stays the same; a new compile is seen at once."""
+    last = await store.get(CacheEntry, ["compile:last"])
+    compiled_at = last[0].created_at if last else 0.0  # type: ignore[attr-defined]
+    memo = (store.url, store.kb, model)
+    seen = _CHECKED.get(memo)
+    now = time.monotonic()
+    if seen and seen[1] == compiled_at and now - seen[0] < _RECOUNT_SECONDS:
+        return seen[2]
+    key = await index_key(store, model)
+    _CHECKED[memo] = (now, compiled_at, key)
+    return key
 
 
 async def ensure_index(store: Store, embedder: Any) -> GraphFacts:
     """The index for the knowledge base as it stands: refreshed first if it changed."""
-    key = await index_key(store, embedder.model)
+    key = await _current_key(store, embedder.model)
     memo = _MEMO.get((store.url, store.kb, key))
     if memo is not None:
         return memo

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 # How an entity's similarity to the question and its graph importance (PageRank, max 1.0)
 # combine. Measured on the PostgreSQL manual (benchmarks/reports/retrieval.md); the default
@@ -31,27 +31,22 @@ def strength_weight(strength: int, max_strength: int) -> float:
 
 def expand(
     seeds: dict[str, float],
-    edges: Iterable[tuple[str, str, int]],
+    neighbours: dict[str, list[tuple[int, str, str]]],
     max_strength: int,
     *,
     decay: float = 0.5,
-    per_node: int = 5,
 ) -> dict[str, float]:
-    """One hop out from `seeds` along (source, target, strength) edges: each neighbour gets the
-    best of seed score x decay x strength weight, over at most `per_node` strongest edges of
-    each seed. Returns the neighbours' scores (seeds themselves are not in it)."""
-    by_seed: dict[str, list[tuple[int, str]]] = {}
-    for source, target, strength in edges:
-        for here, there in ((source, target), (target, source)):
-            if here in seeds and there not in seeds:
-                by_seed.setdefault(here, []).append((strength, there))
+    """One hop out from `seeds` along each one's strongest relations ((strength, other, id),
+    already bounded per node): a neighbour gets the best of seed score x decay x strength
+    weight. Returns the neighbours' scores (seeds themselves are not in it)."""
     found: dict[str, float] = {}
-    for seed, out in by_seed.items():
-        out.sort(key=lambda pair: (-pair[0], pair[1]))
-        for strength, neighbour in out[:per_node]:
-            score = seeds[seed] * decay * strength_weight(strength, max_strength)
-            if score > found.get(neighbour, 0.0):
-                found[neighbour] = score
+    for seed, score in seeds.items():
+        for strength, other, _ in neighbours.get(seed, ()):
+            if other in seeds:
+                continue
+            pulled = score * decay * strength_weight(strength, max_strength)
+            if pulled > found.get(other, 0.0):
+                found[other] = pulled
     return found
 
 

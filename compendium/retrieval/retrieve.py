@@ -110,16 +110,12 @@ async def retrieve(
     entity_scores, entity_records = await _entities(store, text, search, terms, vectors, facts, opts)
     relations = await _relations(store, search, entity_scores, entity_records, facts, opts)
     top_entities = ranked(entity_scores, top_k)
-    pages = await _pages(store, search, entity_scores, top_entities, opts, top_k)
+    pages = await _pages(store, search, entity_scores, top_entities, facts, opts, top_k)
     topics = _topics(facts, entity_scores, opts, top_k) if opts.mode != "local" else []
     chunks = await _chunks(store, embedder, search, vectors[0], entity_scores, entity_records,
                            relations, pages, opts, top_k)
 
-    slugs = {p["subject_id"]: p["slug"] for p in pages if p["subject_id"]}
-    missing = [i for i in top_entities if i not in slugs]
-    if missing:
-        async for page in store.scan(Page, {"subject_id": missing, "status": "active"}):
-            slugs[page.subject_id] = page.slug  # type: ignore[attr-defined]
+    slugs = facts.page_of
     entities = [
         {
             "id": i, "name": entity_records[i].name, "type": entity_records[i].type,
@@ -165,8 +161,9 @@ async def _entities(
     records: dict[str, Entity] = {}
     similarity: dict[str, float] = {}
     phrase = " " + " ".join(words(text)) + " "
-    for entity, score in zip([e for e, _ in by_text], normalised({e.id: s for e, s in by_text}).values(),
-                             strict=True):
+    text_scores = normalised({e.id: s for e, s in by_text})
+    for entity, _ in by_text:
+        score = text_scores.get(entity.id, 0.0)
         records[entity.id] = entity  # type: ignore[assignment]
         named = any(
             (w := " ".join(words(n))) and f" {w} " in phrase
@@ -184,8 +181,7 @@ async def _entities(
     for _ in range(max(0, opts.hops)):
         if not frontier:
             break
-        edges = await _edges_of(store, list(frontier))
-        reached = expand(frontier, edges, facts.max_strength)
+        reached = expand(frontier, facts.neighbours, facts.max_strength)
         frontier = {}
         for node, score in reached.items():
             if score > scores.get(node, 0.0):
@@ -198,25 +194,14 @@ async def _entities(
     return {i: s for i, s in scores.items() if i in records}, records
 
 
-async def _edges_of(store: Store, ids: list[str]) -> list[tuple[str, str, int]]:
-    edges = []
-    for side in ("source", "target"):
-        async for r in store.scan(Relation, {side: ids}):
-            edges.append((r.source, r.target, r.strength))  # type: ignore[attr-defined]
-    return edges
-
-
 async def _relations(
     store: Store, search: str, scores: dict[str, float], records: dict[str, Entity],
     facts: GraphFacts, opts: Options,
 ) -> list[dict[str, Any]]:
     """Relations between the scored entities (strength-weighted), and by their descriptions."""
     top = ranked(scores, 2 * _SEEDS)
-    found: dict[str, Relation] = {}
-    if top:
-        async for r in store.scan(Relation, {"source": top}):
-            if r.target in scores:  # type: ignore[attr-defined]
-                found[r.id] = r  # type: ignore[assignment]
+    between = {rid for node in top for _, other, rid in facts.neighbours.get(node, ()) if other in scores}
+    found: dict[str, Relation] = {r.id: r for r in await store.get(Relation, sorted(between))}  # type: ignore[misc]
     relation_scores = {
         r.id: strength_weight(r.strength, facts.max_strength)
         * (scores.get(r.source, 0.0) + scores.get(r.target, 0.0)) / 2
@@ -224,7 +209,9 @@ async def _relations(
     }
     if opts.mode != "local":
         by_text = await store.search_text(Relation, search, 20)
-        for (r, _), s in zip(by_text, normalised({r.id: s for r, s in by_text}).values(), strict=True):
+        text_scores = normalised({r.id: s for r, s in by_text})
+        for r, _ in by_text:
+            s = text_scores.get(r.id, 0.0)
             found.setdefault(r.id, r)  # type: ignore[arg-type]
             relation_scores[r.id] = relation_scores.get(r.id, 0.0) + 0.5 * s
     return [
@@ -236,17 +223,22 @@ async def _relations(
 
 
 async def _pages(
-    store: Store, search: str, scores: dict[str, float], top_entities: list[str], opts: Options,
-    top_k: int,
+    store: Store, search: str, scores: dict[str, float], top_entities: list[str],
+    facts: GraphFacts, opts: Options, top_k: int,
 ) -> list[dict[str, Any]]:
     page_scores: dict[str, float] = {}
     pages: dict[str, Page] = {}
     if top_entities and opts.mode != "global":
-        async for page in store.scan(Page, {"subject_id": top_entities, "status": "active"}):
+        slugs = [facts.page_of[i] for i in top_entities if i in facts.page_of]
+        for page in await store.get(Page, slugs):
+            if page.status != "active":  # type: ignore[attr-defined]
+                continue
             pages[page.id] = page  # type: ignore[assignment]
             page_scores[page.id] = scores.get(page.subject_id, 0.0)  # type: ignore[attr-defined]
     by_text = await store.search_text(Page, search, top_k, {"status": "active"}, fields=["title", "aliases", "summary"])
-    for (page, _), s in zip(by_text, normalised({p.id: s for p, s in by_text}).values(), strict=True):
+    text_scores = normalised({p.id: s for p, s in by_text})
+    for page, _ in by_text:
+        s = text_scores.get(page.id, 0.0)
         pages.setdefault(page.id, page)  # type: ignore[arg-type]
         page_scores[page.id] = max(page_scores.get(page.id, 0.0), 0.9 * s)
     return [
@@ -258,13 +250,13 @@ async def _pages(
 
 
 def _topics(facts: GraphFacts, scores: dict[str, float], opts: Options, top_k: int) -> list[dict[str, Any]]:
-    topic_scores = {}
-    for topic in facts.topics:
-        members = topic.members
-        if members:
-            overlap = sum(scores.get(m, 0.0) for m in members)
-            if overlap > 0:
-                topic_scores[topic.id] = overlap / len(members) ** 0.5
+    overlap: dict[int, float] = {}
+    for entity, score in scores.items():
+        for index in facts.topics_of.get(entity, ()):
+            overlap[index] = overlap.get(index, 0.0) + score
+    topic_scores = {
+        facts.topics[i].id: total / len(facts.topics[i].members) ** 0.5 for i, total in overlap.items()
+    }
     by_id = {t.id: t for t in facts.topics}
     return [
         {"id": i, "slug": by_id[i].slug, "title": by_id[i].title, "summary": by_id[i].summary,

@@ -495,17 +495,32 @@ class SQLiteStore(codec.GetOne):
         sql, params = condition
         match = text.fts5_query(terms, None if fields is None else list(chosen))
         # bm25() weighs every column: the fields not searched cannot match, so their weight is moot
-        weights = ", ".join(repr(float(w)) for _, w in kind.TEXT)
+        rank = "bm25(" + ", ".join(repr(float(w)) for _, w in kind.TEXT) + ")"
         fts = _q(_fts_table(kind))
+        # The best matches first, from the index alone; only those are joined to the table and
+        # filtered. Joining every match first cost a row lookup per matching record. Too few
+        # survive the filter (another knowledge base's records): ask the index for more.
         statement = (
-            f"SELECT m.id, m.data, m.vector, -bm25({fts}, {weights}) AS score "
-            f"FROM {fts} JOIN {_q(kind.KIND)} m ON m.ft = {fts}.rowid "
-            f"WHERE {fts} MATCH ? AND m.{sql} ORDER BY score DESC, m.id LIMIT {k}"
+            f"SELECT m.id, m.data, m.vector, -f.rank AS score FROM "
+            f"(SELECT rowid, rank FROM {fts} WHERE {fts} MATCH ? AND rank MATCH ? "
+            f"ORDER BY rank LIMIT ?) f JOIN {_q(kind.KIND)} m ON m.ft = f.rowid "
+            f"WHERE m.{sql} ORDER BY score DESC, m.id LIMIT {k}"  # sql starts with "kb = ?"
+        )
+        counting = (
+            f"SELECT COUNT(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
         )
 
         def work() -> list[tuple]:
             self._db.ensure_table(kind)
-            return self._db.conn.execute(statement, [match, *params]).fetchall()
+            conn = self._db.conn
+            window = max(4 * k, 64)
+            while True:
+                rows = conn.execute(statement, [match, rank, window, *params]).fetchall()
+                if len(rows) >= k:
+                    return rows
+                if conn.execute(counting, [match, window + 1]).fetchone()[0] <= window:
+                    return rows  # the index holds no more matches
+                window *= 8
 
         rows = await self._read(f"search {kind.KIND} text", work)
         records = self._rows_to_records(kind, [row[:3] for row in rows])

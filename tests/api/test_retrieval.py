@@ -50,8 +50,10 @@ async def test_retrieve_and_ask_over_the_api(make_api):
         assert kinds[:2] == ["stage", "stage"] and kinds[-1] == "final"
         assert set(kinds[2:-1]) == {"delta"}
         final = events[-1]
-        chunk_ids = {c["chunk_id"] for c in final["evidence"]["chunks"]}
-        assert final["citations"] and all(c["id"] in chunk_ids for c in final["citations"])
+        returned = {c["chunk_id"] for c in final["evidence"]["chunks"]}
+        returned |= {e["id"] for e in final["evidence"]["entities"]}
+        assert final["citations"] and all(c["id"] in returned for c in final["citations"])
+        assert any(c["kind"] == "chunk" for c in final["citations"])
 
         r = await api.client.post("/knowledge-bases/handbook/ask", json={"question": QUESTION},
                                   headers={**h, "Accept": "text/event-stream"})

@@ -1,0 +1,296 @@
+"""Retrieval quality and speed on the PostgreSQL 15 manual, offline.
+
+Quality: 54 questions a user would ask (benchmarks/retrieval_questions.yaml), each with the
+manual pages that answer it. recall@5 at document level is the share of a question's pages
+among the first five distinct documents of the ranked passages, averaged over questions, for
+`retrieve` (hybrid, and each entity ranking), plain BM25 over chunks (the store's full-text
+search) and vector-only search over chunks (kNN on chunk embeddings).
+
+Speed: p50/p95 latency of `retrieve` on the embedded SQLite store at 10k and 100k chunks. The
+manual has about 7.3k chunks; the scale-up adds synthetic documents whose chunks mix the
+sentences of real ones (so full text and vectors meet realistic term statistics), and
+entities copied with new names in proportion, then times every question (warm, the index built).
+
+The manual comes from Debian's postgresql-doc-15 (benchmarks/offline_corpus.py fetches it);
+the compiled workspace is kept in build/retrieval-bench/ and reused.
+
+    python -m benchmarks.retrieval [--scale 10000,100000] [--no-scale] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import random
+import shutil
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build" / "retrieval-bench"
+QUESTIONS = Path(__file__).with_name("retrieval_questions.yaml")
+REPORT = Path(__file__).parent / "reports" / "retrieval.md"
+K = 5
+
+
+def load_questions() -> list[dict[str, Any]]:
+    return yaml.safe_load(QUESTIONS.read_text(encoding="utf-8"))
+
+
+def compiled_workspace() -> Path:
+    """The manual compiled offline in build/retrieval-bench/ws (compiled on first use)."""
+    from benchmarks.offline_corpus import postgres_manual
+    from compendium.operations import compile_workspace
+    from compendium.settings import load_settings
+    from compendium.workspace import add_documents, init_workspace
+
+    workspace = BUILD / "ws"
+    done = workspace / ".compendium" / "compiled"
+    if done.exists():
+        return workspace
+    shutil.rmtree(workspace, ignore_errors=True)
+    init_workspace(workspace)
+    add_documents(workspace, [postgres_manual()])
+    started = time.perf_counter()
+    report = asyncio.run(compile_workspace(load_settings(workspace, env={})))
+    if report.status != "succeeded":
+        raise SystemExit(f"the compile {report.status}: {report.error}")
+    done.write_text(f"{time.perf_counter() - started:.1f} s\n")
+    return workspace
+
+
+def first_documents(paths: list[str], k: int = K) -> list[str]:
+    """The first k distinct documents (file names) in ranked order."""
+    out: list[str] = []
+    for path in paths:
+        name = path.rsplit("/", 1)[-1]
+        if name not in out:
+            out.append(name)
+        if len(out) == k:
+            break
+    return out
+
+
+def recall(found: list[str], wanted: list[str]) -> float:
+    return len(set(found) & set(wanted)) / len(wanted)
+
+
+async def quality(settings: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
+    from compendium.operations import opened_store
+    from compendium.retrieval import RANKINGS, Options, ensure_index, retrieve
+    from compendium.retrieval.workspace import sources_for
+    from compendium.storage.records import Chunk, ChunkEmbedding, Document
+
+    async with opened_store(settings) as store, sources_for(store, settings) as src:
+        started = time.perf_counter()
+        await ensure_index(store, src.embedder)
+        index_seconds = time.perf_counter() - started
+        paths = {d.id: d.path async for d in store.scan(Document)}  # type: ignore[attr-defined]
+
+        async def chunk_paths(chunks: list[Any]) -> list[str]:
+            return [paths.get(c.document_id, "?") for c in chunks]
+
+        variants: dict[str, Options] = {
+            "retrieve (hybrid)": Options(top_k=10),
+            "retrieve (local)": Options(top_k=10, mode="local"),
+            "retrieve (global)": Options(top_k=10, mode="global"),
+            "retrieve, no graph lists": Options(top_k=10, weights=(1.0, 0.5, 0.0, 0.0)),
+            "retrieve, no document boost": Options(top_k=10, document_boost=0.0),
+            "retrieve, RRF k=60": Options(top_k=10, rrf_k=60),
+        }
+        for name in RANKINGS:
+            variants[f"retrieve, ranking {name}"] = Options(top_k=10, ranking=name)
+        scores: dict[str, list[float]] = {"BM25 over chunks": [], "vector over chunks": []}
+        scores.update({name: [] for name in variants})
+        misses: list[str] = []
+        for item in questions:
+            question, wanted = item["q"], item["docs"]
+            bm25 = await store.search_text(Chunk, question, 50)
+            scores["BM25 over chunks"].append(
+                recall(first_documents(await chunk_paths([c for c, _ in bm25])), wanted))
+            vector = (await src.embedder.embed([question]))[0]
+            near = await store.knn(ChunkEmbedding, vector, 50, {"model": src.embedder.model})
+            scores["vector over chunks"].append(
+                recall(first_documents(await chunk_paths([c for c, _ in near])), wanted))
+            for name, options in variants.items():
+                result = await retrieve(question, store, embedder=src.embedder, options=options)
+                found = first_documents([c["document"] for c in result.chunks])
+                scores[name].append(recall(found, wanted))
+                if name == "retrieve (hybrid)" and scores[name][-1] < 1.0:
+                    misses.append(f"{question} → wanted {', '.join(wanted)}; got {', '.join(found)}")
+        return {
+            "recall": {name: statistics.fmean(values) for name, values in scores.items()},
+            "index_seconds": index_seconds,
+            "chunks": await store.count(Chunk),
+            "documents": len(paths),
+            "misses": misses,
+        }
+
+
+async def scaled_store(source_url: str, target: Path, chunks: int) -> str:
+    """A copy of the compiled knowledge base grown to `chunks` chunks with synthetic documents."""
+    from compendium.storage.copy import copy_store
+    from compendium.storage.factory import open_store
+    from compendium.storage.records import Chunk, Document, Entity
+
+    url = f"sqlite:///{target}"
+    if target.exists():
+        store = await open_store(url)
+        have = await store.count(Chunk)
+        await store.close()
+        if have == chunks:
+            return url
+        target.unlink()
+        for extra in ("-wal", "-shm"):
+            Path(f"{target}{extra}").unlink(missing_ok=True)
+    source = await open_store(source_url)
+    store = await open_store(url)
+    try:
+        await copy_store(source, store)
+        real = [c async for c in store.scan(Chunk)]
+        entities = [e async for e in store.scan(Entity)]
+        rng = random.Random(7)
+        sentences = [s for c in real for s in c.text.split(". ") if len(s) > 30]  # type: ignore[attr-defined]
+        missing = chunks - len(real)
+        per_document = 8
+        batch: list[Any] = []
+        for i in range(missing):
+            model = real[i % len(real)]
+            document = f"synthetic-{i // per_document:06d}"
+            if i % per_document == 0:
+                batch.append(Document(id=document, path=f"synthetic/{document}.html", title=document))
+            text = ". ".join(rng.sample(sentences, 6)) + "."
+            batch.append(Chunk(id=f"syn{i:07d}", document_id=document, ordinal=i % per_document,
+                               text=text, heading_path=[*model.heading_path[:1], f"Part {i}"],  # type: ignore[attr-defined]
+                               tokens=len(text) // 4, content_hash=f"syn{i}"))
+            if len(batch) >= 2000:
+                await store.upsert(batch)
+                batch = []
+        # entities grow with the corpus: copies under new names, vectors shared
+        grow = int(len(entities) * (chunks / max(1, len(real)) - 1))
+        for i in range(grow):
+            e = entities[i % len(entities)]
+            batch.append(Entity(id=f"syn-e{i:07d}", name=f"{e.name} {i}", type=e.type,  # type: ignore[attr-defined]
+                                category=e.category, description=e.description,  # type: ignore[attr-defined]
+                                chunk_ids=[f"syn{rng.randrange(max(1, missing)):07d}"],
+                                embedding=e.embedding))  # type: ignore[attr-defined]
+            if len(batch) >= 2000:
+                await store.upsert(batch)
+                batch = []
+        await store.upsert(batch)
+    finally:
+        await source.close()
+        await store.close()
+    return url
+
+
+async def latency(settings: Any, url: str, questions: list[dict[str, Any]], rounds: int = 2) -> dict[str, Any]:
+    import dataclasses
+
+    from compendium.retrieval import Options, ensure_index, retrieve
+    from compendium.retrieval.workspace import sources_for
+    from compendium.storage.factory import open_store
+    from compendium.storage.records import Chunk, Entity
+
+    store = await open_store(url)
+    try:
+        scaled = dataclasses.replace(settings, store_url=url)
+        async with sources_for(store, scaled) as src:
+            started = time.perf_counter()
+            await ensure_index(store, src.embedder)
+            index_seconds = time.perf_counter() - started
+            for item in questions[:5]:  # warm the caches (vector matrices, page cache)
+                await retrieve(item["q"], store, embedder=src.embedder, options=Options())
+            times = []
+            for _ in range(rounds):
+                for item in questions:
+                    t = time.perf_counter()
+                    await retrieve(item["q"], store, embedder=src.embedder, options=Options())
+                    times.append((time.perf_counter() - t) * 1000)
+        times.sort()
+        return {
+            "chunks": await store.count(Chunk),
+            "entities": await store.count(Entity),
+            "index_seconds": index_seconds,
+            "p50": statistics.median(times),
+            "p95": times[int(0.95 * (len(times) - 1))],
+            "calls": len(times),
+        }
+    finally:
+        await store.close()
+
+
+def report(result: dict[str, Any], scales: list[dict[str, Any]], questions: int) -> str:
+    recall_table = "\n".join(f"| {name} | {value:.3f} |" for name, value in result["recall"].items())
+    speed = "\n".join(
+        f"| {s['chunks']:,} | {s['entities']:,} | {s['p50']:.1f} | {s['p95']:.1f} | {s['calls']} | {s['index_seconds']:.0f} |"
+        for s in scales
+    ) or "| (not run) | | | | | |"
+    misses = "\n".join(f"- {m}" for m in result["misses"]) or "- none"
+    return f"""# Retrieval on the PostgreSQL 15 manual
+
+Corpus: Debian's postgresql-doc-15 HTML manual, compiled offline ({result['documents']} documents,
+{result['chunks']:,} chunks). {questions} questions with the pages that answer them
+(benchmarks/retrieval_questions.yaml). Machine: {platform.machine()}, Python {platform.python_version()},
+a 2-core machine shared with other work, so latencies are upper bounds.
+
+## recall@5 at document level
+
+| method | recall@5 |
+|---|---|
+{recall_table}
+
+Targets: retrieve ≥ 0.85 and ≥ BM25 + 0.10.
+
+## retrieve latency, embedded SQLite store, offline
+
+| chunks | entities | p50 ms | p95 ms | calls | index build s |
+|---|---|---|---|---|---|
+{speed}
+
+Target: p95 ≤ 200 ms at 100k chunks. The index build (chunk embeddings, PageRank) runs once
+per compile, not per question.
+
+## Questions retrieve (hybrid) did not fully answer in its first five documents
+
+{misses}
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", default="10000,100000", help="chunk counts to time retrieve at")
+    parser.add_argument("--no-scale", action="store_true", help="quality only")
+    parser.add_argument("--no-write", action="store_true", help="print, do not write the report")
+    args = parser.parse_args()
+
+    from compendium.operations import store_url
+    from compendium.settings import load_settings
+
+    questions = load_questions()
+    workspace = compiled_workspace()
+    settings = load_settings(workspace, env={})
+    result = asyncio.run(quality(settings, questions))
+    for name, value in result["recall"].items():
+        print(f"recall@5 {name:<40} {value:.3f}")
+    scales = []
+    if not args.no_scale:
+        for count in (int(c) for c in args.scale.split(",") if c):
+            url = asyncio.run(scaled_store(store_url(settings), BUILD / f"scaled-{count}.db", count))
+            figures = asyncio.run(latency(settings, url, questions))
+            print(f"{figures['chunks']:>7} chunks: p50 {figures['p50']:.1f} ms, p95 {figures['p95']:.1f} ms "
+                  f"(index {figures['index_seconds']:.0f} s)")
+            scales.append(figures)
+    text = report(result, scales, len(questions))
+    if not args.no_write:
+        REPORT.write_text(text, encoding="utf-8")
+        print(f"wrote {REPORT}")
+
+
+if __name__ == "__main__":
+    main()
