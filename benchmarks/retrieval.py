@@ -99,7 +99,9 @@ async def quality(settings: Any, questions: list[dict[str, Any]]) -> dict[str, A
             "retrieve (hybrid)": Options(top_k=10),
             "retrieve (local)": Options(top_k=10, mode="local"),
             "retrieve (global)": Options(top_k=10, mode="global"),
-            "retrieve, no graph lists": Options(top_k=10, weights=(1.0, 0.5, 0.0, 0.0)),
+            "retrieve, no graph lists": Options(top_k=10, weights=(1.0, 0.2, 0.0, 0.0)),
+            "retrieve, full text only": Options(top_k=10, weights=(1.0, 0.0, 0.0, 0.0)),
+            "retrieve, equal weights": Options(top_k=10, weights=(1.0, 1.0, 1.0, 1.0)),
             "retrieve, no document boost": Options(top_k=10, document_boost=0.0),
             "retrieve, RRF k=60": Options(top_k=10, rrf_k=60),
         }
@@ -132,22 +134,25 @@ async def quality(settings: Any, questions: list[dict[str, Any]]) -> dict[str, A
         }
 
 
-async def scaled_store(source_url: str, target: Path, chunks: int) -> str:
+def remove_database(target: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+
+
+async def scaled_store(source_url: str, target: Path, chunks: int, exists: bool) -> str:
     """A copy of the compiled knowledge base grown to `chunks` chunks with synthetic documents."""
     from compendium.storage.copy import copy_store
     from compendium.storage.factory import open_store
     from compendium.storage.records import Chunk, Document, Entity
 
     url = f"sqlite:///{target}"
-    if target.exists():
+    if exists:
         store = await open_store(url)
         have = await store.count(Chunk)
         await store.close()
         if have == chunks:
             return url
-        target.unlink()
-        for extra in ("-wal", "-shm"):
-            Path(f"{target}{extra}").unlink(missing_ok=True)
+        await asyncio.to_thread(remove_database, target)
     source = await open_store(source_url)
     store = await open_store(url)
     try:
@@ -281,7 +286,8 @@ def main() -> None:
     scales = []
     if not args.no_scale:
         for count in (int(c) for c in args.scale.split(",") if c):
-            url = asyncio.run(scaled_store(store_url(settings), BUILD / f"scaled-{count}.db", count))
+            target = BUILD / f"scaled-{count}.db"
+            url = asyncio.run(scaled_store(store_url(settings), target, count, target.exists()))
             figures = asyncio.run(latency(settings, url, questions))
             print(f"{figures['chunks']:>7} chunks: p50 {figures['p50']:.1f} ms, p95 {figures['p95']:.1f} ms "
                   f"(index {figures['index_seconds']:.0f} s)")
