@@ -41,3 +41,8 @@ def test_ask_prints_a_cited_answer_and_its_sources(compiled_offline, capsys):
     answer, *sources = out.strip().splitlines()
     assert "[C1]" in answer and "TOAST" in answer
     assert any(line.strip().startswith("[C1] corpus/storage/toast.md") for line in sources)
+
+
+def test_status_names_how_the_store_searches_text(compiled_offline, capsys):
+    code, out, _ = run(capsys, "-w", str(compiled_offline.workspace), "status")
+    assert code == 0 and "full text: fts5 bm25" in out
