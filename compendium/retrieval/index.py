@@ -130,22 +130,21 @@ async def graph_facts(store: Store, key: str) -> GraphFacts:
     return facts
 
 
-_RECOUNT_SECONDS = 30.0
-_CHECKED: dict[tuple[str, str, str], tuple[float, float, str]] = {}  # -> (when, compiled_at, key)
+RECHECK_SECONDS = 10.0
+_CHECKED: dict[tuple[str, str, str], tuple[float, str]] = {}  # -> (when, key)
 
 
 async def _current_key(store: Store, model: str) -> str:
-    """index_key, with the chunk count (a scan of the chunk index on SQL stores) read at most
-    every 30 s while the last compile stays the same; a new compile is seen at once."""
-    last = await store.get(CacheEntry, ["compile:last"])
-    compiled_at = last[0].created_at if last else 0.0  # type: ignore[attr-defined]
+    """index_key, read at most every RECHECK_SECONDS per knowledge base in this process: the
+    last compile's record (a whole report) and the chunk count cost tens of ms on a large
+    knowledge base, so a recompile is seen by a running server within that time."""
     memo = (store.url, store.kb, model)
     seen = _CHECKED.get(memo)
     now = time.monotonic()
-    if seen and seen[1] == compiled_at and now - seen[0] < _RECOUNT_SECONDS:
-        return seen[2]
+    if seen and now - seen[0] < RECHECK_SECONDS:
+        return seen[1]
     key = await index_key(store, model)
-    _CHECKED[memo] = (now, compiled_at, key)
+    _CHECKED[memo] = (now, key)
     return key
 
 

@@ -24,6 +24,7 @@ DEFAULT_BUDGET = 2000  # tokens of context
 _CANDIDATES = 40  # per ranked chunk list before fusion
 _SEEDS = 8  # entities the graph walk starts from
 _MIN_COSINE = 0.35  # below this an embedding neighbour is noise (offline embedder, measured)
+_NAME_VECTORS = 2  # names of the question looked up by embedding, besides the question itself
 
 
 @dataclass(slots=True)
@@ -154,11 +155,16 @@ async def _entities(
     store: Store, text: str, search: str, terms: QuestionTerms, vectors: np.ndarray,
     facts: GraphFacts, opts: Options,
 ) -> tuple[dict[str, float], dict[str, Entity]]:
-    """Similarity from names and aliases (full text, exact phrases) and embeddings, times graph
-    importance, then a bounded walk along relations weighted by strength."""
-    by_text, *by_vector = await asyncio.gather(
-        store.search_text(Entity, search, 30),
-        *(store.knn(Entity, v, 20) for v in vectors),
+    """Similarity from names and aliases (full text, exact phrases) and embeddings of the question
+    and its first names, times graph importance, then a bounded walk along relations weighted
+    by strength."""
+    by_text = await store.search_text(Entity, search, 30)
+    known = {" ".join(words(n)) for e, _ in by_text for n in [e.name, *e.aliases]}  # type: ignore[attr-defined]
+    # a name the alias table already holds needs no embedding lookup (each one reads every
+    # entity vector); the question's own vector always goes
+    unmatched = [v for n, v in zip(terms.names, vectors[1:], strict=False) if " ".join(words(n)) not in known]
+    by_vector = await asyncio.gather(
+        *(store.knn(Entity, v, 20) for v in [vectors[0], *unmatched[:_NAME_VECTORS]])
     )
     records: dict[str, Entity] = {}
     similarity: dict[str, float] = {}

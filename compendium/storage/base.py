@@ -80,6 +80,8 @@ class Store(Protocol):
         words, or a filter that matches nothing, returns []. A kind without TEXT fields, or a
         field outside them, raises StoreError. The index follows every upsert and delete in the
         same transaction; on MySQL a search inside an open transaction may miss its own writes.
+        A backend may leave out a query's commonest words on a large table (SQLite does above
+        20,000 records), since they add little to BM25 and cost the most to rank.
         """
         ...
 

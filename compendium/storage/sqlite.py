@@ -22,6 +22,8 @@ from .records import RECORD_TYPES, Record, Vector
 SCHEMA_VERSION = 1
 _MAX_PARAMS = 500  # ids per IN (...) query, well under SQLite's variable limit
 _MATRIX_CACHE_SIZE = 16
+LARGE_TABLE = 20_000  # records of a kind above which full-text ranking skips the commonest words
+RANKED_MATCHES = 6_000  # records BM25 ranks at most, above LARGE_TABLE (a few ms per thousand)
 
 # The transaction the current task (and tasks it spawned) is inside, if any.
 _current_tx: contextvars.ContextVar[object | None] = contextvars.ContextVar(
@@ -101,6 +103,7 @@ class _Database:
             OrderedDict()
         )
         self.data_version = -1
+        self.text_sizes: dict[str, int] = {}  # kind -> records in its FTS index; dropped on writes
         self.closed = False
         with self.errors("create tables"):
             for kind in RECORD_TYPES.values():
@@ -169,7 +172,9 @@ class _Database:
     def forget_vectors(self, kind: str | None = None) -> None:
         if kind is None:
             self.matrices.clear()
+            self.text_sizes.clear()
             return
+        self.text_sizes.pop(kind, None)
         for key in [key for key in self.matrices if key[1] == kind]:
             del self.matrices[key]
 
@@ -178,6 +183,7 @@ class _Database:
         version = self.conn.execute("PRAGMA data_version").fetchone()[0]
         if version != self.data_version:
             self.matrices.clear()
+            self.text_sizes.clear()
             self.data_version = version
 
 
@@ -493,7 +499,7 @@ class SQLiteStore(codec.GetOne):
         if condition is None or not terms or k == 0:
             return []
         sql, params = condition
-        match = text.fts5_query(terms, None if fields is None else list(chosen))
+        columns = None if fields is None else list(chosen)
         # bm25() weighs every column: the fields not searched cannot match, so their weight is moot
         rank = "bm25(" + ", ".join(repr(float(w)) for _, w in kind.TEXT) + ")"
         fts = _q(_fts_table(kind))
@@ -513,6 +519,7 @@ class SQLiteStore(codec.GetOne):
         def work() -> list[tuple]:
             self._db.ensure_table(kind)
             conn = self._db.conn
+            match = text.fts5_query(self._selective(kind, terms, columns), columns)
             window = max(4 * k, 64)
             while True:
                 rows = conn.execute(statement, [match, rank, window, *params]).fetchall()
@@ -525,6 +532,40 @@ class SQLiteStore(codec.GetOne):
         rows = await self._read(f"search {kind.KIND} text", work)
         records = self._rows_to_records(kind, [row[:3] for row in rows])
         return [(r, float(row[3])) for r, row in zip(records, rows, strict=True)]
+
+    def _selective(self, kind: type[Record], terms: list[str], columns: list[str] | None) -> list[str]:
+        """The query's words that BM25 ranking can afford on a large table.
+
+        Ranking costs a few microseconds per matching record, and a word found in a large share
+        of the records adds little to BM25 (its IDF is low) while matching most of them. Below
+        LARGE_TABLE records every word is kept (exact BM25); above, words are taken rarest
+        first while the records they match stay under RANKED_MATCHES (at least two words).
+        """
+        fts = _q(_fts_table(kind))
+        conn = self._db.conn
+        db = self._db
+        db.check_outside_writes()
+        size = db.text_sizes.get(kind.KIND)
+        if size is None:  # counting a large index takes tens of ms: once per change
+            table = _q(_fts_table(kind) + "_docsize")
+            size = db.text_sizes[kind.KIND] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        if size <= LARGE_TABLE or len(terms) <= 2:
+            return terms
+        counted = []
+        for term in terms:
+            found = conn.execute(
+                f"SELECT count(*) FROM {fts} WHERE {fts} MATCH ?", (text.fts5_query([term], columns),)
+            ).fetchone()[0]
+            if found:
+                counted.append((found, term))
+        counted.sort()
+        kept, total = [], 0
+        for found, term in counted:
+            if len(kept) >= 2 and total + found > RANKED_MATCHES:
+                break
+            kept.append(term)
+            total += found
+        return kept or terms
 
     async def knowledge_bases(self) -> list[str]:
         def work() -> list[str]:
