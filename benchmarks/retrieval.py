@@ -2,7 +2,7 @@
 
 Quality: 54 questions a user would ask (benchmarks/retrieval_questions.yaml), each with the
 manual pages that answer it. recall@5 at document level is the share of a question's pages
-among the first five distinct documents of the ranked passages, averaged over questions, for
+among the first five distinct documents of the 25 best passages, averaged over questions, for
 `retrieve` (hybrid, and each entity ranking), plain BM25 over chunks (the store's full-text
 search) and vector-only search over chunks (kNN on chunk embeddings).
 
@@ -37,6 +37,7 @@ BUILD = ROOT / "build" / "retrieval-bench"
 QUESTIONS = Path(__file__).with_name("retrieval_questions.yaml")
 REPORT = Path(__file__).parent / "reports" / "retrieval.md"
 K = 5
+DEPTH = 25  # passages every method ranks; its first K distinct documents are scored
 
 
 def load_questions() -> list[dict[str, Any]]:
@@ -97,27 +98,27 @@ async def quality(settings: Any, questions: list[dict[str, Any]]) -> dict[str, A
             return [paths.get(c.document_id, "?") for c in chunks]
 
         variants: dict[str, Options] = {
-            "retrieve (hybrid)": Options(top_k=10),
-            "retrieve (local)": Options(top_k=10, mode="local"),
-            "retrieve (global)": Options(top_k=10, mode="global"),
-            "retrieve, no graph lists": Options(top_k=10, weights=(1.0, 0.2, 0.0, 0.0)),
-            "retrieve, full text only": Options(top_k=10, weights=(1.0, 0.0, 0.0, 0.0)),
-            "retrieve, equal weights": Options(top_k=10, weights=(1.0, 1.0, 1.0, 1.0)),
-            "retrieve, no document boost": Options(top_k=10, document_boost=0.0),
-            "retrieve, RRF k=60": Options(top_k=10, rrf_k=60),
+            "retrieve (hybrid)": Options(top_k=DEPTH),
+            "retrieve (local)": Options(top_k=DEPTH, mode="local"),
+            "retrieve (global)": Options(top_k=DEPTH, mode="global"),
+            "retrieve, no graph lists": Options(top_k=DEPTH, weights=(1.0, 0.2, 0.0, 0.0)),
+            "retrieve, full text only": Options(top_k=DEPTH, weights=(1.0, 0.0, 0.0, 0.0)),
+            "retrieve, equal weights": Options(top_k=DEPTH, weights=(1.0, 1.0, 1.0, 1.0)),
+            "retrieve, no document boost": Options(top_k=DEPTH, document_boost=0.0),
+            "retrieve, RRF k=60": Options(top_k=DEPTH, rrf_k=60),
         }
         for name in RANKINGS:
-            variants[f"retrieve, ranking {name}"] = Options(top_k=10, ranking=name)
+            variants[f"retrieve, ranking {name}"] = Options(top_k=DEPTH, ranking=name)
         scores: dict[str, list[float]] = {"BM25 over chunks": [], "vector over chunks": []}
         scores.update({name: [] for name in variants})
         misses: list[str] = []
         for item in questions:
             question, wanted = item["q"], item["docs"]
-            bm25 = await store.search_text(Chunk, question, 50)
+            bm25 = await store.search_text(Chunk, question, DEPTH)
             scores["BM25 over chunks"].append(
                 recall(first_documents(await chunk_paths([c for c, _ in bm25])), wanted))
             vector = (await src.embedder.embed([question]))[0]
-            near = await store.knn(ChunkEmbedding, vector, 50, {"model": src.embedder.model})
+            near = await store.knn(ChunkEmbedding, vector, DEPTH, {"model": src.embedder.model})
             scores["vector over chunks"].append(
                 recall(first_documents(await chunk_paths([c for c, _ in near])), wanted))
             for name, options in variants.items():
@@ -240,6 +241,16 @@ def report(result: dict[str, Any], scales: list[dict[str, Any]], questions: int)
         for s in scales
     ) or "| (not run) | | | | | | |"
     misses = "\n".join(f"- {m}" for m in result["misses"]) or "- none"
+    got = result["recall"].get("retrieve (hybrid)", 0.0)
+    bm25 = result["recall"].get("BM25 over chunks", 0.0)
+    rankings = {n: v for n, v in result["recall"].items() if n.startswith("retrieve, ranking")}
+    verdict = (
+        f"retrieve {got:.3f}: {'meets' if got >= 0.85 else 'misses'} 0.85; "
+        f"BM25 + 0.10 = {bm25 + 0.10:.3f}, {'met' if got >= bm25 + 0.10 else 'not met'} "
+        f"(retrieve is {got - bm25:+.3f} over BM25). Entity rankings: "
+        + ", ".join(f"{n.removeprefix('retrieve, ranking ')} {v:.3f}" for n, v in rankings.items())
+        + "."
+    )
     return f"""# Retrieval on the PostgreSQL 15 manual
 
 Corpus: Debian's postgresql-doc-15 HTML manual, compiled offline ({result['documents']} documents,
@@ -253,7 +264,14 @@ a 2-core machine shared with other work, so latencies are upper bounds.
 |---|---|
 {recall_table}
 
-Targets: retrieve ≥ 0.85 and ≥ BM25 + 0.10.
+Targets: retrieve ≥ 0.85 and ≥ BM25 + 0.10. {verdict}
+
+Reading: the questions use the manual's own words (a user who read the table of contents),
+so BM25 over chunks with heading paths is already strong and leaves less than 0.10 of
+headroom; the offline embedder (hashed character n-grams) makes weak passage vectors, and
+the offline compile's entities are coarse, so vectors and graph evidence are fused at low
+weight and add about one question. The entity rankings change which entities and pages come
+first, but hardly the documents of the passages; similarity × (1 + PageRank) is kept.
 
 ## retrieve latency, embedded SQLite store, offline
 
