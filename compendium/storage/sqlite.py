@@ -12,18 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import xxhash
 
 from ..errors import StoreError
-from . import codec, text
+from . import codec, sqlite_text, text
 from .base import Filter
 from .records import RECORD_TYPES, Record, Vector
 
 SCHEMA_VERSION = 1
 _MAX_PARAMS = 500  # ids per IN (...) query, well under SQLite's variable limit
 _MATRIX_CACHE_SIZE = 16
-LARGE_TABLE = 20_000  # records of a kind above which full-text ranking skips the commonest words
-RANKED_MATCHES = 6_000  # records BM25 ranks at most, above LARGE_TABLE (a few ms per thousand)
 
 # The transaction the current task (and tasks it spawned) is inside, if any.
 _current_tx: contextvars.ContextVar[object | None] = contextvars.ContextVar(
@@ -33,24 +30,6 @@ _current_tx: contextvars.ContextVar[object | None] = contextvars.ContextVar(
 
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def _fts_key(kb: str, id: str) -> int:
-    """The FTS5 rowid of a record: a 63-bit hash of (kb, id), since the tables have no rowid."""
-    return xxhash.xxh3_64_intdigest(f"{len(kb)}:{kb}:{id}".encode()) & 0x7FFF_FFFF_FFFF_FFFF
-
-
-def _fts_table(kind: type[Record]) -> str:
-    return f"{kind.KIND}__fts"
-
-
-def _fts_value(name: str) -> str:
-    return f"json_extract(data, '$.{name}')"
-
-
-def _fts_values(kind: type[Record]) -> str:
-    """The indexed values, read from a row's JSON: what FTS5 is told to add and to delete."""
-    return ", ".join(_fts_value(name) for name, _ in kind.TEXT)
 
 
 class _Errors:
@@ -136,38 +115,9 @@ class _Database:
                 f"ON {_q(table)} (kb, {_q(name)}, id)"
             )
         if kind.TEXT:
-            self.ensure_fts(kind, have)
+            sqlite_text.ensure_index(self.conn, kind, have, _q)
         self.tables.add(table)
         return table
-
-    def ensure_fts(self, kind: type[Record], have: set[str]) -> None:
-        """An FTS5 index over the kind's TEXT fields, its content read from the table itself
-        (an external-content index through a view), so no text is stored twice."""
-        table, fts = _q(kind.KIND), _fts_table(kind)
-        if "ft" not in have:
-            self.conn.execute(f"ALTER TABLE {table} ADD COLUMN ft INTEGER")
-            rows = self.conn.execute(f"SELECT kb, id FROM {table}").fetchall()
-            self.conn.executemany(
-                f"UPDATE {table} SET ft = ? WHERE kb = ? AND id = ?",
-                [(_fts_key(kb, id), kb, id) for kb, id in rows],
-            )
-        self.conn.execute(f"CREATE INDEX IF NOT EXISTS {_q(kind.KIND + '_ft')} ON {table} (ft)")
-        names = [name for name, _ in kind.TEXT]
-        columns = ", ".join(f"{_fts_value(n)} AS {_q(n)}" for n in names)
-        self.conn.execute(
-            f"CREATE VIEW IF NOT EXISTS {_q(kind.KIND + '__text')} AS SELECT ft, {columns} FROM {table}"
-        )
-        exists = self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (fts,)
-        ).fetchone()
-        if exists:
-            return
-        self.conn.execute(
-            f"CREATE VIRTUAL TABLE {_q(fts)} USING fts5({', '.join(map(_q, names))}, "
-            f"content={_q(kind.KIND + '__text')}, content_rowid='ft', "
-            "tokenize='porter unicode61 remove_diacritics 2')"
-        )
-        self.conn.execute(f"INSERT INTO {_q(fts)} ({_q(fts)}) VALUES ('rebuild')")
 
     def forget_vectors(self, kind: str | None = None) -> None:
         if kind is None:
@@ -292,7 +242,7 @@ class SQLiteStore(codec.GetOne):
                     codec.encode_data(record),
                     codec.encode_vector(vector),
                 )
-                rows.append((*row, _fts_key(self.kb, record.id)) if kind.TEXT else row)
+                rows.append((*row, sqlite_text.key(self.kb, record.id)) if kind.TEXT else row)
             rows_by_kind.append((kind, rows))
 
         def work() -> int:
@@ -304,12 +254,7 @@ class SQLiteStore(codec.GetOne):
                 updates = ", ".join(f"{_q(c)} = excluded.{_q(c)}" for c in columns[2:])
                 keys = [(row[-1],) for row in rows] if kind.TEXT else []
                 if keys:  # the index forgets the old text before the row changes
-                    fts = _q(_fts_table(kind))
-                    conn.executemany(
-                        f"INSERT INTO {fts} ({fts}, rowid, {self._fts_columns(kind)}) "
-                        f"SELECT 'delete', ft, {_fts_values(kind)} FROM {_q(table)} WHERE ft = ?",
-                        keys,
-                    )
+                    conn.executemany(sqlite_text.forget_sql(kind, _q, "ft = ?"), keys)
                 conn.executemany(
                     f"INSERT INTO {_q(table)} ({', '.join(map(_q, columns))}) "
                     f"VALUES ({', '.join('?' * len(columns))}) "
@@ -317,11 +262,7 @@ class SQLiteStore(codec.GetOne):
                     rows,
                 )
                 if keys:
-                    conn.executemany(
-                        f"INSERT INTO {fts} (rowid, {self._fts_columns(kind)}) "
-                        f"SELECT ft, {_fts_values(kind)} FROM {_q(table)} WHERE ft = ?",
-                        keys,
-                    )
+                    conn.executemany(sqlite_text.add_sql(kind, _q), keys)
                 self._db.forget_vectors(kind.KIND)
                 total += len(rows)
             return total
@@ -338,21 +279,12 @@ class SQLiteStore(codec.GetOne):
         def work() -> int:
             table = self._db.ensure_table(kind)
             if kind.TEXT:
-                fts = _q(_fts_table(kind))
-                self._db.conn.execute(
-                    f"INSERT INTO {fts} ({fts}, rowid, {self._fts_columns(kind)}) "
-                    f"SELECT 'delete', ft, {_fts_values(kind)} FROM {_q(table)} WHERE {sql}",
-                    params,
-                )
+                self._db.conn.execute(sqlite_text.forget_sql(kind, _q, sql), params)
             cursor = self._db.conn.execute(f"DELETE FROM {_q(table)} WHERE {sql}", params)
             self._db.forget_vectors(kind.KIND)
             return cursor.rowcount
 
         return await self._write(f"delete {kind.KIND} records", work)
-
-    @staticmethod
-    def _fts_columns(kind: type[Record]) -> str:
-        return ", ".join(_q(name) for name, _ in kind.TEXT)
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -500,72 +432,21 @@ class SQLiteStore(codec.GetOne):
             return []
         sql, params = condition
         columns = None if fields is None else list(chosen)
-        # bm25() weighs every column: the fields not searched cannot match, so their weight is moot
-        rank = "bm25(" + ", ".join(repr(float(w)) for _, w in kind.TEXT) + ")"
-        fts = _q(_fts_table(kind))
-        # The best matches first, from the index alone; only those are joined to the table and
-        # filtered. Joining every match first cost a row lookup per matching record. Too few
-        # survive the filter (another knowledge base's records): ask the index for more.
-        statement = (
-            f"SELECT m.id, m.data, m.vector, -f.rank AS score FROM "
-            f"(SELECT rowid, rank FROM {fts} WHERE {fts} MATCH ? AND rank MATCH ? "
-            f"ORDER BY rank LIMIT ?) f JOIN {_q(kind.KIND)} m ON m.ft = f.rowid "
-            f"WHERE m.{sql} ORDER BY score DESC, m.id LIMIT {k}"  # sql starts with "kb = ?"
-        )
-        counting = (
-            f"SELECT COUNT(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
-        )
+        statement, counting = sqlite_text.search_sql(kind, _q, sql, k)
 
         def work() -> list[tuple]:
             self._db.ensure_table(kind)
-            conn = self._db.conn
-            match = text.fts5_query(self._selective(kind, terms, columns), columns)
-            window = max(4 * k, 64)
-            while True:
-                rows = conn.execute(statement, [match, rank, window, *params]).fetchall()
-                if len(rows) >= k:
-                    return rows
-                if conn.execute(counting, [match, window + 1]).fetchone()[0] <= window:
-                    return rows  # the index holds no more matches
-                window *= 8
+            db = self._db
+            db.check_outside_writes()
+            size = db.text_sizes.get(kind.KIND)
+            if size is None:  # counting a large index takes tens of ms: once per change
+                size = db.text_sizes[kind.KIND] = sqlite_text.indexed(db.conn, kind, _q)
+            chosen_terms = sqlite_text.selective(db.conn, kind, terms, columns, size, _q)
+            return sqlite_text.ranked(db.conn, statement, counting, kind, chosen_terms, columns, k, params)
 
         rows = await self._read(f"search {kind.KIND} text", work)
         records = self._rows_to_records(kind, [row[:3] for row in rows])
         return [(r, float(row[3])) for r, row in zip(records, rows, strict=True)]
-
-    def _selective(self, kind: type[Record], terms: list[str], columns: list[str] | None) -> list[str]:
-        """The query's words that BM25 ranking can afford on a large table.
-
-        Ranking costs a few microseconds per matching record, and a word found in a large share
-        of the records adds little to BM25 (its IDF is low) while matching most of them. Below
-        LARGE_TABLE records every word is kept (exact BM25); above, words are taken rarest
-        first while the records they match stay under RANKED_MATCHES (at least two words).
-        """
-        fts = _q(_fts_table(kind))
-        conn = self._db.conn
-        db = self._db
-        db.check_outside_writes()
-        size = db.text_sizes.get(kind.KIND)
-        if size is None:  # counting a large index takes tens of ms: once per change
-            table = _q(_fts_table(kind) + "_docsize")
-            size = db.text_sizes[kind.KIND] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-        if size <= LARGE_TABLE or len(terms) <= 2:
-            return terms
-        counted = []
-        for term in terms:
-            found = conn.execute(
-                f"SELECT count(*) FROM {fts} WHERE {fts} MATCH ?", (text.fts5_query([term], columns),)
-            ).fetchone()[0]
-            if found:
-                counted.append((found, term))
-        counted.sort()
-        kept, total = [], 0
-        for found, term in counted:
-            if len(kept) >= 2 and total + found > RANKED_MATCHES:
-                break
-            kept.append(term)
-            total += found
-        return kept or terms
 
     async def knowledge_bases(self) -> list[str]:
         def work() -> list[str]:
