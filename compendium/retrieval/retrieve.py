@@ -128,6 +128,8 @@ async def retrieve(
         for i in top_entities
     ]
     names = {i: e.name for i, e in entity_records.items()}
+    ends = {end for r in relations[:top_k] for end in (r["source"], r["target"]) if end not in names}
+    names.update({e.id: e.name for e in await store.get(Entity, sorted(ends))})  # type: ignore[attr-defined]
     relation_items = [
         {**r, "source_name": names.get(r["source"], r["source"]),
          "target_name": names.get(r["target"], r["target"])}
