@@ -180,7 +180,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"Workspace:  {status['workspace']}")
     print(f"Engine:     {status['engine']}")
     store = status["store"]
-    print(f"Store:      {store.get('backend')} {store.get('url', '')} (vector search: {store.get('vector_search', '?')})")
+    print(f"Store:      {store.get('backend')} {store.get('url', '')} (vector search: {store.get('vector_search', '?')}, full text: {store.get('full_text', 'none')})")
     print("Records:    " + ", ".join(f"{v} {k}" for k, v in status["counts"].items()))
     last = status["last_compile"]
     print(f"Last compile: {json.dumps(last) if last else 'never'}")
@@ -289,6 +289,70 @@ def cmd_keys(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_retrieve(args: argparse.Namespace) -> int:
+    from .retrieval import Options
+    from .retrieval.workspace import retrieve_in_workspace
+
+    options = Options(top_k=args.top, mode=args.mode, budget_tokens=args.budget)
+    result = asyncio.run(retrieve_in_workspace(_settings(args), args.question, options))
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(result.context, end="")
+    return 0
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from .retrieval import Options
+    from .retrieval.workspace import ask_in_workspace
+
+    options = Options(top_k=args.top, mode=args.mode)
+
+    async def run() -> int:
+        async for event in ask_in_workspace(_settings(args), args.question, options):
+            if event["type"] == "delta":
+                print(event["text"], end="", flush=True)
+            elif event["type"] == "error":
+                print(f"error: {event['message']}", file=sys.stderr)
+                return 1
+            elif event["type"] == "final":
+                print("" if event["answer"] else "No passage of the knowledge base answers this.")
+                for c in event["citations"]:
+                    where = " › ".join([c.get("document", ""), *c.get("heading_path", [])]).strip(" ›")
+                    named = c.get("name") or c.get("title") or c["id"]
+                    print(f"  [{c['ref']}] {where or c['kind'] + ' ' + named}")
+        return 0
+
+    return asyncio.run(run())
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from .mcp_server import serve_stdio
+
+    serve_stdio(_settings(args))
+    return 0
+
+
+def add_retrieval_commands(sub: Any) -> None:
+    """retrieve, ask and mcp: questions over the compiled knowledge base."""
+    p = sub.add_parser("retrieve", help="evidence for a question: entities, pages, passages, context")
+    p.add_argument("question")
+    p.add_argument("--top", type=int, default=8, help="items per list (default 8)")
+    p.add_argument("--mode", choices=["local", "global", "hybrid"], default="hybrid")
+    p.add_argument("--budget", type=int, default=2000, help="tokens of the context block")
+    p.add_argument("--json", action="store_true", help="the evidence as JSON, not the context")
+    p.set_defaults(func=cmd_retrieve)
+
+    p = sub.add_parser("ask", help="an answer from the knowledge base, every sentence cited")
+    p.add_argument("question")
+    p.add_argument("--top", type=int, default=8)
+    p.add_argument("--mode", choices=["local", "global", "hybrid"], default="hybrid")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("mcp", help="serve the knowledge base to MCP clients over stdio")
+    p.set_defaults(func=cmd_mcp)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="compendium", description=__doc__)
     parser.add_argument("-w", "--workspace", help="workspace directory (default: found from the current one)")
@@ -358,6 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default="", help="a label for the key")
     p.add_argument("--data-dir", help="the server's data folder (default: workspace or .)")
     p.set_defaults(func=cmd_keys)
+    add_retrieval_commands(sub)
     return parser
 
 

@@ -24,6 +24,7 @@ from . import (
     jobs,
     knowledge_bases,
     pages,
+    retrieval,
     schedules,
     search,
     templates,
@@ -33,7 +34,7 @@ from .headers import SecurityHeaders
 from .limits import BodyLimit, upload_request_limit
 from .query import one_value_each
 
-ROUTERS = (auth, templates, knowledge_bases, documents, jobs, schedules, pages, entities, graph, search)
+ROUTERS = (auth, templates, knowledge_bases, documents, jobs, schedules, pages, entities, graph, search, retrieval)
 
 
 def create_app(

@@ -1,5 +1,5 @@
-"""Search over a knowledge base's pages and entities: by words (a scored scan) or by meaning
-(nearest neighbours of the query's embedding)."""
+"""Search over a knowledge base's pages and entities: by words (the store's full-text index)
+or by meaning (nearest neighbours of the query's embedding)."""
 
 from __future__ import annotations
 
@@ -25,30 +25,6 @@ router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["search"], responses={*
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def words(text: str) -> list[str]:
-    return [w.casefold() for w in _WORD.findall(text)]
-
-
-def score_text(query: list[str], phrase: str, title: str, aliases: list[str], body: str) -> float:
-    """Title and alias hits count most, body words least; the whole phrase in the title wins."""
-    if not query:
-        return 0.0
-    title_words = set(words(" ".join([title, *aliases])))
-    body_words = words(body)
-    counts: dict[str, int] = {}
-    for w in body_words:
-        counts[w] = counts.get(w, 0) + 1
-    score = 0.0
-    for term in query:
-        if term in title_words:
-            score += 3.0
-        score += min(counts.get(term, 0), 5) * 0.4
-    if phrase and phrase in title.casefold():
-        score += 5.0
-    matched = sum(1 for t in query if t in title_words or t in counts)
-    return round(score * matched / len(query), 4)
-
-
 def _snippet(text: str, query: list[str], width: int = 200) -> str:
     flat = " ".join(text.split())
     lower = flat.casefold()
@@ -58,23 +34,18 @@ def _snippet(text: str, query: list[str], width: int = 200) -> str:
 
 
 async def _text(store: Store, q: str, kinds: set[str], limit: int) -> list[dict[str, Any]]:
-    query, phrase = words(q), q.strip().casefold()
+    """The store's full-text index (BM25 over titles, aliases, summaries and bodies): no scan."""
+    query = [w.casefold() for w in _WORD.findall(q)]
     hits = []
     if "page" in kinds:
-        async for p in store.scan(Page, {"status": "active"}):
-            s = score_text(query, phrase, p.title, p.aliases, p.markdown)  # type: ignore[attr-defined]
-            if s > 0:
-                hits.append({"kind": "page", "id": p.id, "title": p.title, "score": s, "page": p.id,  # type: ignore[attr-defined]
-                             "snippet": _snippet(p.summary or p.markdown, query)})  # type: ignore[attr-defined]
+        for p, s in await store.search_text(Page, q, limit, {"status": "active"}):
+            hits.append({"kind": "page", "id": p.id, "title": p.title, "score": round(s, 4), "page": p.id,  # type: ignore[attr-defined]
+                         "snippet": _snippet(p.summary or p.markdown, query)})  # type: ignore[attr-defined]
     if "entity" in kinds:
-        entities = []
-        async for e in store.scan(Entity):
-            s = score_text(query, phrase, e.name, e.aliases, e.description)  # type: ignore[attr-defined]
-            if s > 0:
-                entities.append((e, s))
+        entities = await store.search_text(Entity, q, limit)
         slugs = await page_slugs(store, [e.id for e, _ in entities])
-        hits += [{"kind": "entity", "id": e.id, "title": e.name, "score": s, "page": slugs.get(e.id),
-                  "snippet": _snippet(e.description, query)} for e, s in entities]
+        hits += [{"kind": "entity", "id": e.id, "title": e.name, "score": round(s, 4), "page": slugs.get(e.id),  # type: ignore[attr-defined]
+                  "snippet": _snippet(e.description, query)} for e, s in entities]  # type: ignore[attr-defined]
     hits.sort(key=lambda h: (-h["score"], h["title"]))
     return hits[:limit]
 
@@ -112,7 +83,7 @@ async def search(
     kind: Annotated[list[Literal["page", "entity"]] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> list[dict[str, Any]]:
-    """Best matches first. text: words in titles, aliases and bodies; vector: cosine
+    """Best matches first. text: BM25 over words in titles, aliases and bodies; vector: cosine
     similarity of embeddings (the knowledge base's embedder)."""
     store = kb_store(store_of(request), kb.tenant, kb.name)
     kinds = set(kind or ["page", "entity"])

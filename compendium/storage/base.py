@@ -63,6 +63,28 @@ class Store(Protocol):
         """The k records nearest to `vector` by cosine similarity, best first, with scores."""
         ...
 
+    async def search_text(
+        self,
+        kind: type[Record],
+        query: str,
+        k: int,
+        where: Filter | None = None,
+        *,
+        fields: Sequence[str] | None = None,
+    ) -> list[tuple[Record, float]]:
+        """At most k records whose TEXT fields (or `fields`, a subset) hold words of `query`.
+
+        Any word may match (a natural-language query, never an operator syntax); records are
+        ranked best first by BM25 (or the server's relevance), each field weighted as its kind's
+        TEXT says; scores are positive and comparable only within one answer. A query with no
+        words, or a filter that matches nothing, returns []. A kind without TEXT fields, or a
+        field outside them, raises StoreError. The index follows every upsert and delete in the
+        same transaction; on MySQL a search inside an open transaction may miss its own writes.
+        A backend may leave out a query's commonest words on a large table (SQLite does above
+        20,000 records), since they add little to BM25 and cost the most to rank.
+        """
+        ...
+
     def transaction(self) -> AbstractAsyncContextManager[None]:
         """Writes inside are applied all together or not at all. Nesting joins the outer one."""
         ...

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import StoreError
-from . import codec
+from . import codec, text
 from .base import Filter
 from .elasticsearch_queries import (
     MAPPING_VERSION,
@@ -27,6 +27,8 @@ from .elasticsearch_queries import (
     index_name,
     knn_section,
     parse_url,
+    text_mappings,
+    text_query,
     to_source,
     vector_mapping,
 )
@@ -123,9 +125,13 @@ class ElasticsearchStore(codec.GetOne):
             except BadRequestError as exc:  # another worker created it first
                 if "resource_already_exists" not in str(exc):
                     raise
+        mapping = await cluster.client.indices.get_mapping(index=name)
+        properties = mapping[name]["mappings"].get("properties", {})
+        missing = {k: v for k, v in text_mappings(kind).items() if k not in properties}
+        if missing:  # an index made before full-text search: documents written from now on have it
+            await cluster.client.indices.put_mapping(index=name, properties=missing)
         if kind.VECTOR:
-            mapping = await cluster.client.indices.get_mapping(index=name)
-            vector = mapping[name]["mappings"].get("properties", {}).get("vector")
+            vector = properties.get("vector")
             if vector:
                 cluster.dims[kind.KIND] = int(vector["dims"])
 
@@ -380,6 +386,32 @@ class ElasticsearchStore(codec.GetOne):
         rows, scores = codec.top_k(np.stack([v for _, v in same]), query, k)
         return [(same[i][0], float(s)) for i, s in zip(rows, scores, strict=True)]
 
+    async def search_text(
+        self,
+        kind: type[Record],
+        query: str,
+        k: int,
+        where: Filter | None = None,
+        *,
+        fields: Sequence[str] | None = None,
+    ) -> list[tuple[Record, float]]:
+        kind = codec.record_kind(kind)
+        chosen = text.chosen_fields(kind, fields)
+        terms = text.query_words(query)
+        k = text.check_limit(k)
+        body = text_query(kind, self.kb, where, text.natural_query(terms), chosen)
+        if body is None or not terms or k == 0:
+            return []
+        with _errors(f"search {kind.KIND} text", self.url):
+            await self._fresh(kind)
+            reply = await self._c.client.search(
+                index=self._index(kind), query=body, size=k, track_total_hits=False
+            )
+        return [
+            (from_source(kind, hit["_source"]), float(hit["_score"]))
+            for hit in reply["hits"]["hits"]
+        ]
+
     async def knowledge_bases(self) -> list[str]:
         with _errors("list knowledge bases", self.url):
             for kind in RECORD_TYPES.values():
@@ -398,6 +430,7 @@ class ElasticsearchStore(codec.GetOne):
             "kb": self.kb,
             "server_version": self._c.version,
             "vector_search": "dense_vector hnsw",
+            "full_text": "match / multi_match bm25",
             "vector_dims": dict(self._c.dims),
             "transactions": "undo log within this process",
         }

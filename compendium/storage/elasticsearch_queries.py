@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..errors import StoreError
 from ..fingerprint import text_hash
-from . import codec
+from . import codec, text
 from .base import Filter
 from .records import Record, Vector
 
@@ -74,6 +74,7 @@ def index_mappings(kind: type[Record]) -> dict[str, Any]:
     for name in kind.FILTERS:
         properties[name] = {"type": "keyword"}
     properties["data"] = {"type": "object", "enabled": False}
+    properties.update(text_mappings(kind))
     mappings: dict[str, Any] = {"dynamic": "strict", "properties": properties}
     if kind.VECTOR:
         # Exact float32 bytes for round trips; the dense_vector (added once its dimension
@@ -81,6 +82,42 @@ def index_mappings(kind: type[Record]) -> dict[str, Any]:
         properties["vector_bytes"] = {"type": "binary"}
         mappings["_source"] = {"excludes": ["vector"]}
     return mappings
+
+
+def text_field(name: str) -> str:
+    """The analysed field holding a TEXT field's words (lists one item per line)."""
+    return "text_" + name
+
+
+def text_mappings(kind: type[Record]) -> dict[str, Any]:
+    """`text` fields (English analyser: lowercased, stemmed) for the kind's TEXT fields."""
+    return {text_field(name): {"type": "text", "analyzer": "english"} for name, _ in kind.TEXT}
+
+
+def text_query(
+    kind: type[Record], kb: str, where: Filter | None, query: str, fields: dict[str, float]
+) -> dict[str, Any] | None:
+    """A BM25 query over the chosen fields, weighted (`match` for one, `multi_match` of type
+    most_fields, which sums the fields' scores, for several), inside the filter; None when the
+    filter matches nothing."""
+    condition = filter_query(kind, kb, where)
+    if condition is None:
+        return None
+    if len(fields) == 1:
+        (name, weight), = fields.items()
+        scored: dict[str, Any] = {
+            "match": {text_field(name): {"query": query, "boost": float(weight)}}
+        }
+    else:
+        scored = {
+            "multi_match": {
+                "query": query,
+                "type": "most_fields",
+                "fields": [f"{text_field(name)}^{float(weight):g}" for name, weight in fields.items()],
+            }
+        }
+    condition["bool"]["must"] = [scored]
+    return condition
 
 
 def vector_mapping(dims: int) -> dict[str, Any]:
@@ -107,6 +144,8 @@ def to_source(record: Record, kb: str, dense: bool) -> dict[str, Any]:
     for name in type(record).FILTERS:
         source[name] = codec.filter_value(record, name)
     source["data"] = json.loads(codec.encode_data(record))
+    for name, _ in type(record).TEXT:
+        source[text_field(name)] = text.field_text(record, name)
     vector = codec.vector_of(record)
     if vector is not None:
         source["vector_bytes"] = base64.b64encode(vector.tobytes()).decode("ascii")

@@ -12,7 +12,7 @@ import numpy as np
 import pymysql
 
 from ..errors import StoreError
-from . import codec
+from . import codec, text
 from .base import Filter
 from .mysql_sql import (
     Target,
@@ -23,9 +23,11 @@ from .mysql_sql import (
     generation_sql,
     index_vectors,
     knn_sql,
+    match_sql,
     parse_url,
     quote,
     select_sql,
+    tidb_fulltext,
     upsert_sql,
     vector_matrix,
     where_sql,
@@ -54,6 +56,7 @@ class _Server:
         self.version = ""
         self.matrices: dict[tuple[str, str, str], tuple[int, list[str], np.ndarray]] = {}
         self.vector_index: dict[str, str] = {}  # TiDB: kind -> "hnsw(d)" or why there is none
+        self.full_text = "fulltext"  # MATCH ... AGAINST | "tidb": FTS_MATCH_WORD | "scan"
 
     def where(self) -> str:
         return f"{self.target.host}:{self.target.port}/{self.target.database}"
@@ -105,7 +108,10 @@ class _Server:
             except pymysql.err.MySQLError:
                 self.native_vectors = False
         vector_type = "VECTOR" if self.native_vectors else "MEDIUMBLOB"
-        create_tables(cursor, self.target.prefix, vector_type, self.where())
+        tidb = "tidb" in self.version.lower()
+        create_tables(cursor, self.target.prefix, vector_type, self.where(), fulltext=not tidb)
+        if tidb:
+            self.full_text = tidb_fulltext(cursor, self.target.prefix)
 
 
 class MySQLStore(codec.GetOne):
@@ -242,6 +248,7 @@ class MySQLStore(codec.GetOne):
                 row.append(codec.encode_data(record))
                 if kind.VECTOR:
                     row.append(encode_vector(codec.vector_of(record), self._server.native_vectors))
+                row += [text.field_text(record, name) for name, _ in kind.TEXT]
                 rows.append(row)
             batches.append((kind, upsert_sql(kind, prefix), rows))
         if not batches:
@@ -398,6 +405,45 @@ class MySQLStore(codec.GetOne):
 
         return work
 
+    async def search_text(
+        self,
+        kind: type[Record],
+        query: str,
+        k: int,
+        where: Filter | None = None,
+        *,
+        fields: Sequence[str] | None = None,
+    ) -> list[tuple[Record, float]]:
+        kind = codec.record_kind(kind)
+        chosen = text.chosen_fields(kind, fields)
+        terms = text.query_words(query)
+        k = text.check_limit(k)
+        condition = where_sql(kind, self.kb, where)
+        if condition is None or not terms or k == 0:
+            return []
+        sql, params = condition
+        mode = self._server.full_text
+        if mode == "scan":
+            scorer = text.ScanScorer(chosen, terms, k)
+            batch: list[Record] = []
+            async for record in self.scan(kind, where):
+                batch.append(record)
+                if len(batch) >= 1000:
+                    scorer.add(batch)
+                    batch = []
+            scorer.add(batch)
+            return scorer.best()
+        statement, uses = match_sql(kind, self._server.target.prefix, sql, chosen, k, mode)
+        asked = text.natural_query(terms)
+
+        def work(cursor: Any) -> list[tuple]:
+            cursor.execute(statement, [*([asked] * uses), *params])
+            return list(cursor.fetchall())
+
+        rows = await self._read(f"search {kind.KIND} text", work)
+        records = self._records(kind, rows)
+        return [(r, float(row[3])) for r, row in zip(records, rows, strict=True) if row[3] > 0]
+
     async def knowledge_bases(self) -> list[str]:
         tables = [self._table(kind) for kind in RECORD_TYPES.values()]
 
@@ -416,6 +462,11 @@ class MySQLStore(codec.GetOne):
             "server_version": server.version,
             "vector_search": "tidb-vector" if server.native_vectors else "numpy",
             "vector_index": dict(server.vector_index),
+            "full_text": {
+                "fulltext": "FULLTEXT natural language",
+                "tidb": "tidb FTS_MATCH_WORD",
+                "scan": "scan (BM25 over every record: the server has no full-text index)",
+            }[server.full_text],
         }
 
     async def close(self) -> None:

@@ -79,13 +79,30 @@ def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def table_ddl(kind: type[Record], prefix: str, vector_type: str = "MEDIUMBLOB") -> str:
-    """CREATE TABLE for a kind: kb, id, its FILTERS (indexed), data JSON text, the vector."""
+# Text columns compare case- and accent-insensitively, unlike the binary-collated rest.
+TEXT_COLUMN = "LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NULL"
+
+
+def text_column(name: str) -> str:
+    """The column holding a TEXT field's words (lists one item per line) for FULLTEXT."""
+    return "ft_" + name
+
+
+def table_ddl(
+    kind: type[Record], prefix: str, vector_type: str = "MEDIUMBLOB", fulltext: bool = True
+) -> str:
+    """CREATE TABLE for a kind: kb, id, its FILTERS (indexed), data JSON text, the vector,
+    and a column per TEXT field with a FULLTEXT index of its own (when the server has them)."""
     table = quote(prefix + kind.KIND)
     filters = "".join(f"  {quote(f)} VARCHAR(1024) NULL,\n" for f in kind.FILTERS)
+    texts = "".join(f"  {quote(text_column(f))} {TEXT_COLUMN},\n" for f, _ in kind.TEXT)
     indexes = "".join(
         f",\n  KEY {quote('ix_' + f)} (kb, {quote(f)}(191), id)" for f in kind.FILTERS
     )
+    if fulltext:
+        indexes += "".join(
+            f",\n  FULLTEXT KEY {quote('fx_' + f)} ({quote(text_column(f))})" for f, _ in kind.TEXT
+        )
     vector = f"  vector {vector_type} NULL,\n" if kind.VECTOR else ""
     return (
         f"CREATE TABLE IF NOT EXISTS {table} (\n"
@@ -94,13 +111,17 @@ def table_ddl(kind: type[Record], prefix: str, vector_type: str = "MEDIUMBLOB") 
         f"{filters}"
         "  data LONGTEXT NOT NULL,\n"
         f"{vector}"
+        f"{texts}"
         f"  PRIMARY KEY (kb, id){indexes}\n"
         ") DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
     )
 
 
 def columns_of(kind: type[Record]) -> list[str]:
-    return ["kb", "id", *kind.FILTERS, "data", *(["vector"] if kind.VECTOR else [])]
+    return [
+        "kb", "id", *kind.FILTERS, "data", *(["vector"] if kind.VECTOR else []),
+        *(text_column(f) for f, _ in kind.TEXT),
+    ]
 
 
 def upsert_sql(kind: type[Record], prefix: str) -> str:
@@ -124,6 +145,30 @@ def knn_sql(kind: type[Record], prefix: str, condition: str, k: int) -> str:
         f"FROM {quote(prefix + kind.KIND)} WHERE {condition} AND vector IS NOT NULL "
         f"ORDER BY distance LIMIT {int(k)}"
     )
+
+
+def match_sql(
+    kind: type[Record], prefix: str, condition: str, fields: dict[str, float], k: int, mode: str
+) -> tuple[str, int]:
+    """A ranked full-text query and how many times it takes the query text as a parameter.
+
+    mode "fulltext": MATCH ... AGAINST in natural language mode, one FULLTEXT index per
+    field, scores summed with the fields' weights. mode "tidb": TiDB's FTS_MATCH_WORD.
+    The parameters are the query text (that many times) and then the condition's.
+    """
+    if mode == "tidb":
+        one = "FTS_MATCH_WORD(%s, {col})"
+    else:
+        one = "MATCH({col}) AGAINST (%s IN NATURAL LANGUAGE MODE)"
+    terms = [(one.format(col=quote(text_column(f))), w) for f, w in fields.items()]
+    score = " + ".join(f"{float(w)!r} * {t}" for t, w in terms)
+    matched = " OR ".join(t for t, _ in terms)
+    vector = "vector" if kind.VECTOR else "NULL"
+    sql = (
+        f"SELECT id, data, {vector}, ({score}) AS score FROM {quote(prefix + kind.KIND)} "
+        f"WHERE ({matched}) AND {condition} ORDER BY score DESC, id LIMIT {int(k)}"
+    )
+    return sql, 2 * len(terms)
 
 
 def select_sql(kind: type[Record], prefix: str) -> str:
@@ -173,7 +218,9 @@ def vector_matrix(rows: Sequence[tuple], what: str) -> tuple[list[str], np.ndarr
 # -- DDL run once per connection (a cursor in, no connection state kept) -------------------------
 
 
-def create_tables(cursor: Any, prefix: str, vector_type: str, where: str) -> None:
+def create_tables(
+    cursor: Any, prefix: str, vector_type: str, where: str, fulltext: bool = True
+) -> None:
     """Create (or bring up to date) the schema, generation and per-kind tables."""
     schema = quote(prefix + "schema")
     cursor.execute(
@@ -192,8 +239,8 @@ def create_tables(cursor: Any, prefix: str, vector_type: str, where: str) -> Non
         "kind VARCHAR(64) NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (kb, kind))"
     )
     for kind in RECORD_TYPES.values():
-        cursor.execute(table_ddl(kind, prefix, vector_type))
-        add_new_filter_columns(cursor, prefix, kind)
+        cursor.execute(table_ddl(kind, prefix, vector_type, fulltext))
+        add_new_filter_columns(cursor, prefix, kind, fulltext)
     cursor.execute(
         f"INSERT INTO {schema} (name, version) VALUES ('store', %s) "
         "ON DUPLICATE KEY UPDATE version = VALUES(version)",
@@ -201,8 +248,11 @@ def create_tables(cursor: Any, prefix: str, vector_type: str, where: str) -> Non
     )
 
 
-def add_new_filter_columns(cursor: Any, prefix: str, kind: type[Record]) -> None:
-    """A FILTERS field added after the table was made: add its column, fill it from data."""
+def add_new_filter_columns(
+    cursor: Any, prefix: str, kind: type[Record], fulltext: bool = True
+) -> None:
+    """A FILTERS or TEXT field added after the table was made: add its column, fill it from
+    data (a list field as its JSON text, whose words are the same), index it."""
     table = prefix + kind.KIND
     cursor.execute(
         "SELECT column_name FROM information_schema.columns "
@@ -222,6 +272,44 @@ def add_new_filter_columns(cursor: Any, prefix: str, kind: type[Record]) -> None
             cursor.execute(
                 f"ALTER TABLE {quote(table)} ADD KEY {quote('ix_' + name)} (kb, {quote(name)}(191), id)"
             )
+    for name, _ in kind.TEXT:
+        column = text_column(name)
+        if column.lower() in have:
+            continue
+        cursor.execute(f"ALTER TABLE {quote(table)} ADD COLUMN {quote(column)} {TEXT_COLUMN}")
+        cursor.execute(
+            f"UPDATE {quote(table)} SET {quote(column)} = JSON_UNQUOTE(JSON_EXTRACT(data, %s))",
+            (f"$.{name}",),
+        )
+        if fulltext:
+            cursor.execute(
+                f"ALTER TABLE {quote(table)} ADD FULLTEXT KEY {quote('fx_' + name)} ({quote(column)})"
+            )
+
+
+def tidb_fulltext(cursor: Any, prefix: str) -> str:
+    """TiDB: add its full-text indexes where the server has FTS_MATCH_WORD; say which mode holds.
+
+    "tidb" when every TEXT column got its index, else "scan" (BM25 computed over a scan).
+    """
+    try:
+        cursor.execute("SELECT FTS_MATCH_WORD('probe', 'probe')")
+        cursor.fetchall()
+    except pymysql.err.MySQLError as exc:
+        if exc.args and exc.args[0] == 1305:  # FUNCTION does not exist
+            return "scan"
+    for kind in RECORD_TYPES.values():
+        for name, _ in kind.TEXT:
+            table, column = quote(prefix + kind.KIND), quote(text_column(name))
+            try:
+                cursor.execute(
+                    f"ALTER TABLE {table} ADD FULLTEXT INDEX {quote('fx_' + name)} ({column}) "
+                    "WITH PARSER MULTILINGUAL"
+                )
+            except pymysql.err.MySQLError as exc:
+                if "duplicate" not in str(exc).lower():
+                    return "scan"
+    return "tidb"
 
 
 def index_vectors(cursor: Any, prefix: str, kind: type[Record], dim: int) -> str:

@@ -17,12 +17,14 @@ class Record:
 
     KIND names the collection (table/index). FILTERS are the scalar fields a backend must index
     so that `scan`/`delete`/`knn` can filter on them. VECTOR names the one field holding an
-    embedding (or None). Every other field is stored as JSON and returned as it was written.
+    embedding (or None). TEXT names the fields indexed for `search_text`, each with its BM25
+    weight. Every other field is stored as JSON and returned as it was written.
     """
 
     KIND: ClassVar[str] = ""
     FILTERS: ClassVar[tuple[str, ...]] = ()
     VECTOR: ClassVar[str | None] = None
+    TEXT: ClassVar[tuple[tuple[str, float], ...]] = ()
 
     id: str
 
@@ -78,6 +80,7 @@ class Document(Record):
 class Chunk(Record):
     KIND: ClassVar[str] = "chunk"
     FILTERS: ClassVar[tuple[str, ...]] = ("document_id",)
+    TEXT: ClassVar[tuple[tuple[str, float], ...]] = (("text", 1.0), ("heading_path", 2.0))
 
     document_id: str = ""
     ordinal: int = 0
@@ -120,6 +123,7 @@ class Entity(Record):
     KIND: ClassVar[str] = "entity"
     FILTERS: ClassVar[tuple[str, ...]] = ("category", "type", "name")
     VECTOR: ClassVar[str | None] = "embedding"
+    TEXT: ClassVar[tuple[tuple[str, float], ...]] = (("name", 3.0), ("aliases", 2.0), ("description", 1.0))
 
     name: str = ""
     type: str = ""
@@ -139,6 +143,7 @@ class Entity(Record):
 class Relation(Record):
     KIND: ClassVar[str] = "relation"
     FILTERS: ClassVar[tuple[str, ...]] = ("source", "target", "type")
+    TEXT: ClassVar[tuple[tuple[str, float], ...]] = (("description", 1.0),)
 
     source: str = ""  # entity id
     target: str = ""
@@ -152,6 +157,7 @@ class Relation(Record):
 class Claim(Record):
     KIND: ClassVar[str] = "claim"
     FILTERS: ClassVar[tuple[str, ...]] = ("chunk_id", "document_id")
+    TEXT: ClassVar[tuple[tuple[str, float], ...]] = (("text", 1.0),)
 
     text: str = ""
     chunk_id: str = ""
@@ -163,6 +169,7 @@ class Claim(Record):
 class Topic(Record):
     KIND: ClassVar[str] = "topic"
     FILTERS: ClassVar[tuple[str, ...]] = ("slug",)
+    TEXT: ClassVar[tuple[tuple[str, float], ...]] = (("title", 3.0), ("summary", 1.0))
 
     slug: str = ""
     title: str = ""
@@ -178,6 +185,9 @@ class Page(Record):
     KIND: ClassVar[str] = "page"
     FILTERS: ClassVar[tuple[str, ...]] = ("kind", "status", "subject_id")
     VECTOR: ClassVar[str | None] = "embedding"
+    TEXT: ClassVar[tuple[tuple[str, float], ...]] = (
+        ("title", 3.0), ("aliases", 2.0), ("summary", 1.0), ("markdown", 1.0),
+    )
 
     slug: str = ""
     title: str = ""
@@ -196,6 +206,20 @@ class Page(Record):
     pending_update: bool = False
     status: str = "active"  # active | deleted
     engine: str = ""
+    embedding: Vector | None = None
+
+
+@dataclass(slots=True)
+class ChunkEmbedding(Record):
+    """A chunk's embedding, kept for retrieval's vector search; id == chunk id."""
+
+    KIND: ClassVar[str] = "chunk_embedding"
+    FILTERS: ClassVar[tuple[str, ...]] = ("document_id", "model")
+    VECTOR: ClassVar[str | None] = "embedding"
+
+    document_id: str = ""
+    model: str = ""  # the embedder that made it: a new model means new vectors
+    content_hash: str = ""  # of the chunk it was made from
     embedding: Vector | None = None
 
 
@@ -347,7 +371,7 @@ class CacheEntry(Record):
 RECORD_TYPES: dict[str, type[Record]] = {
     cls.KIND: cls
     for cls in (
-        Document, Chunk, Extract, Entity, Relation, Claim, Topic, Page, PageVersion, Job, CacheEntry,
+        Document, Chunk, ChunkEmbedding, Extract, Entity, Relation, Claim, Topic, Page, PageVersion, Job, CacheEntry,
         Tenant, ApiKey, KnowledgeBase, StoredTemplate, Schedule,
     )
 }

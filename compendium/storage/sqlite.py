@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import StoreError
-from . import codec
+from . import codec, sqlite_text, text
 from .base import Filter
 from .records import RECORD_TYPES, Record, Vector
 
@@ -82,6 +82,7 @@ class _Database:
             OrderedDict()
         )
         self.data_version = -1
+        self.text_sizes: dict[str, int] = {}  # kind -> records in its FTS index; dropped on writes
         self.closed = False
         with self.errors("create tables"):
             for kind in RECORD_TYPES.values():
@@ -96,9 +97,10 @@ class _Database:
         if table in self.tables:
             return table
         filters = "".join(f", {_q(f)}" for f in kind.FILTERS)
+        ft = ", ft INTEGER" if kind.TEXT else ""
         self.conn.execute(
             f"CREATE TABLE IF NOT EXISTS {_q(table)} (kb TEXT NOT NULL, id TEXT NOT NULL{filters}, "
-            "data TEXT NOT NULL, vector BLOB, PRIMARY KEY (kb, id)) WITHOUT ROWID"
+            f"data TEXT NOT NULL, vector BLOB{ft}, PRIMARY KEY (kb, id)) WITHOUT ROWID"
         )
         # A FILTERS field added after the table was made: add its column, fill it from data.
         have = {row[1] for row in self.conn.execute(f"PRAGMA table_info({_q(table)})")}
@@ -112,13 +114,17 @@ class _Database:
                 f"CREATE INDEX IF NOT EXISTS {_q(f'{table}_{name}')} "
                 f"ON {_q(table)} (kb, {_q(name)}, id)"
             )
+        if kind.TEXT:
+            sqlite_text.ensure_index(self.conn, kind, have, _q)
         self.tables.add(table)
         return table
 
     def forget_vectors(self, kind: str | None = None) -> None:
         if kind is None:
             self.matrices.clear()
+            self.text_sizes.clear()
             return
+        self.text_sizes.pop(kind, None)
         for key in [key for key in self.matrices if key[1] == kind]:
             del self.matrices[key]
 
@@ -127,6 +133,7 @@ class _Database:
         version = self.conn.execute("PRAGMA data_version").fetchone()[0]
         if version != self.data_version:
             self.matrices.clear()
+            self.text_sizes.clear()
             self.data_version = version
 
 
@@ -228,29 +235,34 @@ class SQLiteStore(codec.GetOne):
             rows = []
             for record in items:
                 vector = codec.vector_of(record)
-                rows.append(
-                    (
-                        self.kb,
-                        record.id,
-                        *(codec.filter_value(record, name) for name in kind.FILTERS),
-                        codec.encode_data(record),
-                        codec.encode_vector(vector),
-                    )
+                row = (
+                    self.kb,
+                    record.id,
+                    *(codec.filter_value(record, name) for name in kind.FILTERS),
+                    codec.encode_data(record),
+                    codec.encode_vector(vector),
                 )
+                rows.append((*row, sqlite_text.key(self.kb, record.id)) if kind.TEXT else row)
             rows_by_kind.append((kind, rows))
 
         def work() -> int:
             total = 0
+            conn = self._db.conn
             for kind, rows in rows_by_kind:
                 table = self._db.ensure_table(kind)
-                columns = ["kb", "id", *kind.FILTERS, "data", "vector"]
+                columns = ["kb", "id", *kind.FILTERS, "data", "vector", *(["ft"] if kind.TEXT else [])]
                 updates = ", ".join(f"{_q(c)} = excluded.{_q(c)}" for c in columns[2:])
-                self._db.conn.executemany(
+                keys = [(row[-1],) for row in rows] if kind.TEXT else []
+                if keys:  # the index forgets the old text before the row changes
+                    conn.executemany(sqlite_text.forget_sql(kind, _q, "ft = ?"), keys)
+                conn.executemany(
                     f"INSERT INTO {_q(table)} ({', '.join(map(_q, columns))}) "
                     f"VALUES ({', '.join('?' * len(columns))}) "
                     f"ON CONFLICT (kb, id) DO UPDATE SET {updates}",
                     rows,
                 )
+                if keys:
+                    conn.executemany(sqlite_text.add_sql(kind, _q), keys)
                 self._db.forget_vectors(kind.KIND)
                 total += len(rows)
             return total
@@ -266,6 +278,8 @@ class SQLiteStore(codec.GetOne):
 
         def work() -> int:
             table = self._db.ensure_table(kind)
+            if kind.TEXT:
+                self._db.conn.execute(sqlite_text.forget_sql(kind, _q, sql), params)
             cursor = self._db.conn.execute(f"DELETE FROM {_q(table)} WHERE {sql}", params)
             self._db.forget_vectors(kind.KIND)
             return cursor.rowcount
@@ -400,6 +414,40 @@ class SQLiteStore(codec.GetOne):
             (by_id[ids[i]], float(s)) for i, s in zip(rows, scores, strict=True) if ids[i] in by_id
         ]
 
+    async def search_text(
+        self,
+        kind: type[Record],
+        query: str,
+        k: int,
+        where: Filter | None = None,
+        *,
+        fields: Sequence[str] | None = None,
+    ) -> list[tuple[Record, float]]:
+        kind = codec.record_kind(kind)
+        chosen = text.chosen_fields(kind, fields)
+        terms = text.query_words(query)
+        k = text.check_limit(k)
+        condition = codec.sql_where(kind, self.kb, where, mark="?", quote=lambda n: f"m.{_q(n)}")
+        if condition is None or not terms or k == 0:
+            return []
+        sql, params = condition
+        columns = None if fields is None else list(chosen)
+        statement, counting = sqlite_text.search_sql(kind, _q, sql, k)
+
+        def work() -> list[tuple]:
+            self._db.ensure_table(kind)
+            db = self._db
+            db.check_outside_writes()
+            size = db.text_sizes.get(kind.KIND)
+            if size is None:  # counting a large index takes tens of ms: once per change
+                size = db.text_sizes[kind.KIND] = sqlite_text.indexed(db.conn, kind, _q)
+            chosen_terms = sqlite_text.selective(db.conn, kind, terms, columns, size, _q)
+            return sqlite_text.ranked(db.conn, statement, counting, kind, chosen_terms, columns, k, params)
+
+        rows = await self._read(f"search {kind.KIND} text", work)
+        records = self._rows_to_records(kind, [row[:3] for row in rows])
+        return [(r, float(row[3])) for r, row in zip(records, rows, strict=True)]
+
     async def knowledge_bases(self) -> list[str]:
         def work() -> list[str]:
             union = " UNION ".join(
@@ -416,6 +464,7 @@ class SQLiteStore(codec.GetOne):
             "kb": self.kb,
             "path": self._db.path,
             "vector_search": "numpy",
+            "full_text": "fts5 bm25",
             "sqlite_version": sqlite3.sqlite_version,
         }
 

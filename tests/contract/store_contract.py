@@ -317,7 +317,102 @@ class IsolationContract:
         assert ":compendium@" not in info["url"] and "password" not in str(info).lower()
 
 
+
+
+class FullTextContract:
+    """search_text: ranked, filtered, limited, and in step with every write."""
+
+    async def _chunks(self, store: Store) -> None:
+        await store.upsert(
+            [
+                Chunk(id="both", document_id="d1", text="Vacuum reclaims storage; vacuum freezes tuples."),
+                Chunk(id="one", document_id="d1", text="Autovacuum launches workers that vacuum tables."),
+                Chunk(id="other", document_id="d2", text="Checkpoints flush dirty buffers to disk."),
+                Chunk(id="heading", document_id="d2", text="Settings are read at startup.",
+                      heading_path=["Server", "Freezes"]),
+                Chunk(id="plain", document_id="d3", text="Replication streams records to standbys."),
+            ]
+        )
+
+    async def test_words_rank_records_best_first(self, store: Store):
+        await self._chunks(store)
+        got = await store.search_text(Chunk, "vacuum freezes tuples", 10)
+        ids = [r.id for r, _ in got]
+        assert ids[0] == "both"  # every word, and vacuum twice
+        assert set(ids) == {"both", "one", "heading"}
+        scores = [s for _, s in got]
+        assert all(s > 0 for s in scores) and scores == sorted(scores, reverse=True)
+        assert [r.id for r, _ in await store.search_text(Chunk, "VACUUM", 1)] == ["both"]
+        assert (await store.search_text(Chunk, "vacuum", 10))[0][0].text.startswith("Vacuum")
+
+    async def test_filters_and_limit(self, store: Store):
+        await self._chunks(store)
+        got = await store.search_text(Chunk, "vacuum freezes", 10, {"document_id": "d2"})
+        assert [r.id for r, _ in got] == ["heading"]
+        assert await store.search_text(Chunk, "vacuum", 10, {"document_id": []}) == []
+        assert len(await store.search_text(Chunk, "vacuum freezes checkpoints", 2)) == 2
+        assert await store.search_text(Chunk, "vacuum", 0) == []
+        assert await store.search_text(Chunk, "  ?! ", 5) == []
+        assert await store.search_text(Chunk, "nonexistentword", 5) == []
+
+    async def test_field_weights_and_a_chosen_field(self, store: Store):
+        await store.upsert(
+            [
+                Entity(id="named", name="Checkpointer", description="A background process."),
+                Entity(id="aliased", name="Background Writer", aliases=["Checkpointer helper"]),
+                Entity(id="described", name="Buffer Pool",
+                       description="Pages are written by the checkpointer process."),
+                Entity(id="unrelated", name="Planner", description="Chooses plans."),
+            ]
+        )
+        ranked = [r.id for r, _ in await store.search_text(Entity, "checkpointer", 10)]
+        assert ranked[0] == "named" and set(ranked) == {"named", "aliased", "described"}
+        by_name = await store.search_text(Entity, "checkpointer", 10, fields=["name", "aliases"])
+        assert {r.id for r, _ in by_name} == {"named", "aliased"}
+        with pytest.raises(StoreError, match="aliases"):
+            await store.search_text(Entity, "x", 5, fields=["type"])
+        with pytest.raises(StoreError):
+            await store.search_text(Document, "x", 5)
+
+    async def test_the_index_follows_upserts_and_deletes(self, store: Store):
+        await self._chunks(store)
+        await store.upsert([Chunk(id="both", document_id="d1", text="Rewritten about tablespaces.")])
+        assert "both" not in {r.id for r, _ in await store.search_text(Chunk, "freezes", 10)}
+        assert [r.id for r, _ in await store.search_text(Chunk, "tablespaces", 10)] == ["both"]
+        await store.delete(Chunk, {"id": "both"})
+        assert await store.search_text(Chunk, "tablespaces", 10) == []
+        await store.delete(Chunk, {"document_id": "d1"})
+        assert [r.id for r, _ in await store.search_text(Chunk, "vacuum freezes", 10)] == ["heading"]
+        await store.delete(Chunk, {})
+        assert await store.search_text(Chunk, "checkpoints", 10) == []
+
+    async def test_a_rolled_back_write_leaves_the_index_as_it_was(self, store: Store):
+        await self._chunks(store)
+        with pytest.raises(RuntimeError):
+            async with store.transaction():
+                await store.upsert([Chunk(id="other", text="Tablespaces hold relations.")])
+                await store.delete(Chunk, {"id": "plain"})
+                raise RuntimeError("boom")
+        assert await store.search_text(Chunk, "tablespaces", 10) == []
+        assert [r.id for r, _ in await store.search_text(Chunk, "checkpoints", 10)] == ["other"]
+        assert [r.id for r, _ in await store.search_text(Chunk, "replication", 10)] == ["plain"]
+
+    async def test_knowledge_bases_do_not_see_each_others_text(self, store: Store, other_kb: str):
+        await self._chunks(store)
+        other = store.for_kb(other_kb)
+        await other.upsert([Chunk(id="both", text="Tablespaces only here.")])
+        assert [r.id for r, _ in await other.search_text(Chunk, "vacuum tablespaces", 10)] == ["both"]
+        assert "both" not in {r.id for r, _ in await store.search_text(Chunk, "tablespaces", 10)}
+        await other.delete(Chunk, {})
+        assert (await store.search_text(Chunk, "vacuum", 10))[0][0].id == "both"
+
+
 class StoreContract(
-    RoundTripContract, ScanContract, KnnContract, TransactionContract, IsolationContract
+    RoundTripContract,
+    ScanContract,
+    KnnContract,
+    TransactionContract,
+    IsolationContract,
+    FullTextContract,
 ):
     """Everything a Store must do; a backend module subclasses this with `store`/`other_kb`."""

@@ -8,7 +8,7 @@ from compendium.storage.factory import open_store
 from compendium.storage.records import Entity
 
 from .conftest import drop_kbs, fresh_kb, server_url
-from .store_contract import StoreContract, unit_vectors
+from .store_contract import FullTextContract, StoreContract, unit_vectors
 
 
 @pytest.fixture
@@ -49,3 +49,15 @@ class TestMySQLStore(StoreContract):
 class TestTiDBStore(TestMySQLStore):
     url_variable = "COMPENDIUM_TEST_TIDB_URL"
     exact_knn = False  # an HNSW index answers approximately
+
+
+class TestMySQLTextByScan(FullTextContract):
+    """What a server without full-text indexes (TiDB without FTS) answers: BM25 over a scan."""
+
+    @pytest.fixture
+    async def store(self, kb_names):
+        store = await open_store(server_url("COMPENDIUM_TEST_MYSQL_URL"), kb=kb_names[0])
+        store._server.full_text = "scan"  # as tidb_fulltext() leaves it when FTS is missing
+        yield store
+        await drop_kbs(store, kb_names)
+        await store.close()

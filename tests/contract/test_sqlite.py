@@ -73,3 +73,35 @@ class TestSQLiteStore(StoreContract):
             conn.execute("PRAGMA user_version=99")
         with pytest.raises(StoreError, match="schema version 99"):
             await open_store(str(path))
+
+    async def test_a_file_written_before_full_text_search_is_indexed_on_opening(self, tmp_path):
+        path = tmp_path / "old.db"
+        first = await open_store(str(path), kb="kb")
+        await first.upsert([Chunk(id="c", text="Checkpoints flush buffers")])
+        await first.close()
+        with sqlite3.connect(path) as conn:  # the schema as it was: no ft column, no index
+            conn.execute("DROP TABLE chunk__fts")
+            conn.execute("DROP VIEW chunk__text")
+            conn.execute("DROP INDEX chunk_ft")
+            conn.execute("ALTER TABLE chunk DROP COLUMN ft")
+        again = await open_store(str(path), kb="kb")
+        assert [r.id for r, _ in await again.search_text(Chunk, "checkpoints", 5)] == ["c"]
+        await again.close()
+
+    async def test_on_a_large_index_the_commonest_words_are_left_out_of_the_ranking(
+        self, store, monkeypatch
+    ):
+        from compendium.storage import sqlite_text
+
+        monkeypatch.setattr(sqlite_text, "LARGE_TABLE", 20)
+        monkeypatch.setattr(sqlite_text, "RANKED_MATCHES", 8)
+        chunks = [Chunk(id=f"c{i:02}", text="common filler words") for i in range(40)]
+        chunks[3].text = "common rare words"
+        chunks[7].text = "common rare uncommon words"
+        for i in (11, 12, 13, 14):
+            chunks[i].text = "common uncommon words"
+        await store.upsert(chunks)
+        got = [r.id for r, _ in await store.search_text(Chunk, "common rare uncommon", 10)]
+        assert got[0] == "c07" and set(got) == {"c03", "c07", "c11", "c12", "c13", "c14"}
+        monkeypatch.setattr(sqlite_text, "LARGE_TABLE", 20_000)  # exact again: every word ranks
+        assert len(await store.search_text(Chunk, "common rare uncommon", 50)) == 40

@@ -17,6 +17,7 @@ const ROUTES = [
   [/^\/kb\/(?<kb>[^/]+)\/page\/(?<slug>[^/]+)$/, "wiki", () => import("./page.js").then((m) => m.renderPage)],
   [/^\/kb\/(?<kb>[^/]+)\/page\/(?<slug>[^/]+)\/edit$/, "wiki", () => import("./page.js").then((m) => m.renderEditor)],
   [/^\/kb\/(?<kb>[^/]+)\/canvas$/, "canvas", () => import("./canvas/view.js").then((m) => m.renderCanvas)],
+  [/^\/kb\/(?<kb>[^/]+)\/ask$/, "ask", () => import("./ask.js").then((m) => m.renderAsk)],
 ];
 
 let cleanup = null;

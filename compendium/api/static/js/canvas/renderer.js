@@ -57,6 +57,7 @@ export class GraphCanvas {
     this.ty = 0;
     this.hovered = null;
     this.selected = null;
+    this.highlighted = { nodes: new Set(), edges: new Set() }; // e.g. an answer's evidence
     this.grid = new SpatialGrid();
     this.gridStale = true;
     this.frameRequested = false;
@@ -121,6 +122,12 @@ export class GraphCanvas {
     this.hovered = this.selected = null;
     this.gridStale = true;
     this.refreshShown();
+    this.invalidate();
+  }
+
+  /** Mark a set of node ids and edge ids (drawn over the graph, as the selection is). */
+  highlight(nodeIds = [], edgeIds = []) {
+    this.highlighted = { nodes: new Set(nodeIds), edges: new Set(edgeIds) };
     this.invalidate();
   }
 
@@ -411,6 +418,7 @@ export class GraphCanvas {
    */
   drawHighlights() {
     const { ctx, dpr, scale } = this;
+    this.drawMarked();
     const focus = [this.selected, this.hovered].filter((n) => n && this.isShown(n));
     if (!focus.length) return;
     ctx.setTransform(dpr * scale, 0, 0, dpr * scale, dpr * this.tx, dpr * this.ty);
@@ -444,6 +452,48 @@ export class GraphCanvas {
       const x = p.x + this.hovered.r + 4;
       ctx.strokeText(this.hovered.label, x, p.y);
       ctx.fillText(this.hovered.label, x, p.y);
+    }
+  }
+
+  /** The highlighted nodes and edges: thick orange strokes and rings, with their labels. */
+  drawMarked() {
+    const { ctx, dpr, scale } = this;
+    const { nodes, edges } = this.highlighted;
+    if (!nodes.size && !edges.size) return;
+    ctx.setTransform(dpr * scale, 0, 0, dpr * scale, dpr * this.tx, dpr * this.ty);
+    ctx.beginPath();
+    for (const e of this.edges) {
+      if (edges.has(e.id) && this.edgeShown(e)) {
+        ctx.moveTo(e.s.x, e.s.y);
+        ctx.lineTo(e.t.x, e.t.y);
+      }
+    }
+    ctx.lineWidth = 3 / scale;
+    ctx.strokeStyle = "#e8590c";
+    ctx.stroke();
+    ctx.beginPath();
+    for (const id of nodes) {
+      const node = this.byId.get(id);
+      if (!node || !this.isShown(node)) continue;
+      const r = (node.r + 3) / scale; // node.r is in screen px
+      ctx.moveTo(node.x + r, node.y);
+      ctx.arc(node.x, node.y, r, 0, 2 * Math.PI);
+    }
+    ctx.lineWidth = 3 / scale;
+    ctx.stroke();
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.font = "bold 12px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    ctx.lineWidth = 3;
+    for (const id of nodes) {
+      const node = this.byId.get(id);
+      if (!node || !this.isShown(node)) continue;
+      const p = this.toScreen(node);
+      const x = p.x + node.r + 5;
+      ctx.strokeStyle = "rgba(255,255,255,0.95)";
+      ctx.strokeText(node.label, x, p.y);
+      ctx.fillStyle = "#7a2e00";
+      ctx.fillText(node.label, x, p.y);
     }
   }
 

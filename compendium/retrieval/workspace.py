@@ -1,0 +1,56 @@
+"""Retrieval over a workspace's knowledge base: the store, embedder and LLM its settings name."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..engines.factory import build_embedder, build_engine
+from ..engines.usage import UsageMeter
+from ..operations import opened_store, resolve_template
+from ..settings import Settings
+from ..storage.base import Store
+from ..templates.schema import Template
+from .answer import ask
+from .retrieve import Options, Retrieval, retrieve
+
+
+@dataclass(slots=True)
+class Sources:
+    """What one question is answered from."""
+
+    store: Store
+    embedder: Any
+    llm: Any | None  # an OpenAIClient, or None offline
+    usage: UsageMeter
+
+
+@contextlib.asynccontextmanager
+async def sources_for(
+    store: Store, settings: Settings, template: Template | None = None
+) -> AsyncIterator[Sources]:
+    """The knowledge base's embedder (its entity vectors were made by it) and LLM client, under
+    the settings' token budget, closed afterwards. `template`: the workspace's default."""
+    template = template or resolve_template(settings, None)
+    usage = UsageMeter(settings.token_budget)
+    async with contextlib.AsyncExitStack() as stack:
+        embedder = build_embedder(settings, template, usage=usage, cache=store)
+        stack.push_async_callback(embedder.close)
+        engine = build_engine(settings, template, usage=usage, cache=store)
+        stack.push_async_callback(engine.close)
+        yield Sources(store, embedder, getattr(engine, "client", None), usage)
+
+
+async def retrieve_in_workspace(settings: Settings, question: str, options: Options) -> Retrieval:
+    async with opened_store(settings) as store, sources_for(store, settings) as src:
+        return await retrieve(question, store, embedder=src.embedder, llm=src.llm, options=options)
+
+
+async def ask_in_workspace(
+    settings: Settings, question: str, options: Options
+) -> AsyncIterator[dict[str, Any]]:
+    async with opened_store(settings) as store, sources_for(store, settings) as src:
+        async for event in ask(question, store, embedder=src.embedder, llm=src.llm, options=options):
+            yield event

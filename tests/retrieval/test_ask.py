@@ -1,0 +1,117 @@
+"""ask(): cited answers from one retrieval, streamed as events; offline and through a scripted LLM."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from compendium.operations import opened_store
+from compendium.retrieval import Options, ask, citation_problems, split_answer
+from compendium.retrieval.workspace import ask_in_workspace, sources_for
+from tests.support.llm_fixtures import settings_for
+from tests.support.llm_server import ChatRequest
+
+QUESTION = "How does Vacuum use the Visibility Map?"
+LABEL = re.compile(r"\[([A-Z]\d+)(?:, ?([A-Z]\d+))*\]")
+
+
+async def events_of(settings, question=QUESTION, **options):
+    return [e async for e in ask_in_workspace(settings, question, Options(**options))]
+
+
+def check_order(events):
+    kinds = [e["type"] for e in events]
+    assert kinds[:2] == ["stage", "stage"]
+    assert [e["stage"] for e in events[:2]] == ["retrieve", "answer"]
+    assert kinds[-1] == "final" and set(kinds[2:-1]) == {"delta"}
+    final = events[-1]
+    assert "".join(e["text"] for e in events[2:-1]).strip() == final["answer"]
+    return final
+
+
+def check_citations(final):
+    evidence = final["evidence"]
+    chunk_ids = {c["chunk_id"] for c in evidence["chunks"]}
+    entity_ids = {e["id"] for e in evidence["entities"]}
+    assert final["citations"]
+    for citation in final["citations"]:
+        assert citation["ref"] in final["answer"]
+        if citation["kind"] == "chunk":
+            index = int(citation["ref"][1:]) - 1
+            assert evidence["chunks"][index]["chunk_id"] == citation["id"]
+            assert citation["id"] in chunk_ids
+        elif citation["kind"] == "entity":
+            assert citation["id"] in entity_ids
+    for sentence in split_answer(final["answer"]):
+        assert LABEL.search(sentence), sentence
+
+
+async def test_offline_answer_cites_only_returned_passages_in_stream_order(compiled_offline):
+    final = check_order(await events_of(compiled_offline))
+    check_citations(final)
+    assert "Visibility Map" in final["answer"]
+    assert all(c["kind"] in ("chunk", "entity") for c in final["citations"])
+    assert final["citations"][0]["kind"] == "chunk"
+
+
+def test_answer_sentences_and_their_problems():
+    assert split_answer("A is B. [C1] C is D [C2, E1]. E.") == ["A is B. [C1]", "C is D [C2, E1].", "E."]
+    problems = citation_problems("A is B [C1]. C is D [C9]. E.", {"C1", "C2"})
+    assert len(problems) == 2 and "C9" in problems[0] and "cites nothing" in problems[1]
+    assert citation_problems("A is B [C1].", {"C1"}) == []
+
+
+def llm_settings(compiled_copy, server):
+    pointed = settings_for(server)
+    return dataclasses.replace(compiled_copy, llm=pointed.llm)
+
+
+def answering(replies):
+    """A responder answering the question prompt with the given replies in turn."""
+    asked: list[ChatRequest] = []
+
+    def respond(request: ChatRequest) -> str:
+        if "question_terms" in (request.schema_name or ""):
+            return '{"names": ["Vacuum", "Visibility Map"], "keywords": ["all-visible", "skip"]}'
+        asked.append(request)
+        return replies[min(len(asked) - 1, len(replies) - 1)]
+
+    return respond, asked
+
+
+async def test_llm_answer_is_one_call_with_the_context(compiled_copy, llm_server):
+    respond, asked = answering(["Vacuum skips pages the map marks all-visible [C1]. It sets bits [C2, E1]."])
+    llm_server.responder = respond
+    final = check_order(await events_of(llm_settings(compiled_copy, llm_server)))
+    check_citations(final)
+    assert len(asked) == 1 and "## Passages" in asked[0].prompt and QUESTION in asked[0].prompt
+    assert {c["ref"] for c in final["citations"]} == {"C1", "C2", "E1"}
+
+
+async def test_an_uncited_reply_is_repaired_once(compiled_copy, llm_server):
+    respond, asked = answering(["Vacuum skips pages. It cites [C99].", "Vacuum skips all-visible pages [C1]."])
+    llm_server.responder = respond
+    final = check_order(await events_of(llm_settings(compiled_copy, llm_server)))
+    assert final["answer"] == "Vacuum skips all-visible pages [C1]."
+    assert len(asked) == 2
+    assert "cites nothing" in asked[1].prompt and "C99" in asked[1].prompt
+
+
+async def test_a_reply_still_uncited_after_the_repair_is_an_error_event(compiled_copy, llm_server):
+    respond, asked = answering(["No citations here.", "Still none."])
+    llm_server.responder = respond
+    events = await events_of(llm_settings(compiled_copy, llm_server))
+    assert [e["type"] for e in events] == ["stage", "stage", "error"]
+    assert "not cited" in events[-1]["message"] and len(asked) == 2
+
+
+async def test_the_rewrite_call_is_cached(compiled_copy, llm_server):
+    respond, _ = answering(["Vacuum skips pages [C1]."])
+    llm_server.responder = respond
+    settings = llm_settings(compiled_copy, llm_server)
+    async with opened_store(settings) as store, sources_for(store, settings) as src:
+        for _ in range(2):
+            _ = [e async for e in ask("What does the autovacuum launcher start?", store,
+                                      embedder=src.embedder, llm=src.llm)]
+    rewrites = [r for r in llm_server.requests if (r.schema_name or "") == "question_terms"]
+    assert len(rewrites) == 1

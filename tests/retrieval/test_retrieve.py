@@ -1,0 +1,82 @@
+"""retrieve() on the compiled sample corpus: the documents that answer a question come first."""
+
+from __future__ import annotations
+
+import pytest
+
+from compendium.errors import InputError
+from compendium.operations import opened_store
+from compendium.retrieval import Options, retrieve
+from compendium.retrieval.index import refresh_chunk_vectors
+from compendium.retrieval.workspace import retrieve_in_workspace, sources_for
+from compendium.storage.records import Chunk, ChunkEmbedding
+from compendium.tokens import count_tokens
+
+# Each question names the document (under documents/) whose passage must be the first one.
+QUESTIONS = [
+    ("What does the checkpointer do when a checkpoint starts?", "corpus/durability/checkpointer.md"),
+    ("How does the buffer pool choose a page to evict?", "corpus/storage/buffer-pool.md"),
+    ("What is TOAST and when are values compressed?", "corpus/storage/toast.md"),
+    ("How does a hot standby serve read-only queries?", "corpus/replication/hot-standby.md"),
+    ("What is a transaction ID and what is wraparound?", "corpus/transactions/transaction-ids.md"),
+    ("How does logical replication publish changes?", "corpus/replication/logical-replication.md"),
+    ("How does the free space map record free space?", "corpus/storage/free-space-map.md"),
+]
+
+
+@pytest.mark.parametrize(("question", "document"), QUESTIONS)
+async def test_the_answering_document_comes_first(compiled_offline, question, document):
+    result = await retrieve_in_workspace(compiled_offline, question, Options(top_k=5))
+    assert result.chunks[0]["document"] == document, [c["document"] for c in result.chunks]
+
+
+async def test_json_has_the_documented_shape_and_the_context_fits_its_budget(compiled_offline):
+    result = await retrieve_in_workspace(
+        compiled_offline, "How does Vacuum use the Visibility Map?", Options(top_k=4, budget_tokens=600)
+    )
+    data = result.as_dict()
+    assert list(data) == ["question", "entities", "relations", "pages", "topics", "chunks", "context"]
+    assert set(data["entities"][0]) == {"id", "name", "type", "score", "page"}
+    assert {e["name"] for e in data["entities"]} >= {"Vacuum", "Visibility Map"}
+    assert set(data["pages"][0]) == {"slug", "title", "score"}
+    assert set(data["chunks"][0]) == {"chunk_id", "document", "heading_path", "text", "score"}
+    assert data["relations"] and set(data["relations"][0]) >= {"id", "source", "target", "type"}
+    assert [c["score"] for c in data["chunks"]] == sorted((c["score"] for c in data["chunks"]), reverse=True)
+    assert len(data["chunks"]) == 4
+    assert count_tokens(data["context"]) <= 600
+    for ref, (kind, record_id) in result.refs.items():  # every label in the context is in the JSON
+        assert f"[{ref}]" in data["context"]
+        assert kind in ("entity", "relation", "page", "topic", "chunk") and record_id
+
+
+async def test_modes_local_global_hybrid(compiled_offline):
+    question = "How do streaming replication and the write-ahead log relate?"
+    local = await retrieve_in_workspace(compiled_offline, question, Options(mode="local"))
+    glob = await retrieve_in_workspace(compiled_offline, question, Options(mode="global"))
+    hybrid = await retrieve_in_workspace(compiled_offline, question, Options(mode="hybrid"))
+    assert local.topics == [] and glob.topics and hybrid.topics
+    assert any("Replication" in t["title"] or "WAL" in t["title"] for t in hybrid.topics)
+    assert len(glob.entities) < len(hybrid.entities)
+    with pytest.raises(InputError, match="local, global, hybrid"):
+        await retrieve_in_workspace(compiled_offline, question, Options(mode="everything"))
+
+
+async def test_a_question_without_words_is_refused(compiled_offline):
+    with pytest.raises(InputError, match="no words"):
+        await retrieve_in_workspace(compiled_offline, " ?! ", Options())
+
+
+async def test_chunk_vectors_are_built_once_and_follow_deleted_chunks(compiled_copy):
+    async with opened_store(compiled_copy) as store, sources_for(store, compiled_copy) as src:
+        await retrieve("checkpoints", store, embedder=src.embedder)
+        count = await store.count(ChunkEmbedding)
+        assert count > 100
+        assert await refresh_chunk_vectors(store, src.embedder) == 0  # nothing new to embed
+        first = (await store.get(ChunkEmbedding, [c.id async for c in store.scan(Chunk)][:1]))[0]
+        await store.upsert([ChunkEmbedding(id="gone", document_id="x", model=src.embedder.model,
+                                           content_hash="h", embedding=first.embedding)])
+        await store.upsert([ChunkEmbedding(id=first.id, document_id=first.document_id,
+                                           model=src.embedder.model, content_hash="stale",
+                                           embedding=first.embedding)])
+        assert await refresh_chunk_vectors(store, src.embedder) == 1  # the stale one, again
+        assert await store.count(ChunkEmbedding) == count  # the one without a chunk is gone
