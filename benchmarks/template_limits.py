@@ -19,7 +19,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from compendium.engines.offline.names import choose_type, entity_type_rules
 from compendium.errors import TemplateError
-from compendium.templates import worker
+from compendium.templates import render as rendering
+from compendium.templates import untrusted
 from compendium.templates.loader import parse_template
 from compendium.templates.patterns import compile_pattern
 from compendium.templates.render import default_prompt, render, render_here
@@ -125,14 +126,14 @@ def _timed(func) -> tuple[float, str]:
 
 def refusals() -> list[tuple[str, float, str]]:
     rows = [("first check of a process (starts a worker)",
-             *_timed(lambda: worker.parse_untrusted("name: warm\n", source="w.yaml")))]
+             *_timed(lambda: untrusted.parse_untrusted("name: warm\n", source="w.yaml")))]
     cases = [
-        ("alias bomb (parse in worker)", lambda: worker.parse_untrusted(ALIAS_BOMB, source="bomb.yaml")),
-        ("\\u0002 in YAML", lambda: worker.parse_untrusted("name: x\ndescription: a\x02b\n", source="c.yaml")),
-        ("[0]*99999 with nested loops", lambda: worker.parse_untrusted(LOOP_BOMB, source="l.yaml")),
-        ("lipsum(99999)", lambda: worker.parse_untrusted(
+        ("alias bomb (parse in worker)", lambda: untrusted.parse_untrusted(ALIAS_BOMB, source="bomb.yaml")),
+        ("\\u0002 in YAML", lambda: untrusted.parse_untrusted("name: x\ndescription: a\x02b\n", source="c.yaml")),
+        ("[0]*99999 with nested loops", lambda: untrusted.parse_untrusted(LOOP_BOMB, source="l.yaml")),
+        ("lipsum(99999)", lambda: untrusted.parse_untrusted(
             "name: x\nrefine:\n  writer_prompt: '{{ lipsum(99999) }}'\n", source="p.yaml")),
-        ("lookahead pattern", lambda: worker.parse_untrusted(
+        ("lookahead pattern", lambda: untrusted.parse_untrusted(
             "name: x\nentity_types:\n  - name: a\n    patterns: ['x(?=y)']\n", source="r.yaml")),
         ("data-gated loop at compile (first)", lambda: render(
             "{% if chunks|length > 1 %}{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}"
@@ -145,11 +146,11 @@ def refusals() -> list[tuple[str, float, str]]:
         seconds, outcome = _timed(func)
         rows.append((name, seconds, outcome))
     # The last line of defence: a child past its deadline is killed, and the next call is served.
-    saved = worker.RENDER_DEADLINE
-    worker.RENDER_DEADLINE = 0.05
+    saved = rendering.RENDER_DEADLINE
+    rendering.RENDER_DEADLINE = 0.05
     seconds, outcome = _timed(lambda: render("{# kill #}{% for i in range(99999) %}{{ loop.cycle(1, 2) }}{% endfor %}",
                                              where="slow"))
-    worker.RENDER_DEADLINE = saved
+    rendering.RENDER_DEADLINE = saved
     rows.append(("render past a 0.05 s deadline (killed)", seconds, outcome))
     seconds, outcome = _timed(lambda: render("{{ 'next' }}", where="after"))
     rows.append(("next render after the kill", seconds, outcome))

@@ -26,7 +26,7 @@ from .storage.records import (
 )
 from .templates.registry import builtin_names, load_template
 from .templates.schema import Template
-from .templates.worker import parse_untrusted_async
+from .templates.untrusted import parse_untrusted_async
 from .workspace import DOCUMENTS_DIR, STATE_DIR, STORE_FILE
 
 SYSTEM_SCOPE = "_system"

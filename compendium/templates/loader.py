@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typing
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -342,22 +341,6 @@ def parse_template(text: str, *, source: str, default_name: str | None = None) -
             if isinstance(value, str) and value.strip():
                 check_prompt(value, file=source, line=doc.line_of(key), key=dotted(key))
     return template
-
-
-def load_template_file(path: Path) -> Template:
-    """Read and validate a template file; its name defaults to the file's stem."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise TemplateError("no such template file", file=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise TemplateError(f"not UTF-8 text ({exc.reason})", file=str(path)) from exc
-    except OSError as exc:
-        raise TemplateError(f"cannot read: {exc.strerror}", file=str(path)) from exc
-    from .worker import parse_untrusted  # a template file may come from anyone
-
-    return parse_untrusted(text, source=str(path), default_name=path.stem)
 
 
 def _check_types(template: Template, doc: YamlDocument) -> None:

@@ -15,6 +15,8 @@ from ..fingerprint import fingerprint
 from . import worker
 from .sandbox import limits, make_environment
 
+RENDER_DEADLINE = 2.0  # wall seconds for one prompt in a worker (sandbox: 0.25 s of CPU)
+
 _ENV = make_environment(StrictUndefined)
 # Prompts that ran out of steps or time once: refused at once after that, so that a prompt
 # that stalls does not stall every MAP batch and page of a compile in turn.
@@ -28,7 +30,7 @@ def _compile(source: str):  # type: ignore[no-untyped-def]
 
 def render(source: str, *, where: str = "prompt", **variables: Any) -> str:
     """Render `source` with `variables`; any failure is a TemplateError naming `where`."""
-    if worker._IN_CHILD or source in _builtin_prompts():
+    if worker.in_child() or source in _builtin_prompts():
         return render_here(source, where=where, **variables)
     key = fingerprint(source)
     if key in _STALLED:
@@ -37,11 +39,19 @@ def render(source: str, *, where: str = "prompt", **variables: Any) -> str:
             "simplify its loops", file=where,
         )  # fmt: skip
     try:
-        return worker.render_untrusted(source, where=where, variables=variables)
+        return render_untrusted(source, where=where, variables=variables)
     except TemplateError as exc:
         if isinstance(exc, worker.WorkerTimeout) or getattr(exc, "slow", False):
             _STALLED.add(key)
         raise
+
+
+def render_untrusted(source: str, *, where: str, variables: dict[str, Any]) -> str:
+    """render_here in a worker child with RENDER_DEADLINE; TemplateError on any failure."""
+    return str(worker.RENDERS.ask(
+        "render", {"source": source, "where": where, "variables": variables}, seconds=RENDER_DEADLINE,
+        where=where, too_slow=f"the prompt took longer than {RENDER_DEADLINE:g} s to render and was stopped",
+    ))  # fmt: skip
 
 
 def render_here(source: str, *, where: str = "prompt", **variables: Any) -> str:

@@ -1,15 +1,18 @@
-"""Runs a stranger's template work (validation, prompt renders) in child processes that are
-killed past a deadline and replaced, since a thread cannot be stopped.
+"""Runs template jobs in child processes that are killed past a deadline and replaced, since
+a thread cannot be stopped.
 
 The sandbox's own limits stop almost every costly prompt with a clear error; the deadline
 is for what they cannot interrupt (one C-level operation that runs for seconds). Children
-are long-lived and fed through a pipe, so a render costs a round trip, not a process start.
+are long-lived and fed through a pipe, so a job costs a round trip, not a process start.
 Requests are pickled (we trust what we send); replies are JSON (a child runs strangers'
-templates, so its words are data)."""
+templates, so its words are data).
+
+This module is the pool and the wire only: it imports nothing that does template work. A
+child runs the job table in CHILD (worker_child.py), which imports the loader and the
+renderer; callers name a job of that table (untrusted.py checks, render.py renders)."""
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import json
 import os
@@ -21,27 +24,24 @@ import subprocess
 import sys
 import threading
 import time
-from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import TemplateError
-from ..fingerprint import fingerprint
-from .loader import MAX_YAML_CHARS, PROMPT_KEYS, read_yaml
-from .schema import Template
 
-VALIDATE_DEADLINE = 1.5  # wall seconds to check a template (loader: 1.0 s of CPU for its prompts)
-RENDER_DEADLINE = 2.0  # wall seconds for one prompt (sandbox: 0.25 s of CPU)
 STARTUP_DEADLINE = 60.0  # importing Compendium in a child; generous on a loaded machine
 MEMORY_LIMIT = 2 << 30  # bytes of address space a child may map
 POOL_SIZE = 2  # children working at once; more callers wait their turn
+CHILD = "compendium.templates.worker_child"  # the module a child runs, as `python -m` would
 
 _HEADER = struct.Struct(">I")
 # A child imports this package from the parent's copy, without running its __init__ (which
-# loads the whole application): it starts in about half the time.
+# loads the whole application): it starts in about half the time. Then it runs CHILD as
+# __main__, which is what `python -m CHILD` does.
 _BOOT = (
-    "import sys, types; package = types.ModuleType('compendium'); package.__path__ = [sys.argv[1]]; "
-    "sys.modules['compendium'] = package; from compendium.templates.worker import _serve; _serve()"
+    "import runpy, sys, types; package = types.ModuleType('compendium'); package.__path__ = [sys.argv[1]]; "
+    "sys.modules['compendium'] = package; runpy.run_module(sys.argv[2], run_name='__main__')"
 )
 _READY = b"compendium-template-worker ready\n"
 
@@ -56,12 +56,12 @@ class WorkerTimeout(TemplateError):
 class _Child:
     """One child process and its pipes."""
 
-    def __init__(self) -> None:
+    def __init__(self, module: str) -> None:
         # One BLAS thread: a child never multiplies matrices, and many threads' buffers would
         # count against its memory limit on a machine with many cores.
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, str(Path(__file__).resolve().parents[1])],
+            [sys.executable, "-c", _BOOT, str(Path(__file__).resolve().parents[1]), module],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
         )  # fmt: skip
         self.ready = False
@@ -116,18 +116,31 @@ class _Gone(Exception):
     pass
 
 
-class _Pool:
+class Pool:
     """Idle children, started on demand, at most `size` at work; a killed child is replaced
     at once so that the next caller finds one warm."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, module: str = CHILD) -> None:
         self._size = size
+        self._module = module
         self._idle: list[_Child] = []
         self._all: set[_Child] = set()
         self._busy = 0
         self._ready = threading.Condition()
 
-    def ask(self, request: tuple[str, dict[str, Any]], seconds: float) -> dict[str, Any]:
+    def ask(self, job: str, args: dict[str, Any], *, seconds: float, where: str, too_slow: str) -> Any:
+        """The result of `job` run on `args` in a child. The TemplateError the job raised
+        (file, line and key kept); WorkerTimeout(too_slow) naming `where` if it ran past
+        `seconds` (the child is killed); TemplateError if the child crashed."""
+        try:
+            reply = self._ask((job, args), seconds)
+        except _Gone as exc:
+            if str(exc) != "deadline":
+                raise TemplateError(f"{exc} (a crash, not the template's fault); try again", file=where) from exc
+            raise WorkerTimeout(too_slow, file=where) from exc
+        return _result(reply)
+
+    def _ask(self, request: tuple[str, dict[str, Any]], seconds: float) -> dict[str, Any]:
         payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
         child = self._take()
         try:
@@ -155,7 +168,7 @@ class _Pool:
             raise
 
     def _start(self) -> _Child:
-        child = _Child()
+        child = _Child(self._module)
         with self._ready:
             self._all.add(child)
         return child
@@ -190,109 +203,22 @@ class _Pool:
 
 # Checks run in threads of their own; renders are called from a compile's event loop. Apart,
 # a render never waits behind a tenant's slow check.
-_CHECKS = _Pool(POOL_SIZE)
-_RENDERS = _Pool(POOL_SIZE)
-atexit.register(_CHECKS.close)
-atexit.register(_RENDERS.close)
+CHECKS = Pool(POOL_SIZE)
+RENDERS = Pool(POOL_SIZE)
+atexit.register(CHECKS.close)
+atexit.register(RENDERS.close)
 _IN_CHILD = False  # set in the child: its own work runs in-process
 
-# Templates that passed, by their text: a stored template is resolved at every compile and
-# search, and must not queue behind another tenant's slow check each time. Template is frozen.
-_CHECKED: OrderedDict[str, Template] = OrderedDict()
-_CHECKED_SIZE = 256
-_CHECKED_LOCK = threading.Lock()
+
+def in_child() -> bool:
+    """Whether this process is a worker child (whose template work runs in-process)."""
+    return _IN_CHILD
 
 
 def warm() -> None:
     """Start a checking child now, without waiting for it (a server at start-up), so that the
     first template a tenant sends does not wait for a worker to start."""
-    _CHECKS.warm()
-
-
-def parse_untrusted(text: str, *, source: str, default_name: str | None = None) -> Template:
-    """loader.parse_template in a child with a deadline; TemplateError if the template is
-    invalid or takes longer than VALIDATE_DEADLINE to check."""
-    if _IN_CHILD:
-        from .loader import parse_template
-
-        return parse_template(text, source=source, default_name=default_name)
-    if len(text) > MAX_YAML_CHARS:  # refused here: not worth sending to a child
-        read_yaml(text, source=source)
-    key = fingerprint(text, source, default_name)
-    with _CHECKED_LOCK:
-        if key in _CHECKED:
-            _CHECKED.move_to_end(key)
-            return _CHECKED[key]
-    args = {"text": text, "source": source, "default_name": default_name}
-    try:
-        reply = _CHECKS.ask(("parse", args), VALIDATE_DEADLINE)
-    except _Gone as exc:
-        _unless_deadline(exc, source)
-        raise WorkerTimeout(
-            f"checking the template took longer than {VALIDATE_DEADLINE:g} s and was stopped; "
-            "simplify its prompts", file=source,
-        ) from exc  # fmt: skip
-    template = Template.model_validate(_result(reply))
-    if _has_own_prompts(template):
-        _RENDERS.warm()  # its prompts will render in a worker: start one now
-    with _CHECKED_LOCK:
-        _CHECKED[key] = template
-        while len(_CHECKED) > _CHECKED_SIZE:
-            _CHECKED.popitem(last=False)
-    return template
-
-
-def _has_own_prompts(template: Template) -> bool:
-    for key in PROMPT_KEYS:
-        value: Any = template
-        for part in key:
-            value = getattr(value, str(part))
-        if isinstance(value, str) and value.strip():
-            return True
-    return False
-
-
-async def parse_untrusted_async(text: str, *, source: str, default_name: str | None = None) -> Template:
-    """parse_untrusted() off the event loop: other requests go on while a template is checked.
-    It waits in a daemon thread of its own, not the loop's shared executor, so a flood of
-    slow checks neither starves other work nor holds up the process at exit."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[Template] = loop.create_future()
-
-    def settle(result: Any, error: BaseException | None) -> None:
-        if not done.done():
-            done.set_exception(error) if error is not None else done.set_result(result)
-
-    def check() -> None:
-        try:
-            result, error = parse_untrusted(text, source=source, default_name=default_name), None
-        except BaseException as exc:  # handed to the awaiting coroutine
-            result, error = None, exc
-        try:
-            loop.call_soon_threadsafe(settle, result, error)
-        except RuntimeError:
-            pass  # the loop closed meanwhile: nobody is waiting
-
-    threading.Thread(target=check, name="template-check", daemon=True).start()
-    return await done
-
-
-def render_untrusted(source: str, *, where: str, variables: dict[str, Any]) -> str:
-    """render.render_here in a child with RENDER_DEADLINE; TemplateError on any failure."""
-    try:
-        reply = _RENDERS.ask(("render", {"source": source, "where": where, "variables": variables}),
-                             RENDER_DEADLINE)  # fmt: skip
-    except _Gone as exc:
-        _unless_deadline(exc, where)
-        raise WorkerTimeout(
-            f"the prompt took longer than {RENDER_DEADLINE:g} s to render and was stopped", file=where
-        ) from exc
-    return str(_result(reply))
-
-
-def _unless_deadline(gone: _Gone, where: str) -> None:
-    if str(gone) != "deadline":
-        raise TemplateError(f"{gone} (a crash, not the template's fault); try again", file=where) from gone
+    CHECKS.warm()
 
 
 def _result(reply: dict[str, Any]) -> Any:
@@ -310,7 +236,9 @@ def _result(reply: dict[str, Any]) -> Any:
 # ---- the child side ------------------------------------------------------------------------
 
 
-def _serve() -> None:
+def serve(jobs: dict[str, Callable[[dict[str, Any]], Any]]) -> None:
+    """Answer requests on stdin until the parent goes: each names one of `jobs`, whose result
+    (JSON-able) is the reply. A TemplateError goes back whole (its `slow` flag too)."""
     global _IN_CHILD
     _IN_CHILD = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which ends us
@@ -320,10 +248,6 @@ def _serve() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     except (ImportError, ValueError, OSError):
         pass
-    from .loader import parse_template
-    from .render import render_here
-    from .sandbox import RenderLimit
-
     # Replies go to a copy of stdout; anything printed goes to stderr, never into a reply.
     stdin, stdout = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
@@ -334,25 +258,15 @@ def _serve() -> None:
         header = stdin.read(_HEADER.size)
         if len(header) < _HEADER.size:
             return  # the parent is gone
-        op, args = pickle.loads(stdin.read(_HEADER.unpack(header)[0]))
+        job, args = pickle.loads(stdin.read(_HEADER.unpack(header)[0]))
         try:
-            if op == "parse":
-                result: Any = parse_template(**args).model_dump(mode="json")
-            else:
-                result = render_here(args["source"], where=args["where"], **args["variables"])
-            reply: dict[str, Any] = {"ok": result}
+            reply: dict[str, Any] = {"ok": jobs[job](args)}
         except TemplateError as exc:
             reply = {"template_error": {"message": exc.message, "file": exc.file, "line": exc.line,
                                         "key": exc.key, "hint": exc.hint,
-                                        "slow": isinstance(exc.__cause__, RenderLimit)}}  # fmt: skip
-        except MemoryError:
-            reply = {"template_error": {"message": "the template needs more memory than a "
-                                        f"template may use ({MEMORY_LIMIT >> 20} MB)",
-                                        "file": args.get("source") if op == "parse" else args.get("where"),
-                                        "line": None, "key": None, "hint": None}}  # fmt: skip
+                                        "slow": bool(getattr(exc, "slow", False))}}  # fmt: skip
         except Exception as exc:  # reported, and the child goes on serving
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         data = json.dumps(reply).encode()
         stdout.write(_HEADER.pack(len(data)) + data)
         stdout.flush()
-

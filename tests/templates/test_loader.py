@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from compendium.errors import TemplateError
-from compendium.templates.loader import load_template_file, parse_template
+from compendium.templates.loader import parse_template
 from compendium.templates.registry import builtin_names, load_template
+from compendium.templates.untrusted import load_template_file
 
 BUILTIN_DIR = Path(__file__).parents[2] / "compendium" / "templates" / "builtin"
 

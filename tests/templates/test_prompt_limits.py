@@ -9,7 +9,8 @@ import uuid
 import pytest
 
 from compendium.errors import TemplateError
-from compendium.templates import worker
+from compendium.templates import render as rendering
+from compendium.templates import untrusted, worker
 from compendium.templates.loader import parse_template
 from compendium.templates.render import default_prompt, render, render_here
 
@@ -122,7 +123,7 @@ def _slow_prompt() -> str:
 
 
 def test_a_render_past_its_deadline_is_killed_and_the_prompt_refused_after(monkeypatch):
-    monkeypatch.setattr(worker, "RENDER_DEADLINE", 0.05)
+    monkeypatch.setattr(rendering, "RENDER_DEADLINE", 0.05)
     slow = _slow_prompt()
     started = time.monotonic()
     with pytest.raises(worker.WorkerTimeout, match=r"took longer than 0\.05 s"):
@@ -130,23 +131,23 @@ def test_a_render_past_its_deadline_is_killed_and_the_prompt_refused_after(monke
     assert time.monotonic() - started < 1
     with pytest.raises(TemplateError, match="ran past its step or time limit earlier"):
         render(slow, where="x: map.prompt")
-    monkeypatch.setattr(worker, "RENDER_DEADLINE", 5.0)
+    monkeypatch.setattr(rendering, "RENDER_DEADLINE", 5.0)
     assert render("{{ 1 + 2 }} {{ 'fresh' }}", where="y") == "3 fresh"  # a replacement worker
 
 
 def test_validation_past_its_deadline_is_killed(monkeypatch):
-    monkeypatch.setattr(worker, "VALIDATE_DEADLINE", 0.05)
+    monkeypatch.setattr(untrusted, "VALIDATE_DEADLINE", 0.05)
     text = f"name: x\nmap:\n  prompt: {_slow_prompt()!r}\n"
     with pytest.raises(worker.WorkerTimeout, match="checking the template took longer") as info:
-        worker.parse_untrusted(text, source="slow.yaml")
+        untrusted.parse_untrusted(text, source="slow.yaml")
     assert info.value.file == "slow.yaml"
-    monkeypatch.setattr(worker, "VALIDATE_DEADLINE", 5.0)
-    assert worker.parse_untrusted("name: ok\n", source="ok.yaml").name == "ok"
+    monkeypatch.setattr(untrusted, "VALIDATE_DEADLINE", 5.0)
+    assert untrusted.parse_untrusted("name: ok\n", source="ok.yaml").name == "ok"
 
 
 def test_worker_errors_keep_file_line_and_key():
     with pytest.raises(TemplateError) as info:
-        worker.parse_untrusted("name: x\nmap:\n  batch_chunks: 0\n", source="w.yaml")
+        untrusted.parse_untrusted("name: x\nmap:\n  batch_chunks: 0\n", source="w.yaml")
     assert (info.value.file, info.value.line, info.value.key) == ("w.yaml", 3, "map.batch_chunks")
     assert str(info.value).startswith("w.yaml:3: map.batch_chunks: must be ≥ 1")
 
@@ -166,19 +167,19 @@ def test_a_template_checked_once_does_not_queue_behind_slow_checks():
     import threading
 
     mine = "name: mine\nmap:\n  prompt: '{% for c in chunks %}{{ c.text }}{% endfor %}'\n"
-    assert worker.parse_untrusted(mine, source="template mine").name == "mine"
+    assert untrusted.parse_untrusted(mine, source="template mine").name == "mine"
     slow = "name: slow\nmap:\n  prompt: \"{% for i in range(99999) %}{{ ('a ' * 40000)|wordcount }}{% endfor %}\"\n"
 
     def check_slow() -> None:
         with pytest.raises(TemplateError, match=r"to render|took longer than"):
-            worker.parse_untrusted(slow + f"# {uuid.uuid4().hex}\n", source="slow.yaml")
+            untrusted.parse_untrusted(slow + f"# {uuid.uuid4().hex}\n", source="slow.yaml")
 
     floods = [threading.Thread(target=check_slow) for _ in range(2 * worker.POOL_SIZE)]
     for flood in floods:
         flood.start()
     time.sleep(0.05)
     started = time.monotonic()
-    assert worker.parse_untrusted(mine, source="template mine").name == "mine"
+    assert untrusted.parse_untrusted(mine, source="template mine").name == "mine"
     assert time.monotonic() - started < 0.2
     for flood in floods:
         flood.join()
