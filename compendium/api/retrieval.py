@@ -19,8 +19,9 @@ from ..retrieval.workspace import sources_for
 from ..storage.records import KnowledgeBase
 from ..tenancy import kb_store, resolve_template
 from .auth import KB, service, store_of
+from .errors import COMMON, errors
 
-router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["retrieval"])
+router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["retrieval"], responses={**COMMON, **errors(404)})
 HEARTBEAT_SECONDS = 10.0
 
 

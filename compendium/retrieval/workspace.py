@@ -12,6 +12,7 @@ from ..engines.usage import UsageMeter
 from ..operations import opened_store, resolve_template
 from ..settings import Settings
 from ..storage.base import Store
+from ..storage.response_cache import StoreResponseCache
 from ..templates.schema import Template
 from .answer import ask
 from .retrieve import Options, Retrieval, retrieve
@@ -36,9 +37,9 @@ async def sources_for(
     template = template or resolve_template(settings, None)
     usage = UsageMeter(settings.token_budget)
     async with contextlib.AsyncExitStack() as stack:
-        embedder = build_embedder(settings, template, usage=usage, cache=store)
+        embedder = build_embedder(settings, template, usage=usage, cache=StoreResponseCache(store))
         stack.push_async_callback(embedder.close)
-        engine = build_engine(settings, template, usage=usage, cache=store)
+        engine = build_engine(settings, template, usage=usage, cache=StoreResponseCache(store))
         stack.push_async_callback(engine.close)
         yield Sources(store, embedder, getattr(engine, "client", None), usage)
 

@@ -2,7 +2,7 @@
 // list, and the evidence subgraph highlighted on a canvas of its neighbourhood.
 
 import { ApiError, get, query } from "./api.js";
-import { go, kbPath } from "./app.js";
+import { go, kbPath } from "./router.js";
 import { GraphCanvas } from "./canvas/renderer.js";
 import { showPassage } from "./citations.js";
 import { clear, h } from "./dom.js";
