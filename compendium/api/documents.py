@@ -13,7 +13,7 @@ from ..errors import InputError, NotFound
 from ..phases.ingest import find_documents
 from ..storage.records import Document
 from ..tempfiles import temp_file
-from ..tenancy import kb_folder, kb_store
+from ..tenancy import kb_records, kb_root
 from ..workspace import SUPPORTED_EXTENSIONS, document_path, remove_document_file
 from .auth import KB, service, store_of
 from .errors import ApiError
@@ -102,7 +102,7 @@ async def upload(
         raise ApiError(413, "too_large", "the upload is larger than the server accepts")
     if len(files) > MAX_FILES:
         raise ApiError(413, "too_large", f"at most {MAX_FILES} files per upload", "files")
-    root = kb_folder(service(request).data_dir, kb.tenant, kb.name)
+    root = kb_root(service(request).data_dir, kb)
     planned = []
     for upload_file in files:
         raw = (upload_file.filename or "").replace("\\", "/")
@@ -122,7 +122,7 @@ async def upload(
 
 
 async def _records(request: Request, kb: Any) -> dict[str, Document]:
-    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    scoped = kb_records(store_of(request), kb)
     return {d.path: d async for d in scoped.scan(Document)}  # type: ignore[attr-defined,misc]
 
 
@@ -135,7 +135,7 @@ def _out(path: str, size: int, record: Document | None) -> dict[str, Any]:
 
 @router.get("", response_model=Paged[DocumentOut])
 async def list_documents(kb: KB, request: Request, page: Annotated[PageParams, Depends()]) -> dict:
-    root = kb_folder(service(request).data_dir, kb.tenant, kb.name) / "documents"
+    root = kb_root(service(request).data_dir, kb) / "documents"
     files = find_documents(root) if root.is_dir() else {}
     records = await _records(request, kb)
     items = [_out(p, files[p].stat().st_size, records.get(p)) for p in sorted(files)]
@@ -144,7 +144,7 @@ async def list_documents(kb: KB, request: Request, page: Annotated[PageParams, D
 
 @router.get("/{path:path}", response_model=DocumentOut)
 async def read_document(kb: KB, path: str, request: Request) -> dict:
-    target = document_path(kb_folder(service(request).data_dir, kb.tenant, kb.name), path)
+    target = document_path(kb_root(service(request).data_dir, kb), path)
     if not target.is_file():
         raise NotFound(f"no document {path!r}", field="path")
     records = await _records(request, kb)
@@ -154,7 +154,7 @@ async def read_document(kb: KB, path: str, request: Request) -> dict:
 @router.delete("/{path:path}", status_code=204)
 async def delete_document(kb: KB, path: str, request: Request) -> None:
     """Remove the file; the next compile purges what was derived only from it."""
-    root = kb_folder(service(request).data_dir, kb.tenant, kb.name)
+    root = kb_root(service(request).data_dir, kb)
     target = document_path(root, path)
     if not target.is_file():
         raise NotFound(f"no document {path!r}", field="path")

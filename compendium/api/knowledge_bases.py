@@ -11,7 +11,7 @@ from ..compiler.jobs import ACTIVE, request_cancel
 from ..errors import InputError
 from ..storage.records import Job, KnowledgeBase, Schedule
 from ..templates.groups import TemplateGroup
-from ..tenancy import create_kb, delete_kb, system_store, template_exists
+from ..tenancy import create_kb, delete_kb, kb_template_exists, system_store, template_exists
 from .auth import KB, Tenant_, service, store_of
 from .pagination import Paged, PageParams, page_of_scan
 from .schemas import GroupIn, KnowledgeBaseIn, KnowledgeBaseOut, KnowledgeBasePatch
@@ -22,20 +22,25 @@ router = APIRouter(prefix="/knowledge-bases", tags=["knowledge bases"])
 def kb_out(kb: KnowledgeBase) -> dict[str, Any]:
     data = kb.to_dict()
     data.pop("id")
+    data.pop("scope", None)
     data["token_budget"] = kb.token_budget or None
+    data["workspace"] = kb.workspace or None
     return data
 
 
 async def _check_templates(request: Request, tenant: str, default: str | None,
-                           groups: list[GroupIn] | None) -> list[dict[str, Any]] | None:
+                           groups: list[GroupIn] | None, kb: KnowledgeBase | None = None,
+                           ) -> list[dict[str, Any]] | None:
     store = store_of(request)
-    if default is not None and not await template_exists(store, tenant, default):
+    known = (lambda name: kb_template_exists(store, kb, name)) if kb else (
+        lambda name: template_exists(store, tenant, name))
+    if default is not None and not await known(default):
         raise InputError(f"unknown template {default!r}", field="default_template")
     if groups is None:
         return None
     checked = []
     for index, group in enumerate(groups):
-        if not await template_exists(store, tenant, group.template):
+        if not await known(group.template):
             raise InputError(f"unknown template {group.template!r}", field=f"groups[{index}].template")
         try:
             checked.append(TemplateGroup(**group.model_dump()).model_dump())
@@ -69,7 +74,7 @@ async def read(kb: KB) -> dict:
 
 @router.patch("/{kb}", response_model=KnowledgeBaseOut)
 async def change(kb: KB, body: KnowledgeBasePatch, request: Request) -> dict:
-    groups = await _check_templates(request, kb.tenant, body.default_template, body.groups)
+    groups = await _check_templates(request, kb.tenant, body.default_template, body.groups, kb)
     for name, value in body.model_dump(exclude_unset=True, exclude={"groups"}).items():
         if name == "token_budget":
             kb.token_budget = value or 0  # null removes the budget

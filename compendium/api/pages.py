@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse
 from ..errors import NotFound
 from ..export.markdown_html import render_markdown
 from ..storage.records import Chunk, Document, Page, PageVersion
-from ..tenancy import kb_store
+from ..tenancy import kb_records
 from .auth import KB, store_of
 from .pagination import Paged, PageParams, page_of_scan
 from .schemas import PageEdit, PageOut, PageSummary
@@ -30,7 +30,7 @@ def page_out(page: Page) -> dict[str, Any]:
 
 
 async def _page(request: Request, kb: Any, slug: str) -> Page:
-    found = await kb_store(store_of(request), kb.tenant, kb.name).get(Page, [slug])
+    found = await kb_records(store_of(request), kb).get(Page, [slug])
     if not found:
         raise NotFound(f"no page {slug!r}", field="slug")
     return found[0]  # type: ignore[return-value]
@@ -46,7 +46,7 @@ async def list_pages(
     where: dict[str, Any] = {"status": status}
     if kind:
         where["kind"] = kind
-    scan = kb_store(store_of(request), kb.tenant, kb.name).scan(Page, where)
+    scan = kb_records(store_of(request), kb).scan(Page, where)
     keep = None if edited is None else (lambda p: p.edited == edited)
     return await page_of_scan(scan, page, keep=keep, render=page_out)
 
@@ -67,7 +67,7 @@ async def read_html(kb: KB, slug: str, request: Request) -> HTMLResponse:
     """The page body as sanitised HTML; [[links]] to live pages point at their HTML."""
     page = await _page(request, kb, slug)
     wanted = {m.group(1).strip() for m in _WIKILINK.finditer(page.markdown)} | set(page.outlinks)
-    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    scoped = kb_records(store_of(request), kb)
     live = {p.id: p for p in await scoped.get(Page, sorted(wanted)) if p.status == "active"}  # type: ignore[attr-defined]
 
     def resolve(target: str) -> tuple[str, str] | None:
@@ -81,7 +81,7 @@ async def read_html(kb: KB, slug: str, request: Request) -> HTMLResponse:
 async def edit_page(kb: KB, slug: str, body: PageEdit, request: Request) -> dict:
     """A person's edit: kept as written and marked edited, so compiles never overwrite it
     (they flag it pending_update instead when its evidence changes)."""
-    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    scoped = kb_records(store_of(request), kb)
     async with scoped.transaction():
         page = await _page(request, kb, slug)
         page.markdown = body.markdown
@@ -98,7 +98,7 @@ async def edit_page(kb: KB, slug: str, body: PageEdit, request: Request) -> dict
 @router.get("/chunks/{chunk_id}")
 async def read_chunk(kb: KB, chunk_id: str, request: Request) -> dict:
     """A source passage: its text, heading path and the document it comes from."""
-    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    scoped = kb_records(store_of(request), kb)
     found = await scoped.get(Chunk, [chunk_id])
     if not found:
         raise NotFound(f"no chunk {chunk_id!r}", field="chunk_id")

@@ -117,6 +117,9 @@ class KnowledgeBaseOut(BaseModel):
     groups: list[dict[str, Any]]
     created_at: float
     updated_at: float
+    workspace: str | None = Field(
+        None, description="the served workspace's folder, for its own knowledge base: the CLI "
+        "compiles the same documents into the same store")
 
 
 class DocumentOut(BaseModel):

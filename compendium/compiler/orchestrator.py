@@ -68,6 +68,10 @@ async def run_compile(
             break
     report.settle_status()
     await _fill_counts(store, ctx, report)
+    if report.documents == 0 and report.status == SUCCEEDED:
+        where = f" in {ctx.documents_dir}" if ctx.documents_dir is not None else ""
+        events.emit(Message("warning", f"no documents{where}: the knowledge base is empty; "
+                                       "add documents, then compile again"))
     report.finished_at = time.time()
     await _remember(store, report)
     events.emit(CompileFinished(report.as_dict()))
