@@ -21,6 +21,7 @@ from . import (
     errors,
     graph,
     jobs,
+    kb_status,
     knowledge_bases,
     pages,
     schedules,
@@ -29,7 +30,7 @@ from . import (
 )
 from .auth import Service
 
-ROUTERS = (auth, templates, knowledge_bases, documents, jobs, schedules, pages, entities, graph, search)
+ROUTERS = (auth, templates, knowledge_bases, kb_status, documents, jobs, schedules, pages, entities, graph, search)
 
 
 def create_app(

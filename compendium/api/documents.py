@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 
 from ..errors import InputError, NotFound
-from ..phases.ingest import find_documents
+from ..phases.ingest import file_hash, find_documents
 from ..storage.records import Document
 from ..tempfiles import temp_file
 from ..tenancy import kb_records, kb_root
@@ -117,7 +117,7 @@ async def upload(
     out = []
     for upload_file, target, name in planned:
         size = await _save(upload_file, target, limit, name)
-        out.append({"path": name, "size": size, "format": "", "compiled": False})
+        out.append({"path": name, "size": size, "format": "", "compiled": False, "status": "new"})
     return out
 
 
@@ -126,11 +126,19 @@ async def _records(request: Request, kb: Any) -> dict[str, Document]:
     return {d.path: d async for d in scoped.scan(Document)}  # type: ignore[attr-defined,misc]
 
 
-def _out(path: str, size: int, record: Document | None) -> dict[str, Any]:
+def _out(path: str, size: int, record: Document | None, file: Path | None = None) -> dict[str, Any]:
     if record is None:
-        return {"path": path, "size": size}
+        return {"path": path, "size": size, "status": "new"}
     return {"path": path, "size": size, "format": record.format, "title": record.title,
-            "chunks": len(record.chunk_ids), "compiled": True}
+            "chunks": len(record.chunk_ids), "compiled": True,
+            "status": "changed" if file is not None and _changed(file, size, record) else "compiled"}
+
+
+def _changed(file: Path, size: int, record: Document) -> bool:
+    """Whether the file differs from what the last compile read (hashed only when it may)."""
+    if size != record.size:
+        return True
+    return file.stat().st_mtime > record.updated_at and file_hash(file) != record.content_hash
 
 
 @router.get("", response_model=Paged[DocumentOut])
@@ -138,7 +146,7 @@ async def list_documents(kb: KB, request: Request, page: Annotated[PageParams, D
     root = kb_root(service(request).data_dir, kb) / "documents"
     files = find_documents(root) if root.is_dir() else {}
     records = await _records(request, kb)
-    items = [_out(p, files[p].stat().st_size, records.get(p)) for p in sorted(files)]
+    items = [_out(p, files[p].stat().st_size, records.get(p), files[p]) for p in sorted(files)]
     return page_of(items, lambda d: d["path"], page)
 
 
@@ -148,7 +156,7 @@ async def read_document(kb: KB, path: str, request: Request) -> dict:
     if not target.is_file():
         raise NotFound(f"no document {path!r}", field="path")
     records = await _records(request, kb)
-    return _out(path, target.stat().st_size, records.get(path))
+    return _out(path, target.stat().st_size, records.get(path), target)
 
 
 @router.delete("/{path:path}", status_code=204)

@@ -129,6 +129,9 @@ class DocumentOut(BaseModel):
     title: str = ""
     chunks: int = 0
     compiled: bool = False
+    status: Literal["new", "changed", "compiled"] = Field(
+        "new", description="new: not compiled yet; changed: edited since the last compile read it; "
+        "compiled: as the last compile read it")
 
 
 class JobOut(BaseModel):
