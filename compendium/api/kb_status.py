@@ -1,4 +1,4 @@
-"""A knowledge base's status for the UI: what it holds and how its last compile ended."""
+"""For the UI: what a knowledge base holds, how its last compile ended, what an upload may be."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from fastapi import APIRouter, Request
 
 from ..operations import knowledge_base_summary
 from ..tenancy import kb_records
+from ..workspace import SUPPORTED_EXTENSIONS
 from .auth import KB, store_of
+from .documents import MAX_FILES
+from .documents import _limit as upload_limit  # the one place the per-file limit is decided
 
 router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["knowledge bases"])
 
@@ -20,3 +23,11 @@ async def status(kb: KB, request: Request) -> dict[str, Any]:
     served workspace."""
     summary = await knowledge_base_summary(kb_records(store_of(request), kb))
     return {"name": kb.name, "workspace": kb.workspace or None, **summary}
+
+
+@router.get("/upload-limits")
+async def upload_limits(kb: KB, request: Request) -> dict[str, Any]:
+    """What POST /knowledge-bases/{kb}/documents accepts: bytes per file, files per upload and
+    file name extensions (the UI checks them before sending)."""
+    return {"max_file_bytes": upload_limit(request), "max_files": MAX_FILES,
+            "extensions": sorted(SUPPORTED_EXTENSIONS)}

@@ -1,0 +1,218 @@
+// One knowledge base's documents: upload (drop or pick, with progress), list with their ingest
+// status, remove; its template; compile it now; its schedules.
+
+import { all, del, get, patch, post, uploadFiles } from "./api.js";
+import { announce, clear, h } from "./dom.js";
+import { kbApi, lastCompile, templateNames } from "./kbs.js";
+import { go, kbPath } from "./router.js";
+import { renderSchedules } from "./schedules.js";
+
+const STATUS = {
+  new: ["new", "not compiled yet"],
+  changed: ["changed", "edited since the last compile read it"],
+  compiled: ["compiled", "as the last compile read it"],
+};
+
+export function formatBytes(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} kB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** Two sizes that read differently even when they round alike (64.0 kB vs 64.0 kB). */
+function sizes(a, b) {
+  const [x, y] = [formatBytes(a), formatBytes(b)];
+  return x === y ? [`${a.toLocaleString()} bytes`, `${b.toLocaleString()} bytes`] : [x, y];
+}
+
+export async function renderDocuments(main, { kb: name }) {
+  const base = kbApi(name);
+  const [kb, limits, templates] = await Promise.all([get(base), get(`${base}/upload-limits`), templateNames()]);
+  const summary = h("p", { class: "kb-status" }, "…");
+  const table = h("tbody");
+  const count = h("span", { class: "muted" });
+  const schedules = h("section", { "aria-labelledby": "schedules-title", class: "schedules-editor" });
+
+  clear(main,
+    h("p", {}, h("a", { href: "#/kbs" }, "← Knowledge bases")),
+    h("h1", {}, `${kb.name}: documents`),
+    kb.workspace ? h("p", { class: "muted" }, "The workspace ", h("code", {}, kb.workspace),
+      ". Documents are its documents/ folder: what you add here, ", h("code", {}, "compendium compile"),
+      " there compiles too.") : kb.description ? h("p", { class: "muted" }, kb.description) : null,
+    summary,
+    compileBar(kb, templates),
+    uploader(base, limits, reload),
+    h("section", { "aria-labelledby": "documents-title" },
+      h("h2", { id: "documents-title" }, "Documents ", count),
+      h("table", { class: "documents-table" },
+        h("thead", {}, h("tr", {}, ["Document", "Size", "Status", "Chunks", ""].map((t) => h("th", { scope: "col" }, t)))),
+        table)),
+    schedules);
+
+  async function reload() {
+    const [docs, status] = await Promise.all([all(`${base}/documents`, { limit: 500 }), get(`${base}/status`)]);
+    count.textContent = `(${docs.length})`;
+    clear(table, docs.length ? docs.map((d) => documentRow(base, d, reload))
+      : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No documents yet: drop some above.")));
+    const c = status.counts;
+    clear(summary, `${c.documents} compiled document${c.documents === 1 ? "" : "s"}, ${c.chunks} chunks, `
+      + `${c.pages} pages, ${c.entities} entities, ${c.topics} topics · Last compile: `, lastCompile(status.last_compile),
+      c.pages ? [" · ", h("a", { href: kbPath(kb.name, "wiki") }, "Read the wiki")] : null);
+  }
+
+  await reload();
+  renderSchedules(schedules, kb, templates);
+  return null;
+}
+
+function compileBar(kb, templates) {
+  const select = h("select", { id: "kb-template", name: "default_template" },
+    templates.map((t) => h("option", { value: t, selected: t === kb.default_template }, t)));
+  const saved = h("span", { class: "muted", "aria-live": "polite" });
+  select.addEventListener("change", async () => {
+    saved.textContent = "";
+    try {
+      await patch(kbApi(kb.name), { default_template: select.value });
+      kb.default_template = select.value;
+      saved.textContent = `Compiles use ${select.value} from now on.`;
+    } catch (exc) {
+      saved.textContent = exc.message;
+      select.value = kb.default_template;
+    }
+  });
+  const button = h("button", {
+    type: "button",
+    onclick: async () => {
+      button.disabled = true;
+      try {
+        const job = await post(`${kbApi(kb.name)}/compile`, {});
+        announce(`Compile of ${kb.name} started`);
+        go(`#/jobs/${encodeURIComponent(job.id)}`);
+      } catch (exc) {
+        saved.textContent = `Cannot start: ${exc.message}`;
+        button.disabled = false;
+      }
+    },
+  }, "Compile now");
+  return h("div", { class: "toolbar compile-bar" },
+    h("label", { for: "kb-template" }, "Template of this knowledge base"), select, button, saved);
+}
+
+function documentRow(base, doc, reload) {
+  const [label, why] = STATUS[doc.status] || [doc.status, ""];
+  const remove = h("button", {
+    type: "button", class: "link-button", "aria-label": `Remove ${doc.path}`,
+    onclick: async () => {
+      remove.disabled = true;
+      try {
+        await del(`${base}/documents/${doc.path.split("/").map(encodeURIComponent).join("/")}`);
+        announce(`Removed ${doc.path}: the next compile drops what came only from it`);
+        await reload();
+      } catch (exc) {
+        announce(`Cannot remove ${doc.path}: ${exc.message}`);
+        remove.disabled = false;
+      }
+    },
+  }, "Remove");
+  return h("tr", { "data-path": doc.path },
+    h("td", {}, doc.title && doc.title !== doc.path ? [h("span", {}, doc.title), h("br"), h("code", { class: "muted" }, doc.path)]
+      : h("code", {}, doc.path)),
+    h("td", { class: "number" }, formatBytes(doc.size)),
+    h("td", {}, h("span", { class: `badge doc-${doc.status}`, title: why, "data-status": doc.status }, label)),
+    h("td", { class: "number" }, doc.status === "new" ? "—" : String(doc.chunks)),
+    h("td", {}, remove));
+}
+
+/** A drop zone and a file picker; each file goes up on its own with a progress bar. */
+function uploader(base, limits, reload) {
+  const input = h("input", { type: "file", multiple: true, id: "upload-input", class: "visually-hidden",
+    accept: limits.extensions.join(",") });
+  const queue = h("ul", { class: "uploads", "aria-label": "Uploads" });
+  const zone = h("label", { class: "drop-zone", for: "upload-input" },
+    h("strong", {}, "Drop documents here"), " or ", h("span", { class: "link-like" }, "choose files"),
+    h("span", { class: "muted hint" },
+      `${limits.extensions.join(" ")} · up to ${formatBytes(limits.max_file_bytes)} each`));
+  input.addEventListener("change", () => {
+    send([...input.files]);
+    input.value = "";
+  });
+  for (const name of ["dragenter", "dragover"]) {
+    zone.addEventListener(name, (ev) => {
+      ev.preventDefault();
+      zone.classList.add("over");
+    });
+  }
+  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+  zone.addEventListener("drop", (ev) => {
+    ev.preventDefault();
+    zone.classList.remove("over");
+    send([...(ev.dataTransfer?.files || [])]);
+  });
+
+  async function send(files) {
+    if (!files.length) return;
+    let sent = 0;
+    for (const file of files.slice(0, limits.max_files)) {
+      const row = uploadRow(file);
+      queue.prepend(row.el);
+      const problem = refuse(file, limits);
+      if (problem) {
+        row.fail(problem);
+        continue;
+      }
+      try {
+        await uploadFiles(`${base}/documents`, [file], { onProgress: row.progress });
+        row.done();
+        sent += 1;
+      } catch (exc) {
+        row.fail(exc.message);
+      }
+    }
+    if (files.length > limits.max_files) announce(`Only ${limits.max_files} files at a time: the rest were left out`);
+    if (sent) {
+      announce(sent > 1 ? `${sent} documents uploaded: compile to add them to the wiki`
+        : "1 document uploaded: compile to add it to the wiki");
+      await reload();
+    }
+  }
+  return h("section", { "aria-labelledby": "upload-title", class: "upload" },
+    h("h2", { id: "upload-title" }, "Add documents"), input, zone, queue);
+}
+
+function refuse(file, limits) {
+  const dot = file.name.lastIndexOf(".");
+  const ext = dot >= 0 ? file.name.slice(dot).toLowerCase() : "";
+  if (!limits.extensions.includes(ext)) {
+    return `${ext ? `“${ext}” files` : "Files without an extension"} cannot be compiled; use ${limits.extensions.join(", ")}.`;
+  }
+  if (file.size > limits.max_file_bytes) {
+    const [size, limit] = sizes(file.size, limits.max_file_bytes);
+    return `Too large: ${size}; the server takes up to ${limit} per file.`;
+  }
+  if (file.size === 0) return "It is empty.";
+  return "";
+}
+
+function uploadRow(file) {
+  const bar = h("progress", { max: 1, value: 0, "aria-label": `Upload of ${file.name}` });
+  const note = h("span", { class: "muted" }, formatBytes(file.size));
+  const el = h("li", { "data-file": file.name }, h("code", {}, file.name), bar, note);
+  return {
+    el,
+    progress(sent, total) {
+      bar.max = total || file.size || 1;
+      bar.value = sent;
+    },
+    done() {
+      bar.max = 1;
+      bar.value = 1;
+      el.classList.add("uploaded");
+      note.textContent = `${formatBytes(file.size)} · uploaded`;
+    },
+    fail(message) {
+      bar.remove();
+      el.classList.add("failed");
+      clear(note, h("span", { class: "error", role: "alert" }, message));
+    },
+  };
+}
