@@ -26,3 +26,12 @@ def screenshot(page: Any, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+def full_screenshot(page: Any, name: str) -> Path:
+    """The whole page, not just the window (long views), without the passing status toast."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.evaluate("document.getElementById('status').textContent = ''")
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

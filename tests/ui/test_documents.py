@@ -12,7 +12,7 @@ import pytest
 from tests.support.llm_fixtures import settings_for
 from tests.support.llm_server import LLMServer
 
-from .browsing import SCREENSHOTS, open_view, screenshot, sign_in
+from .browsing import full_screenshot, open_view, screenshot, sign_in
 from .server import CORPUS, UiServer, create_tenant
 
 LIMIT = 64 * 1024  # bytes per uploaded file on this test's server: small, so "too large" is cheap
@@ -31,12 +31,6 @@ def small_server(tmp_path_factory: pytest.TempPathFactory, llm: LLMServer) -> It
 @pytest.fixture(scope="module")
 def key(small_server: UiServer) -> str:
     return create_tenant(small_server, "writers")
-
-
-def full_screenshot(page, name: str) -> None:
-    """The whole page, not just the window: these views run long."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
 def file_payload(path) -> dict:
