@@ -12,7 +12,7 @@ import pytest
 from tests.support.llm_fixtures import settings_for
 from tests.support.llm_server import LLMServer
 
-from .browsing import full_screenshot, open_view, screenshot, sign_in
+from .browsing import clean_screenshot, open_view, sign_in
 from .server import CORPUS, UiServer, create_tenant
 
 LIMIT = 64 * 1024  # bytes per uploaded file on this test's server: small, so "too large" is cheap
@@ -63,7 +63,7 @@ def test_create_a_knowledge_base_upload_compile_watch_and_read(page, small_serve
     assert page.locator("#new-kb-name:invalid").count() == 1  # the browser holds the form back
     page.get_by_label("Name").fill("field-notes")
     page.get_by_label("Description").fill("Notes on durability")
-    screenshot(page, "kb-create")
+    clean_screenshot(page, "kb-create")
     page.get_by_role("button", name="Create").click()
 
     page.get_by_role("heading", name="field-notes: documents").wait_for()
@@ -87,7 +87,7 @@ def test_create_a_knowledge_base_upload_compile_watch_and_read(page, small_serve
     rows.filter(has_text="dropped.md").wait_for()
     assert rows.count() == len(files) + 1
     assert set(rows.locator(".badge").all_inner_texts()) == {"new"}
-    full_screenshot(page, "documents-uploaded")
+    clean_screenshot(page, "documents-uploaded", full_page=True)
 
     page.get_by_role("button", name="Remove dropped.md").click()
     rows.filter(has_text="dropped.md").wait_for(state="detached")
@@ -103,13 +103,13 @@ def test_create_a_knowledge_base_upload_compile_watch_and_read(page, small_serve
     card = page.locator(".job-card")
     card.locator("[data-role='status']", has_text="succeeded").wait_for(timeout=60_000)
     page.get_by_role("heading", name="Report").wait_for()
-    screenshot(page, "compile-finished")
+    clean_screenshot(page, "compile-finished")
     created = page.locator(".changes li", has_text="created")
     assert created.count() > 0
     created.first.get_by_role("link").click()
     page.wait_for_selector("#page-body")
     assert page.locator("#page-body").inner_text().strip()
-    screenshot(page, "page-read")
+    clean_screenshot(page, "page-read")
 
     open_view(page, small_server.url, "#/kb/field-notes/documents", ".documents-table tbody tr[data-path]")
     assert set(rows.locator(".badge").all_inner_texts()) == {"compiled"}
@@ -139,7 +139,7 @@ def test_schedules_are_added_edited_paused_and_deleted(page, small_server, key):
     row.get_by_role("button", name="Pause").click()
     box.locator(".schedules-table tr[data-enabled='false']").wait_for()
     assert row.locator(".badge").inner_text() == "paused"
-    full_screenshot(page, "schedules")
+    clean_screenshot(page, "schedules", full_page=True)
     with small_server.client(key) as client:
         (saved,) = client.get("/knowledge-bases/nightly/schedules").json()["items"]
     assert saved["cron"] == "30 4 * * 1" and saved["enabled"] is False

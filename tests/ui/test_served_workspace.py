@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .browsing import full_screenshot, open_view, screenshot, sign_in
+from .browsing import clean_screenshot, open_view, sign_in
 from .server import CORPUS, free_port
 
 
@@ -68,7 +68,7 @@ def test_a_cli_compiled_workspace_is_served_and_browsed(page, served):
     page.wait_for_selector(".page-list li")  # straight to the wiki: no knowledge base to create
     assert page.locator("#kb-select").input_value() == "default"
     assert page.locator(".page-list li").count() == cli_pages
-    screenshot(page, "workspace-wiki")
+    clean_screenshot(page, "workspace-wiki")
 
     open_view(page, url, "#/kb/default/wiki", ".page-list li")
     page.locator(".page-list li a").first.click()
@@ -79,6 +79,7 @@ def test_a_cli_compiled_workspace_is_served_and_browsed(page, served):
     card = page.locator(".kb-summary[data-kb='default']")
     card.get_by_text("succeeded").wait_for()  # the CLI's compile, seen by the server
     assert str(ws) in card.inner_text()
+    clean_screenshot(page, "workspace-kbs")
     open_view(page, url, "#/jobs", ".kb-card[data-kb='default']")
     page.locator(".kb-card[data-kb='default']").get_by_text("succeeded").wait_for()
     assert "never" not in page.locator(".kb-card[data-kb='default']").inner_text()
@@ -91,7 +92,7 @@ def test_a_cli_compiled_workspace_is_served_and_browsed(page, served):
         "buffer": b"# Vacuum Notes\n\nVacuum removes dead tuples that MVCC leaves behind.\n"}])
     page.locator(".documents-table tr[data-path='ui-note.md'] .badge", has_text="new").wait_for()
     assert (ws / "documents" / "ui-note.md").is_file()
-    full_screenshot(page, "workspace-documents")
+    clean_screenshot(page, "workspace-documents", full_page=True)
     page.get_by_role("button", name="Compile now").click()
     page.locator(".job-card [data-role='status']", has_text="succeeded").wait_for(timeout=60_000)
     status = compendium(ws, "status").stdout

@@ -45,7 +45,8 @@ export async function renderDocuments(main, { kb: name }) {
     h("section", { "aria-labelledby": "documents-title" },
       h("h2", { id: "documents-title" }, "Documents ", count),
       h("table", { class: "documents-table" },
-        h("thead", {}, h("tr", {}, ["Document", "Size", "Status", "Chunks", ""].map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, [["Document"], ["Size", "number"], ["Status"], ["Chunks", "number"], [""]].map(
+          ([t, cls]) => h("th", { scope: "col", class: cls }, t)))),
         table)),
     schedules);
 
@@ -55,8 +56,11 @@ export async function renderDocuments(main, { kb: name }) {
     clear(table, docs.length ? docs.map((d) => documentRow(base, d, reload))
       : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No documents yet: drop some above.")));
     const c = status.counts;
-    clear(summary, `${c.documents} compiled document${c.documents === 1 ? "" : "s"}, ${c.chunks} chunks, `
-      + `${c.pages} pages, ${c.entities} entities, ${c.topics} topics · Last compile: `, lastCompile(status.last_compile),
+    const waiting = docs.filter((d) => d.status !== "compiled").length;
+    clear(summary, `${docs.length} document${docs.length === 1 ? "" : "s"}`
+      + (waiting ? ` (${waiting} not compiled yet)` : "")
+      + ` · ${c.chunks} chunks · ${c.pages} pages · ${c.entities} entities · ${c.topics} topics · Last compile: `,
+    lastCompile(status.last_compile),
       c.pages ? [" · ", h("a", { href: kbPath(kb.name, "wiki") }, "Read the wiki")] : null);
   }
 
