@@ -325,8 +325,11 @@ def _served_workspace(args: argparse.Namespace, settings):  # type: ignore[no-un
 
     if args.data_dir is not None or settings.workspace is None:
         return None
-    return WorkspaceLink(folder=Path(settings.workspace).resolve(), knowledge_base=settings.knowledge_base,
-                         default_template=settings.default_template)
+    folder = Path(settings.workspace).resolve()
+    url = settings.store_url
+    own = url.startswith("sqlite:///") and Path(url[len("sqlite:///"):]).resolve().is_relative_to(folder)
+    return WorkspaceLink(folder=folder, knowledge_base=settings.knowledge_base,
+                         default_template=settings.default_template, own_store=own)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -337,8 +340,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings, data_dir = _server_settings(args)
     # The edge: the admin key comes from the environment, never from a file.
     admin_key = os.environ.get("COMPENDIUM_ADMIN_KEY") or None
+    link = _served_workspace(args, settings)
+    if link is not None:
+        print(f"Serving the workspace {link.folder} (knowledge base {link.knowledge_base!r}) at "
+              f"http://{args.host}:{args.port}/ : sign in with a key from `compendium keys create` run there",
+              file=sys.stderr)
     serve(settings, data_dir=data_dir, host=args.host, port=args.port, admin_key=admin_key,
-          run_worker=not args.no_worker)
+          run_worker=not args.no_worker, workspace=link)
     return 0
 
 

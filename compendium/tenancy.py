@@ -70,6 +70,7 @@ class WorkspaceLink:
     folder: Path
     knowledge_base: str
     default_template: str
+    own_store: bool = False  # its store is a SQLite file inside it: every tenant there was made there
 
 
 async def issue_key(url: str, tenant: str, *, name: str = "", make_tenant: bool = True,
@@ -196,7 +197,11 @@ async def link_workspace(store: Store, tenant: str, workspace: Path, *, knowledg
                          default_template: str) -> KnowledgeBase:
     """Give `tenant` the workspace's own knowledge base (what `compendium keys create` does in a
     workspace): the server then reads and compiles what the CLI does, in the same store."""
-    name = check_name(knowledge_base, field="knowledge_base")
+    try:
+        name = check_name(knowledge_base, field="knowledge_base")
+    except InputError as exc:
+        raise InputError(f"{Path(workspace) / 'compendium.yaml'}: {exc.message}", field="knowledge_base",
+                         hint="the server names knowledge bases in addresses: rename it there") from exc
     folder = str(workspace)  # resolved by the caller
     system = system_store(store)
     now = time.time()
@@ -213,8 +218,29 @@ async def link_workspace(store: Store, tenant: str, workspace: Path, *, knowledg
             kb = KnowledgeBase(id=kb_id(tenant, name), tenant=tenant, name=name, created_at=now,
                                description=f"the workspace {folder}", default_template=default_template)
         kb.workspace, kb.scope, kb.updated_at = folder, name, now
+        kb.default_template = default_template  # compendium.yaml decides, as for the CLI
         await system.upsert([kb])
     return kb
+
+
+async def attach_workspace(store: Store, link: WorkspaceLink) -> list[str]:
+    """When `compendium serve` starts in a workspace: bring its knowledge base up to date for the
+    tenants it was given to (compendium.yaml may have changed), and when the store is the
+    workspace's own file (each of its tenants was made there) give it to every tenant. Returns
+    the tenants that have it."""
+    system = system_store(store)
+    linked = {kb.tenant async for kb in system.scan(KnowledgeBase) if kb.workspace == str(link.folder)}  # type: ignore[attr-defined]
+    if link.own_store:
+        linked |= {t.id async for t in system.scan(Tenant)}
+    done = []
+    for tenant in sorted(linked):
+        try:
+            await link_workspace(store, tenant, link.folder, knowledge_base=link.knowledge_base,
+                                 default_template=link.default_template)
+        except AlreadyExists:
+            continue  # that tenant has a server knowledge base of the same name: leave it be
+        done.append(tenant)
+    return done
 
 
 async def create_kb(store: Store, data_dir: Path, kb: KnowledgeBase) -> KnowledgeBase:

@@ -13,7 +13,7 @@ from .. import __version__
 from ..compiler.worker import WorkerOptions, run_worker
 from ..settings import Settings
 from ..storage.factory import open_store
-from ..tenancy import server_store_url
+from ..tenancy import WorkspaceLink, attach_workspace, server_store_url
 from . import (
     auth,
     documents,
@@ -36,16 +36,19 @@ ROUTERS = (auth, templates, knowledge_bases, kb_status, documents, jobs, schedul
 def create_app(
     settings: Settings, *, data_dir: Path, run_worker: bool = True, admin_key: str | None = None,
     worker_options: WorkerOptions | None = None, max_upload_bytes: int | None = None,
-    ui: bool = True,
+    ui: bool = True, workspace: WorkspaceLink | None = None,
 ) -> FastAPI:
     """The API over one store and one data folder. With run_worker, a worker runs in this
-    process (leasing jobs from the shared store like any `compendium worker`)."""
+    process (leasing jobs from the shared store like any `compendium worker`). With `workspace`
+    (`compendium serve` in a workspace) its knowledge base is the tenants' (attach_workspace)."""
     svc = Service(settings=settings, data_dir=Path(data_dir).resolve(), admin_key=admin_key or None)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         svc.data_dir.mkdir(parents=True, exist_ok=True)
         svc.store = await open_store(server_store_url(settings.store_url, svc.data_dir), "_system")
+        if workspace is not None:
+            await attach_workspace(svc.store, workspace)
         stop = asyncio.Event()
         task = None
         if run_worker:
@@ -87,9 +90,10 @@ async def run_worker_task(svc: Service, stop: asyncio.Event, options: WorkerOpti
 
 
 def serve(settings: Settings, *, data_dir: Path, host: str = "127.0.0.1", port: int = 8321,
-          admin_key: str | None = None, run_worker: bool = True) -> None:
+          admin_key: str | None = None, run_worker: bool = True, workspace: WorkspaceLink | None = None) -> None:
     """`compendium serve`: run the API (and a worker) with uvicorn until interrupted."""
     import uvicorn
 
-    app = create_app(settings, data_dir=data_dir, run_worker=run_worker, admin_key=admin_key)
+    app = create_app(settings, data_dir=data_dir, run_worker=run_worker, admin_key=admin_key,
+                     workspace=workspace)
     uvicorn.run(app, host=host, port=port, log_level="info")

@@ -49,6 +49,15 @@ async def _check_templates(request: Request, tenant: str, default: str | None,
     return checked
 
 
+def _refuse_workspace_settings(kb: KnowledgeBase, changes: dict[str, Any]) -> None:
+    for name in changes:
+        raise InputError(
+            f"{name} of the workspace's knowledge base is set in {kb.workspace}/compendium.yaml, "
+            "where `compendium compile` reads it too; change it there and restart `compendium serve`",
+            field=name,
+        )
+
+
 @router.post("", status_code=201, response_model=KnowledgeBaseOut)
 async def create(body: KnowledgeBaseIn, request: Request, who: Tenant_) -> dict:
     groups = await _check_templates(request, who, body.default_template, body.groups)
@@ -74,6 +83,10 @@ async def read(kb: KB) -> dict:
 
 @router.patch("/{kb}", response_model=KnowledgeBaseOut)
 async def change(kb: KB, body: KnowledgeBasePatch, request: Request) -> dict:
+    """A served workspace's knowledge base takes its settings from its compendium.yaml (as the
+    CLI does); only its description changes here."""
+    if kb.workspace:
+        _refuse_workspace_settings(kb, body.model_dump(exclude_unset=True, exclude={"description"}))
     groups = await _check_templates(request, kb.tenant, body.default_template, body.groups, kb)
     for name, value in body.model_dump(exclude_unset=True, exclude={"groups"}).items():
         if name == "token_budget":
@@ -109,6 +122,8 @@ async def read_groups(kb: KB) -> list[dict]:
 
 @router.put("/{kb}/groups", response_model=list[GroupIn])
 async def write_groups(kb: KB, body: list[GroupIn], request: Request) -> list[dict]:
+    if kb.workspace:
+        _refuse_workspace_settings(kb, {"groups": body})
     kb.groups = await _check_templates(request, kb.tenant, None, body) or []
     kb.updated_at = time.time()
     await system_store(store_of(request)).upsert([kb])

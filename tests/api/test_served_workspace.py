@@ -14,6 +14,7 @@ from compendium.compiler.exclusive import acquire
 from compendium.compiler.jobs import FINISHED
 from compendium.compiler.leases import worker_name
 from compendium.settings import load_settings
+from compendium.tenancy import WorkspaceLink
 
 from .conftest import SAMPLE_CORPUS
 
@@ -121,3 +122,41 @@ async def test_removing_the_workspace_knowledge_base_from_the_server_keeps_the_w
     assert (ws / "documents" / "storage" / "toast.md").is_file()
     code, out, _ = await cli(capsys, "-w", str(ws), "status")
     assert code == 0 and "Last compile:   succeeded" in out
+
+
+async def test_serve_gives_the_workspace_to_keys_made_there_before(compiled_workspace, make_api, capsys):
+    """A key made in the workspace without the link (an older release, or --data-dir pointing at
+    the workspace itself) opens the knowledge base once `compendium serve` starts there."""
+    ws = compiled_workspace
+    key = (await cli(capsys, "keys", "create", "--tenant", "early", "--data-dir", str(ws)))[1].strip()
+    link = WorkspaceLink(folder=ws.resolve(), knowledge_base="default", default_template="wiki", own_store=True)
+    async with make_api(load_settings(ws), data_dir=ws, run_worker=False) as api:
+        kbs = (await api.client.get("/knowledge-bases", headers=api.as_(key))).json()["items"]
+        assert kbs == []  # served as a data folder: no workspace
+    async with make_api(load_settings(ws), data_dir=ws, run_worker=False, workspace=link) as api:
+        kbs = (await api.client.get("/knowledge-bases", headers=api.as_(key))).json()["items"]
+        assert [kb["name"] for kb in kbs] == ["default"]
+
+
+async def test_the_workspace_settings_stay_in_its_compendium_yaml(compiled_workspace, make_api, capsys):
+    ws = compiled_workspace
+    key = (await cli(capsys, "-w", str(ws), "keys", "create"))[1].strip()
+    async with make_api(load_settings(ws), data_dir=ws, run_worker=False) as api:
+        for body in ({"default_template": "topics"}, {"token_budget": 1000}):
+            r = await api.client.patch("/knowledge-bases/default", json=body, headers=api.as_(key))
+            assert r.status_code == 422, r.text
+            error = r.json()["error"]
+            assert error["field"] == next(iter(body)) and f"{ws.resolve()}/compendium.yaml" in error["message"]
+        r = await api.client.patch("/knowledge-bases/default", json={"description": "our handbook"},
+                                   headers=api.as_(key))
+        assert r.status_code == 200 and r.json()["description"] == "our handbook"
+
+
+async def test_a_knowledge_base_name_the_server_cannot_use_is_named_in_compendium_yaml(
+        compiled_workspace, capsys):
+    ws = compiled_workspace
+    config = ws / "compendium.yaml"
+    config.write_text(config.read_text().replace("knowledge_base: default", "knowledge_base: Our Handbook"))
+    code, _, err = await cli(capsys, "-w", str(ws), "keys", "create")
+    assert code == 2
+    assert str(config) in err and "'Our Handbook'" in err

@@ -92,6 +92,9 @@ def test_a_cli_compiled_workspace_is_served_and_browsed(page, served):
         "buffer": b"# Vacuum Notes\n\nVacuum removes dead tuples that MVCC leaves behind.\n"}])
     page.locator(".documents-table tr[data-path='ui-note.md'] .badge", has_text="new").wait_for()
     assert (ws / "documents" / "ui-note.md").is_file()
+    template = page.get_by_label("Template of this knowledge base")
+    assert template.is_disabled() and template.input_value() == "wiki"  # compendium.yaml decides
+    assert "compendium.yaml" in page.locator("#kb-template-note").inner_text()
     clean_screenshot(page, "workspace-documents", full_page=True)
     page.get_by_role("button", name="Compile now").click()
     page.locator(".job-card [data-role='status']", has_text="succeeded").wait_for(timeout=60_000)

@@ -70,9 +70,13 @@ export async function renderDocuments(main, { kb: name }) {
 }
 
 function compileBar(kb, templates) {
-  const select = h("select", { id: "kb-template", name: "default_template" },
-    templates.map((t) => h("option", { value: t, selected: t === kb.default_template }, t)));
-  const saved = h("span", { class: "muted", "aria-live": "polite" });
+  // A workspace's template is its compendium.yaml's default_template, as for `compendium compile`.
+  const choices = templates.includes(kb.default_template) ? templates : [kb.default_template, ...templates];
+  const select = h("select", { id: "kb-template", name: "default_template", disabled: Boolean(kb.workspace),
+    "aria-describedby": "kb-template-note" },
+  choices.map((t) => h("option", { value: t, selected: t === kb.default_template }, t)));
+  const saved = h("span", { class: "muted", "aria-live": "polite", id: "kb-template-note" },
+    kb.workspace ? "Set by default_template in the workspace's compendium.yaml." : "");
   select.addEventListener("change", async () => {
     saved.textContent = "";
     try {
