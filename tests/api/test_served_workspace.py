@@ -4,8 +4,10 @@ base the CLI compiled, and compiles started through the API use the CLI's store 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import time
+import uuid
 
 import pytest
 
@@ -14,7 +16,9 @@ from compendium.compiler.exclusive import acquire
 from compendium.compiler.jobs import FINISHED
 from compendium.compiler.leases import worker_name
 from compendium.settings import load_settings
-from compendium.tenancy import WorkspaceLink
+from compendium.storage.factory import open_store
+from compendium.storage.records import RECORD_TYPES, ApiKey, Job, KnowledgeBase, Tenant
+from compendium.tenancy import SYSTEM_SCOPE, WorkspaceLink, system_store
 
 from .conftest import SAMPLE_CORPUS
 
@@ -160,3 +164,40 @@ async def test_a_knowledge_base_name_the_server_cannot_use_is_named_in_compendiu
     code, _, err = await cli(capsys, "-w", str(ws), "keys", "create")
     assert code == 2
     assert str(config) in err and "'Our Handbook'" in err
+
+
+MYSQL_URL = os.environ.get("COMPENDIUM_TEST_MYSQL_URL", "")
+
+
+@pytest.mark.skipif(not MYSQL_URL, reason="COMPENDIUM_TEST_MYSQL_URL is not set: no MariaDB/MySQL server")
+async def test_a_workspace_on_mariadb_is_served_and_compiled_through_the_cli_lease(tmp_path, make_api, capsys,
+                                                                                    monkeypatch):
+    """The same with the workspace's store on MariaDB, whose leases are confirmed after a pause."""
+    for name in ("COMPENDIUM_STORE", "COMPENDIUM_LLM_BASE_URL", "COMPENDIUM_EMBED_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    name, tenant = f"ws-{uuid.uuid4().hex[:8]}", f"t-{uuid.uuid4().hex[:8]}"
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws)]) == 0
+    config = ws / "compendium.yaml"
+    config.write_text(config.read_text().replace("knowledge_base: default", f"knowledge_base: {name}")
+                      + f"\nstore: {MYSQL_URL}\n")
+    shutil.copytree(SAMPLE_CORPUS / "storage", ws / "documents" / "storage")
+    store = await open_store(MYSQL_URL, SYSTEM_SCOPE)
+    try:
+        assert (await cli(capsys, "-w", str(ws), "compile", "--plain"))[0] == 0
+        key = (await cli(capsys, "-w", str(ws), "keys", "create", "--tenant", tenant))[1].strip()
+        async with make_api(load_settings(ws), data_dir=ws) as api:
+            kbs = (await api.client.get("/knowledge-bases", headers=api.as_(key))).json()["items"]
+            assert [kb["name"] for kb in kbs] == [name]
+            job = (await api.client.post(f"/knowledge-bases/{name}/compile", headers=api.as_(key))).json()
+            done = await wait_for(api, key, job["id"])
+        assert done["status"] == "succeeded", done
+        assert done["report"]["pages"]["created"] == 0 and done["report"]["pages"]["unchanged"] > 0
+    finally:
+        for kind in RECORD_TYPES.values():
+            await store.for_kb(name).delete(kind, {})
+        system = system_store(store)
+        for kind, where in ((Job, {"knowledge_base": name}), (KnowledgeBase, {"tenant": tenant}),
+                            (ApiKey, {"tenant": tenant}), (Tenant, {"id": tenant})):
+            await system.delete(kind, where)
+        await store.close()
