@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 
+from ..compiler.orchestrator import last_compile
 from ..errors import InputError, NotFound
 from ..phases.ingest import file_hash, find_documents
 from ..storage.records import Document
@@ -126,12 +127,26 @@ async def _records(request: Request, kb: Any) -> dict[str, Document]:
     return {d.path: d async for d in scoped.scan(Document)}  # type: ignore[attr-defined,misc]
 
 
-def _out(path: str, size: int, record: Document | None, file: Path | None = None) -> dict[str, Any]:
-    if record is None:
-        return {"path": path, "size": size, "status": "new"}
-    return {"path": path, "size": size, "format": record.format, "title": record.title,
-            "chunks": len(record.chunk_ids), "compiled": True,
-            "status": "changed" if file is not None and _changed(file, size, record) else "compiled"}
+def _out(path: str, size: int, record: Document | None, file: Path | None = None,
+         failed: dict[str, Any] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": path, "size": size, "status": "new"}
+    if record is not None:
+        out.update(format=record.format, title=record.title, chunks=len(record.chunk_ids), compiled=True,
+                   status="changed" if file is not None and _changed(file, size, record) else "compiled")
+    reason = (failed or {}).get("documents", {}).get(path)
+    if reason and out["status"] != "compiled" and file is not None and file.stat().st_mtime <= failed["at"]:
+        # (and not touched since that compile tried it). The reason names the file already shown,
+        # by its path on the server: keep what follows it.
+        cut = reason.find(f"{path}: ")
+        out.update(status="failed", error=reason[cut + len(path) + 2:] if cut >= 0 else reason)
+    return out
+
+
+async def _failed(request: Request, kb: Any) -> dict[str, Any]:
+    """The documents the last compile could not read, with why, and when it ran."""
+    last = await last_compile(kb_records(store_of(request), kb)) or {}
+    documents = ((last.get("phases") or {}).get("ingest") or {}).get("failed_documents") or {}
+    return {"documents": documents, "at": last.get("finished_at") or 0.0}
 
 
 def _changed(file: Path, size: int, record: Document) -> bool:
@@ -145,8 +160,8 @@ def _changed(file: Path, size: int, record: Document) -> bool:
 async def list_documents(kb: KB, request: Request, page: Annotated[PageParams, Depends()]) -> dict:
     root = kb_root(service(request).data_dir, kb) / "documents"
     files = find_documents(root) if root.is_dir() else {}
-    records = await _records(request, kb)
-    items = [_out(p, files[p].stat().st_size, records.get(p), files[p]) for p in sorted(files)]
+    records, failed = await _records(request, kb), await _failed(request, kb)
+    items = [_out(p, files[p].stat().st_size, records.get(p), files[p], failed) for p in sorted(files)]
     return page_of(items, lambda d: d["path"], page)
 
 
@@ -155,8 +170,8 @@ async def read_document(kb: KB, path: str, request: Request) -> dict:
     target = document_path(kb_root(service(request).data_dir, kb), path)
     if not target.is_file():
         raise NotFound(f"no document {path!r}", field="path")
-    records = await _records(request, kb)
-    return _out(path, target.stat().st_size, records.get(path), target)
+    records, failed = await _records(request, kb), await _failed(request, kb)
+    return _out(path, target.stat().st_size, records.get(path), target, failed)
 
 
 @router.delete("/{path:path}", status_code=204)

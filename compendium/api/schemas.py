@@ -129,9 +129,10 @@ class DocumentOut(BaseModel):
     title: str = ""
     chunks: int = 0
     compiled: bool = False
-    status: Literal["new", "changed", "compiled"] = Field(
+    status: Literal["new", "changed", "compiled", "failed"] = Field(
         "new", description="new: not compiled yet; changed: edited since the last compile read it; "
-        "compiled: as the last compile read it")
+        "compiled: as the last compile read it; failed: the last compile could not read it (error says why)")
+    error: str = ""
 
 
 class JobOut(BaseModel):

@@ -201,3 +201,21 @@ async def test_a_workspace_on_mariadb_is_served_and_compiled_through_the_cli_lea
                             (ApiKey, {"tenant": tenant}), (Tenant, {"id": tenant})):
             await system.delete(kind, where)
         await store.close()
+
+
+async def test_a_document_the_last_compile_could_not_read_is_listed_as_failed_with_why(
+        compiled_workspace, make_api, capsys):
+    ws = compiled_workspace
+    (ws / "documents" / "broken.pdf").write_bytes(b"%PDF-1.4\nthe rest is lost\n")
+    assert (await cli(capsys, "-w", str(ws), "compile", "--plain"))[0] == 8  # partial
+    key = (await cli(capsys, "-w", str(ws), "keys", "create"))[1].strip()
+    async with make_api(load_settings(ws), data_dir=ws, run_worker=False) as api:
+        doc = (await api.client.get("/knowledge-bases/default/documents/broken.pdf", headers=api.as_(key))).json()
+        assert doc["status"] == "failed" and "PDF" in doc["error"] and str(ws) not in doc["error"]
+        # Replaced since: it is new again until a compile reads it.
+        replaced = ws / "documents" / "broken.pdf"
+        replaced.write_bytes(b"%PDF-1.4\nstill lost, but newer\n")
+        later = time.time() + 5  # past the compile's end whatever the clock's resolution
+        os.utime(replaced, (later, later))
+        doc = (await api.client.get("/knowledge-bases/default/documents/broken.pdf", headers=api.as_(key))).json()
+        assert doc["status"] == "new" and doc["error"] == ""

@@ -11,12 +11,17 @@ const STATUS = {
   new: ["new", "not compiled yet"],
   changed: ["changed", "edited since the last compile read it"],
   compiled: ["compiled", "as the last compile read it"],
+  failed: ["failed", "the last compile could not read it"],
 };
 
 export function formatBytes(n) {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} kB`;
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function counted(n, one, many = `${one}s`) {
+  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
 }
 
 /** Two sizes that read differently even when they round alike (64.0 kB vs 64.0 kB). */
@@ -56,10 +61,12 @@ export async function renderDocuments(main, { kb: name }) {
     clear(table, docs.length ? docs.map((d) => documentRow(base, d, reload))
       : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No documents yet: drop some above.")));
     const c = status.counts;
-    const waiting = docs.filter((d) => d.status !== "compiled").length;
-    clear(summary, `${docs.length} document${docs.length === 1 ? "" : "s"}`
-      + (waiting ? ` (${waiting} not compiled yet)` : "")
-      + ` · ${c.chunks} chunks · ${c.pages} pages · ${c.entities} entities · ${c.topics} topics · Last compile: `,
+    const waiting = docs.filter((d) => d.status === "new" || d.status === "changed").length;
+    const failed = docs.filter((d) => d.status === "failed").length;
+    const notes = [waiting && `${waiting} not compiled yet`, failed && `${failed} could not be read`].filter(Boolean);
+    clear(summary, counted(docs.length, "document") + (notes.length ? ` (${notes.join(", ")})` : "")
+      + ` · ${counted(c.chunks, "chunk")} · ${counted(c.pages, "page")} · ${counted(c.entities, "entity", "entities")}`
+      + ` · ${counted(c.topics, "topic")} · Last compile: `,
     lastCompile(status.last_compile),
       c.pages ? [" · ", h("a", { href: kbPath(kb.name, "wiki") }, "Read the wiki")] : null);
   }
@@ -126,8 +133,9 @@ function documentRow(base, doc, reload) {
     h("td", {}, doc.title && doc.title !== doc.path ? [h("span", {}, doc.title), h("br"), h("code", { class: "muted" }, doc.path)]
       : h("code", {}, doc.path)),
     h("td", { class: "number" }, formatBytes(doc.size)),
-    h("td", {}, h("span", { class: `badge doc-${doc.status}`, title: why, "data-status": doc.status }, label)),
-    h("td", { class: "number" }, doc.status === "new" ? "—" : String(doc.chunks)),
+    h("td", {}, h("span", { class: `badge doc-${doc.status}`, title: why, "data-status": doc.status }, label),
+      doc.error ? h("div", { class: "error doc-error" }, doc.error) : null),
+    h("td", { class: "number" }, doc.compiled ? String(doc.chunks) : "—"),
     h("td", {}, remove));
 }
 
