@@ -178,3 +178,22 @@ def test_delete_a_knowledge_base_after_saying_so_twice(page, small_server, key):
         assert client.get("/knowledge-bases/scratch").status_code == 404
     assert "scratch" not in page.locator("#kb-select").inner_text()
     assert page.js_errors == []
+
+
+def test_a_folder_goes_up_with_its_structure_and_only_what_can_be_compiled(page, small_server, key, tmp_path):
+    folder = tmp_path / "notes"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.md").write_text("# A\n\nThe checkpointer writes dirty pages.\n")
+    (folder / "sub" / "b.md").write_text("# B\n\nThe WAL is written first.\n")
+    (folder / ".secret.md").write_text("# Hidden\n")
+    (folder / "logo.png").write_bytes(b"\x89PNG\r\n")
+    with small_server.client(key) as client:
+        client.post("/knowledge-bases", json={"name": "folders"}).raise_for_status()
+    sign_in(page, small_server.url, key)
+    open_view(page, small_server.url, "#/kb/folders/documents", ".drop-zone")
+    page.locator("#upload-folder").set_input_files(str(folder))
+    page.get_by_role("status").filter(has_text="2 files of the folder left out").wait_for()
+    rows = page.locator(".documents-table tbody tr[data-path]")
+    rows.nth(1).wait_for()
+    assert rows.evaluate_all("rows => rows.map((r) => r.dataset.path)") == ["notes/a.md", "notes/sub/b.md"]
+    assert page.js_errors == []

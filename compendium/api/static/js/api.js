@@ -60,12 +60,16 @@ export const del = (path, opts) => request("DELETE", path, undefined, opts);
 
 /**
  * POST files as multipart form data, reporting upload progress (fetch cannot): onProgress(sent,
- * total) as bytes leave. Resolves with the JSON reply; rejects with an ApiError as request() does.
+ * total) as bytes leave. A file may come as { file, name } to send it under another name (a
+ * path inside a folder). Resolves with the JSON reply; rejects with an ApiError as request() does.
  */
 export function uploadFiles(path, files, { field = "files", onProgress } = {}) {
   return new Promise((resolve, reject) => {
     const form = new FormData();
-    for (const file of files) form.append(field, file, file.name);
+    for (const item of files) {
+      const file = item instanceof Blob ? item : item.file;
+      form.append(field, file, item instanceof Blob ? file.name : item.name);
+    }
     const xhr = new XMLHttpRequest();
     xhr.open("POST", path);
     for (const [name, value] of Object.entries(headers())) xhr.setRequestHeader(name, value);

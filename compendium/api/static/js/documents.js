@@ -143,14 +143,23 @@ function documentRow(base, doc, reload) {
 function uploader(base, limits, reload) {
   const input = h("input", { type: "file", multiple: true, id: "upload-input", class: "visually-hidden",
     accept: limits.extensions.join(",") });
+  const folderInput = h("input", { type: "file", multiple: true, webkitdirectory: true, id: "upload-folder",
+    class: "visually-hidden" });
   const queue = h("ul", { class: "uploads", "aria-label": "Uploads" });
-  const zone = h("label", { class: "drop-zone", for: "upload-input" },
-    h("strong", {}, "Drop documents here"), " or ", h("span", { class: "link-like" }, "choose files"),
+  const zone = h("div", { class: "drop-zone" },
+    h("strong", {}, "Drop documents or folders here"), ", or choose ",
+    h("label", { class: "link-like", for: "upload-input" }, "files"), " or ",
+    h("label", { class: "link-like", for: "upload-folder" }, "a folder"),
     h("span", { class: "muted hint" },
       `${limits.extensions.join(" ")} · up to ${formatBytes(limits.max_file_bytes)} each`));
   input.addEventListener("change", () => {
-    send([...input.files]);
+    send([...input.files].map((file) => ({ file, name: file.name })));
     input.value = "";
+  });
+  folderInput.addEventListener("change", () => {
+    // A folder keeps its structure under a folder of its own name, as `compendium add` does.
+    inFolder([...folderInput.files].map((file) => ({ file, name: file.webkitRelativePath || file.name })));
+    folderInput.value = "";
   });
   for (const name of ["dragenter", "dragover"]) {
     zone.addEventListener(name, (ev) => {
@@ -159,17 +168,31 @@ function uploader(base, limits, reload) {
     });
   }
   zone.addEventListener("dragleave", () => zone.classList.remove("over"));
-  zone.addEventListener("drop", (ev) => {
+  zone.addEventListener("drop", async (ev) => {
     ev.preventDefault();
     zone.classList.remove("over");
-    send([...(ev.dataTransfer?.files || [])]);
+    const entries = [...(ev.dataTransfer?.items || [])].map((item) => item.webkitGetAsEntry?.()).filter(Boolean);
+    if (entries.some((entry) => entry.isDirectory)) {
+      inFolder((await Promise.all(entries.map(walk))).flat());
+    } else {
+      send([...(ev.dataTransfer?.files || [])].map((file) => ({ file, name: file.name })));
+    }
   });
+
+  // From a folder, only what ingest reads goes up (hidden files and other types stay behind).
+  function inFolder(items) {
+    const hidden = (name) => name.split("/").some((part) => part.startsWith("."));
+    const kept = items.filter(({ name }) => !hidden(name) && limits.extensions.includes(extension(name)));
+    const left = items.length - kept.length;
+    if (left) announce(`${left} file${left > 1 ? "s" : ""} of the folder left out: hidden, or not a type Compendium reads`);
+    send(kept);
+  }
 
   async function send(files) {
     if (!files.length) return;
     let sent = 0;
-    for (const file of files.slice(0, limits.max_files)) {
-      const row = uploadRow(file);
+    for (const { file, name } of files.slice(0, limits.max_files)) {
+      const row = uploadRow(file, name);
       queue.prepend(row.el);
       const problem = refuse(file, limits);
       if (problem) {
@@ -177,7 +200,7 @@ function uploader(base, limits, reload) {
         continue;
       }
       try {
-        await uploadFiles(`${base}/documents`, [file], { onProgress: row.progress });
+        await uploadFiles(`${base}/documents`, [{ file, name }], { onProgress: row.progress });
         row.done();
         sent += 1;
       } catch (exc) {
@@ -192,12 +215,33 @@ function uploader(base, limits, reload) {
     }
   }
   return h("section", { "aria-labelledby": "upload-title", class: "upload" },
-    h("h2", { id: "upload-title" }, "Add documents"), input, zone, queue);
+    h("h2", { id: "upload-title" }, "Add documents"), input, folderInput, zone, queue);
+}
+
+/** Every file under a dropped entry, named by its path from the dropped folder. */
+async function walk(entry) {
+  if (entry.isFile) {
+    const file = await new Promise((ok, fail) => entry.file(ok, fail));
+    return [{ file, name: entry.fullPath.replace(/^\//, "") }];
+  }
+  const reader = entry.createReader();
+  const found = [];
+  for (;;) { // readEntries hands out a directory in batches until it returns none
+    const batch = await new Promise((ok, fail) => reader.readEntries(ok, fail));
+    if (!batch.length) break;
+    found.push(...batch);
+  }
+  return (await Promise.all(found.map(walk))).flat();
+}
+
+function extension(name) {
+  const base = name.slice(name.lastIndexOf("/") + 1);
+  const dot = base.lastIndexOf(".");
+  return dot > 0 ? base.slice(dot).toLowerCase() : "";
 }
 
 function refuse(file, limits) {
-  const dot = file.name.lastIndexOf(".");
-  const ext = dot >= 0 ? file.name.slice(dot).toLowerCase() : "";
+  const ext = extension(file.name);
   if (!limits.extensions.includes(ext)) {
     return `${ext ? `“${ext}” files` : "Files without an extension"} cannot be compiled; use ${limits.extensions.join(", ")}.`;
   }
@@ -209,10 +253,10 @@ function refuse(file, limits) {
   return "";
 }
 
-function uploadRow(file) {
-  const bar = h("progress", { max: 1, value: 0, "aria-label": `Upload of ${file.name}` });
+function uploadRow(file, name) {
+  const bar = h("progress", { max: 1, value: 0, "aria-label": `Upload of ${name}` });
   const note = h("span", { class: "muted" }, formatBytes(file.size));
-  const el = h("li", { "data-file": file.name }, h("code", {}, file.name), bar, note);
+  const el = h("li", { "data-file": name }, h("code", {}, name), bar, note);
   return {
     el,
     progress(sent, total) {
