@@ -193,7 +193,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if data["documents"]:
         print("Export the wiki with: compendium export --format site OUT  (or vault, json, graphml)")
     else:
-        print(f"Nothing to compile: add documents with `compendium{_workspace_flag(args)} add PATH`", file=sys.stderr)
+        print(f"Nothing to compile: {settings.workspace / 'documents'} holds no documents; add some with "
+              f"`compendium{_workspace_flag(args)} add PATH`", file=sys.stderr)
     return 0
 
 

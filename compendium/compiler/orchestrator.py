@@ -69,8 +69,8 @@ async def run_compile(
     report.settle_status()
     await _fill_counts(store, ctx, report)
     if report.documents == 0 and report.status == SUCCEEDED:
-        where = f" in {ctx.documents_dir}" if ctx.documents_dir is not None else ""
-        events.emit(Message("warning", f"no documents{where}: the knowledge base is empty; "
+        # No folder named: on a server it is the server's, not the reader's.
+        events.emit(Message("warning", "no documents to compile: the knowledge base is empty; "
                                        "add documents, then compile again"))
     report.finished_at = time.time()
     await _remember(store, report)

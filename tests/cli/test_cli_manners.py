@@ -97,8 +97,9 @@ def test_compiling_no_documents_warns(tmp_path, capsys):
     assert main(["init", str(ws)]) == 0
     code, out, err = run(capsys, "-w", str(ws), "compile", "--plain")
     assert code == 0
-    assert f"warning: no documents in {ws / 'documents'}" in err
-    assert "compendium -w" in err and "add PATH" in err  # says what to do
+    assert "warning: no documents to compile" in err
+    assert f"{ws / 'documents'} holds no documents" in err  # where it looked
+    assert "compendium -w" in err and "add PATH" in err  # and what to do
     assert "Export the wiki" not in out
 
 

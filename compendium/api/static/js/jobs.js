@@ -71,6 +71,9 @@ export async function renderJobs(main) {
     if (i >= 0) jobs[i] = job;
     stops.get(job.id)?.card.showJob(job);
     showRecent();
+    // The knowledge base's card says so too, without a reload.
+    const line = main.querySelector(`.kb-card[data-kb="${CSS.escape(job.knowledge_base)}"] .last-compile`);
+    if (line) clear(line, "Last compile: ", lastJob(job));
     announce(`Compile of ${job.knowledge_base} ${job.status}`);
   }
 
@@ -146,14 +149,16 @@ function kbCard(kb, jobs, templates, startCompile) {
   return h("article", { class: "card kb-card", "aria-labelledby": `kb-${kb.name}`, "data-kb": kb.name },
     h("h3", { id: `kb-${kb.name}` }, h("a", { href: kbPath(kb.name, "wiki") }, kb.name)),
     kb.description ? h("p", { class: "muted" }, kb.description) : null,
-    h("p", {}, "Last compile: ",
-      last ? [statusBadge(last.status), " ",
-        h("a", { href: `#/jobs/${encodeURIComponent(last.id)}` }, formatAgo(last.finished_at || last.created_at))]
-        : compiledElsewhere(kb)),
+    h("p", { class: "last-compile" }, "Last compile: ", last ? lastJob(last) : compiledElsewhere(kb)),
     h("div", { class: "toolbar" },
       h("label", { for: `template-${kb.name}` }, "Template"), select, button,
       h("a", { href: kbPath(kb.name, "canvas") }, "Canvas")),
     schedules);
+}
+
+function lastJob(job) {
+  return [statusBadge(job.status), " ",
+    h("a", { href: `#/jobs/${encodeURIComponent(job.id)}` }, formatAgo(job.finished_at || job.created_at))];
 }
 
 // No job of the server compiled it: perhaps `compendium compile` did, in the served workspace.
