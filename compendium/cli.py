@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,11 +22,29 @@ from .pipeline.events import (
     PhaseStarted,
 )
 
+HELP = """\
+Compile a folder of documents into a wiki whose every sentence cites its source, with an
+entity graph and topic pages. Runs offline by default; name an OpenAI-compatible endpoint
+in compendium.yaml for LLM-written pages.
+
+Start here:
+  compendium init kb                 make a workspace in ./kb
+  compendium -w kb add ~/notes       copy documents into kb/documents/
+  compendium -w kb compile           build the wiki (only what changed is rebuilt)
+  compendium -w kb status            what it holds and how the last compile went
+  compendium -w kb export --format site out/
+  cd kb && compendium keys create && compendium serve
+                                     browse it at http://127.0.0.1:8321/ with that key
+"""
+EPILOG = "Run `compendium COMMAND --help` for a command's options. Exit codes: see the README."
+
 # Exit codes (README, "Exit codes"). A compile exits with its status's code; any command stopped
 # by an error exits with that error's code (compendium.errors: 2 input, 3 store, 4 not found,
 # 5 LLM endpoint, 6 budget, 7 cancelled, 9 busy).
 COMPILE_EXIT_CODES = {"succeeded": 0, "failed": 1, "budget_exceeded": 6, "cancelled": 7, "partial": 8}
 INTERRUPTED = 130
+CLOSED_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader went away
+DEFAULT_TENANT = "local"  # the tenant of a key made inside a workspace, unless --tenant says
 
 
 class PlainProgress:
@@ -113,6 +133,10 @@ def _settings(args: argparse.Namespace, *, need_workspace: bool = True):  # type
     return load_settings(workspace)
 
 
+def _workspace_flag(args: argparse.Namespace) -> str:
+    return f" -w {args.workspace}" if args.workspace else ""
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     from .workspace import init_workspace
 
@@ -166,8 +190,22 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if code:
         print(f"Compile {report.status}: {report.error or 'run compile again to resume'}", file=sys.stderr)
         return code
-    print("Export the wiki with: compendium export --format site OUT  (or vault, json, graphml)")
+    if data["documents"]:
+        print("Export the wiki with: compendium export --format site OUT  (or vault, json, graphml)")
+    else:
+        print(f"Nothing to compile: {settings.workspace / 'documents'} holds no documents; add some with "
+              f"`compendium{_workspace_flag(args)} add PATH`", file=sys.stderr)
     return 0
+
+
+def _local_time(seconds: float | None) -> str:
+    if not seconds:
+        return "—"
+    return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(seconds))
+
+
+def _counted(counts: dict[str, int], *names: str) -> str:
+    return ", ".join(f"{counts.get(n, 0):,} {n}" for n in names)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -177,15 +215,31 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, indent=2, default=str))
         return 0
-    print(f"Workspace:  {status['workspace']}")
-    print(f"Engine:     {status['engine']}")
+    counts = status["counts"]
     store = status["store"]
-    print(f"Store:      {store.get('backend')} {store.get('url', '')} (vector search: {store.get('vector_search', '?')}, full text: {store.get('full_text', 'none')})")
-    print("Records:    " + ", ".join(f"{v} {k}" for k, v in status["counts"].items()))
+    rows = [
+        ("Workspace", status["workspace"]),
+        ("Knowledge base", status["knowledge_base"]),
+        ("Engine", status["engine"]),
+        ("Store", f"{store.get('url') or store.get('backend')} (vector search: {store.get('vector_search', '?')}, full text: {store.get('full_text', 'none')})"),
+        ("Documents", f"{counts.get('documents', 0):,} ({counts.get('chunks', 0):,} chunks)"),
+        ("Compiled", _counted(counts, "pages", "entities", "concepts", "relations", "claims", "topics")),
+    ]
     last = status["last_compile"]
-    print(f"Last compile: {json.dumps(last) if last else 'never'}")
+    if last:
+        pages = last.get("pages") or {}
+        outcome = f"{last.get('status')} at {_local_time(last.get('finished_at'))}, template {last.get('template')}"
+        rows.append(("Last compile", outcome))
+        rows.append(("", "pages " + _counted(pages, "created", "updated", "unchanged", "deleted")))
+        if last.get("error"):
+            rows.append(("", last["error"]))
+    else:
+        rows.append(("Last compile", "never: run `compendium compile`"))
     for running in status["running_compiles"]:
-        print(f"Compiling now: template {running['template']}, {running['holder']}")
+        rows.append(("Compiling now", f"template {running['template']}, {running['holder']}"))
+    width = max(len(label) for label, _ in rows) + 2
+    for label, value in rows:
+        print(f"{label + ':' if label else '':<{width}}{value}")
     return 0
 
 
@@ -247,12 +301,36 @@ def cmd_store_copy(args: argparse.Namespace) -> int:
 
 
 def _server_settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """Without --data-dir, the server serves the workspace it is started in (or -w names):
+    that workspace's settings, store and knowledge base. --data-dir is a server's own folder
+    of tenants' knowledge bases (settings from -w, if given)."""
+    from .errors import WorkspaceError
     from .settings import load_settings
+    from .workspace import find_workspace
 
     workspace = Path(args.workspace) if args.workspace else None
+    if args.data_dir is None:
+        try:
+            workspace = find_workspace(workspace)
+        except WorkspaceError:
+            if workspace is not None:
+                raise
     settings = load_settings(workspace)
     data_dir = (Path(args.data_dir) if args.data_dir else (settings.workspace or Path.cwd())).resolve()
     return settings, data_dir
+
+
+def _served_workspace(args: argparse.Namespace, settings):  # type: ignore[no-untyped-def]
+    """The workspace a server started this way serves (None with --data-dir or outside one)."""
+    from .tenancy import WorkspaceLink
+
+    if args.data_dir is not None or settings.workspace is None:
+        return None
+    folder = Path(settings.workspace).resolve()
+    url = settings.store_url
+    own = url.startswith("sqlite:///") and Path(url[len("sqlite:///"):]).resolve().is_relative_to(folder)
+    return WorkspaceLink(folder=folder, knowledge_base=settings.knowledge_base,
+                         default_template=settings.default_template, own_store=own)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -263,8 +341,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings, data_dir = _server_settings(args)
     # The edge: the admin key comes from the environment, never from a file.
     admin_key = os.environ.get("COMPENDIUM_ADMIN_KEY") or None
+    link = _served_workspace(args, settings)
+    if link is not None:
+        print(f"Serving the workspace {link.folder} (knowledge base {link.knowledge_base!r}) at "
+              f"http://{args.host}:{args.port}/ : sign in with a key from `compendium keys create` run there",
+              file=sys.stderr)
     serve(settings, data_dir=data_dir, host=args.host, port=args.port, admin_key=admin_key,
-          run_worker=not args.no_worker)
+          run_worker=not args.no_worker, workspace=link)
     return 0
 
 
@@ -280,12 +363,22 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_keys(args: argparse.Namespace) -> int:
+    from .errors import InputError
     from .tenancy import issue_key, server_store_url
 
     settings, data_dir = _server_settings(args)
-    key = asyncio.run(issue_key(server_store_url(settings.store_url, data_dir), args.tenant, name=args.name))
+    link = _served_workspace(args, settings)
+    tenant = args.tenant or (DEFAULT_TENANT if link is not None else None)
+    if tenant is None:
+        raise InputError("name the key's tenant with --tenant NAME",
+                         hint=f"inside a workspace the tenant defaults to {DEFAULT_TENANT!r}")
+    key = asyncio.run(issue_key(server_store_url(settings.store_url, data_dir), tenant, name=args.name,
+                                workspace=link))
     print(key)
-    print(f"(an API key of tenant {args.tenant!r}; it is shown only this once)", file=sys.stderr)
+    print(f"(an API key of tenant {tenant!r}; it is shown only this once)", file=sys.stderr)
+    if link is not None:
+        print(f"It opens the knowledge base {link.knowledge_base!r} of {link.folder}: run `compendium serve` "
+              "there and sign in with it.", file=sys.stderr)
     return 0
 
 
@@ -354,23 +447,28 @@ def add_retrieval_commands(sub: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="compendium", description=__doc__)
-    parser.add_argument("-w", "--workspace", help="workspace directory (default: found from the current one)")
-    sub = parser.add_subparsers(dest="command", required=True)
+    from . import __version__
 
-    p = sub.add_parser("init", help="create a workspace")
-    p.add_argument("dir", nargs="?", default=".")
+    parser = argparse.ArgumentParser(prog="compendium", description=HELP, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"compendium {__version__}")
+    parser.add_argument("-w", "--workspace", metavar="DIR",
+                        help="the workspace folder (default: the one holding the current folder)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
+
+    p = sub.add_parser("init", help="make a workspace: compendium.yaml and a documents/ folder")
+    p.add_argument("dir", nargs="?", default=".", help="the folder (default: the current one)")
     p.set_defaults(func=cmd_init)
 
-    p = sub.add_parser("add", help="copy documents or folders into the workspace")
+    p = sub.add_parser("add", help="copy documents or folders into the workspace (Markdown, reST, text, HTML, PDF, DOCX)")
     p.add_argument("paths", nargs="+")
     p.set_defaults(func=cmd_add)
 
-    p = sub.add_parser("remove", help="remove documents from the workspace")
+    p = sub.add_parser("remove", help="remove documents; the next compile drops what came only from them")
     p.add_argument("paths", nargs="+")
     p.set_defaults(func=cmd_remove)
 
-    p = sub.add_parser("compile", help="compile the knowledge base")
+    p = sub.add_parser("compile", help="build the wiki, entity graph and topics from the documents")
     p.add_argument("--template", help="template name or YAML file (default: from compendium.yaml)")
     p.add_argument("--report", help="write the JSON report to this file")
     p.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
@@ -378,8 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="if another compile of this knowledge base and template runs, wait for it (default: exit)")
     p.set_defaults(func=cmd_compile)
 
-    p = sub.add_parser("status", help="what the workspace holds and its last compile")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("status", help="what the workspace holds and how its last compile went")
+    p.add_argument("--json", action="store_true", help="the same as JSON, times as Unix seconds (for scripts)")
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("changes", help="pages the last compile created, updated and deleted")
@@ -395,7 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["list", "show", "validate"])
     p.add_argument("name", nargs="?", help="template name (show) or YAML file (validate)")
     p.set_defaults(func=cmd_templates)
-    p = sub.add_parser("store", help="store maintenance")
+    p = sub.add_parser("store", help="copy a store's records to another store (e.g. SQLite to MariaDB)")
     store_sub = p.add_subparsers(dest="store_command", required=True)
     c = store_sub.add_parser("copy", help="copy every record from one store URL to another")
     c.add_argument("source", nargs="?", help="source store URL (default: the workspace's store)")
@@ -403,24 +501,30 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--kb", help="copy only this knowledge base")
     c.set_defaults(func=cmd_store_copy)
 
-    p = sub.add_parser("serve", help="run the HTTP API (and a worker) on 127.0.0.1")
+    p = sub.add_parser("serve", help="browse and compile in a web UI and HTTP API (default: this workspace)",
+                       description="Serve the web UI (/ui/) and the HTTP API (/docs). Inside a workspace it "
+                       "serves that workspace: sign in with a key from `compendium keys create` made there. "
+                       "With --data-dir it is a server of many tenants' knowledge bases.")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8321)
-    p.add_argument("--data-dir", help="where knowledge bases and the store live (default: workspace or .)")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help="serve tenants' knowledge bases kept in DIR instead of this workspace")
     p.add_argument("--no-worker", action="store_true", help="do not run compile jobs in this process")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("worker", help="run compile jobs from the server's store")
-    p.add_argument("--data-dir", help="the server's data folder (default: workspace or .)")
+    p = sub.add_parser("worker", help="run the queued and scheduled compiles of a server's store")
+    p.add_argument("--data-dir", metavar="DIR", help="the data folder of a `serve --data-dir DIR` server")
     p.add_argument("--lease", type=float, default=60.0, help="seconds a job is held between heartbeats")
     p.add_argument("--poll", type=float, default=1.0, help="seconds between looks for work")
     p.set_defaults(func=cmd_worker)
 
-    p = sub.add_parser("keys", help="API keys of the server's tenants")
+    p = sub.add_parser("keys", help="make an API key to sign in to `compendium serve` with",
+                       description="Print a new API key. Made inside a workspace, it opens that "
+                       "workspace's knowledge base in `compendium serve`.")
     p.add_argument("action", choices=["create"])
-    p.add_argument("--tenant", required=True, help="tenant name (created if new)")
+    p.add_argument("--tenant", help=f"tenant name, created if new (default inside a workspace: {DEFAULT_TENANT})")
     p.add_argument("--name", default="", help="a label for the key")
-    p.add_argument("--data-dir", help="the server's data folder (default: workspace or .)")
+    p.add_argument("--data-dir", metavar="DIR", help="the data folder of a `serve --data-dir DIR` server")
     p.set_defaults(func=cmd_keys)
     add_retrieval_commands(sub)
     return parser
@@ -432,10 +536,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("compendium templates show|validate needs a NAME or FILE", file=sys.stderr)
         return 2
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # here, not at exit, so a closed pipe is met where it is handled
+        return code
+    except BrokenPipeError:
+        # The reader went away (`compendium status | head -1`): stop quietly, as cat does.
+        # Further writes go nowhere so Python's own flush at exit does not complain.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_PIPE
     except CompendiumError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # a file or folder the command could not use: name it
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted: what was stored is kept; run the command again to resume", file=sys.stderr)
         return INTERRUPTED

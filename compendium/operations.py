@@ -101,29 +101,37 @@ def _apply_groups(ctx: CompileContext, settings: Settings) -> None:
         ctx.templates = {name: resolve_template(settings, name) for name in group_templates(ctx)}
 
 
+async def knowledge_base_summary(store: Store) -> dict[str, Any]:
+    """What a knowledge base's scope holds and how its last compile ended (CLI or server)."""
+    counts = {
+        "documents": await store.count(Document),
+        "chunks": await store.count(Chunk),
+        "entities": await store.count(Entity, {"category": "entity"}),
+        "concepts": await store.count(Entity, {"category": "concept"}),
+        "relations": await store.count(Relation),
+        "claims": await store.count(Claim),
+        "topics": await store.count(Topic),
+        "pages": await store.count(Page, {"status": "active"}),
+    }
+    last = await last_compile(store)
+    return {
+        "counts": counts,
+        "last_compile": None
+        if last is None
+        else {k: last.get(k) for k in ("template", "status", "pages", "finished_at", "error")},
+    }
+
+
 async def workspace_status(settings: Settings) -> dict[str, Any]:
     async with opened_store(settings) as store:
-        counts = {
-            "documents": await store.count(Document),
-            "chunks": await store.count(Chunk),
-            "entities": await store.count(Entity, {"category": "entity"}),
-            "concepts": await store.count(Entity, {"category": "concept"}),
-            "relations": await store.count(Relation),
-            "claims": await store.count(Claim),
-            "topics": await store.count(Topic),
-            "pages": await store.count(Page, {"status": "active"}),
-        }
-        last = await last_compile(store)
+        summary = await knowledge_base_summary(store)
         running = await running_compiles(store, settings.knowledge_base)
         return {
             "workspace": str(settings.workspace) if settings.workspace else None,
             "knowledge_base": settings.knowledge_base,
             "engine": "offline" if settings.offline else f"llm ({settings.llm.model} at {settings.llm.base_url})",
             "store": await store.info(),
-            "counts": counts,
-            "last_compile": None
-            if last is None
-            else {k: last.get(k) for k in ("template", "status", "pages", "finished_at", "error")},
+            **summary,
             "running_compiles": running,
         }
 

@@ -2,6 +2,9 @@
 
 System records live in the store scope "_system"; a knowledge base's compiled records live in
 the scope f"{tenant}__{kb}" and its documents under DATA_DIR/kbs/{tenant}/{kb}/documents/.
+A served workspace's own knowledge base (link_workspace) is the exception: its records stay in
+the scope the CLI compiles into and its documents in WORKSPACE/documents/, so the CLI and the
+server share one knowledge base.
 """
 
 from __future__ import annotations
@@ -60,14 +63,29 @@ def server_store_url(store_url: str, data_dir: Path) -> str:
     return f"sqlite:///{(Path(data_dir) / STATE_DIR / STORE_FILE).resolve()}"
 
 
-async def issue_key(url: str, tenant: str, *, name: str = "", make_tenant: bool = True) -> str:
-    """`compendium keys create`: a new key for `tenant` (created first if asked and absent)."""
+@dataclass(frozen=True)
+class WorkspaceLink:
+    """The workspace a key made inside it gives its tenant (see link_workspace)."""
+
+    folder: Path
+    knowledge_base: str
+    default_template: str
+    own_store: bool = False  # its store is a SQLite file inside it: every tenant there was made there
+
+
+async def issue_key(url: str, tenant: str, *, name: str = "", make_tenant: bool = True,
+                    workspace: WorkspaceLink | None = None) -> str:
+    """`compendium keys create`: a new key for `tenant` (created first if asked and absent);
+    inside a workspace, the tenant also gets the workspace's knowledge base."""
     from .storage.factory import open_store
 
     store = await open_store(url, SYSTEM_SCOPE)
     try:
         if make_tenant and not await system_store(store).get(Tenant, [tenant]):
             await create_tenant(store, tenant)
+        if workspace is not None:
+            await link_workspace(store, tenant, workspace.folder, knowledge_base=workspace.knowledge_base,
+                                 default_template=workspace.default_template)
         _, key = await create_key(store, tenant, name=name)
         return key
     finally:
@@ -165,6 +183,66 @@ def kb_documents(data_dir: Path, tenant: str, name: str) -> Path:
     return kb_folder(data_dir, tenant, name) / DOCUMENTS_DIR
 
 
+def kb_records(store: Store, kb: KnowledgeBase) -> Store:
+    """The scope holding this knowledge base's compiled records (a workspace's: the CLI's scope)."""
+    return store.for_kb(kb.scope) if kb.workspace else kb_store(store, kb.tenant, kb.name)
+
+
+def kb_root(data_dir: Path, kb: KnowledgeBase) -> Path:
+    """The workspace-shaped folder whose documents/ holds this knowledge base's documents."""
+    return Path(kb.workspace) if kb.workspace else kb_folder(data_dir, kb.tenant, kb.name)
+
+
+async def link_workspace(store: Store, tenant: str, workspace: Path, *, knowledge_base: str,
+                         default_template: str) -> KnowledgeBase:
+    """Give `tenant` the workspace's own knowledge base (what `compendium keys create` does in a
+    workspace): the server then reads and compiles what the CLI does, in the same store."""
+    try:
+        name = check_name(knowledge_base, field="knowledge_base")
+    except InputError as exc:
+        raise InputError(f"{Path(workspace) / 'compendium.yaml'}: {exc.message}", field="knowledge_base",
+                         hint="the server names knowledge bases in addresses: rename it there") from exc
+    folder = str(workspace)  # resolved by the caller
+    system = system_store(store)
+    now = time.time()
+    async with system.transaction():
+        found = await system.get(KnowledgeBase, [kb_id(tenant, name)])
+        kb: KnowledgeBase | None = found[0] if found else None  # type: ignore[assignment]
+        if kb is not None and kb.workspace != folder:
+            where = f"the workspace {kb.workspace}" if kb.workspace else "the server"
+            raise AlreadyExists(
+                f"tenant {tenant!r} already has a knowledge base {name!r} in {where}",
+                field="knowledge_base", hint="set another knowledge_base in compendium.yaml",
+            )
+        if kb is None:
+            kb = KnowledgeBase(id=kb_id(tenant, name), tenant=tenant, name=name, created_at=now,
+                               description=f"the workspace {folder}", default_template=default_template)
+        kb.workspace, kb.scope, kb.updated_at = folder, name, now
+        kb.default_template = default_template  # compendium.yaml decides, as for the CLI
+        await system.upsert([kb])
+    return kb
+
+
+async def attach_workspace(store: Store, link: WorkspaceLink) -> list[str]:
+    """When `compendium serve` starts in a workspace: bring its knowledge base up to date for the
+    tenants it was given to (compendium.yaml may have changed), and when the store is the
+    workspace's own file (each of its tenants was made there) give it to every tenant. Returns
+    the tenants that have it."""
+    system = system_store(store)
+    linked = {kb.tenant async for kb in system.scan(KnowledgeBase) if kb.workspace == str(link.folder)}  # type: ignore[attr-defined]
+    if link.own_store:
+        linked |= {t.id async for t in system.scan(Tenant)}
+    done = []
+    for tenant in sorted(linked):
+        try:
+            await link_workspace(store, tenant, link.folder, knowledge_base=link.knowledge_base,
+                                 default_template=link.default_template)
+        except AlreadyExists:
+            continue  # that tenant has a server knowledge base of the same name: leave it be
+        done.append(tenant)
+    return done
+
+
 async def create_kb(store: Store, data_dir: Path, kb: KnowledgeBase) -> KnowledgeBase:
     check_name(kb.name, field="name")
     kb.id = kb_id(kb.tenant, kb.name)
@@ -187,8 +265,12 @@ async def get_kb(store: Store, tenant: str, name: str) -> KnowledgeBase:
 
 
 async def delete_kb(store: Store, data_dir: Path, tenant: str, name: str) -> None:
-    """Remove the knowledge base, every record compiled for it and its documents."""
+    """Remove the knowledge base, every record compiled for it and its documents. A workspace's
+    knowledge base is only unlinked from the tenant: the workspace keeps its documents and wiki."""
     kb = await get_kb(store, tenant, name)
+    if kb.workspace:
+        await system_store(store).delete(KnowledgeBase, {"id": kb.id})
+        return
     scoped = kb_store(store, tenant, name)
     async with scoped.transaction():
         for kind in RECORD_TYPES.values():
@@ -263,3 +345,21 @@ async def resolve_template(store: Store, tenant: str, name: str) -> Template:
 
 async def template_exists(store: Store, tenant: str, name: str) -> bool:
     return name in builtin_names() or await stored_template(store, tenant, name) is not None
+
+
+async def kb_template(store: Store, kb: KnowledgeBase, name: str) -> Template:
+    """A template for this knowledge base: a workspace's come from its templates/ folder as
+    the CLI's do; a server knowledge base's from its tenant (resolve_template)."""
+    if kb.workspace:
+        return load_template(name, workspace=Path(kb.workspace), allow_paths=False)
+    return await resolve_template(store, kb.tenant, name)
+
+
+async def kb_template_exists(store: Store, kb: KnowledgeBase, name: str) -> bool:
+    if not kb.workspace:
+        return await template_exists(store, kb.tenant, name)
+    try:
+        await kb_template(store, kb, name)
+    except (NotFound, TemplateError, InputError):
+        return False
+    return True

@@ -91,11 +91,15 @@ def find_workspace(start: Path | None = None) -> Path:
     """The nearest folder at or above `start` (default: the current folder) holding
     compendium.yaml."""
     here = Path(start if start is not None else Path.cwd()).expanduser().absolute()
+    if start is not None and not here.exists():
+        raise WorkspaceError(f"{here}: no such folder", hint=f"create a workspace there with `compendium init {start}`")
+    if start is not None and not here.is_dir():
+        raise WorkspaceError(f"{here} is not a folder", hint="pass a workspace folder with --workspace")
     for folder in (here, *here.parents):
         if (folder / CONFIG_FILE).is_file():
             return folder
     raise WorkspaceError(
-        "no Compendium workspace here",
+        f"no Compendium workspace in {here} or a folder above it (none holds {CONFIG_FILE})",
         hint="run `compendium init DIR` or pass --workspace",
     )
 

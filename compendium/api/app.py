@@ -14,7 +14,7 @@ from ..compiler.worker import WorkerOptions, run_worker
 from ..settings import Settings
 from ..storage.factory import open_store
 from ..templates import worker as template_worker
-from ..tenancy import server_store_url
+from ..tenancy import WorkspaceLink, attach_workspace, server_store_url
 from . import (
     auth,
     documents,
@@ -22,6 +22,7 @@ from . import (
     errors,
     graph,
     jobs,
+    kb_status,
     knowledge_bases,
     pages,
     retrieval,
@@ -34,17 +35,22 @@ from .headers import SecurityHeaders
 from .limits import BodyLimit, upload_request_limit
 from .query import one_value_each
 
-ROUTERS = (auth, templates, knowledge_bases, documents, jobs, schedules, pages, entities, graph, search, retrieval)
+ROUTERS = (
+    auth, templates, knowledge_bases, kb_status, documents, jobs, schedules, pages, entities, graph, search,
+    retrieval,
+)
 
 
 def create_app(
     settings: Settings, *, data_dir: Path, run_worker: bool = True, admin_key: str | None = None,
     worker_options: WorkerOptions | None = None, max_upload_bytes: int | None = None,
-    max_request_bytes: int | None = None, ui: bool = True,
+    max_request_bytes: int | None = None, ui: bool = True, workspace: WorkspaceLink | None = None,
 ) -> FastAPI:
     """The API over one store and one data folder. With run_worker, a worker runs in this
     process (leasing jobs from the shared store like any `compendium worker`).
-    max_upload_bytes bounds one uploaded file, max_request_bytes one upload request."""
+    max_upload_bytes bounds one uploaded file, max_request_bytes one upload request. With
+    `workspace` (`compendium serve` in a workspace) its knowledge base is the tenants'
+    (attach_workspace)."""
     svc = Service(settings=settings, data_dir=Path(data_dir).resolve(), admin_key=admin_key or None)
 
     @contextlib.asynccontextmanager
@@ -52,6 +58,8 @@ def create_app(
         svc.data_dir.mkdir(parents=True, exist_ok=True)
         svc.store = await open_store(server_store_url(settings.store_url, svc.data_dir), "_system")
         template_worker.warm()  # the first template a tenant sends need not wait for it to start
+        if workspace is not None:
+            await attach_workspace(svc.store, workspace)
         stop = asyncio.Event()
         task = None
         if run_worker:
@@ -98,9 +106,10 @@ async def run_worker_task(svc: Service, stop: asyncio.Event, options: WorkerOpti
 
 
 def serve(settings: Settings, *, data_dir: Path, host: str = "127.0.0.1", port: int = 8321,
-          admin_key: str | None = None, run_worker: bool = True) -> None:
+          admin_key: str | None = None, run_worker: bool = True, workspace: WorkspaceLink | None = None) -> None:
     """`compendium serve`: run the API (and a worker) with uvicorn until interrupted."""
     import uvicorn
 
-    app = create_app(settings, data_dir=data_dir, run_worker=run_worker, admin_key=admin_key)
+    app = create_app(settings, data_dir=data_dir, run_worker=run_worker, admin_key=admin_key,
+                     workspace=workspace)
     uvicorn.run(app, host=host, port=port, log_level="info")

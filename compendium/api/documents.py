@@ -10,11 +10,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from starlette.datastructures import UploadFile as StarletteUpload
 
+from ..compiler.orchestrator import last_compile
 from ..errors import InputError, NotFound
-from ..phases.ingest import find_documents
+from ..phases.ingest import file_hash, find_documents
 from ..storage.records import Document
 from ..tempfiles import temp_file
-from ..tenancy import kb_folder, kb_store
+from ..tenancy import kb_records, kb_root
 from ..workspace import SUPPORTED_EXTENSIONS, document_path, remove_document_file
 from .auth import KB, service, store_of
 from .errors import COMMON, ApiError, errors
@@ -157,7 +158,7 @@ async def upload(kb: KB, request: Request) -> list[dict[str, Any]]:
 async def _store_uploads(request: Request, kb: Any, files: list[StarletteUpload],
                          folder: str) -> list[dict[str, Any]]:
     limit = _limit(request)
-    root = kb_folder(service(request).data_dir, kb.tenant, kb.name)
+    root = kb_root(service(request).data_dir, kb)
     planned = []
     for upload_file in files:
         raw = (upload_file.filename or "").replace("\\", "/")
@@ -173,41 +174,63 @@ async def _store_uploads(request: Request, kb: Any, files: list[StarletteUpload]
     out = []
     for upload_file, target, name in planned:
         size = await _save(upload_file, target, limit, name)
-        out.append({"path": name, "size": size, "format": "", "compiled": False})
+        out.append({"path": name, "size": size, "format": "", "compiled": False, "status": "new"})
     return out
 
 
 async def _records(request: Request, kb: Any) -> dict[str, Document]:
-    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    scoped = kb_records(store_of(request), kb)
     return {d.path: d async for d in scoped.scan(Document)}  # type: ignore[attr-defined,misc]
 
 
-def _out(path: str, size: int, record: Document | None) -> dict[str, Any]:
-    if record is None:
-        return {"path": path, "size": size}
-    return {"path": path, "size": size, "format": record.format, "title": record.title,
-            "chunks": len(record.chunk_ids), "compiled": True}
+def _out(path: str, size: int, record: Document | None, file: Path | None = None,
+         failed: dict[str, Any] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": path, "size": size, "status": "new"}
+    if record is not None:
+        out.update(format=record.format, title=record.title, chunks=len(record.chunk_ids), compiled=True,
+                   status="changed" if file is not None and _changed(file, size, record) else "compiled")
+    reason = (failed or {}).get("documents", {}).get(path)
+    if reason and out["status"] != "compiled" and file is not None and file.stat().st_mtime <= failed["at"]:
+        # (and not touched since that compile tried it). The reason names the file already shown,
+        # by its path on the server: keep what follows it.
+        cut = reason.find(f"{path}: ")
+        out.update(status="failed", error=reason[cut + len(path) + 2:] if cut >= 0 else reason)
+    return out
+
+
+async def _failed(request: Request, kb: Any) -> dict[str, Any]:
+    """The documents the last compile could not read, with why, and when it ran."""
+    last = await last_compile(kb_records(store_of(request), kb)) or {}
+    documents = ((last.get("phases") or {}).get("ingest") or {}).get("failed_documents") or {}
+    return {"documents": documents, "at": last.get("finished_at") or 0.0}
+
+
+def _changed(file: Path, size: int, record: Document) -> bool:
+    """Whether the file differs from what the last compile read (hashed only when it may)."""
+    if size != record.size:
+        return True
+    return file.stat().st_mtime > record.updated_at and file_hash(file) != record.content_hash
 
 
 @router.get("", response_model=Paged[DocumentOut])
 async def list_documents(kb: KB, request: Request, page: Annotated[PageParams, Depends()]) -> dict:
-    root = kb_folder(service(request).data_dir, kb.tenant, kb.name) / "documents"
+    root = kb_root(service(request).data_dir, kb) / "documents"
     files = find_documents(root) if root.is_dir() else {}
-    records = await _records(request, kb)
-    items = [_out(p, files[p].stat().st_size, records.get(p)) for p in sorted(files)]
+    records, failed = await _records(request, kb), await _failed(request, kb)
+    items = [_out(p, files[p].stat().st_size, records.get(p), files[p], failed) for p in sorted(files)]
     return page_of(items, lambda d: d["path"], page)
 
 
 @router.get("/{path:path}", response_model=DocumentOut)
 async def read_document(kb: KB, path: str, request: Request) -> dict:
-    target = _existing(kb_folder(service(request).data_dir, kb.tenant, kb.name), path)
-    records = await _records(request, kb)
-    return _out(path, target.stat().st_size, records.get(path))
+    target = _existing(kb_root(service(request).data_dir, kb), path)
+    records, failed = await _records(request, kb), await _failed(request, kb)
+    return _out(path, target.stat().st_size, records.get(path), target, failed)
 
 
 @router.delete("/{path:path}", status_code=204)
 async def delete_document(kb: KB, path: str, request: Request) -> None:
     """Remove the file; the next compile purges what was derived only from it."""
-    root = kb_folder(service(request).data_dir, kb.tenant, kb.name)
+    root = kb_root(service(request).data_dir, kb)
     _existing(root, path)
     remove_document_file(root, path)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from ..errors import NotFound
 from ..storage.base import Store
 from ..storage.records import Claim, Entity, Page, Relation, Topic
-from ..tenancy import kb_store
+from ..tenancy import kb_records
 from .auth import KB, store_of
 from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of, page_of_scan
@@ -20,7 +20,7 @@ router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["entities, relations, t
 
 
 def _scoped(request: Request, kb: Any) -> Store:
-    return kb_store(store_of(request), kb.tenant, kb.name)
+    return kb_records(store_of(request), kb)
 
 
 async def page_slugs(store: Store, subject_ids: list[str]) -> dict[str, str]:

@@ -14,7 +14,7 @@ from ..export.layout import entity_positions
 from ..fingerprint import fingerprint
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Entity, Relation, Topic
-from ..tenancy import kb_store
+from ..tenancy import kb_records
 from .auth import KB, store_of
 from .entities import page_slugs
 from .errors import COMMON, errors
@@ -69,7 +69,7 @@ async def graph(
     """Whole graph: nodes by importance, `limit` per page; each page carries the edges between
     its nodes and the nodes of earlier pages, so the pages together hold every edge once.
     Around `entity`: nodes within `depth` relations of it, at most `limit`."""
-    store = kb_store(store_of(request), kb.tenant, kb.name)
+    store = kb_records(store_of(request), kb)
     types = set(type or [])
     if entity is not None:
         return await _around(store, entity, depth, limit, types, min_strength, edge_limit)

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from ..compiler.jobs import FINISHED, enqueue, get_job, request_cancel
 from ..errors import NotFound
 from ..storage.records import Job
-from ..tenancy import system_store, template_exists
+from ..tenancy import kb_template_exists, system_store
 from .auth import KB, Tenant_, service, store_of
 from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of_scan
@@ -38,7 +38,7 @@ def job_out(job: Job) -> dict[str, Any]:
 async def start_compile(kb: KB, request: Request, body: CompileIn | None = None) -> Any:
     template = (body.template if body else None) or kb.default_template
     store = store_of(request)
-    if not await template_exists(store, kb.tenant, template):
+    if not await kb_template_exists(store, kb, template):
         raise NotFound(f"no template {template!r} (GET /templates lists them)", field="template")
     job, created = await enqueue(store, tenant=kb.tenant, knowledge_base=kb.name, template=template)
     service(request).wake.set()

@@ -12,7 +12,7 @@ from ..compiler.jobs import ACTIVE, request_cancel
 from ..errors import InputError, NotFound
 from ..storage.records import Job, KnowledgeBase, Schedule
 from ..templates.groups import TemplateGroup
-from ..tenancy import create_kb, delete_kb, system_store, template_exists
+from ..tenancy import create_kb, delete_kb, kb_template_exists, system_store, template_exists
 from .auth import KB, Tenant_, service, store_of
 from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of_scan
@@ -24,26 +24,40 @@ router = APIRouter(prefix="/knowledge-bases", tags=["knowledge bases"], response
 def kb_out(kb: KnowledgeBase) -> dict[str, Any]:
     data = kb.to_dict()
     data.pop("id")
+    data.pop("scope", None)
     data["token_budget"] = kb.token_budget or None
+    data["workspace"] = kb.workspace or None
     return data
 
 
 async def _check_templates(request: Request, tenant: str, default: str | None,
-                           groups: list[GroupIn] | None) -> list[dict[str, Any]] | None:
+                           groups: list[GroupIn] | None, kb: KnowledgeBase | None = None,
+                           ) -> list[dict[str, Any]] | None:
     store = store_of(request)
-    if default is not None and not await template_exists(store, tenant, default):
+    known = (lambda name: kb_template_exists(store, kb, name)) if kb else (
+        lambda name: template_exists(store, tenant, name))
+    if default is not None and not await known(default):
         raise NotFound(f"no template {default!r} (GET /templates lists them)", field="default_template")
     if groups is None:
         return None
     checked = []
     for index, group in enumerate(groups):
-        if not await template_exists(store, tenant, group.template):
+        if not await known(group.template):
             raise NotFound(f"no template {group.template!r} (GET /templates lists them)", field=f"groups[{index}].template")
         try:
             checked.append(TemplateGroup(**group.model_dump()).model_dump())
         except (ValueError, re.error) as exc:  # a glob that compiles to no pattern
             raise InputError(f"groups[{index}]: {exc}", field=f"groups[{index}]") from exc
     return checked
+
+
+def _refuse_workspace_settings(kb: KnowledgeBase, changes: dict[str, Any]) -> None:
+    for name in changes:
+        raise InputError(
+            f"{name} of the workspace's knowledge base is set in {kb.workspace}/compendium.yaml, "
+            "where `compendium compile` reads it too; change it there and restart `compendium serve`",
+            field=name,
+        )
 
 
 @router.post("", status_code=201, response_model=KnowledgeBaseOut, responses=errors(404, 409))
@@ -71,7 +85,11 @@ async def read(kb: KB) -> dict:
 
 @router.patch("/{kb}", response_model=KnowledgeBaseOut, responses=errors(404))
 async def change(kb: KB, body: KnowledgeBasePatch, request: Request) -> dict:
-    groups = await _check_templates(request, kb.tenant, body.default_template, body.groups)
+    """A served workspace's knowledge base takes its settings from its compendium.yaml (as the
+    CLI does); only its description changes here."""
+    if kb.workspace:
+        _refuse_workspace_settings(kb, body.model_dump(exclude_unset=True, exclude={"description"}))
+    groups = await _check_templates(request, kb.tenant, body.default_template, body.groups, kb)
     for name, value in body.model_dump(exclude_unset=True, exclude={"groups"}).items():
         if name == "token_budget":
             kb.token_budget = value or 0  # null removes the budget
@@ -106,6 +124,8 @@ async def read_groups(kb: KB) -> list[dict]:
 
 @router.put("/{kb}/groups", response_model=list[GroupIn], responses=errors(404))
 async def write_groups(kb: KB, body: list[GroupIn], request: Request) -> list[dict]:
+    if kb.workspace:
+        _refuse_workspace_settings(kb, {"groups": body})
     kb.groups = await _check_templates(request, kb.tenant, None, body) or []
     kb.updated_at = time.time()
     await system_store(store_of(request)).upsert([kb])

@@ -15,7 +15,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse
 from ..errors import NotFound
 from ..export.markdown_html import render_markdown
 from ..storage.records import Chunk, Document, Page, PageVersion
-from ..tenancy import kb_store
+from ..tenancy import kb_records
 from .auth import KB, store_of
 from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of_scan
@@ -33,7 +33,7 @@ def page_out(page: Page) -> dict[str, Any]:
 
 
 async def _page(request: Request, kb: Any, slug: str) -> Page:
-    found = await kb_store(store_of(request), kb.tenant, kb.name).get(Page, [slug])
+    found = await kb_records(store_of(request), kb).get(Page, [slug])
     if not found:
         raise NotFound(f"no page {slug!r}", field="slug")
     return found[0]  # type: ignore[return-value]
@@ -49,7 +49,7 @@ async def list_pages(
     where: dict[str, Any] = {"status": status}
     if kind:
         where["kind"] = kind
-    scan = kb_store(store_of(request), kb.tenant, kb.name).scan(Page, where)
+    scan = kb_records(store_of(request), kb).scan(Page, where)
     keep = None if edited is None else (lambda p: p.edited == edited)
     return await page_of_scan(scan, page, keep=keep, render=page_out)
 
@@ -74,7 +74,7 @@ async def read_html(kb: KB, slug: str, request: Request) -> HTMLResponse:
     """The page body as sanitised HTML; [[links]] to live pages point at their HTML."""
     page = await _page(request, kb, slug)
     wanted = {m.group(1).strip() for m in _WIKILINK.finditer(page.markdown)} | set(page.outlinks)
-    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    scoped = kb_records(store_of(request), kb)
     live = {p.id: p for p in await scoped.get(Page, sorted(wanted)) if p.status == "active"}  # type: ignore[attr-defined]
 
     def resolve(target: str) -> tuple[str, str] | None:
@@ -88,7 +88,7 @@ async def read_html(kb: KB, slug: str, request: Request) -> HTMLResponse:
 async def edit_page(kb: KB, slug: str, body: PageEdit, request: Request) -> dict:
     """A person's edit: kept as written and marked edited, so compiles never overwrite it
     (they flag it pending_update instead when its evidence changes)."""
-    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    scoped = kb_records(store_of(request), kb)
     async with scoped.transaction():
         page = await _page(request, kb, slug)
         if body.markdown == page.markdown and (not body.title or body.title == page.title):
@@ -117,7 +117,7 @@ async def _version(scoped: Any, slug: str, version: int) -> PageVersion:
 async def list_versions(kb: KB, slug: str, request: Request) -> dict:
     """Every kept version of the page, newest first (without their text); `same_as` names the
     earlier version a later one brings back word for word (a revert)."""
-    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    scoped = kb_records(store_of(request), kb)
     page = await _page(request, kb, slug)
     versions = sorted([v async for v in scoped.scan(PageVersion, {"slug": page.slug})],
                       key=lambda v: v.version)  # type: ignore[attr-defined]
@@ -139,7 +139,7 @@ async def compare_versions(
     to: Annotated[int, Query(ge=1, description="the newer version")],
 ) -> dict:
     """A unified diff of the page's Markdown (and title) between two kept versions."""
-    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    scoped = kb_records(store_of(request), kb)
     await _page(request, kb, slug)
     before, after = await _version(scoped, slug, from_), await _version(scoped, slug, to)
     lines = list(difflib.unified_diff(
@@ -154,7 +154,7 @@ async def compare_versions(
 async def revert_page(kb: KB, slug: str, body: PageRevert, request: Request) -> dict:
     """Bring back an earlier version's title and text as a new version, kept as a person's
     edit (history keeps every version, the reverted-from one too)."""
-    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    scoped = kb_records(store_of(request), kb)
     async with scoped.transaction():
         page = await _page(request, kb, slug)
         old = await _version(scoped, slug, body.version)
@@ -166,7 +166,7 @@ async def revert_page(kb: KB, slug: str, body: PageRevert, request: Request) -> 
 @router.get("/chunks/{chunk_id}", response_model=ChunkOut)
 async def read_chunk(kb: KB, chunk_id: str, request: Request) -> dict:
     """A source passage: its text, heading path and the document it comes from."""
-    scoped = kb_store(store_of(request), kb.tenant, kb.name)
+    scoped = kb_records(store_of(request), kb)
     found = await scoped.get(Chunk, [chunk_id])
     if not found:
         raise NotFound(f"no chunk {chunk_id!r}", field="chunk_id")

@@ -17,7 +17,7 @@ from ..compiler.jobs import settings_for_kb
 from ..retrieval import Options, ask, retrieve
 from ..retrieval.workspace import sources_for
 from ..storage.records import KnowledgeBase
-from ..tenancy import kb_store, resolve_template
+from ..tenancy import kb_records, resolve_template
 from .auth import KB, service, store_of
 from .errors import COMMON, errors
 
@@ -51,7 +51,7 @@ def _options(body: RetrieveIn, kb: KnowledgeBase) -> Options:
 async def _sources(request: Request, kb: KnowledgeBase) -> AsyncIterator[Any]:
     svc = service(request)
     template = await resolve_template(store_of(request), kb.tenant, kb.default_template)
-    store = kb_store(store_of(request), kb.tenant, kb.name)
+    store = kb_records(store_of(request), kb)
     async with sources_for(store, settings_for_kb(svc.settings, kb), template) as src:
         yield src
 

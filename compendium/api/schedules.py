@@ -15,7 +15,7 @@ from ..compiler.schedules import (
 )
 from ..errors import NotFound
 from ..storage.records import Schedule
-from ..tenancy import template_exists
+from ..tenancy import kb_template_exists
 from .auth import KB, store_of
 from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of
@@ -31,7 +31,7 @@ def _out(s: Schedule) -> dict[str, Any]:
 
 async def _template(request: Request, kb: Any, name: str | None) -> str:
     name = name or kb.default_template
-    if not await template_exists(store_of(request), kb.tenant, name):
+    if not await kb_template_exists(store_of(request), kb, name):
         raise NotFound(f"no template {name!r} (GET /templates lists them)", field="template")
     return name
 

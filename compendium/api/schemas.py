@@ -133,6 +133,9 @@ class KnowledgeBaseOut(BaseModel):
     groups: list[dict[str, Any]]
     created_at: float
     updated_at: float
+    workspace: str | None = Field(
+        None, description="the served workspace's folder, for its own knowledge base: the CLI "
+        "compiles the same documents into the same store")
 
 
 class DocumentOut(BaseModel):
@@ -142,6 +145,10 @@ class DocumentOut(BaseModel):
     title: str = ""
     chunks: int = 0
     compiled: bool = False
+    status: Literal["new", "changed", "compiled", "failed"] = Field(
+        "new", description="new: not compiled yet; changed: edited since the last compile read it; "
+        "compiled: as the last compile read it; failed: the last compile could not read it (error says why)")
+    error: str = ""
 
 
 class JobOut(BaseModel):

@@ -14,7 +14,7 @@ from ..engines.usage import UsageMeter
 from ..storage.base import Store
 from ..storage.records import Entity, Page
 from ..storage.response_cache import StoreResponseCache
-from ..tenancy import kb_store, resolve_template
+from ..tenancy import kb_records, kb_template
 from .auth import KB, service, store_of
 from .entities import page_slugs
 from .errors import COMMON, errors
@@ -53,7 +53,7 @@ async def _text(store: Store, q: str, kinds: set[str], limit: int) -> list[dict[
 async def _vector(request: Request, kb: Any, store: Store, q: str, kinds: set[str],
                   limit: int) -> list[dict[str, Any]]:
     svc = service(request)
-    template = await resolve_template(store_of(request), kb.tenant, kb.default_template)
+    template = await kb_template(store_of(request), kb, kb.default_template)
     embedder = build_embedder(settings_for_kb(svc.settings, kb), template, usage=UsageMeter(),
                               cache=StoreResponseCache(store))
     try:
@@ -85,7 +85,7 @@ async def search(
 ) -> list[dict[str, Any]]:
     """Best matches first. text: BM25 over words in titles, aliases and bodies; vector: cosine
     similarity of embeddings (the knowledge base's embedder)."""
-    store = kb_store(store_of(request), kb.tenant, kb.name)
+    store = kb_records(store_of(request), kb)
     kinds = set(kind or ["page", "entity"])
     if mode == "vector":
         return await _vector(request, kb, store, q, kinds, limit)

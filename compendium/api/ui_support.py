@@ -11,7 +11,7 @@ from ..compiler.jobs import FINISHED as JOB_FINISHED
 from ..errors import NotFound
 from ..storage.base import Store
 from ..storage.records import Job, Page, PageVersion, Relation
-from ..tenancy import kb_store, system_store
+from ..tenancy import kb_records, system_store
 from .auth import KB, store_of
 from .entities import page_slugs
 from .errors import COMMON, errors
@@ -35,7 +35,7 @@ async def _page(store: Store, slug: str) -> Page:
 async def related(kb: KB, slug: str, request: Request) -> dict[str, Any]:
     """Pages this one links to, pages linking here, and pages of entities related to its subject
     (strongest relations first)."""
-    store = kb_store(store_of(request), kb.tenant, kb.name)
+    store = kb_records(store_of(request), kb)
     page = await _page(store, slug)
     found: dict[str, str] = {}  # slug -> why it is related, first reason wins
 
@@ -78,7 +78,7 @@ async def _versions(store: Store, page: Page) -> list[dict[str, Any]]:
 @router.get("/history", response_model=HistoryOut)
 async def history(kb: KB, slug: str, request: Request) -> dict[str, Any]:
     """The compiles that created or changed the page, and the versions kept for diffs."""
-    store = kb_store(store_of(request), kb.tenant, kb.name)
+    store = kb_records(store_of(request), kb)
     page = await _page(store, slug)
     versions = await _versions(store, page)
     items: list[dict[str, Any]] = []
@@ -102,7 +102,7 @@ async def history(kb: KB, slug: str, request: Request) -> dict[str, Any]:
 @router.get("/diff", response_model=DiffOut)
 async def diff(kb: KB, slug: str, request: Request) -> dict[str, Any]:
     """The last change of the page as a unified diff of its Markdown (previous kept version to now)."""
-    store = kb_store(store_of(request), kb.tenant, kb.name)
+    store = kb_records(store_of(request), kb)
     page = await _page(store, slug)
     versions = await _versions(store, page)
     if len(versions) < 2:

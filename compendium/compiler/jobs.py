@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engines.usage import UsageMeter
-from ..errors import CompendiumError
+from ..errors import Busy, CompendiumError, WorkspaceError
 from ..pipeline.context import CompileContext, group_templates
 from ..pipeline.events import (
     CompileFinished,
@@ -35,6 +35,7 @@ from ..settings import EmbeddingSettings, LLMSettings, Settings
 from ..storage.base import Store
 from ..storage.records import Job, KnowledgeBase
 from ..tempfiles import DOCUMENTS, sweep
+from ..workspace import DOCUMENTS_DIR
 from .leases import (
     ACTIVE,
     compile_of,
@@ -246,23 +247,25 @@ def settings_for_kb(settings: Settings, kb: KnowledgeBase) -> Settings:
 
 async def run_job(
     store: Store, settings: Settings, data_dir: Path, job: Job, worker: str, *,
-    lease_seconds: float, stop: asyncio.Event | None = None,
+    lease_seconds: float, stop: asyncio.Event | None = None, exclusive: Any = None,
 ) -> Job | None:
-    """Compile a leased job to its end; returns the finished job (None if the lease was lost)."""
+    """Compile a leased job to its end; returns the finished job (None if the lease was lost).
+    A workspace's knowledge base compiles through `exclusive` (compiler.exclusive's
+    compile_exclusively, passed in by the worker), which holds the CLI's lease as well."""
     from ..engines.factory import build_embedder, build_engine
     from ..storage.response_cache import StoreResponseCache
-    from ..tenancy import get_kb, kb_documents, kb_store, resolve_template
+    from ..tenancy import get_kb, kb_records, kb_root, kb_template
     from .orchestrator import run_compile
 
     usage = UsageMeter(None)
     recorder = ProgressRecorder(usage, settings.llm)
     try:
         kb = await get_kb(store, job.tenant, job.knowledge_base)
-        template = await resolve_template(store, job.tenant, job.template)
-        kb_settings = settings_for_kb(settings, kb)
+        kb_settings = _workspace_settings(settings, kb) if kb.workspace else settings_for_kb(settings, kb)
+        template = await kb_template(store, kb, job.template)
         usage.budget_tokens = kb_settings.token_budget
         recorder.llm = kb_settings.llm
-        scoped = kb_store(store, job.tenant, job.knowledge_base)
+        scoped = kb_records(store, kb)
         cache = StoreResponseCache(scoped)
         engine = build_engine(kb_settings, template, usage=usage, cache=cache)
         embedder = build_embedder(kb_settings, template, usage=usage, cache=cache)
@@ -270,10 +273,13 @@ async def run_job(
         return await finish(store, job.id, worker, status="failed", error=str(exc))
     ctx = CompileContext(
         store=scoped, engine=engine, embedder=embedder, template=template, events=recorder,
-        documents_dir=kb_documents(data_dir, job.tenant, job.knowledge_base),
+        documents_dir=kb_root(data_dir, kb) / DOCUMENTS_DIR,
     )
     try:
-        await _apply_groups(ctx, store, job.tenant, kb.groups)
+        if kb.workspace:
+            _apply_workspace_groups(ctx, kb_settings)
+        else:
+            await _apply_groups(ctx, store, job.tenant, kb.groups)
     except CompendiumError as exc:
         return await finish(store, job.id, worker, status="failed", error=str(exc))
     if engine.name == "offline":
@@ -283,7 +289,15 @@ async def run_job(
     state = {"lost": False, "cancelled": job.cancel_requested}
     keeper = asyncio.create_task(_keep_alive(store, job, worker, lease_seconds, recorder, ctx, state, stop))
     try:
-        report = await run_compile(ctx)
+        if kb.workspace and exclusive is not None:
+            # The CLI's lease too: a `compendium compile` in the workspace and this job never overlap.
+            report = await exclusive(store, ctx, knowledge_base=kb.scope)
+        else:
+            report = await run_compile(ctx)
+    except Busy as exc:  # a CLI compile of the workspace holds its lease
+        busy, report = str(exc), None
+    else:
+        busy = ""
     finally:
         keeper.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -292,6 +306,8 @@ async def run_job(
         await embedder.close()
     if state["lost"]:
         return None
+    if report is None:
+        return await finish(store, job.id, worker, status="failed", error=busy, progress=recorder.snapshot())
     report_data = report.as_dict(kb_settings.llm)
     status = report.status
     if state["cancelled"]:
@@ -303,6 +319,27 @@ async def run_job(
                             error=report.error, progress=recorder.snapshot())
     except LeaseLost:
         return None
+
+
+def _workspace_settings(settings: Settings, kb: KnowledgeBase) -> Settings:
+    """A workspace's knowledge base compiles with that workspace's settings, as the CLI does
+    there: only a server started in the workspace has them."""
+    if settings.workspace is None or Path(settings.workspace).resolve() != Path(kb.workspace).resolve():
+        raise WorkspaceError(
+            f"knowledge base {kb.name!r} is the workspace {kb.workspace}, which this server does not serve",
+            hint=f"run `compendium serve` (or `compendium compile`) in {kb.workspace}",
+        )
+    return settings
+
+
+def _apply_workspace_groups(ctx: CompileContext, settings: Settings) -> None:
+    """Template groups of the workspace's compendium.yaml, with its own templates (as the CLI)."""
+    from ..settings import load_groups
+    from ..templates.registry import load_template
+
+    assert settings.workspace is not None
+    ctx.groups = load_groups(settings.workspace)
+    ctx.templates = {name: load_template(name, workspace=settings.workspace) for name in group_templates(ctx)}
 
 
 async def _apply_groups(ctx: CompileContext, store: Store, tenant: str, groups: list[dict]) -> None:

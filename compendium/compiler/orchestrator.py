@@ -68,6 +68,10 @@ async def run_compile(
             break
     report.settle_status()
     await _fill_counts(store, ctx, report)
+    if report.documents == 0 and report.status == SUCCEEDED:
+        # No folder named: on a server it is the server's, not the reader's.
+        events.emit(Message("warning", "no documents to compile: the knowledge base is empty; "
+                                       "add documents, then compile again"))
     report.finished_at = time.time()
     await _remember(store, report)
     events.emit(CompileFinished(report.as_dict()))

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..errors import CompendiumError, NotFound
 from ..settings import Settings
 from ..storage.base import Store
+from .exclusive import compile_exclusively
 from .jobs import LeaseLost, finish, lease_next, run_job
 from .leases import SETTLE_SECONDS, still_leased, store_serializes, worker_name
 from .schedules import fire_due_schedules
@@ -44,7 +45,7 @@ async def run_worker(
         if job is not None:
             try:
                 await run_job(store, settings, data_dir, job, worker,
-                              lease_seconds=options.lease_seconds, stop=stop)
+                              lease_seconds=options.lease_seconds, stop=stop, exclusive=compile_exclusively)
             except (LeaseLost, NotFound):
                 pass
             except Exception as exc:  # a bug must fail the job, not kill the worker

@@ -88,6 +88,9 @@ def find_documents(root: Path, skipped: list[str] | None = None) -> dict[str, Pa
     return found
 
 
+MAX_FAILED_LISTED = 500  # documents named in a report as unreadable; the count is always whole
+
+
 def file_hash(path: Path) -> str:
     """xxh3_128 of the file's bytes, read in blocks so a huge file costs no memory."""
     digest = xxhash.xxh3_128()
@@ -162,6 +165,7 @@ async def run(
             parsed = await _read(path, root, max_bytes, max_seconds)
         except InputError as exc:
             ctx.warn(f"skipped {rel}: {exc}")
+            unreadable[rel] = str(exc)
             failed += 1
         else:
             for warning in parsed.warnings:
@@ -222,6 +226,8 @@ async def run(
             "changed_documents": sum(document_id(p) in written for p in plan.changed),
             "deleted_documents": len(deleted_ids),
             "new_chunks": new_chunks,
+            # Which documents this compile could not read, and why (the UI lists them as failed).
+            "failed_documents": dict(sorted(unreadable.items())[:MAX_FAILED_LISTED]),
             "removed_chunks": len(removed_chunks),
         },
         seconds=time.perf_counter() - started,

@@ -317,6 +317,10 @@ class KnowledgeBase(Record):
     groups: list[dict[str, Any]] = field(default_factory=list)  # TemplateGroup dicts
     created_at: float = 0.0
     updated_at: float = 0.0
+    # A served workspace's own knowledge base (tenancy.link_workspace): its folder, and the store
+    # scope the CLI compiles it into. "" for a server knowledge base (DATA_DIR/kbs/, tenant__name).
+    workspace: str = ""
+    scope: str = ""
 
 
 @dataclass(slots=True)

@@ -61,8 +61,14 @@ def test_find_walks_up_from_a_subfolder(workspace):
 def test_find_without_workspace_explains_what_to_do(tmp_path):
     with pytest.raises(WorkspaceError) as info:
         find_workspace(tmp_path)
-    assert info.value.message == "no Compendium workspace here"
+    assert info.value.message.startswith(f"no Compendium workspace in {tmp_path}")
     assert "compendium init DIR" in info.value.hint and "--workspace" in info.value.hint
+
+
+def test_find_names_a_folder_that_does_not_exist(tmp_path):
+    with pytest.raises(WorkspaceError) as info:
+        find_workspace(tmp_path / "missing")
+    assert str(tmp_path / "missing") in info.value.message and "no such folder" in info.value.message
 
 
 def make_source(tmp_path):

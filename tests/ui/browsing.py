@@ -26,3 +26,13 @@ def screenshot(page: Any, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+def clean_screenshot(page: Any, name: str, *, full_page: bool = False) -> Path:
+    """A screenshot without the passing status toast (it would cover the view), of the whole
+    page when asked (long views)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.evaluate("document.getElementById('status').textContent = ''")
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    return path

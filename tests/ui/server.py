@@ -32,11 +32,11 @@ def free_port() -> int:
 class UiServer:
     """`start()` returns once the server answers; `url` is its base address."""
 
-    def __init__(self, settings: Settings, data_dir: Path):
+    def __init__(self, settings: Settings, data_dir: Path, **options: Any):
         self.settings, self.data_dir = settings, data_dir
         app = create_app(
             settings, data_dir=data_dir, run_worker=True, admin_key=ADMIN_KEY,
-            worker_options=WorkerOptions(poll_seconds=0.2),
+            worker_options=WorkerOptions(poll_seconds=0.2), **options,
         )
         if not any(getattr(route, "path", None) == "/ui" for route in app.routes):
             mount_ui(app)  # until create_app mounts it itself

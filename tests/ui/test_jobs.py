@@ -53,6 +53,8 @@ def test_start_a_compile_and_watch_its_progress_to_the_end(page, ui_server, seed
         assert "✓" in job.locator(f"[data-phase='{phase}'] .count").inner_text()
     assert re.search(r"[1-9][\d,]* tokens", job.locator(".usage").inner_text())
     page.locator(f".jobs-table tr:has-text('{kb}') .badge", has_text="succeeded").wait_for()
+    card.locator(".last-compile .badge", has_text="succeeded").wait_for()  # no reload needed
+    assert "never" not in card.inner_text()
     screenshot(page, "jobs-finished")
 
     # The finished job's report lists the pages it created, linked to the wiki.

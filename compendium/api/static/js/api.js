@@ -55,7 +55,38 @@ export async function getText(path, { signal } = {}) {
 export const get = (path, opts) => request("GET", path, undefined, opts);
 export const post = (path, body, opts) => request("POST", path, body ?? {}, opts);
 export const put = (path, body, opts) => request("PUT", path, body, opts);
+export const patch = (path, body, opts) => request("PATCH", path, body, opts);
 export const del = (path, opts) => request("DELETE", path, undefined, opts);
+
+/**
+ * POST files as multipart form data, reporting upload progress (fetch cannot): onProgress(sent,
+ * total) as bytes leave. A file may come as { file, name } to send it under another name (a
+ * path inside a folder). Resolves with the JSON reply; rejects with an ApiError as request() does.
+ */
+export function uploadFiles(path, files, { field = "files", onProgress } = {}) {
+  return new Promise((resolve, reject) => {
+    const form = new FormData();
+    for (const item of files) {
+      const file = item instanceof Blob ? item : item.file;
+      form.append(field, file, item instanceof Blob ? file.name : item.name);
+    }
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", path);
+    for (const [name, value] of Object.entries(headers())) xhr.setRequestHeader(name, value);
+    xhr.responseType = "json";
+    xhr.upload.onprogress = (ev) => onProgress?.(ev.loaded, ev.lengthComputable ? ev.total : 0);
+    xhr.onerror = () => reject(new ApiError(0, "network", "the server cannot be reached"));
+    xhr.onload = () => {
+      const data = xhr.response;
+      if (xhr.status >= 200 && xhr.status < 300) return resolve(data);
+      const err = data?.error || {};
+      const ex = new ApiError(xhr.status, err.code || "http_error", err.message || xhr.statusText, err.field);
+      if (xhr.status === 401) window.dispatchEvent(new CustomEvent("compendium:unauthorized", { detail: ex }));
+      reject(ex);
+    };
+    xhr.send(form);
+  });
+}
 
 export function query(params) {
   const q = new URLSearchParams();

@@ -11,6 +11,8 @@ import { installKnowledgeBaseLoader, knownKnowledgeBases, setKnowledgeBases } fr
 // Routes: pattern -> [section, module, export]. Modules load on first use.
 const ROUTES = [
   [/^\/signin$/, "signin", null],
+  [/^\/kbs$/, "kbs", () => import("./kbs.js").then((m) => m.renderKnowledgeBases)],
+  [/^\/kb\/(?<kb>[^/]+)\/documents$/, "documents", () => import("./documents.js").then((m) => m.renderDocuments)],
   [/^\/jobs$/, "jobs", () => import("./jobs.js").then((m) => m.renderJobs)],
   [/^\/jobs\/(?<job>[^/]+)$/, "jobs", () => import("./jobs.js").then((m) => m.renderJob)],
   [/^\/kb\/(?<kb>[^/]+)\/wiki$/, "wiki", () => import("./wiki.js").then((m) => m.renderPageList)],
@@ -47,7 +49,7 @@ async function route() {
   if (!knownKnowledgeBases().length) await loadKnowledgeBases();
   if (mine !== navigation) return;
   if (path === "/" || path === "") {
-    go(session.kb ? kbPath(session.kb, "wiki") : "#/jobs");
+    go(session.kb ? kbPath(session.kb, "wiki") : "#/kbs"); // no knowledge base yet: make one
     return;
   }
   for (const [pattern, section, load] of ROUTES) {
@@ -108,11 +110,12 @@ function chooseKb(kb, navigate) {
   select.value = kb;
   for (const link of document.querySelectorAll("header nav a[data-section]")) {
     const section = link.dataset.section;
-    link.href = section === "jobs" || !kb ? "#/jobs" : kbPath(kb, section);
+    if (section === "jobs" || section === "kbs") link.href = `#/${section}`;
+    else link.href = kb ? kbPath(kb, section) : "#/kbs";
   }
   if (navigate) {
     const { section } = document.querySelector("header nav a[aria-current]")?.dataset || {};
-    go(section && section !== "jobs" ? kbPath(kb, section) : location.hash || "#/");
+    go(section && section !== "jobs" && section !== "kbs" ? kbPath(kb, section) : location.hash || "#/");
   }
 }
 

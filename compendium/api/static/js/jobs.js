@@ -4,6 +4,7 @@ import { all, del, get, post, stream } from "./api.js";
 import { announce, clear, formatAgo, formatTime, h } from "./dom.js";
 import { kbPath } from "./router.js";
 import { knownKnowledgeBases, refreshKnowledgeBases } from "./state.js";
+import { lastCompile } from "./kbs.js";
 
 const PHASES = ["ingest", "map", "reduce", "plan", "refine"];
 const ACTIVE = new Set(["queued", "running"]);
@@ -38,7 +39,7 @@ export async function renderJobs(main) {
     h("section", { "aria-labelledby": "kb-title" },
       h("h2", { id: "kb-title" }, "Knowledge bases"),
       kbs.length ? h("div", { class: "cards" }, kbs.map((kb) => kbCard(kb, jobs, templates, startCompile)))
-        : h("p", { class: "muted" }, "No knowledge base yet. Create one through the API (POST /knowledge-bases).")),
+        : h("p", { class: "muted" }, "No knowledge base yet. ", h("a", { href: "#/kbs" }, "Create one"), ".")),
     h("section", { "aria-labelledby": "running-title" },
       h("h2", { id: "running-title" }, "Running"), running),
     h("section", { "aria-labelledby": "recent-title" },
@@ -70,6 +71,9 @@ export async function renderJobs(main) {
     if (i >= 0) jobs[i] = job;
     stops.get(job.id)?.card.showJob(job);
     showRecent();
+    // The knowledge base's card says so too, without a reload.
+    const line = main.querySelector(`.kb-card[data-kb="${CSS.escape(job.knowledge_base)}"] .last-compile`);
+    if (line) clear(line, "Last compile: ", lastJob(job));
     announce(`Compile of ${job.knowledge_base} ${job.status}`);
   }
 
@@ -145,14 +149,24 @@ function kbCard(kb, jobs, templates, startCompile) {
   return h("article", { class: "card kb-card", "aria-labelledby": `kb-${kb.name}`, "data-kb": kb.name },
     h("h3", { id: `kb-${kb.name}` }, h("a", { href: kbPath(kb.name, "wiki") }, kb.name)),
     kb.description ? h("p", { class: "muted" }, kb.description) : null,
-    h("p", {}, "Last compile: ",
-      last ? [statusBadge(last.status), " ",
-        h("a", { href: `#/jobs/${encodeURIComponent(last.id)}` }, formatAgo(last.finished_at || last.created_at))]
-        : h("span", { class: "muted" }, "never")),
+    h("p", { class: "last-compile" }, "Last compile: ", last ? lastJob(last) : compiledElsewhere(kb)),
     h("div", { class: "toolbar" },
       h("label", { for: `template-${kb.name}` }, "Template"), select, button,
       h("a", { href: kbPath(kb.name, "canvas") }, "Canvas")),
     schedules);
+}
+
+function lastJob(job) {
+  return [statusBadge(job.status), " ",
+    h("a", { href: `#/jobs/${encodeURIComponent(job.id)}` }, formatAgo(job.finished_at || job.created_at))];
+}
+
+// No job of the server compiled it: perhaps `compendium compile` did, in the served workspace.
+function compiledElsewhere(kb) {
+  const box = h("span", { class: "muted" }, "never");
+  get(`/knowledge-bases/${encodeURIComponent(kb.name)}/status`)
+    .then((status) => status.last_compile && clear(box, lastCompile(status.last_compile)), () => {});
+  return box;
 }
 
 async function loadSchedules(kb, box, templates) {

@@ -15,7 +15,8 @@ export function renderSignIn(main, onSignedIn) {
     h("label", { for: "api-key" }, "API key"),
     input,
     h("p", { id: "api-key-help", class: "muted" },
-      "Your administrator gives you a key. It is kept in this browser tab only and forgotten when the tab closes."),
+      "Run ", h("code", {}, "compendium keys create"), " in your workspace, or ask your administrator for a key. "
+      + "It is kept in this browser tab only and forgotten when the tab closes."),
     h("button", { type: "submit" }, "Sign in"),
     error,
   );
