@@ -13,8 +13,9 @@ from ..workspace import SUPPORTED_EXTENSIONS
 from .auth import KB, store_of
 from .documents import MAX_FILES
 from .documents import _limit as upload_limit  # the one place the per-file limit is decided
+from .errors import COMMON, errors
 
-router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["knowledge bases"])
+router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["knowledge bases"], responses={**COMMON, **errors(404)})
 
 
 class LastCompile(BaseModel):

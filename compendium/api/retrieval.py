@@ -106,7 +106,17 @@ async def _with_heartbeats(
             await task
 
 
-@router.post("/ask")
+ASK_EVENT = {"type": "object", "required": ["type"], "properties": {
+    "type": {"type": "string", "enum": ["stage", "delta", "final", "error", "heartbeat"]}}}
+# An SSE event is described as its fields: `event` names the type, `data` is the JSON object.
+SSE_EVENT = {"type": "object", "required": ["event", "data"], "properties": {
+    "event": ASK_EVENT["properties"]["type"], "data": {"type": "string"}}}
+ASK_STREAMS = {200: {"description": "the answer's events: one JSON object a line (NDJSON), or SSE",
+                     "content": {"application/x-ndjson": {"schema": ASK_EVENT},
+                                 "text/event-stream": {"schema": SSE_EVENT}}}}
+
+
+@router.post("/ask", response_class=StreamingResponse, responses=ASK_STREAMS)
 async def post_ask(
     kb: KB, body: AskIn, request: Request,
     accept: Annotated[str | None, Header()] = None,
