@@ -78,14 +78,18 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     changed: list[str] = []
     fatal: list[BaseException] = []
     done_chunks = 0
-    gate = asyncio.Semaphore(template.map.concurrency)
+    # The model's concurrency bounds the calls in flight; a batch's prompt is built before its
+    # call and its reply split and stored after it, off the slot, while other calls run.
+    calls = asyncio.Semaphore(template.map.concurrency)
+    gate = asyncio.Semaphore(2 * template.map.concurrency)  # batches in progress
 
     async def one(batch_template: Template, batch: list[Chunk]) -> None:
         nonlocal done_chunks
         try:
             request, labels = label_batch(batch, titles)
             try:
-                reply = await engine.extract(request, batch_template)
+                async with calls:
+                    reply = await engine.extract(request, batch_template)
             except (EngineUnavailable, BudgetExceeded) as exc:
                 fatal.append(exc)
                 return

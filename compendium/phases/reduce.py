@@ -313,9 +313,9 @@ async def describe(
         nonlocal done
         first = clusters[members[0]]
         request = DescriptionRequest(first.name, first.type, inputs[members[0]], settings.description_max_chars)
-        async with gate:
+        async with gate:  # around the call only: storing its answer does not hold a slot
             text = clip((await ctx.engine.summarize(request, template)).strip(), settings.description_max_chars)
-            await ctx.store.upsert([CacheEntry(id=key, namespace="summary", value={"description": text}, created_at=time.time())])
+        await ctx.store.upsert([CacheEntry(id=key, namespace="summary", value={"description": text}, created_at=time.time())])
         for i in members:
             out[i] = text
         done += 1

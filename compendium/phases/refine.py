@@ -131,7 +131,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         return pack.get("writer") not in (None, writer) or bool(pack.get("provisional"))
     todo = [p for p in plans if p.action in (CREATE, UPDATE)]
     reader = EvidenceReader(store, todo)
-    gate = asyncio.Semaphore(template.refine.concurrency)
+    # The model's concurrency bounds the writer calls in flight, not the pages in progress: a
+    # page's evidence is chosen before its call and cleaned and stored after it, off the slot.
+    calls = asyncio.Semaphore(template.refine.concurrency)
+    gate = asyncio.Semaphore(2 * template.refine.concurrency)  # pages in progress
     batches = PageBatches(store, ctx.embedder)
     fatal: list[BaseException] = []
     finished = 0
@@ -206,7 +209,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
                 sorted(set(page.cited_chunks) - {e.chunk_id for e in evidence}) if is_update and page else [],
             )
             baseline = page.markdown if is_update and page else ""
-        written = await engine.write_page(request, template)
+        async with calls:
+            written = await engine.write_page(request, template)
         # An engine that honours new_refs answers with the additions only (the LLM engine says
         # so); an extractive writer rebuilds the whole page from the evidence instead.
         if additions_only and getattr(engine, "writes_additions", False):
