@@ -101,7 +101,7 @@ class OpenAIEmbedder:
         async def send() -> bytes:
             # Raw bytes, read below: base64 is a quarter of the float text to send and parse,
             # and the SDK's typed reply (a Python float object per dimension) is skipped.
-            return await self.client.sdk.post("/embeddings", body=body, cast_to=bytes)
+            return await self.client.post("/embeddings", body)
 
         with self.usage.reserve(estimated):
             raw = await self.client.request(send, estimated_tokens=estimated)
