@@ -210,6 +210,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             )
             baseline = page.markdown if is_update and page else ""
         async with calls:
+            if fatal or ctx.cancel.is_set():
+                return  # stopped while it waited: never asked, the next run writes it
             written = await engine.write_page(request, template)
         # An engine that honours new_refs answers with the additions only (the LLM engine says
         # so); an extractive writer rebuilds the whole page from the evidence instead.
