@@ -266,7 +266,7 @@ class OpenAIClient:
     def translate(self, exc: openai.OpenAIError) -> EngineError:
         openai = openai_sdk()
         role = "LLM" if self.role == "LLM" else "embedding"
-        var = f"COMPENDIUM_{self.role}"
+        var = "COMPENDIUM_LLM" if self.role == "LLM" else "COMPENDIUM_EMBED"  # as the settings read them
         attempts = self.max_retries + 1
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return EngineUnavailable(f"the {role} endpoint rejected the API key", hint=f"check {var}_API_KEY")

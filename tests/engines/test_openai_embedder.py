@@ -83,7 +83,7 @@ async def test_wrong_key_names_the_embedding_variable():
         embedding = settings.embedding.__class__(**{**settings.embedding.__dict__, "api_key": "wrong"})
         embedder = OpenAIEmbedder.from_settings(embedding, model="test-embed", usage=UsageMeter())
         try:
-            with pytest.raises(EngineUnavailable, match="COMPENDIUM_EMBEDDING_API_KEY"):
+            with pytest.raises(EngineUnavailable, match="COMPENDIUM_EMBED_API_KEY"):
                 await embedder.embed(["x"])
         finally:
             await embedder.close()
