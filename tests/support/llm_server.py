@@ -94,7 +94,8 @@ class LLMServer:
     attempt only, so its retry or repair gets the clean answer: the answers, and so the
     compile's output, do not change, only what it costs to get them;
     `supports_json_schema = False` makes every json_schema request a 400; `api_key` set makes
-    any other bearer key a 401; `set_latency(s)` delays every answer; `responder` decides the
+    any other bearer key a 401; `set_latency(s)` makes every answer take that long (counted from
+    the request, the answer's own work included); `responder` decides the
     content of chat replies (default: KnowledgeResponder, which answers Compendium's prompts);
     `embeddings_as_floats = True` answers float lists whatever `encoding_format` asks, as some
     servers do. `most_in_flight` is the most requests (of each route) answered at once.
@@ -376,6 +377,7 @@ class _QuietServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server_state: LLMServer
     protocol_version = "HTTP/1.1"
+    _due = 0.0  # monotonic time before which the answer being written is not sent
     disable_nagle_algorithm = True  # small replies otherwise wait ~40 ms for a delayed ACK
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -383,6 +385,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: dict[str, Any] | str, headers: dict[str, str] | None = None) -> None:
         data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+        wait = self._due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -420,9 +425,13 @@ class _Handler(BaseHTTPRequestHandler):
         if route not in ("/v1/chat/completions", "/v1/embeddings"):
             self._send(404, _error(f"no route {self.path}", "invalid_request_error"))
             return
+        # The latency is the time to the answer, as an endpoint's is: the answer is written
+        # first, then sent once the latency has passed since the request came in.
+        self._due = time.monotonic() + state.latency
         with state.answering(route.rsplit("/", 1)[-1]):
-            if state.latency:
-                time.sleep(state.latency)
+            self._answer(state, route, body)
+
+    def _answer(self, state: LLMServer, route: str, body: dict[str, Any]) -> None:
         if not self._authorised():
             self._send(401, _error("Incorrect API key provided", "invalid_request_error", code="invalid_api_key"))
             return
