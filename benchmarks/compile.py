@@ -243,17 +243,24 @@ NOTES = """
 ## Where the time goes
 
 Same-session comparison against the commit before this round (`before`), both through this
-script with embeddings through the server, one after the other; load average 5-12 on 2 cores
-shared with other engineers' test suites, so single runs vary by ±20% in wall at 50-200 ms.
+script with embeddings through the server, one right after the other, the scripted server
+answering within its latency (below); load average 4.6-8.0 on 2 cores shared with other
+engineers' test suites, so single runs vary by ±20% in wall at 50-200 ms.
 
-| per call | before wall / K·L/C | after wall / K·L/C | before CPU/chunk | after CPU/chunk |
+| per call | before: wall / K·L/C | after | before: own CPU per chunk | after |
 |---|---|---|---|---|
-| 50 ms | 3.15-3.54× | 3.04-4.40× | 3.15-3.52 ms | 2.63-2.96 ms |
-| 200 ms | 1.64-1.72× | 1.35-1.44× | 2.90-2.94 ms | 2.56-2.78 ms |
-| 500 ms | 1.55-1.56× | 1.14-1.16× | 3.08-3.22 ms | 2.48-2.66 ms |
+| 50 ms | 2.45× | 1.70× | 3.12 ms | 2.53 ms |
+| 200 ms | 1.86× (load 8.0) | 1.19× | 3.24 ms | 2.59 ms |
+| 500 ms | 1.56× | 1.11× | 3.47 ms | 2.61 ms |
 
-(Two runs each of this commit and the one before; the 200 ms row has a third run of this one.)
+With the server's old timing (its own work added after the sleep, under one GIL), two pairs of
+runs at load 5-12 gave before 3.15-3.54×, 1.64-1.72×, 1.55-1.56× and after 3.04-4.40×,
+1.35-1.44×, 1.14-1.16× at 50, 200 and 500 ms; own CPU 2.9-3.5 ms before, 2.5-3.0 ms after.
 
+- The scripted server slept its latency, then wrote its answer: the answer's own work (1 s of
+  CPU a compile, in one process with one GIL, on the cores this process uses) came on top of
+  the latency, most for MAP's long answers. It now writes the answer first and sends it when
+  the latency has passed since the request, as an endpoint's latency includes its work.
 - REFINE embedded each page in a request of its own, inside the writer's concurrency slot,
   after the chat call: at 500 ms REFINE took 45.7 s against a 21.3 s bound (+115%). Written
   pages now go to phases/page_batches.py: one embedding request in flight, the pages written
@@ -273,9 +280,9 @@ shared with other engineers' test suites, so single runs vary by ±20% in wall a
   299 -> 249 ms). A plain-HTTP endpoint's client loads no CA bundle (~80 ms each, two clients).
 - What is left of the wall time over the bound at 200-500 ms is this process's CPU on a busy
   machine (one event loop: a reply waits while another page is being prepared) and the
-  scripted server's CPU (~1 s a compile, one GIL), plus one round trip per phase for its
-  embeddings and the last round of each phase's calls not being full.
-- What is left of the CPU (2.5-3.0 ms per chunk against 2 ms) is spread: REFINE's evidence
+  scripted server's CPU when its answers take longer than the latency, plus one round trip
+  per phase for its embeddings and the last round of each phase's calls not being full.
+- What is left of the CPU (2.5-2.6 ms per chunk against 2 ms) is spread: REFINE's evidence
   ranking and page prompt, MAP's reply splitting, decoding stored records (JSON per record),
   and httpx (~0.6 ms a call with these prompt sizes, ~10%; httpcore directly measured
   0.15-0.2 ms a call less, ~0.08 s a compile, not done).
