@@ -198,7 +198,8 @@ def exact_recall(v: np.ndarray, a: np.ndarray, b: np.ndarray, sample: int, seed:
 
 def run_size(n: int, sample: int, vocabulary: str) -> dict[str, float]:
     corpus = synthetic_names(n, vocabulary=vocabulary)
-    out: dict[str, float] = {"names": n}
+    out: dict[str, float] = {"names": n, "load": os.getloadavg()[0]}
+    cpu = time.process_time()  # every thread's: BLAS may use both cores
     t = time.perf_counter()
     labels = exact_labels([[normalize_name(x)] for x in corpus.names])
     groups, group_of = np.unique(labels, return_inverse=True)
@@ -222,6 +223,7 @@ def run_size(n: int, sample: int, vocabulary: str) -> dict[str, float]:
     out["auto_merged"] = int(merged.sum())
     out["tier3_pairs"] = int((~merged).sum())
     out["total_s"] = out["tier1_s"] + out["embed_s"] + out["candidates_s"] + out["verify_s"] + out["union_find_s"]
+    out["cpu_s"] = time.process_time() - cpu
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     # Planted duplicates: joined by tiers 1+2, or at least escalated to tier 3.
     escalated = set((a * len(groups) + b).tolist())
@@ -242,17 +244,18 @@ def run_size(n: int, sample: int, vocabulary: str) -> dict[str, float]:
 
 def _table(results: list[dict[str, float]]) -> list[str]:
     lines = [
-        "| names | tier-1 groups | tier 1 s | embed s | index s | verify s | union-find s | total s | peak MiB "
+        "| names | load | tier-1 groups | tier 1 s | embed s | index s | verify s | union-find s | total s | CPU s | peak MiB "
         "| true pairs ≥0.85 (est.) per 1k names | dot products per name | pairs found | recall (sample) "
         "| planted tier1 joined | planted tier2 joined / escalated | growth ×time |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     prev = None
     for r in results:
         growth = f"{r['total_s'] / prev['total_s']:.1f} for ×{r['names'] / prev['names']:.0f}" if prev else "–"
         lines.append(
-            f"| {int(r['names']):,} | {int(r['tier1_groups']):,} | {r['tier1_s']:.1f} | {r['embed_s']:.1f} | "
-            f"{r['candidates_s']:.1f} | {r['verify_s']:.1f} | {r['union_find_s']:.2f} | {r['total_s']:.1f} | "
+            f"| {int(r['names']):,} | {r.get('load', float('nan')):.1f} | {int(r['tier1_groups']):,} | {r['tier1_s']:.1f} | "
+            f"{r['embed_s']:.1f} | {r['candidates_s']:.1f} | {r['verify_s']:.1f} | {r['union_find_s']:.2f} | "
+            f"{r['total_s']:.1f} | {r.get('cpu_s', float('nan')):.1f} | "
             f"{r['peak_rss_mib']:.0f} | {1000 * r['true_pairs_estimate'] / r['tier1_groups']:.0f} | "
             f"{r['comparisons_per_name']:,.0f} | {int(r['pairs']):,} | {r['recall']:.4f} "
             f"({int(r['recall_sample']):,} rows, {int(r['recall_truth_pairs']):,} true pairs) | "
@@ -273,7 +276,8 @@ def render(results: dict[str, list[dict[str, float]]]) -> str:
         "Candidates: two-level IVF self-join (compendium/phases/candidates.py, defaults: cells of "
         "128, 24 probes, 10 coarse groups). Each size runs in a fresh process; peak memory is that "
         "process's max RSS (measured before the recall scan). Other engineers' jobs shared the 2 "
-        "cores, so times are pessimistic.",
+        "cores: `load` is the 1-minute load average as each size started, times (s) are wall "
+        "clock and grow with it; CPU s is this process's CPU (all threads) over the timed parts.",
         "",
         "Names: multi-word technical names from word lists (450 words, 20 acronyms) and made-up "
         "words; 5% are planted variants of another name: case/spacing/hyphen variants (tier 1) and "

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:  # for annotations only: what imports the protocols need not import numpy
+    import numpy as np
 
 from ..templates.schema import Template
 from .tasks import (

@@ -47,7 +47,7 @@ def build_embedder(
         if not model:
             raise ConfigError(
                 "an embedding endpoint is configured but no embedding model is named",
-                hint="set COMPENDIUM_EMBEDDING_MODEL or the template's models.embedding",
+                hint="set COMPENDIUM_EMBED_MODEL or the template's models.embedding",
             )
         if settings.embedding.base_url:
             return OpenAIEmbedder.from_settings(settings.embedding, model=model, usage=usage, cache=cache)

@@ -8,10 +8,9 @@ import random
 import re
 from collections.abc import Awaitable, Callable
 from functools import cache
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-import openai
 from pydantic import BaseModel, ValidationError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
@@ -20,7 +19,11 @@ from ..fingerprint import fingerprint
 from ..settings import LLMSettings
 from .cache import ResponseCache
 from .throttle import CallLimits
+from .transport import Transport, openai_sdk
 from .usage import UsageMeter
+
+if TYPE_CHECKING:
+    import openai
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -111,7 +114,15 @@ def parse_reply(content: str, reply_type: type[M]) -> M:
 # ---- retries -------------------------------------------------------------------------------
 
 
+def sdk_error(exc: BaseException, kind: str = "OpenAIError") -> bool:
+    """Is `exc` the SDK's error `kind`? Asked without importing the SDK for anything else."""
+    return type(exc).__module__.startswith("openai") and isinstance(exc, getattr(openai_sdk(), kind))
+
+
 def _retryable(exc: BaseException) -> bool:
+    if not sdk_error(exc):
+        return False
+    openai = openai_sdk()
     if isinstance(exc, openai.APIConnectionError):  # includes timeouts
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -135,9 +146,10 @@ def _retry_after(exc: BaseException | None) -> float | None:
 
 
 class OpenAIClient:
-    """Talks to one OpenAI-compatible endpoint for one model, through one reused SDK client.
+    """Talks to one OpenAI-compatible endpoint for one model, through one reused HTTP client.
 
-    The SDK's own retries are off: tenacity retries 429/5xx/timeouts/connection errors with
+    Requests are posted as JSON through httpx and replies read as plain JSON; failures raise
+    the SDK's own exception classes, and `sdk` is an SDK client for anything else. Tenacity retries 429/5xx/timeouts/connection errors with
     exponential backoff and full jitter (honouring Retry-After up to a cap), and every
     attempt passes the concurrency and rate limits again.
     """
@@ -177,12 +189,9 @@ class OpenAIClient:
         self.retries = 0  # attempts repeated after a transient failure, over the client's life
         self.repairs = 0  # replies asked again because they failed their schema or check
         self._api_key = api_key or ""
-        self._sdk = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or "not-needed",  # local servers take any key; the SDK insists on one
-            timeout=timeout,
-            max_retries=0,
-        )
+        # Local servers take any key; the SDK insists on one.
+        self._transport = Transport(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout)
+        self._sdk: openai.AsyncOpenAI | None = None
 
     @classmethod
     def for_llm(
@@ -211,10 +220,21 @@ class OpenAIClient:
 
     @property
     def sdk(self) -> openai.AsyncOpenAI:
+        """An SDK client for the same endpoint, built when first asked for (its import is costly)."""
+        if self._sdk is None:
+            self._sdk = openai_sdk().AsyncOpenAI(
+                base_url=self.base_url, api_key=self._api_key or "not-needed", timeout=self.timeout, max_retries=0
+            )
         return self._sdk
 
+    async def post(self, path: str, body: dict[str, Any]) -> bytes:
+        """POST a JSON body to the endpoint; the reply body. Failures raise the SDK's errors."""
+        return await self._transport.post(path, body)
+
     async def close(self) -> None:
-        await self._sdk.close()
+        await self._transport.close()
+        if self._sdk is not None:
+            await self._sdk.close()
 
     # ---- transport -------------------------------------------------------------------------
 
@@ -245,12 +265,15 @@ class OpenAIClient:
         """`call`, with every failure translated into compendium.errors."""
         try:
             return await self.call(send, estimated_tokens=estimated_tokens)
-        except openai.OpenAIError as exc:
+        except Exception as exc:
+            if not sdk_error(exc):
+                raise
             raise self.translate(exc) from exc
 
     def translate(self, exc: openai.OpenAIError) -> EngineError:
+        openai = openai_sdk()
         role = "LLM" if self.role == "LLM" else "embedding"
-        var = f"COMPENDIUM_{self.role}"
+        var = "COMPENDIUM_LLM" if self.role == "LLM" else "COMPENDIUM_EMBED"  # as the settings read them
         attempts = self.max_retries + 1
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return EngineUnavailable(f"the {role} endpoint rejected the API key", hint=f"check {var}_API_KEY")
@@ -309,7 +332,7 @@ class OpenAIClient:
             # which walks every message and the whole JSON schema on each call (ms of CPU).
             # Raw bytes, read as plain JSON below: building the SDK's typed ChatCompletion for
             # each reply cost ~1 ms of CPU per call, and we use three fields of it.
-            return await self._sdk.post("/chat/completions", body=body, cast_to=bytes)
+            return await self.post("/chat/completions", body)
 
         with self.usage.reserve(estimated + MESSAGE_OVERHEAD * len(messages), reply_bound):
             raw = await self.call(send, estimated_tokens=estimated)
@@ -391,7 +414,9 @@ class OpenAIClient:
                 problem = found
                 instruction = repair(problem) if repair else f"That reply cannot be used: {problem}. Answer again."
                 asked = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": instruction}]
-        except openai.OpenAIError as exc:
+        except Exception as exc:
+            if not sdk_error(exc):
+                raise
             raise self.translate(exc) from exc
         error = ReplyError(
             f"the model's {what} was not usable after {repairs} repairs: {problem}",
@@ -456,7 +481,9 @@ class OpenAIClient:
                     problem = found
                     instruction = f"That reply cannot be used: {problem}\nAnswer again with only the corrected JSON object."
                 asked = [*messages, {"role": "assistant", "content": content}, {"role": "user", "content": instruction}]
-        except openai.OpenAIError as exc:
+        except Exception as exc:
+            if not sdk_error(exc):
+                raise
             raise self.translate(exc) from exc
         error = ReplyError(
             f"the model's reply for {schema_name!r} is not usable, even after one repair: "
@@ -478,7 +505,9 @@ class OpenAIClient:
         if self.json_schema_supported:
             try:
                 return await self._chat(messages, temperature=temperature, response_format=schema_format)
-            except openai.BadRequestError as exc:
+            except Exception as exc:
+                if not sdk_error(exc, "BadRequestError"):
+                    raise
                 text = str(exc).lower()
                 if "response_format" not in text and "json_schema" not in text:
                     raise

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import binascii
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,13 +74,20 @@ class OpenAIEmbedder:
         texts = list(texts)
         keys = [fingerprint(self.model, t) for t in texts]
         found = await self._cached(keys)
-        missing = [i for i, k in enumerate(keys) if k not in found]
-        for start in range(0, len(missing), self.batch_size):
-            batch = missing[start : start + self.batch_size]
-            vectors = await self._embed_batch([texts[i] for i in batch])
-            for i, vector in zip(batch, vectors, strict=True):
-                found[keys[i]] = vector
-            await self._remember([keys[i] for i in batch], vectors)
+        missing = list(dict.fromkeys(k for k in keys if k not in found))  # a repeated text is asked once
+        text_of = dict(zip(keys, texts, strict=True))
+
+        async def one(batch: list[str]) -> None:
+            vectors = await self._embed_batch([text_of[k] for k in batch])
+            found.update(zip(batch, vectors, strict=True))
+            await self._remember(batch, vectors)  # at once: a later failure loses no paid batch
+
+        # Batches go out together; the client's concurrency limit decides how many are in flight.
+        batches = [missing[s : s + self.batch_size] for s in range(0, len(missing), self.batch_size)]
+        outcomes = await asyncio.gather(*(one(b) for b in batches), return_exceptions=True)
+        errors = [o for o in outcomes if isinstance(o, BaseException)]
+        if errors:
+            raise errors[0]
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
@@ -86,27 +96,21 @@ class OpenAIEmbedder:
         # Empty strings are rejected by some servers; a single space embeds as "nothing".
         inputs = [t if t.strip() else " " for t in texts]
         estimated = sum(count_tokens(t) for t in inputs)
+        body = {"model": self.model, "input": inputs, "encoding_format": "base64"}
 
-        async def send() -> Any:
-            return await self.client.sdk.embeddings.create(
-                model=self.model, input=inputs, encoding_format="float"
-            )
+        async def send() -> bytes:
+            # Raw bytes, read below: base64 is a quarter of the float text to send and parse,
+            # and the SDK's typed reply (a Python float object per dimension) is skipped.
+            return await self.client.post("/embeddings", body)
 
         with self.usage.reserve(estimated):
-            response = await self.client.request(send, estimated_tokens=estimated)
-        rows = sorted(response.data, key=lambda d: d.index)
-        if len(rows) != len(inputs):
-            raise ReplyError(
-                f"the embedding endpoint at {self.client.endpoint} returned {len(rows)} vectors "
-                f"for {len(inputs)} texts"
-            )
-        vectors = np.asarray([r.embedding for r in rows], dtype=np.float32)
+            raw = await self.client.request(send, estimated_tokens=estimated)
+        vectors, tokens = read_embeddings(raw, len(inputs), self.client.endpoint)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         vectors /= norms
         self.dimensions = int(vectors.shape[1])
-        used = response.usage
-        tokens = used.prompt_tokens if used else estimated
+        tokens = tokens if tokens is not None else estimated
         self.usage.record_embedding(tokens)
         self.client.limits.settle(estimated, tokens)
         return vectors
@@ -129,3 +133,40 @@ class OpenAIEmbedder:
             k: {"model": self.model, "f32": base64.b64encode(v.astype("<f4").tobytes()).decode()}
             for k, v in zip(keys, vectors, strict=True)
         })
+
+
+def read_embeddings(raw: bytes, expected: int, endpoint: str) -> tuple[np.ndarray, int | None]:
+    """The vectors (in input order, float32) and prompt tokens of an /embeddings reply body.
+
+    Rows come base64-encoded little-endian float32 as asked, or as float lists from a server
+    that ignores `encoding_format`.
+    """
+    where = f"the embedding endpoint at {endpoint}"
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ReplyError(f"{where} answered with a body that is not JSON") from exc
+    rows = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise ReplyError(f"{where} answered without a list of embeddings")
+    if len(rows) != expected:
+        raise ReplyError(f"{where} returned {len(rows)} vectors for {expected} texts")
+    rows = sorted(rows, key=lambda r: r.get("index", 0) if isinstance(r.get("index"), int) else 0)
+    try:
+        vectors = [_vector(r.get("embedding")) for r in rows]
+        out = np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
+    except (ValueError, TypeError, binascii.Error) as exc:
+        raise ReplyError(f"{where} returned an embedding that is not a vector of numbers ({exc})") from exc
+    if out.ndim != 2 or (out.size and not np.isfinite(out).all()):
+        raise ReplyError(f"{where} returned vectors of different widths or with non-finite numbers")
+    usage = data.get("usage")
+    tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    return out.astype(np.float32, copy=False), tokens if isinstance(tokens, int) else None
+
+
+def _vector(value: Any) -> np.ndarray:
+    if isinstance(value, str):
+        return np.frombuffer(base64.b64decode(value, validate=True), dtype="<f4")
+    if isinstance(value, list):
+        return np.asarray(value, dtype=np.float32)
+    raise TypeError(f"got {type(value).__name__}")

@@ -18,11 +18,12 @@ PHASE = "map"
 LABEL_CAUSE = "the model does not cite chunk labels"
 
 
-def map_fingerprint(chunk: Chunk, template: Template, engine_name: str, engine_model: str) -> str:
-    """What a chunk's extract depends on: its text and headings, the MAP settings, the engine."""
-    return fingerprint(
-        chunk.text, chunk.heading_path, template.phase_fingerprint("map"), engine_name, engine_model, MAP_VERSION
-    )
+def map_fingerprint(chunk: Chunk, template: Template | str, engine_name: str, engine_model: str) -> str:
+    """What a chunk's extract depends on: its text and headings, the MAP settings, the engine.
+
+    `template` may be given as its MAP fingerprint, computed once for all its chunks."""
+    settings = template if isinstance(template, str) else template.phase_fingerprint("map")
+    return fingerprint(chunk.text, chunk.heading_path, settings, engine_name, engine_model, MAP_VERSION)
 
 
 @dataclass
@@ -60,7 +61,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         c.id: ctx.template_named(documents[c.document_id].template if c.document_id in documents else "")
         for c in chunks
     }
-    fps = {c.id: map_fingerprint(c, template_of[c.id], engine.name, engine.model) for c in chunks}
+    settings_of = {id(t): t.phase_fingerprint("map") for t in template_of.values()}  # once per template
+    fps = {c.id: map_fingerprint(c, settings_of[id(template_of[c.id])], engine.name, engine.model) for c in chunks}
     work = map_work(chunks, stored, fps)
 
     if work.purge:
@@ -78,14 +80,20 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     changed: list[str] = []
     fatal: list[BaseException] = []
     done_chunks = 0
-    gate = asyncio.Semaphore(template.map.concurrency)
+    # The model's concurrency bounds the calls in flight; a batch's prompt is built before its
+    # call and its reply split and stored after it, off the slot, while other calls run.
+    calls = asyncio.Semaphore(template.map.concurrency)
+    gate = asyncio.Semaphore(2 * template.map.concurrency)  # batches in progress
 
     async def one(batch_template: Template, batch: list[Chunk]) -> None:
         nonlocal done_chunks
         try:
             request, labels = label_batch(batch, titles)
             try:
-                reply = await engine.extract(request, batch_template)
+                async with calls:
+                    if fatal or ctx.cancel.is_set():
+                        return  # stopped while it waited: never asked, the next run extracts it
+                    reply = await engine.extract(request, batch_template)
             except (EngineUnavailable, BudgetExceeded) as exc:
                 fatal.append(exc)
                 return

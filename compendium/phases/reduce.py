@@ -6,7 +6,7 @@ import asyncio
 import math
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,8 +172,8 @@ async def embed_texts(ctx: CompileContext, texts: Sequence[str]) -> np.ndarray:
     vectors: dict[str, np.ndarray] = {k: np.asarray(e.vector, dtype=np.float32) for k, e in cached.items() if e.vector is not None}
     todo = list(dict.fromkeys(k for k in keys if k not in vectors))
     text_of = dict(zip(keys, texts, strict=True))
-    for s in range(0, len(todo), _EMBED_BATCH):
-        batch = todo[s : s + _EMBED_BATCH]
+
+    async def one(batch: list[str]) -> None:
         got = await ctx.embedder.embed([text_of[k] for k in batch])
         now = time.time()
         await ctx.store.upsert(
@@ -181,6 +181,9 @@ async def embed_texts(ctx: CompileContext, texts: Sequence[str]) -> np.ndarray:
             for k, v in zip(batch, got, strict=True)
         )
         vectors.update(zip(batch, np.asarray(got, dtype=np.float32), strict=True))
+
+    # Together: the embedder's client bounds how many are in flight.
+    await _all([one(todo[s : s + _EMBED_BATCH]) for s in range(0, len(todo), _EMBED_BATCH)])
     if not keys:
         return np.zeros((0, ctx.embedder.dimensions), dtype=np.float32)
     return np.stack([vectors[k] for k in keys])
@@ -218,23 +221,41 @@ async def judge(
         else:
             todo.append(i)
     batch_size = template.reduce.judge_batch
-    for s in range(0, len(todo), batch_size):
-        batch = todo[s : s + batch_size]
+    batches = [todo[s : s + batch_size] for s in range(0, len(todo), batch_size)]
+    found: list[list[tuple[int, int]]] = [[] for _ in batches]  # in batch order, whatever answers first
+    gate = asyncio.Semaphore(max(1, template.map.concurrency))
+    done = 0
+
+    async def one(n_batch: int, batch: list[int]) -> None:
+        nonlocal done
         questions = [
             PairQuestion(f"p{n + 1}", _sketch(groups[pairs[i][0]], evidence), _sketch(groups[pairs[i][1]], evidence), round(pairs[i][2], 4))
             for n, i in enumerate(batch)
         ]
-        answers = await ctx.engine.judge_pairs(questions, template)
+        async with gate:
+            answers = await ctx.engine.judge_pairs(questions, template)
         now = time.time()
         entries = []
         for q, i in zip(questions, batch, strict=True):
             if q.label in answers:  # an unanswered pair is asked again next time
                 entries.append(CacheEntry(id=keys[i], namespace="pair", value={"same": bool(answers[q.label])}, created_at=now))
                 if answers[q.label]:
-                    same.append(pairs[i][:2])
+                    found[n_batch].append(pairs[i][:2])
         await ctx.store.upsert(entries)  # at once: a crash later loses no decision
-        ctx.progress(PHASE, min(s + batch_size, len(todo)), len(todo))
-    return same, len(pairs) - len(todo)
+        done += len(batch)
+        ctx.progress(PHASE, done, len(todo))
+
+    # Batches are asked together (map.concurrency at a time, as summaries are), not one by one.
+    await _all([one(n, batch) for n, batch in enumerate(batches)])
+    return same + [pair for batch in found for pair in batch], len(pairs) - len(todo)
+
+
+async def _all(calls: Sequence[Coroutine[Any, Any, None]]) -> None:
+    """Run them together; every one finishes (answers that arrived stay stored), then the first error is raised."""
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    errors = [o for o in outcomes if isinstance(o, BaseException)]
+    if errors:
+        raise errors[0]
 
 
 def summary_inputs(ranked: Sequence[str]) -> list[str]:
@@ -292,9 +313,9 @@ async def describe(
         nonlocal done
         first = clusters[members[0]]
         request = DescriptionRequest(first.name, first.type, inputs[members[0]], settings.description_max_chars)
-        async with gate:
+        async with gate:  # around the call only: storing its answer does not hold a slot
             text = clip((await ctx.engine.summarize(request, template)).strip(), settings.description_max_chars)
-            await ctx.store.upsert([CacheEntry(id=key, namespace="summary", value={"description": text}, created_at=time.time())])
+        await ctx.store.upsert([CacheEntry(id=key, namespace="summary", value={"description": text}, created_at=time.time())])
         for i in members:
             out[i] = text
         done += 1

@@ -1,4 +1,4 @@
-"""REFINE: write the planned pages from their evidence, concurrently, and store each one at once."""
+"""REFINE: write the planned pages from their evidence, concurrently; store each with its embedding."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ from .evidence import (
     pack_value,
     rank_evidence,
 )
+from .page_batches import PageBatches, WrittenPage
 from .plan import load_plan
 from .planning import CREATE, DELETE, KEEP, UPDATE, PagePlan, relation_text
 
@@ -130,19 +131,27 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         return pack.get("writer") not in (None, writer) or bool(pack.get("provisional"))
     todo = [p for p in plans if p.action in (CREATE, UPDATE)]
     reader = EvidenceReader(store, todo)
-    gate = asyncio.Semaphore(template.refine.concurrency)
+    # The model's concurrency bounds the writer calls in flight, not the pages in progress: a
+    # page's evidence is chosen before its call and cleaned and stored after it, off the slot.
+    calls = asyncio.Semaphore(template.refine.concurrency)
+    gate = asyncio.Semaphore(2 * template.refine.concurrency)  # pages in progress
+    batches = PageBatches(store, ctx.embedder)
     fatal: list[BaseException] = []
     finished = 0
+
+    def failed(slug: str, exc: BaseException) -> None:
+        if isinstance(exc, EngineError) and not isinstance(exc, EngineUnavailable | BudgetExceeded):
+            tally.failed[slug] = str(exc)[:500]  # the page keeps its previous version
+            ctx.warn(f"refine: page {slug!r} failed: {exc}")
+        else:
+            fatal.append(exc)
 
     async def one(plan: PagePlan) -> None:
         nonlocal finished
         try:
             await _write(plan)
-        except (EngineUnavailable, BudgetExceeded) as exc:
-            fatal.append(exc)
-        except EngineError as exc:  # the page keeps its previous version; the next run retries it
-            tally.failed[plan.slug] = str(exc)[:500]
-            ctx.warn(f"refine: page {plan.slug!r} failed: {exc}")
+        except EngineError as exc:  # the next run retries the page
+            failed(plan.slug, exc)
         finally:
             finished += 1
             ctx.progress(PHASE, finished, len(todo))
@@ -181,9 +190,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
                     tally.unchanged.append(plan.slug)
                     _explain(plan, "evidence elsewhere changed; the page's own did not")
                     return
-                await _store(plan, page, cleaned, evidence, ranked)
-                tally.merged_without_model.append(plan.slug)
-                tally.updated.append(plan.slug)
+                await _store(plan, page, cleaned, evidence, ranked, tally.updated, tally.merged_without_model)
                 _explain(plan, f"{len(delta.removed_chunks)} cited sources gone: their sentences removed, no rewrite"
                          if delta.removed_chunks else "citations moved to the passages now holding them, no rewrite")
                 return
@@ -202,7 +209,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
                 sorted(set(page.cited_chunks) - {e.chunk_id for e in evidence}) if is_update and page else [],
             )
             baseline = page.markdown if is_update and page else ""
-        written = await engine.write_page(request, template)
+        async with calls:
+            if fatal or ctx.cancel.is_set():
+                return  # stopped while it waited: never asked, the next run writes it
+            written = await engine.write_page(request, template)
         # An engine that honours new_refs answers with the additions only (the LLM engine says
         # so); an extractive writer rebuilds the whole page from the evidence instead.
         if additions_only and getattr(engine, "writes_additions", False):
@@ -224,8 +234,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             await store.upsert([page])
             tally.rejected.append(plan.slug)
             return
-        await _store(plan, page, cleaned, evidence, ranked)
-        (tally.updated if page is not None else tally.created).append(plan.slug)
+        await _store(plan, page, cleaned, evidence, ranked, tally.updated if page is not None else tally.created)
 
     def _request(plan: PagePlan, evidence: list[EvidenceItem], existing_markdown: str, removed: list[str]) -> PageRequest:
         return PageRequest(
@@ -242,7 +251,9 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         )
 
     async def _store(plan: PagePlan, page: Page | None, cleaned: CleanPage, evidence: list[EvidenceItem],
-                     ranked: list[EvidenceItem], *, absorbed: bool = False) -> None:
+                     ranked: list[EvidenceItem], *tallies: list[str], absorbed: bool = False) -> None:
+        """Store the page now (absorbed: same text), or hand it to the batches for its embedding;
+        its slug joins `tallies` once it is stored."""
         value = {**pack_value(evidence, ranked), "writer": writer, **({"provisional": True} if provisional else {})}
         pack = CacheEntry(id=pack_key(plan.slug), namespace=PACK_NAMESPACE, value=value, created_at=time.time())
         if absorbed and page is not None:  # same text: new fingerprint only, no new version
@@ -253,7 +264,6 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             return
         stamp = time.time()
         summary = summary_of(cleaned.markdown)
-        vector = (await ctx.embedder.embed([f"{plan.title}: {summary}"]))[0]
         changed = page is None or page.markdown != cleaned.markdown
         written_page = Page(
             id=plan.slug,
@@ -272,10 +282,17 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             evidence_fingerprint=plan.evidence_fingerprint,
             status="active",
             engine=engine.name,
-            embedding=vector,
         )
-        async with store.transaction():  # the page, its version and its evidence land together
-            await store.upsert([written_page, pack, *([PageVersion.of(written_page)] if changed else [])])
+
+        def stored() -> None:
+            for names in tallies:
+                names.append(plan.slug)
+
+        # The page, its version and its evidence land together, once the page's embedding is in.
+        batches.add(WrittenPage(
+            f"{plan.title}: {summary}", written_page, [pack, *([PageVersion.of(written_page)] if changed else [])],
+            stored, lambda exc: failed(plan.slug, exc),
+        ))
 
     tasks: list[asyncio.Task[None]] = []
     for plan in todo:
@@ -285,6 +302,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             break
         tasks.append(asyncio.create_task(one(plan)))
     outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+    await batches.finish()
     errors = [o for o in outcomes if isinstance(o, BaseException)]
     if fatal or errors:
         raise (fatal or errors)[0]

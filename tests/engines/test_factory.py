@@ -59,7 +59,7 @@ async def test_template_embedding_model_uses_the_llm_endpoint():
 
 async def test_embedding_endpoint_needs_a_model():
     settings = Settings(embedding=EmbeddingSettings(base_url=ENDPOINT))
-    with pytest.raises(ConfigError, match="COMPENDIUM_EMBEDDING_MODEL"):
+    with pytest.raises(ConfigError, match="COMPENDIUM_EMBED_MODEL"):
         build_embedder(settings, Template(name="t"), usage=UsageMeter())
     settings = Settings(embedding=EmbeddingSettings(base_url=ENDPOINT, model="e5"))
     embedder = build_embedder(settings, Template(name="t"), usage=UsageMeter())

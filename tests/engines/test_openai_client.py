@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -293,3 +295,27 @@ async def test_a_reply_body_that_is_not_json_is_a_reply_error_naming_the_endpoin
             await client.complete_text(system="s", prompt="p", temperature=0.0)
     finally:
         await client.close()
+
+
+def test_a_call_that_succeeds_does_not_import_the_sdk(llm_server):
+    # Importing openai costs ~0.3-0.8 s of CPU at every compile's start; it is needed only for
+    # a failure's exception class or for the SDK client itself.
+    script = (
+        "import asyncio, sys\n"
+        "from compendium.engines.openai_client import OpenAIClient\n"
+        "from compendium.engines.openai_embedder import OpenAIEmbedder\n"
+        "from compendium.engines.usage import UsageMeter\n"
+        "async def main():\n"
+        "    c = OpenAIClient(base_url=sys.argv[1], model='test-chat', usage=UsageMeter(), api_key='k')\n"
+        "    e = OpenAIEmbedder(OpenAIClient(base_url=sys.argv[1], model='test-embed', usage=UsageMeter(), api_key='k'))\n"
+        "    try:\n"
+        "        await c.complete_text(system='', prompt='Write.', temperature=0.0)\n"
+        "        await e.embed(['IBM'])\n"
+        "    finally:\n"
+        "        await c.close(); await e.close()\n"
+        "asyncio.run(main())\n"
+        "print(sorted(m for m in sys.modules if m == 'openai' or m.startswith('openai.')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, llm_server.base_url], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+    assert llm_server.calls["chat"] == 1 and llm_server.calls["embeddings"] == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import numpy as np
 import pytest
 
@@ -82,7 +83,55 @@ async def test_wrong_key_names_the_embedding_variable():
         embedding = settings.embedding.__class__(**{**settings.embedding.__dict__, "api_key": "wrong"})
         embedder = OpenAIEmbedder.from_settings(embedding, model="test-embed", usage=UsageMeter())
         try:
-            with pytest.raises(EngineUnavailable, match="COMPENDIUM_EMBEDDING_API_KEY"):
+            with pytest.raises(EngineUnavailable, match="COMPENDIUM_EMBED_API_KEY"):
                 await embedder.embed(["x"])
         finally:
             await embedder.close()
+
+
+def _floats_from(server: LLMServer, texts: list[str]) -> np.ndarray:
+    """The server's vectors as it writes them in JSON float lists, made unit length."""
+    reply = httpx.post(f"{server.base_url}/embeddings", json={"model": "test-embed", "input": texts,
+                                                            "encoding_format": "float"},
+                       headers={"Authorization": "Bearer test-key"})
+    rows = sorted(reply.json()["data"], key=lambda r: r["index"])
+    vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("server_sends_floats", [False, True], ids=["base64", "server-ignores-base64"])
+async def test_vectors_are_asked_as_base64_and_equal_the_float_ones(llm_server, server_sends_floats):
+    llm_server.embeddings_as_floats = server_sends_floats
+    texts = ["Segment Compaction Daemon", "the janitor", "", "Ledger Routing Service"]
+    embedder = embedder_for(llm_server, UsageMeter(), batch_size=3)
+    try:
+        vectors = await embedder.embed(texts)
+    finally:
+        await embedder.close()
+    expected = _floats_from(llm_server, [t or " " for t in texts])
+    assert np.array_equal(vectors, expected)
+    assert llm_server.calls["embeddings_base64"] == (0 if server_sends_floats else 2)
+
+
+async def test_batches_go_out_together_under_the_concurrency_limit(llm_server):
+    llm_server.set_latency(0.05)
+    embedder = embedder_for(llm_server, UsageMeter(), batch_size=2)
+    try:
+        vectors = await embedder.embed([f"name {i}" for i in range(12)])
+    finally:
+        await embedder.close()
+    assert llm_server.calls["embeddings"] == 6 and vectors.shape == (12, 64)
+    assert llm_server.most_in_flight["embeddings"] > 1
+
+
+async def test_a_reply_with_too_few_vectors_is_a_reply_error():
+    from compendium.engines.openai_embedder import read_embeddings
+    from compendium.errors import ReplyError
+
+    body = b'{"data": [{"index": 0, "embedding": "AACAPw=="}], "usage": {"prompt_tokens": 3}}'
+    vectors, tokens = read_embeddings(body, 1, "http://x/v1")
+    assert vectors.tolist() == [[1.0]] and tokens == 3
+    with pytest.raises(ReplyError, match="returned 1 vectors for 2 texts"):
+        read_embeddings(body, 2, "http://x/v1")
+    with pytest.raises(ReplyError, match="not a vector of numbers"):
+        read_embeddings(b'{"data": [{"index": 0, "embedding": "not base64!"}]}', 1, "http://x/v1")

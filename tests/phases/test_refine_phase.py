@@ -2,9 +2,15 @@
 
 import dataclasses
 
+import pytest
+
+from compendium.engines.openai_embedder import OpenAIEmbedder
+from compendium.engines.usage import UsageMeter
+from compendium.errors import EngineUnavailable
 from compendium.phases import plan as plan_phase
 from compendium.phases import refine as refine_phase
 from compendium.phases.refine import shrank_too_much
+from compendium.settings import EmbeddingSettings
 from compendium.storage.records import Claim, Entity, Page
 from compendium.templates.schema import Template
 
@@ -176,3 +182,23 @@ async def test_cancel_stops_writing_pages(server, store, make_ctx):
     ctx.cancel.set()
     result = await refine_phase.run(template, ctx)
     assert result.details["cancelled"] and result.details["created"] == 0 and server.calls["text"] == 0
+
+
+async def test_pages_are_stored_only_with_their_embedding(server, store, make_ctx):
+    template = Template(name="t", artifacts=["wiki_pages"], refine={"concurrency": 2})
+    await store.upsert(knowledge_base())
+    ctx = make_ctx(template)
+    await plan_phase.run(template, ctx)
+    missing = OpenAIEmbedder.from_settings(
+        EmbeddingSettings(base_url=server.base_url, api_key="test-key", max_retries=0),
+        model="no-such-embedding-model", usage=UsageMeter(),
+    )
+    try:
+        with pytest.raises(EngineUnavailable, match="no-such-embedding-model"):
+            await refine_phase.run(template, dataclasses.replace(ctx, embedder=missing))
+    finally:
+        await missing.close()
+    assert await pages_of(store) == {}  # a page without its vector is never stored
+    result = await refine_phase.run(template, make_ctx(template))
+    assert result.details["created"] == 8
+    assert all(p.embedding is not None for p in (await pages_of(store)).values())

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -93,8 +94,11 @@ class LLMServer:
     attempt only, so its retry or repair gets the clean answer: the answers, and so the
     compile's output, do not change, only what it costs to get them;
     `supports_json_schema = False` makes every json_schema request a 400; `api_key` set makes
-    any other bearer key a 401; `set_latency(s)` delays every answer; `responder` decides the
-    content of chat replies (default: KnowledgeResponder, which answers Compendium's prompts).
+    any other bearer key a 401; `set_latency(s)` makes every answer take that long (counted from
+    the request, the answer's own work included); `responder` decides the
+    content of chat replies (default: KnowledgeResponder, which answers Compendium's prompts);
+    `embeddings_as_floats = True` answers float lists whatever `encoding_format` asks, as some
+    servers do. `most_in_flight` is the most requests (of each route) answered at once.
     """
 
     def __init__(self, *, api_key: str | None = None, embedding_dimensions: int = 64):
@@ -104,6 +108,7 @@ class LLMServer:
         self.timeout_sleep = 2.0  # "timeout" faults sleep this long: longer than test timeouts
         self.latency = 0.0
         self.embedding_dimensions = embedding_dimensions
+        self.embeddings_as_floats = False
         self.model_names = ["test-chat", "test-embed"]
         self._embedder = OfflineEmbedder(dimensions=embedding_dimensions)
         self._faults: deque[str] = deque()
@@ -138,6 +143,8 @@ class LLMServer:
         """Zero the counters and drop queued faults (the responder and flags stay)."""
         with self._lock:
             self.calls: Counter[str] = Counter()
+            self.in_flight: Counter[str] = Counter()
+            self.most_in_flight: Counter[str] = Counter()
             self.prompt_tokens = 0
             self.completion_tokens = 0
             self.requests = []
@@ -205,6 +212,18 @@ class LLMServer:
         self.stop()
 
     # ---- answers -----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def answering(self, route: str) -> Iterator[None]:
+        """Counts the requests of a route being answered at once (during the latency)."""
+        with self._lock:
+            self.in_flight[route] += 1
+            self.most_in_flight[route] = max(self.most_in_flight[route], self.in_flight[route])
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.in_flight[route] -= 1
 
     def _count(self, *keys: str) -> None:
         with self._lock:
@@ -302,7 +321,9 @@ class LLMServer:
             return 400, _error("input must be a string or a list of strings", "invalid_request_error")
         self._count("embeddings")
         vectors = self._embedder.embed_sync(texts)
-        as_base64 = body.get("encoding_format") == "base64"
+        as_base64 = body.get("encoding_format") == "base64" and not self.embeddings_as_floats
+        if as_base64:
+            self._count("embeddings_base64")
         tokens = sum(count_tokens(t) for t in texts)
         self._tokens(tokens, 0)
         data = [
@@ -356,6 +377,7 @@ class _QuietServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server_state: LLMServer
     protocol_version = "HTTP/1.1"
+    _due = 0.0  # monotonic time before which the answer being written is not sent
     disable_nagle_algorithm = True  # small replies otherwise wait ~40 ms for a delayed ACK
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -363,6 +385,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: dict[str, Any] | str, headers: dict[str, str] | None = None) -> None:
         data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+        wait = self._due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -400,8 +425,13 @@ class _Handler(BaseHTTPRequestHandler):
         if route not in ("/v1/chat/completions", "/v1/embeddings"):
             self._send(404, _error(f"no route {self.path}", "invalid_request_error"))
             return
-        if state.latency:
-            time.sleep(state.latency)
+        # The latency is the time to the answer, as an endpoint's is: the answer is written
+        # first, then sent once the latency has passed since the request came in.
+        self._due = time.monotonic() + state.latency
+        with state.answering(route.rsplit("/", 1)[-1]):
+            self._answer(state, route, body)
+
+    def _answer(self, state: LLMServer, route: str, body: dict[str, Any]) -> None:
         if not self._authorised():
             self._send(401, _error("Incorrect API key provided", "invalid_request_error", code="invalid_api_key"))
             return
