@@ -61,7 +61,9 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     subjects: list[Subject] = []
     if template.builds("wiki_pages"):
-        subjects = entity_subjects(entities, template.plan.min_support, template.plan.max_pages)
+        facts = {eid: len(cids) for eid, cids in kb.claims_by_entity.items()}
+        subjects = entity_subjects(entities, template.plan.min_support, template.plan.max_pages,
+                                   facts, template.plan.min_facts)
     details["candidates"] = len(subjects)
 
     topic_of: dict[str, list[str]] = defaultdict(list)

@@ -16,6 +16,9 @@ CREATE, UPDATE, KEEP, DELETE = "CREATE", "UPDATE", "KEEP", "DELETE"
 MAX_LINKS = 40
 MAX_ENTITY_CLAIMS = 150
 MAX_TOPIC_CLAIMS = 60
+# Page statuses a plan keeps track of: "withheld" pages were written without a cited fact and
+# are not shown, but their evidence fingerprint spares writing them again.
+SHOWN_OR_WITHHELD = ("active", "withheld")
 
 
 @dataclass
@@ -62,9 +65,24 @@ class PagePlan:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
-def entity_subjects(entities: Iterable[Entity], min_support: int, max_pages: int) -> list[Subject]:
-    """Entities and concepts seen in at least `min_support` chunks, most important first."""
-    chosen = [e for e in entities if len(set(e.chunk_ids)) >= min_support]
+def entity_subjects(
+    entities: Iterable[Entity],
+    min_support: int,
+    max_pages: int,
+    facts: dict[str, int] | None = None,
+    min_facts: int = 0,
+) -> list[Subject]:
+    """Entities and concepts seen in at least `min_support` chunks and named by at least
+    `min_facts` claims (`facts`: entity id -> claims naming it), most important first.
+
+    A page is written from its subject's own facts: a subject that no claim is about would
+    get a page of links only.
+    """
+    counts = facts or {}
+    chosen = [
+        e for e in entities
+        if len(set(e.chunk_ids)) >= min_support and (min_facts <= 0 or counts.get(e.id, 0) >= min_facts)
+    ]
     chosen.sort(key=lambda e: (-e.importance, -len(e.chunk_ids), e.id))
     return [
         Subject(
@@ -230,7 +248,7 @@ def build_plan(
         page = by_slug.get(slug) if s.id in matched else None
         if page is None:
             action, reason = CREATE, reasons.get(s.id, "new subject")
-        elif page.status == "active" and page.evidence_fingerprint == fp:
+        elif page.status in SHOWN_OR_WITHHELD and page.evidence_fingerprint == fp:
             action, reason = KEEP, "evidence unchanged"
         else:
             action = UPDATE
@@ -256,7 +274,7 @@ def build_plan(
 
     kept = set(slug_of.values())
     for page in sorted(pages, key=lambda p: p.slug):
-        if page.status == "active" and page.slug not in kept:
+        if page.status in SHOWN_OR_WITHHELD and page.slug not in kept:
             plans.append(
                 PagePlan(slug=page.slug, title=page.title, kind=page.kind, subject_id=page.subject_id,
                          action=DELETE, reason="subject no longer in the knowledge base")

@@ -21,7 +21,10 @@ _ENDS_SENTENCE = re.compile(r"[.!](?:[\"')\]”’*_`]*)$")
 # Sentences leaning on the one before ("It ...", "This ...") read well only after it.
 _ANAPHORA = re.compile(
     r"^(?:It|Its|This|These|That|Those|They|Their|Them|He|She|Such|Both|Here|There|Then|"
-    r"Also|However|Otherwise|Instead|Therefore|Thus|Hence|Second|Third|Finally|Next)\b"
+    r"Also|However|Otherwise|Instead|Therefore|Thus|Hence|Second|Third|Finally|Next|"
+    r"But|And|Or|So|Yet|Moreover|Furthermore|Besides|Likewise|Similarly|Still|Nevertheless|"
+    r"Nonetheless|Meanwhile|Consequently|Accordingly|In\s+addition|In\s+this\s+case|"
+    r"In\s+that\s+case|On\s+the\s+other\s+hand|As\s+a\s+result)\b"
 )
 _OTHER_FACTS = "Other facts"
 _PER_SENTENCE = 4  # tokens of citation and spacing around each sentence
@@ -40,6 +43,9 @@ class _Sentence:
     tokens: frozenset[str] = field(default_factory=frozenset)
     previous: int = -1  # order of the sentence before it in the same passage, -1 if none
     chunk_id: str = ""
+    opens_section: bool = False  # the first sentence under its source heading
+    section: str = ""  # the innermost source heading, as written
+    flat: str = ""  # lowercase, single-spaced: for containment checks
 
 
 def write_page(request: PageRequest, template: Template) -> str:
@@ -95,18 +101,23 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
             "",
         )
         previous = -1
+        section = clean_heading(item.heading_path[-1]) if item.heading_path else ""
+        opens_chunk = not item.text.startswith(("…", "..."))
         for s in sentences_of(item.text):
             if len(s.text.split()) < _MIN_WORDS or not _ENDS_SENTENCE.search(s.text):
                 previous = -1
                 continue
             tokens = content_tokens(s.text)
+            flat = " ".join(s.text.lower().split()).rstrip(".!")
             twin = next(
                 (
                     p
                     for p in pool
+                    # a sentence inside another says nothing the other does not
+                    if flat in p.flat or p.flat in flat
                     # sets whose sizes differ this much cannot reach the threshold: skip the work
-                    if min(len(p.tokens), len(tokens)) >= NEAR_DUPLICATE * max(len(p.tokens), len(tokens))
-                    and jaccard(p.tokens, tokens) >= NEAR_DUPLICATE
+                    or (min(len(p.tokens), len(tokens)) >= NEAR_DUPLICATE * max(len(p.tokens), len(tokens))
+                        and jaccard(p.tokens, tokens) >= NEAR_DUPLICATE)
                 ),
                 None,
             )
@@ -125,6 +136,9 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
                     tokens,
                     previous if s.position > 0 else -1,
                     item.chunk_id,
+                    item.kind == "excerpt" and s.block == 0 and s.position == 0 and opens_chunk,
+                    section,
+                    flat,
                 )
             )
             previous = len(pool) - 1
@@ -153,7 +167,9 @@ def _name_patterns(names: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[
 
 
 _DEFINES = re.compile(
-    r"^(?:\s*\([^)]*\))?(?:,[^,]{1,80},)?\s+(?:is|are|was|refers?\s+to|means|denotes|stands\s+for|describes)\b",
+    r"^(?:\s*\([^)]*\))?(?:,[^,]{1,80},)?\s+(?:is|are|was|refers?\s+to|means|denotes|stands\s+for|describes)\b"
+    r"|^(?:\s*\([^)]*\))?,?\s+(?:short\s+for|also\s+(?:called|known\s+as))\b"
+    r"|^\s+[—–]\s+\w",  # a reference page's "NAME — what it does"
     re.IGNORECASE,
 )
 
@@ -161,37 +177,52 @@ _DEFINES = re.compile(
 def _choose_lead(
     request: PageRequest, pool: list[_Sentence]
 ) -> tuple[dict | None, list[_Sentence]]:
-    """A sentence defining the subject, else one opening with it, else one naming it early,
-    else the description; never a sentence that leans on another ("It is ...")."""
+    """The sentence that best says what the subject is, never one leaning on another.
+
+    In order: a sentence defining the subject ("X is a ...", "X, short for ...", "X — does
+    ..."); the first sentence under a source heading named after the subject (a glossary
+    entry, a reference page); a sentence opening with the subject; the description; a
+    sentence naming it early; any plain sentence. A sentence opening with a connective
+    ("Also", "However", "This") is never a lead.
+    """
     subject = _subject_pattern(request)
     mention = _mention_pattern(request)
-    defining, opening, naming = [], [], []
-    for s in pool:
+    names = {n.lower() for n in _names(request)}
+    usable = [s for s in pool if not _ANAPHORA.match(s.text)]
+    defining, headed, opening, naming = [], [], [], []
+    for s in usable:
         m = subject.match(s.text)
         if m is not None:
             (defining if _DEFINES.match(s.text[m.end() :]) else opening).append(s)
-            continue
-        found = mention.search(s.text)
-        if found is not None and not _ANAPHORA.match(s.text) and s.text[:1].isupper():
+        if s.opens_section and s.section.lower().strip("`*") in names:
+            headed.append(s)
+        found = mention.search(s.text) if m is None else None
+        if found is not None and _opens_sentence(s.text):
             naming.append((found.start(), s))
-    if defining or opening:
-        best = min(defining or opening, key=lambda s: (-s.support, s.order))
-        return _lead(best), [s for s in pool if s is not best]
+    for group in (defining, headed, opening):
+        if group:
+            best = min(group, key=lambda s: (-s.support, s.order))
+            return _lead(best), [s for s in pool if s is not best]
     description = " ".join(request.description.split())
     if description:
-        for s in pool:
+        for s in usable:
             if s.text == description or description in s.text:
                 return _lead(s), [p for p in pool if p is not s]
-        if not pool:
+        if not pool and not _ANAPHORA.match(description):
             return {"text": description, "ref": None}, []
     if naming:
         best = min(naming, key=lambda x: (x[0] > 40, -x[1].support, x[0], x[1].order))[1]
         return _lead(best), [s for s in pool if s is not best]
-    plain = [s for s in pool if not _ANAPHORA.match(s.text) and s.text[:1].isupper()]
+    plain = [s for s in usable if _opens_sentence(s.text)]
     if plain:
         best = min(plain, key=lambda s: (-s.support, s.order))
         return _lead(best), [s for s in pool if s is not best]
-    return ({"text": description, "ref": None} if description else None), list(pool)
+    return None, list(pool)
+
+
+def _opens_sentence(text: str) -> bool:
+    """Starts like a sentence of its own (a capital or a quoted name), not mid-thought."""
+    return text[:1].isupper() or text[:1] in "`*\"'“"
 
 
 def _lead(s: _Sentence) -> dict:
