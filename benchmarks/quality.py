@@ -144,9 +144,9 @@ async def _compile_and_read(workspace: Path, vault: Path | None) -> dict[str, An
     from compendium.storage.records import Chunk, Document, Entity, Page, Topic
 
     settings = load_settings(workspace, env={})
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     report = await compile_workspace(settings)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     async with opened_store(settings) as store:
         data = {
             "entities": [e async for e in store.scan(Entity)],
@@ -158,7 +158,7 @@ async def _compile_and_read(workspace: Path, vault: Path | None) -> dict[str, An
     if vault is not None:
         shutil.rmtree(vault, ignore_errors=True)
         await export_workspace(settings, "vault", vault)
-    return {"report": report.as_dict(), "wall": wall, **data}
+    return {"report": report.as_dict(), "wall": wall, "cpu": cpu, **data}
 
 
 def compile_corpus(folder: Path, documents: list[Path], vault: Path | None = None) -> dict[str, Any]:
@@ -189,7 +189,7 @@ def measure(name: str, size: int, vault: Path | None = None) -> dict[str, Any]:
         gold = rules.acronym_gold(folder / "acronyms.html")
         result["aliases"] = rules.alias_scores(gold, data["entities"])
     result.update(corpus=name, shape=spec["shape"], documents=len(documents),
-                  chunks=data["report"]["chunks"], wall=data["wall"], peak_mb=peak_memory_mb(),
+                  chunks=data["report"]["chunks"], wall=data["wall"], cpu=data["cpu"], peak_mb=peak_memory_mb(),
                   phases={k: v.get("seconds", 0.0) for k, v in data["report"]["phases"].items()})
     return result
 

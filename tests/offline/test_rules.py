@@ -111,8 +111,22 @@ async def test_topic_title_from_shared_head_noun():
         sketch("WAL"),
     ]
     reply = await OfflineEngine().name_topic(TopicRequest(members=members), TEMPLATE)
-    assert reply.title == "Replication and Standby Servers"
+    assert reply.title == "Standby Servers"
     assert "Hot Standby Server" in reply.summary and "WAL" in reply.summary
+
+
+async def test_topic_title_is_the_heading_most_central_members_sit_under():
+    members = [sketch("VACUUM"), sketch("autovacuum"), sketch("visibility map"), sketch("FREEZE")]
+    headings = [("Chapter 25. Routine Database Maintenance Tasks", 3), ("25.1.5. Preventing Transaction ID "
+                "Wraparound Failures ¶", 2), ("Description", 4)]
+    reply = await OfflineEngine().name_topic(TopicRequest(members=members, headings=headings), TEMPLATE)
+    assert reply.title == "Routine Database Maintenance Tasks"
+    site = [("3. Data model — Python 3.11.2 documentation", 3)]
+    reply = await OfflineEngine().name_topic(TopicRequest(members=members, headings=site), TEMPLATE)
+    assert reply.title == "Data model"
+    lonely = [("Parallel Query", 1)]  # a heading over one member says nothing of the others
+    reply = await OfflineEngine().name_topic(TopicRequest(members=members, headings=lonely), TEMPLATE)
+    assert reply.title == "VACUUM"
 
 
 async def test_topic_title_from_top_names_and_deterministic():
@@ -121,7 +135,7 @@ async def test_topic_title_from_top_names_and_deterministic():
     first = await engine.name_topic(TopicRequest(members=members), TEMPLATE)
     second = await engine.name_topic(TopicRequest(members=members), TEMPLATE)
     assert first == second
-    assert first.title == "Vacuum and Autovacuum Launcher"  # two names at most, not a list
+    assert first.title == "Vacuum"  # the central member, never a pair of keywords
 
 
 async def test_topic_title_names_the_members_its_claims_are_about():
@@ -133,4 +147,4 @@ async def test_topic_title_names_the_members_its_claims_are_about():
         "Lumen sizes the Buffer Pool with shared_buffers.",
     ]
     reply = await OfflineEngine().name_topic(TopicRequest(members=members, claims=claims), TEMPLATE)
-    assert reply.title == "Buffer Pool and Page Cache"
+    assert reply.title == "Buffer Pool"

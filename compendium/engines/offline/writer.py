@@ -27,6 +27,10 @@ _ANAPHORA = re.compile(
     r"In\s+that\s+case|On\s+the\s+other\s+hand|As\s+a\s+result)\b"
 )
 _OTHER_FACTS = "Other facts"
+# Sections whose first sentence says what the document's subject is.
+_DESCRIBING = frozenset({"description", "overview", "introduction", "name", "purpose", "summary",
+                         "definition", "about", "basics", ""})
+_CODE_MARKS = re.compile(r"[=;{}\[\]<>]|\(\(|--|\)\)")  # a sentence this full of them is code, not a lead
 _PER_SENTENCE = 4  # tokens of citation and spacing around each sentence
 _PER_SECTION = 6
 _GENERIC_HEADINGS = BOILERPLATE | {"general", "misc", "miscellaneous", "other", "more", "about"}
@@ -45,6 +49,7 @@ class _Sentence:
     chunk_id: str = ""
     opens_section: bool = False  # the first sentence under its source heading
     section: str = ""  # the innermost source heading, as written
+    headings: tuple[str, ...] = ()  # every source heading above it, lowercase
     flat: str = ""  # lowercase, single-spaced: for containment checks
 
 
@@ -57,6 +62,7 @@ def write_page(request: PageRequest, template: Template) -> str:
     rebuilt from the evidence on UPDATE too, so writing twice gives the same page.
     """
     pool = _evidence_sentences(request.evidence)
+
     lead, rest = _choose_lead(request, pool)
     related = _related(request)
     aliases = _aliases(request)
@@ -102,6 +108,8 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
         )
         previous = -1
         section = clean_heading(item.heading_path[-1]) if item.heading_path else ""
+        path = tuple(clean_heading(h).lower().strip("`*") for h in (item.document, *item.heading_path))
+        any_kept = False  # a prose sentence of this item came before
         opens_chunk = not item.text.startswith(("…", "..."))
         for s in sentences_of(item.text):
             if len(s.text.split()) < _MIN_WORDS or not _ENDS_SENTENCE.search(s.text):
@@ -109,6 +117,8 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
                 continue
             tokens = content_tokens(s.text)
             flat = " ".join(s.text.lower().split()).rstrip(".!")
+            opens = item.kind == "excerpt" and opens_chunk and not any_kept
+            any_kept = True
             twin = next(
                 (
                     p
@@ -123,6 +133,8 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
             )
             if twin is not None:
                 twin.support += max(item.support, 1)
+                if opens and not twin.opens_section:  # the claim is also a passage's first sentence
+                    twin.opens_section, twin.section, twin.headings = True, section, path
                 previous = twin.order
                 continue
             pool.append(
@@ -136,9 +148,10 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
                     tokens,
                     previous if s.position > 0 else -1,
                     item.chunk_id,
-                    item.kind == "excerpt" and s.block == 0 and s.position == 0 and opens_chunk,
-                    section,
-                    flat,
+                    opens_section=opens,
+                    section=section,
+                    flat=flat,
+                    headings=path,
                 )
             )
             previous = len(pool) - 1
@@ -188,21 +201,29 @@ def _choose_lead(
     subject = _subject_pattern(request)
     mention = _mention_pattern(request)
     names = {n.lower() for n in _names(request)}
-    usable = [s for s in pool if not _ANAPHORA.match(s.text)]
-    defining, headed, opening, naming = [], [], [], []
+    usable = [s for s in pool if not _ANAPHORA.match(s.text) and len(_CODE_MARKS.findall(s.text)) < 4]
+    tiers: list[tuple[int, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
+    naming = []
     for s in usable:
         m = subject.match(s.text)
-        if m is not None:
-            (defining if _DEFINES.match(s.text[m.end() :]) else opening).append(s)
-        if s.opens_section and s.section.lower().strip("`*") in names:
-            headed.append(s)
-        found = mention.search(s.text) if m is None else None
-        if found is not None and _opens_sentence(s.text):
-            naming.append((found.start(), s))
-    for group in (defining, headed, opening):
-        if group:
-            best = min(group, key=lambda s: (-s.support, s.order))
-            return _lead(best), [s for s in pool if s is not best]
+        headed = s.opens_section and s.section.lower().strip("`*") in names
+        own = any(h in names for h in s.headings)  # from the passage about the subject itself
+        if m is not None and _DEFINES.match(s.text[m.end() :]):
+            tier = 0
+        elif headed or (m is not None and own and s.opens_section and s.section.lower() in _DESCRIBING):
+            tier = 1  # a glossary entry, a reference page's "Description"
+        elif m is not None:
+            tier = 2 if own and s.opens_section else 3
+        else:
+            found = mention.search(s.text)
+            if found is not None and _opens_sentence(s.text):
+                naming.append((found.start(), s))
+            continue
+        tiers.append((tier, -s.support, s.order, s))
+
+    if tiers:
+        best = min(tiers, key=lambda t: t[:3])[3]
+        return _lead(best), [s for s in pool if s is not best]
     description = " ".join(request.description.split())
     if description:
         for s in usable:
