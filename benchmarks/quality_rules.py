@@ -12,9 +12,15 @@ File-name title: a page title ending in a document extension (.html, .md, .rst, 
 .docx), or equal to a document's file name that the text itself never writes.
 - `version`: only digits, dots and `v` (`15`, `3.11.2`, `v1.2`), or a label with a number
   (`Table 9.3`, `Section 25.1`, `Example 9-1`, `Chapter 8`);
-- `function-words`: it opens or closes with a function word or a bare participle/gerund
-  ("time using", "by default", "the other", "values of"), or half its words or more are
-  function words;
+- `function-words`: it opens or closes with a function word or a participle used as a
+  preposition ("time using", "object representing", "by default", "the other", "values of"),
+  a lowercase phrase closes with a past participle ("function invoked"), or half its words or
+  more are function words;
+- `verb-led`: a lowercase phrase opening with a verb in its base form ("indicate successful
+  authentication", "resolve polymorphic types");
+- `repeated-word`: the same word twice ("arg arg", "BaseHandler Objects BaseHandler");
+- `common-word`: one capitalised word that the corpus writes in lowercase more often than
+  capitalised ("Resets", "Found", "Expression"): a sentence's first word, not a name;
 - `generic`: one lowercase common word that names nothing on its own ("other", "value",
   "example", "case", "way", "number", "part");
 - `long`: more than six words (a sentence fragment, not a name).
@@ -54,6 +60,15 @@ FUNCTION_WORDS = frozenset(
     "every any all some most more less many much few other another same both either neither one "
     "per via using used given following based called see".split()
 )
+PARTICIPLES = frozenset(
+    "using representing containing including following according regarding concerning describing "
+    "having being making giving taking getting returning calling specifying showing".split()
+)
+BASE_VERBS = frozenset(
+    "indicate resolve reach enable allow make get find give take specify define provide contain "
+    "show need want keep ensure avoid prevent produce perform compute apply cause determine "
+    "require support handle process report request".split()
+)
 GENERIC_WORDS = frozenset(
     "other value values example examples case cases way ways number numbers part parts thing things "
     "name names type types kind kinds form forms time times result results information data item "
@@ -78,15 +93,17 @@ _DEFINING_VERB = (
 )
 
 
-def noise_reason(name: str, file_names: set[str]) -> str:
-    """Why `name` is noise under the rules above, or '' when it is a fair name."""
+def noise_reason(name: str, file_names: set[str], lowercase_more: frozenset[str] = frozenset()) -> str:
+    """Why `name` is noise under the rules above, or '' when it is a fair name.
+
+    `lowercase_more`: words the corpus writes in lowercase more often than capitalised."""
     text = name.strip()
     core = text[:-2] if text.endswith("()") else text
     if _CODE.search(core) or "(" in core or ")" in core:
         return "code"
     if _FORMAT.search(text):
         return "format"
-    if text.lower() in file_names:
+    if text in file_names:
         return "file"
     if _VERSION.match(text):
         return "version"
@@ -96,14 +113,20 @@ def noise_reason(name: str, file_names: set[str]) -> str:
     if len(words) > 6:
         return "long"
     if len(words) > 1:
-        if words[0] in FUNCTION_WORDS or words[-1] in FUNCTION_WORDS:
+        if words[0] in FUNCTION_WORDS or words[-1] in FUNCTION_WORDS or words[-1] in PARTICIPLES:
             return "function-words"
-        if words[-1].endswith("ing") and words[-1].isalpha() and words[0].isalpha():
-            return "function-words"  # "time using", "data loading" ends in a bare gerund
+        if text.islower() and words[-1].endswith("ed") and words[-1].isalpha():
+            return "function-words"
         if sum(w in FUNCTION_WORDS for w in words) * 2 >= len(words):
             return "function-words"
+        if text.islower() and words[0] in BASE_VERBS:
+            return "verb-led"
+        if len(set(words)) < len(words):
+            return "repeated-word"
     elif words[0] in FUNCTION_WORDS:
         return "function-words"
+    elif text[:1].isupper() and text[1:].islower() and words[0] in lowercase_more:
+        return "common-word"
     if len(words) == 1 and text.islower() and words[0] in GENERIC_WORDS:
         return "generic"
     return ""
@@ -175,14 +198,19 @@ def judge_wiki(data: dict[str, Any], *, seed: int, sample: int, topic_sample: in
     by_id = {e.id: e for e in entities}
     file_names: set[str] = set()
     for d in data["documents"]:
-        base = d.path.rsplit("/", 1)[-1].lower()
+        base = d.path.rsplit("/", 1)[-1]
         file_names |= {base, base.rsplit(".", 1)[0]}
     entity_pages = [p for p in pages if p.kind != "topic"]
     rng = random.Random(seed)
 
+    counts: Counter[str] = Counter(w for c in data["chunks"] for w in _WORD.findall(c.text))
+    lowercase_more = frozenset(
+        w.lower() for w in counts if w[:1].isupper() and w[1:].islower() and counts[w.lower()] > counts[w]
+    )
+
     def noise_share(pool: list[Any]) -> tuple[int, int, Counter[str], list[tuple[str, str]]]:
         chosen = rng.sample(pool, min(sample, len(pool)))
-        verdicts = [(e.name, noise_reason(e.name, file_names)) for e in chosen]
+        verdicts = [(e.name, noise_reason(e.name, file_names, lowercase_more)) for e in chosen]
         reasons = Counter(r for _, r in verdicts if r)
         return sum(1 for _, r in verdicts if r), len(chosen), reasons, verdicts
 
@@ -208,7 +236,7 @@ def judge_wiki(data: dict[str, Any], *, seed: int, sample: int, topic_sample: in
             if "[[" in p.markdown:
                 links_only.append(p.title)
         if re.search(r"\.(?:html?|md|rst|txt|pdf|docx)$", p.title, re.I) or (
-            p.title.lower() in file_names and p.title not in corpus_text()
+            p.title in file_names and p.title not in corpus_text()
         ):
             file_titles.append(p.title)
         if repeated(cited):

@@ -87,15 +87,19 @@ def extract_chunk(
         entity_type_rules(template),
         relation_type_rules(template),
     )
-    sentences = [s for s in sentences_of(chunk.text) if not _is_heading_line(s.text, chunk.heading_path)]
-    claim_like = [_is_claim_sentence(s.text) for s in sentences]
+    every = sentences_of(chunk.text)
+    heading_line = [_is_heading_line(s.text, chunk.heading_path) for s in every]
     limit = template.map.max_items_per_chunk
-    mid_caps = {w for s in sentences for w in _MID_CAP.findall(s.text)}
+    mid_caps = {w for s in every for w in _MID_CAP.findall(s.text)}
     lowercase = set(_LOWER_WORD.findall(chunk.text))
-    spans = [find_spans(s.text, mid_caps, lowercase) for s in sentences]
-    alias_of = find_aliases(
-        sentences, spans, mid_caps
-    )  # key -> canonical key, and adds long-form spans
+    every_spans = [find_spans(s.text, mid_caps, lowercase) for s in every]
+    # Aliases are read from headings and glossary entries too ("Write-Ahead Logging (WAL)",
+    # "GIN" over "Generalized Inverted Index"), though their lines are neither names nor claims.
+    alias_of = find_aliases(every, every_spans, mid_caps)  # key -> canonical key; adds long forms
+    kept = [i for i, heading in enumerate(heading_line) if not heading]
+    sentences = [every[i] for i in kept]
+    spans = [every_spans[i] for i in kept]
+    claim_like = [_is_claim_sentence(s.text) for s in sentences]
     tokens = [word_tokens(s.text, mid_caps) for s in sentences]
     headings = " ".join(chunk.heading_path).lower()
 
@@ -140,9 +144,14 @@ def extract_chunk(
                 item.sentences.append(i)
             item.first = min(item.first, i)
     for key, item in items.items():
+        if name_key(item.name) != key:  # named by its short form: the long form may be in a heading
+            long = _alias_text(key, every_spans, item)
+            if long:
+                item.aliases.append(item.name)
+                item.name = long
         for alias_key, target in alias_of.items():
             if target == key and alias_key != key:
-                alias = _alias_text(alias_key, spans, item)
+                alias = _alias_text(alias_key, every_spans, item)
                 if alias and alias not in item.aliases and alias != item.name:
                     item.aliases.append(alias)
 

@@ -27,7 +27,7 @@ SPAN = re.compile(
     r"`(?P<code>[^`\n]{1,60})`"
     r"|\*\*(?P<strong>[^*\n]{2,60}?)\*\*"
     r"|(?<![\w*])\*(?P<em>[^*\n\s][^*\n]{0,58}?)\*(?![\w*])"
-    r"|(?<![\w/.:-])(?P<file>[\w-]+\.(?:conf|py|c|h|sql|json|ya?ml|toml|txt|md|sh|so|dll|exe|ini|cfg|xml|html|js|ts|log))\b"
+    r"|(?<![\w/.:-])(?P<file>[\w-]+\.(?:conf|py|c|h|sql|json|ya?ml|toml|sh|so|dll|exe|ini|cfg|js|ts|log))\b"
     r"|(?P<ident>\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b(?:\(\))?"
     r"|\b[a-z]+(?:[A-Z][a-z0-9]*)+\b(?:\(\))?"
     r"|\b[A-Za-z_][\w.]*\(\))"
