@@ -13,7 +13,7 @@ from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint, short_id
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Page, Relation, Topic
 from ..templates.schema import Template
-from .communities import find_communities, match_previous, membership_fingerprint
+from .communities import match_previous, membership_fingerprint, update_communities
 from .planning import (
     KnowledgeView,
     PagePlan,
@@ -30,7 +30,7 @@ KNN_CONCURRENCY = 8
 TOPIC_SKETCHES = 12
 TOPIC_CLAIMS = 8
 TOPIC_CHUNKS = 6  # chunks per central member whose headings may name the topic
-KEEP_NAME_OVERLAP = 0.85  # a drifted topic keeps its title and summary at this Jaccard overlap
+KEEP_NAME_OVERLAP = 0.6  # a drifted topic keeps its title and summary at this Jaccard overlap
 
 
 def _overlap(a: Sequence[str], b: Sequence[str]) -> float:
@@ -193,12 +193,17 @@ async def _topics(
     """Communities of the entity graph as Topic records; unchanged memberships keep everything."""
     settings = template.plan.topics
     importance = {e.id: e.importance for e in entities}
-    groups = find_communities(
+    stored: dict[str, Topic] = {t.id: t async for t in ctx.store.scan(Topic)}  # type: ignore[misc]
+    graph_key = f"topic-graph:{template.name}:{fingerprint(settings.model_dump(mode='json'))}"
+    known = await ctx.store.get(CacheEntry, [graph_key])
+    groups = update_communities(
         importance, ((r.source, r.target, float(max(r.strength, 1))) for r in relations),
+        {tid: t.members for tid, t in stored.items()}, known[0].value if known else (),  # type: ignore[attr-defined]
         resolution=settings.resolution, min_size=settings.min_size, max_topics=settings.max_topics,
         importance=importance,
     )
-    stored: dict[str, Topic] = {t.id: t async for t in ctx.store.scan(Topic)}  # type: ignore[misc]
+    await ctx.store.upsert([CacheEntry(id=graph_key, namespace="topic-graph", value=sorted(importance),
+                                       created_at=time.time())])
     pairing = match_previous(groups, {tid: t.members for tid, t in stored.items()})
     taken = {p.slug for p in pages} | {t.slug for t in stored.values()}
     by_id = {e.id: e for e in entities}
