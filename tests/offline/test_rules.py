@@ -27,7 +27,7 @@ SAME = [
     ("acronym, letters inside words", sketch("MVCC"), sketch("multiversion concurrency control")),
     ("plural", sketch("Standby Server"), sketch("standby servers")),
     ("case and hyphens", sketch("write ahead log"), sketch("Write-Ahead Log")),
-    ("edit distance 1", sketch("Postgres"), sketch("Postgress")),
+    ("doubled letter", sketch("Postgres"), sketch("Postgress")),
     (
         "token set",
         sketch("Granite Shared Buffer Pool Manager"),
@@ -45,6 +45,14 @@ DIFFERENT = [
     ("edit distance 2", sketch("Granite"), sketch("Granola")),
     ("short names", sketch("Go"), sketch("Io")),
     ("types disagree", sketch("Mercury", "person"), sketch("Mercury", "technology")),
+    # False merges seen on the most visible pages of a real manual: never one thing.
+    ("NULL is no REAL", sketch("NULL"), sketch("REAL")),
+    ("VACUUM is no AUTOVACUUM", sketch("VACUUM"), sketch("AUTOVACUUM")),
+    ("SELECT is no 'other'", sketch("SELECT", "concept"), sketch("other", "concept")),
+    ("a modifier word makes another thing", sketch("Relational Database Management System"),
+     sketch("Object-Relational Database Management System")),
+    ("one letter apart keywords", sketch("ALTER ROLE"), sketch("ALTER RULE")),
+    ("one letter apart identifiers", sketch("pg_stat_user_tables"), sketch("pg_stat_user_table5")),
 ]
 
 
