@@ -139,7 +139,15 @@ def key(name: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(" ".join(text.split())) if s.strip()]
+    """Sentences of the prose paragraphs of `text`; a short line with no full stop (a heading
+    or a label that reached the text as a line) is no sentence."""
+    out = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        flat = " ".join(paragraph.split())
+        if not flat or (len(flat.split()) < 6 and not flat.endswith((".", "!", "?"))):
+            continue
+        out += [s.strip() for s in _SENTENCE_END.split(flat) if s.strip()]
+    return out
 
 
 def defines(sentence: str, names: list[str]) -> bool:

@@ -29,7 +29,7 @@ from .names import (
 from .phrases import Mention, definition_of, key_phrases, word_tokens
 from .relations import Typed, describe_between, relation_type
 from .sentences import Sentence, clean_heading, sentences_of
-from .words import BOILERPLATE, FUNCTION_WORDS, VERBS
+from .words import BOILERPLATE, FUNCTION_WORDS, GENERIC_HEADS, VERBS
 
 _MID_CAP = re.compile(r"(?<=[\s(\"'])[A-Z][\w'-]*")
 _CLAUSE_BREAK = re.compile(r"[;:]|\s[—–-]\s")
@@ -121,6 +121,19 @@ def extract_chunk(
             found.append(Mention(span.start, span.end, canonical))
         mentions.append(found)
 
+    # Glossary entries: a lone term over the block that defines it ("decorator" / "A function
+    # returning another function ..."), as a definition list or glossary page writes them.
+    for i in range(len(sentences) - 1):
+        term = _glossary_term(sentences[i], sentences[i + 1])
+        if term is None:
+            continue
+        key = alias_of.get(name_key(term), name_key(term))
+        item = items.get(key)
+        if item is None:
+            item = items[key] = _Item(key, term, "defined", i)
+            mentions[i].append(Mention(0, len(sentences[i].text), key))
+        if not item.definition:
+            item.definition = sentences[i + 1].text
     # Terms defined by a sentence ("A checkpoint is a point in ...") and key phrases.
     for i, sentence in enumerate(sentences):
         term = definition_of(sentence.text, spans[i], mid_caps)
@@ -185,6 +198,30 @@ def extract_chunk(
     return ExtractionReply(
         entities=entities, concepts=concepts, claims=claims, relations=relations, topics=topics
     )
+
+
+_GLOSSARY_DEFINITION = re.compile(r"^(?:An?|The|One|Any)\s+\w")
+
+
+def _glossary_term(term: Sentence, following: Sentence) -> str | None:
+    """The term of a glossary entry: a block of one to four plain words, no sentence of its
+    own, followed by a block opening like a definition ("A ...", "The ...")."""
+    text = term.text.strip().rstrip("¶").strip()  # Sphinx marks a glossary term's anchor with ¶
+    words = text.split()
+    if term.position != 0 or following.position != 0 or not 1 <= len(words) <= 4:
+        return None
+    if text[-1:] in ".!?:;," or not all(w.replace("-", "").replace("/", "").isalnum() for w in words):
+        return None
+    lowered = [w.lower() for w in words]
+    if lowered[0] in FUNCTION_WORDS or lowered[-1] in FUNCTION_WORDS or " ".join(lowered) in BOILERPLATE:
+        return None
+    if any(w in VERBS for w in lowered) or lowered[-1] in GENERIC_HEADS:
+        return None
+    if len(following.text.split()) < 5 or not following.text[:1].isupper():
+        return None
+    if not (_GLOSSARY_DEFINITION.match(following.text) or text.islower()):
+        return None  # a capitalised line over prose is as often a heading as a term
+    return text
 
 
 def _prefer_name(item: _Item, span: Span, key: str) -> None:

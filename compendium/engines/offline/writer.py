@@ -201,6 +201,7 @@ def _choose_lead(
     subject = _subject_pattern(request)
     mention = _mention_pattern(request)
     names = {n.lower() for n in _names(request)}
+    description = " ".join(request.description.split())
     usable = [s for s in pool if not _ANAPHORA.match(s.text) and len(_CODE_MARKS.findall(s.text)) < 4]
     tiers: list[tuple[int, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
     naming = []
@@ -208,12 +209,17 @@ def _choose_lead(
         m = subject.match(s.text)
         headed = s.opens_section and s.section.lower().strip("`*") in names
         own = any(h in names for h in s.headings)  # from the passage about the subject itself
+        described = bool(description) and (s.text == description or s.text in description)
         if m is not None and _DEFINES.match(s.text[m.end() :]):
             tier = 0
         elif headed or (m is not None and own and s.opens_section and s.section.lower() in _DESCRIBING):
             tier = 1  # a glossary entry, a reference page's "Description"
+        elif described and s.opens_section:
+            tier = 1  # MAP's definition, opening a passage (a definition list's entry)
+        elif described:
+            tier = 2
         elif m is not None:
-            tier = 2 if own and s.opens_section else 3
+            tier = 3 if own and s.opens_section else 4
         else:
             found = mention.search(s.text)
             if found is not None and _opens_sentence(s.text):
@@ -224,7 +230,6 @@ def _choose_lead(
     if tiers:
         best = min(tiers, key=lambda t: t[:3])[3]
         return _lead(best), [s for s in pool if s is not best]
-    description = " ".join(request.description.split())
     if description:
         for s in usable:
             if s.text == description or description in s.text:
