@@ -19,6 +19,7 @@ from .planning import (
     PagePlan,
     Subject,
     build_plan,
+    common_word_subjects,
     entity_subjects,
     match_by_subject,
     pick_knn_matches,
@@ -63,8 +64,9 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     subjects: list[Subject] = []
     if template.builds("wiki_pages"):
         facts = {eid: len(cids) for eid, cids in kb.claims_by_entity.items()}
+        common = common_word_subjects(entities, kb.claims, kb.claims_by_entity)
         subjects = entity_subjects(entities, template.plan.min_support, template.plan.max_pages,
-                                   facts, template.plan.min_facts)
+                                   facts, template.plan.min_facts, common)
     details["candidates"] = len(subjects)
 
     topic_of: dict[str, list[str]] = defaultdict(list)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,17 +72,20 @@ def entity_subjects(
     max_pages: int,
     facts: dict[str, int] | None = None,
     min_facts: int = 0,
+    common: Collection[str] | None = None,
 ) -> list[Subject]:
     """Entities and concepts seen in at least `min_support` chunks and named by at least
     `min_facts` claims (`facts`: entity id -> claims naming it), most important first.
 
     A page is written from its subject's own facts: a subject that no claim is about would
-    get a page of links only.
+    get a page of links only. `common`: ids of subjects that are common words, not names
+    (see common_word_subjects).
     """
     counts = facts or {}
     chosen = [
         e for e in entities
         if len(set(e.chunk_ids)) >= min_support and (min_facts <= 0 or counts.get(e.id, 0) >= min_facts)
+        and e.id not in (common or ())
     ]
     chosen.sort(key=lambda e: (-e.importance, -len(e.chunk_ids), e.id))
     return [
@@ -98,6 +102,27 @@ def entity_subjects(
         )
         for e in chosen[:max_pages]
     ]
+
+
+_PLAIN_TITLE_WORD = re.compile(r"^[A-Z][a-z]+$")
+
+
+def common_word_subjects(entities: Iterable[Entity], claims: dict[str, Claim],
+                         claims_by_entity: dict[str, list[str]]) -> set[str]:
+    """Subjects named by one capitalised plain word ("Lock", "Support", "Finds") that none of
+    their own claims capitalises inside a sentence: a word capitalised only where a sentence,
+    heading or table cell begins is a common word, not a name. Read across every claim of the
+    corpus that names the subject, not one chunk."""
+    out: set[str] = set()
+    for e in entities:
+        name = e.name.strip()
+        if not _PLAIN_TITLE_WORD.match(name) or e.aliases:
+            continue
+        inside = re.compile(rf"(?<=[^\s.!?:]\s){re.escape(name)}\b|(?<=[(\"'“]){re.escape(name)}\b")
+        texts = [claims[c].text for c in claims_by_entity.get(e.id, ()) if c in claims]
+        if len(texts) >= 2 and not any(inside.search(t) for t in texts):  # one claim is too little to judge
+            out.add(e.id)
+    return out
 
 
 def match_level(score: float, settings: PlanSettings) -> str:
