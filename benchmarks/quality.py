@@ -139,13 +139,32 @@ def sample_documents(folder: Path, keep: tuple[str, ...], skip: tuple[str, ...],
 
 
 async def _compile_and_read(workspace: Path, vault: Path | None) -> dict[str, Any]:
+    from compendium.compiler import orchestrator
     from compendium.operations import compile_workspace, export_workspace, opened_store
     from compendium.settings import load_settings
     from compendium.storage.records import Chunk, Document, Entity, Page, Topic
 
     settings = load_settings(workspace, env={})
+    phase_cpu: dict[str, float] = {}
+
+    def timed(name, phase):  # type: ignore[no-untyped-def]
+        async def run(template, ctx):  # type: ignore[no-untyped-def]
+            began = time.process_time()
+            try:
+                return await phase(template, ctx)
+            finally:
+                phase_cpu[name] = phase_cpu.get(name, 0.0) + time.process_time() - began
+
+        return run
+
+    original = orchestrator.default_phases
+    wrapped = [(n, timed(n, p)) for n, p in original()]
+    orchestrator.default_phases = lambda: wrapped  # type: ignore[assignment]
     started, cpu = time.perf_counter(), time.process_time()
-    report = await compile_workspace(settings)
+    try:
+        report = await compile_workspace(settings)
+    finally:
+        orchestrator.default_phases = original  # type: ignore[assignment]
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     async with opened_store(settings) as store:
         data = {
@@ -158,7 +177,7 @@ async def _compile_and_read(workspace: Path, vault: Path | None) -> dict[str, An
     if vault is not None:
         shutil.rmtree(vault, ignore_errors=True)
         await export_workspace(settings, "vault", vault)
-    return {"report": report.as_dict(), "wall": wall, "cpu": cpu, **data}
+    return {"report": report.as_dict(), "wall": wall, "cpu": cpu, "phase_cpu": phase_cpu, **data}
 
 
 def compile_corpus(folder: Path, documents: list[Path], vault: Path | None = None) -> dict[str, Any]:
@@ -189,7 +208,7 @@ def measure(name: str, size: int, vault: Path | None = None) -> dict[str, Any]:
         gold = rules.acronym_gold(folder / "acronyms.html")
         result["aliases"] = rules.alias_scores(gold, data["entities"])
     result.update(corpus=name, shape=spec["shape"], documents=len(documents),
-                  chunks=data["report"]["chunks"], wall=data["wall"], cpu=data["cpu"], peak_mb=peak_memory_mb(),
+                  chunks=data["report"]["chunks"], wall=data["wall"], cpu=data["cpu"], phase_cpu=data["phase_cpu"], peak_mb=peak_memory_mb(),
                   phases={k: v.get("seconds", 0.0) for k, v in data["report"]["phases"].items()})
     return result
 
