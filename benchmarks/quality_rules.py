@@ -336,6 +336,8 @@ def acronym_gold(path: Path) -> list[tuple[str, str]]:
         acronym = " ".join(dt.get_text(" ").split())
         first = dd.find("p") or dd
         expansion = " ".join(first.get_text(" ").split()).rstrip(".")
+        # the expansion without its remarks: "Database Interface (Perl)", "Log Sequence Number, see ..."
+        expansion = re.split(r"\s*\(|\s*,\s", expansion, maxsplit=1)[0].strip()
         if not acronym or not expansion or len(expansion.split()) > 8 or "." in expansion:
             continue  # a description, not an expansion
         pairs.append((acronym, expansion))

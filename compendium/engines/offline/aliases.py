@@ -79,7 +79,10 @@ def _glossary_entry(acronym: str, following: Sentence, spans: list[Span], links:
     if m is None:
         return
     words = m.group("words")
-    if acronym_matches(acronym, words):
+    head = words.rsplit(" ", 1)[0]
+    # the entry's layout vouches for the pair, so a last word the acronym leaves out may stay
+    # ("JIT" / "Just-in-Time compilation", "GIN" / "Generalized Inverted Index")
+    if acronym_matches(acronym, words) or (" " in words and acronym_matches(acronym, head)):
         _link(links, long=_add_span(spans, words, m.start("words")), short=acronym)
 
 

@@ -199,6 +199,8 @@ def _align(letters: str, words: list[str], li: int, wi: int) -> bool:
     word = words[wi]
     if word in FUNCTION_WORDS and _align(letters, words, li, wi + 1):
         return True
+    if word.startswith("ex") and letters[li] == "x":
+        word = word[1:]  # X for eXtensible, eXtension: the usual spelling of such acronyms
     if not word or word[0] != letters[li]:
         return False
     # this word gives its first letter and maybe more letters from inside it
