@@ -27,7 +27,7 @@ class OfflineEngine:
     """
 
     name = "offline"
-    model = "offline-rules-v5"
+    model = "offline-rules-v6"
 
     def __init__(self, usage: UsageMeter | None = None):
         self.usage = usage if usage is not None else UsageMeter()

@@ -124,6 +124,8 @@ def _clean_name(
         tokens = tokens[1:]
     if not tokens:
         return None
+    if len(tokens) > 1 and len({t.lower() for t in tokens}) == 1:
+        return None  # "Flag Flag": a table's cells run together, not a name
     name = " ".join(tokens)
     lower = name.lower()
     if lower in BOILERPLATE or lower in WEEKDAYS_MONTHS or _BOILER_NUMBERED.match(name):
