@@ -21,6 +21,7 @@ from .planning import (
     build_plan,
     common_word_subjects,
     entity_subjects,
+    lowercase_titles,
     match_by_subject,
     pick_knn_matches,
 )
@@ -66,7 +67,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         facts = {eid: len(cids) for eid, cids in kb.claims_by_entity.items()}
         common = common_word_subjects(entities, kb.claims, kb.claims_by_entity)
         subjects = entity_subjects(entities, template.plan.min_support, template.plan.max_pages,
-                                   facts, template.plan.min_facts, common)
+                                   facts, template.plan.min_facts, common, lowercase_titles(entities, common, kb.claims, kb.claims_by_entity))
     details["candidates"] = len(subjects)
 
     topic_of: dict[str, list[str]] = defaultdict(list)

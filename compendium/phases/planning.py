@@ -66,6 +66,22 @@ class PagePlan:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
+def lowercase_titles(entities: Iterable[Entity], common: Collection[str], claims: dict[str, Claim],
+                     claims_by_entity: dict[str, list[str]]) -> dict[str, str]:
+    """Common-word subjects whose own claims write them in lowercase ("Iterator" in a heading,
+    "an iterator" in the prose): id -> the lowercase spelling, the term's title. The other
+    common-word subjects get no page."""
+    out = {}
+    for e in entities:
+        if e.id not in common:
+            continue
+        lower = e.name.strip().lower()
+        pattern = re.compile(rf"(?<![\w-]){re.escape(lower)}(?![\w-])")
+        if any(pattern.search(claims[c].text) for c in claims_by_entity.get(e.id, ()) if c in claims):
+            out[e.id] = lower
+    return out
+
+
 def entity_subjects(
     entities: Iterable[Entity],
     min_support: int,
@@ -73,25 +89,27 @@ def entity_subjects(
     facts: dict[str, int] | None = None,
     min_facts: int = 0,
     common: Collection[str] | None = None,
+    titles: dict[str, str] | None = None,
 ) -> list[Subject]:
     """Entities and concepts seen in at least `min_support` chunks and named by at least
     `min_facts` claims (`facts`: entity id -> claims naming it), most important first.
 
     A page is written from its subject's own facts: a subject that no claim is about would
     get a page of links only. `common`: ids of subjects that are common words, not names
-    (see common_word_subjects).
+    (see common_word_subjects); `titles`: id -> title for those written in lowercase too,
+    which keep their page under that title.
     """
     counts = facts or {}
     chosen = [
         e for e in entities
         if len(set(e.chunk_ids)) >= min_support and (min_facts <= 0 or counts.get(e.id, 0) >= min_facts)
-        and e.id not in (common or ())
+        and (e.id not in (common or ()) or e.id in (titles or {}))
     ]
     chosen.sort(key=lambda e: (-e.importance, -len(e.chunk_ids), e.id))
     return [
         Subject(
             id=e.id,
-            title=e.name,
+            title=(titles or {}).get(e.id, e.name),
             kind="concept" if e.category == "concept" else "entity",
             type=e.type,
             description=e.description,
@@ -116,7 +134,7 @@ def common_word_subjects(entities: Iterable[Entity], claims: dict[str, Claim],
     out: set[str] = set()
     for e in entities:
         name = e.name.strip()
-        if not _PLAIN_TITLE_WORD.match(name) or e.aliases:
+        if not _PLAIN_TITLE_WORD.match(name) or any(a.lower() != name.lower() for a in e.aliases):
             continue
         inside = re.compile(rf"(?<=[^\s.!?:]\s){re.escape(name)}\b|(?<=[(\"'“]){re.escape(name)}\b")
         texts = [claims[c].text for c in claims_by_entity.get(e.id, ()) if c in claims]

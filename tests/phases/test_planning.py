@@ -95,3 +95,20 @@ def test_a_common_word_capitalised_only_where_sentences_begin_gets_no_page():
     assert common_word_subjects([lock, python], kb.claims, kb.claims_by_entity) == {"e-lock"}
     subjects = entity_subjects([lock, python], 2, 10, {"e-lock": 2, "e-py": 2}, 1, {"e-lock"})
     assert [s.title for s in subjects] == ["Python"]
+
+
+def test_a_common_word_the_prose_writes_in_lowercase_keeps_its_page_under_that_title():
+    from compendium.phases.planning import KnowledgeView, common_word_subjects, lowercase_titles
+    from compendium.storage.records import Claim, Entity
+
+    iterator = Entity(id="e-it", name="Iterator", chunk_ids=["k1", "k2"])
+    claims = [
+        Claim(id="c1", text="Iterator objects support two methods.", entity_ids=["e-it"]),
+        Claim(id="c2", text="An iterator is an object representing a stream of data.", entity_ids=["e-it"]),
+    ]
+    kb = KnowledgeView.build([iterator], [], claims)
+    common = common_word_subjects([iterator], kb.claims, kb.claims_by_entity)
+    titles = lowercase_titles([iterator], common, kb.claims, kb.claims_by_entity)
+    assert titles == {"e-it": "iterator"}
+    subjects = entity_subjects([iterator], 2, 10, {"e-it": 2}, 1, common, titles)
+    assert [s.title for s in subjects] == ["iterator"]
