@@ -27,8 +27,6 @@ from ..tasks import EntitySketch, MatchQuestion, PairQuestion
 from .names import acronym_matches, digits_of, is_acronym, is_generic_type, name_key
 
 _LETTERS = re.compile(r"[^a-z0-9]")
-JACCARD_MIN = 0.8
-EDIT_MAX = 1
 EDIT_LENGTHS = (5, 12)
 
 
@@ -102,18 +100,3 @@ def _doubled_letter(shorter: str, longer: str) -> bool:
 def _digits_differ(x: str, y: str) -> bool:
     dx, dy = digits_of(x), digits_of(y)
     return bool(dx or dy) and dx != dy
-
-
-def edit_distance(a: str, b: str, limit: int) -> int:
-    """Levenshtein distance, giving up (returning limit + 1) once it must exceed `limit`."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        if min(current) > limit:
-            return limit + 1
-        previous = current
-    return previous[-1]
