@@ -99,6 +99,7 @@ def write_page(request: PageRequest, template: Template) -> str:
 def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
     """Prose sentences of the evidence in source order, near-duplicates folded into the first."""
     pool: list[_Sentence] = []
+    exact: dict[str, _Sentence] = {}  # flat text -> its sentence: most twins are exact copies
     for item in sorted(evidence, key=lambda e: e.ref):
         if item.kind == "relation":  # written from a graph edge, not found in the source
             continue
@@ -119,18 +120,7 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
             flat = " ".join(s.text.lower().split()).rstrip(".!")
             opens = item.kind == "excerpt" and opens_chunk and not any_kept
             any_kept = True
-            twin = next(
-                (
-                    p
-                    for p in pool
-                    # a sentence inside another says nothing the other does not
-                    if flat in p.flat or p.flat in flat
-                    # sets whose sizes differ this much cannot reach the threshold: skip the work
-                    or (min(len(p.tokens), len(tokens)) >= NEAR_DUPLICATE * max(len(p.tokens), len(tokens))
-                        and jaccard(p.tokens, tokens) >= NEAR_DUPLICATE)
-                ),
-                None,
-            )
+            twin = exact.get(flat) or _twin(pool, flat, tokens)
             if twin is not None:
                 twin.support += max(item.support, 1)
                 if opens and not twin.opens_section:  # the claim is also a passage's first sentence
@@ -154,8 +144,24 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
                     headings=path,
                 )
             )
+            exact[flat] = pool[-1]
             previous = len(pool) - 1
     return pool
+
+
+def _twin(pool: list[_Sentence], flat: str, tokens: frozenset[str]) -> _Sentence | None:
+    """The pool sentence that contains `flat`, is contained in it, or nearly equals it."""
+    size = len(tokens)
+    low, high = NEAR_DUPLICATE * size, size / NEAR_DUPLICATE if NEAR_DUPLICATE else size
+    for p in pool:
+        # a sentence inside another says nothing the other does not
+        if flat in p.flat or p.flat in flat:
+            return p
+        # sets whose sizes differ this much cannot reach the threshold: skip the work
+        n = len(p.tokens)
+        if low <= n <= high and min(n, size) >= NEAR_DUPLICATE * max(n, size) and jaccard(p.tokens, tokens) >= NEAR_DUPLICATE:
+            return p
+    return None
 
 
 def _subject_pattern(request: PageRequest) -> re.Pattern[str]:
