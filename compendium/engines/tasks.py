@@ -142,6 +142,10 @@ class MatchReply(Reply):
 class TopicRequest:
     members: list[EntitySketch]  # most important first
     claims: list[str] = field(default_factory=list)
+    # Source headings the central members sit under, with how many of those members each
+    # covers, most first: what the documents themselves call this subject.
+    headings: list[tuple[str, int]] = field(default_factory=list)
+    taken_titles: list[str] = field(default_factory=list)  # titles other topics already carry
 
 
 class TopicReply(Reply):

@@ -29,12 +29,15 @@ class ExportFolder:
         names = [Path(f).name for f in self._previous()] + [MANIFEST]
         sweep(root, earlier=earlier_exports(names))
         self.written: list[str] = []
+        self.changed: list[str] = []  # written with new bytes (the rest were already identical)
 
     def write(self, relative: str, content: str | bytes) -> Path:
         path = self.root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         data = content.encode("utf-8") if isinstance(content, str) else content
-        write_atomic(path, data)
+        if not _same_bytes(path, data):  # an unchanged file keeps its mtime: sync tools skip it
+            write_atomic(path, data)
+            self.changed.append(relative)
         self.written.append(relative)
         return path
 
@@ -60,6 +63,15 @@ class ExportFolder:
                 stale.unlink()
         write_atomic(manifest, json.dumps({"files": sorted(current)}, indent=1).encode("utf-8"))
         return len(current)
+
+
+def _same_bytes(path: Path, data: bytes) -> bool:
+    try:
+        if path.stat().st_size != len(data):
+            return False
+        return path.read_bytes() == data
+    except OSError:
+        return False
 
 
 def write_atomic(path: Path, data: bytes) -> None:

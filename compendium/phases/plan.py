@@ -11,15 +11,17 @@ from ..engines.tasks import EntitySketch, MatchQuestion, TopicRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint, short_id
 from ..pipeline.context import CompileContext, PhaseResult
-from ..storage.records import CacheEntry, Claim, Entity, Page, Relation, Topic
+from ..storage.records import CacheEntry, Chunk, Claim, Entity, Page, Relation, Topic
 from ..templates.schema import Template
-from .communities import find_communities, match_previous, membership_fingerprint
+from .communities import match_previous, membership_fingerprint, update_communities
 from .planning import (
     KnowledgeView,
     PagePlan,
     Subject,
     build_plan,
+    common_word_subjects,
     entity_subjects,
+    lowercase_titles,
     match_by_subject,
     pick_knn_matches,
 )
@@ -29,7 +31,8 @@ PHASE = "plan"
 KNN_CONCURRENCY = 8
 TOPIC_SKETCHES = 12
 TOPIC_CLAIMS = 8
-KEEP_NAME_OVERLAP = 0.85  # a drifted topic keeps its title and summary at this Jaccard overlap
+TOPIC_CHUNKS = 6  # chunks per central member whose headings may name the topic
+KEEP_NAME_OVERLAP = 0.6  # a drifted topic keeps its title and summary at this Jaccard overlap
 
 
 def _overlap(a: Sequence[str], b: Sequence[str]) -> float:
@@ -61,7 +64,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     subjects: list[Subject] = []
     if template.builds("wiki_pages"):
-        subjects = entity_subjects(entities, template.plan.min_support, template.plan.max_pages)
+        facts = {eid: len(cids) for eid, cids in kb.claims_by_entity.items()}
+        common = common_word_subjects(entities, kb.claims, kb.claims_by_entity)
+        subjects = entity_subjects(entities, template.plan.min_support, template.plan.max_pages,
+                                   facts, template.plan.min_facts, common, lowercase_titles(entities, common, kb.claims, kb.claims_by_entity))
     details["candidates"] = len(subjects)
 
     topic_of: dict[str, list[str]] = defaultdict(list)
@@ -195,28 +201,37 @@ async def _topics(
     """Communities of the entity graph as Topic records; unchanged memberships keep everything."""
     settings = template.plan.topics
     importance = {e.id: e.importance for e in entities}
-    groups = find_communities(
+    stored: dict[str, Topic] = {t.id: t async for t in ctx.store.scan(Topic)}  # type: ignore[misc]
+    graph_key = f"topic-graph:{template.name}:{fingerprint(settings.model_dump(mode='json'))}"
+    known = await ctx.store.get(CacheEntry, [graph_key])
+    groups = update_communities(
         importance, ((r.source, r.target, float(max(r.strength, 1))) for r in relations),
+        {tid: t.members for tid, t in stored.items()}, known[0].value if known else (),  # type: ignore[attr-defined]
         resolution=settings.resolution, min_size=settings.min_size, max_topics=settings.max_topics,
         importance=importance,
     )
-    stored: dict[str, Topic] = {t.id: t async for t in ctx.store.scan(Topic)}  # type: ignore[misc]
+    await ctx.store.upsert([CacheEntry(id=graph_key, namespace="topic-graph", value=sorted(importance),
+                                       created_at=time.time())])
     pairing = match_previous(groups, {tid: t.members for tid, t in stored.items()})
     taken = {p.slug for p in pages} | {t.slug for t in stored.values()}
     by_id = {e.id: e for e in entities}
     topics: list[Topic] = []
+    used: list[str] = []  # titles given so far: a heading names one topic only
     for i, members in enumerate(groups):
         fp = membership_fingerprint(members)
         previous = stored.get(pairing[i]) if i in pairing else None
         if previous is not None and previous.fingerprint == fp:
             topics.append(previous)
+            used.append(previous.title)
             continue
         if previous is not None and previous.fingerprint and _overlap(previous.members, members) >= KEEP_NAME_OVERLAP:
             # A few members came or went: the topic is still what its name says; no call.
             topics.append(Topic(id=previous.id, slug=previous.slug, title=previous.title, summary=previous.summary,
                                 members=list(members), fingerprint=fp))
+            used.append(previous.title)
             continue
-        title, summary = await _name_topic(ctx, template, members, by_id, kb)
+        title, summary = await _name_topic(ctx, template, members, by_id, kb, used)
+        used.append(title)
         if previous is not None:  # membership drifted: keep the id and slug, rename
             tid, slug = previous.id, previous.slug
         else:
@@ -234,8 +249,26 @@ async def _topics(
     return topics
 
 
+async def _member_headings(ctx: CompileContext, members: Sequence[Entity]) -> list[tuple[str, int]]:
+    """Headings of the members' chunks, with how many members sit under each, most first;
+    among equals the deeper (more specific) heading first."""
+    wanted = {cid: e.id for e in members for cid in sorted(e.chunk_ids)[:TOPIC_CHUNKS]}
+    chunks: list[Chunk] = await ctx.store.get(Chunk, list(wanted))  # type: ignore[assignment]
+    covered: dict[str, set[str]] = defaultdict(set)
+    depth: dict[str, int] = {}
+    for chunk in chunks:
+        for level, heading in enumerate(chunk.heading_path):
+            text = " ".join(heading.split())
+            if text:
+                covered[text].add(wanted[chunk.id])
+                depth[text] = max(depth.get(text, 0), level)
+    ranked = sorted(covered, key=lambda h: (-len(covered[h]), -depth[h], h))
+    return [(h, len(covered[h])) for h in ranked[:TOPIC_SKETCHES]]
+
+
 async def _name_topic(
-    ctx: CompileContext, template: Template, members: Sequence[str], by_id: dict[str, Entity], kb: KnowledgeView
+    ctx: CompileContext, template: Template, members: Sequence[str], by_id: dict[str, Entity], kb: KnowledgeView,
+    taken: Sequence[str] = (),
 ) -> tuple[str, str | None]:
     """Title and summary of a topic; summary None when the engine failed and the title is a stand-in."""
     key = fingerprint(sorted(members), ctx.engine.model)
@@ -248,8 +281,10 @@ async def _name_topic(
                              aliases=list(by_id[m].aliases)) for m in ranked]
     claim_hits: Counter[str] = Counter(c for m in members for c in kb.claims_by_entity.get(m, ()))
     claims = [kb.claims[c].text for c, _n in sorted(claim_hits.items(), key=lambda kv: (-kv[1], kv[0]))[:TOPIC_CLAIMS]]
+    headings = await _member_headings(ctx, [by_id[m] for m in ranked])
     try:
-        reply = await ctx.engine.name_topic(TopicRequest(members=sketches, claims=claims), template)
+        reply = await ctx.engine.name_topic(TopicRequest(members=sketches, claims=claims, headings=headings,
+                                                            taken_titles=list(taken)), template)
     except (EngineUnavailable, BudgetExceeded):
         raise
     except EngineError as exc:  # a name is not worth failing the plan for; ask again next run

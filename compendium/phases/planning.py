@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,9 @@ CREATE, UPDATE, KEEP, DELETE = "CREATE", "UPDATE", "KEEP", "DELETE"
 MAX_LINKS = 40
 MAX_ENTITY_CLAIMS = 150
 MAX_TOPIC_CLAIMS = 60
+# Page statuses a plan keeps track of: "withheld" pages were written without a cited fact and
+# are not shown, but their evidence fingerprint spares writing them again.
+SHOWN_OR_WITHHELD = ("active", "withheld")
 
 
 @dataclass
@@ -62,14 +66,50 @@ class PagePlan:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
-def entity_subjects(entities: Iterable[Entity], min_support: int, max_pages: int) -> list[Subject]:
-    """Entities and concepts seen in at least `min_support` chunks, most important first."""
-    chosen = [e for e in entities if len(set(e.chunk_ids)) >= min_support]
+def lowercase_titles(entities: Iterable[Entity], common: Collection[str], claims: dict[str, Claim],
+                     claims_by_entity: dict[str, list[str]]) -> dict[str, str]:
+    """Common-word subjects whose own claims write them in lowercase ("Iterator" in a heading,
+    "an iterator" in the prose): id -> the lowercase spelling, the term's title. The other
+    common-word subjects get no page."""
+    out = {}
+    for e in entities:
+        if e.id not in common:
+            continue
+        lower = e.name.strip().lower()
+        pattern = re.compile(rf"(?<![\w-]){re.escape(lower)}(?![\w-])")
+        if any(pattern.search(claims[c].text) for c in claims_by_entity.get(e.id, ()) if c in claims):
+            out[e.id] = lower
+    return out
+
+
+def entity_subjects(
+    entities: Iterable[Entity],
+    min_support: int,
+    max_pages: int,
+    facts: dict[str, int] | None = None,
+    min_facts: int = 0,
+    common: Collection[str] | None = None,
+    titles: dict[str, str] | None = None,
+) -> list[Subject]:
+    """Entities and concepts seen in at least `min_support` chunks and named by at least
+    `min_facts` claims (`facts`: entity id -> claims naming it), most important first.
+
+    A page is written from its subject's own facts: a subject that no claim is about would
+    get a page of links only. `common`: ids of subjects that are common words, not names
+    (see common_word_subjects); `titles`: id -> title for those written in lowercase too,
+    which keep their page under that title.
+    """
+    counts = facts or {}
+    chosen = [
+        e for e in entities
+        if len(set(e.chunk_ids)) >= min_support and (min_facts <= 0 or counts.get(e.id, 0) >= min_facts)
+        and (e.id not in (common or ()) or e.id in (titles or {}))
+    ]
     chosen.sort(key=lambda e: (-e.importance, -len(e.chunk_ids), e.id))
     return [
         Subject(
             id=e.id,
-            title=e.name,
+            title=(titles or {}).get(e.id, e.name),
             kind="concept" if e.category == "concept" else "entity",
             type=e.type,
             description=e.description,
@@ -80,6 +120,27 @@ def entity_subjects(entities: Iterable[Entity], min_support: int, max_pages: int
         )
         for e in chosen[:max_pages]
     ]
+
+
+_PLAIN_TITLE_WORD = re.compile(r"^[A-Z][a-z]+$")
+
+
+def common_word_subjects(entities: Iterable[Entity], claims: dict[str, Claim],
+                         claims_by_entity: dict[str, list[str]]) -> set[str]:
+    """Subjects named by one capitalised plain word ("Lock", "Support", "Finds") that none of
+    their own claims capitalises inside a sentence: a word capitalised only where a sentence,
+    heading or table cell begins is a common word, not a name. Read across every claim of the
+    corpus that names the subject, not one chunk."""
+    out: set[str] = set()
+    for e in entities:
+        name = e.name.strip()
+        if not _PLAIN_TITLE_WORD.match(name) or any(a.lower() != name.lower() for a in e.aliases):
+            continue
+        inside = re.compile(rf"(?<=[^\s.!?:]\s){re.escape(name)}\b|(?<=[(\"'“]){re.escape(name)}\b")
+        texts = [claims[c].text for c in claims_by_entity.get(e.id, ()) if c in claims]
+        if len(texts) >= 2 and not any(inside.search(t) for t in texts):  # one claim is too little to judge
+            out.add(e.id)
+    return out
 
 
 def match_level(score: float, settings: PlanSettings) -> str:
@@ -230,7 +291,7 @@ def build_plan(
         page = by_slug.get(slug) if s.id in matched else None
         if page is None:
             action, reason = CREATE, reasons.get(s.id, "new subject")
-        elif page.status == "active" and page.evidence_fingerprint == fp:
+        elif page.status in SHOWN_OR_WITHHELD and page.evidence_fingerprint == fp:
             action, reason = KEEP, "evidence unchanged"
         else:
             action = UPDATE
@@ -256,7 +317,7 @@ def build_plan(
 
     kept = set(slug_of.values())
     for page in sorted(pages, key=lambda p: p.slug):
-        if page.status == "active" and page.slug not in kept:
+        if page.status in SHOWN_OR_WITHHELD and page.slug not in kept:
             plans.append(
                 PagePlan(slug=page.slug, title=page.title, kind=page.kind, subject_id=page.subject_id,
                          action=DELETE, reason="subject no longer in the knowledge base")

@@ -37,8 +37,10 @@ from .resolution import (
     tier1_labels,
     type_key,
 )
+from .term_mentions import is_term, term_claims
 
-REDUCE_VERSION = "reduce-3"  # 2: tier 2 embeds names alone; 3: declared aliases type generic mentions
+# 2: tier 2 embeds names alone; 3: declared aliases type generic mentions; 4: defined terms in every claim
+REDUCE_VERSION = "reduce-4"
 PHASE = "reduce"
 ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
 SUMMARY_INPUTS_KEY = "reduce:summary-inputs"  # entity id -> descriptions its summary was written from
@@ -121,6 +123,19 @@ def reduce(
             cid = short_id("claim", ex.id, text)
             claims[cid] = Claim(id=cid, text=text, chunk_id=ex.id, document_id=ex.document_id, entity_ids=entity_ids)
 
+    # Defined terms in the claims of every chunk, not only the ones MAP named them in.
+    terms = {i: spellings for i, c in enumerate(clusters) if c.descriptions
+             and (spellings := sorted({n.lower() for n in c.names if n.islower() and is_term(n)}))}
+    more_chunks: dict[int, set[str]] = {}
+    more_documents: dict[int, set[str]] = {}
+    for i, found in term_claims(terms, claims.values()).items():
+        for claim in found:
+            if ids[i] not in claim.entity_ids:
+                claim.entity_ids.append(ids[i])
+            more_chunks.setdefault(i, set()).add(claim.chunk_id)
+            if claim.document_id:
+                more_documents.setdefault(i, set()).add(claim.document_id)
+
     relations: list[Relation] = []
     neighbours: list[set[int]] = [set() for _ in clusters]
     for (src, dst, rtype), (chunks, texts) in sorted(merged.items(), key=lambda kv: (ids[kv[0][0]], ids[kv[0][1]], kv[0][2])):
@@ -134,12 +149,14 @@ def reduce(
             )
         )
 
-    raw = [math.log1p(len(c.chunk_ids)) + math.log1p(len(n)) for c, n in zip(clusters, neighbours, strict=True)]
+    chunk_ids = [c.chunk_ids | more_chunks.get(i, set()) for i, c in enumerate(clusters)]
+    raw = [math.log1p(len(chunk_ids[i])) + math.log1p(len(n)) for i, n in enumerate(neighbours)]
     top = max(raw, default=0.0) or 1.0
     entities = [
         Entity(
             id=ids[i], name=c.name, type=c.type, category=c.category, description=descriptions[i],
-            aliases=c.aliases, chunk_ids=sorted(c.chunk_ids), document_ids=sorted(c.document_ids),
+            aliases=c.aliases, chunk_ids=sorted(chunk_ids[i]),
+            document_ids=sorted(c.document_ids | more_documents.get(i, set())),
             degree=len(neighbours[i]), importance=round(raw[i] / top, 4),
             fingerprint=fingerprint(c.fingerprint_parts()), engine=engine,
             embedding=None if vectors is None else vectors[i],

@@ -54,6 +54,7 @@ PHASE = "refine"
 PACK_NAMESPACE = "page-pack"  # per page: the evidence it was written from, for cheap updates
 MAX_SOURCES = 60  # chunks offered as excerpts to one page, those holding most claims first
 PREFETCH_PAGES = 64  # pages whose evidence is read from the store together
+WITHHELD = "withheld"  # page status: written, but with no cited fact, so never shown
 
 # A claim is offered to every page about its entities: count its tokens once.
 _item_tokens = lru_cache(maxsize=16384)(count_tokens)
@@ -87,6 +88,8 @@ class RefineTally:
     unlinked_links: int = 0
     removed_citations: int = 0
     removed_sentences: int = 0
+    withheld: list[str] = field(default_factory=list)  # written without a cited fact: not published
+    identical: list[str] = field(default_factory=list)  # rewritten to the same bytes: not stored again
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
@@ -159,7 +162,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     async def _write(plan: PagePlan) -> None:
         page = existing.get(plan.slug)
-        if page is not None and page.status == "active" and page.evidence_fingerprint == plan.evidence_fingerprint:
+        if page is not None and page.status in ("active", WITHHELD) and page.evidence_fingerprint == plan.evidence_fingerprint:
             tally.unchanged.append(plan.slug)  # written before a crash; never write twice
             return
         if page is not None and page.edited:
@@ -234,6 +237,11 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             await store.upsert([page])
             tally.rejected.append(plan.slug)
             return
+        if not cleaned.cited_chunk_ids:
+            # No cited fact: a page of links only is no page. Kept out of sight under its
+            # fingerprint, so the same evidence is not written again next run.
+            await _store(plan, page, cleaned, evidence, ranked, tally.withheld, status=WITHHELD)
+            return
         await _store(plan, page, cleaned, evidence, ranked, tally.updated if page is not None else tally.created)
 
     def _request(plan: PagePlan, evidence: list[EvidenceItem], existing_markdown: str, removed: list[str]) -> PageRequest:
@@ -251,9 +259,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         )
 
     async def _store(plan: PagePlan, page: Page | None, cleaned: CleanPage, evidence: list[EvidenceItem],
-                     ranked: list[EvidenceItem], *tallies: list[str], absorbed: bool = False) -> None:
-        """Store the page now (absorbed: same text), or hand it to the batches for its embedding;
-        its slug joins `tallies` once it is stored."""
+                     ranked: list[EvidenceItem], *tallies: list[str], absorbed: bool = False,
+                     status: str = "active") -> None:
+        """Store the page now (absorbed: same text; or byte-identical), or hand it to the batches
+        for its embedding; its slug joins `tallies` once it is stored."""
         value = {**pack_value(evidence, ranked), "writer": writer, **({"provisional": True} if provisional else {})}
         pack = CacheEntry(id=pack_key(plan.slug), namespace=PACK_NAMESPACE, value=value, created_at=time.time())
         if absorbed and page is not None:  # same text: new fingerprint only, no new version
@@ -261,6 +270,15 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             page.pending_update = False
             async with store.transaction():
                 await store.upsert([page, pack])
+            return
+        if (page is not None and page.status == status and page.markdown == cleaned.markdown
+                and page.title == plan.title and page.aliases == list(plan.aliases)):
+            # Byte-identical page: a new fingerprint only, no new version, no rewrite downstream.
+            page.evidence_fingerprint, page.outlinks, page.pending_update = plan.evidence_fingerprint, cleaned.outlinks, False
+            async with store.transaction():
+                await store.upsert([page, pack])
+            tally.identical.append(plan.slug)
+            tally.unchanged.append(plan.slug)
             return
         stamp = time.time()
         summary = summary_of(cleaned.markdown)
@@ -280,7 +298,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             created_at=page.created_at if page and page.created_at else stamp,
             updated_at=stamp,
             evidence_fingerprint=plan.evidence_fingerprint,
-            status="active",
+            status=status,
             engine=engine.name,
         )
 
@@ -307,7 +325,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     if fatal or errors:
         raise (fatal or errors)[0]
 
-    if tally.deleted:
+    if tally.deleted or tally.withheld or tally.created or tally.updated:
+        # a page written this run may link to one withheld now or before
         tally.unlinked_links += await _unlink_deleted(ctx)
     ctx.state["refine"] = {
         "created": sorted(tally.created),
@@ -327,6 +346,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         "absorbed": len(tally.absorbed),
         "merged_without_model": len(tally.merged_without_model),
         "removed_sentences": tally.removed_sentences,
+        "withheld": len(tally.withheld),
+        "identical": len(tally.identical),
     }
     if tally.rejected:
         details["rejected_pages"] = sorted(tally.rejected)
@@ -449,9 +470,9 @@ def candidates(
 
 
 async def _unlink_deleted(ctx: CompileContext) -> int:
-    """Links into deleted pages become plain text in every active page not edited by a person."""
+    """Links into deleted and withheld pages become plain text in every active page not edited by a person."""
     pages: list[Page] = [p async for p in ctx.store.scan(Page)]  # type: ignore[misc]
-    deleted = {p.slug for p in pages if p.status == "deleted"}
+    deleted = {p.slug for p in pages if p.status in ("deleted", WITHHELD)}
     if not deleted:
         return 0
     fixed, total = [], 0

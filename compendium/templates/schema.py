@@ -69,6 +69,7 @@ class TopicSettings(Strict):
 
 class PlanSettings(Strict):
     min_support: int = Field(2, ge=1)  # chunks mentioning a subject before it earns a page
+    min_facts: int = Field(1, ge=0)  # cited facts (claims naming the subject) a page needs
     update_threshold: float = Field(0.92, ge=0.0, le=1.0)
     maybe_band: tuple[float, float] = (0.85, 0.92)
     judge_batch: int = Field(20, ge=1, le=200)

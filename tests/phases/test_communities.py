@@ -2,7 +2,12 @@
 
 from itertools import combinations
 
-from compendium.phases.communities import find_communities, match_previous, membership_fingerprint
+from compendium.phases.communities import (
+    find_communities,
+    match_previous,
+    membership_fingerprint,
+    update_communities,
+)
 
 
 def two_cliques():
@@ -35,3 +40,37 @@ def test_stored_topics_are_matched_by_membership_then_overlap():
     previous = {"t-same": ["c", "b", "a"], "t-drift": ["d", "e", "f"], "t-gone": ["q", "r", "s"]}
     assert match_previous(groups, previous) == {0: "t-same", 1: "t-drift"}
     assert membership_fingerprint(["b", "a"]) == membership_fingerprint(["a", "b"])
+
+
+def ring_of_cliques(count: int, size: int = 5) -> tuple[list[str], list[tuple[str, str, float]]]:
+    groups = [[f"g{g}n{i}" for i in range(size)] for g in range(count)]
+    edges = [(x, y, 3.0) for group in groups for x, y in combinations(group, 2)]
+    edges += [(groups[g][0], groups[(g + 1) % count][1], 1.0) for g in range(count)]
+    return [n for g in groups for n in g], edges
+
+
+def test_a_new_node_joins_the_topic_it_is_tied_to_and_no_other_topic_moves():
+    nodes, edges = ring_of_cliques(30)
+    first = find_communities(nodes, edges, min_size=3)
+    previous = {f"t{i}": members for i, members in enumerate(first)}
+    grown = update_communities([*nodes, "new"], [*edges, ("new", "g7n2", 2.0), ("new", "g7n3", 2.0),
+                                                 ("new", "g9n1", 1.0)], previous, nodes, min_size=3)
+    changed = [g for g in grown if g not in first]
+    assert len(changed) == 1 and "new" in changed[0] and "g7n2" in changed[0]
+    assert len(grown) == len(first)
+    # new nodes tied to no topic form topics of their own
+    island = [("i1", "i2", 4.0), ("i2", "i3", 4.0), ("i1", "i3", 4.0)]
+    grown = update_communities([*nodes, "i1", "i2", "i3"], [*edges, *island], previous, nodes, min_size=3)
+    assert ["i1", "i2", "i3"] in grown and all(g in grown for g in first)
+
+
+def test_a_removed_node_leaves_its_topic_and_a_large_change_starts_afresh():
+    nodes, edges = ring_of_cliques(30)
+    first = find_communities(nodes, edges, min_size=3)
+    previous = {f"t{i}": members for i, members in enumerate(first)}
+    shrunk = update_communities([n for n in nodes if n != "g4n4"], edges, previous, nodes, min_size=3)
+    assert sum(1 for g in shrunk if g not in first) == 1 and not any("g4n4" in g for g in shrunk)
+    # most of the graph is new: the old topics say little, so communities are found afresh
+    fresh_nodes, fresh_edges = ring_of_cliques(4)
+    again = update_communities(fresh_nodes, fresh_edges, previous, nodes, min_size=3)
+    assert again == find_communities(fresh_nodes, fresh_edges, min_size=3)

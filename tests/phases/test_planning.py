@@ -77,3 +77,38 @@ def test_knn_hits_give_each_page_to_its_closest_subject():
     updates, maybes = pick_knn_matches(hits, settings)
     assert updates == {"s2": "page-a"}
     assert maybes == [("s3", "page-b", 0.85)]
+
+
+def test_a_common_word_capitalised_only_where_sentences_begin_gets_no_page():
+    from compendium.phases.planning import KnowledgeView, common_word_subjects
+    from compendium.storage.records import Claim, Entity
+
+    lock = Entity(id="e-lock", name="Lock", chunk_ids=["k1", "k2"])
+    python = Entity(id="e-py", name="Python", chunk_ids=["k1", "k2"])
+    claims = [
+        Claim(id="c1", text="Lock acquires the lock before the table is read.", entity_ids=["e-lock"]),
+        Claim(id="c2", text="Lock waits until the holder of the lock releases it.", entity_ids=["e-lock"]),
+        Claim(id="c3", text="Python runs the script.", entity_ids=["e-py"]),
+        Claim(id="c4", text="Scripts written in Python run unchanged.", entity_ids=["e-py"]),
+    ]
+    kb = KnowledgeView.build([lock, python], [], claims)
+    assert common_word_subjects([lock, python], kb.claims, kb.claims_by_entity) == {"e-lock"}
+    subjects = entity_subjects([lock, python], 2, 10, {"e-lock": 2, "e-py": 2}, 1, {"e-lock"})
+    assert [s.title for s in subjects] == ["Python"]
+
+
+def test_a_common_word_the_prose_writes_in_lowercase_keeps_its_page_under_that_title():
+    from compendium.phases.planning import KnowledgeView, common_word_subjects, lowercase_titles
+    from compendium.storage.records import Claim, Entity
+
+    iterator = Entity(id="e-it", name="Iterator", chunk_ids=["k1", "k2"])
+    claims = [
+        Claim(id="c1", text="Iterator objects support two methods.", entity_ids=["e-it"]),
+        Claim(id="c2", text="An iterator is an object representing a stream of data.", entity_ids=["e-it"]),
+    ]
+    kb = KnowledgeView.build([iterator], [], claims)
+    common = common_word_subjects([iterator], kb.claims, kb.claims_by_entity)
+    titles = lowercase_titles([iterator], common, kb.claims, kb.claims_by_entity)
+    assert titles == {"e-it": "iterator"}
+    subjects = entity_subjects([iterator], 2, 10, {"e-it": 2}, 1, common, titles)
+    assert [s.title for s in subjects] == ["iterator"]

@@ -20,6 +20,7 @@ _WORDS_AFTER = re.compile(
 _DETERMINER = re.compile(r"^(?:the|a|an|The|A|An)\s+")
 _EXPANSION_WORDS = 8
 _LISTED_ACRONYM = re.compile(r"^(.{3,60}?),\s*([A-Z][A-Z0-9]{1,7}s?)$")
+_GLOSSARY_LEAD = re.compile(r"^(?:the\s+|an?\s+)?(?P<words>[\w'’/-]+(?:\s+[\w'’/-]+){1,7}?)\s*(?:[,;:(.]|$)", re.IGNORECASE)
 _CLAUSE_BEFORE = re.compile(r"(?:^|[,;:(]\s*)(?P<words>[\w'’-]+(?:\s+[\w'’-]+){0,4})\s*$")
 
 
@@ -36,6 +37,8 @@ def find_aliases(
     links: dict[str, str] = {}
     for i, sentence in enumerate(sentences):
         text = sentence.text
+        if i + 1 < len(sentences) and _lone_acronym(sentence, spans[i]):
+            _glossary_entry(sentence.text.strip(), sentences[i + 1], spans[i + 1], links)
         if "(" in text:
             for m in _PAREN.finditer(text):
                 _paren_alias(text, m, spans[i], links)
@@ -59,6 +62,28 @@ def find_aliases(
             target, hops = links[target], hops + 1
         resolved[key] = target
     return resolved
+
+
+def _lone_acronym(sentence: Sentence, spans: list[Span]) -> bool:
+    """A block that is one acronym alone: a glossary's or definition list's term."""
+    return (sentence.position == 0 and len(spans) == 1 and spans[0].kind == "acronym"
+            and spans[0].text == sentence.text.strip())
+
+
+def _glossary_entry(acronym: str, following: Sentence, spans: list[Span], links: dict[str, str]) -> None:
+    """ "GIN" then a block opening "Generalized Inverted Index": the acronym's expansion, if its
+    letters spell the acronym (the block may go on: "Data Definition Language, SQL commands")."""
+    if following.position != 0:
+        return
+    m = _GLOSSARY_LEAD.match(following.text)
+    if m is None:
+        return
+    words = m.group("words")
+    head = words.rsplit(" ", 1)[0]
+    # the entry's layout vouches for the pair, so a last word the acronym leaves out may stay
+    # ("JIT" / "Just-in-Time compilation", "GIN" / "Generalized Inverted Index")
+    if acronym_matches(acronym, words) or (" " in words and acronym_matches(acronym, head)):
+        _link(links, long=_add_span(spans, words, m.start("words")), short=acronym)
 
 
 def _paren_alias(text: str, m: re.Match[str], spans: list[Span], links: dict[str, str]) -> None:

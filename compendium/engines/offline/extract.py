@@ -29,7 +29,7 @@ from .names import (
 from .phrases import Mention, definition_of, key_phrases, word_tokens
 from .relations import Typed, describe_between, relation_type
 from .sentences import Sentence, clean_heading, sentences_of
-from .words import BOILERPLATE, FUNCTION_WORDS, VERBS
+from .words import BOILERPLATE, FUNCTION_WORDS, GENERIC_HEADS, VERBS
 
 _MID_CAP = re.compile(r"(?<=[\s(\"'])[A-Z][\w'-]*")
 _CLAUSE_BREAK = re.compile(r"[;:]|\s[—–-]\s")
@@ -87,15 +87,19 @@ def extract_chunk(
         entity_type_rules(template),
         relation_type_rules(template),
     )
-    sentences = [s for s in sentences_of(chunk.text, chunk.blocks) if not _is_heading_line(s.text, chunk.heading_path)]
-    claim_like = [_is_claim_sentence(s.text) for s in sentences]
+    every = sentences_of(chunk.text, chunk.blocks)
+    heading_line = [_is_heading_line(s.text, chunk.heading_path) for s in every]
     limit = template.map.max_items_per_chunk
-    mid_caps = {w for s in sentences for w in _MID_CAP.findall(s.text)}
+    mid_caps = {w for s in every for w in _MID_CAP.findall(s.text)}
     lowercase = set(_LOWER_WORD.findall(chunk.text))
-    spans = [find_spans(s.text, mid_caps, lowercase) for s in sentences]
-    alias_of = find_aliases(
-        sentences, spans, mid_caps
-    )  # key -> canonical key, and adds long-form spans
+    every_spans = [find_spans(s.text, mid_caps, lowercase) for s in every]
+    # Aliases are read from headings and glossary entries too ("Write-Ahead Logging (WAL)",
+    # "GIN" over "Generalized Inverted Index"), though their lines are neither names nor claims.
+    alias_of = find_aliases(every, every_spans, mid_caps)  # key -> canonical key; adds long forms
+    kept = [i for i, heading in enumerate(heading_line) if not heading]
+    sentences = [every[i] for i in kept]
+    spans = [every_spans[i] for i in kept]
+    claim_like = [_is_claim_sentence(s.text) for s in sentences]
     tokens = [word_tokens(s.text, mid_caps) for s in sentences]
     headings = " ".join(chunk.heading_path).lower()
 
@@ -117,6 +121,19 @@ def extract_chunk(
             found.append(Mention(span.start, span.end, canonical))
         mentions.append(found)
 
+    # Glossary entries: a lone term over the block that defines it ("decorator" / "A function
+    # returning another function ..."), as a definition list or glossary page writes them.
+    for i in range(len(sentences) - 1):
+        term = _glossary_term(sentences[i], sentences[i + 1])
+        if term is None:
+            continue
+        key = alias_of.get(name_key(term), name_key(term))
+        item = items.get(key)
+        if item is None:
+            item = items[key] = _Item(key, term, "defined", i)
+            mentions[i].append(Mention(0, len(sentences[i].text), key))
+        if not item.definition:
+            item.definition = sentences[i + 1].text
     # Terms defined by a sentence ("A checkpoint is a point in ...") and key phrases.
     for i, sentence in enumerate(sentences):
         term = definition_of(sentence.text, spans[i], mid_caps)
@@ -140,9 +157,14 @@ def extract_chunk(
                 item.sentences.append(i)
             item.first = min(item.first, i)
     for key, item in items.items():
+        if name_key(item.name) != key:  # named by its short form: the long form may be in a heading
+            long = _alias_text(key, every_spans, item)
+            if long:
+                item.aliases.append(item.name)
+                item.name = long
         for alias_key, target in alias_of.items():
             if target == key and alias_key != key:
-                alias = _alias_text(alias_key, spans, item)
+                alias = _alias_text(alias_key, every_spans, item)
                 if alias and alias not in item.aliases and alias != item.name:
                     item.aliases.append(alias)
 
@@ -176,6 +198,30 @@ def extract_chunk(
     return ExtractionReply(
         entities=entities, concepts=concepts, claims=claims, relations=relations, topics=topics
     )
+
+
+_GLOSSARY_DEFINITION = re.compile(r"^(?:An?|The|One|Any)\s+\w")
+
+
+def _glossary_term(term: Sentence, following: Sentence) -> str | None:
+    """The term of a glossary entry: a block of one to four plain words, no sentence of its
+    own, followed by a block opening like a definition ("A ...", "The ...")."""
+    text = term.text.strip().rstrip("¶").strip()  # Sphinx marks a glossary term's anchor with ¶
+    words = text.split()
+    if term.position != 0 or following.position != 0 or not 1 <= len(words) <= 4:
+        return None
+    if text[-1:] in ".!?:;," or not all(w.replace("-", "").replace("/", "").isalnum() for w in words):
+        return None
+    lowered = [w.lower() for w in words]
+    if lowered[0] in FUNCTION_WORDS or lowered[-1] in FUNCTION_WORDS or " ".join(lowered) in BOILERPLATE:
+        return None
+    if any(w in VERBS for w in lowered) or lowered[-1] in GENERIC_HEADS:
+        return None
+    if len(following.text.split()) < 5 or not following.text[:1].isupper():
+        return None
+    if not (_GLOSSARY_DEFINITION.match(following.text) or text.islower()):
+        return None  # a capitalised line over prose is as often a heading as a term
+    return text
 
 
 def _prefer_name(item: _Item, span: Span, key: str) -> None:

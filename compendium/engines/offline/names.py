@@ -28,7 +28,7 @@ SPAN = re.compile(
     r"`(?P<code>[^`\n]{1,60})`"
     r"|\*\*(?P<strong>[^*\n]{2,60}?)\*\*"
     r"|(?<![\w*])\*(?P<em>[^*\n\s][^*\n]{0,58}?)\*(?![\w*])"
-    r"|(?<![\w/.])(?P<file>[\w-]+\.(?:conf|py|c|h|sql|json|ya?ml|toml|txt|md|sh|so|dll|exe|ini|cfg|xml|html|js|ts|log))\b"
+    r"|(?<![\w/.:-])(?P<file>[\w-]+\.(?:conf|py|c|h|sql|json|ya?ml|toml|sh|so|dll|exe|ini|cfg|js|ts|log))\b"
     r"|(?P<ident>\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b(?:\(\))?"
     r"|\b[a-z]+(?:[A-Z][a-z0-9]*)+\b(?:\(\))?"
     r"|\b[A-Za-z_][\w.]*\(\))"
@@ -125,6 +125,8 @@ def _clean_name(
         tokens = tokens[1:]
     if not tokens:
         return None
+    if len(tokens) > 1 and len({t.lower() for t in tokens}) == 1:
+        return None  # "Flag Flag": a table's cells run together, not a name
     name = " ".join(tokens)
     lower = name.lower()
     if lower in BOILERPLATE or lower in WEEKDAYS_MONTHS or _BOILER_NUMBERED.match(name):
@@ -200,6 +202,8 @@ def _align(letters: str, words: list[str], li: int, wi: int) -> bool:
     word = words[wi]
     if word in FUNCTION_WORDS and _align(letters, words, li, wi + 1):
         return True
+    if word.startswith("ex") and letters[li] == "x":
+        word = word[1:]  # X for eXtensible, eXtension: the usual spelling of such acronyms
     if not word or word[0] != letters[li]:
         return False
     # this word gives its first letter and maybe more letters from inside it

@@ -12,8 +12,10 @@ punctuation dropped, hyphens and underscores as spaces, each word singular):
 - acronym: one side is an acronym (2-8 capitals) that abbreviates the other's name, every
   word giving its first letter, a word may give more letters, stop words may be skipped
   ("WAL" / "Write-Ahead Log", "MVCC" / "multiversion concurrency control");
-- token sets: Jaccard similarity of the word sets ≥ 0.8 and one set contains the other;
-- edit distance: at most 1 between names of 5 to 12 characters ("Postgres" / "Postgress").
+- word order: the same words in another order;
+- spelling slip: one doubled letter more or less between plain words of 5 to 12 letters
+  ("Postgres" / "Postgress"); never between acronyms, keywords or identifiers, and never
+  an added word ("Relational ..." / "Object-Relational ...": a modifier makes another thing).
 """
 
 from __future__ import annotations
@@ -25,8 +27,6 @@ from ..tasks import EntitySketch, MatchQuestion, PairQuestion
 from .names import acronym_matches, digits_of, is_acronym, is_generic_type, name_key
 
 _LETTERS = re.compile(r"[^a-z0-9]")
-JACCARD_MIN = 0.8
-EDIT_MAX = 1
 EDIT_LENGTHS = (5, 12)
 
 
@@ -68,32 +68,35 @@ def same_name(x: str, y: str) -> bool:
         return acronym_matches(x.strip(), y)
     if is_acronym(y.strip()) and not is_acronym(x.strip()):
         return acronym_matches(y.strip(), x)
-    sx, sy = set(kx.split()), set(ky.split())
-    if (sx <= sy or sy <= sx) and len(sx & sy) / len(sx | sy) >= JACCARD_MIN:
-        return True
-    # spelling slips are judged on the plain lowercase letters, before singular forms
-    px, py = _LETTERS.sub("", x.lower()), _LETTERS.sub("", y.lower())
-    shorter, longer = sorted((px, py), key=len)
-    if EDIT_LENGTHS[0] <= len(shorter) and len(longer) <= EDIT_LENGTHS[1]:
-        return edit_distance(px, py, EDIT_MAX) <= EDIT_MAX
+    if sorted(kx.split()) == sorted(ky.split()):
+        return True  # the same words in another order
+    # A spelling slip: one doubled letter more or less, in plain words of some length
+    # ("Postgres" / "Postgress"). Any other one-letter difference is another name as often as
+    # not ("ALTER ROLE" / "ALTER RULE", "int4" / "int8"), and so is an added word
+    # ("Relational Database Management System" / "Object-Relational ...").
+    if _plain_words(x) and _plain_words(y):
+        px, py = _LETTERS.sub("", x.lower()), _LETTERS.sub("", y.lower())
+        shorter, longer = sorted((px, py), key=len)
+        if EDIT_LENGTHS[0] <= len(shorter) and len(longer) <= EDIT_LENGTHS[1]:
+            return _doubled_letter(shorter, longer)
+    return False
+
+
+def _plain_words(name: str) -> bool:
+    """Words of letters in ordinary case: not an acronym, keyword, identifier or number."""
+    words = name.split()
+    return bool(words) and all(w.isalpha() and not (w.isupper() and len(w) > 1) for w in words)
+
+
+def _doubled_letter(shorter: str, longer: str) -> bool:
+    if len(longer) != len(shorter) + 1:
+        return False
+    for i in range(len(longer)):
+        if longer[:i] + longer[i + 1 :] == shorter:
+            return (i > 0 and longer[i - 1] == longer[i]) or (i + 1 < len(longer) and longer[i + 1] == longer[i])
     return False
 
 
 def _digits_differ(x: str, y: str) -> bool:
     dx, dy = digits_of(x), digits_of(y)
     return bool(dx or dy) and dx != dy
-
-
-def edit_distance(a: str, b: str, limit: int) -> int:
-    """Levenshtein distance, giving up (returning limit + 1) once it must exceed `limit`."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        if min(current) > limit:
-            return limit + 1
-        previous = current
-    return previous[-1]

@@ -11,6 +11,7 @@ from .words import (
     BOILERPLATE,
     FUNCTION_WORDS,
     GENERIC_HEADS,
+    PARTICIPLE_PREPOSITIONS,
     SENTENCE_STARTERS,
     VERBS,
     WEAK_MODIFIERS,
@@ -138,6 +139,8 @@ def _runs(words: list[Word], taken: list[tuple[int, int]]) -> list[list[Word]]:
 
 def _phrase_shape(window: list[Word]) -> bool:
     head = window[-1].lower
+    if head in PARTICIPLE_PREPOSITIONS or len({w.key for w in window}) < len(window):
+        return False  # "object representing", "instance instance"
     # a plural or -s word inside a phrase is nearly always a verb ("server demands password")
     if any(w.lower != w.key for w in window[:-1]):
         return False

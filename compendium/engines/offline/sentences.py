@@ -19,9 +19,10 @@ _CAPTION = re.compile(
     r"^\s*(?:Table|Figure|Example|Listing|Fig\.)\s+[\dA-Z]+(?:[.-]\d+)*[.:]?(?:\s|$)"
 )
 _INDENTED = re.compile(r"^(\t| {4,})\S")
-# Shell prompts, SQL prompts and lines ending like code statements.
+# Shell prompts, SQL prompts and lines ending like code statements. A line opening with a
+# keyword is code only without a full stop ending a sentence ("ALTER TABLE changes ... (x).").
 _CODE_LINE = re.compile(
-    r"^\s*(\$ |# |>>> |=> |\w+=[#>] |postgres=# )|[;{}]\s*$|^\s*[{}\])]|^\s*(def|class|import|from|return|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\b.*[;(=]"
+    r"^\s*(\$ |# |>>> |=> |\w+=[#>] |postgres=# )|[;{}]\s*$|^\s*[{}\])]|^\s*(def|class|import|from|return|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\b(?=[^;(=]*[;(=])(?:[^.]|\.\w)*$"
 )
 _SYMBOL = re.compile(r"[=<>{}\[\]();|\\/$#@^~*+]")
 

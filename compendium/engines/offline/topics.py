@@ -7,27 +7,72 @@ from collections import Counter
 
 from ..tasks import TopicReply, TopicRequest
 from .names import singular
-from .words import GENERIC_HEADS
+from .sentences import clean_heading
+from .words import BOILERPLATE, GENERIC_HEADS
 
 _MAX_LISTED = 5
 
 
+_PILCROW = re.compile(r"\s*[¶#]+\s*$")
+_SITE_SUFFIX = re.compile(r"\s+[—|–]\s+[^—|–]*\b(?:documentation|manual|docs|guide)\b[^—|–]*$", re.IGNORECASE)
+_LABEL_PREFIX = re.compile(r"^(?:Chapter|Appendix|Part|Section)\s+[\dIVXA-Z]+(?:\.\d+)*\.?\s+")
+_MAX_TITLE_WORDS = 8
+# Headings that name a part of any document, not a subject.
+_GENERIC_HEADINGS = frozenset(
+    """synopsis contents functions classes constants exceptions methods attributes objects
+    notes examples outputs inputs arguments fields columns commands
+    """.split()
+) | {"table of contents", "module contents", "see also", "further reading", "what's new"}
+
+
 def name_topic(request: TopicRequest) -> TopicReply:
-    """Title from a head noun shared by several members ("Standby Servers") joined to the most
-    central member outside that group, else from the one or two most central members.
+    """Title from what the documents call the subject: the source heading most of the central
+    members sit under; else a head noun several members share ("Standby Servers"); else the
+    most central member. Never a pair of keywords ("X and Y").
 
     Central: named by most of the topic's claims (the claims that tie its members together);
-    importance breaks ties. A list of three names is no title, so at most two are joined.
+    importance breaks ties.
     """
     names = _unique(m.name.strip() for m in request.members if m.name.strip())
     if not names:
         return TopicReply(title="Untitled topic", summary="")
     central = _by_centrality(names, request.claims)
-    title = _shared_head_title(central[:10]) or _join(central[:2])
-    listed = names[:_MAX_LISTED]
+    taken = {t.lower() for t in request.taken_titles}
+    title = (_heading_title(request.headings, len(names), taken) or _shared_head_title(central[:10])
+             or central[0])
+    if title.lower() in taken:  # another topic has this name: say which part of it this one is
+        title = f"{title}: {next((n for n in central if n.lower() != title.lower()), central[0])}"
+    listed = central[:_MAX_LISTED]
     more = len(names) - len(listed)
     members = _join(listed) if more <= 0 else f"{', '.join(listed)} and {more} more"
     return TopicReply(title=title, summary=f"{title}: {members}.")
+
+
+def clean_topic_heading(heading: str) -> str:
+    """A source heading as a title: no section number, pilcrow, site name or chapter label."""
+    text = _PILCROW.sub("", " ".join(heading.split()))
+    text = _SITE_SUFFIX.sub("", text)
+    text = _LABEL_PREFIX.sub("", clean_heading(text)).strip().rstrip(":").strip()
+    return text
+
+
+def _heading_title(headings: list[tuple[str, int]], members: int, taken: set[str]) -> str:
+    """The heading covering the most central members (at least two, and a third of them)."""
+    needed = max(2, -(-members // 3))
+    for heading, covered in headings:
+        if covered < needed:
+            break
+        text = clean_topic_heading(heading)
+        words = text.split()
+        lower = text.lower()
+        if not words or len(words) > _MAX_TITLE_WORDS or lower in taken:
+            continue
+        if lower in BOILERPLATE or lower in _GENERIC_HEADINGS or words[0].lower() in BOILERPLATE:
+            continue
+        if not any(c.isalpha() for c in text):
+            continue
+        return text
+    return ""
 
 
 def _shared_head_title(names: list[str]) -> str:
@@ -43,9 +88,6 @@ def _shared_head_title(names: list[str]) -> str:
         return ""
     group = [n for n in names if singular(n.split()[-1].lower()) == head and len(n.split()) > 1]
     phrase = _plural(_common_suffix(group))
-    outside = [n for n in names if n not in group]
-    if outside and names.index(outside[0]) < 3:  # an important member outside the group leads
-        return f"{outside[0]} and {phrase}"
     return phrase
 
 

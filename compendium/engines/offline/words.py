@@ -124,3 +124,12 @@ GENERIC_ACRONYMS = frozenset(
     vs no yes
     """.split()
 )
+
+# Participles that open a phrase of their own ("an object representing ...", "the time using
+# ..."): never the head of a name.
+PARTICIPLE_PREPOSITIONS = frozenset(
+    """
+    using representing containing including following according regarding concerning describing
+    having being making giving taking getting returning calling specifying showing holding
+    """.split()
+)

@@ -21,9 +21,16 @@ _ENDS_SENTENCE = re.compile(r"[.!](?:[\"')\]”’*_`]*)$")
 # Sentences leaning on the one before ("It ...", "This ...") read well only after it.
 _ANAPHORA = re.compile(
     r"^(?:It|Its|This|These|That|Those|They|Their|Them|He|She|Such|Both|Here|There|Then|"
-    r"Also|However|Otherwise|Instead|Therefore|Thus|Hence|Second|Third|Finally|Next)\b"
+    r"Also|However|Otherwise|Instead|Therefore|Thus|Hence|Second|Third|Finally|Next|"
+    r"But|And|Or|So|Yet|Moreover|Furthermore|Besides|Likewise|Similarly|Still|Nevertheless|"
+    r"Nonetheless|Meanwhile|Consequently|Accordingly|In\s+addition|In\s+this\s+case|"
+    r"In\s+that\s+case|On\s+the\s+other\s+hand|As\s+a\s+result)\b"
 )
 _OTHER_FACTS = "Other facts"
+# Sections whose first sentence says what the document's subject is.
+_DESCRIBING = frozenset({"description", "overview", "introduction", "name", "purpose", "summary",
+                         "definition", "about", "basics", ""})
+_CODE_MARKS = re.compile(r"[=;{}\[\]<>]|\(\(|--|\)\)")  # a sentence this full of them is code, not a lead
 _PER_SENTENCE = 4  # tokens of citation and spacing around each sentence
 _PER_SECTION = 6
 _GENERIC_HEADINGS = BOILERPLATE | {"general", "misc", "miscellaneous", "other", "more", "about"}
@@ -40,6 +47,10 @@ class _Sentence:
     tokens: frozenset[str] = field(default_factory=frozenset)
     previous: int = -1  # order of the sentence before it in the same passage, -1 if none
     chunk_id: str = ""
+    opens_section: bool = False  # the first sentence under its source heading
+    section: str = ""  # the innermost source heading, as written
+    headings: tuple[str, ...] = ()  # every source heading above it, lowercase
+    flat: str = ""  # lowercase, single-spaced: for containment checks
 
 
 def write_page(request: PageRequest, template: Template) -> str:
@@ -51,6 +62,7 @@ def write_page(request: PageRequest, template: Template) -> str:
     rebuilt from the evidence on UPDATE too, so writing twice gives the same page.
     """
     pool = _evidence_sentences(request.evidence)
+
     lead, rest = _choose_lead(request, pool)
     related = _related(request)
     aliases = _aliases(request)
@@ -87,6 +99,7 @@ def write_page(request: PageRequest, template: Template) -> str:
 def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
     """Prose sentences of the evidence in source order, near-duplicates folded into the first."""
     pool: list[_Sentence] = []
+    exact: dict[str, _Sentence] = {}  # flat text -> its sentence: most twins are exact copies
     for item in sorted(evidence, key=lambda e: e.ref):
         if item.kind == "relation":  # written from a graph edge, not found in the source
             continue
@@ -95,23 +108,23 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
             "",
         )
         previous = -1
+        section = clean_heading(item.heading_path[-1]) if item.heading_path else ""
+        path = tuple(clean_heading(h).lower().strip("`*") for h in (item.document, *item.heading_path))
+        any_kept = False  # a prose sentence of this item came before
+        opens_chunk = not item.text.startswith(("…", "..."))
         for s in sentences_of(item.text):
             if len(s.text.split()) < _MIN_WORDS or not _ENDS_SENTENCE.search(s.text):
                 previous = -1
                 continue
             tokens = content_tokens(s.text)
-            twin = next(
-                (
-                    p
-                    for p in pool
-                    # sets whose sizes differ this much cannot reach the threshold: skip the work
-                    if min(len(p.tokens), len(tokens)) >= NEAR_DUPLICATE * max(len(p.tokens), len(tokens))
-                    and jaccard(p.tokens, tokens) >= NEAR_DUPLICATE
-                ),
-                None,
-            )
+            flat = " ".join(s.text.lower().split()).rstrip(".!")
+            opens = item.kind == "excerpt" and opens_chunk and not any_kept
+            any_kept = True
+            twin = exact.get(flat) or _twin(pool, flat, tokens)
             if twin is not None:
                 twin.support += max(item.support, 1)
+                if opens and not twin.opens_section:  # the claim is also a passage's first sentence
+                    twin.opens_section, twin.section, twin.headings = True, section, path
                 previous = twin.order
                 continue
             pool.append(
@@ -125,10 +138,30 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
                     tokens,
                     previous if s.position > 0 else -1,
                     item.chunk_id,
+                    opens_section=opens,
+                    section=section,
+                    flat=flat,
+                    headings=path,
                 )
             )
+            exact[flat] = pool[-1]
             previous = len(pool) - 1
     return pool
+
+
+def _twin(pool: list[_Sentence], flat: str, tokens: frozenset[str]) -> _Sentence | None:
+    """The pool sentence that contains `flat`, is contained in it, or nearly equals it."""
+    size = len(tokens)
+    low, high = NEAR_DUPLICATE * size, size / NEAR_DUPLICATE if NEAR_DUPLICATE else size
+    for p in pool:
+        # a sentence inside another says nothing the other does not
+        if flat in p.flat or p.flat in flat:
+            return p
+        # sets whose sizes differ this much cannot reach the threshold: skip the work
+        n = len(p.tokens)
+        if low <= n <= high and min(n, size) >= NEAR_DUPLICATE * max(n, size) and jaccard(p.tokens, tokens) >= NEAR_DUPLICATE:
+            return p
+    return None
 
 
 def _subject_pattern(request: PageRequest) -> re.Pattern[str]:
@@ -153,7 +186,9 @@ def _name_patterns(names: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[
 
 
 _DEFINES = re.compile(
-    r"^(?:\s*\([^)]*\))?(?:,[^,]{1,80},)?\s+(?:is|are|was|refers?\s+to|means|denotes|stands\s+for|describes)\b",
+    r"^(?:\s*\([^)]*\))?(?:,[^,]{1,80},)?\s+(?:is|are|was|refers?\s+to|means|denotes|stands\s+for|describes)\b"
+    r"|^(?:\s*\([^)]*\))?,?\s+(?:short\s+for|also\s+(?:called|known\s+as))\b"
+    r"|^\s+[—–]\s+\w",  # a reference page's "NAME — what it does"
     re.IGNORECASE,
 )
 
@@ -161,37 +196,65 @@ _DEFINES = re.compile(
 def _choose_lead(
     request: PageRequest, pool: list[_Sentence]
 ) -> tuple[dict | None, list[_Sentence]]:
-    """A sentence defining the subject, else one opening with it, else one naming it early,
-    else the description; never a sentence that leans on another ("It is ...")."""
+    """The sentence that best says what the subject is, never one leaning on another.
+
+    In order: a sentence defining the subject ("X is a ...", "X, short for ...", "X — does
+    ..."); the first sentence under a source heading named after the subject (a glossary
+    entry, a reference page); a sentence opening with the subject; the description; a
+    sentence naming it early; any plain sentence. A sentence opening with a connective
+    ("Also", "However", "This") is never a lead.
+    """
     subject = _subject_pattern(request)
     mention = _mention_pattern(request)
-    defining, opening, naming = [], [], []
-    for s in pool:
-        m = subject.match(s.text)
-        if m is not None:
-            (defining if _DEFINES.match(s.text[m.end() :]) else opening).append(s)
-            continue
-        found = mention.search(s.text)
-        if found is not None and not _ANAPHORA.match(s.text) and s.text[:1].isupper():
-            naming.append((found.start(), s))
-    if defining or opening:
-        best = min(defining or opening, key=lambda s: (-s.support, s.order))
-        return _lead(best), [s for s in pool if s is not best]
+    names = {n.lower() for n in _names(request)}
     description = " ".join(request.description.split())
+    usable = [s for s in pool if not _ANAPHORA.match(s.text) and len(_CODE_MARKS.findall(s.text)) < 4]
+    tiers: list[tuple[int, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
+    naming = []
+    for s in usable:
+        m = subject.match(s.text)
+        headed = s.opens_section and s.section.lower().strip("`*") in names
+        own = any(h in names for h in s.headings)  # from the passage about the subject itself
+        described = bool(description) and (s.text == description or s.text in description)
+        if m is not None and _DEFINES.match(s.text[m.end() :]):
+            tier = 0
+        elif headed or (m is not None and own and s.opens_section and s.section.lower() in _DESCRIBING):
+            tier = 1  # a glossary entry, a reference page's "Description"
+        elif described and s.opens_section:
+            tier = 1  # MAP's definition, opening a passage (a definition list's entry)
+        elif described:
+            tier = 2
+        elif m is not None:
+            tier = 3 if own and s.opens_section else 4
+        else:
+            found = mention.search(s.text)
+            if found is not None and _opens_sentence(s.text):
+                naming.append((found.start(), s))
+            continue
+        tiers.append((tier, -s.support, s.order, s))
+
+    if tiers:
+        best = min(tiers, key=lambda t: t[:3])[3]
+        return _lead(best), [s for s in pool if s is not best]
     if description:
-        for s in pool:
+        for s in usable:
             if s.text == description or description in s.text:
                 return _lead(s), [p for p in pool if p is not s]
-        if not pool:
+        if not pool and not _ANAPHORA.match(description):
             return {"text": description, "ref": None}, []
     if naming:
         best = min(naming, key=lambda x: (x[0] > 40, -x[1].support, x[0], x[1].order))[1]
         return _lead(best), [s for s in pool if s is not best]
-    plain = [s for s in pool if not _ANAPHORA.match(s.text) and s.text[:1].isupper()]
+    plain = [s for s in usable if _opens_sentence(s.text)]
     if plain:
         best = min(plain, key=lambda s: (-s.support, s.order))
         return _lead(best), [s for s in pool if s is not best]
-    return ({"text": description, "ref": None} if description else None), list(pool)
+    return None, list(pool)
+
+
+def _opens_sentence(text: str) -> bool:
+    """Starts like a sentence of its own (a capital or a quoted name), not mid-thought."""
+    return text[:1].isupper() or text[:1] in "`*\"'“"
 
 
 def _lead(s: _Sentence) -> dict:

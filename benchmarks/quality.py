@@ -1,0 +1,237 @@
+"""Reads an offline-compiled wiki the way a knowledge manager would, and counts what is wrong.
+
+Two public manuals of different shape, fetched at run time from Debian -doc packages into a
+cache folder (never committed) and subsampled with a fixed seed so a run takes minutes:
+- `postgres`: the PostgreSQL 15 manual (DocBook HTML, `postgresql-doc-15`);
+- `python`: the Python 3.11 documentation (Sphinx HTML, `python3.11-doc`).
+
+Each corpus is compiled offline in a temporary workspace and its wiki measured with the
+mechanical rules of `benchmarks/quality_rules.py`: noise share in a seeded sample of 100
+entities, pages with no cited fact, links-only pages, file-name titles, defining leads,
+connective leads, pages repeating or containing one of their own sentences, "X and Y" topic
+titles, coverage of a checklist of expected concepts, named false merges, and (PostgreSQL)
+alias precision and recall against the manual's acronyms appendix, read at run time.
+
+    python -m benchmarks.quality [--corpus postgres|python|all] [--documents N] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks import quality_rules as rules
+from benchmarks.offline_corpus import CACHE, peak_memory_mb, postgres_manual
+
+REPORT = Path(__file__).parent / "reports" / "quality.md"
+SEED = 13
+SAMPLE = 100
+TOPIC_SAMPLE = 30
+
+PYTHON_PACKAGE = "python3.11-doc"
+
+# Documents every sample keeps: the ones the checklist and the alias gold set need.
+POSTGRES_KEEP = (
+    "acronyms.html", "glossary.html", "wal-intro.html", "mvcc-intro.html", "routine-vacuuming.html",
+    "sql-vacuum.html", "sql-select.html", "indexes-types.html", "runtime-config-wal.html",
+    "monitoring-stats.html", "ddl-constraints.html", "tutorial-transactions.html",
+    "sql-createtable.html", "functions-json.html", "plpgsql-overview.html", "logical-replication.html",
+    "warm-standby.html", "sql-explain.html", "datatype-numeric.html", "auth-pg-hba-conf.html",
+    "tutorial-join.html", "app-pgdump.html", "ddl-partitioning.html", "textsearch-intro.html",
+)
+POSTGRES_CHECKLIST = (
+    ("Write-Ahead Log", "WAL", "write-ahead logging"),
+    ("MVCC", "Multiversion Concurrency Control"),
+    ("VACUUM",),
+    ("autovacuum", "autovacuum daemon", "Autovacuum Daemon"),
+    ("SELECT",),
+    ("B-tree", "btree"),
+    ("GIN", "Generalized Inverted Index"),
+    ("max_wal_size",),
+    ("pg_stat_activity",),
+    ("checkpoint",),
+    ("transaction",),
+    ("primary key",),
+    ("foreign key",),
+    ("JSON", "jsonb"),
+    ("PL/pgSQL",),
+    ("logical replication",),
+    ("standby server", "standby", "hot standby"),
+    ("EXPLAIN",),
+    ("pg_hba.conf",),
+    ("pg_dump",),
+    ("partitioning", "table partitioning"),
+    ("join", "joins"),
+    ("tablespace",),
+    ("full text search", "text search"),
+)
+POSTGRES_APART = (("NULL", "REAL"), ("VACUUM", "AUTOVACUUM"), ("SELECT", "other"), ("VACUUM", "ANALYZE"),
+                  ("INSERT", "UPDATE"), ("WAL", "WAL segment"))
+
+PYTHON_KEEP = (
+    "glossary.html", "tutorial/classes.html", "tutorial/datastructures.html", "tutorial/errors.html",
+    "tutorial/modules.html", "tutorial/controlflow.html", "library/functions.html",
+    "library/stdtypes.html", "library/os.html", "library/json.html", "library/re.html",
+    "library/asyncio-task.html", "library/threading.html", "library/pathlib.html",
+    "reference/datamodel.html", "reference/import.html", "library/exceptions.html",
+    "howto/descriptor.html", "library/collections.html", "library/itertools.html",
+    "library/venv.html", "library/logging.html",
+)
+PYTHON_CHECKLIST = (
+    ("list", "lists"), ("dictionary", "dict"), ("tuple", "tuples"), ("exception", "exceptions"),
+    ("module", "modules"), ("class", "classes"), ("generator", "generators"), ("decorator",),
+    ("iterator",), ("coroutine", "coroutines"), ("descriptor", "descriptors"),
+    ("Global Interpreter Lock", "GIL"), ("virtual environment", "venv"), ("json",),
+    ("open()", "open"), ("os.path",), ("pathlib",), ("asyncio",), ("regular expression", "re"),
+    ("namedtuple()", "namedtuple"), ("package", "packages"), ("lambda",),
+)
+PYTHON_APART = (("list", "tuple"), ("str", "bytes"), ("int", "float"), ("import", "importlib"))
+
+
+def python_manual(cache: Path = CACHE) -> Path:
+    """The html/ folder of python3.11-doc, downloaded and unpacked on first use."""
+    target = cache / PYTHON_PACKAGE
+    html = target / "usr" / "share" / "doc" / "python3.11" / "html"
+    if html.is_dir():
+        return html
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run(["apt-get", "download", PYTHON_PACKAGE], cwd=target, check=True,
+                       capture_output=True, text=True)
+        debs = sorted(target.glob(f"{PYTHON_PACKAGE}_*.deb"))
+        if not debs:
+            raise SystemExit(f"apt-get download left no {PYTHON_PACKAGE} .deb in {target}")
+        subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(target)], check=True,
+                       capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = getattr(exc, "stderr", "") or str(exc)
+        raise SystemExit(f"could not fetch {PYTHON_PACKAGE}: {detail.strip()}") from exc
+    return html
+
+
+CORPORA: dict[str, dict[str, Any]] = {
+    "postgres": {"folder": postgres_manual, "keep": POSTGRES_KEEP, "checklist": POSTGRES_CHECKLIST,
+                 "apart": POSTGRES_APART, "skip": ("release-",), "shape": "DocBook HTML, one file per section"},
+    "python": {"folder": python_manual, "keep": PYTHON_KEEP, "checklist": PYTHON_CHECKLIST,
+               "apart": PYTHON_APART, "skip": ("whatsnew/", "_static/", "_sources/", "_images/",
+                                               "c-api/", "genindex", "py-modindex", "search.html"),
+               "shape": "Sphinx HTML, API reference with dl blocks and code samples"},
+}
+
+
+def sample_documents(folder: Path, keep: tuple[str, ...], skip: tuple[str, ...], size: int) -> list[Path]:
+    """The kept documents plus a seeded random fill up to `size`."""
+    files = sorted(p for p in folder.rglob("*.html") if p.is_file())
+    relative = {p.relative_to(folder).as_posix(): p for p in files}
+    eligible = [r for r in relative if not any(s in r for s in skip)]
+    chosen = [r for r in keep if r in relative]
+    rest = [r for r in eligible if r not in chosen]
+    random.Random(SEED).shuffle(rest)
+    chosen += rest[: max(0, size - len(chosen))]
+    return [relative[r] for r in sorted(chosen)]
+
+
+async def _compile_and_read(workspace: Path, vault: Path | None) -> dict[str, Any]:
+    from compendium.compiler import orchestrator
+    from compendium.operations import compile_workspace, export_workspace, opened_store
+    from compendium.settings import load_settings
+    from compendium.storage.records import Chunk, Document, Entity, Page, Topic
+
+    settings = load_settings(workspace, env={})
+    phase_cpu: dict[str, float] = {}
+
+    def timed(name, phase):  # type: ignore[no-untyped-def]
+        async def run(template, ctx):  # type: ignore[no-untyped-def]
+            began = time.process_time()
+            try:
+                return await phase(template, ctx)
+            finally:
+                phase_cpu[name] = phase_cpu.get(name, 0.0) + time.process_time() - began
+
+        return run
+
+    original = orchestrator.default_phases
+    wrapped = [(n, timed(n, p)) for n, p in original()]
+    orchestrator.default_phases = lambda: wrapped  # type: ignore[assignment]
+    started, cpu = time.perf_counter(), time.process_time()
+    try:
+        report = await compile_workspace(settings)
+    finally:
+        orchestrator.default_phases = original  # type: ignore[assignment]
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    async with opened_store(settings) as store:
+        data = {
+            "entities": [e async for e in store.scan(Entity)],
+            "pages": [p async for p in store.scan(Page, {"status": "active"})],
+            "topics": [t async for t in store.scan(Topic)],
+            "chunks": [c async for c in store.scan(Chunk)],
+            "documents": [d async for d in store.scan(Document)],
+        }
+    if vault is not None:
+        shutil.rmtree(vault, ignore_errors=True)
+        await export_workspace(settings, "vault", vault)
+    return {"report": report.as_dict(), "wall": wall, "cpu": cpu, "phase_cpu": phase_cpu, **data}
+
+
+def compile_corpus(folder: Path, documents: list[Path], vault: Path | None = None) -> dict[str, Any]:
+    from compendium.workspace import add_documents, init_workspace
+
+    root = Path(tempfile.mkdtemp(prefix="compendium-quality-"))
+    try:
+        workspace = init_workspace(root / "ws")
+        staging = root / "corpus"
+        for path in documents:
+            copy = staging / path.relative_to(folder)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, copy)
+        add_documents(workspace, [staging])
+        return asyncio.run(_compile_and_read(workspace, vault))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def measure(name: str, size: int, vault: Path | None = None) -> dict[str, Any]:
+    spec = CORPORA[name]
+    folder = spec["folder"]()
+    documents = sample_documents(folder, spec["keep"], spec["skip"], size)
+    data = compile_corpus(folder, documents, vault / name if vault else None)
+    result = rules.judge_wiki(data, seed=SEED, sample=SAMPLE, topic_sample=TOPIC_SAMPLE,
+                              checklist=spec["checklist"], apart=spec["apart"])
+    if name == "postgres":
+        gold = rules.acronym_gold(folder / "acronyms.html")
+        result["aliases"] = rules.alias_scores(gold, data["entities"])
+    result.update(corpus=name, shape=spec["shape"], documents=len(documents),
+                  chunks=data["report"]["chunks"], wall=data["wall"], cpu=data["cpu"], phase_cpu=data["phase_cpu"], peak_mb=peak_memory_mb(),
+                  phases={k: v.get("seconds", 0.0) for k, v in data["report"]["phases"].items()})
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", choices=(*CORPORA, "all"), default="all")
+    parser.add_argument("--documents", type=int, default=150, help="documents sampled per corpus")
+    parser.add_argument("--no-write", action="store_true", help=f"do not write {REPORT.name}")
+    parser.add_argument("--dump", type=Path, default=None,
+                        help="folder (under build/) for each corpus's vault export and the measures as JSON")
+    args = parser.parse_args(argv)
+    names = list(CORPORA) if args.corpus == "all" else [args.corpus]
+    results = [measure(n, args.documents, args.dump) for n in names]
+    text = rules.render(results, documents=args.documents, seed=SEED)
+    print(text)
+    if args.dump:
+        rules.dump(results, args.dump / "measures.json")
+    if not args.no_write:
+        REPORT.parent.mkdir(parents=True, exist_ok=True)
+        REPORT.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

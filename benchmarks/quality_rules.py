@@ -1,0 +1,455 @@
+"""The written, mechanical rules the quality benchmark judges a compiled wiki by.
+
+Noise. An entity name is noise when any of these holds (checked in this order, the first
+reason is reported):
+- `code`: it holds code punctuation ( = ; { } [ ] < > $ \\ | " or a quote pair), an
+  operator (`->`, `::`, `:=`, `||`), parentheses other than a trailing `()` on an
+  identifier, or starts with a character that is neither a letter, a digit, `_` nor `.`;
+- `format`: a format placeholder (`%s`, `%d`, `{}`, `{0}`, `{name}`);
+- `file`: the corpus's own document file names (`sql-vacuum.html`, `sql-vacuum`).
+
+File-name title: a page title ending in a document extension (.html, .md, .rst, .txt, .pdf,
+.docx), or equal to a document's file name that the text itself never writes.
+- `version`: only digits, dots and `v` (`15`, `3.11.2`, `v1.2`), or a label with a number
+  (`Table 9.3`, `Section 25.1`, `Example 9-1`, `Chapter 8`);
+- `function-words`: it opens or closes with a function word or a participle used as a
+  preposition ("time using", "object representing", "by default", "the other", "values of"),
+  a lowercase phrase closes with a past participle ("function invoked"), or half its words or
+  more are function words;
+- `verb-led`: a lowercase phrase opening with a verb in its base form ("indicate successful
+  authentication", "resolve polymorphic types");
+- `repeated-word`: the same word twice ("arg arg", "BaseHandler Objects BaseHandler");
+- `common-word`: one capitalised word that the corpus writes in lowercase more often than
+  capitalised ("Resets", "Found", "Expression"): a sentence's first word, not a name;
+- `generic`: one lowercase common word that names nothing on its own ("other", "value",
+  "example", "case", "way", "number", "part");
+- `long`: more than six words (a sentence fragment, not a name).
+
+Defining sentence for a subject X (or one of its aliases): after an optional article, the
+sentence opens with X, optionally followed by a parenthesis or an appositive, then `is a`
+(an adverb may stand between: `is essentially the`),
+`is an`, `is the`, `are`, `refers to`, `means`, `denotes`, `stands for`, `is short for`,
+`is defined as`, or `, short for`; or "X (Y) is ..." in either order. The first sentence of a
+chunk whose last heading is X counts too (a glossary entry). A lead also defines when it is
+the first sentence of a passage of X's own document (its title or a heading above it is X) and opens
+with X (a reference page's "ALTER SEQUENCE changes the parameters of ...").
+
+Connective lead: a lead opening with Also, However, This, These, That, Those, It, Its, They,
+Such, Thus, Therefore, Hence, Moreover, Furthermore, In addition, Otherwise, Instead, But,
+And, So, Then.
+
+Repeated sentence: after dropping citations and list markers and folding case and spaces, two
+sentences of one page are equal, or one of at least four words is contained in another.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+FUNCTION_WORDS = frozenset(
+    "a an the and or nor but if then else of in on at to for from by with without into onto over "
+    "under about above below between among through during before after since until while as than "
+    "that which who whom whose what when where why how this these those it its they them their "
+    "we our you your he she his her is are was were be been being has have had do does did can "
+    "could may might must shall should will would not no yes so such very also only just each "
+    "every any all some most more less many much few other another same both either neither one "
+    "per via using used given following based called see".split()
+)
+PARTICIPLES = frozenset(
+    "using representing containing including following according regarding concerning describing "
+    "having being making giving taking getting returning calling specifying showing".split()
+)
+BASE_VERBS = frozenset(
+    "indicate resolve reach enable allow make get find give take specify define provide contain "
+    "show need want keep ensure avoid prevent produce perform compute apply cause determine "
+    "require support handle process report request".split()
+)
+GENERIC_WORDS = frozenset(
+    "other value values example examples case cases way ways number numbers part parts thing things "
+    "name names type types kind kinds form forms time times result results information data item "
+    "items set sets list use user users default note notes section option options parameter "
+    "parameters argument arguments command commands function functions object objects field fields "
+    "level levels point points line lines end start order system file files".split()
+)
+CONNECTIVES = re.compile(
+    r"^(?:Also|However|This|These|That|Those|It|Its|They|Such|Thus|Therefore|Hence|Moreover|"
+    r"Furthermore|In addition|Otherwise|Instead|But|And|So|Then)\b"
+)
+_CODE = re.compile(r"[=;{}\[\]<>$\\|\"]|->|::|:=|\|\||'[^']*'|^[^\w.]")
+_FORMAT = re.compile(r"%[-+ #0-9.]*[sdifxXeEgGcrq]\b|\{\w*\}")
+_VERSION = re.compile(r"^v?\d+(?:[.\-]\d+)*[a-z]?$|^[A-Z][a-z]+\s+[A-Z]?\d+(?:[.\-]\d+)*$")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'`])")
+_DEFINING_VERB = (
+    r"(?:\s*\([^)]{1,80}\))?(?:\s*,[^,]{1,80},)?\s*"
+    r"(?:is\s+(?:\w+ly\s+)?(?:an?|the|one|any)\b|are\b|refers?\s+to|means\b|denotes\b|stands\s+for|"
+    r"is\s+short\s+for|is\s+defined\s+as|,\s*short\s+for)"
+)
+
+
+def noise_reason(name: str, file_names: set[str], lowercase_more: frozenset[str] = frozenset()) -> str:
+    """Why `name` is noise under the rules above, or '' when it is a fair name.
+
+    `lowercase_more`: words the corpus writes in lowercase more often than capitalised."""
+    text = name.strip()
+    core = text[:-2] if text.endswith("()") else text
+    if _CODE.search(core) or "(" in core or ")" in core:
+        return "code"
+    if _FORMAT.search(text):
+        return "format"
+    if text in file_names:
+        return "file"
+    if _VERSION.match(text):
+        return "version"
+    words = [w.lower() for w in text.split()]
+    if not words:
+        return "code"
+    if len(words) > 6:
+        return "long"
+    if len(words) > 1:
+        if words[0] in FUNCTION_WORDS or words[-1] in FUNCTION_WORDS or words[-1] in PARTICIPLES:
+            return "function-words"
+        if text.islower() and words[-1].endswith("ed") and words[-1].isalpha():
+            return "function-words"
+        if sum(w in FUNCTION_WORDS for w in words) * 2 >= len(words):
+            return "function-words"
+        if text.islower() and words[0] in BASE_VERBS:
+            return "verb-led"
+        if len(set(words)) < len(words):
+            return "repeated-word"
+    elif words[0] in FUNCTION_WORDS:
+        return "function-words"
+    elif text[:1].isupper() and text[1:].islower() and words[0] in lowercase_more:
+        return "common-word"
+    if len(words) == 1 and text.islower() and words[0] in GENERIC_WORDS:
+        return "generic"
+    return ""
+
+
+def key(name: str) -> str:
+    """Loose comparison key: case, spaces, a trailing () and a plural s folded."""
+    text = " ".join(name.lower().replace("()", "").split())
+    return text[:-1] if len(text) > 3 and text.endswith("s") and not text.endswith("ss") else text
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of the prose paragraphs of `text`; a short line with no full stop (a heading
+    or a label that reached the text as a line) is no sentence."""
+    out = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        flat = " ".join(paragraph.split())
+        if not flat or (len(flat.split()) < 6 and not flat.endswith((".", "!", "?"))):
+            continue
+        out += [s.strip() for s in _SENTENCE_END.split(flat) if s.strip()]
+    return out
+
+
+def defines(sentence: str, names: list[str]) -> bool:
+    """Does `sentence` define one of `names` (see the module's rule)?"""
+    for name in names:
+        if not name.strip():
+            continue
+        pattern = rf"^(?:(?:An?|The)\s+)?[`*\"']*{re.escape(name)}[`*\"']*{_DEFINING_VERB}"
+        if re.match(pattern, sentence, re.IGNORECASE):
+            return True
+    return False
+
+
+def _opens_passage_about(chunk: Any, title: str, heads: set[str], names: list[str], lead: str) -> bool:
+    """Is `lead` the first sentence of a passage under a heading named after the subject, or of
+    a section of the subject's own document opening with its name ("ALTER SEQUENCE changes")?"""
+    found = sentences(chunk.text)
+    if not found or not found[0].startswith(lead[:60]):
+        return False
+    if chunk.heading_path and key(chunk.heading_path[-1]) in heads:
+        return True
+    own = any(key(h) in heads for h in (title, *chunk.heading_path))
+    return own and any(lead.lower().startswith(n.lower()) for n in names if n.strip())
+
+
+def page_body(markdown: str) -> tuple[str, list[str]]:
+    """The page's lead and its cited sentences, citations and list markers removed."""
+    lead = ""
+    cited: list[str] = []
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or stripped.startswith("[^"):
+            continue
+        if "[^" not in stripped:
+            continue
+        text = stripped[2:] if stripped.startswith(("- ", "* ")) else stripped
+        parts = [p.strip() for p in _FOOTNOTE.split(text) if p.strip()]
+        if not lead and parts:
+            lead = parts[0]
+        cited.extend(parts)
+    return lead, cited
+
+
+def repeated(cited: list[str]) -> bool:
+    seen = [" ".join(s.lower().split()) for s in cited]
+    if len(set(seen)) < len(seen):
+        return True
+    long = [s for s in seen if len(s.split()) >= 4]
+    return any(a != b and a in b for a in long for b in seen)
+
+
+def judge_wiki(data: dict[str, Any], *, seed: int, sample: int, topic_sample: int,
+               checklist: tuple[tuple[str, ...], ...], apart: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    entities = data["entities"]
+    pages = data["pages"]
+    by_id = {e.id: e for e in entities}
+    file_names: set[str] = set()
+    for d in data["documents"]:
+        base = d.path.rsplit("/", 1)[-1]
+        file_names |= {base, base.rsplit(".", 1)[0]}
+    entity_pages = [p for p in pages if p.kind != "topic"]
+    rng = random.Random(seed)
+
+    counts: Counter[str] = Counter(w for c in data["chunks"] for w in _WORD.findall(c.text))
+    lowercase_more = frozenset(
+        w.lower() for w in counts if w[:1].isupper() and w[1:].islower() and counts[w.lower()] > counts[w]
+    )
+
+    def noise_share(pool: list[Any]) -> tuple[int, int, Counter[str], list[tuple[str, str]]]:
+        chosen = rng.sample(pool, min(sample, len(pool)))
+        verdicts = [(e.name, noise_reason(e.name, file_names, lowercase_more)) for e in chosen]
+        reasons = Counter(r for _, r in verdicts if r)
+        return sum(1 for _, r in verdicts if r), len(chosen), reasons, verdicts
+
+    page_subjects = [by_id[p.subject_id] for p in entity_pages if p.subject_id in by_id]
+    noise_pages = noise_share(page_subjects)
+    noise_all = noise_share(entities)
+
+    chunk_text = {c.id: c for c in data["chunks"]}
+    doc_title = {d.id: d.title for d in data["documents"]}
+    joined: list[str] = []
+
+    def corpus_text() -> str:  # only built when a title looks like a document's file name
+        if not joined:
+            joined.append("\n".join(c.text for c in data["chunks"]))
+        return joined[0]
+
+    no_fact, links_only, file_titles, rep, connective = [], [], [], [], []
+    with_definition, defining = [], []
+    for p in pages:
+        lead, cited = page_body(p.markdown)
+        if not cited:
+            no_fact.append(p.title)
+            if "[[" in p.markdown:
+                links_only.append(p.title)
+        if re.search(r"\.(?:html?|md|rst|txt|pdf|docx)$", p.title, re.I) or (
+            p.title in file_names and p.title not in corpus_text()
+        ):
+            file_titles.append(p.title)
+        if repeated(cited):
+            rep.append(p.title)
+        if p.kind == "topic":
+            continue
+        if lead and CONNECTIVES.match(lead):
+            connective.append((p.title, lead[:80]))
+        entity = by_id.get(p.subject_id)
+        if entity is None:
+            continue
+        names = [entity.name, *entity.aliases]
+        heads = {key(n) for n in names}
+        has_definition = False
+        for cid in entity.chunk_ids:
+            chunk = chunk_text.get(cid)
+            if chunk is None:
+                continue
+            found = sentences(chunk.text)
+            if chunk.heading_path and key(chunk.heading_path[-1]) in heads and found:
+                has_definition = True
+                break
+            if any(defines(s, names) for s in found):
+                has_definition = True
+                break
+        if has_definition:
+            with_definition.append(p.title)
+            glossary_first = bool(lead) and any(
+                _opens_passage_about(chunk_text[c], doc_title.get(chunk_text[c].document_id, ""), heads, names, lead) for c in entity.chunk_ids if c in chunk_text
+            )
+            if lead and (defines(lead, names) or glossary_first):
+                defining.append(p.title)
+
+    titles = {}
+    for p in entity_pages:
+        for n in (p.title, *p.aliases):
+            titles.setdefault(key(n), p)
+    covered, missing = [], []
+    for alternatives in checklist:
+        hit = next((titles[key(a)] for a in alternatives if key(a) in titles), None)
+        if hit is not None and page_body(hit.markdown)[1]:
+            covered.append(f"{alternatives[0]} → {hit.title}")
+        else:
+            missing.append(alternatives[0] + (" (page without a cited fact)" if hit else ""))
+
+    merged = []
+    for a, b in apart:
+        for e in entities:
+            spellings = {n for n in (e.name, *e.aliases)}
+            lowered = {n.lower() for n in spellings}
+            if (a in spellings or (a.lower() in lowered and a.islower())) and (
+                b in spellings or (b.islower() and b.lower() in lowered)
+            ):
+                merged.append(f"{a} = {b} ({e.name})")
+                break
+
+    topics = [p for p in pages if p.kind == "topic"]
+    topic_titles = rng.sample(topics, min(topic_sample, len(topics)))
+    topic_rows = []
+    for p in topic_titles:
+        topic = next((t for t in data["topics"] if t.id == p.subject_id), None)
+        members = [by_id[m].name for m in (topic.members if topic else []) if m in by_id][:6]
+        topic_rows.append((p.title, members))
+    pair_titles = [p.title for p in topics if re.search(r"\S and \S", p.title)]
+
+    return {
+        "entities": len(entities), "pages": len(pages), "entity_pages": len(entity_pages),
+        "topics": len(topics),
+        "noise_pages": noise_pages, "noise_all": noise_all,
+        "no_fact": no_fact, "links_only": links_only, "file_titles": file_titles,
+        "with_definition": with_definition, "defining": defining, "connective": connective,
+        "repeated": rep, "covered": covered, "missing": missing, "checklist": len(checklist),
+        "merged": merged, "apart": len(apart), "topic_rows": topic_rows, "pair_titles": pair_titles,
+    }
+
+
+# ---- alias gold set --------------------------------------------------------------------------
+
+def acronym_gold(path: Path) -> list[tuple[str, str]]:
+    """(acronym, expansion) pairs of the PostgreSQL manual's acronyms appendix."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(path.read_bytes(), "html.parser")
+    pairs = []
+    for dt in soup.select("dl.variablelist > dt"):
+        dd = dt.find_next_sibling("dd")
+        if dd is None:
+            continue
+        acronym = " ".join(dt.get_text(" ").split())
+        first = dd.find("p") or dd
+        expansion = " ".join(first.get_text(" ").split()).rstrip(".")
+        # the expansion without its remarks: "Database Interface (Perl)", "Log Sequence Number, see ..."
+        expansion = re.split(r"\s*\(|\s*,\s", expansion, maxsplit=1)[0].strip()
+        if not acronym or not expansion or len(expansion.split()) > 8 or "." in expansion:
+            continue  # a description, not an expansion
+        pairs.append((acronym, expansion))
+    return pairs
+
+
+def alias_scores(gold: list[tuple[str, str]], entities: list[Any]) -> dict[str, Any]:
+    """Pairwise precision and recall of the merged entities over the gold set's names."""
+    def norm(n: str) -> str:
+        return " ".join(n.lower().replace("-", " ").split())
+
+    universe = {norm(a) for a, _ in gold} | {norm(x) for _, x in gold}
+    gold_pairs = {frozenset((norm(a), norm(x))) for a, x in gold if norm(a) != norm(x)}
+    predicted: set[frozenset[str]] = set()
+    seen_names: set[str] = set()
+    for e in entities:
+        names = {norm(n) for n in (e.name, *e.aliases)} & universe
+        seen_names |= names
+        ordered = sorted(names)
+        for i, a in enumerate(ordered):
+            for b in ordered[i + 1:]:
+                predicted.add(frozenset((a, b)))
+    hits = predicted & gold_pairs
+    reachable = {p for p in gold_pairs if p <= seen_names}
+    precision = len(hits) / len(predicted) if predicted else 1.0
+    recall = len(hits) / len(gold_pairs) if gold_pairs else 0.0
+    wrong = sorted(" = ".join(sorted(p)) for p in predicted - gold_pairs)
+    missed = sorted(" = ".join(sorted(p)) for p in reachable - hits)
+    return {"gold": len(gold_pairs), "predicted": len(predicted), "hits": len(hits),
+            "precision": precision, "recall": recall,
+            "reachable": len(reachable), "recall_reachable": len(hits & reachable) / len(reachable) if reachable else 0.0,
+            "wrong": wrong, "missed": missed}
+
+
+# ---- report ----------------------------------------------------------------------------------
+
+def _share(n: int, d: int) -> str:
+    return f"{n} of {d} ({100 * n / d:.0f}%)" if d else "0 of 0"
+
+
+def render(results: list[dict[str, Any]], *, documents: int, seed: int) -> str:
+    lines = [
+        "# Wiki quality benchmark",
+        "",
+        f"`python -m benchmarks.quality --documents {documents}`: each corpus subsampled to {documents} "
+        f"documents (seed {seed}, the checklist's documents always kept), compiled offline, measured with "
+        "the mechanical rules of `benchmarks/quality_rules.py` (its docstring is the written rule).",
+        "",
+        "| measure | target | " + " | ".join(r["corpus"] for r in results) + " |",
+        "|---|---|" + "---|" * len(results),
+    ]
+
+    def row(label: str, target: str, cell) -> None:  # type: ignore[no-untyped-def]
+        lines.append(f"| {label} | {target} | " + " | ".join(cell(r) for r in results) + " |")
+
+    row("documents / chunks", "", lambda r: f"{r['documents']} / {r['chunks']}")
+    row("entities / pages / topics", "", lambda r: f"{r['entities']} / {r['pages']} / {r['topics']}")
+    row("noise among page subjects (sample of 100)", "≤ 5%", lambda r: _share(*r["noise_pages"][:2]))
+    row("noise among all entities (sample of 100)", "", lambda r: _share(*r["noise_all"][:2]))
+    row("pages with no cited fact", "0", lambda r: _share(len(r["no_fact"]), r["pages"]))
+    row("pages holding only links", "0", lambda r: _share(len(r["links_only"]), r["pages"]))
+    row("pages titled with a file name", "0", lambda r: str(len(r["file_titles"])))
+    row("defining leads where the evidence defines", "≥ 80%",
+        lambda r: _share(len(r["defining"]), len(r["with_definition"])))
+    row("leads opening with a connective", "0", lambda r: str(len(r["connective"])))
+    row("pages repeating or containing a sentence", "0", lambda r: _share(len(r["repeated"]), r["pages"]))
+    row("topic titles shaped 'X and Y'", "", lambda r: _share(len(r["pair_titles"]), r["topics"]))
+    row("checklist concepts with a page", "≥ 90%", lambda r: _share(len(r["covered"]), r["checklist"]))
+    row("named false merges", "0", lambda r: f"{len(r['merged'])} of {r['apart']}")
+    row("alias precision / recall (acronyms appendix)", "≥ 0.95 / ≥ 0.80",
+        lambda r: f"{r['aliases']['precision']:.2f} / {r['aliases']['recall']:.2f}" if "aliases" in r else "—")
+    row("compile wall s / CPU s / chunks per CPU second", "≥ 150 chunks/s",
+        lambda r: f"{r['wall']:.0f} / {r['cpu']:.0f} / {r['chunks'] / r['cpu']:.0f}")
+    engine = ("map", "reduce", "plan", "refine")
+    row("offline engine (MAP+REDUCE+PLAN+REFINE) chunks per CPU second", "≥ 150",
+        lambda r: f"{r['chunks'] / max(sum(r['phase_cpu'].get(p, 0.0) for p in engine), 1e-9):.0f}")
+    row("CPU seconds by phase (ingest, map, reduce, plan, refine)", "",
+        lambda r: " / ".join(f"{r['phase_cpu'].get(p, 0.0):.1f}" for p in ("ingest", *engine)))
+    for r in results:
+        lines += ["", f"## {r['corpus']} ({r['shape']})", ""]
+        reasons = r["noise_pages"][2]
+        lines.append("Noise reasons among page subjects: " + (", ".join(f"{k} {v}" for k, v in reasons.most_common()) or "none"))
+        noisy = [f"`{n}` ({why})" for n, why in r["noise_pages"][3] if why]
+        lines.append("Noisy page subjects in the sample: " + ("; ".join(noisy) or "none"))
+        reasons = r["noise_all"][2]
+        lines.append("Noise reasons among all entities: " + (", ".join(f"{k} {v}" for k, v in reasons.most_common()) or "none"))
+        lines.append("Checklist covered: " + "; ".join(r["covered"]))
+        lines.append("Checklist missing: " + ("; ".join(r["missing"]) or "none"))
+        lines.append("False merges: " + ("; ".join(r["merged"]) or "none"))
+        lines.append("Pages without a cited fact (first 10): " + ("; ".join(r["no_fact"][:10]) or "none"))
+        lines.append("File-name titles (first 10): " + ("; ".join(r["file_titles"][:10]) or "none"))
+        lines.append("Repeating pages (first 10): " + ("; ".join(r["repeated"][:10]) or "none"))
+        lines.append("Connective leads (first 5): " + ("; ".join(f"{t}: {lead}" for t, lead in r["connective"][:5]) or "none"))
+        missing_def = [t for t in r["with_definition"] if t not in set(r["defining"])]
+        lines.append("Evidence defines but the lead does not (first 10): " + ("; ".join(missing_def[:10]) or "none"))
+        if "aliases" in r:
+            a = r["aliases"]
+            lines.append(
+                f"Alias gold set: {a['gold']} acronym/expansion pairs; {a['predicted']} pairs merged among their "
+                f"names, {a['hits']} right; recall over pairs whose both names were extracted: "
+                f"{a['recall_reachable']:.2f} of {a['reachable']}.")
+            lines.append("Wrong alias pairs: " + ("; ".join(a["wrong"][:15]) or "none"))
+            lines.append("Missed alias pairs (both names extracted, first 15): " + ("; ".join(a["missed"][:15]) or "none"))
+        lines += ["", f"Topic titles (seeded sample of {len(r['topic_rows'])}, with their first members):", ""]
+        lines += [f"{i}. {title} — {', '.join(members)}" for i, (title, members) in enumerate(r["topic_rows"], 1)]
+    return "\n".join(lines) + "\n"
+
+
+def dump(results: list[dict[str, Any]], path: Path) -> None:
+    plain = []
+    for r in results:
+        plain.append({k: (list(v) if isinstance(v, tuple) else v) for k, v in r.items()
+                      if k not in ("noise_pages", "noise_all")}
+                     | {"noise_pages": r["noise_pages"][3], "noise_all": r["noise_all"][3]})
+    path.write_text(json.dumps(plain, indent=1, default=str), encoding="utf-8")
