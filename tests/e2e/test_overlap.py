@@ -43,10 +43,10 @@ def test_overlapped_calls_and_batched_embeddings_write_the_same_wiki(
 ):
     e2e_server.set_latency(0.01)  # so that overlapping requests are seen overlapping
     try:
-        serial = _compile(tmp_path / "serial", e2e_server, monkeypatch, ONE_AT_A_TIME)
+        serial = _compile(tmp_path / "serial" / "kb", e2e_server, monkeypatch, ONE_AT_A_TIME)
         serial_embeddings = e2e_server.calls["embeddings"]
         assert e2e_server.most_in_flight["completions"] == 1
-        overlapped = _compile(tmp_path / "overlapped", e2e_server, monkeypatch)
+        overlapped = _compile(tmp_path / "overlapped" / "kb", e2e_server, monkeypatch)
     finally:
         e2e_server.set_latency(0.0)
     assert e2e_server.most_in_flight["completions"] > 1
