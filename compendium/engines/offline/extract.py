@@ -99,7 +99,7 @@ def extract_chunk(
     kept = [i for i, heading in enumerate(heading_line) if not heading]
     sentences = [every[i] for i in kept]
     spans = [every_spans[i] for i in kept]
-    claim_like = [_is_claim_sentence(s.text) for s in sentences]
+    claim_like = [not s.term and _is_claim_sentence(s.text) for s in sentences]
     tokens = [word_tokens(s.text, mid_caps) for s in sentences]
     headings = " ".join(chunk.heading_path).lower()
 
