@@ -280,3 +280,17 @@ def test_a_definition_list_term_names_its_definition_and_its_acronym():
     concepts = {c.term: c for c in reply.concepts} | {e.name: e for e in reply.entities}
     assert concepts["decorator"].definition.startswith("A function returning another function")
     assert not any(c.text in ("GIN", "WAL", "decorator") for c in reply.claims)
+
+
+def test_title_cased_terms_do_not_make_a_sentence_opening_word_a_name():
+    chunk = _with_blocks(
+        [("paragraph", "Partitioning refers to splitting one large table into smaller physical pieces. "
+                       "Partitioning can help when a table is larger than memory."),
+         ("term", "Range Partitioning"),
+         ("definition", "The table is partitioned into ranges defined by a key column or set of columns.")],
+        ["Overview"],
+    )
+    reply = extract_chunk(chunk, TEMPLATE)
+    defined = {c.term: c.definition for c in reply.concepts} | {e.name: e.description for e in reply.entities}
+    assert defined.get("partitioning", "").startswith("Partitioning refers to splitting")
+    assert "Partitioning" not in defined

@@ -90,7 +90,8 @@ def extract_chunk(
     every = sentences_of(chunk.text, chunk.blocks)
     heading_line = [_is_heading_line(s.text, chunk.heading_path) for s in every]
     limit = template.map.max_items_per_chunk
-    mid_caps = {w for s in every for w in _MID_CAP.findall(s.text)}
+    # a term is title-cased like a heading ("Range Partitioning"): its capitals say nothing
+    mid_caps = {w for s in every if not s.term for w in _MID_CAP.findall(s.text)}
     lowercase = set(_LOWER_WORD.findall(chunk.text))
     every_spans = [find_spans(s.text, mid_caps, lowercase) for s in every]
     # Aliases are read from headings and glossary entries too ("Write-Ahead Logging (WAL)",
