@@ -6,7 +6,9 @@ reason is reported):
   operator (`->`, `::`, `:=`, `||`), parentheses other than a trailing `()` on an
   identifier, or starts with a character that is neither a letter, a digit, `_` nor `.`;
 - `format`: a format placeholder (`%s`, `%d`, `{}`, `{0}`, `{name}`);
-- `file`: the corpus's own document file names (`sql-vacuum.html`, `sql-vacuum`).
+- `file`: the corpus's own document file names (`sql-vacuum.html`, `sql-vacuum`) that the
+  text never writes as inline code (a module documented in `codecs.html` and written `codecs`
+  is a name);
 
 File-name title: a page title ending in a document extension (.html, .md, .rst, .txt, .pdf,
 .docx), or equal to a document's file name that the text itself never writes.
@@ -48,6 +50,7 @@ import json
 import random
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,17 +96,19 @@ _DEFINING_VERB = (
 )
 
 
-def noise_reason(name: str, file_names: set[str], lowercase_more: frozenset[str] = frozenset()) -> str:
+def noise_reason(name: str, file_names: set[str], lowercase_more: frozenset[str] = frozenset(),
+                 written: Callable[[], set[str]] | None = None) -> str:
     """Why `name` is noise under the rules above, or '' when it is a fair name.
 
-    `lowercase_more`: words the corpus writes in lowercase more often than capitalised."""
+    `lowercase_more`: words the corpus writes in lowercase more often than capitalised;
+    `written`: the corpus's inline code spans (built on first use)."""
     text = name.strip()
     core = text[:-2] if text.endswith("()") else text
     if _CODE.search(core) or "(" in core or ")" in core:
         return "code"
     if _FORMAT.search(text):
         return "format"
-    if text in file_names:
+    if text in file_names and (written is None or text not in written()):
         return "file"
     if _VERSION.match(text):
         return "version"
@@ -170,7 +175,8 @@ def _opens_passage_about(chunk: Any, title: str, heads: set[str], names: list[st
     if chunk.heading_path and key(chunk.heading_path[-1]) in heads:
         return True
     own = any(key(h) in heads for h in (title, *chunk.heading_path))
-    return own and any(lead.lower().startswith(n.lower()) for n in names if n.strip())
+    opening = lead.lstrip("`*\"'").lower()  # "`ALTER SEQUENCE` changes ...": the marks are markup
+    return own and any(opening.startswith(n.lower()) for n in names if n.strip())
 
 
 def page_body(markdown: str) -> tuple[str, list[str]]:
@@ -216,9 +222,16 @@ def judge_wiki(data: dict[str, Any], *, seed: int, sample: int, topic_sample: in
         w.lower() for w in counts if w[:1].isupper() and w[1:].islower() and counts[w.lower()] > counts[w]
     )
 
+    def written() -> set[str]:  # the corpus's inline code, where a module's name is written as such
+        if not code_spans:
+            code_spans.append({m for c in data["chunks"] for m in re.findall(r"`([^`\n]+)`", c.text)})
+        return code_spans[0]
+
+    code_spans: list[set[str]] = []
+
     def noise_share(pool: list[Any]) -> tuple[int, int, Counter[str], list[tuple[str, str]]]:
         chosen = rng.sample(pool, min(sample, len(pool)))
-        verdicts = [(e.name, noise_reason(e.name, file_names, lowercase_more)) for e in chosen]
+        verdicts = [(e.name, noise_reason(e.name, file_names, lowercase_more, written)) for e in chosen]
         reasons = Counter(r for _, r in verdicts if r)
         return sum(1 for _, r in verdicts if r), len(chosen), reasons, verdicts
 

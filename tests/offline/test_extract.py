@@ -241,3 +241,56 @@ def test_a_heading_that_reached_the_text_as_a_plain_line_is_no_name_and_no_claim
     assert "Return Value" not in names and "See Also" not in names
     assert "SPI_execute" in names
     assert all("Return Value" not in c.text for c in reply.claims)
+
+
+def _with_blocks(parts: list[tuple[str, str]], heading: list[str]) -> ChunkInput:
+    """A chunk as the structure-faithful readers give it: text plus [kind, start, end] blocks."""
+    text, blocks = "", []
+    for kind, part in parts:
+        if text:
+            text += "\n\n"
+        blocks.append([kind, len(text), len(text) + len(part)])
+        text += part
+    return ChunkInput(label="c1", text=text, heading_path=heading, blocks=blocks)
+
+
+def test_inline_code_names_are_entities_and_code_fragments_are_not():
+    text = (
+        "The `pathlib` module offers classes representing filesystem paths for every platform. "
+        "Unlike `os.path`, the `pathlib` module treats paths as objects. "
+        "Call `Path.open()` with `mode='r'` or pass `--force` to `pathlib` helpers in `README.txt` files."
+    )
+    reply = run(text)
+    names = {e.name for e in reply.entities} | {c.term for c in reply.concepts}
+    assert {"pathlib", "os.path", "Path.open()"} <= names
+    assert not names & {"mode='r'", "--force", "README.txt"}
+
+
+def test_a_definition_list_term_names_its_definition_and_its_acronym():
+    chunk = _with_blocks(
+        [("heading", "Acronyms"), ("term", "GIN"), ("definition", "Generalized Inverted Index"),
+         ("term", "WAL"), ("definition", "Write-Ahead Log"),
+         ("term", "decorator"), ("definition", "A function returning another function, usually applied as a wrapper.")],
+        ["Acronyms"],
+    )
+    reply = extract_chunk(chunk, TEMPLATE)
+    entities = {e.name: e for e in reply.entities}
+    assert "GIN" in entities["Generalized Inverted Index"].aliases
+    assert "WAL" in entities["Write-Ahead Log"].aliases
+    concepts = {c.term: c for c in reply.concepts} | {e.name: e for e in reply.entities}
+    assert concepts["decorator"].definition.startswith("A function returning another function")
+    assert not any(c.text in ("GIN", "WAL", "decorator") for c in reply.claims)
+
+
+def test_title_cased_terms_do_not_make_a_sentence_opening_word_a_name():
+    chunk = _with_blocks(
+        [("paragraph", "Partitioning refers to splitting one large table into smaller physical pieces. "
+                       "Partitioning can help when a table is larger than memory."),
+         ("term", "Range Partitioning"),
+         ("definition", "The table is partitioned into ranges defined by a key column or set of columns.")],
+        ["Overview"],
+    )
+    reply = extract_chunk(chunk, TEMPLATE)
+    defined = {c.term: c.definition for c in reply.concepts} | {e.name: e.description for e in reply.entities}
+    assert defined.get("partitioning", "").startswith("Partitioning refers to splitting")
+    assert "Partitioning" not in defined

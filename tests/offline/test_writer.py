@@ -177,3 +177,16 @@ async def test_template_page_layout_is_used():
     page = await write(request(), template)
     assert page.startswith("TITLE Shared Buffer Pool\n")
     assert "Background Processes: 2" in page  # refs 3 and 5; 4 folded into 3
+
+
+async def test_a_subject_written_as_inline_code_still_leads_with_its_definition():
+    evidence = [
+        EvidenceItem(ref=1, text="`VACUUM FULL` can take much longer than a plain vacuum of the table.", chunk_id="a",
+                     heading_path=["Notes"], about=["vacuum-full"]),
+        EvidenceItem(ref=2, text="`VACUUM FULL` is a variant of vacuum that rewrites the whole table.", chunk_id="b",
+                     heading_path=["Maintenance"], about=["vacuum-full"]),
+    ]
+    page = await write(request(slug="vacuum-full", title="VACUUM FULL", aliases=[], description="",
+                               evidence=evidence, links=[]))
+    body = page.split("# VACUUM FULL", 1)[1].strip()
+    assert body.startswith("`VACUUM FULL` is a variant of vacuum")

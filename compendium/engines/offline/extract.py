@@ -90,7 +90,8 @@ def extract_chunk(
     every = sentences_of(chunk.text, chunk.blocks)
     heading_line = [_is_heading_line(s.text, chunk.heading_path) for s in every]
     limit = template.map.max_items_per_chunk
-    mid_caps = {w for s in every for w in _MID_CAP.findall(s.text)}
+    # a term is title-cased like a heading ("Range Partitioning"): its capitals say nothing
+    mid_caps = {w for s in every if not s.term for w in _MID_CAP.findall(s.text)}
     lowercase = set(_LOWER_WORD.findall(chunk.text))
     every_spans = [find_spans(s.text, mid_caps, lowercase) for s in every]
     # Aliases are read from headings and glossary entries too ("Write-Ahead Logging (WAL)",
@@ -99,7 +100,7 @@ def extract_chunk(
     kept = [i for i, heading in enumerate(heading_line) if not heading]
     sentences = [every[i] for i in kept]
     spans = [every_spans[i] for i in kept]
-    claim_like = [_is_claim_sentence(s.text) for s in sentences]
+    claim_like = [not s.term and _is_claim_sentence(s.text) for s in sentences]
     tokens = [word_tokens(s.text, mid_caps) for s in sentences]
     headings = " ".join(chunk.heading_path).lower()
 

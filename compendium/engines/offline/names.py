@@ -83,7 +83,7 @@ def find_spans(
         text = text.strip()
         if kind in ("term", "code"):  # "**WAL.**", "`autovacuum:`": trailing punctuation is no part
             text = text.rstrip(".,:;").strip()
-        if kind == "code" and (len(text.split()) > 4 or not re.search(r"[A-Za-z]", text)):
+        if kind == "code" and not _code_name(text):
             continue  # a code fragment, not a name
         if kind == "term" and (len(text.split()) > 6 or text.lower() in BOILERPLATE):
             continue
@@ -145,6 +145,23 @@ def _clean_name(
     kind = "acronym" if len(tokens) == 1 and _ACRONYM.match(tokens[0]) else "name"
     begin = start + offset
     return Span(begin, begin + len(name), name, kind)
+
+
+_CODE_WORD = re.compile(r"[A-Za-z_][\w.-]*(?:\(\))?")
+_DOCUMENT_FILE = re.compile(r"\.(?:html?|md|markdown|rst|txt|pdf|docx?)$", re.I)
+
+
+def _code_name(text: str) -> bool:
+    """Inline code the text treats as a name: an identifier, dotted path or call (`os.path`,
+    `max_wal_size`, `open()`), or a few keyword-like words (`CREATE TABLE`). Anything with
+    arguments, quotes, operators, options or paths (`f(x)`, `'L'`, `a=1`, `--force`) is code,
+    and so is a document file name (`README.txt`)."""
+    words = text.split()
+    if not 1 <= len(words) <= 4 or not all(_CODE_WORD.fullmatch(w) for w in words):
+        return False
+    if _DOCUMENT_FILE.search(text):
+        return False
+    return len(words) == 1 or words[0].lower() not in FUNCTION_WORDS
 
 
 def _is_filler(word: str) -> bool:

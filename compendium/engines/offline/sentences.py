@@ -41,6 +41,7 @@ class Sentence:
     text: str  # whitespace-normalised, otherwise verbatim
     block: int  # index of the paragraph or list item it came from
     position: int  # 0 for the first sentence of its block
+    term: bool = False  # a definition list's or glossary's term: a name over its definition, no claim
 
 
 def prose_blocks(text: str) -> list[str]:
@@ -164,19 +165,27 @@ def _is_abbreviation(before: str) -> bool:
 
 # Block kinds (as ingest records them on a chunk) that hold prose.
 _PROSE_KINDS = frozenset({"paragraph", "item", "definition", "quote"})
+# Read too, but as terms: a glossary entry ("GIN" over "Generalized Inverted Index") names its
+# subject in the term and defines it in the block that follows.
+_TERM_KINDS = frozenset({"term"})
 
 
 def sentences_of(text: str, blocks: list[list[Any]] | None = None) -> list[Sentence]:
     """Every prose sentence of a text, with the block it belongs to. Given the chunk's blocks
     ([kind, start, end] in `text`), only prose blocks are read, each on its own: code, tables,
-    headings and terms are never sentences, and no sentence runs from one block into the next."""
-    parts = [text[s:e] for kind, s, e in blocks if kind in _PROSE_KINDS] if blocks else [text]
+    headings and tables are never sentences, a term is one sentence marked as a term, and no
+    sentence runs from one block into the next."""
+    parts = (
+        [(text[s:e], kind in _TERM_KINDS) for kind, s, e in blocks if kind in _PROSE_KINDS or kind in _TERM_KINDS]
+        if blocks
+        else [(text, False)]
+    )
     out: list[Sentence] = []
     b = 0
-    for part in parts:
+    for part, term in parts:
         for block in prose_blocks(part):
-            for p, sentence in enumerate(split_sentences(block)):
-                out.append(Sentence(sentence, b, p))
+            for p, sentence in enumerate([_SPACES.sub(" ", block).strip()] if term else split_sentences(block)):
+                out.append(Sentence(sentence, b, p, term))
             b += 1
     return out
 

@@ -180,7 +180,8 @@ def _name_patterns(names: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[
     """(opens with a name, names it anywhere), compiled once per set of names."""
     alternatives = "|".join(re.escape(n) for n in names)
     return (
-        re.compile(rf"^(?:(?:the|a|an)\s+)?(?:{alternatives})\b", re.IGNORECASE),
+        # the readers keep inline code in backticks: "`BEGIN` initiates ..." opens with BEGIN
+        re.compile(rf"^(?:(?:the|a|an)\s+)?([`*]?)(?:{alternatives})\b\1", re.IGNORECASE),
         re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE),
     )
 
