@@ -191,7 +191,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         print(f"Compile {report.status}: {report.error or 'run compile again to resume'}", file=sys.stderr)
         return code
     if data["documents"]:
-        print("Export the wiki with: compendium export --format site OUT  (or vault, json, graphml)")
+        print("Export the wiki with: compendium export --format site OUT  (or vault, json, graphml, tables)")
     else:
         print(f"Nothing to compile: {settings.workspace / 'documents'} holds no documents; add some with "
               f"`compendium{_workspace_flag(args)} add PATH`", file=sys.stderr)
