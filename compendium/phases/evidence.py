@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from ..engines.tasks import EvidenceItem
 from ..fingerprint import text_hash
+from .readers.model import PROSE_KINDS
 
 EXCERPT_WORDS = 90
 _SPACE = re.compile(r"\s+")
@@ -40,6 +41,7 @@ class Source:
     document: str = ""
     heading_path: list[str] = field(default_factory=list)
     about: list[str] = field(default_factory=list)  # slugs of entities with pages mentioned there
+    blocks: list[list] = field(default_factory=list)  # the chunk's [kind, start, end] from its reader
 
 
 @dataclass
@@ -94,7 +96,7 @@ def rank_evidence(statements: Sequence[Statement], sources: dict[str, Source], n
         item = _item(s.text, first, len(known_chunks), list(dict.fromkeys([*s.about, *first.about])), s.kind)
         candidates.append((-len(known_chunks), 0, (0, first.chunk_id), item))
     for chunk_id, source in sources.items():
-        excerpt = excerpt_around(source.text, names)
+        excerpt = excerpt_around(source.text, names, blocks=source.blocks)
         if excerpt:
             # One passage is one source; among excerpts, those holding more of the page's claims first.
             rank = (-claims_per_chunk.get(chunk_id, 0), chunk_id)
@@ -185,36 +187,39 @@ def _item(text: str, source: Source, support: int, about: list[str], kind: str) 
     )
 
 
-def excerpt_around(text: str, names: Sequence[str], words: int = EXCERPT_WORDS) -> str:
+def excerpt_around(
+    text: str, names: Sequence[str], words: int = EXCERPT_WORDS, *, blocks: Sequence[Sequence] = ()
+) -> str:
     """Up to `words` words of `text`, from the sentence holding the first mention of a name.
 
     The excerpt stays within prose: it starts in the paragraph of the mention and runs on only
     through the paragraphs that follow it, stopping at a heading, caption or other line that is
     not a sentence, so a heading is never glued to the paragraph after it. It is a contiguous
-    passage of `text` (modulo whitespace), so it can be quoted and checked.
+    passage of `text` (modulo whitespace), so it can be quoted and checked. `blocks`, the
+    reader's [kind, start, end] spans, mark terms, headings, code and tables as never prose.
     """
-    blocks = _paragraphs(text)
-    if not blocks:
+    paragraphs = _paragraphs(text, blocks)
+    if not paragraphs:
         return ""
     wanted = [n.lower() for n in names if n.strip()]
-    for i, block in enumerate(blocks):
+    for i, (block, prose) in enumerate(paragraphs):
         lower = block.lower()
         hits = [lower.find(n) for n in wanted if n in lower]
         if not hits:
             continue
-        if _is_prose(block):
+        if prose:
             cut = block.rfind(". ", 0, min(hits))
-            return _run_from(blocks, i, cut + 2 if cut >= 0 else 0, words)
-        if i + 1 < len(blocks) and _is_prose(blocks[i + 1]):  # a heading naming the subject
-            return _run_from(blocks, i + 1, 0, words)
-    first = next((i for i, b in enumerate(blocks) if _is_prose(b)), 0)
-    return _run_from(blocks, first, 0, words)
+            return _run_from(paragraphs, i, cut + 2 if cut >= 0 else 0, words)
+        if i + 1 < len(paragraphs) and paragraphs[i + 1][1]:  # a heading naming the subject
+            return _run_from(paragraphs, i + 1, 0, words)
+    first = next((i for i, (_, prose) in enumerate(paragraphs) if prose), 0)
+    return _run_from(paragraphs, first, 0, words)
 
 
-def _run_from(blocks: list[str], first: int, start: int, words: int) -> str:
-    taken = [blocks[first][start:]]
-    for block in blocks[first + 1 :]:
-        if sum(len(t.split()) for t in taken) >= words or not _is_prose(block):
+def _run_from(paragraphs: list[tuple[str, bool]], first: int, start: int, words: int) -> str:
+    taken = [paragraphs[first][0][start:]]
+    for block, prose in paragraphs[first + 1 :]:
+        if sum(len(t.split()) for t in taken) >= words or not prose:
             break
         taken.append(block)
     tokens = " ".join(taken).split(" ")
@@ -222,9 +227,20 @@ def _run_from(blocks: list[str], first: int, start: int, words: int) -> str:
     return excerpt + (" …" if len(tokens) > words else "")
 
 
-def _paragraphs(text: str) -> list[str]:
-    """Blank-line separated blocks of `text`, each flattened to one line."""
-    return [flat_text(b) for b in _BLANK_LINES.split(text) if b.strip()]
+def _paragraphs(text: str, blocks: Sequence[Sequence] = ()) -> list[tuple[str, bool]]:
+    """Blank-line separated blocks of `text`, each flattened to one line, with whether it is
+    prose: by its shape, and never where the reader says it starts a term, heading, code or table."""
+    not_prose = {int(b[1]) for b in blocks if b[0] not in PROSE_KINDS}
+    out, start = [], 0
+    for gap in [*_BLANK_LINES.finditer(text), None]:
+        end = gap.start() if gap else len(text)
+        raw = text[start:end]
+        if raw.strip():
+            block = flat_text(raw)
+            first = start + len(raw) - len(raw.lstrip())
+            out.append((block, _is_prose(block) and first not in not_prose))
+        start = gap.end() if gap else end
+    return out
 
 
 def _is_prose(block: str) -> bool:

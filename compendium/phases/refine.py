@@ -457,7 +457,7 @@ def candidates(
     chunks = [window.chunks[c] for c in source_ids(plan, claims) if c in window.chunks]
     sources = {
         c.id: Source(c.id, c.text, titles.get(c.document_id, ""), list(c.heading_path),
-                     [s for s in chunk_about.get(c.id, ()) if s != plan.slug])
+                     [s for s in chunk_about.get(c.id, ()) if s != plan.slug], list(c.blocks))
         for c in chunks
     }
     # A relation is cited by its first chunk: make that the chunk its description quotes.

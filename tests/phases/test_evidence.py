@@ -74,3 +74,12 @@ def test_an_excerpt_never_glues_a_heading_to_the_paragraph_after_it():
 def test_a_mention_in_a_heading_starts_the_excerpt_at_the_paragraph_under_it():
     text = "Write-Ahead Log\n\nEvery change is logged before the page is written.\n\nSee Also\n\nCheckpoints."
     assert excerpt_around(text, ["Write-Ahead Log"]) == "Every change is logged before the page is written."
+
+
+def test_an_excerpt_never_runs_from_a_prose_paragraph_into_a_term_the_reader_marked():
+    text = "The default value is off.\n\n`wal_compression` (`enum`)\n\nThis parameter enables compression."
+    term = text.index("`wal")
+    blocks = [["paragraph", 0, 25], ["term", term, term + 26], ["definition", term + 28, len(text)]]
+    # By shape alone the term ends with ")" and reads as prose, so it was glued to the paragraph.
+    assert "wal_compression" in excerpt_around(text, ["default value"], words=40)
+    assert excerpt_around(text, ["default value"], words=40, blocks=blocks) == "The default value is off."
