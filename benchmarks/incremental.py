@@ -77,14 +77,25 @@ async def _compile(workspace: Path, base_url: str) -> tuple[dict[str, Any], dict
     return report.as_dict(settings.llm), chunks
 
 
-def _edit(path: Path) -> None:
-    """Change one sentence of the document's second paragraph of prose."""
+EDIT_SENTENCE = " An operator can inspect it with the status command at any time."
+
+
+def edit_document(path: Path) -> None:
+    """Append one sentence to the document's second paragraph of prose (HTML: its second <p>),
+    so the document's opening stays as it was."""
     text = path.read_text(encoding="utf-8")
-    paragraphs = text.split("\n\n")
-    prose = [i for i, p in enumerate(paragraphs) if p and not p.startswith("#")]
-    i = prose[min(1, len(prose) - 1)]
-    paragraphs[i] = paragraphs[i] + " An operator can inspect it with the status command at any time."
-    path.write_text("\n\n".join(paragraphs), encoding="utf-8")
+    if path.suffix.lower() in (".html", ".htm"):
+        first = text.find("</p>")
+        at = text.find("</p>", first + 4) if first >= 0 else -1
+        at = at if at >= 0 else first
+        text = text[:at] + EDIT_SENTENCE + text[at:]
+    else:
+        paragraphs = text.split("\n\n")
+        prose = [i for i, p in enumerate(paragraphs) if p and not p.startswith("#")]
+        i = prose[min(1, len(prose) - 1)]
+        paragraphs[i] += EDIT_SENTENCE
+        text = "\n\n".join(paragraphs)
+    path.write_text(text, encoding="utf-8")
 
 
 def _refine_only_template(workspace: Path) -> None:
@@ -143,7 +154,7 @@ def run(documents: int) -> list[Step]:
         compile_step("full")
         compile_step("no change")
         for path in edited:
-            _edit(path)
+            edit_document(path)
         compile_step(f"edit {len(edited)} documents")
         for f in added:
             shutil.move(str(f), corpus / f.name)

@@ -27,13 +27,14 @@ import argparse
 import itertools
 import platform
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from benchmarks.offline_corpus import debian_doc
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "corpora"
@@ -61,14 +62,7 @@ _MARKUP = [
 
 def fetch(package: str) -> Path:
     """The unpacked tree of a Debian package under build/corpora, downloaded on first use."""
-    target = BUILD / package
-    if target.is_dir():
-        return target
-    BUILD.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["apt-get", "download", package], cwd=BUILD, check=True, capture_output=True)
-    deb = max(BUILD.glob(f"{package}_*.deb"), key=lambda p: p.stat().st_mtime)
-    subprocess.run(["dpkg-deb", "-x", str(deb), str(target)], check=True)
-    return target
+    return debian_doc(package, Path(), BUILD)
 
 
 def norm(text: str) -> str:

@@ -35,27 +35,33 @@ SUFFIXES = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
 PHASES = ("ingest", "map", "reduce", "plan", "refine")
 
 
-def postgres_manual(cache: Path = CACHE) -> Path:
-    """The html/ folder of postgresql-doc-15, downloaded and unpacked on first use."""
-    target = cache / POSTGRES_PACKAGE
-    html = target / "usr" / "share" / "doc" / POSTGRES_PACKAGE / "html"
+def debian_doc(package: str, html: Path, cache: Path = CACHE) -> Path:
+    """The `html` folder (relative to the package root) of a Debian -doc package, downloaded
+    and unpacked under `cache` on first use."""
+    target = cache / package
+    html = target / html
     if html.is_dir():
         return html
     target.mkdir(parents=True, exist_ok=True)
     try:
-        subprocess.run(["apt-get", "download", POSTGRES_PACKAGE], cwd=target, check=True,
+        subprocess.run(["apt-get", "download", package], cwd=target, check=True,
                        capture_output=True, text=True)
-        debs = sorted(target.glob(f"{POSTGRES_PACKAGE}_*.deb"))
+        debs = sorted(target.glob(f"{package}_*.deb"))
         if not debs:
-            raise SystemExit(f"apt-get download left no {POSTGRES_PACKAGE} .deb in {target}")
+            raise SystemExit(f"apt-get download left no {package} .deb in {target}")
         subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(target)], check=True,
                        capture_output=True, text=True)
     except (OSError, subprocess.CalledProcessError) as exc:
         detail = getattr(exc, "stderr", "") or str(exc)
-        raise SystemExit(f"could not fetch {POSTGRES_PACKAGE}: {detail.strip()}") from exc
+        raise SystemExit(f"could not fetch {package}: {detail.strip()}") from exc
     if not html.is_dir():
-        raise SystemExit(f"{POSTGRES_PACKAGE} unpacked without {html}")
+        raise SystemExit(f"{package} unpacked without {html}")
     return html
+
+
+def postgres_manual(cache: Path = CACHE) -> Path:
+    """The html/ folder of postgresql-doc-15, downloaded and unpacked on first use."""
+    return debian_doc(POSTGRES_PACKAGE, Path("usr/share/doc") / POSTGRES_PACKAGE / "html", cache)
 
 
 def pick_documents(folder: Path, limit: int | None) -> list[Path]:

@@ -21,14 +21,13 @@ import argparse
 import asyncio
 import random
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from benchmarks import quality_rules as rules
-from benchmarks.offline_corpus import CACHE, peak_memory_mb, postgres_manual
+from benchmarks.offline_corpus import CACHE, debian_doc, peak_memory_mb, postgres_manual
 
 REPORT = Path(__file__).parent / "reports" / "quality.md"
 SEED = 13
@@ -97,23 +96,7 @@ PYTHON_APART = (("list", "tuple"), ("str", "bytes"), ("int", "float"), ("import"
 
 def python_manual(cache: Path = CACHE) -> Path:
     """The html/ folder of python3.11-doc, downloaded and unpacked on first use."""
-    target = cache / PYTHON_PACKAGE
-    html = target / "usr" / "share" / "doc" / "python3.11" / "html"
-    if html.is_dir():
-        return html
-    target.mkdir(parents=True, exist_ok=True)
-    try:
-        subprocess.run(["apt-get", "download", PYTHON_PACKAGE], cwd=target, check=True,
-                       capture_output=True, text=True)
-        debs = sorted(target.glob(f"{PYTHON_PACKAGE}_*.deb"))
-        if not debs:
-            raise SystemExit(f"apt-get download left no {PYTHON_PACKAGE} .deb in {target}")
-        subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(target)], check=True,
-                       capture_output=True, text=True)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        detail = getattr(exc, "stderr", "") or str(exc)
-        raise SystemExit(f"could not fetch {PYTHON_PACKAGE}: {detail.strip()}") from exc
-    return html
+    return debian_doc(PYTHON_PACKAGE, Path("usr/share/doc/python3.11/html"), cache)
 
 
 CORPORA: dict[str, dict[str, Any]] = {

@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.incremental import edit_document
+
 REPORT = Path(__file__).parent / "reports" / "stability.md"
 SEED = 7
 TARGET = 2.0
-EDIT_SENTENCE = " An operator can inspect it with the status command at any time."
 
 
 @dataclass
@@ -88,23 +89,6 @@ async def load_plan_entries(store: Any) -> list[dict[str, Any]]:
     return [p for e in found for p in e.value]
 
 
-def _edit(path: Path) -> None:
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() in (".html", ".htm"):
-        # the second paragraph, so the document's opening stays as it was
-        first = text.find("</p>")
-        at = text.find("</p>", first + 4) if first >= 0 else -1
-        at = at if at >= 0 else first
-        text = text[:at] + EDIT_SENTENCE + text[at:]
-    else:
-        paragraphs = text.split("\n\n")
-        prose = [i for i, p in enumerate(paragraphs) if p and not p.startswith("#")]
-        i = prose[min(1, len(prose) - 1)]
-        paragraphs[i] += EDIT_SENTENCE
-        text = "\n\n".join(paragraphs)
-    path.write_text(text, encoding="utf-8")
-
-
 def run_steps(workspace: Path, corpus: Path, spare: Path, env: dict[str, str], vault: Path) -> tuple[dict, list[Step]]:
     """Full compile, then add `spare`, edit one document, delete one document."""
     full = asyncio.run(_compile(workspace, env, vault))
@@ -134,7 +118,7 @@ def run_steps(workspace: Path, corpus: Path, spare: Path, env: dict[str, str], v
     target = corpus / spare.name
     shutil.copyfile(spare, target)
     step("add one document", target, target.relative_to(documents).as_posix())
-    _edit(edited)
+    edit_document(edited)
     step("edit one document", edited, edited.relative_to(documents).as_posix())
     relative = deleted.relative_to(documents).as_posix()
     deleted.unlink()
