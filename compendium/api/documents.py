@@ -45,7 +45,8 @@ CONTENT_TYPES: dict[str, set[str]] = {
 _MAGIC = {".pdf": b"%PDF-", ".docx": b"PK\x03\x04"}
 
 
-def _limit(request: Request) -> int:
+def max_file_bytes(request: Request) -> int:
+    """The largest file one upload may carry (app.state.max_upload_bytes, else MAX_FILE_BYTES)."""
     return int(getattr(request.app.state, "max_upload_bytes", MAX_FILE_BYTES))
 
 
@@ -157,7 +158,7 @@ async def upload(kb: KB, request: Request) -> list[dict[str, Any]]:
 
 async def _store_uploads(request: Request, kb: Any, files: list[StarletteUpload],
                          folder: str) -> list[dict[str, Any]]:
-    limit = _limit(request)
+    limit = max_file_bytes(request)
     root = kb_root(service(request).data_dir, kb)
     planned = []
     for upload_file in files:

@@ -11,8 +11,7 @@ from ..operations import knowledge_base_summary
 from ..tenancy import kb_records
 from ..workspace import SUPPORTED_EXTENSIONS
 from .auth import KB, store_of
-from .documents import MAX_FILES
-from .documents import _limit as upload_limit  # the one place the per-file limit is decided
+from .documents import MAX_FILES, max_file_bytes
 from .errors import COMMON, errors
 
 router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["knowledge bases"], responses={**COMMON, **errors(404)})
@@ -53,5 +52,5 @@ async def status(kb: KB, request: Request) -> dict[str, Any]:
 async def upload_limits(kb: KB, request: Request) -> dict[str, Any]:
     """What POST /knowledge-bases/{kb}/documents accepts: bytes per file, files per upload and
     file name extensions (the UI checks them before sending)."""
-    return {"max_file_bytes": upload_limit(request), "max_files": MAX_FILES,
+    return {"max_file_bytes": max_file_bytes(request), "max_files": MAX_FILES,
             "extensions": sorted(SUPPORTED_EXTENSIONS)}

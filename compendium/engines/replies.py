@@ -69,8 +69,7 @@ def label_problem(written: list[str], labels: Collection[str]) -> str | None:
     """Why a MAP reply cannot be kept: more than half of its items name no chunk of the batch."""
     if not written:
         return None
-    reader = LabelReader(labels)
-    lost = [raw for raw in written if reader.read(raw) is None]
+    lost = unknown_labels(written, labels, distinct=False)
     if len(lost) * 2 <= len(written):
         return None
     shown = ", ".join(repr(x) for x in list(dict.fromkeys(lost))[:5])

@@ -324,6 +324,16 @@ PROMPT_KEYS: tuple[KeyPath, ...] = (
 )
 
 
+def own_prompts(template: Template) -> typing.Iterator[tuple[KeyPath, str]]:
+    """The prompts `template` sets (non-blank), with their key paths."""
+    for key in PROMPT_KEYS:
+        value: Any = template
+        for part in key:
+            value = getattr(value, str(part))
+        if isinstance(value, str) and value.strip():
+            yield key, value
+
+
 def parse_template(text: str, *, source: str, default_name: str | None = None) -> Template:
     """Validate template YAML `text`; every problem is a TemplateError naming `source`,
     the line and the key. `default_name` is used when the file sets no `name`."""
@@ -334,12 +344,8 @@ def parse_template(text: str, *, source: str, default_name: str | None = None) -
     template = validate_model(Template, data, doc)
     _check_types(template, doc)
     with limits(VALIDATE_SECONDS):  # every trial render ends by one deadline
-        for key in PROMPT_KEYS:
-            value = template
-            for part in key:
-                value = getattr(value, str(part))
-            if isinstance(value, str) and value.strip():
-                check_prompt(value, file=source, line=doc.line_of(key), key=dotted(key))
+        for key, value in own_prompts(template):
+            check_prompt(value, file=source, line=doc.line_of(key), key=dotted(key))
     return template
 
 

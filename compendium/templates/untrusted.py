@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import TemplateError
 from ..fingerprint import fingerprint
 from . import worker
-from .loader import MAX_YAML_CHARS, PROMPT_KEYS, parse_template, read_yaml
+from .loader import MAX_YAML_CHARS, own_prompts, parse_template, read_yaml
 from .schema import Template
 
 VALIDATE_DEADLINE = 1.5  # wall seconds to check a template (loader: 1.0 s of CPU for its prompts)
@@ -43,23 +43,13 @@ def parse_untrusted(text: str, *, source: str, default_name: str | None = None) 
         "simplify its prompts",
     )  # fmt: skip
     template = Template.model_validate(result)
-    if _has_own_prompts(template):
+    if any(own_prompts(template)):
         worker.RENDERS.warm()  # its prompts will render in a worker: start one now
     with _CHECKED_LOCK:
         _CHECKED[key] = template
         while len(_CHECKED) > _CHECKED_SIZE:
             _CHECKED.popitem(last=False)
     return template
-
-
-def _has_own_prompts(template: Template) -> bool:
-    for key in PROMPT_KEYS:
-        value: Any = template
-        for part in key:
-            value = getattr(value, str(part))
-        if isinstance(value, str) and value.strip():
-            return True
-    return False
 
 
 async def parse_untrusted_async(text: str, *, source: str, default_name: str | None = None) -> Template:

@@ -95,7 +95,7 @@ class _Child:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 self.kill()
-                raise _Gone("deadline")
+                raise _Deadline("deadline")
             chunk = os.read(fd, count - len(out))
             if not chunk:
                 self.kill()
@@ -113,7 +113,11 @@ class _Child:
 
 
 class _Gone(Exception):
-    pass
+    """The child died or was killed; the message says why."""
+
+
+class _Deadline(_Gone):
+    """The child ran past its deadline and was killed."""
 
 
 class Pool:
@@ -134,10 +138,10 @@ class Pool:
         `seconds` (the child is killed); TemplateError if the child crashed."""
         try:
             reply = self._ask((job, args), seconds)
-        except _Gone as exc:
-            if str(exc) != "deadline":
-                raise TemplateError(f"{exc} (a crash, not the template's fault); try again", file=where) from exc
+        except _Deadline as exc:
             raise WorkerTimeout(too_slow, file=where) from exc
+        except _Gone as exc:
+            raise TemplateError(f"{exc} (a crash, not the template's fault); try again", file=where) from exc
         return _result(reply)
 
     def _ask(self, request: tuple[str, dict[str, Any]], seconds: float) -> dict[str, Any]:

@@ -172,8 +172,8 @@ _TERM_KINDS = frozenset({"term"})
 
 def sentences_of(text: str, blocks: list[list[Any]] | None = None) -> list[Sentence]:
     """Every prose sentence of a text, with the block it belongs to. Given the chunk's blocks
-    ([kind, start, end] in `text`), only prose blocks are read, each on its own: code, tables,
-    headings and tables are never sentences, a term is one sentence marked as a term, and no
+    ([kind, start, end] in `text`), only prose blocks are read, each on its own: code, tables
+    and headings are never sentences, a term is one sentence marked as a term, and no
     sentence runs from one block into the next."""
     parts = (
         [(text[s:e], kind in _TERM_KINDS) for kind, s, e in blocks if kind in _PROSE_KINDS or kind in _TERM_KINDS]
