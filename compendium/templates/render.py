@@ -3,6 +3,7 @@ process with a deadline (worker.py), the built-in ones in this process."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -19,8 +20,10 @@ RENDER_DEADLINE = 2.0  # wall seconds for one prompt in a worker (sandbox: 0.25 
 
 _ENV = make_environment(StrictUndefined)
 # Prompts that ran out of steps or time once: refused at once after that, so that a prompt
-# that stalls does not stall every MAP batch and page of a compile in turn.
-_STALLED: set[str] = set()
+# that stalls does not stall every MAP batch and page of a compile in turn. Bounded: the
+# oldest are forgotten first (each one cost a full render budget to learn, so few arrive).
+_STALLED: OrderedDict[str, None] = OrderedDict()
+STALLED_REMEMBERED = 4096
 
 
 @lru_cache(maxsize=256)
@@ -42,7 +45,9 @@ def render(source: str, *, where: str = "prompt", **variables: Any) -> str:
         return render_untrusted(source, where=where, variables=variables)
     except TemplateError as exc:
         if isinstance(exc, worker.WorkerTimeout) or getattr(exc, "slow", False):
-            _STALLED.add(key)
+            _STALLED[key] = None
+            while len(_STALLED) > STALLED_REMEMBERED:
+                _STALLED.popitem(last=False)
         raise
 
 
