@@ -322,20 +322,19 @@ def _server_settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def _served_workspace(args: argparse.Namespace, settings):  # type: ignore[no-untyped-def]
     """The workspace a server started this way serves (None with --data-dir or outside one)."""
+    from .storage.factory import sqlite_path
     from .tenancy import WorkspaceLink
 
     if args.data_dir is not None or settings.workspace is None:
         return None
     folder = Path(settings.workspace).resolve()
     url = settings.store_url
-    own = url.startswith("sqlite:///") and Path(url[len("sqlite:///"):]).resolve().is_relative_to(folder)
+    own = url.startswith("sqlite:///") and Path(sqlite_path(url)).resolve().is_relative_to(folder)
     return WorkspaceLink(folder=folder, knowledge_base=settings.knowledge_base,
                          default_template=settings.default_template, own_store=own)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import os
-
     from .api.app import serve
 
     settings, data_dir = _server_settings(args)

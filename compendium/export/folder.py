@@ -29,7 +29,6 @@ class ExportFolder:
         names = [Path(f).name for f in self._previous()] + [MANIFEST]
         sweep(root, earlier=earlier_exports(names))
         self.written: list[str] = []
-        self.changed: list[str] = []  # written with new bytes (the rest were already identical)
 
     def write(self, relative: str, content: str | bytes) -> Path:
         path = self.root / relative
@@ -37,7 +36,6 @@ class ExportFolder:
         data = content.encode("utf-8") if isinstance(content, str) else content
         if not _same_bytes(path, data):  # an unchanged file keeps its mtime: sync tools skip it
             write_atomic(path, data)
-            self.changed.append(relative)
         self.written.append(relative)
         return path
 

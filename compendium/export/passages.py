@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ..storage.records import Chunk, Document
+from ..storage.records import Chunk, Document, Page
+from .snapshot import WikiSnapshot
 
 _NOTE_CHUNK = re.compile(r"\bchunk\s+([A-Za-z0-9_-]+)\s*$")
 _PARAGRAPH = re.compile(r"\n\s*\n")
@@ -19,6 +20,16 @@ def cited_chunk(note: str, fallback: str | None = None) -> str | None:
     """The chunk id a footnote definition names ('… — chunk 63e0…'), else `fallback`."""
     match = _NOTE_CHUNK.search(note.strip())
     return match.group(1) if match else fallback
+
+
+def cited_passage(wiki: WikiSnapshot, page: Page, label: str, note: str) -> Chunk | None:
+    """The exported passage footnote `label` (defined as `note`) of `page` cites: the chunk its
+    note names, else the page's label-th cited chunk; None when its document is not exported."""
+    fallback = None
+    if label.isdigit() and 0 < int(label) <= len(page.cited_chunks):
+        fallback = page.cited_chunks[int(label) - 1]
+    chunk = wiki.chunk_by_id.get(cited_chunk(note, fallback) or "")
+    return chunk if chunk is not None and chunk.document_id in wiki.source_name else None
 
 
 def source_label(document: Document | None, chunk: Chunk) -> str:

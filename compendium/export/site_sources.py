@@ -9,7 +9,7 @@ from markupsafe import Markup
 
 from ..storage.records import Chunk, Document, Page
 from .markdown_html import Cite, passage_html, plain
-from .passages import best_sentence, cited_chunk, paragraphs, source_label
+from .passages import best_sentence, cited_passage, paragraphs, source_label
 from .snapshot import WikiSnapshot
 
 
@@ -30,11 +30,8 @@ def page_citer(wiki: WikiSnapshot, page: Page) -> Cite:
     """Citations of `page` to links: the marker to the sentence it cites, the footnote to the passage."""
 
     def cite(label: str, note: str, citing: str) -> tuple[str, str, str] | None:
-        fallback = None
-        if label.isdigit() and 0 < int(label) <= len(page.cited_chunks):
-            fallback = page.cited_chunks[int(label) - 1]
-        chunk = wiki.chunk_by_id.get(cited_chunk(note, fallback) or "")
-        if chunk is None or chunk.document_id not in wiki.source_name:
+        chunk = cited_passage(wiki, page, label, note)
+        if chunk is None:
             return None
         label_text = source_label(wiki.document_by_id.get(chunk.document_id), chunk)
         sentence = best_sentence(chunk, citing) if citing else None

@@ -12,7 +12,7 @@ import yaml
 from ..storage.records import Chunk, Document, Page
 from .folder import ExportFolder
 from .markdown_html import sentence_before, split_footnotes
-from .passages import best_sentence, cited_chunk, paragraphs, source_label
+from .passages import best_sentence, cited_passage, paragraphs, source_label
 from .site import KIND_TITLES, updated_date
 from .snapshot import WikiSnapshot
 
@@ -42,14 +42,6 @@ def block_id(chunk_id: str) -> str:
     return _NOT_BLOCK_ID.sub("-", chunk_id)
 
 
-def _cited(wiki: WikiSnapshot, page: Page, label: str, note: str) -> Chunk | None:
-    fallback = None
-    if label.isdigit() and 0 < int(label) <= len(page.cited_chunks):
-        fallback = page.cited_chunks[int(label) - 1]
-    chunk = wiki.chunk_by_id.get(cited_chunk(note, fallback) or "")
-    return chunk if chunk is not None and chunk.document_id in wiki.source_name else None
-
-
 def cited_sentences(wiki: WikiSnapshot) -> dict[str, set[int]]:
     """For each cited chunk, the sentences (indexes over `paragraphs`) that pages cite."""
     marks: dict[str, set[int]] = defaultdict(set)
@@ -59,7 +51,7 @@ def cited_sentences(wiki: WikiSnapshot) -> dict[str, set[int]]:
         for block in body.split("\n\n"):
             for match in _MARKER.finditer(block):
                 label = match.group(1)
-                chunk = _cited(wiki, page, label, definitions[label]) if label in definitions else None
+                chunk = cited_passage(wiki, page, label, definitions[label]) if label in definitions else None
                 if chunk is not None:
                     marks[chunk.id].add(best_sentence(chunk, sentence_before(block[: match.start()])))
     return marks
@@ -82,7 +74,7 @@ def _highlighted(chunk: Chunk, marked: set[int]) -> str:
 
 
 def _source_link(wiki: WikiSnapshot, page: Page, label: str, note: str) -> str | None:
-    chunk = _cited(wiki, page, label, note)
+    chunk = cited_passage(wiki, page, label, note)
     if chunk is None:
         return None
     text = source_label(wiki.document_by_id.get(chunk.document_id), chunk)

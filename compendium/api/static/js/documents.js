@@ -3,7 +3,8 @@
 
 import { all, del, get, patch, post, uploadFiles } from "./api.js";
 import { announce, clear, h } from "./dom.js";
-import { kbApi, lastCompile, templateNames } from "./kbs.js";
+import { lastCompile, templateNames } from "./kbs.js";
+import { kbApi } from "./wiki.js";
 import { go, kbPath } from "./router.js";
 import { renderSchedules } from "./schedules.js";
 

@@ -4,7 +4,7 @@ import { all, del, get, post, stream } from "./api.js";
 import { announce, clear, formatAgo, formatTime, h } from "./dom.js";
 import { kbPath } from "./router.js";
 import { knownKnowledgeBases, refreshKnowledgeBases } from "./state.js";
-import { lastCompile } from "./kbs.js";
+import { lastCompile, templateNames } from "./kbs.js";
 
 const PHASES = ["ingest", "map", "reduce", "plan", "refine"];
 const ACTIVE = new Set(["queued", "running"]);
@@ -28,7 +28,7 @@ function setStatus(badge, status) {
 
 export async function renderJobs(main) {
   const stops = new Map(); // job id -> stop its event stream
-  const [jobs, templates] = await Promise.all([recentJobs(), templateNames()]);
+  const [jobs, templates] = await Promise.all([recentJobs(), templateNames([])]);
   await refreshKnowledgeBases();
   const kbs = knownKnowledgeBases();
   const running = h("div", { class: "cards", id: "running-jobs" });
@@ -116,14 +116,6 @@ async function recentJobs() {
   // The API lists jobs oldest first (ids start with their creation time): newest first here.
   const jobs = await all("/jobs", { limit: 500 }, { max: 5000 });
   return jobs.sort((a, b) => b.created_at - a.created_at);
-}
-
-async function templateNames() {
-  try {
-    return (await all("/templates", { limit: 200 })).map((t) => t.name);
-  } catch {
-    return [];
-  }
 }
 
 function kbCard(kb, jobs, templates, startCompile) {

@@ -4,19 +4,17 @@ import { all, del, get, post } from "./api.js";
 import { announce, clear, formatAgo, h } from "./dom.js";
 import { go, kbPath } from "./router.js";
 import { knownKnowledgeBases, refreshKnowledgeBases } from "./state.js";
+import { kbApi } from "./wiki.js";
 
 const NAME_RULE = "1–63 lowercase letters, digits or “-”, starting with a letter or digit";
 
-export async function templateNames() {
+/** The template names a tenant can pick; `fallback` when they cannot be listed. */
+export async function templateNames(fallback = ["wiki"]) {
   try {
     return (await all("/templates", { limit: 200 })).map((t) => t.name);
   } catch {
-    return ["wiki"];
+    return fallback;
   }
-}
-
-export function kbApi(kb) {
-  return `/knowledge-bases/${encodeURIComponent(kb)}`;
 }
 
 export async function renderKnowledgeBases(main) {
