@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 
 from ..compiler.orchestrator import last_compile
 from ..errors import NotFound
-from ..export.layout import entity_positions
+from ..export.layout import communities, entity_positions
 from ..fingerprint import fingerprint
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Entity, Relation, Topic
@@ -22,7 +22,7 @@ from .schemas import GraphOut
 
 router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["canvas"], responses={**COMMON, **errors(404)})
 
-LAYOUT_KEY = "layout:graph:v2"  # v2: communities seed the layout, components are packed
+LAYOUT_KEY = "layout:graph:v3"  # v2: communities seed the layout; v3: an entity in its largest topic
 MAX_NODES = 5000
 MAX_EDGES = 20000
 MAX_DEPTH = 4
@@ -37,8 +37,8 @@ async def positions(store: Store) -> dict[str, tuple[float, float]]:
     if cached and (cached[0].value or {}).get("key") == key:  # type: ignore[attr-defined]
         return {k: tuple(v) for k, v in cached[0].value["positions"].items()}  # type: ignore[attr-defined]
     relations = [(r.source, r.target, r.strength) async for r in store.scan(Relation)]  # type: ignore[attr-defined]
-    topics = sorted([t async for t in store.scan(Topic)], key=lambda t: t.id)
-    result = entity_positions(ids, relations, [t.members for t in topics])  # type: ignore[attr-defined]
+    topics = [t async for t in store.scan(Topic)]
+    result = entity_positions(ids, relations, communities(topics))
     await store.upsert([CacheEntry(id=LAYOUT_KEY, namespace="layout", created_at=time.time(),
                                    value={"key": key, "positions": result})])
     return result

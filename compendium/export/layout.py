@@ -5,6 +5,9 @@ largest first, so no space is lost between scattered pieces."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 EXACT_UP_TO = 400  # nodes; above this, repulsion comes from a grid of cell centroids
@@ -219,6 +222,13 @@ def _pack(radii: list[float], gap: float = 1.0) -> list[tuple[float, float]]:
             x, row_h, at = x + d, max(row_h, d), at + 1
         y += height
     return centres
+
+
+def communities(topics: Sequence[Any]) -> list[list[str]]:
+    """Topics' member lists, largest first: an entity's first one is the topic the exports
+    name for it (WikiSnapshot.topic_of), so it is drawn in the island it is labelled with."""
+    ordered = sorted(topics, key=lambda t: (len(t.members), t.id), reverse=True)
+    return [list(t.members) for t in ordered]
 
 
 def entity_positions(

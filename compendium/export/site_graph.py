@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from .layout import entity_positions
+from .layout import communities, entity_positions
 from .snapshot import WikiSnapshot
 
 CANVAS_JS = Path(__file__).resolve().parents[1] / "api" / "static" / "js" / "canvas"
@@ -34,7 +34,7 @@ def renderer_script() -> str:
 def graph_data(wiki: WikiSnapshot, page_href: str = "pages/") -> str:
     """Nodes (with layout positions in [-1, 1]) and edges as JSON, safe inside <script>."""
     relations = [(r.source, r.target, r.strength) for r in wiki.relations]
-    xy = entity_positions([e.id for e in wiki.entities], relations, [t.members for t in wiki.topics])
+    xy = entity_positions([e.id for e in wiki.entities], relations, communities(wiki.topics))
     top = max((e.importance for e in wiki.entities), default=0.0) or 1.0
     nodes = []
     for e in wiki.entities:

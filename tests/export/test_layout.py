@@ -3,7 +3,7 @@ packed without overlap, deterministic."""
 
 import numpy as np
 
-from compendium.export.layout import entity_positions, graph_layout
+from compendium.export.layout import communities, entity_positions, graph_layout
 
 
 def clustered(groups: int = 6, size: int = 30, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
@@ -60,3 +60,16 @@ def test_positions_are_the_same_on_every_run_and_for_every_entity():
     assert sorted(first) == sorted(ids)
     assert entity_positions(ids, relations, topics) == first
     assert entity_positions([], [], []) == {}
+
+
+def test_an_entity_in_two_topics_is_drawn_in_the_largest_the_exports_name_for_it():
+    from compendium.storage.records import Topic
+
+    small = Topic(id="t-small", title="Small", members=["shared", "a"])
+    large = Topic(id="t-large", title="Large", members=["shared", "b", "c", "d"])
+    ids = ["shared", "a", "b", "c", "d"]
+    relations = [("shared", "b", 1), ("b", "c", 1), ("c", "d", 1), ("d", "shared", 1), ("a", "shared", 1)]
+    xy = entity_positions(ids, relations, communities([small, large]))
+    distance = lambda p, q: ((xy[p][0] - xy[q][0]) ** 2 + (xy[p][1] - xy[q][1]) ** 2) ** 0.5  # noqa: E731
+    # Islands are kept apart: the shared entity sits with the large topic's members.
+    assert max(distance("shared", m) for m in "bcd") < distance("shared", "a")
