@@ -44,7 +44,7 @@ from .leases import (
     new_job_id,
     system_of,
 )
-from .report import STATUSES
+from .report import CANCELLED, FAILED, STATUSES
 
 FINISHED = STATUSES  # how a job ends: the compile report's own status
 MAX_EVENTS = 500  # events kept on the job for late SSE readers; older ones are dropped
@@ -98,11 +98,11 @@ async def lease_next(
             if job.trigger == "cli" or compile_of(job) in held:
                 continue  # a CLI compile is resumed by the next `compendium compile`, not a worker
             if job.cancel_requested:  # cancelled while its worker was gone
-                job.status, job.finished_at, job.lease_owner = "cancelled", now, ""
+                job.status, job.finished_at, job.lease_owner = CANCELLED, now, ""
                 await system.upsert([job])
                 continue
             if job.attempts >= MAX_ATTEMPTS:
-                job.status, job.finished_at, job.lease_owner = "failed", now, ""
+                job.status, job.finished_at, job.lease_owner = FAILED, now, ""
                 job.error = f"given up after {job.attempts} workers lost it"
                 await system.upsert([job])
                 continue
@@ -169,7 +169,7 @@ async def request_cancel(store: Store, job_id: str) -> Job:
             return job
         job.cancel_requested = True
         if job.status == "queued":
-            job.status, job.finished_at = "cancelled", time.time()
+            job.status, job.finished_at = CANCELLED, time.time()
         await system.upsert([job])
     return job
 
@@ -270,7 +270,7 @@ async def run_job(
         engine = build_engine(kb_settings, template, usage=usage, cache=cache)
         embedder = build_embedder(kb_settings, template, usage=usage, cache=cache)
     except CompendiumError as exc:
-        return await finish(store, job.id, worker, status="failed", error=str(exc))
+        return await finish(store, job.id, worker, status=FAILED, error=str(exc))
     ctx = CompileContext(
         store=scoped, engine=engine, embedder=embedder, template=template, events=recorder,
         documents_dir=kb_root(data_dir, kb) / DOCUMENTS_DIR,
@@ -281,7 +281,7 @@ async def run_job(
         else:
             await _apply_groups(ctx, store, job.tenant, kb.groups)
     except CompendiumError as exc:
-        return await finish(store, job.id, worker, status="failed", error=str(exc))
+        return await finish(store, job.id, worker, status=FAILED, error=str(exc))
     if engine.name == "offline":
         recorder.emit(Message("info", "compiling with the offline engine (no LLM endpoint)"))
     if ctx.documents_dir is not None:
@@ -307,11 +307,11 @@ async def run_job(
     if state["lost"]:
         return None
     if report is None:
-        return await finish(store, job.id, worker, status="failed", error=busy, progress=recorder.snapshot())
+        return await finish(store, job.id, worker, status=FAILED, error=busy, progress=recorder.snapshot())
     report_data = report.as_dict(kb_settings.llm)
     status = report.status
     if state["cancelled"]:
-        status = "cancelled"
+        status = CANCELLED
     elif ctx.cancel.is_set():  # the worker is stopping: hand the job back to be resumed
         status = "queued"
     try:

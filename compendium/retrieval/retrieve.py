@@ -294,8 +294,7 @@ async def _chunks(
         for i in ranked(entity_scores, _SEEDS):
             for chunk_id in entity_records[i].chunk_ids:
                 support[chunk_id] = support.get(chunk_id, 0.0) + entity_scores[i]
-        order = sorted(support, key=lambda c: (-support[c], position.get(c, _CANDIDATES), c))
-        lists.append((order[:_CANDIDATES], w_entity))
+        lists.append((_by_support(support, position), w_entity))
     if opts.mode != "local":
         support = {}
         for r in relations:
@@ -304,8 +303,7 @@ async def _chunks(
         for p in pages:
             for chunk_id in p["cited_chunks"]:
                 support[chunk_id] = support.get(chunk_id, 0.0) + p["score"] / 2
-        order = sorted(support, key=lambda c: (-support[c], position.get(c, _CANDIDATES), c))
-        lists.append((order[:_CANDIDATES], w_graph))
+        lists.append((_by_support(support, position), w_graph))
     fused = fuse(lists, opts.rrf_k)
     # A document several lists point into is likelier the answer than a stray passage: each
     # passage gains a share of its document's other candidates' scores.
@@ -324,10 +322,8 @@ async def _chunks(
     documents = {d.id: d for d in await store.get(
         Document, list({chunks[i].document_id for i in best}))}  # type: ignore[attr-defined]
     out = []
-    for i in best:
-        chunk = chunks.get(i)
-        if chunk is None:
-            continue  # evidence of a chunk deleted since the compile
+    for i in best:  # evidence of a chunk deleted since the compile is not in `chunks`
+        chunk = chunks[i]
         document = documents.get(chunk.document_id)  # type: ignore[attr-defined]
         out.append({
             "chunk_id": i,
@@ -337,3 +333,9 @@ async def _chunks(
             "score": round(final[i], 5),
         })
     return out
+
+
+def _by_support(support: dict[str, float], position: dict[str, int]) -> list[str]:
+    """The best-supported chunks first; ties go to the full-text rank, then the id."""
+    order = sorted(support, key=lambda c: (-support[c], position.get(c, _CANDIDATES), c))
+    return order[:_CANDIDATES]

@@ -395,10 +395,7 @@ class ElasticsearchStore(codec.GetOne):
         *,
         fields: Sequence[str] | None = None,
     ) -> list[tuple[Record, float]]:
-        kind = codec.record_kind(kind)
-        chosen = text.chosen_fields(kind, fields)
-        terms = text.query_words(query)
-        k = text.check_limit(k)
+        kind, chosen, terms, k = text.prepare_search(kind, query, k, fields)
         body = text_query(kind, self.kb, where, text.natural_query(terms), chosen)
         if body is None or not terms or k == 0:
             return []

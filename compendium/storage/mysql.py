@@ -414,10 +414,7 @@ class MySQLStore(codec.GetOne):
         *,
         fields: Sequence[str] | None = None,
     ) -> list[tuple[Record, float]]:
-        kind = codec.record_kind(kind)
-        chosen = text.chosen_fields(kind, fields)
-        terms = text.query_words(query)
-        k = text.check_limit(k)
+        kind, chosen, terms, k = text.prepare_search(kind, query, k, fields)
         condition = where_sql(kind, self.kb, where)
         if condition is None or not terms or k == 0:
             return []

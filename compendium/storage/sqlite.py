@@ -423,10 +423,7 @@ class SQLiteStore(codec.GetOne):
         *,
         fields: Sequence[str] | None = None,
     ) -> list[tuple[Record, float]]:
-        kind = codec.record_kind(kind)
-        chosen = text.chosen_fields(kind, fields)
-        terms = text.query_words(query)
-        k = text.check_limit(k)
+        kind, chosen, terms, k = text.prepare_search(kind, query, k, fields)
         condition = codec.sql_where(kind, self.kb, where, mark="?", quote=lambda n: f"m.{_q(n)}")
         if condition is None or not terms or k == 0:
             return []

@@ -6,8 +6,10 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 from ..errors import StoreError
+from . import codec
 from .records import Record
 
 MAX_QUERY_WORDS = 32  # a stranger's query costs at most this many terms
@@ -84,6 +86,21 @@ def check_limit(k: int) -> int:
     if not isinstance(k, int) or isinstance(k, bool):
         raise StoreError(f"a search limit must be an integer, got {k!r}")
     return max(0, min(k, 10_000))
+
+
+class TextSearch(NamedTuple):
+    """A full-text search's checked arguments, as every backend's search_text needs them."""
+
+    kind: type[Record]
+    fields: dict[str, float]
+    terms: list[str]
+    k: int
+
+
+def prepare_search(kind: Any, query: str, k: int, fields: Sequence[str] | None) -> TextSearch:
+    """Check a search_text call's arguments once, in the order every backend reports them."""
+    kind = codec.record_kind(kind)
+    return TextSearch(kind, chosen_fields(kind, fields), query_words(query), check_limit(k))
 
 
 class ScanScorer:
