@@ -17,17 +17,23 @@ from .base import Filter
 from .mysql_sql import (
     Target,
     bump_sql,
+    count_sql,
     create_tables,
     decode_vector,
+    drop_fulltext_indexes,
     encode_vector,
+    forget_filtered_postings_sql,
+    forget_postings_sql,
     generation_sql,
     index_vectors,
+    insert_postings_sql,
     knn_sql,
-    match_sql,
+    mark_schema,
     parse_url,
+    postings_of,
+    postings_sql,
     quote,
     select_sql,
-    tidb_fulltext,
     upsert_sql,
     vector_matrix,
     where_sql,
@@ -35,6 +41,7 @@ from .mysql_sql import (
 from .records import RECORD_TYPES, Record, Vector
 
 _MAX_IDS = 500
+_MAX_POSTINGS = 200_000  # a query of very common words ranks from this many postings at most
 _RETRYABLE = {1205, 1213}  # lock wait timeout, deadlock: the whole statement can be retried
 _GONE = {2006, 2013}  # server has gone away / lost connection: reconnect once
 
@@ -55,8 +62,9 @@ class _Server:
         self.native_vectors = False
         self.version = ""
         self.matrices: dict[tuple[str, str, str], tuple[int, list[str], np.ndarray]] = {}
+        self.counts: dict[tuple[str, str, str, str], tuple[int, int]] = {}
         self.vector_index: dict[str, str] = {}  # TiDB: kind -> "hnsw(d)" or why there is none
-        self.full_text = "fulltext"  # MATCH ... AGAINST | "tidb": FTS_MATCH_WORD | "scan"
+        self.full_text = "index"  # the word index (postings) | "scan": BM25 over every record
 
     def where(self) -> str:
         return f"{self.target.host}:{self.target.port}/{self.target.database}"
@@ -108,10 +116,34 @@ class _Server:
             except pymysql.err.MySQLError:
                 self.native_vectors = False
         vector_type = "VECTOR" if self.native_vectors else "MEDIUMBLOB"
-        tidb = "tidb" in self.version.lower()
-        create_tables(cursor, self.target.prefix, vector_type, self.where(), fulltext=not tidb)
-        if tidb:
-            self.full_text = tidb_fulltext(cursor, self.target.prefix)
+        before = create_tables(cursor, self.target.prefix, vector_type, self.where())
+        if 0 < before < 2:
+            drop_fulltext_indexes(cursor, self.target.prefix)
+            index_stored_words(cursor, self.target.prefix)
+        mark_schema(cursor, self.target.prefix)
+
+
+def index_stored_words(cursor: Any, prefix: str) -> None:
+    """Build the word index of the records a store held before it had one."""
+    for kind in RECORD_TYPES.values():
+        if not kind.TEXT:
+            continue
+        after: tuple[str, str] = ("", "")
+        while True:
+            cursor.execute(
+                f"SELECT kb, id, data FROM {quote(prefix + kind.KIND)} WHERE (kb, id) > (%s, %s) "
+                "ORDER BY kb, id LIMIT 1000",
+                after,
+            )
+            rows = cursor.fetchall()
+            if not rows:
+                break
+            postings = [
+                p for kb, _, data in rows for p in postings_of(kb, kind, codec.decode(kind, data, None))
+            ]
+            if postings:  # IGNORE: another process opening the store may be doing the same
+                cursor.executemany(insert_postings_sql(prefix, ignore=True), postings)
+            after = (rows[-1][0], rows[-1][1])
 
 
 class MySQLStore(codec.GetOne):
@@ -169,6 +201,7 @@ class MySQLStore(codec.GetOne):
                 return await self._call(doing, atomic)
             finally:
                 self._server.matrices.clear()
+                self._server.counts.clear()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
@@ -186,11 +219,13 @@ class MySQLStore(codec.GetOne):
             except BaseException:
                 server.active_tx = None
                 server.matrices.clear()
+                server.counts.clear()
                 await self._call("roll back", lambda c: c.execute("ROLLBACK"), retry=False)
                 raise
             else:
                 server.active_tx = None
                 server.matrices.clear()
+                server.counts.clear()
                 await self._call("commit", lambda c: c.execute("COMMIT"), retry=False)
             finally:
                 server.active_tx = None
@@ -248,17 +283,27 @@ class MySQLStore(codec.GetOne):
                 row.append(codec.encode_data(record))
                 if kind.VECTOR:
                     row.append(encode_vector(codec.vector_of(record), self._server.native_vectors))
-                row += [text.field_text(record, name) for name, _ in kind.TEXT]
+                # the words as search reads them (the server's parser keeps `_` inside words)
+                row += [" ".join(text.words(text.field_text(record, name))) for name, _ in kind.TEXT]
                 rows.append(row)
-            batches.append((kind, upsert_sql(kind, prefix), rows))
+            postings = [p for record in items for p in postings_of(self.kb, kind, record)]
+            batches.append((kind, upsert_sql(kind, prefix), rows, [r.id for r in items], postings))
         if not batches:
             return 0
 
         def work(cursor: Any) -> int:
-            for kind, sql, rows in batches:
+            for kind, sql, rows, ids, postings in batches:
                 cursor.executemany(sql, rows)
+                if kind.TEXT:
+                    for start in range(0, len(ids), _MAX_IDS):
+                        part = ids[start : start + _MAX_IDS]
+                        cursor.execute(
+                            forget_postings_sql(prefix, len(part)), [self.kb, kind.KIND, *part]
+                        )
+                    if postings:
+                        cursor.executemany(insert_postings_sql(prefix), postings)
                 self._bump(cursor, kind)
-            return sum(len(rows) for _, _, rows in batches)
+            return sum(len(b[2]) for b in batches)
 
         return await self._write("upsert records", work)
 
@@ -269,7 +314,13 @@ class MySQLStore(codec.GetOne):
             return 0
         sql, params = condition
 
+        prefix = self._server.target.prefix
+
         def work(cursor: Any) -> int:
+            if kind.TEXT:
+                cursor.execute(
+                    forget_filtered_postings_sql(kind, prefix, sql), [self.kb, kind.KIND, *params]
+                )
             count = cursor.execute(f"DELETE FROM {self._table(kind)} WHERE {sql}", params)
             self._bump(cursor, kind)
             return count
@@ -430,16 +481,46 @@ class MySQLStore(codec.GetOne):
                     batch = []
             scorer.add(batch)
             return scorer.best()
-        statement, uses = match_sql(kind, self._server.target.prefix, sql, chosen, k, mode)
-        asked = text.natural_query(terms)
+        return await self._ranked_from_index(kind, sql, params, where, chosen, terms, k)
 
-        def work(cursor: Any) -> list[tuple]:
-            cursor.execute(statement, [*([asked] * uses), *params])
-            return list(cursor.fetchall())
+    async def _ranked_from_index(
+        self, kind: type[Record], sql: str, params: list[Any], where: Filter | None,
+        chosen: dict[str, float], terms: list[str], k: int,
+    ) -> list[tuple[Record, float]]:
+        """BM25 over this knowledge base, from the postings of the query's words."""
+        prefix, fields = self._server.target.prefix, list(chosen)
+        filtered = sql if where else None  # without a filter every record of the kb counts
 
-        rows = await self._read(f"search {kind.KIND} text", work)
-        records = self._records(kind, rows)
-        return [(r, float(row[3])) for r, row in zip(records, rows, strict=True) if row[3] > 0]
+        def work(cursor: Any) -> tuple[int, list[tuple]]:
+            statement = postings_sql(kind, prefix, filtered, len(terms), len(fields), _MAX_POSTINGS)
+            cursor.execute(
+                statement, [self.kb, kind.KIND, *terms, *fields, *(params if filtered else [])]
+            )
+            rows = list(cursor.fetchall())
+            return (self._count(cursor, kind, sql, params) if rows else 0), rows
+
+        searched, rows = await self._read(f"search {kind.KIND} text", work)
+        best = text.rank_postings(rows, chosen, k, searched)
+        by_id = {r.id: r for r in await self.get(kind, [key for key, _ in best])}
+        return [(by_id[key], score) for key, score in best if key in by_id]
+
+    def _count(self, cursor: Any, kind: type[Record], sql: str, params: list[Any]) -> int:
+        """How many records a filter selects, remembered while the kind's generation holds."""
+        server = self._server
+        cursor.execute(generation_sql(server.target.prefix), (self.kb, kind.KIND))
+        row = cursor.fetchone()
+        generation = row[0] if row else 0
+        key = (self.kb, kind.KIND, sql, repr(params))
+        cached = server.counts.get(key)
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        cursor.execute(count_sql(kind, server.target.prefix, sql), params)
+        count = int(cursor.fetchone()[0])
+        if not self._in_tx():  # a transaction's view may still roll back: never cache it
+            if len(server.counts) >= 256:
+                server.counts.pop(next(iter(server.counts)))
+            server.counts[key] = (generation, count)
+        return count
 
     async def knowledge_bases(self) -> list[str]:
         tables = [self._table(kind) for kind in RECORD_TYPES.values()]
@@ -460,9 +541,8 @@ class MySQLStore(codec.GetOne):
             "vector_search": "tidb-vector" if server.native_vectors else "numpy",
             "vector_index": dict(server.vector_index),
             "full_text": {
-                "fulltext": "FULLTEXT natural language",
-                "tidb": "tidb FTS_MATCH_WORD",
-                "scan": "scan (BM25 over every record: the server has no full-text index)",
+                "index": "word index (BM25 per knowledge base)",
+                "scan": "scan (BM25 over every record)",
             }[server.full_text],
         }
 

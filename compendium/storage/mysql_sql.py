@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,11 +14,12 @@ from tidb_vector.utils import decode_vector as decode_tidb_vector
 from tidb_vector.utils import encode_vector as encode_tidb_vector
 
 from ..errors import StoreError
-from . import codec
+from . import codec, text
 from .base import Filter
 from .records import RECORD_TYPES, Record, Vector
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the word index (postings) replaced FULLTEXT indexes
+MAX_TERM = 100  # longer words are indexed by their first MAX_TERM characters
 
 
 @dataclass(frozen=True)
@@ -84,25 +86,19 @@ TEXT_COLUMN = "LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NULL"
 
 
 def text_column(name: str) -> str:
-    """The column holding a TEXT field's words (lists one item per line) for FULLTEXT."""
+    """The column holding a TEXT field's words, as search reads them."""
     return "ft_" + name
 
 
-def table_ddl(
-    kind: type[Record], prefix: str, vector_type: str = "MEDIUMBLOB", fulltext: bool = True
-) -> str:
+def table_ddl(kind: type[Record], prefix: str, vector_type: str = "MEDIUMBLOB") -> str:
     """CREATE TABLE for a kind: kb, id, its FILTERS (indexed), data JSON text, the vector,
-    and a column per TEXT field with a FULLTEXT index of its own (when the server has them)."""
+    and a column per TEXT field holding its words."""
     table = quote(prefix + kind.KIND)
     filters = "".join(f"  {quote(f)} VARCHAR(1024) NULL,\n" for f in kind.FILTERS)
     texts = "".join(f"  {quote(text_column(f))} {TEXT_COLUMN},\n" for f, _ in kind.TEXT)
     indexes = "".join(
         f",\n  KEY {quote('ix_' + f)} (kb, {quote(f)}(191), id)" for f in kind.FILTERS
     )
-    if fulltext:
-        indexes += "".join(
-            f",\n  FULLTEXT KEY {quote('fx_' + f)} ({quote(text_column(f))})" for f, _ in kind.TEXT
-        )
     vector = f"  vector {vector_type} NULL,\n" if kind.VECTOR else ""
     return (
         f"CREATE TABLE IF NOT EXISTS {table} (\n"
@@ -147,28 +143,79 @@ def knn_sql(kind: type[Record], prefix: str, condition: str, k: int) -> str:
     )
 
 
-def match_sql(
-    kind: type[Record], prefix: str, condition: str, fields: dict[str, float], k: int, mode: str
-) -> tuple[str, int]:
-    """A ranked full-text query and how many times it takes the query text as a parameter.
+def postings_ddl(prefix: str) -> str:
+    """The word index: one row per (record, field, word) with the word's count and field length.
 
-    mode "fulltext": MATCH ... AGAINST in natural language mode, one FULLTEXT index per
-    field, scores summed with the fields' weights. mode "tidb": TiDB's FTS_MATCH_WORD.
-    The parameters are the query text (that many times) and then the condition's.
+    Full-text search reads it with plain B-tree lookups, so ranking is BM25 over one knowledge
+    base and never depends on a server's table statistics (InnoDB FULLTEXT relevance and even
+    its boolean matches follow an estimated row count of the whole table).
     """
-    if mode == "tidb":
-        one = "FTS_MATCH_WORD(%s, {col})"
-    else:
-        one = "MATCH({col}) AGAINST (%s IN NATURAL LANGUAGE MODE)"
-    terms = [(one.format(col=quote(text_column(f))), w) for f, w in fields.items()]
-    score = " + ".join(f"{float(w)!r} * {t}" for t, w in terms)
-    matched = " OR ".join(t for t, _ in terms)
-    vector = "vector" if kind.VECTOR else "NULL"
-    sql = (
-        f"SELECT id, data, {vector}, ({score}) AS score FROM {quote(prefix + kind.KIND)} "
-        f"WHERE ({matched}) AND {condition} ORDER BY score DESC, id LIMIT {int(k)}"
+    return (
+        f"CREATE TABLE IF NOT EXISTS {quote(prefix + 'postings')} (\n"
+        "  kb VARCHAR(191) NOT NULL,\n"
+        "  kind VARCHAR(64) NOT NULL,\n"
+        f"  term VARCHAR({MAX_TERM}) NOT NULL,\n"
+        "  field VARCHAR(64) NOT NULL,\n"
+        "  id VARCHAR(255) NOT NULL,\n"
+        "  tf INT NOT NULL,\n"
+        "  length INT NOT NULL,\n"
+        "  PRIMARY KEY (kb, kind, term, field, id),\n"
+        "  KEY by_record (kb, kind, id)\n"
+        ") DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
     )
-    return sql, 2 * len(terms)
+
+
+def postings_of(kb: str, kind: type[Record], record: Record) -> list[tuple]:
+    """The word index rows of one record."""
+    rows = []
+    for name, _ in kind.TEXT:
+        tokens = text.words(text.field_text(record, name))
+        for term, tf in Counter(t[:MAX_TERM] for t in tokens).items():
+            rows.append((kb, kind.KIND, term, name, record.id, tf, len(tokens)))
+    return rows
+
+
+def insert_postings_sql(prefix: str, ignore: bool = False) -> str:
+    return (
+        f"INSERT {'IGNORE ' if ignore else ''}INTO {quote(prefix + 'postings')} (kb, kind, term, field, id, tf, length) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s)"
+    )
+
+
+def forget_postings_sql(prefix: str, count: int) -> str:
+    """Drop the word index rows of some records, by id."""
+    marks = ", ".join(["%s"] * count)
+    return (
+        f"DELETE FROM {quote(prefix + 'postings')} WHERE kb = %s AND kind = %s AND id IN ({marks})"
+    )
+
+
+def forget_filtered_postings_sql(kind: type[Record], prefix: str, condition: str) -> str:
+    """Drop the word index rows of the records a filter selects (before they are deleted)."""
+    return (
+        f"DELETE FROM {quote(prefix + 'postings')} WHERE kb = %s AND kind = %s AND id IN "
+        f"(SELECT id FROM {quote(prefix + kind.KIND)} WHERE {condition})"
+    )
+
+
+def postings_sql(
+    kind: type[Record], prefix: str, condition: str | None, terms: int, fields: int, cap: int
+) -> str:
+    """The postings of some words in some fields, of the records a filter selects (None: all)."""
+    filtered = (
+        f" AND id IN (SELECT id FROM {quote(prefix + kind.KIND)} WHERE {condition})"
+        if condition
+        else ""
+    )
+    return (
+        f"SELECT id, field, term, tf, length FROM {quote(prefix + 'postings')} "
+        f"WHERE kb = %s AND kind = %s AND term IN ({', '.join(['%s'] * terms)}) "
+        f"AND field IN ({', '.join(['%s'] * fields)}){filtered} LIMIT {int(cap)}"
+    )
+
+
+def count_sql(kind: type[Record], prefix: str, condition: str) -> str:
+    return f"SELECT COUNT(*) FROM {quote(prefix + kind.KIND)} WHERE {condition}"
 
 
 def select_sql(kind: type[Record], prefix: str) -> str:
@@ -218,10 +265,12 @@ def vector_matrix(rows: Sequence[tuple], what: str) -> tuple[list[str], np.ndarr
 # -- DDL run once per connection (a cursor in, no connection state kept) -------------------------
 
 
-def create_tables(
-    cursor: Any, prefix: str, vector_type: str, where: str, fulltext: bool = True
-) -> None:
-    """Create (or bring up to date) the schema, generation and per-kind tables."""
+def create_tables(cursor: Any, prefix: str, vector_type: str, where: str) -> int:
+    """Create (or bring up to date) the schema, generation, word index and per-kind tables.
+
+    Returns the schema version the store had before (0 for a new store), so the caller can
+    build what a newer version adds from the records already stored.
+    """
     schema = quote(prefix + "schema")
     cursor.execute(
         f"CREATE TABLE IF NOT EXISTS {schema} (name VARCHAR(64) PRIMARY KEY, version INT NOT NULL)"
@@ -238,19 +287,34 @@ def create_tables(
         f"CREATE TABLE IF NOT EXISTS {quote(prefix + 'generation')} (kb VARCHAR(191) NOT NULL, "
         "kind VARCHAR(64) NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (kb, kind))"
     )
+    cursor.execute(postings_ddl(prefix))
     for kind in RECORD_TYPES.values():
-        cursor.execute(table_ddl(kind, prefix, vector_type, fulltext))
-        add_new_filter_columns(cursor, prefix, kind, fulltext)
+        cursor.execute(table_ddl(kind, prefix, vector_type))
+        add_new_filter_columns(cursor, prefix, kind)
+    return row[0] if row else 0
+
+
+def mark_schema(cursor: Any, prefix: str) -> None:
     cursor.execute(
-        f"INSERT INTO {schema} (name, version) VALUES ('store', %s) "
+        f"INSERT INTO {quote(prefix + 'schema')} (name, version) VALUES ('store', %s) "
         "ON DUPLICATE KEY UPDATE version = VALUES(version)",
         (SCHEMA_VERSION,),
     )
 
 
-def add_new_filter_columns(
-    cursor: Any, prefix: str, kind: type[Record], fulltext: bool = True
-) -> None:
+def drop_fulltext_indexes(cursor: Any, prefix: str) -> None:
+    """Schema 1 kept InnoDB FULLTEXT indexes; the word index replaces them."""
+    for kind in RECORD_TYPES.values():
+        cursor.execute(
+            "SELECT DISTINCT index_name FROM information_schema.statistics WHERE table_schema = "
+            "DATABASE() AND table_name = %s AND index_type = 'FULLTEXT'",
+            (prefix + kind.KIND,),
+        )
+        for (name,) in cursor.fetchall():
+            cursor.execute(f"ALTER TABLE {quote(prefix + kind.KIND)} DROP INDEX {quote(name)}")
+
+
+def add_new_filter_columns(cursor: Any, prefix: str, kind: type[Record]) -> None:
     """A FILTERS or TEXT field added after the table was made: add its column, fill it from
     data (a list field as its JSON text, whose words are the same), index it."""
     table = prefix + kind.KIND
@@ -281,35 +345,6 @@ def add_new_filter_columns(
             f"UPDATE {quote(table)} SET {quote(column)} = JSON_UNQUOTE(JSON_EXTRACT(data, %s))",
             (f"$.{name}",),
         )
-        if fulltext:
-            cursor.execute(
-                f"ALTER TABLE {quote(table)} ADD FULLTEXT KEY {quote('fx_' + name)} ({quote(column)})"
-            )
-
-
-def tidb_fulltext(cursor: Any, prefix: str) -> str:
-    """TiDB: add its full-text indexes where the server has FTS_MATCH_WORD; say which mode holds.
-
-    "tidb" when every TEXT column got its index, else "scan" (BM25 computed over a scan).
-    """
-    try:
-        cursor.execute("SELECT FTS_MATCH_WORD('probe', 'probe')")
-        cursor.fetchall()
-    except pymysql.err.MySQLError as exc:
-        if exc.args and exc.args[0] == 1305:  # FUNCTION does not exist
-            return "scan"
-    for kind in RECORD_TYPES.values():
-        for name, _ in kind.TEXT:
-            table, column = quote(prefix + kind.KIND), quote(text_column(name))
-            try:
-                cursor.execute(
-                    f"ALTER TABLE {table} ADD FULLTEXT INDEX {quote('fx_' + name)} ({column}) "
-                    "WITH PARSER MULTILINGUAL"
-                )
-            except pymysql.err.MySQLError as exc:
-                if "duplicate" not in str(exc).lower():
-                    return "scan"
-    return "tidb"
 
 
 def index_vectors(cursor: Any, prefix: str, kind: type[Record], dim: int) -> str:

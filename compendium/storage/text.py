@@ -107,47 +107,97 @@ class ScanScorer:
     """BM25 (k1=1.2, b=0.75) over records streamed in: the fallback of servers without full text.
 
     Field scores are summed with the fields' weights; each field has its own length norm.
+    `collection` is the number of records searched when only candidates are added (a server's
+    index chose them); by default every record searched is added.
     """
 
-    def __init__(self, fields: dict[str, float], terms: Sequence[str], k: int):
+    def __init__(self, fields: dict[str, float], terms: Sequence[str], k: int, collection: int = 0):
         self.fields, self.terms, self.k = fields, set(terms), k
-        self.rows: list[tuple[Record, dict[str, Counter[str]], dict[str, int]]] = []
+        self.collection = collection
+        self.rows: list[tuple[Any, dict[str, Counter[str]], dict[str, int]]] = []
         self.df: Counter[tuple[str, str]] = Counter()
         self.lengths = dict.fromkeys(fields, 0)
 
     def add(self, records: Iterable[Record]) -> None:
         for record in records:
-            counts, sizes = {}, {}
-            for name in self.fields:
-                tokens = words(field_text(record, name))
-                sizes[name] = len(tokens)
-                self.lengths[name] += len(tokens)
-                counts[name] = Counter(t for t in tokens if t in self.terms)
-                for term in counts[name]:
-                    self.df[(name, term)] += 1
-            if any(counts.values()):
-                self.rows.append((record, counts, sizes))
-            else:  # kept for the length norm only
-                self.rows.append((record, {}, sizes))
+            self.add_text(record, {name: field_text(record, name) for name in self.fields})
 
-    def best(self) -> list[tuple[Record, float]]:
-        n = len(self.rows)
-        if not n:
+    def add_text(self, key: Any, texts: dict[str, str]) -> None:
+        """One record's fields as text, under the key best() returns for it."""
+        counts, sizes = {}, {}
+        for name in self.fields:
+            tokens = words(texts.get(name) or "")
+            sizes[name] = len(tokens)
+            self.lengths[name] += len(tokens)
+            counts[name] = Counter(t for t in tokens if t in self.terms)
+            for term in counts[name]:
+                self.df[(name, term)] += 1
+        # a record matching nothing is kept for the length norm only
+        self.rows.append((key, counts if any(counts.values()) else {}, sizes))
+
+    def best(self) -> list[tuple[Any, float]]:
+        seen = len(self.rows)
+        if not seen:
             return []
-        scored: list[tuple[Record, float]] = []
-        for record, counts, sizes in self.rows:
+        n = max(seen, self.collection)
+        scored: list[tuple[Any, float]] = []
+        for key, counts, sizes in self.rows:
             if not counts:
                 continue
             score = 0.0
             for name, weight in self.fields.items():
-                average = (self.lengths[name] / n) or 1.0
+                average = (self.lengths[name] / seen) or 1.0
                 for term, tf in counts[name].items():
                     df = self.df[(name, term)]
                     idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
                     norm = tf + 1.2 * (1 - 0.75 + 0.75 * sizes[name] / average)
                     score += weight * idf * tf * 2.2 / norm
             if score > 0:
-                scored.append((record, score))
-        scored.sort(key=lambda pair: (-pair[1], pair[0].id))
+                scored.append((key, score))
+        scored.sort(key=lambda pair: (-pair[1], getattr(pair[0], "id", pair[0])))
         return scored[: self.k]
 
+
+def rank_postings(
+    postings: Iterable[tuple[str, str, str, int, int]],
+    fields: dict[str, float],
+    k: int,
+    collection: int,
+) -> list[tuple[str, float]]:
+    """BM25 (as ScanScorer) from a word index: (id, field, term, tf, field length) rows of the
+    records holding a query word, out of `collection` records searched.
+
+    A field's average length is taken over the records that hold a query word in it.
+    """
+    matched: dict[str, dict[str, tuple[int, dict[str, int]]]] = {}
+    df: Counter[tuple[str, str]] = Counter()
+    for key, field, term, tf, length in postings:
+        if field not in fields:
+            continue
+        by_field = matched.setdefault(key, {})
+        size, counts = by_field.setdefault(field, (int(length), {}))
+        counts[term] = int(tf)
+        df[(field, term)] += 1
+    if not matched:
+        return []
+    n = max(collection, len(matched))
+    totals: Counter[str] = Counter()
+    holders: Counter[str] = Counter()
+    for by_field in matched.values():
+        for field, (size, _) in by_field.items():
+            totals[field] += size
+            holders[field] += 1
+    scored: list[tuple[str, float]] = []
+    for key, by_field in matched.items():
+        score = 0.0
+        for field, (size, counts) in by_field.items():
+            average = (totals[field] / holders[field]) or 1.0
+            for term, tf in counts.items():
+                d = df[(field, term)]
+                idf = math.log(1.0 + (n - d + 0.5) / (d + 0.5))
+                norm = tf + 1.2 * (1 - 0.75 + 0.75 * size / average)
+                score += fields[field] * idf * tf * 2.2 / norm
+        if score > 0:
+            scored.append((key, score))
+    scored.sort(key=lambda pair: (-pair[1], pair[0]))
+    return scored[:k]

@@ -397,6 +397,28 @@ class FullTextContract:
         assert [r.id for r, _ in await store.search_text(Chunk, "checkpoints", 10)] == ["other"]
         assert [r.id for r, _ in await store.search_text(Chunk, "replication", 10)] == ["plain"]
 
+    async def test_ranking_does_not_depend_on_other_knowledge_bases(
+        self, store: Store, other_kb: str
+    ):
+        other = store.for_kb(other_kb)
+        await other.upsert(
+            [Chunk(id=f"o{i}", text="Vacuum freezes vacuum freezes tuples.") for i in range(300)]
+        )
+        await self._chunks(store)
+        got = [r.id for r, _ in await store.search_text(Chunk, "vacuum freezes tuples", 10)]
+        assert got[0] == "both" and set(got) == {"both", "one", "heading"}
+        await other.delete(Chunk, {})
+
+    async def test_words_joined_by_underscores_are_found(self, store: Store):
+        await store.upsert(
+            [
+                Chunk(id="setting", text="Raise max_wal_size when checkpoints come too often."),
+                Chunk(id="prose", text="The maximum size of a file."),
+            ]
+        )
+        got = [r.id for r, _ in await store.search_text(Chunk, "max_wal_size", 10)]
+        assert got[0] == "setting"
+
     async def test_knowledge_bases_do_not_see_each_others_text(self, store: Store, other_kb: str):
         await self._chunks(store)
         other = store.for_kb(other_kb)

@@ -46,6 +46,25 @@ class TestMySQLStore(StoreContract):
         assert (await store.knn(Entity, vectors[1], 1))[0][0].id == "b"
 
 
+    async def test_a_store_from_before_the_word_index_is_indexed_on_opening(self, store):
+        from compendium.storage.records import Chunk
+
+        await store.upsert([Chunk(id="old", text="Tablespaces hold relations.")])
+        prefix = store._server.target.prefix
+
+        def as_schema_one(cursor):  # what a store written by the previous schema holds
+            cursor.execute(f"DELETE FROM `{prefix}postings` WHERE kb = %s", (store.kb,))
+            cursor.execute(f"UPDATE `{prefix}schema` SET version = 1 WHERE name = 'store'")
+
+        await store._write("downgrade", as_schema_one)
+        assert await store.search_text(Chunk, "tablespaces", 5) == []
+        reopened = await open_store(server_url(self.url_variable), kb=store.kb)
+        try:
+            assert [r.id for r, _ in await reopened.search_text(Chunk, "tablespaces", 5)] == ["old"]
+        finally:
+            await reopened.close()
+
+
 class TestTiDBStore(TestMySQLStore):
     url_variable = "COMPENDIUM_TEST_TIDB_URL"
     exact_knn = False  # an HNSW index answers approximately
@@ -57,7 +76,7 @@ class TestMySQLTextByScan(FullTextContract):
     @pytest.fixture
     async def store(self, kb_names):
         store = await open_store(server_url("COMPENDIUM_TEST_MYSQL_URL"), kb=kb_names[0])
-        store._server.full_text = "scan"  # as tidb_fulltext() leaves it when FTS is missing
+        store._server.full_text = "scan"  # BM25 over every record, the other mode
         yield store
         await drop_kbs(store, kb_names)
         await store.close()

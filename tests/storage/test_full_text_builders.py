@@ -57,17 +57,38 @@ def test_es_text_query_is_multi_match_inside_the_filter():
     assert es.text_query(Entity, "kb1", {"type": []}, "x", {"name": 3.0}) is None
 
 
-def test_mysql_match_sql_weights_each_fulltext_index():
-    sql, uses = mysql_sql.match_sql(Entity, "p_", "kb = %s", {"name": 3.0, "aliases": 2.0}, 5,
-                                    "fulltext")
-    assert uses == 4
-    assert "3.0 * MATCH(`ft_name`) AGAINST (%s IN NATURAL LANGUAGE MODE)" in sql
-    assert "FROM `p_entity` WHERE (MATCH(`ft_name`)" in sql and sql.endswith("LIMIT 5")
-    tidb, _ = mysql_sql.match_sql(Chunk, "p_", "kb = %s", {"text": 1.0}, 3, "tidb")
-    assert "FTS_MATCH_WORD(%s, `ft_text`)" in tidb
+def test_mysql_word_index_rows_and_lookup():
+    entity = Entity(id="e1", name="max_wal_size", aliases=["WAL size", "wal"])
+    rows = mysql_sql.postings_of("kb1", Entity, entity)
+    by_field = {(field, term): (tf, length) for _, _, term, field, _, tf, length in rows}
+    assert by_field[("name", "max")] == (1, 3) and by_field[("aliases", "wal")] == (2, 3)
+    assert all(r[:2] == ("kb1", "entity") and r[4] == "e1" for r in rows)
+    sql = mysql_sql.postings_sql(Entity, "p_", "kb = %s AND `type` = %s", 2, 1, 100)
+    assert "FROM `p_postings` WHERE kb = %s AND kind = %s AND term IN (%s, %s)" in sql
+    assert "id IN (SELECT id FROM `p_entity` WHERE kb = %s AND `type` = %s)" in sql
+    assert sql.endswith("LIMIT 100")
+    assert "SELECT id FROM" not in mysql_sql.postings_sql(Entity, "p_", None, 1, 1, 5)
     ddl = mysql_sql.table_ddl(Entity, "p_")
-    assert "FULLTEXT KEY `fx_name` (`ft_name`)" in ddl and "utf8mb4_unicode_ci" in ddl
-    assert "FULLTEXT" not in mysql_sql.table_ddl(Entity, "p_", fulltext=False)
+    assert "FULLTEXT" not in ddl and "utf8mb4_unicode_ci" in ddl
+
+
+def test_ranking_from_the_word_index_weights_fields_and_counts_the_collection():
+    entities = [
+        Entity(id="in-name", name="Vacuum"),
+        Entity(id="in-text", name="Autovacuum", description="runs vacuum often"),
+        Entity(id="none", name="Planner"),
+    ]
+    postings = [
+        (r[4], r[3], r[2], r[5], r[6])
+        for e in entities
+        for r in mysql_sql.postings_of("kb", Entity, e)
+        if r[2] == "vacuum"
+    ]
+    ranked = text.rank_postings(postings, {"name": 3.0, "description": 1.0}, 5, collection=3)
+    assert [key for key, _ in ranked] == ["in-name", "in-text"]
+    rare = text.rank_postings(postings, {"name": 3.0, "description": 1.0}, 5, collection=1000)
+    assert rare[0][1] > ranked[0][1]  # a word in 2 of 1000 records weighs more than in 2 of 3
+    assert [key for key, _ in text.rank_postings(postings, {"name": 1.0}, 5, 3)] == ["in-name"]
 
 
 def test_scan_scorer_is_bm25_with_field_weights():
