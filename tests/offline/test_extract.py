@@ -78,6 +78,17 @@ def test_aliases_from_parenthesised_acronym_and_also_known_as():
     assert names["streaming replication"] == ["log shipping"]
 
 
+def test_also_known_with_an_adverb_between():
+    reply = run(
+        "The Autovacuum Daemon, also known simply as autovacuum, is the background process "
+        "that starts vacuum workers. The Background Writer, also commonly called the bgwriter, "
+        "writes dirty pages."
+    )
+    names = {e.name: e.aliases for e in reply.entities}
+    assert names["Autovacuum Daemon"] == ["autovacuum"]
+    assert names["Background Writer"] == ["bgwriter"]
+
+
 def test_acronym_before_its_expansion_and_short_for():
     reply = run(
         "Our planner relies on MVCC (multiversion concurrency control) for isolation. "

@@ -10,9 +10,13 @@ from .words import FUNCTION_WORDS, VERBS
 
 _PAREN = re.compile(r"\(([^()]{1,80})\)")
 _PAREN_CUE = re.compile(
-    r"^(?:also\s+(?:called|known\s+as)|a\.?k\.?a\.?|or|formerly|i\.e\.,?)\s+(?P<alias>.+)$"
+    r"^(?:also\s+(?:[a-z]+ly\s+)?(?:called|known\s+(?:[a-z]+ly\s+)?as)|a\.?k\.?a\.?|or|formerly|i\.e\.,?)"
+    r"\s+(?P<alias>.+)$"
 )
-_ALSO = re.compile(r",?\s+(?:also\s+(?:called|known\s+as)|a\.k\.a\.|aka)\s+")
+# "also called", "also known (simply) as", "also commonly called", "a.k.a."
+_ALSO = re.compile(
+    r",?\s+(?:also\s+(?:[a-z]+ly\s+)?(?:called|known\s+(?:[a-z]+ly\s+)?as)|a\.k\.a\.|aka)\s+"
+)
 _SHORT_FOR = re.compile(r",?\s+(?:short\s+for|stands\s+for|an?\s+abbreviation\s+(?:of|for))\s+")
 _WORDS_AFTER = re.compile(
     r"(?:the\s+|an?\s+)?(?P<words>[\w'’-]+(?:\s+[\w'’-]+){0,5}?)(?=\s*(?:[,.;:)]|$|\s+(?:is|are|and|or|which|that)\b))"
