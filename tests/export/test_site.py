@@ -193,6 +193,20 @@ async def test_a_page_title_is_shown_once_even_when_the_markdown_starts_with_it(
     assert "Vacuum reclaims dead rows." in soup.get_text()
 
 
+async def test_aliases_are_shown_once(store, tmp_path: Path):
+    await store.upsert([
+        Page(id="checkpointer", slug="checkpointer", title="Checkpointer", kind="entity",
+             aliases=["checkpoint process"],
+             markdown="# Checkpointer\n\nIt writes dirty pages.\n\n*Also known as:* checkpoint process\n"),
+        Page(id="bgwriter", slug="bgwriter", title="Background Writer", kind="entity",
+             aliases=["bgwriter"], markdown="# Background Writer\n\nIt writes ahead.\n"),
+    ])
+    out = await site(store, tmp_path)
+    for slug in ("checkpointer", "bgwriter"):
+        text = soup(out / "pages" / f"{slug}.html").get_text(" ")
+        assert (text.count("checkpoint process") + text.count("bgwriter")) == 1, slug
+
+
 async def test_a_hostile_source_passage_is_shown_as_text(store, tmp_path: Path):
     from compendium.storage.records import Chunk
 
