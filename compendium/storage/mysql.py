@@ -27,6 +27,7 @@ from .mysql_sql import (
     generation_sql,
     index_vectors,
     insert_postings_sql,
+    insert_postings_statements,
     knn_sql,
     mark_schema,
     parse_url,
@@ -286,22 +287,25 @@ class MySQLStore(codec.GetOne):
                 # the words as search reads them (the server's parser keeps `_` inside words)
                 row += [" ".join(text.words(text.field_text(record, name))) for name, _ in kind.TEXT]
                 rows.append(row)
-            postings = [p for record in items for p in postings_of(self.kb, kind, record)]
-            batches.append((kind, upsert_sql(kind, prefix), rows, [r.id for r in items], postings))
+            batches.append((kind, upsert_sql(kind, prefix), rows, items))
         if not batches:
             return 0
 
         def work(cursor: Any) -> int:
-            for kind, sql, rows, ids, postings in batches:
+            for kind, sql, rows, items in batches:
                 cursor.executemany(sql, rows)
                 if kind.TEXT:
+                    ids = [r.id for r in items]
                     for start in range(0, len(ids), _MAX_IDS):
                         part = ids[start : start + _MAX_IDS]
                         cursor.execute(
                             forget_postings_sql(prefix, len(part)), [self.kb, kind.KIND, *part]
                         )
-                    if postings:
-                        cursor.executemany(insert_postings_sql(prefix), postings)
+                    literal = cursor.connection.escape
+                    for statement in insert_postings_statements(
+                        prefix, self.kb, kind, items, literal
+                    ):
+                        cursor.execute(statement)
                 self._bump(cursor, kind)
             return sum(len(b[2]) for b in batches)
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import numpy as np
 import pymysql
+from pymysql.converters import escape_string
 from tidb_vector.utils import decode_vector as decode_tidb_vector
 from tidb_vector.utils import encode_vector as encode_tidb_vector
 
@@ -177,9 +178,43 @@ def postings_of(kb: str, kind: type[Record], record: Record) -> list[tuple]:
 
 def insert_postings_sql(prefix: str, ignore: bool = False) -> str:
     return (
-        f"INSERT {'IGNORE ' if ignore else ''}INTO {quote(prefix + 'postings')} (kb, kind, term, field, id, tf, length) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s)"
+        f"INSERT {'IGNORE ' if ignore else ''}INTO {quote(prefix + 'postings')} "
+        "(kb, kind, term, field, id, tf, length) VALUES (%s, %s, %s, %s, %s, %s, %s)"
     )
+
+
+def insert_postings_statements(
+    prefix: str, kb: str, kind: type[Record], records: Sequence[Record],
+    literal: Callable[[str], str] = lambda value: f"'{escape_string(value)}'",
+) -> list[str]:
+    """INSERT statements (each under about 4 MB) of the word index rows of some records.
+
+    Built as text, not through the driver's per-value escaping: the postings of a page or chunk
+    are hundreds of rows, and words are letters and digits only, so only the kb and the ids
+    need quoting (`literal`: the connection's, which knows the server's quoting mode).
+    """
+    head = f"INSERT INTO {quote(prefix + 'postings')} (kb, kind, term, field, id, tf, length) VALUES "
+    statements, values, size = [], [], 0
+    kb_sql = literal(kb)
+    for record in records:
+        id_sql = literal(record.id)
+        for name, _ in kind.TEXT:
+            tokens = text.words(text.field_text(record, name))
+            if not tokens:
+                continue
+            tail = f"','{name}',{id_sql},"
+            start = f"({kb_sql},'{kind.KIND}','"
+            length = len(tokens)
+            for term, tf in Counter(t[:MAX_TERM] for t in tokens).items():
+                value = f"{start}{term}{tail}{tf},{length})"
+                values.append(value)
+                size += len(value) + 1
+                if size > 4_000_000:
+                    statements.append(head + ",".join(values))
+                    values, size = [], 0
+    if values:
+        statements.append(head + ",".join(values))
+    return statements
 
 
 def forget_postings_sql(prefix: str, count: int) -> str:

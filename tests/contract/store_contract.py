@@ -409,6 +409,13 @@ class FullTextContract:
         assert got[0] == "both" and set(got) == {"both", "one", "heading"}
         await other.delete(Chunk, {})
 
+    async def test_ids_with_quotes_and_backslashes_are_indexed_and_forgotten(self, store: Store):
+        odd = "it's a \\ path'); --"
+        await store.upsert([Chunk(id=odd, text="Quoted tablespaces.")])
+        assert [r.id for r, _ in await store.search_text(Chunk, "tablespaces", 5)] == [odd]
+        await store.delete(Chunk, {"id": odd})
+        assert await store.search_text(Chunk, "tablespaces", 5) == []
+
     async def test_words_joined_by_underscores_are_found(self, store: Store):
         await store.upsert(
             [
