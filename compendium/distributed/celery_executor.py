@@ -10,9 +10,9 @@ from ..engines.usage import PhaseUsage
 from ..errors import EngineError, EngineUnavailable
 from ..settings import DistributedSettings
 from ..templates.schema import Template
+from .base import CompileIdentity, Outcome
 from .calls import decode_error, decode_reply, encode_request
 from .celery_app import QUEUE, TASK, celery_app
-from .executor import CompileIdentity, Outcome
 
 POLL_SECONDS = 0.02  # how often the answers of the tasks in flight are read (one MGET for all)
 READY_STATES = ("SUCCESS", "FAILURE", "REVOKED")
@@ -31,6 +31,8 @@ class CeleryExecutor:
 
     async def ready(self) -> None:
         def ping() -> list[Any]:
+            with self.app.connection_for_write() as connection:
+                connection.ensure_connection(max_retries=1)  # an absent broker: say so now
             return self.app.control.ping(timeout=3.0, limit=1) or []
 
         try:

@@ -16,9 +16,9 @@ from ..errors import CompendiumError, ConfigError, EngineUnavailable
 from ..settings import LLMSettings, Settings
 from ..storage.base import Store
 from ..templates.schema import Template
+from .base import CompileIdentity
 from .calls import EMBED, decode_request, encode_error, encode_reply
 from .celery_app import QUEUE, TASK, celery_app
-from .executor import CompileIdentity
 
 
 @dataclasses.dataclass
