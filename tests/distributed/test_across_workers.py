@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
-from compendium.export import export
 from compendium.operations import compile_workspace
 from compendium.settings import DistributedSettings, load_settings
 from compendium.storage.factory import open_store
-from compendium.storage.records import RECORD_TYPES, CacheEntry, Job
+from compendium.storage.records import CacheEntry
 from compendium.templates.registry import show_template
-from compendium.tenancy import system_store
 from compendium.workspace import init_workspace
 from tests.support.llm_server import ChatRequest, LLMServer
+from tests.support.outputs import drop_knowledge_bases, exported
+from tests.support.task_workers import start_task_workers, stop_task_workers, wait_until_answering
 from tests.support.workspace_fixtures import SAMPLE_CORPUS
 
 MYSQL_URL = os.environ.get("COMPENDIUM_TEST_MYSQL_URL", "").strip()
@@ -66,29 +62,6 @@ def _env(server: LLMServer) -> dict[str, str]:
     }
 
 
-def _start_workers(server: LLMServer, logs: Path) -> list[subprocess.Popen[bytes]]:
-    env = {**os.environ, **_env(server), "COMPENDIUM_BROKER": REDIS_URL,
-           "COMPENDIUM_TASK_VISIBILITY_TIMEOUT": str(VISIBILITY)}
-    procs = []
-    for n in range(WORKERS):
-        with (logs / f"worker{n}.log").open("wb") as out:  # the child keeps its own copy
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "compendium.cli", "worker", "--tasks", "--concurrency", str(CONCURRENCY),
-                 "--name", f"test{n}-{uuid.uuid4().hex[:6]}@localhost"],
-                env=env, cwd=logs, stdout=out, stderr=subprocess.STDOUT,
-            ))
-    return procs
-
-
-def _wait_for(procs: list[subprocess.Popen[bytes]], app) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert all(p.poll() is None for p in procs), "a worker exited at start (see its log)"
-        if len(app.control.ping(timeout=0.5) or []) >= len(procs):
-            return
-    raise AssertionError("the workers did not all answer a ping within 30 s")
-
-
 async def _stored_replies(kb: str) -> set[str]:
     store = await open_store(MYSQL_URL, kb)
     try:
@@ -97,48 +70,11 @@ async def _stored_replies(kb: str) -> set[str]:
         await store.close()
 
 
-async def _export(kb: str, out: Path) -> None:
-    store = await open_store(MYSQL_URL, kb)
-    try:
-        for fmt in ("vault", "json", "graphml"):
-            await export(store, fmt, out / fmt)
-    finally:
-        await store.close()
-
-
-def _exported(kb: str, out: Path) -> dict[str, bytes]:
-    asyncio.run(_export(kb, out))
-    files = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
-    # The JSON export carries each page's write times: the one thing two compiles never share.
-    data = json.loads(files.pop("json"))
-    files["json (times left out)"] = json.dumps(_timeless(data), sort_keys=True).encode()
-    return files
-
-
-def _timeless(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _timeless(v) for k, v in value.items() if not k.endswith("_at")}
-    if isinstance(value, list):
-        return [_timeless(v) for v in value]
-    return value
-
-
-async def _drop(kbs: list[str]) -> None:
-    store = await open_store(MYSQL_URL, "default")
-    try:
-        for kb in kbs:
-            for kind in RECORD_TYPES.values():
-                await store.for_kb(kb).delete(kind, {})
-            await system_store(store).delete(Job, {"knowledge_base": kb})
-    finally:
-        await store.close()
-
-
 @pytest.fixture
 def knowledge_bases():  # type: ignore[no-untyped-def]
     names = [f"single-{uuid.uuid4().hex[:8]}", f"spread-{uuid.uuid4().hex[:8]}"]
     yield names
-    asyncio.run(_drop(names))
+    asyncio.run(drop_knowledge_bases(MYSQL_URL, names))
 
 
 def test_a_compile_spread_over_three_workers_survives_a_killed_worker(tmp_path: Path, knowledge_bases):  # type: ignore[no-untyped-def]
@@ -157,7 +93,8 @@ def test_a_compile_spread_over_three_workers_survives_a_killed_worker(tmp_path: 
     recording = server.responder = Recording(server.responder)
     app = celery_app(DistributedSettings(broker=REDIS_URL, visibility_timeout=VISIBILITY))
     app.control.purge()  # tasks a previous run left in the queue
-    procs = _start_workers(server, tmp_path)
+    procs = start_task_workers(WORKERS, CONCURRENCY, {**_env(server), "COMPENDIUM_BROKER": REDIS_URL,
+                               "COMPENDIUM_TASK_VISIBILITY_TIMEOUT": str(VISIBILITY)}, tmp_path)
     try:
         # The reference: the embedded default, in this process, no broker.
         alone = load_settings(workspace, env=_env(server), overrides={"knowledge_base": single})
@@ -168,7 +105,7 @@ def test_a_compile_spread_over_three_workers_survives_a_killed_worker(tmp_path: 
         recording.log.clear()
         server.reset()
 
-        _wait_for(procs, app)
+        wait_until_answering(app, procs)
         killed: dict[str, object] = {}
 
         def kill_midway() -> None:
@@ -191,8 +128,8 @@ def test_a_compile_spread_over_three_workers_survives_a_killed_worker(tmp_path: 
         assert killed["in_flight"], "the kill came when no call was in flight: it proves nothing"
 
         # The output is byte for byte the embedded default's.
-        ours = _exported(spread, tmp_path / "spread")
-        theirs = _exported(single, tmp_path / "single")
+        ours = exported(MYSQL_URL, spread, tmp_path / "spread")
+        theirs = exported(MYSQL_URL, single, tmp_path / "single")
         assert ours.keys() == theirs.keys() and len(ours) > 10
         assert [name for name in ours if ours[name] != theirs[name]] == []
 
@@ -206,14 +143,6 @@ def test_a_compile_spread_over_three_workers_survives_a_killed_worker(tmp_path: 
         assert sorted({key for _t, key, _c in recording.log}) == sorted(reference_calls)
         assert len(recording.log) == len(reference_calls) + len(again)
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_task_workers(procs)
         server.stop()
         app.close()
