@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -31,8 +32,23 @@ from ..errors import (
     ReplyError,
     StoreError,
 )
+from ..templates.schema import Template
+from .base import CompileIdentity
 
 EMBED = "embed"  # the embedder's one method; every other name is an Engine method
+
+
+def encode_template(template: Template) -> dict[str, Any]:
+    """A template as a task carries it: whole, since a worker on another machine has no copy of
+    the workspace's templates; its fingerprint names it in the worker's own cache."""
+    return {"fingerprint": template.fingerprint, "template": template.model_dump(mode="json")}
+
+
+def task_payload(identity: CompileIdentity, method: str, request: Any, template: dict[str, Any]) -> dict[str, Any]:
+    """What one task carries: who asks (the compile's identity), the call, and its template
+    (as encode_template gave it)."""
+    return {"identity": dataclasses.asdict(identity), "method": method,
+            "request": encode_request(method, request), "template": template}
 
 
 @dataclass(frozen=True, slots=True)

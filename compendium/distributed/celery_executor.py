@@ -11,7 +11,7 @@ from ..errors import EngineError, EngineUnavailable
 from ..settings import DistributedSettings
 from ..templates.schema import Template
 from .base import CompileIdentity, Outcome
-from .calls import decode_error, decode_reply, encode_request
+from .calls import decode_error, decode_reply, encode_template, task_payload
 from .celery_app import QUEUE, TASK, celery_app
 
 POLL_SECONDS = 0.02  # how often the answers of the tasks in flight are read (one MGET for all)
@@ -27,7 +27,7 @@ class CeleryExecutor:
         self.app = celery_app(settings)
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._poller: asyncio.Task[None] | None = None
-        self._templates: dict[int, dict[str, Any]] = {}
+        self._templates: dict[int, tuple[Template, dict[str, Any]]] = {}
 
     async def ready(self) -> None:
         def ping() -> list[Any]:
@@ -48,24 +48,11 @@ class CeleryExecutor:
                 hint="start one or more with `compendium worker --tasks` (same COMPENDIUM_BROKER and COMPENDIUM_STORE)",
             )
 
-    def _template(self, template: Template) -> dict[str, Any]:
-        found = self._templates.get(id(template))
-        if found is None:
-            found = self._templates[id(template)] = {
-                "fingerprint": template.fingerprint, "template": template.model_dump(mode="json"), "keep": template,
-            }
-        return {"fingerprint": found["fingerprint"], "template": found["template"]}
-
     async def run(self, method: str, request: Any, template: Template) -> Outcome:
-        payload = {
-            "identity": {
-                "knowledge_base": self.identity.knowledge_base, "engine": self.identity.engine,
-                "model": self.identity.model, "embedder": self.identity.embedder,
-            },
-            "method": method,
-            "request": encode_request(method, request),
-            "template": self._template(template),
-        }
+        kept = self._templates.get(id(template))
+        if kept is None or kept[0] is not template:  # encoded once per compile, not per task
+            kept = self._templates[id(template)] = (template, encode_template(template))
+        payload = task_payload(self.identity, method, request, kept[1])
         sent = await asyncio.to_thread(self.app.send_task, TASK, args=[payload], queue=QUEUE)
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[sent.id] = answer

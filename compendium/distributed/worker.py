@@ -126,8 +126,13 @@ class TaskRuntime:
             if self._store is not None:
                 await self._store.close()
 
-        asyncio.run_coroutine_threadsafe(shut(), self.loop).result(timeout=30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        try:
+            asyncio.run_coroutine_threadsafe(shut(), self.loop).result(timeout=30)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=10)
+            if not self.loop.is_running():
+                self.loop.close()
 
 
 def worker_name() -> str:
