@@ -290,6 +290,14 @@ def render(args: argparse.Namespace, runs: list[Run], findings: dict[str, Any]) 
         f"{single.report['totals']['llm_calls']} chat calls), so K·L/C is {bound / args.concurrency:.1f} s "
         f"for one worker and {bound / in_flight:.1f} s for {args.workers}.",
         "",
+        "What does not divide by workers: ingest (no calls) and PLAN, whose topic names are asked one "
+        "at a time (each title must differ from those before it), "
+        f"{_fixed(single):.1f} s with one worker and {_fixed(spread):.1f} s with {args.workers}; each "
+        "phase's embedding round trips and its last, partly filled round of calls. Counting ingest and "
+        f"PLAN as fixed, the rest went {_rest(single):.1f} s → {_rest(spread):.1f} s "
+        f"({_rest(spread) / _rest(single):.2f}×; {args.workers} workers alone would give "
+        f"{1 / args.workers:.2f}×).",
+        "",
         "## One worker killed midway",
         "",
         f"Three workers; worker 0 got SIGKILL after {findings['calls_before_kill']} of the compile's chat "
@@ -305,6 +313,14 @@ def render(args: argparse.Namespace, runs: list[Run], findings: dict[str, Any]) 
         "",
     ]
     return "\n".join(lines)
+
+
+def _fixed(run_: Run) -> float:
+    return sum(run_.report["phases"][p]["seconds"] for p in ("ingest", "plan"))
+
+
+def _rest(run_: Run) -> float:
+    return sum(run_.report["phases"][p]["seconds"] for p in ("map", "reduce", "refine"))
 
 
 def main() -> None:
