@@ -356,10 +356,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
     settings, data_dir = _server_settings(args)
     if args.tasks:
         from .distributed.worker import run_task_worker
+        from .engines.openai_client import public_url
 
-        print(f"worker: answering compile tasks from {settings.distributed.broker or '(no broker set)'}, "
-              f"{args.concurrency} at a time (Ctrl-C stops; its unfinished tasks go to another worker)",
-              file=sys.stderr)
+        if settings.distributed.broker:  # without one, run_task_worker says what to set
+            print(f"worker: answering compile tasks from {public_url(settings.distributed.broker)}, "
+                  f"{args.concurrency} at a time (Ctrl-C stops; its unfinished tasks go to another worker)",
+                  file=sys.stderr)
         run_task_worker(settings, concurrency=args.concurrency, name=args.name)
         return 0
     options = WorkerOptions(lease_seconds=args.lease, poll_seconds=args.poll)
