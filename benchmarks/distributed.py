@@ -19,7 +19,9 @@ single-worker wall (target ≤ 0.4), and for the kill trial whether the output i
 to run 1 and whether any call whose answer the store kept was asked again.
 
     python -m benchmarks.distributed [--documents 300] [--latency 0.5] [--workers 3]
-        [--concurrency 4] [--store mysql://...] [--broker redis://...] [--no-write]
+        [--concurrency 4 [--concurrency 2 ...]] [--store mysql://...] [--broker redis://...] [--no-write]
+
+Each --concurrency value is a set of runs 1-3; the kill trial runs with the first.
 
 The store defaults to COMPENDIUM_TEST_MYSQL_URL and the broker to COMPENDIUM_BROKER.
 """
@@ -98,6 +100,7 @@ class Run:
     name: str
     kb: str
     workers: int
+    concurrency: int  # tasks per worker (in-process: llm.max_concurrency)
     wall: float
     cpu: float  # this process: the coordinator
     report: dict[str, Any]
@@ -134,7 +137,7 @@ class Bench:
         self.conn.send("stats")
         return self.conn.recv()  # type: ignore[no-any-return]
 
-    def compile(self, name: str, workers: int, kill_after: int = 0) -> Run:
+    def compile(self, name: str, workers: int, concurrency: int, kill_after: int = 0) -> Run:
         from compendium.distributed.celery_app import celery_app
         from compendium.operations import compile_workspace
         from compendium.settings import DistributedSettings, load_settings
@@ -155,15 +158,15 @@ class Bench:
         if workers:
             app = celery_app(DistributedSettings(broker=self.args.broker, visibility_timeout=VISIBILITY))
             app.control.purge()
-            logs = self.root / name
+            logs = self.root / f"{name}-{concurrency}"
             logs.mkdir()
-            procs = start_task_workers(workers, self.args.concurrency, self.worker_env(), logs)
+            procs = start_task_workers(workers, concurrency, self.worker_env(), logs)
             wait_until_answering(app, procs, seconds=60)
             env["COMPENDIUM_BROKER"] = self.args.broker
         else:  # the embedded default, as many calls in flight as one worker keeps
-            overrides["llm.max_concurrency"] = self.args.concurrency
+            overrides["llm.max_concurrency"] = concurrency
         kill: dict[str, Any] = {}
-        killer = threading.Thread(target=self._kill, args=(procs, kill_after, kb, kill), daemon=True)
+        killer = threading.Thread(target=self._kill, args=(procs, kill_after, kb, kill, workers * concurrency), daemon=True)
         try:
             settings = load_settings(self.workspace, env=env, overrides=overrides)
             load0 = os.getloadavg()[0]
@@ -181,11 +184,10 @@ class Bench:
                 app.close()
         if report.status != "succeeded":
             raise SystemExit(f"{name}: the compile ended {report.status}: {report.error}")
-        return Run(name, kb, workers, wall, cpu, report.as_dict(settings.llm), self.stats(), (load0, load1), kill)
+        return Run(name, kb, workers, concurrency, wall, cpu, report.as_dict(settings.llm), self.stats(), (load0, load1), kill)
 
-    def _kill(self, procs: list[Any], after: int, kb: str, out: dict[str, Any]) -> None:
+    def _kill(self, procs: list[Any], after: int, kb: str, out: dict[str, Any], full: int) -> None:
         # Midway, and while every worker has its calls in flight: the killed one loses some.
-        full = self.args.workers * self.args.concurrency
         deadline = time.monotonic() + 600
         while (self.chats.value < after or self.busy.value < full) and time.monotonic() < deadline:
             time.sleep(0.002)
@@ -213,15 +215,21 @@ async def _stored_replies(url: str, kb: str) -> set[str]:
         await store.close()
 
 
-def prepare(workspace: Path, documents: int, in_flight: int) -> None:
-    from compendium.templates.registry import show_template
+def prepare(workspace: Path, documents: int) -> None:
     from compendium.workspace import init_workspace
 
     init_workspace(workspace)
     generate_corpus(workspace / "documents" / "synthetic", documents)
+
+
+def offer(workspace: Path, calls: int) -> None:
+    """The wiki template with map and refine concurrency `calls` (REDUCE's follow map's). Not in
+    any fingerprint: every run's output is comparable."""
+    from compendium.templates.registry import show_template
+
     wiki = yaml.safe_load(show_template("wiki"))
-    for phase in ("map", "refine"):  # REDUCE's calls follow map.concurrency
-        wiki.setdefault(phase, {})["concurrency"] = in_flight
+    for phase in ("map", "refine"):
+        wiki.setdefault(phase, {})["concurrency"] = calls
     (workspace / "templates" / "wiki.yaml").write_text(yaml.safe_dump(wiki, sort_keys=False), encoding="utf-8")
 
 
@@ -242,28 +250,62 @@ def kill_findings(trial: Run, reference: Run, root: Path, store: str) -> dict[st
     }
 
 
-def render(args: argparse.Namespace, runs: list[Run], findings: dict[str, Any]) -> str:
-    by = {r.name: r for r in runs}
-    single, spread, alone = by["one-worker"], by["three-workers"], by["in-process"]
-    ratio = spread.wall / single.wall
-    ratio_alone = spread.wall / alone.wall
-    in_flight = args.workers * args.concurrency
-    offered = args.offered or 2 * in_flight
+def render(args: argparse.Namespace, sets: list[list[Run]], findings: dict[str, Any]) -> str:
+    flags = " ".join(f"--concurrency {c}" for c in args.concurrency)
     lines = [
         "# Distributed compile benchmark",
         "",
         f"Generated by `python -m benchmarks.distributed --documents {args.documents} --latency {args.latency} "
-        f"--workers {args.workers} --concurrency {args.concurrency}` on {platform.python_implementation()} "
+        f"--workers {args.workers} {flags}` on {platform.python_implementation()} "
         f"{platform.python_version()}, {platform.machine()}, **{mp.cpu_count()} cores shared with other "
         "engineers' test suites** (load averages below). Store: MariaDB (one database, a knowledge base per "
         "run); broker and results: Redis on 127.0.0.1; scripted OpenAI-compatible server in a separate "
-        f"process, {args.latency * 1000:.0f} ms per call (chat and embeddings). Workers and the server run on "
-        "the same 2 cores: the gain comes from overlapping model latency across workers, not from more CPU.",
+        f"process, {args.latency * 1000:.0f} ms per call (chat and embeddings). Workers, coordinator, server, "
+        "MariaDB and Redis all share those 2 cores: the gain comes from overlapping model latency across "
+        "workers, not from more CPU.",
         "",
-        f"Fair comparison: every worker runs {args.concurrency} tasks at once (`compendium worker --tasks "
-        f"--concurrency {args.concurrency}`: {args.concurrency} threads, one event loop, at most "
-        f"{args.concurrency} model calls in flight); the in-process run allows {args.concurrency} calls in "
-        f"flight (llm.max_concurrency). The compile itself offers up to {offered} calls at a time "
+        "| Per-worker concurrency | One worker (s) | Three workers (s) | Three over one | Target ≤ 0.4 |",
+        "|---|---|---|---|---|",
+    ]
+    for runs in sets:
+        by = {r.name: r for r in runs}
+        ratio = by["three-workers"].wall / by["one-worker"].wall
+        lines.append(f"| {runs[0].concurrency} | {by['one-worker'].wall:.1f} | {by['three-workers'].wall:.1f} | "
+                     f"{ratio:.2f}× | {'met' if ratio <= TARGET else 'NOT met'} |")
+    lines.append("")
+    for runs in sets:
+        lines += _section(args, runs)
+    trial = next(r for runs in sets for r in runs if r.name == "kill-trial")
+    lines += [
+        "## One worker killed midway",
+        "",
+        f"Three workers of concurrency {trial.concurrency}; worker 0 got SIGKILL after "
+        f"{findings['calls_before_kill']} of the compile's chat calls, {findings['in_flight']} of them in "
+        f"flight at the server then (visibility timeout {VISIBILITY:.0f} s: its tasks went to the other "
+        f"workers after that). The compile {trial.report['status']} in {trial.wall:.1f} s.",
+        "",
+        f"- Output (vault, GraphML, JSON without write times; {findings['files']} files) byte-identical to "
+        f"the in-process run: **{'yes' if not findings['differ'] else 'NO: ' + ', '.join(findings['differ'][:5])}**.",
+        f"- Calls asked again after the kill: {findings['asked_again']} (those the killed worker had in "
+        f"flight, at most {trial.concurrency}); of them, calls whose answer the store had kept: "
+        f"**{findings['stored_asked_again']}**.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _section(args: argparse.Namespace, runs: list[Run]) -> list[str]:
+    by = {r.name: r for r in runs}
+    single, spread, alone = by["one-worker"], by["three-workers"], by["in-process"]
+    c = runs[0].concurrency
+    in_flight = args.workers * c
+    offered = args.offered or 2 * in_flight
+    lines = [
+        f"## {c} calls in flight per worker",
+        "",
+        f"Fair comparison: every worker runs {c} tasks at once (`compendium worker --tasks --concurrency {c}`: "
+        f"{c} threads, one event loop, at most {c} model calls in flight); the in-process run allows {c} "
+        f"calls in flight (llm.max_concurrency). The compile offers up to {offered} calls at a time "
         f"(template map/refine concurrency {offered}; the workers run at most {in_flight} of them, the rest "
         "wait queued in Redis) in every run. Worker start-up (before the compile) is not in the walls.",
         "",
@@ -281,38 +323,26 @@ def render(args: argparse.Namespace, runs: list[Run], findings: dict[str, Any]) 
     for r in runs:
         cells = [f"{r.report['phases'][p]['seconds']:.1f} ({r.report['phases'][p].get('llm_calls', 0)})" for p in PHASES]
         lines.append(f"| {r.name} | " + " | ".join(cells) + " |")
+    ratio = spread.wall / single.wall
     bound = single.report["totals"]["llm_calls"] * args.latency
-    lines += [
+    return [
+        *lines,
         "",
         f"**Three workers over one worker: {spread.wall:.1f} s / {single.wall:.1f} s = {ratio:.2f}×** "
         f"(target ≤ {TARGET}: {'met' if ratio <= TARGET else 'NOT met'}); over the in-process run: "
-        f"{ratio_alone:.2f}×. K·L = {bound:.0f} s of model latency in all (K = "
-        f"{single.report['totals']['llm_calls']} chat calls), so K·L/C is {bound / args.concurrency:.1f} s "
+        f"{spread.wall / alone.wall:.2f}×. K·L = {bound:.0f} s of model latency in all (K = "
+        f"{single.report['totals']['llm_calls']} chat calls), so K·L/C is {bound / c:.1f} s "
         f"for one worker and {bound / in_flight:.1f} s for {args.workers}.",
         "",
         "What does not divide by workers: ingest (no calls) and PLAN, whose topic names are asked one "
         "at a time (each title must differ from those before it), "
         f"{_fixed(single):.1f} s with one worker and {_fixed(spread):.1f} s with {args.workers}; each "
-        "phase's embedding round trips and its last, partly filled round of calls. Counting ingest and "
-        f"PLAN as fixed, the rest went {_rest(single):.1f} s → {_rest(spread):.1f} s "
+        "phase's embedding round trips, its store writes and its last, partly filled round of calls. "
+        f"Counting ingest and PLAN as fixed, the rest went {_rest(single):.1f} s → {_rest(spread):.1f} s "
         f"({_rest(spread) / _rest(single):.2f}×; {args.workers} workers alone would give "
         f"{1 / args.workers:.2f}×).",
         "",
-        "## One worker killed midway",
-        "",
-        f"Three workers; worker 0 got SIGKILL after {findings['calls_before_kill']} of the compile's chat "
-        f"calls, {findings['in_flight']} of them in flight at the server then (visibility timeout "
-        f"{VISIBILITY:.0f} s: its tasks went to the other workers after that). The compile "
-        f"{by['kill-trial'].report['status']} in {by['kill-trial'].wall:.1f} s.",
-        "",
-        f"- Output (vault, GraphML, JSON without write times; {findings['files']} files) byte-identical to "
-        f"the in-process run: **{'yes' if not findings['differ'] else 'NO: ' + ', '.join(findings['differ'][:5])}**.",
-        f"- Calls asked again after the kill: {findings['asked_again']} (those the killed worker had in "
-        f"flight, at most {args.concurrency}); of them, calls whose answer the store had kept: "
-        f"**{findings['stored_asked_again']}**.",
-        "",
     ]
-    return "\n".join(lines)
 
 
 def _fixed(run_: Run) -> float:
@@ -328,32 +358,39 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=300)
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--concurrency", type=int, default=4, help="tasks (model calls) one worker runs at once")
+    parser.add_argument("--concurrency", type=int, action="append",
+                        help="tasks (model calls) one worker runs at once; repeat for several sets (default 4)")
     parser.add_argument("--offered", type=int, default=0,
                         help="calls the compile offers at a time (default 2 x workers x concurrency)")
     parser.add_argument("--store", default=os.environ.get("COMPENDIUM_TEST_MYSQL_URL", ""))
     parser.add_argument("--broker", default=os.environ.get("COMPENDIUM_BROKER", ""))
     parser.add_argument("--no-write", action="store_true", help="print only; leave the report file alone")
     args = parser.parse_args()
+    args.concurrency = args.concurrency or [4]
     if not args.store.startswith(("mysql://", "tidb://")) or not args.broker:
         raise SystemExit("give --store mysql://... (or COMPENDIUM_TEST_MYSQL_URL) and --broker redis://... "
                          "(or COMPENDIUM_BROKER)")
     root = Path(tempfile.mkdtemp(prefix="compendium-dist-"))
     bench = Bench(args, root)
-    runs: list[Run] = []
+    sets: list[list[Run]] = []
     try:
-        prepare(bench.workspace, args.documents, args.offered or 2 * args.workers * args.concurrency)
-        for name, workers in (("in-process", 0), ("one-worker", 1), ("three-workers", args.workers)):
-            runs.append(bench.compile(name, workers))
-            print(f"{name}: wall {runs[-1].wall:.1f} s, load {os.getloadavg()[0]:.1f}", flush=True)
-        calls = runs[0].server["calls"].get("chat", 0)
-        runs.append(bench.compile("kill-trial", args.workers, kill_after=max(1, int(calls * KILL_AT))))
-        print(f"kill-trial: wall {runs[-1].wall:.1f} s", flush=True)
-        findings = kill_findings(runs[-1], runs[0], root, args.store)
+        prepare(bench.workspace, args.documents)
+        for c in args.concurrency:
+            offer(bench.workspace, args.offered or 2 * args.workers * c)
+            runs = []
+            for name, workers in (("in-process", 0), ("one-worker", 1), ("three-workers", args.workers)):
+                runs.append(bench.compile(name, workers, c))
+                print(f"{c} per worker, {name}: wall {runs[-1].wall:.1f} s, load {os.getloadavg()[0]:.1f}", flush=True)
+            if not sets:
+                calls = runs[0].server["calls"].get("chat", 0)
+                runs.append(bench.compile("kill-trial", args.workers, c, kill_after=max(1, int(calls * KILL_AT))))
+                print(f"kill-trial: wall {runs[-1].wall:.1f} s", flush=True)
+                findings = kill_findings(runs[-1], runs[0], root, args.store)
+            sets.append(runs)
     finally:
         bench.close()
         shutil.rmtree(root, ignore_errors=True)
-    text = render(args, runs, findings)
+    text = render(args, sets, findings)
     print(text)
     if not args.no_write:
         REPORT.write_text(text, encoding="utf-8")
