@@ -353,6 +353,28 @@ def _rest(run_: Run) -> float:
     return sum(run_.report["phases"][p]["seconds"] for p in ("map", "reduce", "refine"))
 
 
+NOTES = """
+## How the work is spread, and what limits the ratio
+
+- A task is one engine call: a MAP batch's extraction, a REDUCE block of pair judgments or one
+  entity's description, a PLAN question, a REFINE page's writing, an embedding batch. The
+  phases themselves (packing batches, splitting replies, choosing evidence, cleaning pages,
+  every store write but the response cache's) run in the compiling process, unchanged: there
+  is one compile path, and the output cannot depend on which worker answered.
+- A worker answers from the store's response cache when the answer is kept (the cache entry
+  is written before the task is acknowledged), so a task delivered again costs no call; only
+  the calls the killed worker had in flight are asked again.
+- The ratio is bounded by what one worker more does not shorten: PLAN names topics one at a
+  time, REDUCE writes the KB (thousands of claims and relations) in one transaction, each phase
+  waits for its embedding round trips and for its last, partly filled round of calls. The more
+  calls in flight one worker has, the larger that share: with fewer calls per worker the ratio
+  comes closer to 1/3 (compare the sets above).
+- Everything runs on 2 shared cores: three workers, the coordinator, the scripted server, MariaDB
+  and Redis. On separate machines the workers' CPU (prompt rendering, reply validation, their
+  store writes) would not compete with the coordinator's.
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=300)
@@ -390,7 +412,7 @@ def main() -> None:
     finally:
         bench.close()
         shutil.rmtree(root, ignore_errors=True)
-    text = render(args, sets, findings)
+    text = render(args, sets, findings) + NOTES
     print(text)
     if not args.no_write:
         REPORT.write_text(text, encoding="utf-8")
