@@ -354,6 +354,16 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from .compiler.worker import WorkerOptions, work
 
     settings, data_dir = _server_settings(args)
+    if args.tasks:
+        from .distributed.worker import run_task_worker
+        from .engines.openai_client import public_url
+
+        if settings.distributed.broker:  # without one, run_task_worker says what to set
+            print(f"worker: answering compile tasks from {public_url(settings.distributed.broker)}, "
+                  f"{args.concurrency} at a time (Ctrl-C stops; its unfinished tasks go to another worker)",
+                  file=sys.stderr)
+        run_task_worker(settings, concurrency=args.concurrency, name=args.name)
+        return 0
     options = WorkerOptions(lease_seconds=args.lease, poll_seconds=args.poll)
     print(f"worker: running jobs of {data_dir} (Ctrl-C stops; a running job is resumed by the next worker)",
           file=sys.stderr)
@@ -515,6 +525,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", metavar="DIR", help="the data folder of a `serve --data-dir DIR` server")
     p.add_argument("--lease", type=float, default=60.0, help="seconds a job is held between heartbeats")
     p.add_argument("--poll", type=float, default=1.0, help="seconds between looks for work")
+    p.add_argument("--tasks", action="store_true",
+                   help="run tasks of compiles (MAP batches, REDUCE blocks, REFINE pages) from the broker "
+                        "COMPENDIUM_BROKER names, against the store COMPENDIUM_STORE names")
+    p.add_argument("--concurrency", type=int, default=4, metavar="N",
+                   help="with --tasks: tasks (model calls) one worker runs at once (default 4)")
+    p.add_argument("--name", help="with --tasks: the worker's name in logs and errors (default compendium-PID@host)")
     p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("keys", help="make an API key to sign in to `compendium serve` with",

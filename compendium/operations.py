@@ -61,6 +61,7 @@ async def compile_workspace(
 
     One compile of a knowledge base and template runs at a time: while another holds the lease
     this raises Busy naming it, or with `wait` waits for it to end."""
+    from .distributed import distribute
     from .engines.factory import build_embedder, build_engine
     from .storage.response_cache import StoreResponseCache
 
@@ -88,7 +89,8 @@ async def compile_workspace(
             documents_dir=documents_dir,
         )
         _apply_groups(ctx, settings)
-        return await compile_exclusively(store, ctx, knowledge_base=settings.knowledge_base, wait=wait)
+        async with distribute(ctx, settings):  # with a broker configured: its calls run on workers
+            return await compile_exclusively(store, ctx, knowledge_base=settings.knowledge_base, wait=wait)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -49,9 +49,20 @@ class EmbeddingSettings:
 
 
 @dataclass(frozen=True)
+class DistributedSettings:
+    """Where a compile's tasks go. No broker: the compile runs in this process (the default)."""
+
+    broker: str = ""  # e.g. redis://127.0.0.1:6379/0; the result backend is the same Redis
+    # Seconds a task a worker took may go unacknowledged before another worker gets it: the
+    # time a killed worker's tasks wait. Longer than any one task (a model call and its retries).
+    visibility_timeout: float = 300.0
+
+
+@dataclass(frozen=True)
 class Settings:
     llm: LLMSettings = LLMSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
+    distributed: DistributedSettings = DistributedSettings()
     store_url: str = ""  # "" : sqlite file inside the workspace
     workspace: Path | None = None
     knowledge_base: str = "default"
@@ -109,6 +120,11 @@ class _EmbeddingFile(_FileModel):
     retry_wait: float | None = Field(None, ge=0)
 
 
+class _DistributedFile(_FileModel):
+    broker: str | None = Field(None, pattern=r"^(redis|rediss)://")
+    visibility_timeout: float | None = Field(None, gt=0)
+
+
 class _SettingsFile(_FileModel):
     title: str | None = Field(None, min_length=1, max_length=200)
     knowledge_base: str | None = Field(None, min_length=1)
@@ -116,6 +132,7 @@ class _SettingsFile(_FileModel):
     store: str | None = Field(None, min_length=1)
     llm: _LLMFile | None = None
     embedding: _EmbeddingFile | None = None
+    distributed: _DistributedFile | None = None
     token_budget: int | None = Field(None, ge=1)
     groups: list[TemplateGroup] | None = None
 
@@ -129,6 +146,8 @@ ENV_OVERRIDES: Mapping[str, str] = {
     "COMPENDIUM_EMBED_API_KEY": "embedding.api_key",
     "COMPENDIUM_EMBED_MODEL": "embedding.model",
     "COMPENDIUM_STORE": "store",
+    "COMPENDIUM_BROKER": "distributed.broker",
+    "COMPENDIUM_TASK_VISIBILITY_TIMEOUT": "distributed.visibility_timeout",
 }
 
 _SECRET_KEYS = ("llm.api_key", "embedding.api_key")  # values, never read from the file
@@ -190,8 +209,9 @@ def load_groups(workspace: Path) -> list[TemplateGroup]:
 
 
 def _known_keys() -> set[str]:
-    keys = {k for k in _SettingsFile.model_fields if k not in ("llm", "embedding", "groups")}
+    keys = {k for k in _SettingsFile.model_fields if k not in ("llm", "embedding", "distributed", "groups")}
     keys |= {f"llm.{k}" for k in _LLMFile.model_fields}
+    keys |= {f"distributed.{k}" for k in _DistributedFile.model_fields}
     keys |= {f"embedding.{k}" for k in _EmbeddingFile.model_fields}
     return keys | set(_SECRET_KEYS)
 
@@ -308,9 +328,10 @@ def _build(
             base_url=emb.base_url or None,
             api_key=emb_key,
         ),
+        distributed=DistributedSettings(**(checked.distributed or _DistributedFile()).model_dump(exclude_none=True)),
         store_url=_store_url(checked.store, root),
         workspace=root,
-        **_given(checked, exclude={"store", "llm", "embedding", "groups"}),
+        **_given(checked, exclude={"store", "llm", "embedding", "distributed", "groups"}),
     )
 
 

@@ -59,6 +59,13 @@ default_template: wiki          # `compendium templates list` shows the others
 
 # token_budget: 2000000   # LLM tokens one compile may spend: a ceiling, never passed
 
+# One compile across machines: its model calls run as tasks on `compendium worker --tasks`
+# processes through a Redis broker (pip install 'compendium[distributed]'). Without it,
+# the compile runs in this process.
+# distributed:
+#   broker: redis://127.0.0.1:6379/0          # or COMPENDIUM_BROKER
+#   visibility_timeout: 300                   # seconds before a lost worker's task runs again
+
 # Which template compiles which documents (first match wins; the rest use default_template).
 # groups:
 #   - template: entity-graph

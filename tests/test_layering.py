@@ -16,6 +16,8 @@ UI_JS = ROOT / PACKAGE / "api" / "static" / "js"
 FORBIDDEN = [
     ("compendium.phases", "compendium.compiler", "phases see compendium.pipeline; the compiler runs them"),
     ("compendium.engines", "compendium.storage", "engines keep replies in the ResponseCache they are given"),
+    ("compendium.distributed", "compendium.phases", "tasks carry engine calls; the phases run in the compile"),
+    ("compendium.distributed", "compendium.compiler", "task workers answer engine calls; they run no compile"),
 ]
 FRONT_ENDS = ("compendium.cli", "compendium.api")  # the core never imports these
 

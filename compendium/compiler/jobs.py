@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engines.usage import UsageMeter
-from ..errors import Busy, CompendiumError, WorkspaceError
+from ..errors import Busy, CompendiumError, EngineUnavailable, WorkspaceError
 from ..pipeline.context import CompileContext, group_templates
 from ..pipeline.events import (
     CompileFinished,
@@ -252,6 +252,7 @@ async def run_job(
     """Compile a leased job to its end; returns the finished job (None if the lease was lost).
     A workspace's knowledge base compiles through `exclusive` (compiler.exclusive's
     compile_exclusively, passed in by the worker), which holds the CLI's lease as well."""
+    from ..distributed import distribute
     from ..engines.factory import build_embedder, build_engine
     from ..storage.response_cache import StoreResponseCache
     from ..tenancy import get_kb, kb_records, kb_root, kb_template
@@ -289,12 +290,13 @@ async def run_job(
     state = {"lost": False, "cancelled": job.cancel_requested}
     keeper = asyncio.create_task(_keep_alive(store, job, worker, lease_seconds, recorder, ctx, state, stop))
     try:
-        if kb.workspace and exclusive is not None:
-            # The CLI's lease too: a `compendium compile` in the workspace and this job never overlap.
-            report = await exclusive(store, ctx, knowledge_base=kb.scope)
-        else:
-            report = await run_compile(ctx)
-    except Busy as exc:  # a CLI compile of the workspace holds its lease
+        async with distribute(ctx, kb_settings):  # with a broker configured: its calls run on workers
+            if kb.workspace and exclusive is not None:
+                # The CLI's lease too: a `compendium compile` in the workspace and this job never overlap.
+                report = await exclusive(store, ctx, knowledge_base=kb.scope)
+            else:
+                report = await run_compile(ctx)
+    except (Busy, EngineUnavailable) as exc:  # a CLI compile holds its lease; no task worker answers
         busy, report = str(exc), None
     else:
         busy = ""

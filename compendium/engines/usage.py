@@ -86,6 +86,12 @@ class UsageMeter:
         u.prompt_tokens += prompt_tokens
         u.completion_tokens += completion_tokens
 
+    def add(self, other: PhaseUsage) -> None:
+        """Count what a call made elsewhere (a task on a worker) spent, in the current phase."""
+        u = self._usage()
+        for name in other.__slots__:  # type: ignore[attr-defined]
+            setattr(u, name, getattr(u, name) + getattr(other, name))
+
     def record_cached(self) -> None:
         self._usage().cached_calls += 1
 
