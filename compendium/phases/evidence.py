@@ -230,7 +230,12 @@ def _run_from(paragraphs: list[tuple[str, bool]], first: int, start: int, words:
 def _paragraphs(text: str, blocks: Sequence[Sequence] = ()) -> list[tuple[str, bool]]:
     """Blank-line separated blocks of `text`, each flattened to one line, with whether it is
     prose: by its shape, and never where the reader says it starts a term, heading, code or table."""
-    not_prose = {int(b[1]) for b in blocks if b[0] not in PROSE_KINDS}
+    return _paragraphs_of(text, frozenset(int(b[1]) for b in blocks if b[0] not in PROSE_KINDS))
+
+
+@lru_cache(maxsize=4096)
+def _paragraphs_of(text: str, not_prose: frozenset[int]) -> list[tuple[str, bool]]:
+    # Cached: a chunk is offered to many pages, and its paragraphs are the same for each.
     out, start = [], 0
     for gap in [*_BLANK_LINES.finditer(text), None]:
         end = gap.start() if gap else len(text)

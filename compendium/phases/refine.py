@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -172,7 +173,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             return
         ranked = candidates(plan, await reader.for_page(plan), reader.titles, slug_of_subject, chunk_about)
         budget = template.refine.context_budget
-        allowed = [s for s in live if s != plan.slug]
+        allowed = _SlugsBut(live.keys(), plan.slug)
         previous = packs.get(pack_key(plan.slug)) if page is not None and page.status == "active" else None
         if previous is not None and written_anew(plan.slug):
             previous = None  # the writer (prompt, model) changed, or the page is provisional
@@ -377,6 +378,22 @@ class _Window:
     relations: dict[str, Relation] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # entity id -> name, for relation sentences
     chunks: dict[str, Chunk] = field(default_factory=dict)
+
+
+class _SlugsBut(AbstractSet[str]):
+    """The live slugs but one (the page's own), without copying them for every page."""
+
+    def __init__(self, slugs: AbstractSet[str], own: str):
+        self.slugs, self.own = slugs, own
+
+    def __contains__(self, slug: object) -> bool:
+        return slug != self.own and slug in self.slugs
+
+    def __iter__(self) -> Iterator[str]:
+        return (s for s in self.slugs if s != self.own)
+
+    def __len__(self) -> int:
+        return len(self.slugs) - (self.own in self.slugs)
 
 
 class EvidenceReader:

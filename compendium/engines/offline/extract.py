@@ -20,8 +20,9 @@ from .aliases import find_aliases
 from .names import (
     Span,
     TypeRules,
-    choose_type,
+    cached_type,
     entity_type_rules,
+    entity_type_specs,
     find_spans,
     name_key,
     relation_type_rules,
@@ -83,10 +84,11 @@ def extract_chunk(
     chunk: ChunkInput, template: Template, *, rules: tuple[TypeRules, TypeRules] | None = None
 ) -> ExtractionReply:
     """Extraction of one chunk; `rules` (entity and relation type rules) saves recompiling."""
-    entity_rules, relation_rules = rules or (
+    _entity_rules, relation_rules = rules or (  # entity rules: checked here, cached by specs
         entity_type_rules(template),
         relation_type_rules(template),
     )
+    specs = entity_type_specs(template)
     every = sentences_of(chunk.text, chunk.blocks)
     heading_line = [_is_heading_line(s.text, chunk.heading_path) for s in every]
     limit = template.map.max_items_per_chunk
@@ -186,7 +188,7 @@ def extract_chunk(
                 EntityItem(
                     chunk=label,
                     name=item.name,
-                    type=choose_type(item.name, item.kind, entity_rules, item.aliases),
+                    type=cached_type(specs, item.name, item.kind, tuple(item.aliases)),
                     description=description,
                     aliases=item.aliases,
                 )
