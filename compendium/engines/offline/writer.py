@@ -6,10 +6,11 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ...templates.render import prompt_source, render
+from ...templates.render import render
 from ...templates.schema import Template
 from ...tokens import count_tokens
 from ..tasks import EvidenceItem, PageRequest
+from .layout import render_default
 from .sentences import clean_heading, sentences_of
 from .summary import NEAR_DUPLICATE, content_tokens, jaccard
 from .words import BOILERPLATE
@@ -66,7 +67,7 @@ def write_page(request: PageRequest, template: Template) -> str:
     lead, rest = _choose_lead(request, pool)
     related = _related(request)
     aliases = _aliases(request)
-    layout = prompt_source(template.refine.page_template, "page_layout.md")
+    layout = template.refine.page_template if template.refine.page_template.strip() else ""
 
     def page(chosen: list[_Sentence]) -> str:
         return _render(layout, request.title, lead, _sections(request, chosen), aliases, related)
@@ -443,6 +444,10 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 
 
 def _render(layout: str, title: str, lead, sections, aliases, related) -> str:
+    """The page in the template's own layout, or in the built-in one ("")."""
+    if not layout:
+        text = render_default(title, lead, sections, aliases, related)
+        return _BLANK_LINES.sub("\n\n", text).strip() + "\n"
     text = render(
         layout,
         where="page_layout",
