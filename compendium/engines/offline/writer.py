@@ -10,6 +10,7 @@ from ...templates.render import render
 from ...templates.schema import Template
 from ...tokens import count_tokens
 from ..tasks import EvidenceItem, PageRequest
+from .definitions import STRONG, WEAK, is_purpose_line
 from .layout import render_default
 from .sentences import clean_heading, sentences_of
 from .summary import NEAR_DUPLICATE, content_tokens, jaccard
@@ -176,7 +177,7 @@ def _prose_of(text: str) -> tuple[tuple[str, int, frozenset[str], str], ...]:
     excerpt and claim reach many pages."""
     out = []
     for s in sentences_of(text):
-        if len(s.text.split()) < _MIN_WORDS or not _ENDS_SENTENCE.search(s.text):
+        if len(s.text.split()) < _MIN_WORDS or not (_ENDS_SENTENCE.search(s.text) or is_purpose_line(s.text)):
             out.append(("", s.position, frozenset(), ""))
             continue
         out.append((s.text, s.position, content_tokens(s.text), " ".join(s.text.lower().split()).rstrip(".!")))
@@ -272,14 +273,6 @@ def _matcher(names: tuple[str, ...]) -> _NameMatcher:
     return _NameMatcher(names)
 
 
-_DEFINES = re.compile(
-    r"^(?:\s*\([^)]*\))?(?:,[^,]{1,80},)?\s+(?:is|are|was|refers?\s+to|means|denotes|stands\s+for|describes)\b"
-    r"|^(?:\s*\([^)]*\))?,?\s+(?:short\s+for|also\s+(?:called|known\s+as))\b"
-    r"|^\s+[—–]\s+\w",  # a reference page's "NAME — what it does"
-    re.IGNORECASE,
-)
-
-
 def _choose_lead(
     request: PageRequest, pool: list[_Sentence]
 ) -> tuple[dict | None, list[_Sentence]]:
@@ -295,19 +288,21 @@ def _choose_lead(
     names = {n.lower() for n in _names(request)}
     description = " ".join(request.description.split())
     usable = [s for s in pool if not _ANAPHORA.match(s.text) and len(_CODE_MARKS.findall(s.text)) < 4]
-    tiers: list[tuple[int, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
+    tiers: list[tuple[float, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
     naming = []
     for s in usable:
         m = matcher.opening(s.text)
         headed = s.opens_section and s.section.lower().strip("`*") in names
         own = any(h in names for h in s.headings)  # from the passage about the subject itself
         described = bool(description) and (s.text == description or s.text in description)
-        if m is not None and _DEFINES.match(s.text[m:]):
-            tier = 0
+        if m is not None and STRONG.match(s.text[m:]):
+            tier = 0.0  # "X is a ...", "X refers to ...", "X — does ..."
         elif headed or (m is not None and own and s.opens_section and s.section.lower() in _DESCRIBING):
-            tier = 1  # a glossary entry, a reference page's "Description"
+            tier = 1.0  # a glossary entry, a reference page's "Description"
         elif described and s.opens_section:
-            tier = 1  # MAP's definition, opening a passage (a definition list's entry)
+            tier = 1.0  # MAP's definition, opening a passage (a definition list's entry)
+        elif m is not None and WEAK.match(s.text[m:]):
+            tier = 1.5  # "X is removed ...": says what X does, not what it is
         elif described:
             tier = 2
         elif m is not None:
