@@ -30,7 +30,14 @@ from .names import (
 from .phrases import Mention, definition_of, key_phrases, word_tokens
 from .relations import Typed, describe_between, relation_type
 from .sentences import Sentence, clean_heading, sentences_of
-from .words import BOILERPLATE, FUNCTION_WORDS, GENERIC_HEADS, VERBS
+from .words import (
+    BOILERPLATE,
+    FUNCTION_WORDS,
+    GENERIC_HEADS,
+    SENTENCE_STARTERS,
+    VERBS,
+    WEAK_MODIFIERS,
+)
 
 _MID_CAP = re.compile(r"(?<=[\s(\"'])[A-Z][\w'-]*")
 _CLAUSE_BREAK = re.compile(r"[;:]|\s[—–-]\s")
@@ -90,7 +97,8 @@ def extract_chunk(
     )
     specs = entity_type_specs(template)
     every = sentences_of(chunk.text, chunk.blocks)
-    heading_line = [_is_heading_line(s.text, chunk.heading_path) for s in every]
+    # A glossary's term ("Checkpoint" over its definition) is title-like but no section label.
+    heading_line = [not s.term and _is_heading_line(s.text, chunk.heading_path) for s in every]
     limit = template.map.max_items_per_chunk
     # a term is title-cased like a heading ("Range Partitioning"): its capitals say nothing
     mid_caps = {w for s in every if not s.term for w in _MID_CAP.findall(s.text)}
@@ -135,6 +143,10 @@ def extract_chunk(
         if item is None:
             item = items[key] = _Item(key, term, "defined", i)
             mentions[i].append(Mention(0, len(sentences[i].text), key))
+        elif item.kind == "code" and not item.definition:
+            # The glossary defines the term ("Checkpoint"); inline code of the same words in the
+            # entry (`CHECKPOINT`) is the command named after it, not what is defined here.
+            item.name, item.kind = term, "defined"
         if not item.definition:
             item.definition = sentences[i + 1].text
     # Terms defined by a sentence ("A checkpoint is a point in ...") and key phrases.
@@ -153,6 +165,7 @@ def extract_chunk(
         if key not in items:
             items[key] = _Item(key, phrase, "phrase", 10**6)
     _find_word_mentions(items, tokens, mentions)
+    _drop_common_code_words(items, sentences, mentions, headings, chunk.text)
     for i, found in enumerate(mentions):
         for mention in found:
             item = items[mention.key]
@@ -268,6 +281,39 @@ def _find_word_mentions(items: dict[str, _Item], tokens, mentions: list[list[Men
                 break
         if added:
             found.sort(key=lambda m: m.start)
+
+
+_PLAIN_CODE_WORD = re.compile(r"^[a-z]+$")
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_COMMON_WORDS = FUNCTION_WORDS | VERBS | GENERIC_HEADS | BOILERPLATE | WEAK_MODIFIERS | SENTENCE_STARTERS
+
+
+def _drop_common_code_words(
+    items: dict[str, _Item], sentences: list[Sentence], mentions: list[list[Mention]], headings: str, text: str
+) -> None:
+    """A lone lowercase code word that is also an English word (`current`, `always`, `on`: an
+    enum value) needs more than its backticks to be a name: a definition, a heading or a
+    glossary term naming it, or code marks in two sentences. Its mentions go with it."""
+    prose: set[str] | None = None
+    dropped = set()
+    for key, item in items.items():
+        if item.kind != "code" or not _PLAIN_CODE_WORD.match(item.name) or item.definition:
+            continue
+        if prose is None:  # the chunk's words outside inline code, read once
+            prose = set(_LOWER_WORD.findall(_CODE_SPAN.sub(" ", text)))
+        if item.name not in _COMMON_WORDS and item.name not in prose:
+            continue  # a word only ever written as code (`asyncio`, `pathlib`)
+        in_sentences = [i for i, found in enumerate(mentions) if any(m.key == key for m in found)]
+        if len(in_sentences) >= 2 or re.search(rf"\b{re.escape(item.name)}\b", headings):
+            continue
+        if any(sentences[i].term for i in in_sentences):
+            continue
+        dropped.add(key)
+    if dropped:
+        for key in dropped:
+            del items[key]
+        for found in mentions:
+            found[:] = [m for m in found if m.key not in dropped]
 
 
 def _alias_text(alias_key: str, spans: list[list[Span]], item: _Item) -> str:
