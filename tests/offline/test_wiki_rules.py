@@ -100,3 +100,28 @@ async def test_no_sentence_appears_twice_nor_inside_another():
     sentences = [s for s in cited if len(s.split()) >= 4]
     assert len(sentences) == len(set(sentences))
     assert page.lower().count("writes dirty buffers to disk at every checkpoint") == 1
+
+
+def test_an_enum_value_written_as_code_is_no_name_but_a_code_only_word_is():
+    text = ("Possible values are `always`, `auto` and `never`, and the `current` setting is kept.\n\n"
+            "The `asyncio` module runs the event loop of the server process. Old files are never removed.")
+    names, _ = names_of(text, ["Settings"])
+    # English words: in the engine's word lists (always, current) or written plain here (never)
+    for enum_value in ("always", "never", "current"):
+        assert enum_value not in names, enum_value
+    assert "asyncio" in names and "auto" in names  # written only as code: names
+
+
+def test_an_enum_value_named_twice_as_code_or_in_a_heading_is_a_name():
+    text = "In `always` mode every file is archived again.\n\nThe `always` mode costs more disk space."
+    assert "always" in names_of(text, ["Archiving"])[0]
+    assert "always" in names_of("Set it to `always` to archive every file.", ["always"])[0]
+
+
+def test_a_glossary_term_is_defined_though_a_command_of_the_same_name_is_in_its_entry():
+    text = ("Checkpoint\n\nA point in the WAL sequence at which all data files have been updated; "
+            "see `CHECKPOINT` to force one.\n\nCommit\n\nThe act of finalizing a transaction.")
+    blocks = [["term", 0, 10], ["definition", 12, 110], ["term", 112, 118], ["definition", 120, 157]]
+    reply = extract_chunk(ChunkInput("c1", text, ["Glossary"], blocks=blocks), TEMPLATE)
+    defined = {c.term: c.definition for c in reply.concepts} | {e.name: e.description for e in reply.entities}
+    assert defined.get("Checkpoint", "").startswith("A point in the WAL sequence")
