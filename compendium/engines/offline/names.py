@@ -248,7 +248,11 @@ _CODE_KINDS = ("code", "ident", "file")
 _GENERIC_TYPES = ("concept", "other", "thing", "entity", "term", "topic", "")
 
 
-TypeRules = list[tuple[str, list[Pattern]]]
+class TypeRules(list[tuple[str, list[Pattern]]]):
+    """(type name, its compiled patterns) in the template's order; `anything` matches where any
+    of them does, so most texts are turned away by one search (None: no single program fits)."""
+
+    anything: Pattern | None = None
 
 
 @lru_cache(maxsize=64)
@@ -256,7 +260,7 @@ def _compiled_types(
     specs: tuple[tuple[str, tuple[str, ...]], ...],
 ) -> TypeRules:
     # RE2: a template's patterns come from strangers, and its matching time is linear.
-    out = []
+    out = TypeRules()
     for name, patterns in specs:
         compiled = []
         for index, pattern in enumerate(patterns):
@@ -274,6 +278,12 @@ def _compiled_types(
             except PatternError:
                 pass  # too long or too large together: searched one by one
         out.append((name, compiled))
+    every = [p for _, patterns in specs for p in patterns]
+    if len(every) > 1:
+        try:
+            out.anything = compile_pattern("|".join(f"(?:{p})" for p in every))
+        except PatternError:
+            out.anything = None
     return out
 
 

@@ -88,9 +88,9 @@ def write_page(request: PageRequest, template: Template) -> str:
     chosen: list[_Sentence] = []
     headings: set[str] = set()
     for sentence in ranked:
-        cost = count_tokens(sentence.text) + _PER_SENTENCE
+        cost = _tokens(sentence.text) + _PER_SENTENCE
         if sentence.heading not in headings:
-            cost += count_tokens(sentence.heading) + _PER_SECTION
+            cost += _tokens(sentence.heading) + _PER_SECTION
         if used + cost > budget:
             continue
         chosen.append(sentence)
@@ -104,18 +104,20 @@ def write_page(request: PageRequest, template: Template) -> str:
     return text
 
 
+# Sentences, headings and titles recur on many pages: their token counts are remembered.
+_tokens = lru_cache(maxsize=32768)(count_tokens)
 _LAYOUT_ALLOWANCE = 60  # tokens of headings, labels and spacing a layout adds around its parts
 
 
 def _fits_whole(title: str, lead: dict | None, aliases: list[str], related: list[dict],
                 ranked: list[_Sentence], budget: int) -> bool:
     """A generous estimate of the whole page's tokens is within budget (most pages)."""
-    total = _LAYOUT_ALLOWANCE + count_tokens(title) + (count_tokens(lead["text"]) + _PER_SENTENCE if lead else 0)
-    total += sum(count_tokens(a) + 2 for a in aliases)
-    total += sum(count_tokens(link["slug"]) + count_tokens(link["title"]) + 6 for link in related)
+    total = _LAYOUT_ALLOWANCE + _tokens(title) + (_tokens(lead["text"]) + _PER_SENTENCE if lead else 0)
+    total += sum(_tokens(a) + 2 for a in aliases)
+    total += sum(_tokens(link["slug"]) + _tokens(link["title"]) + 6 for link in related)
     headings = {s.heading for s in ranked}
-    total += sum(count_tokens(h) + _PER_SECTION for h in headings)
-    total += sum(count_tokens(s.text) + _PER_SENTENCE for s in ranked)
+    total += sum(_tokens(h) + _PER_SECTION for h in headings)
+    total += sum(_tokens(s.text) + _PER_SENTENCE for s in ranked)
     return total <= budget * 0.9
 
 
