@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable
+from functools import lru_cache
 
 from ..storage.records import Claim
 
@@ -36,6 +37,7 @@ def plural_forms(word: str) -> tuple[str, ...]:
     return tuple(forms)
 
 
+@lru_cache(maxsize=8192)
 def _spelling_pattern(spelling: str, code: bool) -> re.Pattern[str]:
     if spelling.endswith("y") and len(spelling) > 2 and spelling[-2] not in "aeiou":
         word = rf"{re.escape(spelling[:-1])}(?:y|ies)"

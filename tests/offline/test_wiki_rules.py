@@ -125,3 +125,27 @@ def test_a_glossary_term_is_defined_though_a_command_of_the_same_name_is_in_its_
     reply = extract_chunk(ChunkInput("c1", text, ["Glossary"], blocks=blocks), TEMPLATE)
     defined = {c.term: c.definition for c in reply.concepts} | {e.name: e.description for e in reply.entities}
     assert defined.get("Checkpoint", "").startswith("A point in the WAL sequence")
+
+
+def test_a_reference_pages_title_names_and_defines_its_subject():
+    text = ("pathlib — Object-oriented filesystem paths\n\nThis module offers classes representing "
+            "filesystem paths with semantics appropriate for different operating systems.")
+    blocks = [["heading", 0, 42], ["paragraph", 44, len(text)]]
+    reply = extract_chunk(ChunkInput("c1", text, ["pathlib — Object-oriented filesystem paths"], blocks=blocks), TEMPLATE)
+    by_name = {e.name: e for e in reply.entities}
+    assert by_name["pathlib"].description == "pathlib — Object-oriented filesystem paths"
+    assert any(c.text == "pathlib — Object-oriented filesystem paths" for c in reply.claims)
+    # a title that is no purpose line stays a heading: neither a name nor a claim
+    titled = "What's New In Python 3.11 — Summary Release Highlights\n\nPython 3.11 is faster than 3.10."
+    reply = extract_chunk(ChunkInput("c2", titled, ["What's New"], blocks=[["heading", 0, 54], ["paragraph", 56, len(titled)]]),
+                          TEMPLATE)
+    assert not any("—" in c.text for c in reply.claims)
+
+
+def test_phrases_closing_with_a_participle_or_opening_with_following_are_no_names():
+    text = ("The following code is an example of a loop over the handlers.\n\n"
+            "An exception raised in a handler is logged. Another exception raised later is logged too. "
+            "The exception raised by the loop is reported.")
+    names, _ = names_of(text, ["Handlers"])
+    lowered = {n.lower() for n in names}
+    assert "following code" not in lowered and "exception raised" not in lowered

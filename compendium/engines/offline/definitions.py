@@ -20,7 +20,8 @@ WEAK = re.compile(
 )
 
 # A reference page's purpose line: "EXPLAIN — show the execution plan of a statement".
-_PURPOSE = re.compile(r"^[^\s—–][^—–.!?\n]{0,80}?\s[—–]\s+[a-z][\w-]*(?:\s+[^\s—–]+){1,30}$")
+_PURPOSE = re.compile(r"^[^\s—–][^—–!?\n]{0,80}?\s[—–]\s+[A-Za-z][\w-]*(?:\s+[^\s—–]+){1,30}$")
+_LOWER_WORD = re.compile(r"(?<![\w-])[a-z][a-z-]*\b")
 _DASH = re.compile(r"\s[—–]\s")
 _ARTICLE = re.compile(r"^(?:(?:the|a|an)\s+)?[`*\"']?", re.IGNORECASE)
 
@@ -28,11 +29,21 @@ _ARTICLE = re.compile(r"^(?:(?:the|a|an)\s+)?[`*\"']?", re.IGNORECASE)
 def is_purpose_line(text: str) -> bool:
     """A name, a dash, and what the named thing does: a definition though it has no full stop.
     The name is up to four words, none of them a lowercase function word ("It was fast — ...")."""
+    return purpose_name(text) is not None
+
+
+def purpose_name(text: str) -> str | None:
+    """The name a purpose line is about ("EXPLAIN", "pathlib"), or None for any other line.
+    What follows the dash is prose, with a lowercase word ("Object-oriented filesystem
+    paths"), not a title ("What's New In Python 3.11")."""
     text = text.strip()
     if not _PURPOSE.match(text):
-        return False
-    name = _DASH.split(text, maxsplit=1)[0].split()
-    return len(name) <= 4 and not any(w in FUNCTION_WORDS for w in name)
+        return None
+    name, purpose = _DASH.split(text, maxsplit=1)
+    words = name.split()
+    if len(words) > 4 or ". " in name or any(w in FUNCTION_WORDS for w in words) or not _LOWER_WORD.search(purpose):
+        return None
+    return name.strip()  # may keep its inline code marks: "`json`"
 
 
 def defines(text: str, names: list[str] | tuple[str, ...]) -> bool:

@@ -17,6 +17,7 @@ from ..tasks import (
     TopicItem,
 )
 from .aliases import find_aliases
+from .definitions import purpose_name
 from .names import (
     Span,
     TypeRules,
@@ -96,21 +97,25 @@ def extract_chunk(
         relation_type_rules(template),
     )
     specs = entity_type_specs(template)
-    every = sentences_of(chunk.text, chunk.blocks)
+    # A reference page's title "pathlib — Object-oriented filesystem paths" is its definition.
+    every = [*_purpose_headings(chunk), *sentences_of(chunk.text, chunk.blocks)]
+    purpose = [purpose_name(s.text) for s in every]
     # A glossary's term ("Checkpoint" over its definition) is title-like but no section label.
-    heading_line = [not s.term and _is_heading_line(s.text, chunk.heading_path) for s in every]
+    heading_line = [not s.term and not purpose[i] and _is_heading_line(s.text, chunk.heading_path)
+                    for i, s in enumerate(every)]
     limit = template.map.max_items_per_chunk
     # a term is title-cased like a heading ("Range Partitioning"): its capitals say nothing
     mid_caps = {w for s in every if not s.term for w in _MID_CAP.findall(s.text)}
     lowercase = set(_LOWER_WORD.findall(chunk.text))
-    every_spans = [find_spans(s.text, mid_caps, lowercase) for s in every]
+    every_spans = [_with_purpose_name(find_spans(s.text, mid_caps, lowercase), purpose[i]) for i, s in enumerate(every)]
     # Aliases are read from headings and glossary entries too ("Write-Ahead Logging (WAL)",
     # "GIN" over "Generalized Inverted Index"), though their lines are neither names nor claims.
     alias_of = find_aliases(every, every_spans, mid_caps)  # key -> canonical key; adds long forms
     kept = [i for i, heading in enumerate(heading_line) if not heading]
     sentences = [every[i] for i in kept]
     spans = [every_spans[i] for i in kept]
-    claim_like = [not s.term and _is_claim_sentence(s.text) for s in sentences]
+    purposes = [purpose[i] for i in kept]
+    claim_like = [not s.term and (_is_claim_sentence(s.text) or bool(purposes[i])) for i, s in enumerate(sentences)]
     tokens = [word_tokens(s.text, mid_caps) for s in sentences]
     headings = " ".join(chunk.heading_path).lower()
 
@@ -151,7 +156,7 @@ def extract_chunk(
             item.definition = sentences[i + 1].text
     # Terms defined by a sentence ("A checkpoint is a point in ...") and key phrases.
     for i, sentence in enumerate(sentences):
-        term = definition_of(sentence.text, spans[i], mid_caps)
+        term = purposes[i] or definition_of(sentence.text, spans[i], mid_caps)
         if term is None:
             continue
         key = alias_of.get(name_key(term), name_key(term))
@@ -216,6 +221,31 @@ def extract_chunk(
     )
 
 
+def _purpose_headings(chunk: ChunkInput) -> list[Sentence]:
+    """The chunk's headings shaped as purpose lines ("json — JSON encoder and decoder"), read
+    as sentences: the text holds them verbatim, so they can be cited."""
+    out = []
+    for kind, start, end in chunk.blocks or ():
+        if kind == "heading":
+            line = " ".join(chunk.text[start:end].split())
+            if purpose_name(line):
+                out.append(Sentence(line, -1, 0))
+    return out
+
+
+def _with_purpose_name(spans: list[Span], name: str | None) -> list[Span]:
+    """A purpose line names its subject before the dash, however it is written (`pathlib`)."""
+    if not name:
+        return spans
+    inner = name.strip("`*")  # "`xml.dom.pulldom` — ...": the marks are markup
+    if not inner or any(s.text == inner and s.start <= 1 for s in spans):
+        return spans
+    start = name.index(inner)
+    kind = "code" if _IDENTIFIER.fullmatch(inner) else "name"
+    return [Span(start, start + len(inner), inner, kind), *[s for s in spans if s.start >= len(name)]]
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
 _GLOSSARY_DEFINITION = re.compile(r"^(?:An?|The|One|Any)\s+\w")
 
 
