@@ -235,7 +235,7 @@ def _paragraphs(text: str, blocks: Sequence[Sequence] = ()) -> list[tuple[str, b
     return _paragraphs_of(text, frozenset(int(b[1]) for b in blocks if b[0] not in PROSE_KINDS))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384)
 def _paragraphs_of(text: str, not_prose: frozenset[int]) -> list[tuple[str, bool]]:
     # Cached: a chunk is offered to many pages, and its paragraphs are the same for each.
     out, start = [], 0

@@ -172,7 +172,7 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
     return pool
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)
 def _prose_of(text: str) -> tuple[tuple[str, int, frozenset[str], str], ...]:
     """(sentence, position in its block, content tokens, flat lowercase) for each sentence of an
     evidence text; ("", ...) for one too short or unfinished to quote. Cached: the same chunk
