@@ -175,6 +175,7 @@ def _distinctive(word: str) -> bool:
     return any(c.isupper() or c.isdigit() for c in word[1:])
 
 
+@lru_cache(maxsize=65536)
 def name_key(name: str) -> str:
     """Normalised form used to tell two mentions of one name apart from two names."""
     text = _NON_WORD.sub(" ", name.replace("()", "")).lower()

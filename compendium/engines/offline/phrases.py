@@ -124,7 +124,7 @@ def _runs(words: list[Word], taken: list[tuple[int, int]]) -> list[list[Word]]:
         usable = (
             word.plain
             and not word.capital
-            and not any(s < word.end and word.start < e for s, e in taken)
+            and not (taken and any(s < word.end and word.start < e for s, e in taken))
         )
         if usable and current and word.joined:
             current.append(word)
