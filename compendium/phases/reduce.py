@@ -128,11 +128,20 @@ def reduce(
 
     # "Exception" where the corpus writes "exception": the entity takes the corpus's spelling,
     # keeping the capitalised one first among its aliases (PLAN reads it as a common word).
-    spelled = corpus_spellings([c.name for c in clusters], (c.text for c in claims.values()))
+    # A defined term's other spellings count too: the glossary's "Tablespace" in a cluster named
+    # after the TABLESPACE keyword is the "tablespace" of the prose.
+    other = [(i, n) for i, c in enumerate(clusters) if CONCEPT in c.categories for n in c.names if n != c.name]
+    found = corpus_spellings([c.name for c in clusters] + [n for _, n in other], (c.text for c in claims.values()))
+    spelled = {i: n for i, n in found.items() if i < len(clusters)}
+    also: dict[int, set[str]] = {}
+    for k, n in found.items():
+        if k >= len(clusters):
+            also.setdefault(other[k - len(clusters)][0], set()).add(n)
     # Defined terms in the claims of every chunk, not only the ones MAP named them in. A term
     # only ever written as inline code (`current`, `always`) is a name only where so written.
     terms = {i: spellings for i, c in enumerate(clusters) if c.descriptions
-             and (spellings := sorted({n.lower() for n in (*c.names, spelled.get(i, "")) if n.islower() and is_term(n)}))}
+             and (spellings := sorted({n.lower() for n in (*c.names, spelled.get(i, ""), *also.get(i, ()))
+                                       if n.islower() and is_term(n)}))}
     code_only = {i for i in terms if CONCEPT not in clusters[i].categories}
     more_chunks: dict[int, set[str]] = {}
     more_documents: dict[int, set[str]] = {}

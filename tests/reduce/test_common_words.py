@@ -24,3 +24,14 @@ def test_reduce_names_the_entity_as_the_corpus_writes_it_and_keeps_the_capitalis
     names = {e.name: e for e in out.entities}
     assert "Exception" not in names and names["exception"].aliases[0] == "Exception"
     assert "Python" in names  # written capitalised: a name
+
+
+def test_a_defined_terms_other_spelling_finds_its_claims_in_the_prose():
+    claims = [{"text": "Every database has a default tablespace for its tables.", "entities": []},
+              {"text": "Tablespaces let an administrator place data on other disks.", "entities": []},
+              {"text": "The tablespace of a table can be changed later.", "entities": []}]
+    first = extract("k1", entities=[ent("TABLESPACE", description="A clause naming where a table is stored.")],
+                    concepts=[{"term": "Tablespace", "definition": "A named location on the server file system."}])
+    out, _, _ = resolve([first, extract("k2", claims=claims)])  # tier 1 joins the two spellings
+    merged = next(e for e in out.entities if e.name == "TABLESPACE")
+    assert {c.text for c in out.claims if merged.id in c.entity_ids} == {c["text"] for c in claims}
