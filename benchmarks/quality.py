@@ -191,7 +191,8 @@ def measure(name: str, size: int, vault: Path | None = None) -> dict[str, Any]:
         gold = rules.acronym_gold(folder / "acronyms.html")
         result["aliases"] = rules.alias_scores(gold, data["entities"])
     result.update(corpus=name, shape=spec["shape"], documents=len(documents),
-                  chunks=data["report"]["chunks"], wall=data["wall"], cpu=data["cpu"], phase_cpu=data["phase_cpu"], peak_mb=peak_memory_mb(),
+                  chunks=data["report"]["chunks"], words=sum(len(c.text.split()) for c in data["chunks"]),
+                  wall=data["wall"], cpu=data["cpu"], phase_cpu=data["phase_cpu"], peak_mb=peak_memory_mb(),
                   phases={k: v.get("seconds", 0.0) for k, v in data["report"]["phases"].items()})
     return result
 

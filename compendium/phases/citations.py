@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import NamedTuple
 
 from ..engines.tasks import EvidenceItem
@@ -39,7 +40,7 @@ def clean_page(markdown: str, allowed: Iterable[str], evidence: Sequence[Evidenc
     same chunk share a number) and footnote definitions are appended; any footnote definitions
     the model wrote itself are removed first.
     """
-    allowed_set = set(allowed)
+    allowed_set = allowed if isinstance(allowed, AbstractSet) else set(allowed)  # a set: no copy per page
     counters = {"unlinked_links": 0, "removed_citations": 0}
     outlinks: list[str] = []
     text = _FOOTNOTE_DEF.sub("", markdown)

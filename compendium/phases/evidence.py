@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..engines.offline.definitions import defines, is_purpose_line
 from ..engines.tasks import EvidenceItem
 from ..fingerprint import text_hash
 from .readers.model import PROSE_KINDS
@@ -85,7 +86,7 @@ def rank_evidence(statements: Sequence[Statement], sources: dict[str, Source], n
             merged[key] = Statement(s.text.strip(), list(dict.fromkeys(s.chunk_ids)), list(s.about), s.kind)
 
     claims_per_chunk: dict[str, int] = {}
-    candidates: list[tuple[int, int, tuple[int, str], EvidenceItem]] = []
+    candidates: list[tuple[bool, int, int, tuple[int, str], EvidenceItem]] = []
     for s in merged.values():
         known_chunks = [c for c in s.chunk_ids if c in sources]
         if not known_chunks:
@@ -94,14 +95,15 @@ def rank_evidence(statements: Sequence[Statement], sources: dict[str, Source], n
         for c in known_chunks:
             claims_per_chunk[c] = claims_per_chunk.get(c, 0) + 1
         item = _item(s.text, first, len(known_chunks), list(dict.fromkeys([*s.about, *first.about])), s.kind)
-        candidates.append((-len(known_chunks), 0, (0, first.chunk_id), item))
+        candidates.append((not defines(s.text, names), -len(known_chunks), 0, (0, first.chunk_id), item))
     for chunk_id, source in sources.items():
         excerpt = excerpt_around(source.text, names, blocks=source.blocks)
         if excerpt:
             # One passage is one source; among excerpts, those holding more of the page's claims first.
             rank = (-claims_per_chunk.get(chunk_id, 0), chunk_id)
-            candidates.append((-1, 1, rank, _item(excerpt, source, 1, list(source.about), "excerpt")))
-    return [c[3] for c in sorted(candidates, key=lambda c: (c[0], c[1], c[2], c[3].text))]
+            candidates.append((not defines(excerpt, names), -1, 1, rank, _item(excerpt, source, 1, list(source.about), "excerpt")))
+    # A sentence defining the page's subject goes first, whatever its support: it is the lead.
+    return [c[4] for c in sorted(candidates, key=lambda c: (c[0], c[1], c[2], c[3], c[4].text))]
 
 
 _SMALLEST_COST = 8  # the ref overhead alone: no item costs less
@@ -230,7 +232,12 @@ def _run_from(paragraphs: list[tuple[str, bool]], first: int, start: int, words:
 def _paragraphs(text: str, blocks: Sequence[Sequence] = ()) -> list[tuple[str, bool]]:
     """Blank-line separated blocks of `text`, each flattened to one line, with whether it is
     prose: by its shape, and never where the reader says it starts a term, heading, code or table."""
-    not_prose = {int(b[1]) for b in blocks if b[0] not in PROSE_KINDS}
+    return _paragraphs_of(text, frozenset(int(b[1]) for b in blocks if b[0] not in PROSE_KINDS))
+
+
+@lru_cache(maxsize=16384)
+def _paragraphs_of(text: str, not_prose: frozenset[int]) -> list[tuple[str, bool]]:
+    # Cached: a chunk is offered to many pages, and its paragraphs are the same for each.
     out, start = [], 0
     for gap in [*_BLANK_LINES.finditer(text), None]:
         end = gap.start() if gap else len(text)
@@ -244,8 +251,9 @@ def _paragraphs(text: str, blocks: Sequence[Sequence] = ()) -> list[tuple[str, b
 
 
 def _is_prose(block: str) -> bool:
-    """A sentence-like paragraph, not a heading, label or caption."""
-    return block.endswith((".", "!", "?", ":", ")", '"', "”")) or len(block.split()) >= 12
+    """A sentence-like paragraph, not a heading, label or caption; a reference page's purpose
+    line ("EXPLAIN — show the execution plan of a statement") reads as its definition."""
+    return block.endswith((".", "!", "?", ":", ")", '"', "”")) or len(block.split()) >= 12 or is_purpose_line(block)
 
 
 def pack_key(slug: str) -> str:

@@ -134,6 +134,8 @@ def common_word_subjects(entities: Iterable[Entity], claims: dict[str, Claim],
     out: set[str] = set()
     for e in entities:
         name = e.name.strip()
+        if name.islower() and e.aliases and e.aliases[0].lower() == name:
+            name = e.aliases[0]  # REDUCE took the corpus's lowercase spelling: judge the capitalised one
         if not _PLAIN_TITLE_WORD.match(name) or any(a.lower() != name.lower() for a in e.aliases):
             continue
         inside = re.compile(rf"(?<=[^\s.!?:]\s){re.escape(name)}\b|(?<=[(\"'“]){re.escape(name)}\b")

@@ -20,7 +20,9 @@ from ..storage.records import CacheEntry, Chunk, Claim, Entity, Extract, Record,
 from ..templates.render import prompt_source
 from ..templates.schema import Template
 from .candidates import candidate_pairs
+from .common_words import corpus_spellings
 from .resolution import (
+    CONCEPT,
     Evidence,
     Mention,
     assign_ids,
@@ -39,8 +41,9 @@ from .resolution import (
 )
 from .term_mentions import is_term, term_claims
 
-# 2: tier 2 embeds names alone; 3: declared aliases type generic mentions; 4: defined terms in every claim
-REDUCE_VERSION = "reduce-4"
+# 2: tier 2 embeds names alone; 3: declared aliases type generic mentions; 4: defined terms in every claim;
+# 5: the corpus's lowercase spelling of common words, code-only terms gather code-marked claims only
+REDUCE_VERSION = "reduce-5"
 PHASE = "reduce"
 ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
 SUMMARY_INPUTS_KEY = "reduce:summary-inputs"  # entity id -> descriptions its summary was written from
@@ -123,12 +126,26 @@ def reduce(
             cid = short_id("claim", ex.id, text)
             claims[cid] = Claim(id=cid, text=text, chunk_id=ex.id, document_id=ex.document_id, entity_ids=entity_ids)
 
-    # Defined terms in the claims of every chunk, not only the ones MAP named them in.
+    # "Exception" where the corpus writes "exception": the entity takes the corpus's spelling,
+    # keeping the capitalised one first among its aliases (PLAN reads it as a common word).
+    # A defined term's other spellings count too: the glossary's "Tablespace" in a cluster named
+    # after the TABLESPACE keyword is the "tablespace" of the prose.
+    other = [(i, n) for i, c in enumerate(clusters) if CONCEPT in c.categories for n in c.names if n != c.name]
+    found = corpus_spellings([c.name for c in clusters] + [n for _, n in other], (c.text for c in claims.values()))
+    spelled = {i: n for i, n in found.items() if i < len(clusters)}
+    also: dict[int, set[str]] = {}
+    for k, n in found.items():
+        if k >= len(clusters):
+            also.setdefault(other[k - len(clusters)][0], set()).add(n)
+    # Defined terms in the claims of every chunk, not only the ones MAP named them in. A term
+    # only ever written as inline code (`current`, `always`) is a name only where so written.
     terms = {i: spellings for i, c in enumerate(clusters) if c.descriptions
-             and (spellings := sorted({n.lower() for n in c.names if n.islower() and is_term(n)}))}
+             and (spellings := sorted({n.lower() for n in (*c.names, spelled.get(i, ""), *also.get(i, ()))
+                                       if n.islower() and is_term(n)}))}
+    code_only = {i for i in terms if CONCEPT not in clusters[i].categories}
     more_chunks: dict[int, set[str]] = {}
     more_documents: dict[int, set[str]] = {}
-    for i, found in term_claims(terms, claims.values()).items():
+    for i, found in term_claims(terms, claims.values(), code_only).items():
         for claim in found:
             if ids[i] not in claim.entity_ids:
                 claim.entity_ids.append(ids[i])
@@ -154,8 +171,8 @@ def reduce(
     top = max(raw, default=0.0) or 1.0
     entities = [
         Entity(
-            id=ids[i], name=c.name, type=c.type, category=c.category, description=descriptions[i],
-            aliases=c.aliases, chunk_ids=sorted(chunk_ids[i]),
+            id=ids[i], name=spelled.get(i, c.name), type=c.type, category=c.category, description=descriptions[i],
+            aliases=[c.name, *c.aliases] if i in spelled else c.aliases, chunk_ids=sorted(chunk_ids[i]),
             document_ids=sorted(c.document_ids | more_documents.get(i, set())),
             degree=len(neighbours[i]), importance=round(raw[i] / top, 4),
             fingerprint=fingerprint(c.fingerprint_parts()), engine=engine,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from ..engines.tasks import EvidenceItem, LinkTarget, PageRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
@@ -54,6 +56,7 @@ PHASE = "refine"
 PACK_NAMESPACE = "page-pack"  # per page: the evidence it was written from, for cheap updates
 MAX_SOURCES = 60  # chunks offered as excerpts to one page, those holding most claims first
 PREFETCH_PAGES = 64  # pages whose evidence is read from the store together
+REMEMBERED_RECORDS = 50_000  # records of each kind kept decoded across windows
 WITHHELD = "withheld"  # page status: written, but with no cited fact, so never shown
 
 # A claim is offered to every page about its entities: count its tokens once.
@@ -172,7 +175,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             return
         ranked = candidates(plan, await reader.for_page(plan), reader.titles, slug_of_subject, chunk_about)
         budget = template.refine.context_budget
-        allowed = [s for s in live if s != plan.slug]
+        allowed = _SlugsBut(live.keys(), plan.slug)
         previous = packs.get(pack_key(plan.slug)) if page is not None and page.status == "active" else None
         if previous is not None and written_anew(plan.slug):
             previous = None  # the writer (prompt, model) changed, or the page is provisional
@@ -379,6 +382,22 @@ class _Window:
     chunks: dict[str, Chunk] = field(default_factory=dict)
 
 
+class _SlugsBut(AbstractSet[str]):
+    """The live slugs but one (the page's own), without copying them for every page."""
+
+    def __init__(self, slugs: AbstractSet[str], own: str):
+        self.slugs, self.own = slugs, own
+
+    def __contains__(self, slug: object) -> bool:
+        return slug != self.own and slug in self.slugs
+
+    def __iter__(self) -> Iterator[str]:
+        return (s for s in self.slugs if s != self.own)
+
+    def __len__(self) -> int:
+        return len(self.slugs) - (self.own in self.slugs)
+
+
 class EvidenceReader:
     """Reads the evidence of the pages to write a window of PREFETCH_PAGES pages at a time.
 
@@ -392,6 +411,17 @@ class EvidenceReader:
         self.titles: dict[str, str] = {}
         self._windows: dict[int, _Window] = {}
         self._lock = asyncio.Lock()
+        # Records read for earlier windows, decoded once: a chunk or claim serves many windows.
+        self._seen: dict[type, OrderedDict[str, Any]] = defaultdict(OrderedDict)
+
+    async def _get(self, kind: type, ids: list[str]) -> list[Any]:
+        seen = self._seen[kind]
+        missing = [i for i in ids if i not in seen]
+        for record in await self.store.get(kind, missing) if missing else []:
+            seen[record.id] = record
+        while len(seen) > REMEMBERED_RECORDS:
+            seen.popitem(last=False)
+        return [seen[i] for i in ids if i in seen]
 
     async def for_page(self, plan: PagePlan) -> _Window:
         w = self.position[plan.slug] // self.window
@@ -403,16 +433,15 @@ class EvidenceReader:
             return self._windows[w]
 
     async def _load(self, plans: Sequence[PagePlan]) -> _Window:
-        store = self.store
         out = _Window()
-        out.claims = {c.id: c for c in await store.get(Claim, _union(p.claim_ids for p in plans))}  # type: ignore[misc]
-        out.relations = {r.id: r for r in await store.get(Relation, _union(p.relation_ids for p in plans))}  # type: ignore[misc]
+        out.claims = {c.id: c for c in await self._get(Claim, _union(p.claim_ids for p in plans))}
+        out.relations = {r.id: r for r in await self._get(Relation, _union(p.relation_ids for p in plans))}
         ends = _union([r.source, r.target] for r in out.relations.values())
-        out.names = {e.id: e.name for e in await store.get(Entity, ends)}  # type: ignore[attr-defined]
+        out.names = {e.id: e.name for e in await self._get(Entity, ends)}
         wanted = _union(source_ids(p, [out.claims[c] for c in p.claim_ids if c in out.claims]) for p in plans)
-        out.chunks = {c.id: c for c in await store.get(Chunk, wanted)}  # type: ignore[misc]
+        out.chunks = {c.id: c for c in await self._get(Chunk, wanted)}
         missing = sorted({c.document_id for c in out.chunks.values()} - set(self.titles))
-        for doc in await store.get(Document, missing):
+        for doc in await self.store.get(Document, missing):
             self.titles[doc.id] = doc.title or doc.path  # type: ignore[attr-defined]
         return out
 

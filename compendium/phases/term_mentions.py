@@ -4,13 +4,18 @@ MAP reads one chunk at a time: a plain lowercase word ("checkpoint", "decorator"
 only in the chunk that defines it, so elsewhere it is never a mention and the term's page has
 one chunk behind it. Once REDUCE knows the defined terms of the whole corpus, the claims that
 name them as whole words are theirs too.
+
+A term MAP only ever met as inline code (`current`, `always`) that the corpus mostly writes as
+a plain word ("the current row") is a name only where it is written as code: the plain word
+is English, not a mention.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from functools import lru_cache
 
 from ..storage.records import Claim
 
@@ -24,9 +29,33 @@ def is_term(name: str) -> bool:
     return bool(_TERM.match(name)) and len(name) >= 4
 
 
-def term_claims(terms: dict[int, list[str]], claims: Iterable[Claim]) -> dict[int, list[Claim]]:
+def plural_forms(word: str) -> tuple[str, ...]:
+    """The word and its plurals: -s, -es (indexes, processes), -ies (dictionaries)."""
+    forms = [word, word + "s", word + "es"]
+    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
+        forms.append(word[:-1] + "ies")
+    return tuple(forms)
+
+
+@lru_cache(maxsize=8192)
+def _spelling_pattern(spelling: str, code: bool) -> re.Pattern[str]:
+    if spelling.endswith("y") and len(spelling) > 2 and spelling[-2] not in "aeiou":
+        word = rf"{re.escape(spelling[:-1])}(?:y|ies)"
+    else:
+        word = rf"{re.escape(spelling)}(?:s|es)?"
+    if code:
+        return re.compile(rf"`{word}(?:\(\))?`", re.IGNORECASE)
+    return re.compile(rf"(?<![\w-]){word}(?![\w-])", re.IGNORECASE)
+
+
+def term_claims(
+    terms: dict[int, list[str]], claims: Iterable[Claim], code_only: Collection[int] = ()
+) -> dict[int, list[Claim]]:
     """For each term (key -> its lowercase spellings), the claims naming one of the spellings as
-    whole words (a plural s allowed), in claim id order, at most MAX_CLAIMS_PER_TERM."""
+    whole words (plurals allowed), in claim id order, at most MAX_CLAIMS_PER_TERM.
+
+    Keys in `code_only` were only ever seen as inline code: where the claims write the word
+    plain more often than as code, only the claims writing it as code are the term's."""
     index: dict[str, list[Claim]] = defaultdict(list)
     for claim in sorted(claims, key=lambda c: c.id):
         for word in set(_WORD.findall(claim.text.lower())):
@@ -36,9 +65,20 @@ def term_claims(terms: dict[int, list[str]], claims: Iterable[Claim]) -> dict[in
         hits: dict[str, Claim] = {}
         for spelling in spellings:
             words = spelling.split()
-            # the rarest word's claims are the only candidates
-            candidates = min((index.get(w, []) + index.get(w + "s", []) for w in words), key=len)
-            pattern = re.compile(rf"(?<![\w-]){re.escape(spelling)}(?:s|es)?(?![\w-])", re.IGNORECASE)
+            # the rarest word's claims are the only candidates (the last word may be plural)
+            candidates = min(
+                ([c for form in (plural_forms(w) if n == len(words) - 1 else (w,)) for c in index.get(form, [])]
+                 for n, w in enumerate(words)),
+                key=len,
+            )
+            plain = _spelling_pattern(spelling, code=False)
+            pattern = plain
+            if key in code_only:
+                code = _spelling_pattern(spelling, code=True)
+                as_code = sum(len(code.findall(c.text)) for c in candidates)
+                as_word = sum(len(plain.findall(c.text)) for c in candidates) - as_code
+                if as_word > as_code:
+                    pattern = code
             for claim in candidates:
                 if claim.id not in hits and pattern.search(claim.text):
                     hits[claim.id] = claim

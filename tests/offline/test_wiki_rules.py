@@ -100,3 +100,52 @@ async def test_no_sentence_appears_twice_nor_inside_another():
     sentences = [s for s in cited if len(s.split()) >= 4]
     assert len(sentences) == len(set(sentences))
     assert page.lower().count("writes dirty buffers to disk at every checkpoint") == 1
+
+
+def test_an_enum_value_written_as_code_is_no_name_but_a_code_only_word_is():
+    text = ("Possible values are `always`, `auto` and `never`, and the `current` setting is kept.\n\n"
+            "The `asyncio` module runs the event loop of the server process. Old files are never removed.")
+    names, _ = names_of(text, ["Settings"])
+    # English words: in the engine's word lists (always, current) or written plain here (never)
+    for enum_value in ("always", "never", "current"):
+        assert enum_value not in names, enum_value
+    assert "asyncio" in names and "auto" in names  # written only as code: names
+
+
+def test_an_enum_value_named_twice_as_code_or_in_a_heading_is_a_name():
+    text = "In `always` mode every file is archived again.\n\nThe `always` mode costs more disk space."
+    assert "always" in names_of(text, ["Archiving"])[0]
+    assert "always" in names_of("Set it to `always` to archive every file.", ["always"])[0]
+
+
+def test_a_glossary_term_is_defined_though_a_command_of_the_same_name_is_in_its_entry():
+    text = ("Checkpoint\n\nA point in the WAL sequence at which all data files have been updated; "
+            "see `CHECKPOINT` to force one.\n\nCommit\n\nThe act of finalizing a transaction.")
+    blocks = [["term", 0, 10], ["definition", 12, 110], ["term", 112, 118], ["definition", 120, 157]]
+    reply = extract_chunk(ChunkInput("c1", text, ["Glossary"], blocks=blocks), TEMPLATE)
+    defined = {c.term: c.definition for c in reply.concepts} | {e.name: e.description for e in reply.entities}
+    assert defined.get("Checkpoint", "").startswith("A point in the WAL sequence")
+
+
+def test_a_reference_pages_title_names_and_defines_its_subject():
+    text = ("pathlib — Object-oriented filesystem paths\n\nThis module offers classes representing "
+            "filesystem paths with semantics appropriate for different operating systems.")
+    blocks = [["heading", 0, 42], ["paragraph", 44, len(text)]]
+    reply = extract_chunk(ChunkInput("c1", text, ["pathlib — Object-oriented filesystem paths"], blocks=blocks), TEMPLATE)
+    by_name = {e.name: e for e in reply.entities}
+    assert by_name["pathlib"].description == "pathlib — Object-oriented filesystem paths"
+    assert any(c.text == "pathlib — Object-oriented filesystem paths" for c in reply.claims)
+    # a title that is no purpose line stays a heading: neither a name nor a claim
+    titled = "What's New In Python 3.11 — Summary Release Highlights\n\nPython 3.11 is faster than 3.10."
+    reply = extract_chunk(ChunkInput("c2", titled, ["What's New"], blocks=[["heading", 0, 54], ["paragraph", 56, len(titled)]]),
+                          TEMPLATE)
+    assert not any("—" in c.text for c in reply.claims)
+
+
+def test_phrases_closing_with_a_participle_or_opening_with_following_are_no_names():
+    text = ("The following code is an example of a loop over the handlers.\n\n"
+            "An exception raised in a handler is logged. Another exception raised later is logged too. "
+            "The exception raised by the loop is reported.")
+    names, _ = names_of(text, ["Handlers"])
+    lowered = {n.lower() for n in names}
+    assert "following code" not in lowered and "exception raised" not in lowered

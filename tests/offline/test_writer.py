@@ -190,3 +190,25 @@ async def test_a_subject_written_as_inline_code_still_leads_with_its_definition(
                                evidence=evidence, links=[]))
     body = page.split("# VACUUM FULL", 1)[1].strip()
     assert body.startswith("`VACUUM FULL` is a variant of vacuum")
+
+
+async def test_a_reference_pages_purpose_line_leads_though_it_has_no_full_stop():
+    evidence = [
+        EvidenceItem(ref=1, text="Although `EXPLAIN` discards the output, the statement is executed.", chunk_id="a",
+                     heading_path=["EXPLAIN", "Description"], about=[]),
+        EvidenceItem(ref=2, text="EXPLAIN — show the execution plan of a statement", chunk_id="b",
+                     heading_path=["EXPLAIN"], kind="excerpt", about=[]),
+    ]
+    page = await write(request(slug="explain", title="EXPLAIN", aliases=[], description="", evidence=evidence, links=[]))
+    assert page.split("\n\n")[1] == "EXPLAIN — show the execution plan of a statement[^2]"
+
+
+async def test_a_sentence_saying_what_the_subject_is_leads_over_one_saying_what_it_does():
+    evidence = [
+        EvidenceItem(ref=1, text="A comment is removed from the input stream before further syntax analysis.",
+                     chunk_id="a", heading_path=["Lexical Structure"], support=3, about=[]),
+        EvidenceItem(ref=2, text="A comment is a sequence of characters beginning with double dashes.",
+                     chunk_id="b", heading_path=["Lexical Structure"], about=[]),
+    ]
+    page = await write(request(slug="comment", title="comment", aliases=[], description="", evidence=evidence, links=[]))
+    assert page.split("\n\n")[1].startswith("A comment is a sequence of characters")

@@ -83,3 +83,18 @@ def test_an_excerpt_never_runs_from_a_prose_paragraph_into_a_term_the_reader_mar
     # By shape alone the term ends with ")" and reads as prose, so it was glued to the paragraph.
     assert "wal_compression" in excerpt_around(text, ["default value"], words=40)
     assert excerpt_around(text, ["default value"], words=40, blocks=blocks) == "The default value is off."
+
+
+def test_a_sentence_defining_the_subject_comes_first_whatever_its_support():
+    statements = [
+        Statement("Ada Lovelace wrote notes on the engine.", ["k1", "k2"]),
+        Statement("Ada Lovelace is a mathematician of the nineteenth century.", ["k1"]),
+    ]
+    pack = build_evidence(statements, sources(), ["Ada Lovelace"], budget=1000)
+    assert pack[0].text == "Ada Lovelace is a mathematician of the nineteenth century."
+
+
+def test_a_reference_pages_purpose_line_is_its_excerpt():
+    text = "EXPLAIN\n\nEXPLAIN — show the execution plan of a statement"
+    blocks = [["heading", 0, 7], ["paragraph", 9, len(text)]]
+    assert excerpt_around(text, ["EXPLAIN"], blocks=blocks) == "EXPLAIN — show the execution plan of a statement"

@@ -20,3 +20,36 @@ def test_only_plain_lowercase_terms_are_looked_up():
     assert is_term("checkpoint") and is_term("logical replication")
     for name in ("WAL", "max_wal_size", "open()", "a", "the write ahead log sequence", "Checkpoint"):
         assert not is_term(name), name
+
+
+def test_plurals_in_es_and_ies_are_mentions_of_the_term():
+    claims = [
+        Claim(id="c1", text="Indexes speed up lookups on large tables.", chunk_id="k1"),
+        Claim(id="c2", text="Background processes share memory with the server.", chunk_id="k2"),
+        Claim(id="c3", text="Dictionaries map keys to values.", chunk_id="k3"),
+        Claim(id="c4", text="An indexer is another thing.", chunk_id="k4"),
+    ]
+    found = term_claims({0: ["index"], 1: ["background process"], 2: ["dictionary"]}, claims)
+    assert [c.id for c in found[0]] == ["c1"]
+    assert [c.id for c in found[1]] == ["c2"]
+    assert [c.id for c in found[2]] == ["c3"]
+
+
+def test_an_enum_value_written_as_code_gathers_only_the_claims_writing_it_as_code():
+    claims = [
+        Claim(id="c1", text="The value `current` recovers along the timeline that was current then.", chunk_id="k1"),
+        Claim(id="c2", text="To commit the current transaction, call `commit`.", chunk_id="k2"),
+        Claim(id="c3", text="The window frame starts at the current row.", chunk_id="k3"),
+        Claim(id="c4", text="Set `recovery_target_timeline` to `current` to stay on it.", chunk_id="k4"),
+    ]
+    assert [c.id for c in term_claims({0: ["current"]}, claims, code_only={0})[0]] == ["c1", "c4"]
+    # a defined term (not code-only) is a mention wherever the word stands
+    assert [c.id for c in term_claims({0: ["current"]}, claims)[0]] == ["c1", "c2", "c3", "c4"]
+
+
+def test_a_word_only_ever_written_as_code_keeps_its_plain_mentions():
+    claims = [
+        Claim(id="c1", text="The `asyncio` module runs coroutines.", chunk_id="k1"),
+        Claim(id="c2", text="Use asyncio for network servers.", chunk_id="k2"),
+    ]
+    assert [c.id for c in term_claims({0: ["asyncio"]}, claims, code_only={0})[0]] == ["c1", "c2"]

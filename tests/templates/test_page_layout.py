@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+from compendium.engines.offline.layout import render_default
 from compendium.templates.render import default_prompt, render
 
 LAYOUT = default_prompt("page_layout.md")
@@ -58,3 +61,34 @@ def test_lead_may_be_a_ready_string_and_objects_work_like_mappings():
     )
     assert "Already cited.[^7]\n" in text
     assert "## Use\n\nIt is used.[^4]\n" in text
+
+
+def _folded(text: str) -> str:
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def test_the_offline_writer_renders_the_built_in_layout_as_jinja_does():
+    lead = {"text": "The Buffer Manager caches disk pages in memory.", "ref": 1, "order": 0}
+    paragraphs = [[{"text": "It evicts pages.", "ref": 2}, {"text": "Dirty pages go first.", "ref": 3}],
+                  [], [{"text": "A second passage.", "ref": 4}]]
+    bullets = [{"text": "One fact.", "ref": 5}, {"text": "Uncited fact.", "ref": None}]
+    cases = [
+        {},
+        {"lead": None, "aliases": []},
+        {"lead": {"text": "Not cited.", "ref": None}, "related": []},
+        {"sections": [{"heading": "Design", "paragraphs": paragraphs, "bullets": [], "sentences": []},
+                      {"heading": "Other facts", "paragraphs": [], "bullets": bullets, "sentences": bullets},
+                      {"heading": "Empty", "paragraphs": [[]], "bullets": [], "sentences": []}]},
+        {"sections": [{"heading": "Only bullets", "paragraphs": [], "bullets": bullets[:1], "sentences": []}],
+         "lead": lead, "aliases": ["x"], "related": []},
+    ]
+    for overrides in cases:
+        variables = {
+            "title": "Buffer Manager",
+            "lead": lead,
+            "sections": [{"heading": "Design", "paragraphs": paragraphs[:1], "bullets": [], "sentences": []}],
+            "aliases": ["BufMgr", "buffer pool"],
+            "related": [{"slug": "page-cache", "title": "Page Cache"}],
+        } | overrides
+        expected = _folded(render(LAYOUT, where="page_layout", **variables))
+        assert _folded(render_default(**variables)) == expected, overrides

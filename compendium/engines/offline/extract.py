@@ -17,11 +17,13 @@ from ..tasks import (
     TopicItem,
 )
 from .aliases import find_aliases
+from .definitions import purpose_name
 from .names import (
     Span,
     TypeRules,
-    choose_type,
+    cached_type,
     entity_type_rules,
+    entity_type_specs,
     find_spans,
     name_key,
     relation_type_rules,
@@ -29,7 +31,14 @@ from .names import (
 from .phrases import Mention, definition_of, key_phrases, word_tokens
 from .relations import Typed, describe_between, relation_type
 from .sentences import Sentence, clean_heading, sentences_of
-from .words import BOILERPLATE, FUNCTION_WORDS, GENERIC_HEADS, VERBS
+from .words import (
+    BOILERPLATE,
+    FUNCTION_WORDS,
+    GENERIC_HEADS,
+    SENTENCE_STARTERS,
+    VERBS,
+    WEAK_MODIFIERS,
+)
 
 _MID_CAP = re.compile(r"(?<=[\s(\"'])[A-Z][\w'-]*")
 _CLAUSE_BREAK = re.compile(r"[;:]|\s[—–-]\s")
@@ -83,24 +92,30 @@ def extract_chunk(
     chunk: ChunkInput, template: Template, *, rules: tuple[TypeRules, TypeRules] | None = None
 ) -> ExtractionReply:
     """Extraction of one chunk; `rules` (entity and relation type rules) saves recompiling."""
-    entity_rules, relation_rules = rules or (
+    _entity_rules, relation_rules = rules or (  # entity rules: checked here, cached by specs
         entity_type_rules(template),
         relation_type_rules(template),
     )
-    every = sentences_of(chunk.text, chunk.blocks)
-    heading_line = [_is_heading_line(s.text, chunk.heading_path) for s in every]
+    specs = entity_type_specs(template)
+    # A reference page's title "pathlib — Object-oriented filesystem paths" is its definition.
+    every = [*_purpose_headings(chunk), *sentences_of(chunk.text, chunk.blocks)]
+    purpose = [purpose_name(s.text) for s in every]
+    # A glossary's term ("Checkpoint" over its definition) is title-like but no section label.
+    heading_line = [not s.term and not purpose[i] and _is_heading_line(s.text, chunk.heading_path)
+                    for i, s in enumerate(every)]
     limit = template.map.max_items_per_chunk
     # a term is title-cased like a heading ("Range Partitioning"): its capitals say nothing
     mid_caps = {w for s in every if not s.term for w in _MID_CAP.findall(s.text)}
     lowercase = set(_LOWER_WORD.findall(chunk.text))
-    every_spans = [find_spans(s.text, mid_caps, lowercase) for s in every]
+    every_spans = [_with_purpose_name(find_spans(s.text, mid_caps, lowercase), purpose[i]) for i, s in enumerate(every)]
     # Aliases are read from headings and glossary entries too ("Write-Ahead Logging (WAL)",
     # "GIN" over "Generalized Inverted Index"), though their lines are neither names nor claims.
     alias_of = find_aliases(every, every_spans, mid_caps)  # key -> canonical key; adds long forms
     kept = [i for i, heading in enumerate(heading_line) if not heading]
     sentences = [every[i] for i in kept]
     spans = [every_spans[i] for i in kept]
-    claim_like = [not s.term and _is_claim_sentence(s.text) for s in sentences]
+    purposes = [purpose[i] for i in kept]
+    claim_like = [not s.term and (_is_claim_sentence(s.text) or bool(purposes[i])) for i, s in enumerate(sentences)]
     tokens = [word_tokens(s.text, mid_caps) for s in sentences]
     headings = " ".join(chunk.heading_path).lower()
 
@@ -133,11 +148,15 @@ def extract_chunk(
         if item is None:
             item = items[key] = _Item(key, term, "defined", i)
             mentions[i].append(Mention(0, len(sentences[i].text), key))
+        elif item.kind == "code" and not item.definition:
+            # The glossary defines the term ("Checkpoint"); inline code of the same words in the
+            # entry (`CHECKPOINT`) is the command named after it, not what is defined here.
+            item.name, item.kind = term, "defined"
         if not item.definition:
             item.definition = sentences[i + 1].text
     # Terms defined by a sentence ("A checkpoint is a point in ...") and key phrases.
     for i, sentence in enumerate(sentences):
-        term = definition_of(sentence.text, spans[i], mid_caps)
+        term = purposes[i] or definition_of(sentence.text, spans[i], mid_caps)
         if term is None:
             continue
         key = alias_of.get(name_key(term), name_key(term))
@@ -151,6 +170,7 @@ def extract_chunk(
         if key not in items:
             items[key] = _Item(key, phrase, "phrase", 10**6)
     _find_word_mentions(items, tokens, mentions)
+    _drop_common_code_words(items, sentences, mentions, headings, chunk.text)
     for i, found in enumerate(mentions):
         for mention in found:
             item = items[mention.key]
@@ -186,7 +206,7 @@ def extract_chunk(
                 EntityItem(
                     chunk=label,
                     name=item.name,
-                    type=choose_type(item.name, item.kind, entity_rules, item.aliases),
+                    type=cached_type(specs, item.name, item.kind, tuple(item.aliases)),
                     description=description,
                     aliases=item.aliases,
                 )
@@ -201,6 +221,31 @@ def extract_chunk(
     )
 
 
+def _purpose_headings(chunk: ChunkInput) -> list[Sentence]:
+    """The chunk's headings shaped as purpose lines ("json — JSON encoder and decoder"), read
+    as sentences: the text holds them verbatim, so they can be cited."""
+    out = []
+    for kind, start, end in chunk.blocks or ():
+        if kind == "heading":
+            line = " ".join(chunk.text[start:end].split())
+            if purpose_name(line):
+                out.append(Sentence(line, -1, 0))
+    return out
+
+
+def _with_purpose_name(spans: list[Span], name: str | None) -> list[Span]:
+    """A purpose line names its subject before the dash, however it is written (`pathlib`)."""
+    if not name:
+        return spans
+    inner = name.strip("`*")  # "`xml.dom.pulldom` — ...": the marks are markup
+    if not inner or any(s.text == inner and s.start <= 1 for s in spans):
+        return spans
+    start = name.index(inner)
+    kind = "code" if _IDENTIFIER.fullmatch(inner) else "name"
+    return [Span(start, start + len(inner), inner, kind), *[s for s in spans if s.start >= len(name)]]
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
 _GLOSSARY_DEFINITION = re.compile(r"^(?:An?|The|One|Any)\s+\w")
 
 
@@ -266,6 +311,39 @@ def _find_word_mentions(items: dict[str, _Item], tokens, mentions: list[list[Men
                 break
         if added:
             found.sort(key=lambda m: m.start)
+
+
+_PLAIN_CODE_WORD = re.compile(r"^[a-z]+$")
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_COMMON_WORDS = FUNCTION_WORDS | VERBS | GENERIC_HEADS | BOILERPLATE | WEAK_MODIFIERS | SENTENCE_STARTERS
+
+
+def _drop_common_code_words(
+    items: dict[str, _Item], sentences: list[Sentence], mentions: list[list[Mention]], headings: str, text: str
+) -> None:
+    """A lone lowercase code word that is also an English word (`current`, `always`, `on`: an
+    enum value) needs more than its backticks to be a name: a definition, a heading or a
+    glossary term naming it, or code marks in two sentences. Its mentions go with it."""
+    prose: set[str] | None = None
+    dropped = set()
+    for key, item in items.items():
+        if item.kind != "code" or not _PLAIN_CODE_WORD.match(item.name) or item.definition:
+            continue
+        if prose is None:  # the chunk's words outside inline code, read once
+            prose = set(_LOWER_WORD.findall(_CODE_SPAN.sub(" ", text)))
+        if item.name not in _COMMON_WORDS and item.name not in prose:
+            continue  # a word only ever written as code (`asyncio`, `pathlib`)
+        in_sentences = [i for i, found in enumerate(mentions) if any(m.key == key for m in found)]
+        if len(in_sentences) >= 2 or re.search(rf"\b{re.escape(item.name)}\b", headings):
+            continue
+        if any(sentences[i].term for i in in_sentences):
+            continue
+        dropped.add(key)
+    if dropped:
+        for key in dropped:
+            del items[key]
+        for found in mentions:
+            found[:] = [m for m in found if m.key not in dropped]
 
 
 def _alias_text(alias_key: str, spans: list[list[Span]], item: _Item) -> str:

@@ -124,7 +124,7 @@ def _runs(words: list[Word], taken: list[tuple[int, int]]) -> list[list[Word]]:
         usable = (
             word.plain
             and not word.capital
-            and not any(s < word.end and word.start < e for s, e in taken)
+            and not (taken and any(s < word.end and word.start < e for s, e in taken))
         )
         if usable and current and word.joined:
             current.append(word)
@@ -146,6 +146,8 @@ def _phrase_shape(window: list[Word]) -> bool:
         return False
     if head in GENERIC_HEADS or head.endswith("ly") or head in WEAK_MODIFIERS:
         return False
+    if len(head) > 4 and head.endswith("ed") and not head.endswith("eed"):
+        return False  # a participle closes a clause ("exception raised"), never heads a name
     if window[0].lower in WEAK_MODIFIERS or window[0].lower.endswith("ly"):
         return False
     return not any(w.lower in BOILERPLATE for w in window)
@@ -184,6 +186,8 @@ def definition_of(sentence: str, spans: list[Span], mid_caps: set[str]) -> str |
     lowered = [w.lower() for w in words]
     if lowered[0] in SENTENCE_STARTERS or lowered[0] in BOILERPLATE:
         return None
+    if len(words) > 1 and (lowered[0] in WEAK_MODIFIERS or lowered[-1] in PARTICIPLE_PREPOSITIONS):
+        return None  # "The following code is an example": which code is not said
     if any(w in VERBS for w in lowered) or all(w in FUNCTION_WORDS for w in lowered):
         return None
     if any(w in FUNCTION_WORDS and w not in ("of", "for") for w in lowered[1:]):

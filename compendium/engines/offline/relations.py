@@ -118,9 +118,11 @@ def relation_type(between: str, rules: TypeRules) -> Typed:
     """Type of the relation between two names from the words that separate them.
 
     `rules` comes from relation_type_rules(template), computed once per batch."""
-    for name, patterns in rules:
-        if any(p.search(between) for p in patterns):
-            return Typed(name, False, True)
+    anything = getattr(rules, "anything", None)
+    if anything is None or anything.search(between):
+        for name, patterns in rules:
+            if any(p.search(between) for p in patterns):
+                return Typed(name, False, True)
     allowed = [name for name, _ in rules]
     lowered = between.lower()
     # the leftmost cue word decides; a cue with no counterpart in the template is skipped

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .words import ABBREVIATIONS
@@ -190,6 +191,7 @@ def sentences_of(text: str, blocks: list[list[Any]] | None = None) -> list[Sente
     return out
 
 
+@lru_cache(maxsize=8192)
 def clean_heading(heading: str) -> str:
     """A heading without Markdown marks or its section number ("27.2. Log Shipping")."""
     return _SECTION_NUMBER.sub("", heading.strip().strip("#").strip()).strip()

@@ -6,10 +6,12 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ...templates.render import prompt_source, render
+from ...templates.render import render
 from ...templates.schema import Template
 from ...tokens import count_tokens
 from ..tasks import EvidenceItem, PageRequest
+from .definitions import STRONG, WEAK, is_purpose_line
+from .layout import render_default
 from .sentences import clean_heading, sentences_of
 from .summary import NEAR_DUPLICATE, content_tokens, jaccard
 from .words import BOILERPLATE
@@ -66,23 +68,29 @@ def write_page(request: PageRequest, template: Template) -> str:
     lead, rest = _choose_lead(request, pool)
     related = _related(request)
     aliases = _aliases(request)
-    layout = prompt_source(template.refine.page_template, "page_layout.md")
+    layout = template.refine.page_template if template.refine.page_template.strip() else ""
 
     def page(chosen: list[_Sentence]) -> str:
         return _render(layout, request.title, lead, _sections(request, chosen), aliases, related)
 
     budget = request.max_tokens
+    ranked = sorted(rest, key=lambda s: (-s.support, s.order))
+    if _fits_whole(request.title, lead, aliases, related, ranked, budget):
+        # Everything fits with room to spare: no choosing, so no page to render for its cost.
+        chosen = _readable(ranked, lead)
+        text = page(chosen)
+        if count_tokens(text) <= budget:
+            return text
     used = count_tokens(page([]))  # rendered once: rendering is most of the writer's time
     while related and used > budget:
         related = related[:-1]  # a tiny budget: links go before evidence does
         used = count_tokens(page([]))
-    ranked = sorted(rest, key=lambda s: (-s.support, s.order))
     chosen: list[_Sentence] = []
     headings: set[str] = set()
     for sentence in ranked:
-        cost = count_tokens(sentence.text) + _PER_SENTENCE
+        cost = _tokens(sentence.text) + _PER_SENTENCE
         if sentence.heading not in headings:
-            cost += count_tokens(sentence.heading) + _PER_SECTION
+            cost += _tokens(sentence.heading) + _PER_SECTION
         if used + cost > budget:
             continue
         chosen.append(sentence)
@@ -94,6 +102,23 @@ def write_page(request: PageRequest, template: Template) -> str:
         chosen.pop()  # the estimate ran low: drop the least supported sentences
         text = page(chosen)
     return text
+
+
+# Sentences, headings and titles recur on many pages: their token counts are remembered.
+_tokens = lru_cache(maxsize=32768)(count_tokens)
+_LAYOUT_ALLOWANCE = 60  # tokens of headings, labels and spacing a layout adds around its parts
+
+
+def _fits_whole(title: str, lead: dict | None, aliases: list[str], related: list[dict],
+                ranked: list[_Sentence], budget: int) -> bool:
+    """A generous estimate of the whole page's tokens is within budget (most pages)."""
+    total = _LAYOUT_ALLOWANCE + _tokens(title) + (_tokens(lead["text"]) + _PER_SENTENCE if lead else 0)
+    total += sum(_tokens(a) + 2 for a in aliases)
+    total += sum(_tokens(link["slug"]) + _tokens(link["title"]) + 6 for link in related)
+    headings = {s.heading for s in ranked}
+    total += sum(_tokens(h) + _PER_SECTION for h in headings)
+    total += sum(_tokens(s.text) + _PER_SENTENCE for s in ranked)
+    return total <= budget * 0.9
 
 
 def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
@@ -112,12 +137,10 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
         path = tuple(clean_heading(h).lower().strip("`*") for h in (item.document, *item.heading_path))
         any_kept = False  # a prose sentence of this item came before
         opens_chunk = not item.text.startswith(("…", "..."))
-        for s in sentences_of(item.text):
-            if len(s.text.split()) < _MIN_WORDS or not _ENDS_SENTENCE.search(s.text):
+        for text, position, tokens, flat in _prose_of(item.text):
+            if not text:
                 previous = -1
                 continue
-            tokens = content_tokens(s.text)
-            flat = " ".join(s.text.lower().split()).rstrip(".!")
             opens = item.kind == "excerpt" and opens_chunk and not any_kept
             any_kept = True
             twin = exact.get(flat) or _twin(pool, flat, tokens)
@@ -129,14 +152,14 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
                 continue
             pool.append(
                 _Sentence(
-                    s.text,
+                    text,
                     item.ref,
                     len(pool),
                     max(item.support, 1),
                     list(item.about),
                     heading or item.document,
                     tokens,
-                    previous if s.position > 0 else -1,
+                    previous if position > 0 else -1,
                     item.chunk_id,
                     opens_section=opens,
                     section=section,
@@ -147,6 +170,20 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
             exact[flat] = pool[-1]
             previous = len(pool) - 1
     return pool
+
+
+@lru_cache(maxsize=65536)
+def _prose_of(text: str) -> tuple[tuple[str, int, frozenset[str], str], ...]:
+    """(sentence, position in its block, content tokens, flat lowercase) for each sentence of an
+    evidence text; ("", ...) for one too short or unfinished to quote. Cached: the same chunk
+    excerpt and claim reach many pages."""
+    out = []
+    for s in sentences_of(text):
+        if len(s.text.split()) < _MIN_WORDS or not (_ENDS_SENTENCE.search(s.text) or is_purpose_line(s.text)):
+            out.append(("", s.position, frozenset(), ""))
+            continue
+        out.append((s.text, s.position, content_tokens(s.text), " ".join(s.text.lower().split()).rstrip(".!")))
+    return tuple(out)
 
 
 def _twin(pool: list[_Sentence], flat: str, tokens: frozenset[str]) -> _Sentence | None:
@@ -164,10 +201,6 @@ def _twin(pool: list[_Sentence], flat: str, tokens: frozenset[str]) -> _Sentence
     return None
 
 
-def _subject_pattern(request: PageRequest) -> re.Pattern[str]:
-    return _name_patterns(_names(request))[0]
-
-
 def _names(request: PageRequest) -> tuple[str, ...]:
     names = sorted(
         {n.strip() for n in (request.title, *request.aliases) if n.strip()}, key=len, reverse=True
@@ -175,23 +208,71 @@ def _names(request: PageRequest) -> tuple[str, ...]:
     return tuple(names) or (request.slug,)
 
 
+def _is_word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+class _NameMatcher:
+    """Finds the subject's names in a sentence, case-insensitively, by plain string search:
+    a regular expression per page cost more to compile than all its searches."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: tuple[str, ...]):
+        self.names = [n.lower() for n in names]  # longest first, as _names sorts them
+
+    def opening(self, text: str) -> int | None:
+        """Where the name ends when the sentence opens with it (after "The", "A", "An", and a
+        backtick or star that must close after it: "`BEGIN` initiates ..."); else None."""
+        lower = text.lower()
+        if len(lower) != len(text):
+            return None  # a letter whose lowercase is longer: positions would not match
+        starts = [0]
+        word = lower.split(None, 1)[0] if lower.strip() else ""
+        if word in ("the", "a", "an") and lower[:1] == word[:1]:
+            after = len(word)
+            rest = len(lower) - len(lower[after:].lstrip())
+            if rest > after:
+                starts.insert(0, rest)
+        for at in starts:
+            mark = lower[at : at + 1] if lower[at : at + 1] in ("`", "*") else ""
+            for with_mark in ((True, False) if mark else (False,)):
+                begin = at + 1 if with_mark else at
+                for name in self.names:
+                    if not lower.startswith(name, begin):
+                        continue
+                    end = begin + len(name)
+                    after_char = lower[end : end + 1]
+                    if _is_word(name[-1]) and after_char and _is_word(after_char):
+                        continue  # the name runs on into a longer word
+                    if with_mark:
+                        if lower[end : end + 1] != mark:
+                            continue
+                        end += 1
+                    return end
+        return None
+
+    def first(self, text: str) -> int:
+        """Where the first whole-word mention of a name starts, or -1."""
+        lower = text.lower()
+        best = -1
+        for name in self.names:
+            at = lower.find(name)
+            while at >= 0 and (best < 0 or at < best):
+                before = lower[at - 1 : at] if at else ""
+                after = lower[at + len(name) : at + len(name) + 1]
+                if not (before and (_is_word(before) or before == "-")) and not (
+                    after and (_is_word(after) or after == "-")
+                ):
+                    best = at
+                    break
+                at = lower.find(name, at + 1)
+        return best
+
+
 @lru_cache(maxsize=4096)
-def _name_patterns(names: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(opens with a name, names it anywhere), compiled once per set of names."""
-    alternatives = "|".join(re.escape(n) for n in names)
-    return (
-        # the readers keep inline code in backticks: "`BEGIN` initiates ..." opens with BEGIN
-        re.compile(rf"^(?:(?:the|a|an)\s+)?([`*]?)(?:{alternatives})\b\1", re.IGNORECASE),
-        re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE),
-    )
-
-
-_DEFINES = re.compile(
-    r"^(?:\s*\([^)]*\))?(?:,[^,]{1,80},)?\s+(?:is|are|was|refers?\s+to|means|denotes|stands\s+for|describes)\b"
-    r"|^(?:\s*\([^)]*\))?,?\s+(?:short\s+for|also\s+(?:called|known\s+as))\b"
-    r"|^\s+[—–]\s+\w",  # a reference page's "NAME — what it does"
-    re.IGNORECASE,
-)
+def _matcher(names: tuple[str, ...]) -> _NameMatcher:
+    return _NameMatcher(names)
 
 
 def _choose_lead(
@@ -205,32 +286,33 @@ def _choose_lead(
     sentence naming it early; any plain sentence. A sentence opening with a connective
     ("Also", "However", "This") is never a lead.
     """
-    subject = _subject_pattern(request)
-    mention = _mention_pattern(request)
+    matcher = _matcher(_names(request))
     names = {n.lower() for n in _names(request)}
     description = " ".join(request.description.split())
     usable = [s for s in pool if not _ANAPHORA.match(s.text) and len(_CODE_MARKS.findall(s.text)) < 4]
-    tiers: list[tuple[int, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
+    tiers: list[tuple[float, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
     naming = []
     for s in usable:
-        m = subject.match(s.text)
+        m = matcher.opening(s.text)
         headed = s.opens_section and s.section.lower().strip("`*") in names
         own = any(h in names for h in s.headings)  # from the passage about the subject itself
         described = bool(description) and (s.text == description or s.text in description)
-        if m is not None and _DEFINES.match(s.text[m.end() :]):
-            tier = 0
+        if m is not None and STRONG.match(s.text[m:]):
+            tier = 0.0  # "X is a ...", "X refers to ...", "X — does ..."
         elif headed or (m is not None and own and s.opens_section and s.section.lower() in _DESCRIBING):
-            tier = 1  # a glossary entry, a reference page's "Description"
+            tier = 1.0  # a glossary entry, a reference page's "Description"
         elif described and s.opens_section:
-            tier = 1  # MAP's definition, opening a passage (a definition list's entry)
+            tier = 1.0  # MAP's definition, opening a passage (a definition list's entry)
+        elif m is not None and WEAK.match(s.text[m:]):
+            tier = 1.5  # "X is removed ...": says what X does, not what it is
         elif described:
             tier = 2
         elif m is not None:
             tier = 3 if own and s.opens_section else 4
         else:
-            found = mention.search(s.text)
-            if found is not None and _opens_sentence(s.text):
-                naming.append((found.start(), s))
+            found = matcher.first(s.text)
+            if found >= 0 and _opens_sentence(s.text):
+                naming.append((found, s))
             continue
         tiers.append((tier, -s.support, s.order, s))
 
@@ -260,10 +342,6 @@ def _opens_sentence(text: str) -> bool:
 
 def _lead(s: _Sentence) -> dict:
     return {"text": s.text, "ref": s.ref, "order": s.order}
-
-
-def _mention_pattern(request: PageRequest) -> re.Pattern[str]:
-    return _name_patterns(_names(request))[1]
 
 
 def _readable(chosen: list[_Sentence], lead: dict | None) -> list[_Sentence]:
@@ -363,6 +441,10 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 
 
 def _render(layout: str, title: str, lead, sections, aliases, related) -> str:
+    """The page in the template's own layout, or in the built-in one ("")."""
+    if not layout:
+        text = render_default(title, lead, sections, aliases, related)
+        return _BLANK_LINES.sub("\n\n", text).strip() + "\n"
     text = render(
         layout,
         where="page_layout",

@@ -1,0 +1,64 @@
+"""Recognises sentences that define their subject: "X is a ...", "X, short for ...", "X — does ..."."""
+
+from __future__ import annotations
+
+import re
+
+from .words import FUNCTION_WORDS
+
+# What follows the subject's name in a sentence defining it. Strong: the shapes a glossary uses.
+STRONG = re.compile(
+    r"^(?:\s*\([^)]*\))?(?:,[^,]{1,80},)?\s+(?:(?:is|are)\s+(?:\w+ly\s+)?(?:an?|the|one|any)\b|"
+    r"refers?\s+to|means|denotes|stands\s+for|is\s+defined\s+as|is\s+short\s+for)\b"
+    r"|^(?:\s*\([^)]*\))?,?\s+(?:short\s+for|also\s+(?:called|known\s+as))\b"
+    r"|^\s+[—–]\s+\w",  # a reference page's "NAME — what it does"
+    re.IGNORECASE,
+)
+# Weak: the subject is said to be or do something ("A comment is removed ...").
+WEAK = re.compile(
+    r"^(?:\s*\([^)]*\))?(?:,[^,]{1,80},)?\s+(?:is|are|was|describes)\b", re.IGNORECASE
+)
+
+# A reference page's purpose line: "EXPLAIN — show the execution plan of a statement".
+_PURPOSE = re.compile(r"^[^\s—–][^—–!?\n]{0,80}?\s[—–]\s+[A-Za-z][\w-]*(?:\s+[^\s—–]+){1,30}$")
+_LOWER_WORD = re.compile(r"(?<![\w-])[a-z][a-z-]*\b")
+_DASH = re.compile(r"\s[—–]\s")
+_ARTICLE = re.compile(r"^(?:(?:the|a|an)\s+)?[`*\"']?", re.IGNORECASE)
+
+
+def is_purpose_line(text: str) -> bool:
+    """A name, a dash, and what the named thing does: a definition though it has no full stop.
+    The name is up to four words, none of them a lowercase function word ("It was fast — ...")."""
+    return purpose_name(text) is not None
+
+
+def purpose_name(text: str) -> str | None:
+    """The name a purpose line is about ("EXPLAIN", "pathlib"), or None for any other line.
+    What follows the dash is prose, with a lowercase word ("Object-oriented filesystem
+    paths"), not a title ("What's New In Python 3.11")."""
+    text = text.strip()
+    if not _PURPOSE.match(text):
+        return None
+    name, purpose = _DASH.split(text, maxsplit=1)
+    words = name.split()
+    if len(words) > 4 or ". " in name or any(w in FUNCTION_WORDS for w in words) or not _LOWER_WORD.search(purpose):
+        return None
+    return name.strip()  # may keep its inline code marks: "`json`"
+
+
+def defines(text: str, names: list[str] | tuple[str, ...]) -> bool:
+    """Does `text` open with one of `names` (after an article or a backtick) and define it
+    strongly?"""
+    lower = text.lower()
+    start = _ARTICLE.match(lower)
+    at = start.end() if start else 0
+    for name in names:
+        n = name.strip().lower()
+        if not n or not lower.startswith(n, at):
+            continue
+        end = at + len(n)
+        if lower[end : end + 1] in ("`", "*", '"', "'"):
+            end += 1
+        if STRONG.match(text[end:]):
+            return True
+    return False
