@@ -11,9 +11,10 @@ from pathlib import Path, PurePath
 import xxhash
 
 from ..errors import InputError, NotFound
-from ..fingerprint import short_id
+from ..fingerprint import fingerprint, short_id
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.events import PhaseProgress
+from ..pipeline.stages import clear_stage, mark_stage, set_rollup, stage_mark
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Document
 from ..templates.schema import Template
@@ -138,8 +139,27 @@ async def run(
     for message in unreadable.values():
         ctx.warn(message)
 
-    stored_docs = {d.path: d async for d in store.scan(Document)}
     chunking = f"{template.phase_fingerprint(PHASE)}:{READER_VERSION}"
+    # The folder as this phase sees it: when it matches the last finished run (and the store
+    # still holds what that run left), nothing is read from the store.
+    folder = fingerprint(chunking, sorted(found.items()), sorted(unreadable),
+                         [ctx.document_template(rel) for rel in sorted(found)] if ctx.groups else [])
+    counts = {"documents": await store.count(Document), "chunks": await store.count(Chunk)}
+    mark = await stage_mark(store, PHASE)
+    if mark.get("fingerprint") == folder and all(mark.get(k) == v for k, v in counts.items()):
+        ctx.state[PHASE] = {"changed_documents": [], "deleted_documents": [], "removed_chunks": []}
+        set_rollup(ctx.state, PHASE, folder)
+        return PhaseResult(
+            items=len(files) + len(outside), skipped=len(found), failed=len(unreadable) + len(outside),
+            details={**counts, "new_documents": 0, "changed_documents": 0, "deleted_documents": 0,
+                     "new_chunks": 0, "failed_documents": dict(sorted(unreadable.items())[:MAX_FAILED_LISTED]),
+                     "removed_chunks": 0},
+            seconds=time.perf_counter() - started,
+        )
+    if mark:
+        await clear_stage(store, PHASE)
+
+    stored_docs = {d.path: d async for d in store.scan(Document)}
     if await _stored_chunking(store) != chunking:
         stored_hashes = {p: "" for p in stored_docs}  # re-chunk everything
     else:
@@ -157,6 +177,7 @@ async def run(
     removed_chunks: list[str] = []
     new_chunks = 0
     failed = len(unreadable) + len(outside)
+    read_failures = 0  # a document that failed to read is read again next run
     done = 0
     group = _DocumentGroup(store)
     for rel in plan.to_read:
@@ -167,6 +188,7 @@ async def run(
             ctx.warn(f"skipped {rel}: {exc}")
             unreadable[rel] = str(exc)
             failed += 1
+            read_failures += 1
         else:
             for warning in parsed.warnings:
                 ctx.warn(warning)
@@ -209,6 +231,10 @@ async def run(
     )
 
     written = set(changed_ids)
+    counts = {"documents": await store.count(Document), "chunks": await store.count(Chunk)}
+    if not read_failures:
+        await mark_stage(store, PHASE, folder, **counts)
+    set_rollup(ctx.state, PHASE, None if read_failures else folder)
     ctx.state[PHASE] = {
         "changed_documents": changed_ids,
         "deleted_documents": deleted_ids,
@@ -220,8 +246,7 @@ async def run(
         skipped=len(plan.unchanged),
         failed=failed,
         details={
-            "documents": await store.count(Document),
-            "chunks": await store.count(Chunk),
+            **counts,
             "new_documents": sum(document_id(p) in written for p in plan.new),
             "changed_documents": sum(document_id(p) in written for p in plan.changed),
             "deleted_documents": len(deleted_ids),

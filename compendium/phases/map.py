@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable, LabelError, ReplyError
 from ..fingerprint import fingerprint
 from ..pipeline.context import CompileContext, PhaseResult
+from ..pipeline.stages import clear_stage, mark_stage, rollup, set_rollup, stage_mark
 from ..storage.records import Chunk, Document, Extract
 from ..templates.schema import Template
 from .batching import SplitCounts, label_batch, pack_batches, split_reply
@@ -51,8 +52,24 @@ def map_work(chunks: Sequence[Chunk], stored: dict[str, tuple[str, str]], finger
     return work
 
 
+def extracts_fingerprint(done: Sequence[tuple[str, str]]) -> str:
+    """What REDUCE reads, in one fingerprint: the (chunk id, MAP fingerprint) of every done extract."""
+    return fingerprint(sorted(done))
+
+
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     store, engine = ctx.store, ctx.engine
+    chunking = rollup(ctx.state, "ingest")
+    settings = sorted({(t.name, t.phase_fingerprint(PHASE)) for t in (template, *ctx.templates.values())})
+    inputs = fingerprint(chunking, settings, engine.name, engine.model, MAP_VERSION) if chunking else None
+    mark = await stage_mark(store, PHASE)
+    if inputs is not None and mark.get("fingerprint") == inputs and mark.get("extracts") == await store.count(Extract):
+        # The same chunks under the same settings, all extracted last time: nothing to read.
+        ctx.state["map"] = {"changed_chunks": [], "purged_chunks": [], "incomplete": False}
+        set_rollup(ctx.state, PHASE, mark.get("output"))
+        return PhaseResult(items=mark["extracts"], skipped=mark["extracts"], details={"batches": 0, "purged": 0})
+    if mark:
+        await clear_stage(store, PHASE)
     chunks = [c async for c in store.scan(Chunk)]
     stored = {e.id: (e.status, e.fingerprint) async for e in store.scan(Extract)}  # type: ignore[attr-defined]
     # Template groups: each chunk is extracted with the template its document is assigned.
@@ -169,6 +186,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     # REFINE writes pages from an incomplete extraction provisionally (see refine.py).
     incomplete = bool(result.failed) or launched < len(batches)
     ctx.state["map"] = {"changed_chunks": sorted(changed), "purged_chunks": work.purge, "incomplete": incomplete}
+    output = None if incomplete else extracts_fingerprint([(c.id, fps[c.id]) for c in chunks])
+    set_rollup(ctx.state, PHASE, output)
+    if output is not None and inputs is not None:
+        await mark_stage(store, PHASE, inputs, output=output, extracts=len(chunks))
     return result
 
 

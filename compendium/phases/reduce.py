@@ -15,11 +15,12 @@ import numpy as np
 from ..engines.tasks import DescriptionRequest, EntitySketch, PairQuestion
 from ..fingerprint import fingerprint, short_id
 from ..pipeline.context import CompileContext, PhaseResult
-from ..pipeline.stages import mark_stage, stage_fingerprint
+from ..pipeline.stages import mark_stage, rollup, set_rollup, stage_mark
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Extract, Record, Relation
 from ..templates.render import prompt_source
 from ..templates.schema import Template
 from .candidates import candidate_pairs
+from .map import extracts_fingerprint
 from .resolution import (
     Evidence,
     Mention,
@@ -367,15 +368,22 @@ def _comparable(record: Record) -> dict[str, Any]:
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     started = time.perf_counter()
     store, settings = ctx.store, template.reduce
-    extracts: list[Extract] = [e async for e in store.scan(Extract, {"status": "done"})]  # type: ignore[misc]
-    fp = fingerprint(
-        sorted((e.id, e.fingerprint) for e in extracts), template.phase_fingerprint(PHASE),
-        ctx.engine.model, ctx.embedder.model, REDUCE_VERSION,
-    )
-    if await stage_fingerprint(store, PHASE, template.name) == fp:
+    # What MAP produced, as a fingerprint MAP handed on; scanned only when it could not.
+    extracts: list[Extract] | None = None
+    produced = rollup(ctx.state, "map")
+    if produced is None:
+        extracts = [e async for e in store.scan(Extract, {"status": "done"})]  # type: ignore[misc]
+        produced = extracts_fingerprint([(e.id, e.fingerprint) for e in extracts])
+    fp = fingerprint(produced, template.phase_fingerprint(PHASE), ctx.engine.model, ctx.embedder.model, REDUCE_VERSION)
+    mark = await stage_mark(store, PHASE)
+    if mark.get("fingerprint") == fp:
         count = await store.count(Entity)
-        ctx.state[PHASE] = {"changed_entities": [], "removed_entities": [], "changed_relations": []}
-        return PhaseResult(items=count, skipped=count, seconds=time.perf_counter() - started)
+        if mark.get("entities", count) == count:
+            ctx.state[PHASE] = {"changed_entities": [], "removed_entities": [], "changed_relations": []}
+            set_rollup(ctx.state, PHASE, fp)
+            return PhaseResult(items=count, skipped=count, seconds=time.perf_counter() - started)
+    if extracts is None:
+        extracts = [e async for e in store.scan(Extract, {"status": "done"})]  # type: ignore[misc]
 
     orphans = [e.id for e in extracts if not e.document_id]
     document_of = {c.id: c.document_id for c in await store.get(Chunk, orphans)} if orphans else {}  # type: ignore[attr-defined]
@@ -438,7 +446,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             CacheEntry(id=ID_MAP, namespace=PHASE, value=id_mapping(clusters, ids), created_at=time.time()),
             CacheEntry(id=SUMMARY_INPUTS_KEY, namespace=PHASE, value=used_inputs, created_at=time.time()),
         ])
-        await mark_stage(store, PHASE, template.name, fp)
+        await mark_stage(store, PHASE, fp, entities=len(out.entities))
+    set_rollup(ctx.state, PHASE, fp)
     ctx.progress(PHASE, 4, 4)
 
     changed = [e.id for e in out.entities if e.id not in old_entities or old_entities[e.id].fingerprint != e.fingerprint]

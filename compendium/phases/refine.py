@@ -13,6 +13,7 @@ from ..engines.tasks import EvidenceItem, LinkTarget, PageRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint
 from ..pipeline.context import CompileContext, PhaseResult
+from ..pipeline.stages import mark_stage
 from ..storage.base import Store
 from ..storage.records import (
     CacheEntry,
@@ -47,7 +48,7 @@ from .evidence import (
     rank_evidence,
 )
 from .page_batches import PageBatches, WrittenPage
-from .plan import load_plan
+from .plan import PLAN_INPUTS, UNCHANGED, load_plan
 from .planning import CREATE, DELETE, KEEP, UPDATE, PagePlan, relation_text
 
 PHASE = "refine"
@@ -94,6 +95,10 @@ class RefineTally:
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     store, engine = ctx.store, ctx.engine
+    if UNCHANGED in ctx.state:  # PLAN found this plan finished: every page stands
+        unchanged = sorted(ctx.state[UNCHANGED])
+        ctx.state["refine"] = {"created": [], "updated": [], "deleted": [], "unchanged": unchanged}
+        return PhaseResult(items=len(unchanged), skipped=len(unchanged), details={"unchanged": len(unchanged)})
     plans = await load_plan(ctx, template)
     live = {p.slug: p for p in plans if p.action != DELETE}
     existing = {p.id: p for p in await store.get(Page, [p.slug for p in plans if p.action != KEEP])}
@@ -328,6 +333,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     if tally.deleted or tally.withheld or tally.created or tally.updated:
         # a page written this run may link to one withheld now or before
         tally.unlinked_links += await _unlink_deleted(ctx)
+    inputs = ctx.state.get(PLAN_INPUTS)
+    if inputs and not tally.failed and not provisional and len(tasks) == len(todo):
+        # Every page of this plan is written: the same inputs next time need no PLAN or REFINE.
+        await mark_stage(store, PHASE, inputs, pages=await store.count(Page), live=sorted(live))
     ctx.state["refine"] = {
         "created": sorted(tally.created),
         "updated": sorted(tally.updated),
