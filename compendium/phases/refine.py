@@ -34,6 +34,7 @@ from .citations import (
     clean_page,
     insert_additions,
     recite,
+    stated_in,
     summary_of,
     unlink,
 )
@@ -91,6 +92,7 @@ class RefineTally:
     removed_sentences: int = 0
     withheld: list[str] = field(default_factory=list)  # written without a cited fact: not published
     identical: list[str] = field(default_factory=list)  # rewritten to the same bytes: not stored again
+    already_stated: int = 0  # new evidence items the page already said word for word: not asked about
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
@@ -188,6 +190,11 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             delta = pack_delta(previous["chosen"], evidence, list(page.cited_chunks))
             body, dropped = recite(page.markdown, delta.ref_of)
             tally.removed_sentences += dropped
+            stated = stated_in(body, delta.added)
+            if stated:  # new to the pack, not to the page: a writer would add nothing
+                known = {id(item) for item in stated}
+                delta.added = [item for item in delta.added if id(item) not in known]
+                tally.already_stated += len(stated)
             if not delta.added:
                 # Nothing new to say: drop what lost its evidence, move citations, fix links.
                 cleaned = clean_page(body, allowed, evidence)
@@ -357,6 +364,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         "removed_sentences": tally.removed_sentences,
         "withheld": len(tally.withheld),
         "identical": len(tally.identical),
+        "already_stated": tally.already_stated,
     }
     if tally.rejected:
         details["rejected_pages"] = sorted(tally.rejected)
