@@ -55,6 +55,7 @@ async def load_plan(ctx: CompileContext, template: Template) -> list[PagePlan]:
 
 
 PLAN_INPUTS = "plan-inputs"  # ctx.state: the fingerprint of this plan's inputs, for REFINE's mark
+KB_VIEW = "plan-kb"  # ctx.state: the KB as PLAN read it, for REFINE's evidence in the same process
 UNCHANGED = "plan-unchanged"  # ctx.state: the pages REFINE finished last time, when nothing changed
 
 
@@ -82,11 +83,15 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
                                                          "create": 0, "update": 0, "keep": n, "delete": 0})
     if mark:
         await clear_stage(store, "refine")
-    entities: list[Entity] = [e async for e in store.scan(Entity)]  # type: ignore[misc]
-    relations: list[Relation] = [r async for r in store.scan(Relation)]  # type: ignore[misc]
-    claims: list[Claim] = [c async for c in store.scan(Claim)]  # type: ignore[misc]
+    handed = (ctx.state.get("reduce") or {}).get("records")
+    if handed is not None:  # REDUCE ran in this process: the KB it stored, in the store's order
+        entities, relations, claims = (sorted(kind, key=lambda r: r.id) for kind in handed)
+    else:
+        entities = [e async for e in store.scan(Entity)]  # type: ignore[misc]
+        relations = [r async for r in store.scan(Relation)]  # type: ignore[misc]
+        claims = [c async for c in store.scan(Claim)]  # type: ignore[misc]
     pages: list[Page] = [p async for p in store.scan(Page)]  # type: ignore[misc]
-    kb = KnowledgeView.build(entities, relations, claims)
+    kb = ctx.state[KB_VIEW] = KnowledgeView.build(entities, relations, claims)
     details: dict[str, int] = {"candidates": 0, "maybe_judged": 0, "topics": 0}
 
     subjects: list[Subject] = []

@@ -455,6 +455,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         "changed_entities": changed,
         "removed_entities": removed_entities,
         "changed_relations": [r.id for r in write_relations],
+        # The whole canonical KB as just stored: PLAN, next in this process, need not read it back.
+        "records": (out.entities, out.relations, out.claims),
     }
     n_concepts = sum(1 for e in out.entities if e.category == "concept")
     return PhaseResult(

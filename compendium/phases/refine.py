@@ -49,8 +49,8 @@ from .evidence import (
     rank_evidence,
 )
 from .page_batches import PageBatches, WrittenPage
-from .plan import PLAN_INPUTS, UNCHANGED, load_plan
-from .planning import CREATE, DELETE, KEEP, UPDATE, PagePlan, relation_text
+from .plan import KB_VIEW, PLAN_INPUTS, UNCHANGED, load_plan
+from .planning import CREATE, DELETE, KEEP, UPDATE, KnowledgeView, PagePlan, relation_text
 
 PHASE = "refine"
 PACK_NAMESPACE = "page-pack"  # per page: the evidence it was written from, for cheap updates
@@ -140,7 +140,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         pack = packs.get(pack_key(slug)) or {}
         return pack.get("writer") not in (None, writer) or bool(pack.get("provisional"))
     todo = [p for p in plans if p.action in (CREATE, UPDATE)]
-    reader = EvidenceReader(store, todo)
+    reader = EvidenceReader(store, todo, kb=ctx.state.get(KB_VIEW))
     # The model's concurrency bounds the writer calls in flight, not the pages in progress: a
     # page's evidence is chosen before its call and cleaned and stored after it, off the slot.
     calls = asyncio.Semaphore(template.refine.concurrency)
@@ -394,6 +394,7 @@ class _Window:
     relations: dict[str, Relation] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # entity id -> name, for relation sentences
     chunks: dict[str, Chunk] = field(default_factory=dict)
+    subjects: dict[str, list[str]] = field(default_factory=dict)  # claim id -> slugs of its entities' pages
 
 
 class EvidenceReader:
@@ -403,8 +404,10 @@ class EvidenceReader:
     and window replaces five small reads per page (and decodes each record once per window).
     """
 
-    def __init__(self, store: Store, plans: Sequence[PagePlan], window: int = PREFETCH_PAGES):
+    def __init__(self, store: Store, plans: Sequence[PagePlan], window: int = PREFETCH_PAGES,
+                 kb: KnowledgeView | None = None):
         self.store, self.plans, self.window = store, list(plans), max(1, window)
+        self.kb = kb  # the KB PLAN read in this process: claims, relations and names without a read
         self.position = {p.slug: i for i, p in enumerate(self.plans)}
         self.titles: dict[str, str] = {}
         self._windows: dict[int, _Window] = {}
@@ -422,10 +425,19 @@ class EvidenceReader:
     async def _load(self, plans: Sequence[PagePlan]) -> _Window:
         store = self.store
         out = _Window()
-        out.claims = {c.id: c for c in await store.get(Claim, _union(p.claim_ids for p in plans))}  # type: ignore[misc]
-        out.relations = {r.id: r for r in await store.get(Relation, _union(p.relation_ids for p in plans))}  # type: ignore[misc]
+        kb = self.kb
+        claim_ids, relation_ids = _union(p.claim_ids for p in plans), _union(p.relation_ids for p in plans)
+        if kb is not None:
+            out.claims = {c: kb.claims[c] for c in claim_ids if c in kb.claims}
+            out.relations = {r: kb.relations[r] for r in relation_ids if r in kb.relations}
+        else:
+            out.claims = {c.id: c for c in await store.get(Claim, claim_ids)}  # type: ignore[misc]
+            out.relations = {r.id: r for r in await store.get(Relation, relation_ids)}  # type: ignore[misc]
         ends = _union([r.source, r.target] for r in out.relations.values())
-        out.names = {e.id: e.name for e in await store.get(Entity, ends)}  # type: ignore[attr-defined]
+        if kb is not None:
+            out.names = {e: kb.names[e] for e in ends if e in kb.names}
+        else:
+            out.names = {e.id: e.name for e in await store.get(Entity, ends)}  # type: ignore[attr-defined]
         wanted = _union(source_ids(p, [out.claims[c] for c in p.claim_ids if c in out.claims]) for p in plans)
         out.chunks = {c.id: c for c in await store.get(Chunk, wanted)}  # type: ignore[misc]
         missing = sorted({c.document_id for c in out.chunks.values()} - set(self.titles))
@@ -463,7 +475,13 @@ def candidates(
     def about(entity_ids: list[str]) -> list[str]:
         return [slug_of_subject[e] for e in entity_ids if e in slug_of_subject and slug_of_subject[e] != plan.slug]
 
-    statements = [Statement(c.text, [c.chunk_id], about(c.entity_ids)) for c in claims]
+    def claim_about(claim: Claim) -> list[str]:  # a claim is offered to every page about its entities
+        slugs = window.subjects.get(claim.id)
+        if slugs is None:
+            slugs = window.subjects[claim.id] = [slug_of_subject[e] for e in claim.entity_ids if e in slug_of_subject]
+        return [s for s in slugs if s != plan.slug]
+
+    statements = [Statement(c.text, [c.chunk_id], claim_about(c)) for c in claims]
     # A relation whose description is one of the page's claims says nothing the claim does not.
     said = {" ".join(c.text.split()).casefold() for c in claims}
     kept_relations = [r for r in relations if " ".join(r.description.split()).casefold() not in said]
