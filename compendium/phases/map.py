@@ -78,7 +78,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         c.id: ctx.template_named(documents[c.document_id].template if c.document_id in documents else "")
         for c in chunks
     }
-    settings_of = {id(t): t.phase_fingerprint("map") for t in template_of.values()}  # once per template
+    used = {id(t): t for t in template_of.values()}
+    settings_of = {key: t.phase_fingerprint("map") for key, t in used.items()}  # once per template, not per chunk
     fps = {c.id: map_fingerprint(c, settings_of[id(template_of[c.id])], engine.name, engine.model) for c in chunks}
     work = map_work(chunks, stored, fps)
 
