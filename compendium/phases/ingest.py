@@ -35,6 +35,10 @@ GROUP_SECONDS = 0.2  # or fewer, when reading them takes longer than this
 # Remembers the chunking settings the stored chunks were cut with: when they change, every
 # document is chunked again (chunks whose text is unchanged keep their ids).
 _CHUNKING_KEY = "ingest:chunking"
+# Each file's size, modification time and content hash when last hashed: an untouched file is
+# not read again to learn that it did not change.
+_STAT_KEY = "ingest:files"
+STABLE_NS = 2_000_000_000
 
 
 @dataclass
@@ -101,16 +105,32 @@ def file_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _hash_all(files: dict[str, Path]) -> tuple[dict[str, str], dict[str, int], dict[str, str]]:
-    """Content hash and size of each file, and why the ones that cannot be read failed."""
-    hashes, sizes, errors = {}, {}, {}
+def _hash_all(
+    files: dict[str, Path], known: dict[str, list] | None = None
+) -> tuple[dict[str, str], dict[str, int], dict[str, str], dict[str, list]]:
+    """Content hash and size of each file, why the ones that cannot be read failed, and each
+    file's [size, mtime_ns, hash, hashed_at_ns] for next time.
+
+    A file whose size and modification time are those `known` recorded keeps its hash without
+    being read (as make and git do), provided it had not been modified for STABLE_NS when it
+    was hashed: a timestamp has a clock tick's resolution, so a file written again within the
+    tick it was hashed in would keep its time, and is hashed again instead."""
+    hashes, sizes, errors, seen = {}, {}, {}, {}
+    known = known or {}
     for rel, path in files.items():
         try:
-            sizes[rel] = path.stat().st_size
+            st = path.stat()
+            sizes[rel] = st.st_size
+            before = known.get(rel)
+            if (before is not None and len(before) == 4 and before[0] == st.st_size
+                    and before[1] == st.st_mtime_ns and before[1] < before[3] - STABLE_NS):
+                hashes[rel], seen[rel] = before[2], before
+                continue
             hashes[rel] = file_hash(path)
+            seen[rel] = [st.st_size, st.st_mtime_ns, hashes[rel], time.time_ns()]
         except OSError as exc:
             errors[rel] = f"{path}: cannot be read: {exc.strerror or exc}"
-    return hashes, sizes, errors
+    return hashes, sizes, errors, seen
 
 
 def _progress(ctx: CompileContext, done: int, total: int) -> None:
@@ -135,7 +155,12 @@ async def run(
     files = await asyncio.to_thread(find_documents, root, outside)
     for message in outside:
         ctx.warn(message)
-    found, sizes, unreadable = await asyncio.to_thread(_hash_all, files)
+    known = await store.get(CacheEntry, [_STAT_KEY])
+    found, sizes, unreadable, seen = await asyncio.to_thread(
+        _hash_all, files, dict(known[0].value or {}) if known else None,  # type: ignore[attr-defined]
+    )
+    if not known or known[0].value != seen:  # type: ignore[attr-defined]
+        await store.upsert([CacheEntry(id=_STAT_KEY, namespace=PHASE, value=seen, created_at=time.time())])
     for message in unreadable.values():
         ctx.warn(message)
 

@@ -3,6 +3,7 @@ and one with nothing changed skips every phase on fingerprints alone."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -102,3 +103,23 @@ async def test_inputs_that_come_back_after_a_half_finished_run_are_worked_again(
 
     assert report["phases"]["map"]["done"] >= 1  # the first version's chunk is extracted again
     assert await _kb(workspace, env_for(llm_server)) == before
+
+
+async def test_a_file_rewritten_at_once_with_the_same_size_is_read_again(tmp_path: Path):
+    """Files are re-read only when their size or time changed; one written within the clock
+    tick it was hashed in keeps its time, so a fresh file is always hashed again."""
+    workspace = make_workspace(tmp_path / "ws")
+    await _compile_offline(workspace)
+    path = workspace / "documents" / "kb" / "buffer.md"
+    before = path.read_text(encoding="utf-8")
+    after = before.replace("quarter of memory", "third of the disk", 1)
+    assert len(after) == len(before) and after != before
+    stat = path.stat()
+    path.write_text(after, encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size, same time
+
+    report = await _compile_offline(workspace)
+
+    assert report["phases"]["ingest"]["changed_documents"] == 1
+    chunks = (await _kb(workspace, {}))["Chunk"].values()
+    assert any("third of the disk" in c["text"] for c in chunks)
