@@ -417,26 +417,35 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     previous = await _cached(ctx, [ID_MAP, SUMMARY_INPUTS_KEY])
     ids = assign_ids(clusters, dict((previous[ID_MAP].value or {}) if ID_MAP in previous else {}))
     prior_inputs = dict((previous[SUMMARY_INPUTS_KEY].value or {}) if SUMMARY_INPUTS_KEY in previous else {})
-    descriptions, summaries, used_inputs = await describe(ctx, template, clusters, ids, prior_inputs)
+    # The summaries are calls; relations and claims are CPU that needs no description: the
+    # second runs in a thread while the first wait for the model, so neither waits for the other.
+    describing = asyncio.create_task(describe(ctx, template, clusters, ids, prior_inputs))
     # An entity's vector is that of its best-supported group (already embedded, free).
     lead: dict[int, int] = {}
     for g, c in enumerate(group_cluster.tolist()):
         if c not in lead or len(groups[g].chunk_ids) > len(groups[lead[c]].chunk_ids):
             lead[c] = g
-    out = reduce(
-        extracts, mentions, group_cluster[mention_group].tolist(), clusters, ids, descriptions,
-        engine=ctx.engine.name, vectors=[vectors[lead[c]] for c in range(len(clusters))],
-    )
+    try:
+        out = await asyncio.to_thread(
+            reduce, extracts, mentions, group_cluster[mention_group].tolist(), clusters, ids, [""] * len(clusters),
+            engine=ctx.engine.name, vectors=[vectors[lead[c]] for c in range(len(clusters))],
+        )
+        # What changed since the stored KB, read while the summaries are still being written.
+        old_relations = {r.id: _comparable(r) async for r in store.scan(Relation)}
+        old_claims = {c.id: _comparable(c) async for c in store.scan(Claim)}
+        write_relations = [r for r in out.relations if old_relations.get(r.id) != _comparable(r)]
+        write_claims = [c for c in out.claims if old_claims.get(c.id) != _comparable(c)]
+        removed_relations = sorted(set(old_relations) - {r.id for r in out.relations})
+        removed_claims = sorted(set(old_claims) - {c.id for c in out.claims})
+        del old_relations, old_claims
+    finally:
+        descriptions, summaries, used_inputs = await describing  # its answers land even if reduce failed
+    for entity, description in zip(out.entities, descriptions, strict=True):
+        entity.description = description
 
     old_entities = {e.id: e async for e in store.scan(Entity)}
-    old_relations = {r.id: _comparable(r) async for r in store.scan(Relation)}
-    old_claims = {c.id: _comparable(c) async for c in store.scan(Claim)}
     write_entities = [e for e in out.entities if e.id not in old_entities or _comparable(old_entities[e.id]) != _comparable(e)]
-    write_relations = [r for r in out.relations if old_relations.get(r.id) != _comparable(r)]
-    write_claims = [c for c in out.claims if old_claims.get(c.id) != _comparable(c)]
     removed_entities = sorted(set(old_entities) - {e.id for e in out.entities})
-    removed_relations = sorted(set(old_relations) - {r.id for r in out.relations})
-    removed_claims = sorted(set(old_claims) - {c.id for c in out.claims})
     async with store.transaction():
         await store.upsert([*write_entities, *write_relations, *write_claims])
         for kind, gone in ((Entity, removed_entities), (Relation, removed_relations), (Claim, removed_claims)):
