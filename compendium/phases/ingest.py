@@ -181,6 +181,9 @@ async def run(
                      "removed_chunks": 0},
             seconds=time.perf_counter() - started,
         )
+    # The store holds exactly what the last finished run left: the changes below are all that
+    # differs from that folder, and MAP may look at them alone.
+    previous = mark.get("fingerprint") if mark and all(mark.get(k) == v for k, v in counts.items()) else None
     if mark:
         await clear_stage(store, PHASE)
 
@@ -264,6 +267,8 @@ async def run(
         "changed_documents": changed_ids,
         "deleted_documents": deleted_ids,
         "removed_chunks": removed_chunks,
+        "regrouped_documents": [d.id for d in regrouped],
+        "previous": None if read_failures else previous,  # the folder fingerprint this run started from
     }
     return PhaseResult(
         items=len(files) + len(outside),

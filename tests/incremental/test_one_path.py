@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from compendium.operations import compile_workspace, opened_store
+from compendium.phases.map import extracts_fingerprint
+from compendium.pipeline.stages import stage_mark
 from compendium.settings import load_settings
 from compendium.storage.records import Chunk, Claim, Entity, Extract, Relation
 from compendium.workspace import init_workspace
@@ -66,6 +68,13 @@ async def test_an_edited_kb_ends_where_a_compile_from_scratch_of_its_documents_d
     await _compile_offline(fresh)
 
     assert await _kb(grown, {}) == await _kb(fresh, {})
+    # What MAP handed REDUCE, brought up to date from the changed documents alone, names
+    # exactly the extracts stored (REDUCE trusts it instead of reading them).
+    for workspace in (grown, fresh):
+        async with opened_store(load_settings(workspace, env={})) as store:
+            handed = (await stage_mark(store, "map"))["output"]
+            stored = [(e.id, e.fingerprint) async for e in store.scan(Extract)]
+        assert handed == extracts_fingerprint(stored)
 
 
 async def test_nothing_changed_skips_every_phase_on_fingerprints(tmp_path: Path):
