@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..engines.tasks import DescriptionRequest, EntitySketch, PairQuestion
-from ..fingerprint import fingerprint, short_id
+from ..fingerprint import fingerprint, short_id, text_hash
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import mark_stage, rollup, set_rollup, stage_mark
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Extract, Record, Relation
@@ -44,6 +44,7 @@ from .term_mentions import is_term, term_claims
 REDUCE_VERSION = "reduce-4"
 PHASE = "reduce"
 ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
+HASHES_KEY = "reduce:record-hashes"  # relation and claim id -> content hash, of what is stored
 SUMMARY_INPUTS_KEY = "reduce:summary-inputs"  # entity id -> descriptions its summary was written from
 # New descriptions a summary absorbs before it is written again (a removed one always rewrites it).
 SUMMARY_REFRESH = 4
@@ -359,6 +360,24 @@ def _claim_index(extracts: Sequence[Extract]) -> dict[str, list[tuple[str, set[s
     return index
 
 
+def record_hash(record: Record) -> str:
+    """A relation's or claim's content in 32 hex digits (every field: neither has a vector)."""
+    return text_hash(repr(list(record.to_dict().values())))
+
+
+async def _stored_hashes(ctx: CompileContext) -> dict[str, dict[str, str]]:
+    """The hash of every stored relation and claim: as the last REDUCE stored them with the
+    records (one read), or from the records themselves when that list does not match them."""
+    store = ctx.store
+    known = (await _cached(ctx, [HASHES_KEY])).get(HASHES_KEY)
+    value = (known.value or {}) if known is not None else {}
+    if (set(value) == {"relations", "claims"} and len(value["relations"]) == await store.count(Relation)
+            and len(value["claims"]) == await store.count(Claim)):
+        return value  # type: ignore[return-value]
+    return {"relations": {r.id: record_hash(r) async for r in store.scan(Relation)},
+            "claims": {c.id: record_hash(c) async for c in store.scan(Claim)}}
+
+
 def _comparable(record: Record) -> dict[str, Any]:
     data = record.to_dict()
     data.pop("embedding", None)
@@ -430,14 +449,15 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             reduce, extracts, mentions, group_cluster[mention_group].tolist(), clusters, ids, [""] * len(clusters),
             engine=ctx.engine.name, vectors=[vectors[lead[c]] for c in range(len(clusters))],
         )
-        # What changed since the stored KB, read while the summaries are still being written.
-        old_relations = {r.id: _comparable(r) async for r in store.scan(Relation)}
-        old_claims = {c.id: _comparable(c) async for c in store.scan(Claim)}
-        write_relations = [r for r in out.relations if old_relations.get(r.id) != _comparable(r)]
-        write_claims = [c for c in out.claims if old_claims.get(c.id) != _comparable(c)]
-        removed_relations = sorted(set(old_relations) - {r.id for r in out.relations})
-        removed_claims = sorted(set(old_claims) - {c.id for c in out.claims})
-        del old_relations, old_claims
+        # What changed since the stored KB, worked out while the summaries are still being asked.
+        hashes = {"relations": {r.id: record_hash(r) for r in out.relations},
+                  "claims": {c.id: record_hash(c) for c in out.claims}}
+        old = await _stored_hashes(ctx)
+        write_relations = [r for r in out.relations if old["relations"].get(r.id) != hashes["relations"][r.id]]
+        write_claims = [c for c in out.claims if old["claims"].get(c.id) != hashes["claims"][c.id]]
+        removed_relations = sorted(set(old["relations"]) - set(hashes["relations"]))
+        removed_claims = sorted(set(old["claims"]) - set(hashes["claims"]))
+        del old
     finally:
         descriptions, summaries, used_inputs = await describing  # its answers land even if reduce failed
     for entity, description in zip(out.entities, descriptions, strict=True):
@@ -454,6 +474,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         await store.upsert([
             CacheEntry(id=ID_MAP, namespace=PHASE, value=id_mapping(clusters, ids), created_at=time.time()),
             CacheEntry(id=SUMMARY_INPUTS_KEY, namespace=PHASE, value=used_inputs, created_at=time.time()),
+            CacheEntry(id=HASHES_KEY, namespace=PHASE, value=hashes, created_at=time.time()),
         ])
         await mark_stage(store, PHASE, fp, entities=len(out.entities))
     set_rollup(ctx.state, PHASE, fp)
