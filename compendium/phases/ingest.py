@@ -85,7 +85,9 @@ def find_documents(root: Path, skipped: list[str] | None = None) -> dict[str, Pa
                 continue
             path = Path(folder) / name
             rel = path.relative_to(root).as_posix()
-            if not inside(path, root):
+            # The walk never enters a symlinked folder, so only a file that is itself a link can
+            # lead outside: one lstat for the others, not a realpath of every component.
+            if os.path.islink(path) and not inside(path, root):
                 if skipped is not None:
                     skipped.append(f"skipped {rel}: it leads to {os.path.realpath(path)}, outside the documents folder")
                 continue
