@@ -44,7 +44,9 @@ from .term_mentions import is_term, term_claims
 REDUCE_VERSION = "reduce-4"
 PHASE = "reduce"
 ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
-HASHES_KEY = "reduce:record-hashes"  # relation and claim id -> content hash, of what is stored
+# Relation and claim id -> content hash, of what is stored; in buckets by the id's first two
+# characters, so no one entry grows with the KB past what a server takes in one packet.
+HASHES_KEY = "reduce:record-hashes"
 SUMMARY_INPUTS_KEY = "reduce:summary-inputs"  # entity id -> descriptions its summary was written from
 # New descriptions a summary absorbs before it is written again (a removed one always rewrites it).
 SUMMARY_REFRESH = 4
@@ -365,17 +367,36 @@ def record_hash(record: Record) -> str:
     return text_hash(repr(list(record.to_dict().values())))
 
 
-async def _stored_hashes(ctx: CompileContext) -> dict[str, dict[str, str]]:
-    """The hash of every stored relation and claim: as the last REDUCE stored them with the
-    records (one read), or from the records themselves when that list does not match them."""
+def _bucket_key(kind: str, record_id: str) -> str:
+    return f"{HASHES_KEY}:{kind}:{record_id[:2]}"
+
+
+def hash_buckets(hashes: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """{kind: {id: hash}} as stored: one entry per kind and id prefix (empty ones absent)."""
+    out: dict[str, dict[str, str]] = {}
+    for kind, by_id in hashes.items():
+        for record_id, h in by_id.items():
+            out.setdefault(_bucket_key(kind, record_id), {})[record_id] = h
+    return out
+
+
+async def _stored_hashes(ctx: CompileContext) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    """The hash of every stored relation and claim, and the buckets they were read from: as the
+    last REDUCE stored them with the records (a few reads), or from the records themselves
+    when those buckets do not account for every record."""
     store = ctx.store
-    known = (await _cached(ctx, [HASHES_KEY])).get(HASHES_KEY)
-    value = (known.value or {}) if known is not None else {}
-    if (set(value) == {"relations", "claims"} and len(value["relations"]) == await store.count(Relation)
-            and len(value["claims"]) == await store.count(Claim)):
-        return value  # type: ignore[return-value]
+    keys = [f"{HASHES_KEY}:{kind}:{a}{b}" for kind in ("relations", "claims") for a in _HEX for b in _HEX]
+    buckets = {k: dict(e.value or {}) for k, e in (await _cached(ctx, keys)).items()}
+    value: dict[str, dict[str, str]] = {"relations": {}, "claims": {}}
+    for key, by_id in buckets.items():
+        value[key.split(":")[2]].update(by_id)
+    if len(value["relations"]) == await store.count(Relation) and len(value["claims"]) == await store.count(Claim):
+        return value, buckets
     return {"relations": {r.id: record_hash(r) async for r in store.scan(Relation)},
-            "claims": {c.id: record_hash(c) async for c in store.scan(Claim)}}
+            "claims": {c.id: record_hash(c) async for c in store.scan(Claim)}}, buckets
+
+
+_HEX = "0123456789abcdef"
 
 
 def _comparable(record: Record) -> dict[str, Any]:
@@ -452,12 +473,16 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         # What changed since the stored KB, worked out while the summaries are still being asked.
         hashes = {"relations": {r.id: record_hash(r) for r in out.relations},
                   "claims": {c.id: record_hash(c) for c in out.claims}}
-        old = await _stored_hashes(ctx)
+        old, old_buckets = await _stored_hashes(ctx)
+        new_buckets = hash_buckets(hashes)
+        gone_buckets = sorted(set(old_buckets) - set(new_buckets))
+        write_buckets = [CacheEntry(id=k, namespace=PHASE, value=v, created_at=time.time())
+                         for k, v in new_buckets.items() if old_buckets.get(k) != v]
         write_relations = [r for r in out.relations if old["relations"].get(r.id) != hashes["relations"][r.id]]
         write_claims = [c for c in out.claims if old["claims"].get(c.id) != hashes["claims"][c.id]]
         removed_relations = sorted(set(old["relations"]) - set(hashes["relations"]))
         removed_claims = sorted(set(old["claims"]) - set(hashes["claims"]))
-        del old
+        del old, old_buckets, new_buckets
     finally:
         descriptions, summaries, used_inputs = await describing  # its answers land even if reduce failed
     for entity, description in zip(out.entities, descriptions, strict=True):
@@ -474,8 +499,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         await store.upsert([
             CacheEntry(id=ID_MAP, namespace=PHASE, value=id_mapping(clusters, ids), created_at=time.time()),
             CacheEntry(id=SUMMARY_INPUTS_KEY, namespace=PHASE, value=used_inputs, created_at=time.time()),
-            CacheEntry(id=HASHES_KEY, namespace=PHASE, value=hashes, created_at=time.time()),
+            *write_buckets,
         ])
+        if gone_buckets:
+            await store.delete(CacheEntry, {"id": gone_buckets})
         await mark_stage(store, PHASE, fp, entities=len(out.entities))
     set_rollup(ctx.state, PHASE, fp)
     ctx.progress(PHASE, 4, 4)
