@@ -6,7 +6,7 @@ import asyncio
 import math
 import time
 from collections import Counter
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,9 +227,12 @@ def _sketch(group: Evidence, evidence: dict[str, list[tuple[str, set[str]]]]) ->
 
 async def judge(
     ctx: CompileContext, template: Template, groups: Sequence[Evidence], pairs: list[tuple[int, int, float]],
-    evidence: dict[str, list[tuple[str, set[str]]]],
+    evidence: dict[str, list[tuple[str, set[str]]]] | Callable[[], dict[str, list[tuple[str, set[str]]]]],
 ) -> tuple[list[tuple[int, int]], int]:
-    """Tier 3: pairs the engine says are the same thing; cached decisions are never re-asked."""
+    """Tier 3: pairs the engine says are the same thing; cached decisions are never re-asked.
+
+    `evidence` (each chunk's claim sentences) may be given as a function: it is then built
+    only when a pair has to be asked, which a recompile seldom needs."""
     prompt = _prompt(template.reduce.prompt, PHASE)
     keys = [fingerprint("pair", sorted([groups[a].identity(), groups[b].identity()]), ctx.engine.model, prompt) for a, b, _ in pairs]
     cached = await _cached(ctx, list(dict.fromkeys(keys)))
@@ -241,6 +244,8 @@ async def judge(
                 same.append(pairs[i][:2])
         else:
             todo.append(i)
+    if todo and callable(evidence):
+        evidence = evidence()
     batch_size = template.reduce.judge_batch
     batches = [todo[s : s + batch_size] for s in range(0, len(todo), batch_size)]
     found: list[list[tuple[int, int]]] = [[] for _ in batches]  # in batch order, whatever answers first
@@ -250,7 +255,8 @@ async def judge(
     async def one(n_batch: int, batch: list[int]) -> None:
         nonlocal done
         questions = [
-            PairQuestion(f"p{n + 1}", _sketch(groups[pairs[i][0]], evidence), _sketch(groups[pairs[i][1]], evidence), round(pairs[i][2], 4))
+            PairQuestion(f"p{n + 1}", _sketch(groups[pairs[i][0]], evidence), _sketch(groups[pairs[i][1]], evidence),  # type: ignore[arg-type]
+                         round(pairs[i][2], 4))
             for n, i in enumerate(batch)
         ]
         async with gate:
@@ -446,7 +452,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     # Tier 3: ask about review pairs not already joined by tier 2.
     open_pairs = [(int(x), int(y), float(s)) for x, y, s in zip(a[review], b[review], sims[review], strict=True) if auto[x] != auto[y]]
-    same, cached = await judge(ctx, template, groups, open_pairs, _claim_index(extracts))
+    same, cached = await judge(ctx, template, groups, open_pairs, lambda: _claim_index(extracts))
     final = connected_labels(
         len(groups), np.concatenate([a[merge], [p[0] for p in same]]).astype(np.int64),
         np.concatenate([b[merge], [p[1] for p in same]]).astype(np.int64),
