@@ -27,10 +27,14 @@ def is_term(name: str) -> bool:
 def term_claims(terms: dict[int, list[str]], claims: Iterable[Claim]) -> dict[int, list[Claim]]:
     """For each term (key -> its lowercase spellings), the claims naming one of the spellings as
     whole words (a plural s allowed), in claim id order, at most MAX_CLAIMS_PER_TERM."""
+    # Only the words of the terms are looked up: index those alone (most words of most claims
+    # name no term, and a list per word of the KB costs more than the search).
+    wanted = {w + plural for spellings in terms.values() for s in spellings for w in s.split() for plural in ("", "s")}
     index: dict[str, list[Claim]] = defaultdict(list)
-    for claim in sorted(claims, key=lambda c: c.id):
-        for word in set(_WORD.findall(claim.text.lower())):
-            index[word].append(claim)
+    if wanted:
+        for claim in sorted(claims, key=lambda c: c.id):
+            for word in wanted.intersection(_WORD.findall(claim.text.lower())):
+                index[word].append(claim)
     out: dict[int, list[Claim]] = {}
     for key, spellings in terms.items():
         hits: dict[str, Claim] = {}
