@@ -136,11 +136,13 @@ match its last finished run is skipped on that fingerprint alone (`pipeline/stag
 Ingest stats the files (a file's size and time unchanged since it was hashed: not read) and
 counts Documents and Chunks; MAP, REDUCE, PLAN and REFINE compare one stored mark each.
 
-A one-document edit is still proportional to the KB in REDUCE (38 of 44 s): it resolves every
-mention again (677k mentions: collecting them, tier-1 keys and groups are ~2/3 of it) and
-rebuilds every relation and claim (737k claims) before it diffs them against the content
-hashes it stored (no longer against the records read back: 46 -> 38 s). MAP now reads only the
-changed documents' chunks (14.1 -> 0.2 s); PLAN re-plans every subject (2.9 s). Reaching the
+A one-document edit is still proportional to the KB in REDUCE (36 of 42 s): it reads every
+extract and resolves every mention again (677k mentions: collecting them, tier-1 keys and
+groups are most of it) and rebuilds every relation and claim (737k claims) before it diffs
+them against the content hashes it stored with them (no longer against the records read back:
+48 -> 36 s). MAP now reads only the changed documents' chunks (14.1 -> 0.1 s); PLAN re-plans
+every subject (3.8 s). Before this round the edit cost ~69 s (the first edit measured with
+the stage marks, phases 2.0 + 14.1 + 48.1 + 4.1 + 0.5 s). Reaching the
 5 s target needs REDUCE to keep its tier-1 groups and clusters between runs and re-resolve only
 the clusters the changed mentions touch (relations and claims of the other chunks then stand),
 and PLAN to re-plan only subjects whose evidence or links changed: not done this round.
