@@ -254,6 +254,13 @@ for the code `before` here): CPU figures compare only within one session.
 
 The tables above are a later run at load 1.8-2.2: 1.16× at 200 ms and 1.09× at 500 ms.
 
+At 10× (`--documents 3000 --latency 0.05 --no-write`, 11,282 chunks, load 5.0-5.6): own CPU
+per chunk 2.05 ms before the last REDUCE and MAP cuts of this round, 1.93 ms after (target
+≤ 1 ms); REDUCE 10.1 -> 8.6 s of CPU, ingest 4.1 s, MAP 5.6 s, REFINE 2.6 s. REDUCE grows with
+the claims (100k here): building, hashing and writing them with their full-text index;
+MAP with its replies (splitting them, 818k cleaned strings); the SQLite writes are ~20% of
+the whole under cProfile.
+
 - What serialised at 200 ms, from a timeline of one compile: REDUCE's work before its first
   summary call (reading the extracts, tiers 1-2, one embedding round trip, the pair judgment)
   and after its last one (relations and claims, the diff against the stored KB, the write).
