@@ -240,6 +240,45 @@ def render(runs: list[tuple[Run, float]], documents: int, embedder: str = "serve
 
 # Why the targets are missed and what changed (issue 15, "get to the model's limit").
 NOTES = """
+## Incremental round (issue 15, second part)
+
+Same session, same script, commit before this round (`before`) and after, one right after the
+other. The machine gave both ~25% more CPU per chunk than in the round below (2.5-2.6 ms then
+for the code `before` here): CPU figures compare only within one session.
+
+| run (load average) | before: own CPU per chunk | after | before: wall / K·L/C | after |
+|---|---|---|---|---|
+| 50 ms (6.5 / 7.1) | 3.67 ms | 3.36 ms | 2.70× | 2.45× |
+| 200 ms (6.1 / 6.0) | 3.54 ms | 3.28 ms | 1.32× | 1.28× |
+| 50 ms (2.6 / 1.8) | 3.33 ms | 3.29 ms | 1.98× | 1.64× |
+
+The tables above are a later run at load 1.8-2.2: 1.16× at 200 ms and 1.09× at 500 ms.
+
+At 10× (`--documents 3000 --latency 0.05 --no-write`, 11,282 chunks, load 5.0-5.6): own CPU
+per chunk 2.05 ms before the last REDUCE and MAP cuts of this round, 1.93 ms after (target
+≤ 1 ms); REDUCE 10.1 -> 8.6 s of CPU, ingest 4.1 s, MAP 5.6 s, REFINE 2.6 s. REDUCE grows with
+the claims (100k here): building, hashing and writing them with their full-text index;
+MAP with its replies (splitting them, 818k cleaned strings); the SQLite writes are ~20% of
+the whole under cProfile.
+
+- What serialised at 200 ms, from a timeline of one compile: REDUCE's work before its first
+  summary call (reading the extracts, tiers 1-2, one embedding round trip, the pair judgment)
+  and after its last one (relations and claims, the diff against the stored KB, the write).
+  Relations and claims are now worked out in a thread and the stored KB is diffed while the
+  summaries are asked; what is left after the last summary is the write of the new KB (0.5 s
+  of CPU for 12k records with their full-text index, 1.1 s of wall at load 5). REDUCE at
+  200 ms: +33% over its bound before, +17% after. The rest of the excess is this process's
+  CPU on one event loop on a busy machine (MAP and REFINE prepare and store around their
+  calls) and the last round of each phase's calls not being full.
+- CPU cut: REDUCE hands the KB it stored to PLAN, and PLAN to REFINE, instead of each reading
+  it back (12k records decoded twice); a chunk's paragraphs are split once, not once per page
+  it is offered to; a claim's page slugs are looked up once; records encode through one
+  attrgetter. Measured against the same machine: 3-8% less CPU per chunk.
+- What is left of the CPU (3.1-3.3 ms per chunk here against 2 ms): httpx request and reply
+  handling is the largest single part (~20% under cProfile), then the SQLite writes with their
+  full-text index (~12%), REFINE's evidence ranking (~8%) and MAP's reply splitting (~7%);
+  none is large enough alone, and going under httpx means an HTTP client of our own.
+
 ## Where the time goes
 
 Same-session comparison against the commit before this round (`before`), both through this

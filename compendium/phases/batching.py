@@ -144,9 +144,15 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
     resolve = type_resolver(template)
     reader = LabelReader(labels)  # "[c3]", "C3", "chunk c3", "c3:" all name c3
 
+    read: dict[str, str | None] = {}  # a batch's items name its few labels again and again
+
     def chunk_of(label: str) -> str | None:
-        found = reader.read(label)
-        return labels[found] if found is not None else None
+        if not isinstance(label, str):
+            return None
+        if label not in read:
+            found = reader.read(label)
+            read[label] = labels[found] if found is not None else None
+        return read[label]
 
     def target(label: str) -> ChunkItems | None:
         counts.items += 1

@@ -214,3 +214,19 @@ def insert_additions(body: str, additions: str) -> str:
 def cited_refs(markdown: str) -> set[str]:
     """The citation keys a text uses ([^3] -> "3")."""
     return {m.group(1) for m in _CITE.finditer(markdown)}
+
+
+def _plain(text: str) -> str:
+    """Text as a reader sees it, for comparing sentences: no citations, links as their words,
+    no emphasis, one space, case folded, no final stop."""
+    text = _CITE.sub("", text)
+    text = _LINK.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _MARKUP.sub("", text)
+    return " ".join(text.split()).casefold().rstrip(".!?")
+
+
+def stated_in(markdown: str, items: Iterable[EvidenceItem]) -> list[EvidenceItem]:
+    """The items (claims, relations, excerpts) whose whole text the page already says word for
+    word: asking a writer to add them would add nothing."""
+    page = _plain(body_of(markdown))
+    return [i for i in items if len(said := _plain(i.text)) > 12 and said in page]

@@ -200,7 +200,8 @@ def excerpt_around(
     passage of `text` (modulo whitespace), so it can be quoted and checked. `blocks`, the
     reader's [kind, start, end] spans, mark terms, headings, code and tables as never prose.
     """
-    paragraphs = _paragraphs(text, blocks)
+    # A chunk is offered to every page about it: split it into paragraphs once.
+    paragraphs = _cached_paragraphs(text, tuple(int(b[1]) for b in blocks if b[0] not in PROSE_KINDS))
     if not paragraphs:
         return ""
     wanted = [n.lower() for n in names if n.strip()]
@@ -218,7 +219,7 @@ def excerpt_around(
     return _run_from(paragraphs, first, 0, words)
 
 
-def _run_from(paragraphs: list[tuple[str, bool]], first: int, start: int, words: int) -> str:
+def _run_from(paragraphs: Sequence[tuple[str, bool]], first: int, start: int, words: int) -> str:
     taken = [paragraphs[first][0][start:]]
     for block, prose in paragraphs[first + 1 :]:
         if sum(len(t.split()) for t in taken) >= words or not prose:
@@ -232,12 +233,12 @@ def _run_from(paragraphs: list[tuple[str, bool]], first: int, start: int, words:
 def _paragraphs(text: str, blocks: Sequence[Sequence] = ()) -> list[tuple[str, bool]]:
     """Blank-line separated blocks of `text`, each flattened to one line, with whether it is
     prose: by its shape, and never where the reader says it starts a term, heading, code or table."""
-    return _paragraphs_of(text, frozenset(int(b[1]) for b in blocks if b[0] not in PROSE_KINDS))
+    return list(_cached_paragraphs(text, tuple(int(b[1]) for b in blocks if b[0] not in PROSE_KINDS)))
 
 
-@lru_cache(maxsize=16384)
-def _paragraphs_of(text: str, not_prose: frozenset[int]) -> list[tuple[str, bool]]:
-    # Cached: a chunk is offered to many pages, and its paragraphs are the same for each.
+@lru_cache(maxsize=4096)
+def _cached_paragraphs(text: str, starts_not_prose: tuple[int, ...]) -> tuple[tuple[str, bool], ...]:
+    not_prose = set(starts_not_prose)
     out, start = [], 0
     for gap in [*_BLANK_LINES.finditer(text), None]:
         end = gap.start() if gap else len(text)
@@ -247,7 +248,7 @@ def _paragraphs_of(text: str, not_prose: frozenset[int]) -> list[tuple[str, bool
             first = start + len(raw) - len(raw.lstrip())
             out.append((block, _is_prose(block) and first not in not_prose))
         start = gap.end() if gap else end
-    return out
+    return tuple(out)
 
 
 def _is_prose(block: str) -> bool:

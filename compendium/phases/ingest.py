@@ -11,9 +11,10 @@ from pathlib import Path, PurePath
 import xxhash
 
 from ..errors import InputError, NotFound
-from ..fingerprint import short_id
+from ..fingerprint import fingerprint, short_id
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.events import PhaseProgress
+from ..pipeline.stages import clear_stage, mark_stage, set_rollup, stage_mark
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Document
 from ..templates.schema import Template
@@ -34,6 +35,10 @@ GROUP_SECONDS = 0.2  # or fewer, when reading them takes longer than this
 # Remembers the chunking settings the stored chunks were cut with: when they change, every
 # document is chunked again (chunks whose text is unchanged keep their ids).
 _CHUNKING_KEY = "ingest:chunking"
+# Each file's size, modification time and content hash when last hashed: an untouched file is
+# not read again to learn that it did not change.
+_STAT_KEY = "ingest:files"
+STABLE_NS = 2_000_000_000
 
 
 @dataclass
@@ -80,7 +85,9 @@ def find_documents(root: Path, skipped: list[str] | None = None) -> dict[str, Pa
                 continue
             path = Path(folder) / name
             rel = path.relative_to(root).as_posix()
-            if not inside(path, root):
+            # The walk never enters a symlinked folder, so only a file that is itself a link can
+            # lead outside: one lstat for the others, not a realpath of every component.
+            if os.path.islink(path) and not inside(path, root):
                 if skipped is not None:
                     skipped.append(f"skipped {rel}: it leads to {os.path.realpath(path)}, outside the documents folder")
                 continue
@@ -100,16 +107,32 @@ def file_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _hash_all(files: dict[str, Path]) -> tuple[dict[str, str], dict[str, int], dict[str, str]]:
-    """Content hash and size of each file, and why the ones that cannot be read failed."""
-    hashes, sizes, errors = {}, {}, {}
+def _hash_all(
+    files: dict[str, Path], known: dict[str, list] | None = None
+) -> tuple[dict[str, str], dict[str, int], dict[str, str], dict[str, list]]:
+    """Content hash and size of each file, why the ones that cannot be read failed, and each
+    file's [size, mtime_ns, hash, hashed_at_ns] for next time.
+
+    A file whose size and modification time are those `known` recorded keeps its hash without
+    being read (as make and git do), provided it had not been modified for STABLE_NS when it
+    was hashed: a timestamp has a clock tick's resolution, so a file written again within the
+    tick it was hashed in would keep its time, and is hashed again instead."""
+    hashes, sizes, errors, seen = {}, {}, {}, {}
+    known = known or {}
     for rel, path in files.items():
         try:
-            sizes[rel] = path.stat().st_size
+            st = path.stat()
+            sizes[rel] = st.st_size
+            before = known.get(rel)
+            if (before is not None and len(before) == 4 and before[0] == st.st_size
+                    and before[1] == st.st_mtime_ns and before[1] < before[3] - STABLE_NS):
+                hashes[rel], seen[rel] = before[2], before
+                continue
             hashes[rel] = file_hash(path)
+            seen[rel] = [st.st_size, st.st_mtime_ns, hashes[rel], time.time_ns()]
         except OSError as exc:
             errors[rel] = f"{path}: cannot be read: {exc.strerror or exc}"
-    return hashes, sizes, errors
+    return hashes, sizes, errors, seen
 
 
 def _progress(ctx: CompileContext, done: int, total: int) -> None:
@@ -134,12 +157,39 @@ async def run(
     files = await asyncio.to_thread(find_documents, root, outside)
     for message in outside:
         ctx.warn(message)
-    found, sizes, unreadable = await asyncio.to_thread(_hash_all, files)
+    known = await store.get(CacheEntry, [_STAT_KEY])
+    found, sizes, unreadable, seen = await asyncio.to_thread(
+        _hash_all, files, dict(known[0].value or {}) if known else None,  # type: ignore[attr-defined]
+    )
+    if not known or known[0].value != seen:  # type: ignore[attr-defined]
+        await store.upsert([CacheEntry(id=_STAT_KEY, namespace=PHASE, value=seen, created_at=time.time())])
     for message in unreadable.values():
         ctx.warn(message)
 
-    stored_docs = {d.path: d async for d in store.scan(Document)}
     chunking = f"{template.phase_fingerprint(PHASE)}:{READER_VERSION}"
+    # The folder as this phase sees it: when it matches the last finished run (and the store
+    # still holds what that run left), nothing is read from the store.
+    folder = fingerprint(chunking, sorted(found.items()), sorted(unreadable),
+                         [ctx.document_template(rel) for rel in sorted(found)] if ctx.groups else [])
+    counts = {"documents": await store.count(Document), "chunks": await store.count(Chunk)}
+    mark = await stage_mark(store, PHASE)
+    if mark.get("fingerprint") == folder and all(mark.get(k) == v for k, v in counts.items()):
+        ctx.state[PHASE] = {"changed_documents": [], "deleted_documents": [], "removed_chunks": []}
+        set_rollup(ctx.state, PHASE, folder)
+        return PhaseResult(
+            items=len(files) + len(outside), skipped=len(found), failed=len(unreadable) + len(outside),
+            details={**counts, "new_documents": 0, "changed_documents": 0, "deleted_documents": 0,
+                     "new_chunks": 0, "failed_documents": dict(sorted(unreadable.items())[:MAX_FAILED_LISTED]),
+                     "removed_chunks": 0},
+            seconds=time.perf_counter() - started,
+        )
+    # The store holds exactly what the last finished run left: the changes below are all that
+    # differs from that folder, and MAP may look at them alone.
+    previous = mark.get("fingerprint") if mark and all(mark.get(k) == v for k, v in counts.items()) else None
+    if mark:
+        await clear_stage(store, PHASE)
+
+    stored_docs = {d.path: d async for d in store.scan(Document)}
     if await _stored_chunking(store) != chunking:
         stored_hashes = {p: "" for p in stored_docs}  # re-chunk everything
     else:
@@ -157,6 +207,7 @@ async def run(
     removed_chunks: list[str] = []
     new_chunks = 0
     failed = len(unreadable) + len(outside)
+    read_failures = 0  # a document that failed to read is read again next run
     done = 0
     group = _DocumentGroup(store)
     for rel in plan.to_read:
@@ -167,6 +218,7 @@ async def run(
             ctx.warn(f"skipped {rel}: {exc}")
             unreadable[rel] = str(exc)
             failed += 1
+            read_failures += 1
         else:
             for warning in parsed.warnings:
                 ctx.warn(warning)
@@ -209,10 +261,16 @@ async def run(
     )
 
     written = set(changed_ids)
+    counts = {"documents": await store.count(Document), "chunks": await store.count(Chunk)}
+    if not read_failures:
+        await mark_stage(store, PHASE, folder, **counts)
+    set_rollup(ctx.state, PHASE, None if read_failures else folder)
     ctx.state[PHASE] = {
         "changed_documents": changed_ids,
         "deleted_documents": deleted_ids,
         "removed_chunks": removed_chunks,
+        "regrouped_documents": [d.id for d in regrouped],
+        "previous": None if read_failures else previous,  # the folder fingerprint this run started from
     }
     return PhaseResult(
         items=len(files) + len(outside),
@@ -220,8 +278,7 @@ async def run(
         skipped=len(plan.unchanged),
         failed=failed,
         details={
-            "documents": await store.count(Document),
-            "chunks": await store.count(Chunk),
+            **counts,
             "new_documents": sum(document_id(p) in written for p in plan.new),
             "changed_documents": sum(document_id(p) in written for p in plan.changed),
             "deleted_documents": len(deleted_ids),

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable, LabelError, ReplyError
-from ..fingerprint import fingerprint
+from ..fingerprint import fingerprint, text_hash
 from ..pipeline.context import CompileContext, PhaseResult
+from ..pipeline.stages import clear_stage, mark_stage, rollup, set_rollup, stage_mark
 from ..storage.records import Chunk, Document, Extract
 from ..templates.schema import Template
 from .batching import SplitCounts, label_batch, pack_batches, split_reply
@@ -51,17 +52,53 @@ def map_work(chunks: Sequence[Chunk], stored: dict[str, tuple[str, str]], finger
     return work
 
 
+def extracts_fingerprint(done: Iterable[tuple[str, str]], start: str = "0" * 32) -> str:
+    """What REDUCE reads, in one fingerprint: the (chunk id, MAP fingerprint) of every done extract.
+
+    An exclusive-or of one hash per extract, so that it can be brought up to date from the
+    extracts that came or went alone: passing the same pair again takes it out."""
+    total = int(start, 16)
+    for chunk_id, fp in done:
+        total ^= int(text_hash(f"{chunk_id}\0{fp}"), 16)
+    return f"{total:032x}"
+
+
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     store, engine = ctx.store, ctx.engine
-    chunks = [c async for c in store.scan(Chunk)]
-    stored = {e.id: (e.status, e.fingerprint) async for e in store.scan(Extract)}  # type: ignore[attr-defined]
-    # Template groups: each chunk is extracted with the template its document is assigned.
-    documents: dict[str, Document] = {d.id: d async for d in store.scan(Document)}  # type: ignore[misc]
+    chunking = rollup(ctx.state, "ingest")
+    settings = sorted({(t.name, t.phase_fingerprint(PHASE)) for t in (template, *ctx.templates.values())})
+    inputs = fingerprint(chunking, settings, engine.name, engine.model, MAP_VERSION) if chunking else None
+    mark = await stage_mark(store, PHASE)
+    if inputs is not None and mark.get("fingerprint") == inputs and mark.get("extracts") == await store.count(Extract):
+        # The same chunks under the same settings, all extracted last time: nothing to read.
+        ctx.state["map"] = {"changed_chunks": [], "purged_chunks": [], "incomplete": False}
+        set_rollup(ctx.state, PHASE, mark.get("output"))
+        return PhaseResult(items=mark["extracts"], skipped=mark["extracts"], details={"batches": 0, "purged": 0})
+    ingested = ctx.state.get("ingest") or {}
+    previous = ingested.get("previous")
+    since = (mark.get("output") if previous is not None and mark.get("fingerprint")
+             == fingerprint(previous, settings, engine.name, engine.model, MAP_VERSION) else None)
+    if mark:
+        await clear_stage(store, PHASE)
+    if since is not None:
+        # MAP finished over the chunks ingest started from: only the documents ingest changed
+        # (and the chunks it removed) can need work. Nothing else is read.
+        touched = sorted({*ingested.get("changed_documents", ()), *ingested.get("regrouped_documents", ())})
+        chunks = [c async for c in store.scan(Chunk, {"document_id": touched})] if touched else []
+        asked = [*(c.id for c in chunks), *ingested.get("removed_chunks", ())]
+        stored = {e.id: (e.status, e.fingerprint) for e in await _get(store, Extract, asked)}  # type: ignore[attr-defined]
+        documents: dict[str, Document] = {d.id: d for d in await _get(store, Document, touched)}  # type: ignore[misc]
+    else:
+        chunks = [c async for c in store.scan(Chunk)]
+        stored = {e.id: (e.status, e.fingerprint) async for e in store.scan(Extract)}  # type: ignore[attr-defined]
+        # Template groups: each chunk is extracted with the template its document is assigned.
+        documents = {d.id: d async for d in store.scan(Document)}  # type: ignore[misc]
     template_of = {
         c.id: ctx.template_named(documents[c.document_id].template if c.document_id in documents else "")
         for c in chunks
     }
-    settings_of = {id(t): t.phase_fingerprint("map") for t in template_of.values()}  # once per template
+    used = {id(t): t for t in template_of.values()}
+    settings_of = {key: t.phase_fingerprint("map") for key, t in used.items()}  # once per template, not per chunk
     fps = {c.id: map_fingerprint(c, settings_of[id(template_of[c.id])], engine.name, engine.model) for c in chunks}
     work = map_work(chunks, stored, fps)
 
@@ -75,7 +112,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         own = template_of[group[0].id]
         batches += [(own, b) for b in pack_batches(group, own.map.batch_chunks, own.map.batch_tokens)]
 
-    result = PhaseResult(items=len(chunks), skipped=work.unchanged)
+    total = len(chunks) if since is None else await store.count(Chunk)
+    result = PhaseResult(items=total, skipped=total - len(work.todo))
     totals = SplitCounts()
     changed: list[str] = []
     fatal: list[BaseException] = []
@@ -169,7 +207,24 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     # REFINE writes pages from an incomplete extraction provisionally (see refine.py).
     incomplete = bool(result.failed) or launched < len(batches)
     ctx.state["map"] = {"changed_chunks": sorted(changed), "purged_chunks": work.purge, "incomplete": incomplete}
+    output = None
+    if not incomplete:
+        now = [(c.id, fps[c.id]) for c in chunks]
+        if since is None:
+            output = extracts_fingerprint(now)
+        else:  # out with what was there (every extract was done), in with what is
+            output = extracts_fingerprint([*((k, fp) for k, (_s, fp) in stored.items()), *now], since)
+    set_rollup(ctx.state, PHASE, output)
+    if output is not None and inputs is not None:
+        await mark_stage(store, PHASE, inputs, output=output, extracts=await store.count(Extract))
     return result
+
+
+async def _get(store, kind, ids: Sequence[str]) -> list:  # type: ignore[no-untyped-def]
+    out = []
+    for s in range(0, len(ids), 500):
+        out += await store.get(kind, list(ids[s : s + 500]))
+    return out
 
 
 def most_dropped(totals: SplitCounts) -> str | None:

@@ -11,6 +11,7 @@ from ..engines.tasks import EntitySketch, MatchQuestion, TopicRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint, short_id
 from ..pipeline.context import CompileContext, PhaseResult
+from ..pipeline.stages import clear_stage, rollup, stage_mark
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Page, Relation, Topic
 from ..templates.schema import Template
 from .communities import match_previous, membership_fingerprint, update_communities
@@ -53,13 +54,44 @@ async def load_plan(ctx: CompileContext, template: Template) -> list[PagePlan]:
     return list(plans)
 
 
+PLAN_INPUTS = "plan-inputs"  # ctx.state: the fingerprint of this plan's inputs, for REFINE's mark
+KB_VIEW = "plan-kb"  # ctx.state: the KB as PLAN read it, for REFINE's evidence in the same process
+UNCHANGED = "plan-unchanged"  # ctx.state: the pages REFINE finished last time, when nothing changed
+
+
+def plan_inputs(template: Template, ctx: CompileContext) -> str | None:
+    """Fingerprint of everything PLAN and REFINE read, from what the phases before handed on
+    (None when one of them could not say without a scan)."""
+    before = [rollup(ctx.state, "ingest"), rollup(ctx.state, "reduce")]
+    if None in before or (ctx.state.get("map") or {}).get("incomplete"):
+        return None
+    return fingerprint(before, template.phase_fingerprint(PHASE), template.phase_fingerprint("refine"),
+                       ctx.engine.name, ctx.engine.model, ctx.embedder.model)
+
+
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     store = ctx.store
-    entities: list[Entity] = [e async for e in store.scan(Entity)]  # type: ignore[misc]
-    relations: list[Relation] = [r async for r in store.scan(Relation)]  # type: ignore[misc]
-    claims: list[Claim] = [c async for c in store.scan(Claim)]  # type: ignore[misc]
+    inputs = ctx.state[PLAN_INPUTS] = plan_inputs(template, ctx)
+    mark = await stage_mark(store, "refine")
+    if inputs is not None and mark.get("fingerprint") == inputs and mark.get("pages") == await store.count(Page):
+        # REFINE finished every page of this very plan last time: nothing to plan or write.
+        ctx.state["plan"] = []
+        ctx.state[UNCHANGED] = list(mark.get("live") or [])
+        n = len(ctx.state[UNCHANGED])
+        ctx.progress(PHASE, n, n)
+        return PhaseResult(items=n, skipped=n, details={"candidates": 0, "maybe_judged": 0, "topics": await store.count(Topic),
+                                                         "create": 0, "update": 0, "keep": n, "delete": 0})
+    if mark:
+        await clear_stage(store, "refine")
+    handed = (ctx.state.get("reduce") or {}).get("records")
+    if handed is not None:  # REDUCE ran in this process: the KB it stored, in the store's order
+        entities, relations, claims = (sorted(kind, key=lambda r: r.id) for kind in handed)
+    else:
+        entities = [e async for e in store.scan(Entity)]  # type: ignore[misc]
+        relations = [r async for r in store.scan(Relation)]  # type: ignore[misc]
+        claims = [c async for c in store.scan(Claim)]  # type: ignore[misc]
     pages: list[Page] = [p async for p in store.scan(Page)]  # type: ignore[misc]
-    kb = KnowledgeView.build(entities, relations, claims)
+    kb = ctx.state[KB_VIEW] = KnowledgeView.build(entities, relations, claims)
     details: dict[str, int] = {"candidates": 0, "maybe_judged": 0, "topics": 0}
 
     subjects: list[Subject] = []

@@ -6,21 +6,22 @@ import asyncio
 import math
 import time
 from collections import Counter
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..engines.tasks import DescriptionRequest, EntitySketch, PairQuestion
-from ..fingerprint import fingerprint, short_id
+from ..fingerprint import fingerprint, short_id, text_hash
 from ..pipeline.context import CompileContext, PhaseResult
-from ..pipeline.stages import mark_stage, stage_fingerprint
+from ..pipeline.stages import mark_stage, rollup, set_rollup, stage_mark
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Extract, Record, Relation
 from ..templates.render import prompt_source
 from ..templates.schema import Template
 from .candidates import candidate_pairs
 from .common_words import corpus_spellings
+from .map import extracts_fingerprint
 from .resolution import (
     CONCEPT,
     Evidence,
@@ -46,6 +47,9 @@ from .term_mentions import is_term, term_claims
 REDUCE_VERSION = "reduce-5"
 PHASE = "reduce"
 ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
+# Relation and claim id -> content hash, of what is stored; in buckets by the id's first two
+# characters, so no one entry grows with the KB past what a server takes in one packet.
+HASHES_KEY = "reduce:record-hashes"
 SUMMARY_INPUTS_KEY = "reduce:summary-inputs"  # entity id -> descriptions its summary was written from
 # New descriptions a summary absorbs before it is written again (a removed one always rewrites it).
 SUMMARY_REFRESH = 4
@@ -240,9 +244,12 @@ def _sketch(group: Evidence, evidence: dict[str, list[tuple[str, set[str]]]]) ->
 
 async def judge(
     ctx: CompileContext, template: Template, groups: Sequence[Evidence], pairs: list[tuple[int, int, float]],
-    evidence: dict[str, list[tuple[str, set[str]]]],
+    evidence: dict[str, list[tuple[str, set[str]]]] | Callable[[], dict[str, list[tuple[str, set[str]]]]],
 ) -> tuple[list[tuple[int, int]], int]:
-    """Tier 3: pairs the engine says are the same thing; cached decisions are never re-asked."""
+    """Tier 3: pairs the engine says are the same thing; cached decisions are never re-asked.
+
+    `evidence` (each chunk's claim sentences) may be given as a function: it is then built
+    only when a pair has to be asked, which a recompile seldom needs."""
     prompt = _prompt(template.reduce.prompt, PHASE)
     keys = [fingerprint("pair", sorted([groups[a].identity(), groups[b].identity()]), ctx.engine.model, prompt) for a, b, _ in pairs]
     cached = await _cached(ctx, list(dict.fromkeys(keys)))
@@ -254,6 +261,8 @@ async def judge(
                 same.append(pairs[i][:2])
         else:
             todo.append(i)
+    if todo and callable(evidence):
+        evidence = evidence()
     batch_size = template.reduce.judge_batch
     batches = [todo[s : s + batch_size] for s in range(0, len(todo), batch_size)]
     found: list[list[tuple[int, int]]] = [[] for _ in batches]  # in batch order, whatever answers first
@@ -263,7 +272,8 @@ async def judge(
     async def one(n_batch: int, batch: list[int]) -> None:
         nonlocal done
         questions = [
-            PairQuestion(f"p{n + 1}", _sketch(groups[pairs[i][0]], evidence), _sketch(groups[pairs[i][1]], evidence), round(pairs[i][2], 4))
+            PairQuestion(f"p{n + 1}", _sketch(groups[pairs[i][0]], evidence), _sketch(groups[pairs[i][1]], evidence),  # type: ignore[arg-type]
+                         round(pairs[i][2], 4))
             for n, i in enumerate(batch)
         ]
         async with gate:
@@ -375,6 +385,43 @@ def _claim_index(extracts: Sequence[Extract]) -> dict[str, list[tuple[str, set[s
     return index
 
 
+def record_hash(record: Record) -> str:
+    """A relation's or claim's content in 32 hex digits (every field: neither has a vector)."""
+    return text_hash(repr(list(record.to_dict().values())))
+
+
+def _bucket_key(kind: str, record_id: str) -> str:
+    return f"{HASHES_KEY}:{kind}:{record_id[:2]}"
+
+
+def hash_buckets(hashes: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """{kind: {id: hash}} as stored: one entry per kind and id prefix (empty ones absent)."""
+    out: dict[str, dict[str, str]] = {}
+    for kind, by_id in hashes.items():
+        for record_id, h in by_id.items():
+            out.setdefault(_bucket_key(kind, record_id), {})[record_id] = h
+    return out
+
+
+async def _stored_hashes(ctx: CompileContext) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    """The hash of every stored relation and claim, and the buckets they were read from: as the
+    last REDUCE stored them with the records (a few reads), or from the records themselves
+    when those buckets do not account for every record."""
+    store = ctx.store
+    keys = [f"{HASHES_KEY}:{kind}:{a}{b}" for kind in ("relations", "claims") for a in _HEX for b in _HEX]
+    buckets = {k: dict(e.value or {}) for k, e in (await _cached(ctx, keys)).items()}
+    value: dict[str, dict[str, str]] = {"relations": {}, "claims": {}}
+    for key, by_id in buckets.items():
+        value[key.split(":")[2]].update(by_id)
+    if len(value["relations"]) == await store.count(Relation) and len(value["claims"]) == await store.count(Claim):
+        return value, buckets
+    return {"relations": {r.id: record_hash(r) async for r in store.scan(Relation)},
+            "claims": {c.id: record_hash(c) async for c in store.scan(Claim)}}, buckets
+
+
+_HEX = "0123456789abcdef"
+
+
 def _comparable(record: Record) -> dict[str, Any]:
     data = record.to_dict()
     data.pop("embedding", None)
@@ -384,15 +431,22 @@ def _comparable(record: Record) -> dict[str, Any]:
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     started = time.perf_counter()
     store, settings = ctx.store, template.reduce
-    extracts: list[Extract] = [e async for e in store.scan(Extract, {"status": "done"})]  # type: ignore[misc]
-    fp = fingerprint(
-        sorted((e.id, e.fingerprint) for e in extracts), template.phase_fingerprint(PHASE),
-        ctx.engine.model, ctx.embedder.model, REDUCE_VERSION,
-    )
-    if await stage_fingerprint(store, PHASE, template.name) == fp:
+    # What MAP produced, as a fingerprint MAP handed on; scanned only when it could not.
+    extracts: list[Extract] | None = None
+    produced = rollup(ctx.state, "map")
+    if produced is None:
+        extracts = [e async for e in store.scan(Extract, {"status": "done"})]  # type: ignore[misc]
+        produced = extracts_fingerprint([(e.id, e.fingerprint) for e in extracts])
+    fp = fingerprint(produced, template.phase_fingerprint(PHASE), ctx.engine.model, ctx.embedder.model, REDUCE_VERSION)
+    mark = await stage_mark(store, PHASE)
+    if mark.get("fingerprint") == fp:
         count = await store.count(Entity)
-        ctx.state[PHASE] = {"changed_entities": [], "removed_entities": [], "changed_relations": []}
-        return PhaseResult(items=count, skipped=count, seconds=time.perf_counter() - started)
+        if mark.get("entities", count) == count:
+            ctx.state[PHASE] = {"changed_entities": [], "removed_entities": [], "changed_relations": []}
+            set_rollup(ctx.state, PHASE, fp)
+            return PhaseResult(items=count, skipped=count, seconds=time.perf_counter() - started)
+    if extracts is None:
+        extracts = [e async for e in store.scan(Extract, {"status": "done"})]  # type: ignore[misc]
 
     orphans = [e.id for e in extracts if not e.document_id]
     document_of = {c.id: c.document_id for c in await store.get(Chunk, orphans)} if orphans else {}  # type: ignore[attr-defined]
@@ -415,7 +469,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     # Tier 3: ask about review pairs not already joined by tier 2.
     open_pairs = [(int(x), int(y), float(s)) for x, y, s in zip(a[review], b[review], sims[review], strict=True) if auto[x] != auto[y]]
-    same, cached = await judge(ctx, template, groups, open_pairs, _claim_index(extracts))
+    same, cached = await judge(ctx, template, groups, open_pairs, lambda: _claim_index(extracts))
     final = connected_labels(
         len(groups), np.concatenate([a[merge], [p[0] for p in same]]).astype(np.int64),
         np.concatenate([b[merge], [p[1] for p in same]]).astype(np.int64),
@@ -426,26 +480,40 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     previous = await _cached(ctx, [ID_MAP, SUMMARY_INPUTS_KEY])
     ids = assign_ids(clusters, dict((previous[ID_MAP].value or {}) if ID_MAP in previous else {}))
     prior_inputs = dict((previous[SUMMARY_INPUTS_KEY].value or {}) if SUMMARY_INPUTS_KEY in previous else {})
-    descriptions, summaries, used_inputs = await describe(ctx, template, clusters, ids, prior_inputs)
+    # The summaries are calls; relations and claims are CPU that needs no description: the
+    # second runs in a thread while the first wait for the model, so neither waits for the other.
+    describing = asyncio.create_task(describe(ctx, template, clusters, ids, prior_inputs))
     # An entity's vector is that of its best-supported group (already embedded, free).
     lead: dict[int, int] = {}
     for g, c in enumerate(group_cluster.tolist()):
         if c not in lead or len(groups[g].chunk_ids) > len(groups[lead[c]].chunk_ids):
             lead[c] = g
-    out = reduce(
-        extracts, mentions, group_cluster[mention_group].tolist(), clusters, ids, descriptions,
-        engine=ctx.engine.name, vectors=[vectors[lead[c]] for c in range(len(clusters))],
-    )
+    try:
+        out = await asyncio.to_thread(
+            reduce, extracts, mentions, group_cluster[mention_group].tolist(), clusters, ids, [""] * len(clusters),
+            engine=ctx.engine.name, vectors=[vectors[lead[c]] for c in range(len(clusters))],
+        )
+        # What changed since the stored KB, worked out while the summaries are still being asked.
+        hashes = {"relations": {r.id: record_hash(r) for r in out.relations},
+                  "claims": {c.id: record_hash(c) for c in out.claims}}
+        old, old_buckets = await _stored_hashes(ctx)
+        new_buckets = hash_buckets(hashes)
+        gone_buckets = sorted(set(old_buckets) - set(new_buckets))
+        write_buckets = [CacheEntry(id=k, namespace=PHASE, value=v, created_at=time.time())
+                         for k, v in new_buckets.items() if old_buckets.get(k) != v]
+        write_relations = [r for r in out.relations if old["relations"].get(r.id) != hashes["relations"][r.id]]
+        write_claims = [c for c in out.claims if old["claims"].get(c.id) != hashes["claims"][c.id]]
+        removed_relations = sorted(set(old["relations"]) - set(hashes["relations"]))
+        removed_claims = sorted(set(old["claims"]) - set(hashes["claims"]))
+        del old, old_buckets, new_buckets
+    finally:
+        descriptions, summaries, used_inputs = await describing  # its answers land even if reduce failed
+    for entity, description in zip(out.entities, descriptions, strict=True):
+        entity.description = description
 
     old_entities = {e.id: e async for e in store.scan(Entity)}
-    old_relations = {r.id: _comparable(r) async for r in store.scan(Relation)}
-    old_claims = {c.id: _comparable(c) async for c in store.scan(Claim)}
     write_entities = [e for e in out.entities if e.id not in old_entities or _comparable(old_entities[e.id]) != _comparable(e)]
-    write_relations = [r for r in out.relations if old_relations.get(r.id) != _comparable(r)]
-    write_claims = [c for c in out.claims if old_claims.get(c.id) != _comparable(c)]
     removed_entities = sorted(set(old_entities) - {e.id for e in out.entities})
-    removed_relations = sorted(set(old_relations) - {r.id for r in out.relations})
-    removed_claims = sorted(set(old_claims) - {c.id for c in out.claims})
     async with store.transaction():
         await store.upsert([*write_entities, *write_relations, *write_claims])
         for kind, gone in ((Entity, removed_entities), (Relation, removed_relations), (Claim, removed_claims)):
@@ -454,8 +522,12 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         await store.upsert([
             CacheEntry(id=ID_MAP, namespace=PHASE, value=id_mapping(clusters, ids), created_at=time.time()),
             CacheEntry(id=SUMMARY_INPUTS_KEY, namespace=PHASE, value=used_inputs, created_at=time.time()),
+            *write_buckets,
         ])
-        await mark_stage(store, PHASE, template.name, fp)
+        if gone_buckets:
+            await store.delete(CacheEntry, {"id": gone_buckets})
+        await mark_stage(store, PHASE, fp, entities=len(out.entities))
+    set_rollup(ctx.state, PHASE, fp)
     ctx.progress(PHASE, 4, 4)
 
     changed = [e.id for e in out.entities if e.id not in old_entities or old_entities[e.id].fingerprint != e.fingerprint]
@@ -463,6 +535,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         "changed_entities": changed,
         "removed_entities": removed_entities,
         "changed_relations": [r.id for r in write_relations],
+        # The whole canonical KB as just stored: PLAN, next in this process, need not read it back.
+        "records": (out.entities, out.relations, out.claims),
     }
     n_concepts = sum(1 for e in out.entities if e.category == "concept")
     return PhaseResult(

@@ -15,6 +15,7 @@ from ..engines.tasks import EvidenceItem, LinkTarget, PageRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint
 from ..pipeline.context import CompileContext, PhaseResult
+from ..pipeline.stages import mark_stage
 from ..storage.base import Store
 from ..storage.records import (
     CacheEntry,
@@ -35,6 +36,7 @@ from .citations import (
     clean_page,
     insert_additions,
     recite,
+    stated_in,
     summary_of,
     unlink,
 )
@@ -49,8 +51,8 @@ from .evidence import (
     rank_evidence,
 )
 from .page_batches import PageBatches, WrittenPage
-from .plan import load_plan
-from .planning import CREATE, DELETE, KEEP, UPDATE, PagePlan, relation_text
+from .plan import KB_VIEW, PLAN_INPUTS, UNCHANGED, load_plan
+from .planning import CREATE, DELETE, KEEP, UPDATE, KnowledgeView, PagePlan, relation_text
 
 PHASE = "refine"
 PACK_NAMESPACE = "page-pack"  # per page: the evidence it was written from, for cheap updates
@@ -93,10 +95,15 @@ class RefineTally:
     removed_sentences: int = 0
     withheld: list[str] = field(default_factory=list)  # written without a cited fact: not published
     identical: list[str] = field(default_factory=list)  # rewritten to the same bytes: not stored again
+    already_stated: int = 0  # new evidence items the page already said word for word: not asked about
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     store, engine = ctx.store, ctx.engine
+    if UNCHANGED in ctx.state:  # PLAN found this plan finished: every page stands
+        unchanged = sorted(ctx.state[UNCHANGED])
+        ctx.state["refine"] = {"created": [], "updated": [], "deleted": [], "unchanged": unchanged}
+        return PhaseResult(items=len(unchanged), skipped=len(unchanged), details={"unchanged": len(unchanged)})
     plans = await load_plan(ctx, template)
     live = {p.slug: p for p in plans if p.action != DELETE}
     existing = {p.id: p for p in await store.get(Page, [p.slug for p in plans if p.action != KEEP])}
@@ -136,7 +143,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         pack = packs.get(pack_key(slug)) or {}
         return pack.get("writer") not in (None, writer) or bool(pack.get("provisional"))
     todo = [p for p in plans if p.action in (CREATE, UPDATE)]
-    reader = EvidenceReader(store, todo)
+    reader = EvidenceReader(store, todo, kb=ctx.state.get(KB_VIEW))
     # The model's concurrency bounds the writer calls in flight, not the pages in progress: a
     # page's evidence is chosen before its call and cleaned and stored after it, off the slot.
     calls = asyncio.Semaphore(template.refine.concurrency)
@@ -186,6 +193,11 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             delta = pack_delta(previous["chosen"], evidence, list(page.cited_chunks))
             body, dropped = recite(page.markdown, delta.ref_of)
             tally.removed_sentences += dropped
+            stated = stated_in(body, delta.added)
+            if stated:  # new to the pack, not to the page: a writer would add nothing
+                known = {id(item) for item in stated}
+                delta.added = [item for item in delta.added if id(item) not in known]
+                tally.already_stated += len(stated)
             if not delta.added:
                 # Nothing new to say: drop what lost its evidence, move citations, fix links.
                 cleaned = clean_page(body, allowed, evidence)
@@ -331,6 +343,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     if tally.deleted or tally.withheld or tally.created or tally.updated:
         # a page written this run may link to one withheld now or before
         tally.unlinked_links += await _unlink_deleted(ctx)
+    inputs = ctx.state.get(PLAN_INPUTS)
+    if inputs and not tally.failed and not provisional and len(tasks) == len(todo):
+        # Every page of this plan is written: the same inputs next time need no PLAN or REFINE.
+        await mark_stage(store, PHASE, inputs, pages=await store.count(Page), live=sorted(live))
     ctx.state["refine"] = {
         "created": sorted(tally.created),
         "updated": sorted(tally.updated),
@@ -351,6 +367,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         "removed_sentences": tally.removed_sentences,
         "withheld": len(tally.withheld),
         "identical": len(tally.identical),
+        "already_stated": tally.already_stated,
     }
     if tally.rejected:
         details["rejected_pages"] = sorted(tally.rejected)
@@ -380,6 +397,7 @@ class _Window:
     relations: dict[str, Relation] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # entity id -> name, for relation sentences
     chunks: dict[str, Chunk] = field(default_factory=dict)
+    subjects: dict[str, list[str]] = field(default_factory=dict)  # claim id -> slugs of its entities' pages
 
 
 class _SlugsBut(AbstractSet[str]):
@@ -405,8 +423,10 @@ class EvidenceReader:
     and window replaces five small reads per page (and decodes each record once per window).
     """
 
-    def __init__(self, store: Store, plans: Sequence[PagePlan], window: int = PREFETCH_PAGES):
+    def __init__(self, store: Store, plans: Sequence[PagePlan], window: int = PREFETCH_PAGES,
+                 kb: KnowledgeView | None = None):
         self.store, self.plans, self.window = store, list(plans), max(1, window)
+        self.kb = kb  # the KB PLAN read in this process: claims, relations and names without a read
         self.position = {p.slug: i for i, p in enumerate(self.plans)}
         self.titles: dict[str, str] = {}
         self._windows: dict[int, _Window] = {}
@@ -434,10 +454,19 @@ class EvidenceReader:
 
     async def _load(self, plans: Sequence[PagePlan]) -> _Window:
         out = _Window()
-        out.claims = {c.id: c for c in await self._get(Claim, _union(p.claim_ids for p in plans))}
-        out.relations = {r.id: r for r in await self._get(Relation, _union(p.relation_ids for p in plans))}
+        kb = self.kb
+        claim_ids, relation_ids = _union(p.claim_ids for p in plans), _union(p.relation_ids for p in plans)
+        if kb is not None:
+            out.claims = {c: kb.claims[c] for c in claim_ids if c in kb.claims}
+            out.relations = {r: kb.relations[r] for r in relation_ids if r in kb.relations}
+        else:
+            out.claims = {c.id: c for c in await self._get(Claim, claim_ids)}
+            out.relations = {r.id: r for r in await self._get(Relation, relation_ids)}
         ends = _union([r.source, r.target] for r in out.relations.values())
-        out.names = {e.id: e.name for e in await self._get(Entity, ends)}
+        if kb is not None:
+            out.names = {e: kb.names[e] for e in ends if e in kb.names}
+        else:
+            out.names = {e.id: e.name for e in await self._get(Entity, ends)}
         wanted = _union(source_ids(p, [out.claims[c] for c in p.claim_ids if c in out.claims]) for p in plans)
         out.chunks = {c.id: c for c in await self._get(Chunk, wanted)}
         missing = sorted({c.document_id for c in out.chunks.values()} - set(self.titles))
@@ -475,7 +504,13 @@ def candidates(
     def about(entity_ids: list[str]) -> list[str]:
         return [slug_of_subject[e] for e in entity_ids if e in slug_of_subject and slug_of_subject[e] != plan.slug]
 
-    statements = [Statement(c.text, [c.chunk_id], about(c.entity_ids)) for c in claims]
+    def claim_about(claim: Claim) -> list[str]:  # a claim is offered to every page about its entities
+        slugs = window.subjects.get(claim.id)
+        if slugs is None:
+            slugs = window.subjects[claim.id] = [slug_of_subject[e] for e in claim.entity_ids if e in slug_of_subject]
+        return [s for s in slugs if s != plan.slug]
+
+    statements = [Statement(c.text, [c.chunk_id], claim_about(c)) for c in claims]
     # A relation whose description is one of the page's claims says nothing the claim does not.
     said = {" ".join(c.text.split()).casefold() for c in claims}
     kept_relations = [r for r in relations if " ".join(r.description.split()).casefold() not in said]

@@ -91,13 +91,21 @@ class Mention:
     document_id: str
 
     def keys(self) -> list[str]:
-        kind = type_key(self.type) if self.category != CONCEPT else CONCEPT
-        names = (normalize_name(n) for n in (self.name, *self.aliases))
-        return list(dict.fromkeys(f"{kind}|{n}" for n in names if n))
+        return list(_keys(self.type if self.category != CONCEPT else None, self.name, tuple(self.aliases)))
+
+
+@lru_cache(maxsize=1 << 16)
+def _keys(type_: str | None, name: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
+    # A name is mentioned in thousands of chunks with the same type and aliases: worked out once.
+    kind = type_key(type_) if type_ is not None else CONCEPT
+    names = (normalize_name(n) for n in (name, *aliases))
+    return tuple(dict.fromkeys(f"{kind}|{n}" for n in names if n))
 
 
 def _text(item: dict[str, Any], key: str, where: str) -> str:
     value = item.get(key, "")
+    if type(value) is str:  # nearly always: skip the checks below
+        return value.strip()
     if value is None:
         return ""
     if not isinstance(value, str):

@@ -56,10 +56,14 @@ def term_claims(
 
     Keys in `code_only` were only ever seen as inline code: where the claims write the word
     plain more often than as code, only the claims writing it as code are the term's."""
+    # Only the words of the terms are looked up: index those alone (most words of most claims
+    # name no term, and a list per word of the KB costs more than the search).
+    wanted = {f for spellings in terms.values() for s in spellings for w in s.split() for f in plural_forms(w)}
     index: dict[str, list[Claim]] = defaultdict(list)
-    for claim in sorted(claims, key=lambda c: c.id):
-        for word in set(_WORD.findall(claim.text.lower())):
-            index[word].append(claim)
+    if wanted:
+        for claim in sorted(claims, key=lambda c: c.id):
+            for word in wanted.intersection(_WORD.findall(claim.text.lower())):
+                index[word].append(claim)
     out: dict[int, list[Claim]] = {}
     for key, spellings in terms.items():
         hits: dict[str, Claim] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -30,11 +31,14 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready fields (the vector is left as it is: backends encode it)."""
-        return {name: getattr(self, name) for name in _field_order(type(self))}
+        names, values = _getter(type(self))
+        return dict(zip(names, values(self), strict=True))
 
     @classmethod
     def from_dict(cls: type[R], data: dict[str, Any]) -> R:
         names = _field_names(cls)
+        if names.issuperset(data):  # as stored: no field the record no longer has
+            return cls(**data)
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
@@ -51,6 +55,20 @@ def _field_order(cls: type) -> tuple[str, ...]:
     if names is None:
         names = _ORDER_CACHE[cls] = tuple(f.name for f in dataclasses.fields(cls))
     return names
+
+
+_GETTER_CACHE: dict[type, tuple[tuple[str, ...], Any]] = {}
+
+
+def _getter(cls: type) -> tuple[tuple[str, ...], Any]:
+    """The field names and one attrgetter returning all their values (a record's encoding is
+    most of what a bulk write costs)."""
+    found = _GETTER_CACHE.get(cls)
+    if found is None:
+        names = _field_order(cls)
+        getter = operator.attrgetter(*names)
+        found = _GETTER_CACHE[cls] = (names, (lambda r: (getter(r),)) if len(names) == 1 else getter)
+    return found
 
 
 def _field_names(cls: type) -> frozenset[str]:

@@ -103,3 +103,22 @@ async def test_changing_reduce_settings_reruns_reduce_and_later_but_not_map(llm_
     assert "mentions" in report["phases"]["reduce"]  # REDUCE ran again (not served from its stage mark)
     assert report["phases"]["reduce"]["done"] > 0  # and rewrote entities: descriptions are shorter now
     assert report["phases"]["plan"]["items"] > 0 and "created" in report["phases"]["refine"]
+
+
+async def test_new_evidence_the_page_already_states_is_not_sent_to_the_writer(llm_server: LLMServer, tmp_path: Path):
+    workspace = make_workspace(tmp_path / "ws")
+    await compile_(workspace, llm_server)
+    pool = next(p for p in await records(workspace, llm_server, Page) if p.title == "Buffer Pool")
+    stated = "The Buffer Pool evicts cold pages with the Clock Sweep Policy"
+    assert stated in pool.markdown
+    path = workspace / "documents" / "kb" / "gateway.md"
+    path.write_text(path.read_text(encoding="utf-8") + f"\n## Caching\n\n{stated}!\n", encoding="utf-8")
+    llm_server.reset()
+
+    report = await compile_(workspace, llm_server)
+
+    assert report["phases"]["refine"]["already_stated"] >= 1
+    asked = [r.prompt for r in llm_server.requests if r.schema_name is None]
+    assert not [p for p in asked if 'Write the wiki page "Buffer Pool"' in p], "the page says it already"
+    after = next(p for p in await records(workspace, llm_server, Page) if p.title == "Buffer Pool")
+    assert after.markdown == pool.markdown

@@ -1,0 +1,134 @@
+"""One compile path: a recompile ends where a compile from scratch of the same documents does,
+and one with nothing changed skips every phase on fingerprints alone."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from compendium.operations import compile_workspace, opened_store
+from compendium.phases.map import extracts_fingerprint
+from compendium.pipeline.stages import stage_mark
+from compendium.settings import load_settings
+from compendium.storage.records import Chunk, Claim, Entity, Extract, Relation
+from compendium.workspace import init_workspace
+from tests.support.llm_server import REFUSAL, LLMServer
+
+from .corpus import DOCUMENTS, compile_, env_for, make_workspace
+
+NEW_SENTENCE = "The Buffer Pool prefetches neighbouring pages during a sequential scan."
+MORE = {
+    "archive.md": "# Archive Daemon\n\n## Duties\n\nThe Archive Daemon compresses old segments. "
+                  "The Archive Daemon copies segments to cold storage every night.\n",
+}
+
+
+async def _compile_offline(workspace: Path) -> dict[str, Any]:
+    report = (await compile_workspace(load_settings(workspace, env={}))).as_dict()
+    assert report["status"] == "succeeded", report["error"]
+    return report
+
+
+async def _kb(workspace: Path, env: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The canonical KB as records, without what depends on when it was written."""
+    out: dict[str, dict[str, Any]] = {}
+    async with opened_store(load_settings(workspace, env=env)) as store:
+        for kind in (Chunk, Extract, Entity, Relation, Claim):
+            rows = {}
+            async for record in store.scan(kind):
+                data = record.to_dict()
+                data.pop("embedding", None)
+                # A summary is kept across small additions on purpose (reduce.SUMMARY_REFRESH):
+                # its text may be one written from an earlier version of the documents.
+                data.pop("description", None) if kind is Entity else None
+                rows[record.id] = data
+            out[kind.__name__] = rows
+    return out
+
+
+def _edit(folder: Path) -> None:
+    buffer = folder / "buffer.md"
+    buffer.write_text(buffer.read_text(encoding="utf-8").replace(
+        "Clock Sweep Policy. ", f"Clock Sweep Policy. {NEW_SENTENCE} ", 1), encoding="utf-8")
+    (folder / "gateway.md").unlink()
+    for name, text in MORE.items():
+        (folder / name).write_text(text, encoding="utf-8")
+
+
+async def test_an_edited_kb_ends_where_a_compile_from_scratch_of_its_documents_does(tmp_path: Path):
+    grown = make_workspace(tmp_path / "grown")
+    await _compile_offline(grown)
+    _edit(grown / "documents" / "kb")
+    await _compile_offline(grown)
+
+    fresh = init_workspace(tmp_path / "fresh")
+    shutil.copytree(grown / "documents" / "kb", fresh / "documents" / "kb")
+    await _compile_offline(fresh)
+
+    assert await _kb(grown, {}) == await _kb(fresh, {})
+    # What MAP handed REDUCE, brought up to date from the changed documents alone, names
+    # exactly the extracts stored (REDUCE trusts it instead of reading them).
+    for workspace in (grown, fresh):
+        async with opened_store(load_settings(workspace, env={})) as store:
+            handed = (await stage_mark(store, "map"))["output"]
+            stored = [(e.id, e.fingerprint) async for e in store.scan(Extract)]
+        assert handed == extracts_fingerprint(stored)
+
+
+async def test_nothing_changed_skips_every_phase_on_fingerprints(tmp_path: Path):
+    workspace = make_workspace(tmp_path / "ws")
+    first = await _compile_offline(workspace)
+    again = await _compile_offline(workspace)
+    phases = again["phases"]
+    assert phases["map"]["skipped"] == phases["map"]["items"] == first["chunks"]
+    assert phases["map"]["batches"] == 0
+    assert phases["reduce"]["done"] == 0 and phases["plan"]["done"] == 0
+    assert phases["plan"]["candidates"] == 0  # not even planned again
+    assert again["pages"]["unchanged"] == sum(first["pages"].values()) - first["pages"]["deleted"]
+    assert again["counts"] == first["counts"]
+
+
+async def test_inputs_that_come_back_after_a_half_finished_run_are_worked_again(llm_server: LLMServer, tmp_path: Path):
+    """An edit whose extraction failed, then undone: the documents are those of the first
+    compile again, but the store is not, so no phase may trust its old mark."""
+    workspace = make_workspace(tmp_path / "ws")
+    await compile_(workspace, llm_server)
+    before = await _kb(workspace, env_for(llm_server))
+    path = workspace / "documents" / "kb" / "buffer.md"
+    path.write_text(DOCUMENTS["buffer.md"].replace("Clock Sweep Policy. ", f"Clock Sweep Policy. {NEW_SENTENCE} ", 1),
+                    encoding="utf-8")
+    default = llm_server.responder
+    llm_server.responder = lambda request: REFUSAL if request.schema_name == "extraction" else default(request)
+    try:
+        half = (await compile_workspace(load_settings(workspace, env=env_for(llm_server)))).as_dict()
+    finally:
+        llm_server.responder = default
+    assert half["phases"]["map"]["failed"] >= 1
+
+    path.write_text(DOCUMENTS["buffer.md"], encoding="utf-8")
+    report = await compile_(workspace, llm_server)
+
+    assert report["phases"]["map"]["done"] >= 1  # the first version's chunk is extracted again
+    assert await _kb(workspace, env_for(llm_server)) == before
+
+
+async def test_a_file_rewritten_at_once_with_the_same_size_is_read_again(tmp_path: Path):
+    """Files are re-read only when their size or time changed; one written within the clock
+    tick it was hashed in keeps its time, so a fresh file is always hashed again."""
+    workspace = make_workspace(tmp_path / "ws")
+    await _compile_offline(workspace)
+    path = workspace / "documents" / "kb" / "buffer.md"
+    before = path.read_text(encoding="utf-8")
+    after = before.replace("quarter of memory", "third of the disk", 1)
+    assert len(after) == len(before) and after != before
+    stat = path.stat()
+    path.write_text(after, encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size, same time
+
+    report = await _compile_offline(workspace)
+
+    assert report["phases"]["ingest"]["changed_documents"] == 1
+    chunks = (await _kb(workspace, {}))["Chunk"].values()
+    assert any("third of the disk" in c["text"] for c in chunks)
