@@ -6,7 +6,7 @@ inside its community; weights 1-5. Each size and method runs in a fresh process 
 memory (max RSS) is that run's alone; a run is cut at --timeout seconds. Prints a table and
 writes benchmarks/reports/communities.md.
 
-    python -m benchmarks.communities [--sizes 10000 100000 1000000] [--louvain 10000 100000]
+    python -m benchmarks.communities [--sizes 10000 100000 1000000] [--igraph 1000000] [--louvain 10000 100000]
 """
 
 from __future__ import annotations
@@ -57,6 +57,20 @@ def _one(n: int, method: str) -> dict:
         graph = WeightedGraph(names, edges)
         built = time.perf_counter() - t0
         groups = find_communities(graph, (), min_size=3, max_topics=10**9)
+    elif method == "igraph":
+        # igraph's own C Leiden, for comparison: not what topics use (its seed is a global).
+        import random
+
+        import igraph
+
+        from compendium.phases.communities import WeightedGraph
+        graph = WeightedGraph(names, edges)
+        built = time.perf_counter() - t0
+        igraph.set_random_number_generator(random.Random(7))
+        g = igraph.Graph(n=len(graph.nodes), edges=graph.edges)
+        g.es["weight"] = graph.weights
+        found = g.community_leiden(objective_function="modularity", weights="weight", n_iterations=2)
+        groups = [[graph.nodes[i] for i in c] for c in found if len(c) >= 3]
     else:
         import networkx as nx
         graph = nx.Graph()
@@ -103,6 +117,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--louvain", type=int, nargs="*", default=[10_000, 100_000])
+    parser.add_argument("--igraph", type=int, nargs="*", default=[1_000_000])
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--no-write", action="store_true")
@@ -111,6 +126,7 @@ def main() -> None:
         print(json.dumps(_one(int(args.one[0]), args.one[1])))
         return
     rows = [_run(n, "leiden", args.timeout) for n in args.sizes]
+    rows += [_run(n, "igraph", args.timeout) for n in args.igraph]
     rows += [_run(n, "louvain", args.timeout) for n in args.louvain]
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for row in rows:
@@ -127,7 +143,8 @@ def main() -> None:
         "itself (ids and edge tuples). `build_s` turns the edge list into the graph; `total_s` "
         "includes it. `leiden` is `compendium.phases.communities.find_communities` "
         "(leidenalg RBConfiguration, resolution 1, seed 7, 2 iterations); `louvain` is networkx "
-        "`louvain_communities` as topics used before.",
+        "`louvain_communities` as topics used before; `igraph` is igraph's own C "
+        "`community_leiden` (modularity), for comparison only.",
         "",
         f"Graph: communities of ~{COMMUNITY} entities, {DEGREE / 2:.1f} edges per entity on average "
         f"({INSIDE:.0%} inside the planted community), seed {SEED}. `planted_agreement` is the share "

@@ -1,0 +1,120 @@
+"""Where a page's subject sits in the authors' structure: the folder, document and heading its
+evidence mostly comes from, as the path of an outline leaf."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .build import Leaf
+from .titles import clean_heading, folder_title
+
+_PREFIX = re.compile(r"^([A-Za-z0-9]+)[-_.]")
+
+
+@dataclass(frozen=True)
+class SourcePassage:
+    """What placement needs of a chunk."""
+
+    id: str
+    document_id: str
+    ordinal: int
+    heading_path: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    id: str
+    path: str
+    title: str
+    toc: tuple[tuple[str, ...], ...] = ()  # title path of this document in a table of contents
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0] if "." in name else name
+
+
+class Structure:
+    """The documents' folders, file-name families and headings, as leaf path segments."""
+
+    def __init__(self, documents: Iterable[SourceDocument], fan_out: int = 50) -> None:
+        self.documents = {d.id: d for d in documents}
+        ordered = sorted(self.documents.values(), key=lambda d: (d.path, d.id))
+        self.rank = {d.id: i for i, d in enumerate(ordered)}
+        by_folder: dict[str, list[SourceDocument]] = defaultdict(list)
+        for d in ordered:
+            by_folder[d.path.rpartition("/")[0]].append(d)
+        self.family: dict[str, tuple[str, str]] = {}  # document id -> (family key, title)
+        for folder, docs in by_folder.items():
+            if len(docs) <= fan_out:
+                continue
+            # A big flat folder: files named "ddl-constraints", "ddl-basics" are one family,
+            # titled by the family's own file ("ddl.html") when there is one.
+            stems = {_stem(d.path): d for d in docs}
+            families: dict[str, list[SourceDocument]] = defaultdict(list)
+            for d in docs:
+                match = _PREFIX.match(_stem(d.path))
+                families[match.group(1) if match else _stem(d.path)].append(d)
+            for prefix, members in families.items():
+                if len(members) < 2:
+                    continue
+                head = stems.get(prefix)
+                title = clean_heading(head.title) if head and head.title else folder_title(prefix)
+                for d in members:
+                    self.family[d.id] = (f"family:{folder}/{prefix}", title)
+
+    def segments(self, document_id: str, heading_path: Sequence[str]) -> list[tuple[str, str]]:
+        doc = self.documents.get(document_id)
+        if doc is None:
+            return []
+        if doc.toc:
+            out, trail = [], ""
+            for title in doc.toc:
+                trail += "/" + title
+                out.append((f"toc:{trail}", clean_heading(title)))
+        else:
+            folders = doc.path.split("/")[:-1]
+            out = [(f"dir:{'/'.join(folders[:i + 1])}", folder_title(f)) for i, f in enumerate(folders)]
+            if doc.id in self.family:
+                out.append(self.family[doc.id])
+        doc_title = clean_heading(doc.title or _stem(doc.path))
+        family = self.family.get(doc.id)
+        if not (family and _stem(doc.path) == family[0].rsplit("/", 1)[-1]) and \
+                not (out and out[-1][1] == doc_title):
+            out.append((f"doc:{doc.path}", doc_title))
+        headings = [clean_heading(h) for h in heading_path if h.strip()]
+        if headings and headings[0] == doc_title:
+            headings = headings[1:]
+        if headings:
+            out.append((f"heading:{doc.path}#{headings[0]}", headings[0]))
+        return out
+
+
+def place(subject_chunks: dict[str, Sequence[str]], titles: dict[str, str], importance: dict[str, float],
+          passages: dict[str, SourcePassage], structure: Structure) -> list[Leaf]:
+    """One leaf per subject, under the document (then heading) most of its passages come from;
+    ties go to the earliest in reading order. A subject with no known passage sits at the top."""
+    leaves = []
+    for subject, chunk_ids in subject_chunks.items():
+        found = [passages[c] for c in chunk_ids if c in passages]
+        if not found:
+            leaves.append(Leaf(subject, titles[subject], importance.get(subject, 0.0), [], (10**9, 0)))
+            continue
+        docs = Counter(p.document_id for p in found)
+        first = {}
+        for p in found:
+            first.setdefault(p.document_id, (structure.rank.get(p.document_id, 10**9), p.ordinal))
+            first[p.document_id] = min(first[p.document_id], (structure.rank.get(p.document_id, 10**9), p.ordinal))
+        doc = min(docs, key=lambda d: (-docs[d], first[d]))
+        inside = [p for p in found if p.document_id == doc]
+        heads = Counter(p.heading_path[:2] for p in inside)
+        earliest = {}
+        for p in inside:
+            earliest[p.heading_path[:2]] = min(earliest.get(p.heading_path[:2], 10**9), p.ordinal)
+        heading = min(heads, key=lambda h: (-heads[h], earliest[h]))
+        leaves.append(Leaf(subject, titles[subject], importance.get(subject, 0.0),
+                           structure.segments(doc, heading), first[doc]))
+    return leaves
