@@ -29,7 +29,8 @@ class SourceDocument:
     id: str
     path: str
     title: str
-    toc: tuple[tuple[str, ...], ...] = ()  # title path of this document in a table of contents
+    toc: tuple[str, ...] = ()  # the titles above this document in a table of contents
+    position: int = -1  # its place in the table of contents' reading order
 
 
 def _stem(path: str) -> str:
@@ -42,7 +43,8 @@ class Structure:
 
     def __init__(self, documents: Iterable[SourceDocument], fan_out: int = 50) -> None:
         self.documents = {d.id: d for d in documents}
-        ordered = sorted(self.documents.values(), key=lambda d: (d.path, d.id))
+        ordered = sorted(self.documents.values(),
+                         key=lambda d: (d.position < 0, d.position, d.path, d.id))
         self.rank = {d.id: i for i, d in enumerate(ordered)}
         by_folder: dict[str, list[SourceDocument]] = defaultdict(list)
         for d in ordered:
