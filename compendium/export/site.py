@@ -134,7 +134,7 @@ def outline_view(wiki: WikiSnapshot, tree: dict) -> list[dict]:
     anchors = {id(n): a for n, a in numbered(tree)}
 
     def view(node: dict) -> dict:
-        pages = sorted(((("pages/" + page_href(s)), wiki.page_by_slug[s].title or s)
+        pages = sorted(((("pages/" + page_href(s)), wiki.page_by_slug[s].title or s, wiki.page_by_slug[s].kind)
                         for s in node["pages"] if s in wiki.page_by_slug), key=lambda p: (p[1].lower(), p[0]))
         href = "pages/" + page_href(node["slug"]) if node["slug"] in wiki.page_by_slug else None
         return {"title": node["title"], "href": href, "anchor": anchors[id(node)], "pages": pages,

@@ -12,6 +12,17 @@ from .build import Leaf
 from .titles import clean_heading, folder_title
 
 _PREFIX = re.compile(r"^([A-Za-z0-9]+)[-_.]")
+_SITE_SUFFIX = re.compile(r"\s+[—|·–-]\s+([^—|·–]+)$")  # "os — … — Python 3.11.2 documentation"
+INDEX_NAMES = ("index", "readme", "contents", "_index")
+
+
+def site_suffix(titles: Sequence[str]) -> str | None:
+    """A trailing " — Site name" that most titles share (the HTML <title> of a generated manual)."""
+    ends = Counter(m.group(0) for t in titles if (m := _SITE_SUFFIX.search(t)))
+    if not ends:
+        return None
+    end, count = ends.most_common(1)[0]
+    return end if count >= 3 and count >= 0.3 * len(titles) else None
 
 
 @dataclass(frozen=True)
@@ -42,7 +53,19 @@ class Structure:
     """The documents' folders, file-name families and headings, as leaf path segments."""
 
     def __init__(self, documents: Iterable[SourceDocument], fan_out: int = 50) -> None:
+        documents = list(documents)
+        suffix = site_suffix([d.title for d in documents])
+        if suffix:
+            documents = [SourceDocument(d.id, d.path, d.title.removesuffix(suffix), d.toc, d.position)
+                         for d in documents]
         self.documents = {d.id: d for d in documents}
+        # A folder is titled by its own index document ("library/index.html": "The Python
+        # Standard Library"), else by its name.
+        self.folder_titles: dict[str, str] = {}
+        for d in documents:
+            folder, _, name = d.path.rpartition("/")
+            if folder and _stem(name).lower() in INDEX_NAMES and d.title.strip():
+                self.folder_titles[folder] = clean_heading(d.title)
         ordered = sorted(self.documents.values(),
                          key=lambda d: (d.position < 0, d.position, d.path, d.id))
         self.rank = {d.id: i for i, d in enumerate(ordered)}
@@ -79,7 +102,10 @@ class Structure:
                 out.append((f"toc:{trail}", clean_heading(title)))
         else:
             folders = doc.path.split("/")[:-1]
-            out = [(f"dir:{'/'.join(folders[:i + 1])}", folder_title(f)) for i, f in enumerate(folders)]
+            out = []
+            for i, f in enumerate(folders):
+                path = "/".join(folders[:i + 1])
+                out.append((f"dir:{path}", self.folder_titles.get(path) or folder_title(f)))
             if doc.id in self.family:
                 out.append(self.family[doc.id])
         doc_title = clean_heading(doc.title or _stem(doc.path))

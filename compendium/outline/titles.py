@@ -30,7 +30,7 @@ def folder_title(segment: str) -> str:
         if not word:
             continue
         out.append(word.upper() if len(word) <= 3 and word.isalpha() and word.lower() not in
-                   {"faq", "the", "and", "for"} else word[:1].upper() + word[1:])
+                   {"the", "and", "for"} else word[:1].upper() + word[1:])
     return " ".join(out) or segment
 
 
