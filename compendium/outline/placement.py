@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .build import Leaf
 from .titles import clean_heading, folder_title
+from .toc import TocPage, toc_tree
 
 _PREFIX = re.compile(r"^([A-Za-z0-9]+)[-_.]")
 _SITE_SUFFIX = re.compile(r"\s+[—|·–-]\s+([^—|·–]+)$")  # "os — … — Python 3.11.2 documentation"
@@ -40,8 +41,7 @@ class SourceDocument:
     id: str
     path: str
     title: str
-    toc: tuple[str, ...] = ()  # the titles above this document in a table of contents
-    position: int = -1  # its place in the table of contents' reading order
+    toc: tuple[tuple[int, str], ...] = ()  # (depth, href) of the table of contents it carries
 
 
 def _stem(path: str) -> str:
@@ -49,29 +49,46 @@ def _stem(path: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else name
 
 
+def toc_links(metadata: dict) -> tuple[tuple[int, str], ...]:
+    """The (depth, href) pairs the HTML reader kept of a document's table of contents."""
+    out = []
+    for entry in metadata.get("toc") or ():
+        if isinstance(entry, (list, tuple)) and len(entry) >= 2 and isinstance(entry[1], str):
+            out.append((int(entry[0]) if isinstance(entry[0], int) else 1, entry[1]))
+    return tuple(out)
+
+
 class Structure:
-    """The documents' folders, file-name families and headings, as leaf path segments."""
+    """The authors' structure as leaf path segments: the manual's tables of contents where its
+    pages carry them, else its folders and file-name families; then a document's headings."""
 
     def __init__(self, documents: Iterable[SourceDocument], fan_out: int = 50) -> None:
         documents = list(documents)
         suffix = site_suffix([d.title for d in documents])
         if suffix:
-            documents = [SourceDocument(d.id, d.path, d.title.removesuffix(suffix), d.toc, d.position)
-                         for d in documents]
+            documents = [SourceDocument(d.id, d.path, d.title.removesuffix(suffix), d.toc) for d in documents]
         self.documents = {d.id: d for d in documents}
+        self.titles = {d.id: clean_heading(d.title or _stem(d.path)) for d in documents}
+        by_path = {d.path: d.id for d in documents}
+        self.parent_of, position = toc_tree(
+            [TocPage(d.id, d.path, d.toc) for d in documents if d.toc], by_path)
         # A folder is titled by its own index document ("library/index.html": "The Python
-        # Standard Library"), else by its name.
+        # Standard Library"), else by its name; a page the TOC misses hangs under that index.
         self.folder_titles: dict[str, str] = {}
+        self.folder_index: dict[str, str] = {}
         for d in documents:
             folder, _, name = d.path.rpartition("/")
-            if folder and _stem(name).lower() in INDEX_NAMES and d.title.strip():
-                self.folder_titles[folder] = clean_heading(d.title)
+            if folder and _stem(name).lower() in INDEX_NAMES:
+                if d.title.strip():
+                    self.folder_titles[folder] = self.titles[d.id]
+                self.folder_index[folder] = d.id
         ordered = sorted(self.documents.values(),
-                         key=lambda d: (d.position < 0, d.position, d.path, d.id))
+                         key=lambda d: (d.id not in position, position.get(d.id, 0), d.path, d.id))
         self.rank = {d.id: i for i, d in enumerate(ordered)}
         by_folder: dict[str, list[SourceDocument]] = defaultdict(list)
         for d in ordered:
-            by_folder[d.path.rpartition("/")[0]].append(d)
+            if not self._in_toc(d):
+                by_folder[d.path.rpartition("/")[0]].append(d)
         self.family: dict[str, tuple[str, str]] = {}  # document id -> (family key, title)
         for folder, docs in by_folder.items():
             if len(docs) <= fan_out:
@@ -87,19 +104,35 @@ class Structure:
                 if len(members) < 2:
                     continue
                 head = stems.get(prefix)
-                title = clean_heading(head.title) if head and head.title else folder_title(prefix)
+                title = self.titles[head.id] if head and head.title else folder_title(prefix)
                 for d in members:
                     self.family[d.id] = (f"family:{folder}/{prefix}", title)
+
+    def _in_toc(self, doc: SourceDocument) -> bool:
+        return doc.id in self.parent_of
+
+    def _chain(self, doc_id: str) -> list[str]:
+        """The documents above one in the TOC tree, outermost first, without the TOC's own
+        home page (its parts are the roots)."""
+        chain = []
+        node = self.parent_of.get(doc_id)
+        while node is not None:
+            chain.append(node)
+            node = self.parent_of.get(node)
+        return list(reversed(chain))[1:]
 
     def segments(self, document_id: str, heading_path: Sequence[str]) -> list[tuple[str, str]]:
         doc = self.documents.get(document_id)
         if doc is None:
             return []
-        if doc.toc:
-            out, trail = [], ""
-            for title in doc.toc:
-                trail += "/" + title
-                out.append((f"toc:{trail}", clean_heading(title)))
+        folder = doc.path.rpartition("/")[0]
+        index = self.folder_index.get(folder)
+        if doc.id in self.parent_of:
+            out = [(f"doc:{self.documents[a].path}", self.titles[a]) for a in self._chain(doc.id)]
+        elif index is not None and index in self.parent_of and index != doc.id:
+            # Missed by the TOC, but its folder's index page is in it: hang under that page.
+            out = [(f"doc:{self.documents[a].path}", self.titles[a]) for a in self._chain(index)]
+            out.append((f"doc:{self.documents[index].path}", self.titles[index]))
         else:
             folders = doc.path.split("/")[:-1]
             out = []
@@ -108,7 +141,7 @@ class Structure:
                 out.append((f"dir:{path}", self.folder_titles.get(path) or folder_title(f)))
             if doc.id in self.family:
                 out.append(self.family[doc.id])
-        doc_title = clean_heading(doc.title or _stem(doc.path))
+        doc_title = self.titles[doc.id]
         family = self.family.get(doc.id)
         if not (family and _stem(doc.path) == family[0].rsplit("/", 1)[-1]) and \
                 not (out and out[-1][1] == doc_title):

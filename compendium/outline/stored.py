@@ -11,7 +11,7 @@ from ..phases.planning import PagePlan, Subject
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Document, Entity, Relation
 from .build import OutlineLimits, build_outline, subject_edges
-from .placement import SourceDocument, SourcePassage, Structure, place
+from .placement import SourceDocument, SourcePassage, Structure, place, toc_links
 from .tree import OutlineNode, outline_json
 
 OUTLINE_KEY = "outline"
@@ -39,7 +39,7 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
     wanted = sorted({c for ids in chunk_ids.values() for c in ids})
     chunks: list[Chunk] = await store.get(Chunk, wanted)  # type: ignore[assignment]
     passages = {c.id: SourcePassage(c.id, c.document_id, c.ordinal, tuple(c.heading_path)) for c in chunks}
-    documents = [SourceDocument(d.id, d.path, d.title, tuple(d.metadata.get("toc_path", ())))
+    documents = [SourceDocument(d.id, d.path, d.title, toc_links(d.metadata))
                  async for d in store.scan(Document)]  # type: ignore[attr-defined]
     leaves = place(chunk_ids, {s.id: s.title for s in subjects}, {s.id: s.importance for s in subjects},
                    passages, Structure(documents, limits.fan_out))

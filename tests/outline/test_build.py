@@ -55,18 +55,31 @@ def test_folders_come_before_communities_even_when_the_graph_says_otherwise():
 
 
 def test_a_table_of_contents_gives_the_roots_in_its_own_order():
+    home = SourceDocument("d0", "html/index.html", "Manual", (
+        (1, "tutorial.html"), (2, "start.html"),
+        (1, "sql.html"), (2, "syntax.html"), (2, "ddl.html#top"),
+        (1, "admin.html"), (2, "setup.html"), (1, "https://example.org/x.html")))
     documents = [
-        SourceDocument("d1", "html/start.html", "1. Getting Started", ("I. Tutorial",), 0),
-        SourceDocument("d2", "html/sql.html", "4. SQL Syntax", ("II. The SQL Language",), 1),
-        SourceDocument("d3", "html/ddl.html", "5. Data Definition", ("II. The SQL Language",), 2),
-        SourceDocument("d4", "html/admin.html", "18. Server Setup", ("III. Server Administration",), 3),
+        home,
+        SourceDocument("d1", "html/tutorial.html", "Part I. Tutorial"),
+        SourceDocument("d2", "html/start.html", "1. Getting Started"),
+        SourceDocument("d3", "html/sql.html", "Part II. The SQL Language"),
+        SourceDocument("d4", "html/syntax.html", "4. SQL Syntax"),
+        SourceDocument("d5", "html/ddl.html", "Chapter 5. Data Definition", ((1, "ddl-basics.html"),)),
+        SourceDocument("d6", "html/ddl-basics.html", "5.1. Table Basics"),
+        SourceDocument("d7", "html/admin.html", "Part III. Server Administration"),
+        SourceDocument("d8", "html/setup.html", "18. Server Setup"),
     ]
-    passages = {f"c{i}": SourcePassage(f"c{i}", f"d{1 + i % 4}", i, ()) for i in range(40)}
-    subjects = {f"s{i}": [f"c{i}"] for i in range(40)}
-    leaves = place(subjects, {s: f"Subject {s}" for s in subjects}, {}, passages, Structure(documents))
+    docs = ["d2", "d4", "d5", "d6", "d8"]
+    passages = {f"c{i}": SourcePassage(f"c{i}", docs[i % 5], i, ()) for i in range(50)}
+    subjects = {f"s{i}": [f"c{i}"] for i in range(50)}
+    structure = Structure(documents)
+    # The chapter's own TOC places its sections under it, inside the part.
+    assert [t for _k, t in structure.segments("d6", ())] == ["The SQL Language", "Data Definition", "Table Basics"]
+    leaves = place(subjects, {s: f"Subject {s}" for s in subjects}, {}, passages, structure)
     roots = build_outline(leaves, [])
     assert [r.title for r in roots] == ["Tutorial", "The SQL Language", "Server Administration"]
-    assert len(roots[1].all_subjects()) == 20
+    assert len(roots[1].all_subjects()) == 30
 
 
 def test_a_big_flat_folder_is_grouped_by_file_family_named_by_the_family_file():
