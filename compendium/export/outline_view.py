@@ -62,11 +62,12 @@ class Placement:
 
     trail: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # slug -> nodes, root first
     node_of: dict[str, dict[str, Any]] = field(default_factory=dict)  # overview slug -> its node
+    anchor: dict[int, str] = field(default_factory=dict)  # id(node) -> its anchor on the index
 
 
 def placement(tree: dict[str, Any]) -> Placement:
     """Breadcrumbs for every page of a published tree; overview pages also know their node."""
-    out = Placement()
+    out = Placement(anchor={id(n): a for n, a in numbered(tree)})
     stack: list[tuple[dict[str, Any], list[dict[str, Any]]]] = [(c, []) for c in reversed(tree["children"])]
     while stack:
         node, above = stack.pop()

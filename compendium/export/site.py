@@ -94,7 +94,9 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
     def title_of(slug: str) -> str:
         return wiki.page_by_slug[slug].title or slug
 
-    trail = [(n["title"], href_of(n["slug"])) for n in places.trail.get(page.slug, [])]
+    # A node without an overview page links to its place in the index's tree.
+    trail = [(n["title"], href_of(n["slug"]) or f"../index.html#{places.anchor.get(id(n), '')}")
+             for n in places.trail.get(page.slug, [])]
     here = places.node_of.get(page.slug)
     node = None
     if here is not None:
@@ -245,7 +247,7 @@ def write_site(wiki: WikiSnapshot, out: Path, title: str) -> int:
     for name, text in render_entities(wiki, title).items():
         folder.write(name, text)
     folder.write("topics.html", render_topics(wiki, title))
-    for name in ("style.css", "search.js", "graph.js"):
+    for name in ("style.css", "search.js", "outline.js", "graph.js"):
         folder.write(f"assets/{name}", (ASSETS / name).read_bytes())
     folder.write("assets/theme.js", (CANVAS_JS.parent / "theme.js").read_bytes())  # the UI's own
     folder.write("assets/graph-renderer.js", renderer_script())

@@ -118,7 +118,7 @@ async def test_no_page_content_reaches_the_index_script(store, tmp_path: Path):
     index = soup(out / "index.html")
     scripts = index.find_all("script")
     # Our own theme and search files and the JSON index: nothing from the page.
-    assert [s.get("src") for s in scripts] == ["assets/theme.js", None, "assets/search.js"]
+    assert [s.get("src") for s in scripts] == ["assets/theme.js", None, "assets/search.js", "assets/outline.js"]
     data = json.loads(index.find("script", id="search-index").string)
     assert "</script><script>alert(1)</script>" in [row["t"] for row in data]
     assert index.find_all("img") == []

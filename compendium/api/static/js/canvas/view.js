@@ -143,7 +143,7 @@ export async function renderCanvas(main, { kb }, params) {
     const byGroup = new Map();
     for (const n of graph.nodes) if (n.group) byGroup.set(n.group, (byGroup.get(n.group) || 0) + 1);
     groupLegend.hidden = graph.colourBy !== "group";
-    clear(groupLegend, graph.groups.map((g) => h("span", { class: "legend-item" },
+    clear(groupLegend, graph.groups.map((g) => h("span", { class: "group-item" },
       h("span", { class: "legend-swatch", style: { background: typeColour(graph.groups, g) }, "aria-hidden": "true" }),
       `${g} (${byGroup.get(g) || 0})`)));
   }
