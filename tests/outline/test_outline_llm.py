@@ -25,6 +25,10 @@ def test_each_node_overview_is_one_refine_call_and_costs_no_naming_call(tmp_path
     with LLMServer() as server:
         report = compile_in_process(workspace, server)
         requests = list(server.requests)
+        server.reset()
+        again = compile_in_process(workspace, server)
+        # Nothing changed: the outline keeps its nodes and their pages, at no cost.
+        assert server.calls["chat"] == 0 and again["pages"]["updated"] == again["pages"]["created"] == 0
     pages, topics = read_store(workspace, Page, Topic)
     roots = [OutlineNode.from_dict(d) for d in _stored(workspace)["roots"]]
     nodes = [n for r in roots for n, _d in r.walk()]
