@@ -95,8 +95,9 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
         return wiki.page_by_slug[slug].title or slug
 
     # A node without an overview page links to its place in the index's tree.
-    trail = [(n["title"], href_of(n["slug"]) or f"../index.html#{places.anchor.get(id(n), '')}")
-             for n in places.trail.get(page.slug, [])]
+    placed = places.trail.get(page.slug)
+    trail = None if placed is None else [
+        (n["title"], href_of(n["slug"]) or f"../index.html#{places.anchor.get(id(n), '')}") for n in placed]
     here = places.node_of.get(page.slug)
     node = None
     if here is not None:
