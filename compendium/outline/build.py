@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..fingerprint import short_id
-from ..phases.communities import WeightedGraph, leiden, match_previous
+from ..phases.communities import WeightedGraph, leiden, match_previous, update_communities
 from .titles import is_keyword_pair
 from .tree import OutlineNode
 
@@ -19,6 +19,7 @@ class OutlineLimits:
     min_roots: int = 5  # fewer authors' parts than this over a large KB: the largest is opened up
     fan_out: int = 50  # children plus pages of any node
     leaf_pages: int = 50  # a subtopic holds at most this many pages
+    max_depth: int = 3  # levels of topics; the third is opened only where 50 x 50 pages do not fit
     min_group: int = 3  # smaller groups become pages of their parent
     keep_title_overlap: float = 0.8  # a matched node keeps its title at this membership overlap
     resolution: float = 1.0
@@ -87,13 +88,18 @@ class _Builder:
         self.rank = {lf.id: i for i, lf in enumerate(sorted(leaves, key=lambda lf: (lf.order, lf.id)))}
         # Where each subject was before, so communities start from the previous split.
         self.was_in: dict[str, str] = {}
+        self.trail: dict[str, list[str]] = {}  # subject -> ids of the nodes above it, root first
         for root in previous:
-            for node, _depth in root.walk():
+            stack = [(root, [root.id])]
+            while stack:
+                node, ids = stack.pop()
                 for s in node.subjects:
                     self.was_in[s] = node.id
+                    self.trail[s] = ids
+                stack.extend((c, [*ids, c.id]) for c in node.children)
 
     # -- splitting ------------------------------------------------------------------------------
-    def expand(self, group: _Group) -> list[_Group]:
+    def expand(self, group: _Group, depth: int) -> list[_Group]:
         """The group's natural parts: its structure nodes' children, else its communities."""
         if len(group.parts) == 1 and not group.loose:
             part = group.parts[0]
@@ -102,23 +108,33 @@ class _Builder:
             out = [_Group([c], key=c.key, title=c.title) for c in part.children.values()]
             if part.items:
                 out.append(_Group([], list(part.items), key=part.key + "#own", title=part.title))
-            return out if len(out) > 1 else (self.communities(out[0]) if out else [])
+            return out if len(out) > 1 else (self.communities(out[0], depth) if out else [])
         if group.parts:
             out = [_Group([p], key=p.key, title=p.title) for p in group.parts]
             if group.loose:
                 out.append(_Group([], list(group.loose)))
             return out
-        return self.communities(group)
+        return self.communities(group, depth)
 
-    def communities(self, group: _Group) -> list[_Group]:
+    def communities(self, group: _Group, depth: int) -> list[_Group]:
+        """The group's communities, as nodes at `depth`: where the previous outline split the
+        same subjects at that depth, its groups stand and new subjects join the one they are
+        most tied to (the flat topics' rule); otherwise Leiden from scratch."""
         items = group.items()
         if len(items) <= 1:
             return [group]
         sub = self.graph.subgraph(items)
-        previous = sorted({self.was_in[s] for s in items if s in self.was_in})
-        initial = {s: previous.index(self.was_in[s]) for s in items if s in self.was_in} or None
         resolution = self.limits.resolution * (1 + group.split_depth)
-        found = leiden(sub, resolution=resolution, initial=initial) if sub.edges else [[s] for s in items]
+        before: dict[str, list[str]] = defaultdict(list)
+        for s in items:
+            trail = self.trail.get(s, ())
+            if len(trail) >= depth:
+                before[trail[depth - 1]].append(s)
+        if len(before) > 1:
+            found = update_communities(sub.nodes, sub.edge_list(), before, [s for m in before.values() for s in m],
+                                       resolution=resolution, min_size=1, max_topics=len(items))
+        else:
+            found = leiden(sub, resolution=resolution) if sub.edges else [[s] for s in items]
         found = self._absorb_small(found)
         if len(found) <= 1:
             # One tight community (or none at all): cut it in reading order.
@@ -152,17 +168,25 @@ class _Builder:
         return big
 
     # -- merging --------------------------------------------------------------------------------
-    def merge(self, groups: list[_Group], most: int, cap: int | None) -> list[_Group]:
+    def _was(self, group: _Group, depth: int) -> str | None:
+        """The node at `depth` (1 = root topic) most of the group's subjects were in last time."""
+        seen = Counter(t[depth - 1] for s in group.items() if len(t := self.trail.get(s, ())) >= depth)
+        return min(seen, key=lambda k: (-seen[k], k)) if seen else None
+
+    def merge(self, groups: list[_Group], most: int, cap: int | None, depth: int = 1) -> list[_Group]:
         """Fewer groups: the smallest joins the group it is most tied to (by edge weight over
         size), else its neighbour in reading order, until at most `most` are left. With `cap`,
-        no merge makes a group past that many subjects."""
+        no merge makes a group past that many subjects. Groups that shared a node at this
+        `depth` in the previous outline join again first, so a small change merges as before."""
         groups = sorted(groups, key=lambda g: min((self.rank[s] for s in g.items()), default=0))
         while len(groups) > most:
             sizes = [len(g.items()) for g in groups]
-            order = sorted(range(len(groups)), key=lambda i: (sizes[i], i))
+            was = [self._was(g, depth) for g in groups]
+            again = Counter(w for w in was if w is not None)
+            order = sorted(range(len(groups)), key=lambda i: (again[was[i]] < 2, sizes[i], i))
             done = False
             for i in order:
-                target = self._best_partner(groups, i, sizes, cap)
+                target = self._best_partner(groups, i, sizes, cap, was)
                 if target is not None:
                     first, second = sorted((i, target))
                     merged = _Group([*self._as_parts(groups[first]), *self._as_parts(groups[second])],
@@ -183,7 +207,8 @@ class _Builder:
             return [_Trie(group.key, group.title, list(group.loose))]
         return [*group.parts, *([_Trie("", "", list(group.loose))] if group.loose else [])]
 
-    def _best_partner(self, groups: list[_Group], i: int, sizes: list[int], cap: int | None) -> int | None:
+    def _best_partner(self, groups: list[_Group], i: int, sizes: list[int], cap: int | None,
+                      was: list[str | None]) -> int | None:
         mine = set(groups[i].items())
         home = {s: j for j, g in enumerate(groups) if j != i for s in g.items()}
         ties: Counter[int] = Counter()
@@ -194,6 +219,9 @@ class _Builder:
         fits = [j for j in range(len(groups)) if j != i and (cap is None or sizes[i] + sizes[j] <= cap)]
         if not fits:
             return None
+        before = [j for j in fits if was[i] is not None and was[j] == was[i]]
+        if before:
+            return max(before, key=lambda j: (ties[j], -abs(j - i), -j))
         tied = [j for j in fits if ties[j] > 0]
         if tied:
             return max(tied, key=lambda j: (ties[j] / (sizes[j] ** 0.5), -j))
@@ -207,18 +235,18 @@ class _Builder:
         groups = [whole]
         # Open the structure while it is one part (a single folder or document).
         while len(groups) == 1:
-            opened = self.expand(groups[0])
+            opened = self.expand(groups[0], 1)
             if len(opened) <= 1:
                 break
             groups = opened
         total = len(self.leaf)
         while len(groups) < limits.min_roots and total > limits.min_roots * limits.leaf_pages:
             largest = max(range(len(groups)), key=lambda i: len(groups[i].items()))
-            opened = self.expand(groups[largest])
+            opened = self.expand(groups[largest], 1)
             if len(opened) <= 1 or len(groups) - 1 + len(opened) > limits.max_roots * 4:
                 break
             groups[largest:largest + 1] = opened
-        groups = self.merge(groups, limits.max_roots, None)
+        groups = self.merge(groups, limits.max_roots, None, 1)
         shared = self._shared_keys(list(self.leaf))
         roots = [self.node(g, 1, shared) for g in groups if g.items()]
         _distinct_titles(roots, self, "")
@@ -241,26 +269,31 @@ class _Builder:
         title = self.title(group, items, ancestors)
         node = OutlineNode(id="", title=title, key=group.key)
         node.central = self.central(items)[:12]
-        if depth >= 2 or len(items) <= limits.leaf_pages:
+        if depth >= limits.max_depth or len(items) <= limits.leaf_pages:
             node.subjects = sorted(items, key=self.rank.__getitem__)
             return node
-        parts = self.expand(group)
+        # What one child can hold: a leaf's pages, times the fan-out for each level left below it.
+        # Parts that fit stay whole (a chapter stays a chapter); bigger ones are opened up.
+        child_cap = limits.leaf_pages * limits.fan_out ** max(0, limits.max_depth - depth - 1)
+        parts = self.expand(group, depth + 1)
         ready: list[_Group] = []
         while parts:
             part = parts.pop(0)
-            if len(part.items()) > limits.leaf_pages:
-                opened = self.expand(part)
+            if len(part.items()) > child_cap:
+                opened = self.expand(part, depth + 1)
                 if len(opened) > 1:
                     parts[:0] = opened
                     continue
             ready.append(part)
         loose = [s for p in ready if len(p.items()) < limits.min_group for s in p.items()]
-        ready = [p for p in ready if len(p.items()) >= limits.min_group]
-        room = max(1, limits.fan_out - len(loose))
-        ready = self.merge(ready, room, limits.leaf_pages)
-        if len(ready) + len(loose) > limits.fan_out:  # no merge fits: pages join the smallest groups
-            ready = self.merge([*ready, _Group([], loose)], limits.fan_out, None)
-            loose = []
+        big = [p for p in ready if len(p.items()) >= limits.min_group]
+        if len(big) + len(loose) <= limits.fan_out:
+            ready = big  # tiny parts are pages of this node
+        else:
+            loose = []  # no room: tiny parts join the groups they are tied to
+            ready = self.merge(ready, limits.fan_out, child_cap, depth + 1)
+            if len(ready) > limits.fan_out:  # no merge fits under the cap: past it, then
+                ready = self.merge(ready, limits.fan_out, None, depth + 1)
         below = ancestors | {self._key_of(group)} | self._shared_keys(items)
         node.subjects = sorted(loose, key=self.rank.__getitem__)
         node.children = [self.node(p, depth + 1, below) for p in ready]

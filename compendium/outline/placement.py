@@ -149,6 +149,8 @@ class Structure:
         headings = [clean_heading(h) for h in heading_path if h.strip()]
         if headings and headings[0] == doc_title:
             headings = headings[1:]
+        # A letter of an index ("D", "G") heads a list, not a subject.
+        headings = [h for h in headings if sum(c.isalpha() for c in h) >= 3]
         if headings:
             out.append((f"heading:{doc.path}#{headings[0]}", headings[0]))
         return out

@@ -59,15 +59,13 @@ def outline_json(roots: list[OutlineNode], page_of: dict[str, str], overview_of:
 
 
 def page_depths(tree: dict[str, Any]) -> dict[str, int]:
-    """Each page slug of a published tree -> the least number of levels below the root at which it
-    is listed (a page in a root topic is at level 2; the root's own children are level 1)."""
+    """Each page slug of a published tree -> the level of the topic that lists it (a page listed in
+    a root topic, or a root topic's overview, is at level 1; in a subtopic, 2; and so on)."""
     depths: dict[str, int] = {}
     stack = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
-        for slug in node["pages"]:
-            depths[slug] = min(depths.get(slug, depth + 1), depth + 1)
-        if node["slug"]:
-            depths[node["slug"]] = min(depths.get(node["slug"], depth), depth)
+        for slug in [*node["pages"], *([node["slug"]] if node["slug"] else [])]:
+            depths[slug] = min(depths.get(slug, depth), max(depth, 1))
         stack.extend((c, depth + 1) for c in node["children"])
     return depths
