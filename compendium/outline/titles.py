@@ -11,6 +11,7 @@ _NUMBERING = re.compile(
     re.IGNORECASE,
 )
 _ROMAN = re.compile(r"^\s*[IVXLCDM]+\.\s+(?=\S)")  # "III. Server Administration"
+_APPENDIX = re.compile(r"^\s*[A-Z]\.[0-9]+(?:\.[0-9]+)*\.?\s+(?=\S)")  # "F.2. amcheck"
 _SPACES = re.compile(r"\s+")
 
 
@@ -18,7 +19,7 @@ def clean_heading(text: str) -> str:
     """A heading as a title: its numbering and surrounding spaces gone ("Chapter 5. Data
     Definition" -> "Data Definition"); the text itself when nothing would be left."""
     text = _SPACES.sub(" ", text).strip()
-    stripped = _ROMAN.sub("", _NUMBERING.sub("", text, count=1), count=1).strip()
+    stripped = _APPENDIX.sub("", _ROMAN.sub("", _NUMBERING.sub("", text, count=1), count=1), count=1).strip()
     return stripped or text
 
 

@@ -103,6 +103,7 @@ def test_titles_never_pair_two_member_names():
     assert is_keyword_pair("Subject 0-1 and Subject 2-3", names)
     assert clean_heading("Chapter 5. Data Definition") == "Data Definition"
     assert clean_heading("5.4. Constraints") == "Constraints"
+    assert clean_heading("F.2. amcheck") == "amcheck" and clean_heading("III. Server Administration") == "Server Administration"
 
 
 def _moves(before, after):
