@@ -24,6 +24,7 @@ from . import (
     jobs,
     kb_status,
     knowledge_bases,
+    outline,
     pages,
     retrieval,
     schedules,
@@ -37,7 +38,7 @@ from .query import one_value_each
 
 ROUTERS = (
     auth, templates, knowledge_bases, kb_status, documents, jobs, schedules, pages, entities, graph, search,
-    retrieval,
+    retrieval, outline,
 )
 
 

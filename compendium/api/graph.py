@@ -13,16 +13,18 @@ from ..errors import NotFound
 from ..export.layout import communities, entity_positions
 from ..fingerprint import fingerprint
 from ..storage.base import Store
-from ..storage.records import CacheEntry, Entity, Relation, Topic
+from ..storage.records import CacheEntry, Entity, Page, Relation, Topic
 from ..tenancy import kb_records
 from .auth import KB, store_of
 from .entities import page_slugs
 from .errors import COMMON, errors
+from .outline import outline_tree
 from .schemas import GraphOut
 
 router = APIRouter(prefix="/knowledge-bases/{kb}", tags=["canvas"], responses={**COMMON, **errors(404)})
 
-LAYOUT_KEY = "layout:graph:v3"  # v2: communities seed the layout; v3: an entity in its largest topic
+LAYOUT_KEY = "layout:graph:v4"  # v2: communities seed the layout; v3: an entity in its largest topic;
+# v4: the outline's subtopics seed it, so the canvas groups nodes as the outline does
 MAX_NODES = 5000
 MAX_EDGES = 20000
 MAX_DEPTH = 4
@@ -37,17 +39,52 @@ async def positions(store: Store) -> dict[str, tuple[float, float]]:
     if cached and (cached[0].value or {}).get("key") == key:  # type: ignore[attr-defined]
         return {k: tuple(v) for k, v in cached[0].value["positions"].items()}  # type: ignore[attr-defined]
     relations = [(r.source, r.target, r.strength) async for r in store.scan(Relation)]  # type: ignore[attr-defined]
-    topics = [t async for t in store.scan(Topic)]
-    result = entity_positions(ids, relations, communities(topics))
+    groups = outline_groups(await outline_tree(store), await _subject_of_slug(store))
+    if not groups:
+        groups = communities([t async for t in store.scan(Topic)])
+    result = entity_positions(ids, relations, groups)
     await store.upsert([CacheEntry(id=LAYOUT_KEY, namespace="layout", created_at=time.time(),
                                    value={"key": key, "positions": result})])
     return result
 
 
-def _node(e: Any, xy: dict[str, tuple[float, float]], slugs: dict[str, str]) -> dict[str, Any]:
+async def _subject_of_slug(store: Store) -> dict[str, str]:
+    return {p.slug: p.subject_id async for p in store.scan(Page, {"status": "active"})}  # type: ignore[attr-defined,misc]
+
+
+def outline_groups(tree: dict[str, Any], subject_of: dict[str, str]) -> list[list[str]]:
+    """Entities grouped by the outline node their page is listed in, root topic by root topic."""
+    groups: list[list[str]] = []
+    stack = list(reversed(tree["children"]))
+    while stack:
+        node = stack.pop()
+        members = [subject_of[s] for s in node["pages"] if subject_of.get(s)]
+        if members:
+            groups.append(members)
+        stack.extend(reversed(node["children"]))
+    return groups
+
+
+def root_topics(tree: dict[str, Any]) -> dict[str, str]:
+    """Page slug -> the title of the root topic it sits under."""
+    found: dict[str, str] = {}
+    for root in tree["children"]:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            for slug in node["pages"]:
+                found.setdefault(slug, root["title"])
+            stack.extend(node["children"])
+    return found
+
+
+def _node(e: Any, xy: dict[str, tuple[float, float]], slugs: dict[str, str],
+          groups: dict[str, str] | None = None) -> dict[str, Any]:
     x, y = xy.get(e.id, (0.0, 0.0))
+    page = slugs.get(e.id)
     return {"id": e.id, "label": e.name, "type": e.type, "category": e.category,
-            "importance": e.importance, "degree": e.degree, "page": slugs.get(e.id), "x": x, "y": y}
+            "importance": e.importance, "degree": e.degree, "page": page, "x": x, "y": y,
+            "group": (groups or {}).get(page) if page else None}
 
 
 def _edge(r: Any) -> dict[str, Any]:
@@ -89,8 +126,9 @@ async def graph(
                 edges.append(_edge(r))
     xy = await positions(store)
     slugs = await page_slugs(store, [e.id for e in chosen])
+    groups = root_topics(await outline_tree(store))
     more = start + limit < len(entities)
-    return {"nodes": [_node(e, xy, slugs) for e in chosen], "edges": edges,
+    return {"nodes": [_node(e, xy, slugs, groups) for e in chosen], "edges": edges,
             "total_nodes": len(entities), "total_edges": total_edges,
             "truncated": total_edges > len(edges),
             "next_cursor": str(start + limit) if more else None}
@@ -130,7 +168,8 @@ async def _around(store: Store, centre: str, depth: int, limit: int, types: set[
     chosen = [r for r in edges.values() if r.source in kept and r.target in kept]  # type: ignore[attr-defined]
     xy = await positions(store)
     slugs = await page_slugs(store, sorted(kept))
-    return {"nodes": [_node(e, xy, slugs) for e in nodes],
+    groups = root_topics(await outline_tree(store))
+    return {"nodes": [_node(e, xy, slugs, groups) for e in nodes],
             "edges": [_edge(r) for r in chosen[:edge_limit]],
             "total_nodes": len(nodes), "total_edges": len(chosen),
             "truncated": truncated or len(chosen) > edge_limit, "next_cursor": None}

@@ -242,6 +242,21 @@ class GraphNode(BaseModel):
     page: str | None
     x: float
     y: float
+    group: str | None = None  # the root topic of the outline its page sits in
+
+
+class OutlineOut(BaseModel):
+    """A node of the outline; the root is "Contents", its children the root topics."""
+
+    title: str
+    slug: str | None
+    pages: list[str]
+    children: list[OutlineOut]
+
+
+class OutlineReply(BaseModel):
+    outline: OutlineOut
+    titles: dict[str, str]  # page slug -> title, for drawing the tree
 
 
 class GraphEdge(BaseModel):

@@ -45,7 +45,8 @@ async def export(store: Store, fmt: str, out: Path, *, title: str = "Compendium"
             field="format",
         )
     out = Path(out)
-    wiki = await load_snapshot(store, sources=fmt in ("site", "vault", "tables"))
+    # json reads the sources too: an outline built at export time follows their structure.
+    wiki = await load_snapshot(store, sources=fmt in ("site", "vault", "tables", "json"))
     # Rendering and file writes are blocking work: keep them off the event loop (the API serves exports).
     out, files = await asyncio.to_thread(_write, wiki, fmt, out, title)
     return ExportResult(format=fmt, path=out, files=files, pages=len(wiki.pages))

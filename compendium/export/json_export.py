@@ -1,4 +1,5 @@
-"""JSON export: pages, entities, relations and topics in one file, vectors left out, ordering fixed."""
+"""JSON export: pages, entities, relations, topics and the outline tree in one file, vectors left
+out, ordering fixed."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 from typing import Any
 
 from ..storage.records import Record
+from .outline_view import site_outline
 from .snapshot import WikiSnapshot
 
 FORMAT_VERSION = 1
@@ -27,5 +29,7 @@ def wiki_json(wiki: WikiSnapshot, title: str) -> str:
         "entities": [_plain(e) for e in wiki.entities],
         "relations": [_plain(r) for r in wiki.relations],
         "topics": [_plain(t) for t in wiki.topics],
+        # {"title", "slug" (overview page or null), "pages": [slugs], "children": [nodes]}
+        "outline": site_outline(wiki),
     }
     return json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True) + "\n"

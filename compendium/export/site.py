@@ -15,11 +15,14 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from ..storage.records import Page
 from .folder import ExportFolder
 from .markdown_html import render_markdown
+from .outline_view import Placement, numbered, placement, site_outline
 from .site_graph import CANVAS_JS, graph_data, renderer_script
 from .site_sources import page_citer, source_file, source_view
 from .snapshot import WikiSnapshot
 
 ASSETS = Path(__file__).parent / "assets"
+ENTITIES_PER_FILE = 500  # entities.html is split into files of this many rows, never one huge page
+RELATIONS_SHOWN = 12  # per entity on those pages: the strongest; the page and graph show the rest
 KIND_TITLES = {"entity": "Entities", "concept": "Concepts", "topic": "Topics"}
 KIND_LABELS = {"entity": "Entity", "concept": "Concept", "topic": "Topic"}
 _LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|[^\[\]\n]*)?\]\]")
@@ -81,7 +84,29 @@ def _without_title(markdown: str, title: str) -> str:
     return rest if first.strip() == f"# {title}".strip() else markdown
 
 
-def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: str) -> str:
+def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: str,
+                places: Placement | None = None) -> str:
+    places = places or placement(site_outline(wiki))
+
+    def href_of(slug: str | None) -> str | None:
+        return page_href(slug) if slug and slug in wiki.page_by_slug else None
+
+    def title_of(slug: str) -> str:
+        return wiki.page_by_slug[slug].title or slug
+
+    # A node without an overview page links to its place in the index's tree.
+    placed = places.trail.get(page.slug)
+    trail = None if placed is None else [
+        (n["title"], href_of(n["slug"]) or f"../index.html#{places.anchor.get(id(n), '')}") for n in placed]
+    here = places.node_of.get(page.slug)
+    node = None
+    if here is not None:
+        node = {
+            "title": here["title"],
+            "children": [(c["title"], href_of(c["slug"]), _total(c)) for c in here["children"]],
+            "pages": [(page_href(s), title_of(s)) for s in here["pages"] if s in wiki.page_by_slug],
+        }
+
     def resolve(slug: str) -> tuple[str, str] | None:
         target = wiki.page_by_slug.get(slug)
         return (page_href(slug), target.title or slug) if target else None
@@ -97,46 +122,75 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
         topics=wiki.topics_of(page),
         linked_from=[(page_href(p.slug), p.title or p.slug) for p in linked_from],
         updated=updated_date(page),
+        trail=trail,
+        node=node,
     )
 
 
-def render_index(wiki: WikiSnapshot, title: str) -> str:
-    by_kind: dict[str, list[Page]] = defaultdict(list)
-    for page in sorted(wiki.pages, key=lambda p: (p.title.lower(), p.slug)):
-        by_kind[page.kind].append(page)
-    kinds = [
-        (KIND_TITLES.get(k, k.title()), by_kind[k])
-        for k in [*KIND_TITLES, *sorted(set(by_kind) - set(KIND_TITLES))]
-        if by_kind.get(k)
-    ]
-    by_topic = []
-    for topic in sorted(wiki.topics, key=lambda t: (t.title.lower(), t.slug)):
-        pages = [p for p in (wiki.page_of(m) for m in topic.members) if p is not None]
-        if pages:
-            by_topic.append((topic, sorted(pages, key=lambda p: (p.title.lower(), p.slug))))
+def _total(node: dict) -> int:
+    """Pages under a node, its own and its subtopics'."""
+    return len(node["pages"]) + sum(_total(c) for c in node["children"])
+
+
+def outline_view(wiki: WikiSnapshot, tree: dict) -> list[dict]:
+    """The published tree as the index template draws it: hrefs, titles, anchors, counts."""
+    anchors = {id(n): a for n, a in numbered(tree)}
+
+    def view(node: dict) -> dict:
+        pages = sorted(((("pages/" + page_href(s)), wiki.page_by_slug[s].title or s, wiki.page_by_slug[s].kind)
+                        for s in node["pages"] if s in wiki.page_by_slug), key=lambda p: (p[1].lower(), p[0]))
+        href = "pages/" + page_href(node["slug"]) if node["slug"] in wiki.page_by_slug else None
+        return {"title": node["title"], "href": href, "anchor": anchors[id(node)], "pages": pages,
+                "children": [view(c) for c in node["children"]], "total": _total(node), "open": False}
+
+    return [view(c) for c in tree["children"]]
+
+
+def render_index(wiki: WikiSnapshot, title: str, tree: dict | None = None) -> str:
+    """The index: search, then the outline as a collapsible tree that lists every page."""
+    outline = outline_view(wiki, tree if tree is not None else site_outline(wiki))
     return _env.get_template("index.html.j2").render(
         site_title=title,
         root="",
-        kinds=kinds,
-        by_topic=by_topic,
-        href=lambda p: "pages/" + page_href(p.slug),
+        outline=outline,
         search_json=search_index(wiki),
         page_count=len(wiki.pages),
     )
 
 
-def render_entities(wiki: WikiSnapshot, title: str) -> str:
-    rows = []
-    for entity in sorted(wiki.entities, key=lambda e: (-e.importance, e.name.lower(), e.id)):
-        page = wiki.page_of(entity.id)
-        relations = []
-        for rel in wiki.relations_of(entity.id):
-            other_id = rel.target if rel.source == entity.id else rel.source
-            other = wiki.entity_by_id.get(other_id)
-            direction = "→" if rel.source == entity.id else "←"
-            relations.append((direction, rel, other_id, other.name if other else other_id))
-        rows.append((entity, "pages/" + page_href(page.slug) if page else None, relations))
-    return _env.get_template("entities.html.j2").render(site_title=title, root="", rows=rows)
+def entity_file(n: int) -> str:
+    return "entities.html" if n == 1 else f"entities-{n}.html"
+
+
+def render_entities(wiki: WikiSnapshot, title: str) -> dict[str, str]:
+    """entities.html and its next files: the entities by importance, ENTITIES_PER_FILE a file,
+    each with its strongest relations, so no file grows with the whole graph."""
+    ordered = sorted(wiki.entities, key=lambda e: (-e.importance, e.name.lower(), e.id))
+    size = ENTITIES_PER_FILE
+    file_of = {e.id: entity_file(i // size + 1) for i, e in enumerate(ordered)}
+    count = max(1, -(-len(ordered) // size))
+    files = {}
+    for n in range(1, count + 1):
+        rows = []
+        for entity in ordered[(n - 1) * size:n * size]:
+            page = wiki.page_of(entity.id)
+            relations = []
+            every = wiki.relations_of(entity.id)
+            for rel in every[:RELATIONS_SHOWN]:
+                other_id = rel.target if rel.source == entity.id else rel.source
+                other = wiki.entity_by_id.get(other_id)
+                direction = "→" if rel.source == entity.id else "←"
+                here = file_of.get(other_id, "")
+                link = ("" if here == entity_file(n) else here) + "#" + other_id
+                relations.append((direction, rel, link, other.name if other else other_id))
+            rows.append((entity, "pages/" + page_href(page.slug) if page else None, relations,
+                         len(every) - len(relations)))
+        pager = [(entity_file(i), i) for i in range(1, count + 1)] if count > 1 else []
+        files[entity_file(n)] = _env.get_template("entities.html.j2").render(
+            site_title=title, root="", rows=rows, total=len(ordered), pager=pager, current=n,
+            first=(n - 1) * size + 1,
+        )
+    return files
 
 
 def render_topics(wiki: WikiSnapshot, title: str) -> str:
@@ -188,10 +242,13 @@ def render_sources(wiki: WikiSnapshot, title: str) -> dict[str, str]:
 def write_site(wiki: WikiSnapshot, out: Path, title: str) -> int:
     """Write the site into `out`; returns the number of files written."""
     folder = ExportFolder(out)
-    folder.write("index.html", render_index(wiki, title))
-    folder.write("entities.html", render_entities(wiki, title))
+    tree = site_outline(wiki)
+    places = placement(tree)
+    folder.write("index.html", render_index(wiki, title, tree))
+    for name, text in render_entities(wiki, title).items():
+        folder.write(name, text)
     folder.write("topics.html", render_topics(wiki, title))
-    for name in ("style.css", "search.js", "graph.js"):
+    for name in ("style.css", "search.js", "outline.js", "graph.js"):
         folder.write(f"assets/{name}", (ASSETS / name).read_bytes())
     folder.write("assets/theme.js", (CANVAS_JS.parent / "theme.js").read_bytes())  # the UI's own
     folder.write("assets/graph-renderer.js", renderer_script())
@@ -204,6 +261,6 @@ def write_site(wiki: WikiSnapshot, out: Path, title: str) -> int:
     linked = backlinks(wiki)
     for page in wiki.pages:
         folder.write(
-            f"pages/{page.slug}.html", render_page(wiki, page, linked.get(page.slug, []), title)
+            f"pages/{page.slug}.html", render_page(wiki, page, linked.get(page.slug, []), title, places)
         )
     return folder.finish()

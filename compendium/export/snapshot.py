@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import InputError
+from ..outline.stored import stored_outline
 from ..phases.slugs import slugify
 from ..storage.base import Store
 from ..storage.records import Chunk, Claim, Document, Entity, Page, Relation, Topic
@@ -27,6 +29,7 @@ class WikiSnapshot:
     documents: list[Document] = field(default_factory=list)
     chunks: list[Chunk] = field(default_factory=list)  # by document, then position in it
     claims: list[Claim] = field(default_factory=list)
+    outline: dict[str, Any] | None = None  # the stored outline (compendium.outline.stored), if any
     page_by_slug: dict[str, Page] = field(init=False)
     entity_by_id: dict[str, Entity] = field(init=False)
 
@@ -110,6 +113,7 @@ async def load_snapshot(store: Store, *, sources: bool = True) -> WikiSnapshot:
     documents = [d async for d in store.scan(Document)] if sources else []
     chunks = [c async for c in store.scan(Chunk)] if sources else []
     claims = [c async for c in store.scan(Claim)] if sources else []
+    outline = await stored_outline(store)
     seen: dict[str, str] = {}
     for page in pages:
         slug = check_slug(page)
@@ -127,4 +131,5 @@ async def load_snapshot(store: Store, *, sources: bool = True) -> WikiSnapshot:
         documents=sorted(documents, key=lambda d: (d.path, d.id)),  # type: ignore[arg-type]
         chunks=sorted(chunks, key=lambda c: (c.document_id, c.ordinal, c.id)),  # type: ignore[arg-type]
         claims=sorted(claims, key=lambda c: c.id),  # type: ignore[arg-type]
+        outline=outline,
     )

@@ -1,5 +1,6 @@
-"""Markdown vault export (Obsidian style): one SLUG.md per page with front matter, _index.md, and
-one note per source document whose passages carry block ids that the pages' footnotes link to."""
+"""Markdown vault export (Obsidian style): one SLUG.md per page with front matter, _index.md, a
+map-of-content note per outline node, and one note per source document whose passages carry
+block ids that the pages' footnotes link to."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from pathlib import Path
 
 import yaml
 
+from ..phases.slugs import slugify
 from ..storage.records import Chunk, Document, Page
 from .folder import ExportFolder
 from .markdown_html import sentence_before, split_footnotes
+from .outline_view import site_outline
 from .passages import best_sentence, cited_passage, paragraphs, source_label
 from .site import KIND_TITLES, updated_date
 from .snapshot import WikiSnapshot
@@ -124,12 +127,14 @@ def _link(page: Page) -> str:
     return f"[[{page.slug}]]"
 
 
-def index_markdown(wiki: WikiSnapshot, title: str) -> str:
-    """_index.md: every page by kind, then by topic."""
+def index_markdown(wiki: WikiSnapshot, title: str, maps: list[tuple[str, str]] = ()) -> str:  # type: ignore[assignment]
+    """_index.md: the outline's root maps of content, then every page by kind, then by topic."""
     by_kind: dict[str, list[Page]] = defaultdict(list)
     for page in sorted(wiki.pages, key=lambda p: (p.title.lower(), p.slug)):
         by_kind[page.kind].append(page)
     lines = [f"# {title}", "", f"{len(wiki.pages)} pages.", ""]
+    if maps:
+        lines += ["## Contents", ""] + [f"- [[{MAPS}/{name}|{text}]]" for name, text in maps] + [""]
     for kind in [*KIND_TITLES, *sorted(set(by_kind) - set(KIND_TITLES))]:
         if by_kind.get(kind):
             lines += [f"## {KIND_TITLES.get(kind, kind.title())}", ""]
@@ -149,12 +154,60 @@ def index_markdown(wiki: WikiSnapshot, title: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+MAPS = "maps"
+
+
+def map_notes(wiki: WikiSnapshot, tree: dict) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """A map-of-content note per outline node (file name -> text), linking its parent, its
+    overview page, its subtopics' maps and its pages; and the root topics' (name, title)."""
+    names: dict[int, str] = {}
+    taken: set[str] = set()
+
+    def name_of(node: dict) -> str:
+        if id(node) not in names:
+            base = slugify(node["title"]) or "topic"
+            name, k = base, 2
+            while name in taken:
+                name, k = f"{base}-{k}", k + 1
+            taken.add(name)
+            names[id(node)] = name
+        return names[id(node)]
+
+    def link(name: str, text: str) -> str:
+        return f"[[{MAPS}/{name}|{text}]]" if not any(c in text for c in "|[]") else f"[[{MAPS}/{name}]]"
+
+    notes: dict[str, str] = {}
+    stack: list[tuple[dict, dict | None]] = [(c, None) for c in tree["children"]]
+    while stack:
+        node, parent = stack.pop()
+        name = name_of(node)
+        meta = {"title": node["title"], "kind": "map", "tags": ["map-of-content"]}
+        head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=False)
+        lines = [f"---\n{head}---", "", f"# {node['title']}", ""]
+        up = link(name_of(parent), parent["title"]) if parent else "[[_index|Contents]]"
+        lines += [f"Up: {up}", ""]
+        if node["slug"] in wiki.page_by_slug:
+            lines += [f"Overview: {_link(wiki.page_by_slug[node['slug']])}", ""]
+        if node["children"]:
+            lines += ["## Subtopics", ""] + [f"- {link(name_of(c), c['title'])}" for c in node["children"]] + [""]
+        pages = [wiki.page_by_slug[s] for s in node["pages"] if s in wiki.page_by_slug]
+        if pages:
+            lines += ["## Pages", ""] + [f"- {_link(p)}" for p in pages] + [""]
+        notes[f"{MAPS}/{name}.md"] = "\n".join(lines).rstrip() + "\n"
+        stack.extend((c, node) for c in node["children"])
+    roots = [(name_of(c), c["title"]) for c in tree["children"]]
+    return notes, roots
+
+
 def write_vault(wiki: WikiSnapshot, out: Path, title: str) -> int:
     """Write the vault into `out`; returns the number of files written."""
     folder = ExportFolder(out)
     for page in wiki.pages:
         folder.write(f"{page.slug}.md", vault_page(wiki, page))
-    folder.write("_index.md", index_markdown(wiki, title))
+    notes, roots = map_notes(wiki, site_outline(wiki))
+    for name, text in notes.items():
+        folder.write(name, text)
+    folder.write("_index.md", index_markdown(wiki, title, roots))
     marks = cited_sentences(wiki)
     for document in wiki.documents:
         if wiki.chunks_of(document.id):

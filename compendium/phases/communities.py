@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-import networkx as nx
-
 from ..fingerprint import fingerprint
 
 SEED = 7  # fixed so the same graph always gives the same topics
@@ -15,17 +13,85 @@ SEED = 7  # fixed so the same graph always gives the same topics
 MAX_DRIFT = 0.2  # share of the graph's nodes new or gone past which topics are found afresh
 
 
-def _graph(nodes: Iterable[str], edges: Iterable[tuple[str, str, float]]) -> nx.Graph:
-    graph = nx.Graph()
-    graph.add_nodes_from(sorted(set(nodes)))
-    for source, target, weight in sorted(edges):
-        if source == target or source not in graph or target not in graph:
-            continue
-        if graph.has_edge(source, target):
-            graph[source][target]["weight"] += weight
-        else:
-            graph.add_edge(source, target, weight=float(weight))
-    return graph
+class WeightedGraph:
+    """An undirected weighted graph over string ids: nodes sorted, parallel edges summed, self
+    loops and edges to unknown nodes dropped. Edges are kept as integer pairs, the form igraph
+    takes, so Leiden can run on a million entities."""
+
+    def __init__(self, nodes: Iterable[str], edges: Iterable[tuple[str, str, float]]) -> None:
+        self.nodes: list[str] = sorted(set(nodes))
+        self.index = {n: i for i, n in enumerate(self.nodes)}
+        summed: dict[tuple[int, int], float] = defaultdict(float)
+        index = self.index
+        for source, target, weight in edges:
+            a, b = index.get(source), index.get(target)
+            if a is None or b is None or a == b:
+                continue
+            summed[(a, b) if a < b else (b, a)] += float(weight)
+        self.edges = sorted(summed)
+        self.weights = [summed[e] for e in self.edges]
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def neighbours(self, wanted: Iterable[str]) -> dict[str, dict[str, float]]:
+        """Weighted ties of the wanted nodes: node -> {other: weight}."""
+        want = {self.index[n] for n in wanted if n in self.index}
+        ties: dict[str, dict[str, float]] = defaultdict(dict)
+        for (a, b), w in zip(self.edges, self.weights, strict=True):
+            if a in want:
+                ties[self.nodes[a]][self.nodes[b]] = w
+            if b in want:
+                ties[self.nodes[b]][self.nodes[a]] = w
+        return ties
+
+    def subgraph(self, keep: Iterable[str]) -> WeightedGraph:
+        kept = set(keep)
+        sub = WeightedGraph.__new__(WeightedGraph)
+        sub.nodes = sorted(kept & set(self.index))
+        sub.index = {n: i for i, n in enumerate(sub.nodes)}
+        pairs = [((sub.index[self.nodes[a]], sub.index[self.nodes[b]]), w)
+                 for (a, b), w in zip(self.edges, self.weights, strict=True)
+                 if self.nodes[a] in kept and self.nodes[b] in kept]
+        sub.edges = [p for p, _w in pairs]
+        sub.weights = [w for _p, w in pairs]
+        return sub
+
+    def edge_list(self) -> list[tuple[str, str, float]]:
+        return [(self.nodes[a], self.nodes[b], w) for (a, b), w in zip(self.edges, self.weights, strict=True)]
+
+
+def leiden(graph: WeightedGraph, *, resolution: float = 1.0,
+           initial: dict[str, int] | None = None) -> list[list[str]]:
+    """Leiden communities (modularity with a resolution, as Louvain's) of the graph's nodes,
+    each sorted; nodes without edges come back alone. The seed is fixed and the node order
+    sorted, so the same graph always gives the same communities. `initial` (node -> group)
+    starts the search from an earlier partition, which Leiden only improves on."""
+    if not graph.edges:
+        return [[n] for n in graph.nodes]
+    import igraph  # heavy: only where communities are found
+    import leidenalg
+
+    g = igraph.Graph(n=len(graph.nodes), edges=graph.edges)
+    g.es["weight"] = graph.weights
+    start = None
+    if initial is not None:
+        fresh = max(initial.values(), default=-1) + 1
+        start = []
+        for n in graph.nodes:
+            if n in initial:
+                start.append(initial[n])
+            else:
+                start.append(fresh)
+                fresh += 1
+    partition = leidenalg.find_partition(
+        g, leidenalg.RBConfigurationVertexPartition, weights="weight",
+        resolution_parameter=resolution, seed=SEED, n_iterations=2, initial_membership=start,
+    )
+    groups: dict[int, list[str]] = defaultdict(list)
+    for i, c in enumerate(partition.membership):
+        groups[c].append(graph.nodes[i])
+    return [sorted(m) for _c, m in sorted(groups.items())]
 
 
 def _ordered(groups: Iterable[Iterable[str]], min_size: int, max_topics: int,
@@ -37,7 +103,7 @@ def _ordered(groups: Iterable[Iterable[str]], min_size: int, max_topics: int,
 
 
 def find_communities(
-    nodes: Iterable[str],
+    nodes: Iterable[str] | WeightedGraph,
     edges: Iterable[tuple[str, str, float]],
     *,
     resolution: float = 1.0,
@@ -45,17 +111,16 @@ def find_communities(
     max_topics: int = 200,
     importance: dict[str, float] | None = None,
 ) -> list[list[str]]:
-    """Louvain communities of the weighted graph, each a sorted list of node ids.
+    """Leiden communities of the weighted graph, each a sorted list of node ids.
 
     Communities smaller than `min_size` are dropped; the rest are ordered by size, then by
     the summed importance of their members, then by their first id, and cut at `max_topics`.
     Parallel edges add their weights.
     """
-    graph = _graph(nodes, edges)
-    if graph.number_of_edges() == 0:
+    graph = nodes if isinstance(nodes, WeightedGraph) else WeightedGraph(nodes, edges)
+    if not graph.edges:
         return []
-    found = nx.community.louvain_communities(graph, weight="weight", resolution=resolution, seed=SEED)
-    return _ordered(found, min_size, max_topics, importance)
+    return _ordered(leiden(graph, resolution=resolution), min_size, max_topics, importance)
 
 
 def update_communities(
@@ -75,33 +140,33 @@ def update_communities(
     and new nodes tied to no topic form topics of their own. `previous` maps topic id to
     members, `previous_nodes` are the nodes the previous communities were found among.
 
-    A graph whose nodes changed by more than `max_drift` is partitioned afresh (Louvain from
+    A graph whose nodes changed by more than `max_drift` is partitioned afresh (Leiden from
     scratch would reshuffle many topics for a one-document change: measured).
     """
-    graph = _graph(nodes, edges)
+    graph = WeightedGraph(nodes, edges)
     before = set(previous_nodes)
-    now = set(graph)
+    now = set(graph.nodes)
     changed = len(now - before) + len(before - now)
     if not previous or not before or changed > max_drift * max(len(before), 1):
-        return find_communities(graph.nodes, ((a, b, d["weight"]) for a, b, d in graph.edges(data=True)),
-                                resolution=resolution, min_size=min_size, max_topics=max_topics,
+        return find_communities(graph, (), resolution=resolution, min_size=min_size, max_topics=max_topics,
                                 importance=importance)
     groups = {tid: [n for n in members if n in now] for tid, members in sorted(previous.items())}
     placed = {n: tid for tid, members in groups.items() for n in members}
     leftover = []
+    new_ties = graph.neighbours(now - before)
     for node in sorted(now - before):
         ties: dict[str, float] = defaultdict(float)
-        for other, data in graph[node].items():
+        for other, weight in new_ties.get(node, {}).items():
             if other in placed:
-                ties[placed[other]] += data["weight"]
+                ties[placed[other]] += weight
         if ties:
             groups[max(sorted(ties), key=lambda t: ties[t])].append(node)
         else:
             leftover.append(node)
-    extra: list[set[str]] = []
+    extra: list[list[str]] = []
     sub = graph.subgraph(leftover)
-    if sub.number_of_edges():
-        extra = nx.community.louvain_communities(sub, weight="weight", resolution=resolution, seed=SEED)
+    if sub.edges:
+        extra = leiden(sub, resolution=resolution)
     return _ordered([*groups.values(), *extra], min_size, max_topics, importance)
 
 

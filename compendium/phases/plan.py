@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from ..engines.tasks import EntitySketch, MatchQuestion, TopicRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint, short_id
+from ..outline.stored import keep_outline, plan_outline
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, rollup, stage_mark
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Page, Relation, Topic
@@ -120,6 +121,11 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             )
     else:
         await store.delete(Topic, {})
+    outline = None
+    if template.builds("outline"):
+        outline, overviews = await plan_outline(store, subjects, entities, relations)
+        subjects.extend(overviews)
+        details["outline_nodes"] = len(overviews)
 
     matched = match_by_subject(subjects, pages)
     reasons: dict[str, str] = {}  # why a subject took over a page that was not its own
@@ -141,6 +147,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         subjects, pages, matched, reasons, kb, topic_of,
         refine_fp=template.phase_fingerprint("refine"), model=ctx.engine.model,
     )
+    if outline is not None:
+        await keep_outline(store, outline, plans)
     await store.upsert([
         CacheEntry(id=plan_key(template), namespace="plan", value=[p.to_dict() for p in plans], created_at=time.time())
     ])

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..fingerprint import fingerprint
 
-Artifact = Literal["wiki_pages", "entity_graph", "topics"]
+Artifact = Literal["wiki_pages", "entity_graph", "topics", "outline"]
 
 
 class Strict(BaseModel):

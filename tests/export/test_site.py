@@ -118,22 +118,20 @@ async def test_no_page_content_reaches_the_index_script(store, tmp_path: Path):
     index = soup(out / "index.html")
     scripts = index.find_all("script")
     # Our own theme and search files and the JSON index: nothing from the page.
-    assert [s.get("src") for s in scripts] == ["assets/theme.js", None, "assets/search.js"]
+    assert [s.get("src") for s in scripts] == ["assets/theme.js", None, "assets/search.js", "assets/outline.js"]
     data = json.loads(index.find("script", id="search-index").string)
     assert "</script><script>alert(1)</script>" in [row["t"] for row in data]
     assert index.find_all("img") == []
 
 
-async def test_index_groups_pages_by_kind_and_topic_with_a_search_index(store, tmp_path: Path):
+async def test_index_is_a_collapsible_tree_over_every_page_with_a_search_index(store, tmp_path: Path):
     out = await site(store, tmp_path)
     index = soup(out / "index.html")
-    assert [h.get_text() for h in index.select("section.group > h2")] == [
-        "Entities",
-        "Concepts",
-        "Topics",
-        "By topic",
-    ]
-    assert index.select_one("#topic-durability").get_text() == "Durability"
+    assert [h.get_text() for h in index.select("section.group > h2")] == ["Contents"]
+    tree = index.select_one("section.outline > ul.outline-tree")
+    assert tree.select("details > summary .node-title")  # nodes fold open and shut
+    linked = {a["href"] for a in tree.select("a")}
+    assert {f"pages/{p}.html" for p in ("checkpointer", "durability", "hostile", "lsn", "wal")} <= linked
     data = json.loads(index.find("script", id="search-index").string)
     assert sorted(row["u"] for row in data) == [
         "pages/checkpointer.html",

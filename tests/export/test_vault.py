@@ -26,7 +26,9 @@ async def test_vault_pages_have_front_matter_and_keep_links(store, tmp_path: Pat
         "lsn.md",
         "wal.md",
     ]
-    assert result.files == 7  # and sources/handbook-durability.md
+    maps = sorted(p.name for p in (out / "maps").glob("*.md"))
+    assert maps  # a map of content per outline node
+    assert result.files == 7 + len(maps)  # and sources/handbook-durability.md
 
     meta, body = split_front_matter((out / "wal.md").read_text(encoding="utf-8"))
     assert meta == {

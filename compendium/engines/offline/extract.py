@@ -289,7 +289,8 @@ def _find_word_mentions(items: dict[str, _Item], tokens, mentions: list[list[Men
     lengths: dict[str, set[int]] = {}  # first word -> lengths of the wanted phrases it opens
     for key in wanted:
         words = key.split()
-        lengths.setdefault(words[0], set()).add(len(words))
+        if words:  # a name of symbols only has an empty key (seen in the Python manual)
+            lengths.setdefault(words[0], set()).add(len(words))
     for i, words in enumerate(tokens):
         found = mentions[i]
         added = False

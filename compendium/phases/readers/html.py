@@ -9,6 +9,7 @@ from typing import Any
 from ...errors import InputError
 from .model import Builder, Deadline, ParsedDocument, one_line
 from .source import title_from_name
+from .toc import TocLinks
 
 # Never content: scripts, embedded media, form controls and the site's own chrome.
 _SKIP = frozenset(
@@ -91,7 +92,8 @@ class _Events:
         self.caption: list[str] | None = None
         self.title: list[str] | None = None
         self.title_text = ""
-        self.meta: dict[str, str] = {}
+        self.meta: dict[str, Any] = {}
+        self.toc = TocLinks()
 
     # -- parser target protocol ------------------------------------------------------------
 
@@ -106,6 +108,7 @@ class _Events:
         elif tag == "meta":
             self._meta(attrib)
         self.open[tag] = self.open.get(tag, 0) + 1
+        self.toc.start(tag, attrib)
         if self.skip:
             self.skip += 1
             self.stack.append((tag, "skip"))
@@ -128,6 +131,7 @@ class _Events:
         while self.stack:
             open_tag, role = self.stack.pop()
             self.open[open_tag] -= 1
+            self.toc.end(open_tag)
             self._close(open_tag, role)
             if open_tag == tag:
                 break
@@ -135,6 +139,7 @@ class _Events:
     def data(self, text: str) -> None:
         if self.title is not None:
             self.title.append(text)
+        self.toc.data(text)
         if self.skip:
             return
         if self.table_depth:
@@ -383,4 +388,6 @@ def read_html(data: bytes, path: Path, deadline: Deadline) -> ParsedDocument:
     parser.feed(data)
     parser.close()
     title = events.title_text or out.first_heading() or title_from_name(path)
+    if events.toc.links:
+        events.meta["toc"] = events.toc.links
     return out.finish("html", title, events.meta, [])

@@ -3,6 +3,7 @@
 import { ApiError, get, getText, post, put } from "./api.js";
 import { showPassage } from "./citations.js";
 import { announce, clear, formatTime, h, sanitisedFragment } from "./dom.js";
+import { outlineNav } from "./outline.js";
 import { go, kbPath } from "./router.js";
 import { kbApi } from "./wiki.js";
 
@@ -18,7 +19,7 @@ export async function renderPage(main, { kb, slug }) {
   const canvasLink = page.subject_id && page.kind !== "topic"
     ? h("a", { href: kbPath(kb, `canvas?focus=${encodeURIComponent(page.subject_id)}&depth=2`) }, "Show on the canvas") : null;
 
-  clear(main,
+  clear(main, h("div", { class: "wiki-layout" }, outlineNav(kb, slug), h("div", {},
     h("p", {}, h("a", { href: kbPath(kb, "wiki") }, "← All pages")),
     h("div", { class: "page-layout" },
       h("article", { "aria-labelledby": "page-title" },
@@ -35,7 +36,7 @@ export async function renderPage(main, { kb, slug }) {
         h("section", { "aria-labelledby": "aliases-title" },
           h("h2", { id: "aliases-title" }, "Also known as"),
           page.aliases?.length ? h("ul", { class: "aliases" }, page.aliases.map((a) => h("li", {}, a))) : h("p", { class: "muted" }, "No aliases.")),
-        related, history)),
+        related, history)))),
   );
   loadRelated(kb, base, related);
   loadHistory(kb, slug, base, history, changes);

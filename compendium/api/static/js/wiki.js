@@ -3,6 +3,7 @@
 
 import { all, get, query } from "./api.js";
 import { clear, formatAgo, h } from "./dom.js";
+import { outlineNav } from "./outline.js";
 import { go, kbPath } from "./router.js";
 
 const SHOWN = 100; // rows drawn at first; "Show more" adds as many again
@@ -60,8 +61,9 @@ export async function renderPageList(main, { kb }, params) {
 
   const keys = h("p", { class: "muted keys" }, h("kbd", {}, "/"), " search · ", h("kbd", {}, "j"), " ", h("kbd", {}, "k"),
     " or arrows move · ", h("kbd", {}, "Enter"), " opens · on a page, ", h("kbd", {}, "e"), " edits and ", h("kbd", {}, "Backspace"), " comes back");
-  clear(main, h("h1", {}, `Wiki · ${kb}`), form, count, keys,
-    pages.length ? list : h("p", { class: "muted" }, "No pages yet: start a compile from the Jobs view."), more);
+  clear(main, h("div", { class: "wiki-layout" }, outlineNav(kb),
+    h("div", {}, h("h1", {}, `Wiki · ${kb}`), form, count, keys,
+      pages.length ? list : h("p", { class: "muted" }, "No pages yet: start a compile from the Jobs view."), more)));
   draw(SHOWN);
 
   const onKey = (ev) => {

@@ -45,6 +45,8 @@ export class GraphCanvas {
     this.byId = new Map();
     this.pendingEdges = [];
     this.types = [];
+    this.groups = []; // root topics of the outline the nodes sit under (node.group)
+    this.colourBy = "type"; // or "group": the outline's root topics colour the nodes
     this.edgeTypes = [];
     this.hiddenTypes = new Set();
     this.minStrength = 0;
@@ -81,14 +83,34 @@ export class GraphCanvas {
       this.byId.set(node.id, node);
       this.nodes.push(node);
       if (!this.types.includes(node.type)) this.types.push(node.type);
+      if (node.group && !this.groups.includes(node.group)) this.groups.push(node.group);
     }
     this.types.sort();
-    for (const node of this.nodes) node.colour = typeColour(this.types, node.type);
+    this.groups.sort();
+    this.recolour();
     this.byImportance = [...this.nodes].sort((a, b) => (b.size ?? 0) - (a.size ?? 0) || (b.degree ?? 0) - (a.degree ?? 0));
     const waiting = this.pendingEdges;
     this.pendingEdges = [];
     this.addEdges(waiting);
     this.gridStale = true;
+    this.invalidate();
+  }
+
+  /** The colour of a node: its type's, or its root topic's (grey when it has none). */
+  colourOf(node) {
+    if (this.colourBy !== "group") return typeColour(this.types, node.type);
+    return node.group ? typeColour(this.groups, node.group) : "#9aa0a6";
+  }
+
+  recolour() {
+    for (const node of this.nodes) node.colour = this.colourOf(node);
+  }
+
+  /** Colour by "type" or by "group" (the outline's root topics). */
+  setColourBy(mode) {
+    this.colourBy = mode;
+    this.recolour();
+    this.needFull = true;
     this.invalidate();
   }
 
@@ -118,6 +140,7 @@ export class GraphCanvas {
     this.byId.clear();
     this.pendingEdges = [];
     this.types = [];
+    this.groups = [];
     this.edgeTypes = [];
     this.hovered = this.selected = null;
     this.gridStale = true;
@@ -386,14 +409,15 @@ export class GraphCanvas {
   drawNodes(view) {
     const { layerCtx: ctx, scale } = this;
     let drawn = 0;
-    const byType = new Map(this.types.map((t) => [t, []]));
+    const byColour = new Map(); // one path per colour: a fill per colour, not per node
     for (const n of this.nodes) {
       if (!this.isShown(n)) continue;
       const r = n.r / scale;
       if (n.x + r < view.x0 || n.x - r > view.x1 || n.y + r < view.y0 || n.y - r > view.y1) continue;
-      byType.get(n.type).push(n);
+      if (!byColour.has(n.colour)) byColour.set(n.colour, []);
+      byColour.get(n.colour).push(n);
     }
-    for (const [type, list] of byType) {
+    for (const [colour, list] of byColour) {
       if (!list.length) continue;
       ctx.beginPath();
       for (const n of list) {
@@ -405,7 +429,7 @@ export class GraphCanvas {
           ctx.arc(n.x, n.y, r, 0, 2 * Math.PI);
         }
       }
-      ctx.fillStyle = typeColour(this.types, type);
+      ctx.fillStyle = colour;
       ctx.fill();
       drawn += list.length;
     }

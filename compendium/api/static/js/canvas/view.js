@@ -22,6 +22,9 @@ export async function renderCanvas(main, { kb }, params) {
   const tooltip = h("div", { class: "tooltip", role: "tooltip", id: "graph-tooltip", hidden: true });
   const status = h("div", { class: "canvas-status", "aria-live": "polite", id: "canvas-status" }, "Loading the graph…");
   const legend = h("fieldset", { id: "type-filter" }, h("legend", {}, "Types shown"));
+  const groupLegend = h("div", { id: "group-legend", class: "legend-groups", hidden: true });
+  const colourBy = h("select", { id: "colour-by" },
+    h("option", { value: "type" }, "type"), h("option", { value: "group" }, "outline topic"));
   const strength = h("input", { id: "min-strength", type: "number", min: 1, value: 1, step: 1, size: 4 });
   const findInput = h("input", { id: "find-entity", type: "search", list: "entity-names", placeholder: "name…", size: 18 });
   const names = h("datalist", { id: "entity-names" });
@@ -45,12 +48,18 @@ export async function renderCanvas(main, { kb }, params) {
         h("label", { for: "find-entity" }, "Find"), findInput, names,
         h("button", { type: "submit", class: "secondary" }, "Find")),
       legend,
+      h("label", { for: "colour-by" }, "Colour by", colourBy),
       h("label", { for: "min-strength" }, "Minimum strength", strength),
       focus ? h("label", { for: "depth" }, "Depth", depthSelect) : null,
       h("div", { class: "toolbar" },
         h("button", { type: "button", class: "secondary", onclick: () => graph.fit() }, "Fit"),
         focus ? h("button", { type: "button", class: "secondary", onclick: () => go(kbPath(kb, "canvas")) }, "Whole graph") : null)),
+    groupLegend,
     h("div", { class: "canvas-wrap" }, canvas, tooltip, status));
+  colourBy.addEventListener("change", () => {
+    graph.setColourBy(colourBy.value);
+    drawLegend();
+  });
   graph.resize();
 
   strength.addEventListener("input", () => {
@@ -126,9 +135,17 @@ export async function renderCanvas(main, { kb }, params) {
         graph.setFilter({ hiddenTypes: hidden });
       });
       return h("label", { class: "legend-item" }, box,
-        h("span", { class: "legend-swatch", style: { background: typeColour(graph.types, type) }, "aria-hidden": "true" }),
+        graph.colourBy === "type"
+          ? h("span", { class: "legend-swatch", style: { background: typeColour(graph.types, type) }, "aria-hidden": "true" }) : null,
         `${type || "untyped"} (${counts.get(type)})`);
     }));
+    // Colouring by the outline: which colour is which root topic (the layout groups them too).
+    const byGroup = new Map();
+    for (const n of graph.nodes) if (n.group) byGroup.set(n.group, (byGroup.get(n.group) || 0) + 1);
+    groupLegend.hidden = graph.colourBy !== "group";
+    clear(groupLegend, graph.groups.map((g) => h("span", { class: "group-item" },
+      h("span", { class: "legend-swatch", style: { background: typeColour(graph.groups, g) }, "aria-hidden": "true" }),
+      `${g} (${byGroup.get(g) || 0})`)));
   }
 
   function fillNames() {

@@ -1,0 +1,99 @@
+"""The outline an export shows: the one the compile stored, or one built from the snapshot when the
+compile stored none (or it misses pages), so every export's index is a tree over every page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..outline import OutlineNode, build_outline, outline_json
+from ..outline.build import subject_edges
+from ..outline.placement import SourceDocument, SourcePassage, Structure, place, toc_links
+from ..outline.stored import CHUNKS_PER_SUBJECT, published
+from .snapshot import WikiSnapshot
+
+
+def _subject(page) -> str:  # type: ignore[no-untyped-def]
+    return page.subject_id or page.slug
+
+
+def site_outline(wiki: WikiSnapshot) -> dict[str, Any]:
+    """The published tree ({"title", "slug", "pages", "children"} per node) over the active pages."""
+    active = set(wiki.page_by_slug)
+    stored = wiki.outline
+    if stored:
+        tree = published(stored, active)
+        if _listed(tree) >= active:
+            return tree
+    previous = [OutlineNode.from_dict(d) for d in (stored or {}).get("roots", [])]
+    node_ids = {n.id for r in previous for n, _d in r.walk()}
+    pages = [p for p in wiki.pages if _subject(p) not in node_ids]
+    topic_members = {t.id: list(t.members) for t in wiki.topics}
+    entity_of = {_subject(p): topic_members.get(_subject(p), [_subject(p)]) for p in pages}
+    chunk_ids: dict[str, list[str]] = {}
+    for p in pages:
+        ids = [c for e in entity_of[_subject(p)] if e in wiki.entity_by_id
+               for c in sorted(wiki.entity_by_id[e].chunk_ids)] or list(p.cited_chunks)
+        chunk_ids[_subject(p)] = sorted(set(ids))[:CHUNKS_PER_SUBJECT]
+    passages = {c.id: SourcePassage(c.id, c.document_id, c.ordinal, tuple(c.heading_path)) for c in wiki.chunks}
+    documents = [SourceDocument(d.id, d.path, d.title, toc_links(d.metadata)) for d in wiki.documents]
+    leaves = place(chunk_ids, {_subject(p): p.title or p.slug for p in pages}, {}, passages, Structure(documents))
+    edges = subject_edges(entity_of, ((r.source, r.target, float(max(r.strength, 1))) for r in wiki.relations))
+    roots = build_outline(leaves, edges, previous=previous)
+    overview = {_subject(p): p.slug for p in wiki.pages if _subject(p) in node_ids}
+    return outline_json(roots, {_subject(p): p.slug for p in pages}, overview)
+
+
+def _listed(tree: dict[str, Any]) -> set[str]:
+    found: set[str] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        found.update(node["pages"])
+        if node["slug"]:
+            found.add(node["slug"])
+        stack.extend(node["children"])
+    return found
+
+
+@dataclass
+class Placement:
+    """Where each page sits in the tree: the trail of nodes above it, and the node it is."""
+
+    trail: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # slug -> nodes, root first
+    node_of: dict[str, dict[str, Any]] = field(default_factory=dict)  # overview slug -> its node
+    anchor: dict[int, str] = field(default_factory=dict)  # id(node) -> its anchor on the index
+
+
+def placement(tree: dict[str, Any]) -> Placement:
+    """Breadcrumbs for every page of a published tree; overview pages also know their node."""
+    out = Placement(anchor={id(n): a for n, a in numbered(tree)})
+    stack: list[tuple[dict[str, Any], list[dict[str, Any]]]] = [(c, []) for c in reversed(tree["children"])]
+    while stack:
+        node, above = stack.pop()
+        here = [*above, node]
+        if node["slug"]:
+            out.trail.setdefault(node["slug"], above)
+            out.node_of.setdefault(node["slug"], node)
+        for slug in node["pages"]:
+            out.trail.setdefault(slug, here)
+        stack.extend((c, here) for c in reversed(node["children"]))
+    return out
+
+
+def anchor(node: dict[str, Any], path: list[int]) -> str:
+    """An id for a node's place on the index page (stable for the same tree)."""
+    return "n-" + "-".join(str(i) for i in path)
+
+
+def numbered(tree: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """Every node with its index anchor, in reading order."""
+    found: list[tuple[dict[str, Any], str]] = []
+
+    def walk(node: dict[str, Any], path: list[int]) -> None:
+        for i, child in enumerate(node["children"], start=1):
+            found.append((child, anchor(child, [*path, i])))
+            walk(child, [*path, i])
+
+    walk(tree, [])
+    return found

@@ -1,0 +1,7 @@
+"""The outline: a tree of topics over the wiki's pages, following the authors' own structure
+(folders, documents, headings) first and Leiden communities of the entity graph where it gives none."""
+
+from .build import Leaf, OutlineLimits, build_outline
+from .tree import OutlineNode, outline_json, page_depths
+
+__all__ = ["Leaf", "OutlineLimits", "OutlineNode", "build_outline", "outline_json", "page_depths"]

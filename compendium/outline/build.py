@@ -1,0 +1,403 @@
+"""Build the outline tree: the authors' structure first, Leiden communities where it gives none,
+then fan-out and depth bounds, titles and ids kept from the previous outline."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..fingerprint import short_id
+from ..phases.communities import WeightedGraph, leiden, match_previous, update_communities
+from .titles import is_keyword_pair
+from .tree import OutlineNode
+
+
+@dataclass(frozen=True)
+class OutlineLimits:
+    max_roots: int = 12
+    min_roots: int = 5  # fewer authors' parts than this over a large KB: the largest is opened up
+    fan_out: int = 50  # children plus pages of any node
+    leaf_pages: int = 50  # a subtopic holds at most this many pages
+    max_depth: int = 3  # levels of topics; the third is opened only where 50 x 50 pages do not fit
+    min_group: int = 3  # smaller groups become pages of their parent
+    keep_title_overlap: float = 0.8  # a matched node keeps its title at this membership overlap
+    resolution: float = 1.0
+
+
+@dataclass
+class Leaf:
+    """A subject that has a page, and where it sits in the authors' structure: `path` is its
+    (key, title) segments from the outermost folder to the heading it is under."""
+
+    id: str
+    title: str
+    importance: float = 0.0
+    path: list[tuple[str, str]] = field(default_factory=list)
+    order: tuple = ()
+
+
+@dataclass
+class _Trie:
+    key: str
+    title: str
+    items: list[str] = field(default_factory=list)
+    children: dict[str, _Trie] = field(default_factory=dict)
+
+    def all_items(self) -> list[str]:
+        out = list(self.items)
+        for child in self.children.values():
+            out.extend(child.all_items())
+        return out
+
+
+@dataclass
+class _Group:
+    """Candidate node: some structure nodes plus loose subjects."""
+
+    parts: list[_Trie] = field(default_factory=list)
+    loose: list[str] = field(default_factory=list)
+    key: str = ""  # set when the group is exactly one structure node
+    title: str = ""
+    split_depth: int = 0  # how many community splits made it
+
+    def items(self) -> list[str]:
+        out = list(self.loose)
+        for part in self.parts:
+            out.extend(part.all_items())
+        return out
+
+
+def _trie(leaves: Sequence[Leaf]) -> _Trie:
+    root = _Trie("", "")
+    for leaf in sorted(leaves, key=lambda lf: (lf.order, lf.id)):
+        node = root
+        for key, title in leaf.path:
+            node = node.children.setdefault(key, _Trie(key, title))
+        node.items.append(leaf.id)
+    return root
+
+
+class _Builder:
+    def __init__(self, leaves: Sequence[Leaf], edges: Iterable[tuple[str, str, float]],
+                 limits: OutlineLimits, previous: Sequence[OutlineNode]) -> None:
+        self.leaf = {lf.id: lf for lf in leaves}
+        self.graph = WeightedGraph(self.leaf, edges)
+        self.ties = self.graph.neighbours(self.leaf)
+        self.limits = limits
+        self.rank = {lf.id: i for i, lf in enumerate(sorted(leaves, key=lambda lf: (lf.order, lf.id)))}
+        # Where each subject was before, so communities start from the previous split.
+        self.was_in: dict[str, str] = {}
+        self.trail: dict[str, list[str]] = {}  # subject -> ids of the nodes above it, root first
+        for root in previous:
+            stack = [(root, [root.id])]
+            while stack:
+                node, ids = stack.pop()
+                for s in node.subjects:
+                    self.was_in[s] = node.id
+                    self.trail[s] = ids
+                stack.extend((c, [*ids, c.id]) for c in node.children)
+
+    # -- splitting ------------------------------------------------------------------------------
+    def expand(self, group: _Group, depth: int) -> list[_Group]:
+        """The group's natural parts: its structure nodes' children, else its communities."""
+        if len(group.parts) == 1 and not group.loose:
+            part = group.parts[0]
+            while len(part.children) == 1 and not part.items:  # a single folder: look inside
+                part = next(iter(part.children.values()))
+            out = [_Group([c], key=c.key, title=c.title) for c in part.children.values()]
+            if part.items:
+                out.append(_Group([], list(part.items), key=part.key + "#own", title=part.title))
+            return out if len(out) > 1 else (self.communities(out[0], depth) if out else [])
+        if group.parts:
+            out = [_Group([p], key=p.key, title=p.title) for p in group.parts]
+            if group.loose:
+                out.append(_Group([], list(group.loose)))
+            return out
+        return self.communities(group, depth)
+
+    def communities(self, group: _Group, depth: int) -> list[_Group]:
+        """The group's communities, as nodes at `depth`: where the previous outline split the
+        same subjects at that depth, its groups stand and new subjects join the one they are
+        most tied to (the flat topics' rule); otherwise Leiden from scratch."""
+        items = group.items()
+        if len(items) <= 1:
+            return [group]
+        sub = self.graph.subgraph(items)
+        resolution = self.limits.resolution * (1 + group.split_depth)
+        before: dict[str, list[str]] = defaultdict(list)
+        for s in items:
+            trail = self.trail.get(s, ())
+            if len(trail) >= depth:
+                before[trail[depth - 1]].append(s)
+        if len(before) > 1:
+            found = update_communities(sub.nodes, sub.edge_list(), before, [s for m in before.values() for s in m],
+                                       resolution=resolution, min_size=1, max_topics=len(items))
+        else:
+            found = leiden(sub, resolution=resolution) if sub.edges else [[s] for s in items]
+        found = self._absorb_small(found)
+        if len(found) <= 1:
+            # One tight community (or none at all): cut it in reading order.
+            ordered = sorted(items, key=self.rank.__getitem__)
+            size = self.limits.leaf_pages
+            found = [ordered[i:i + size] for i in range(0, len(ordered), size)]
+        return [_Group([], sorted(m, key=self.rank.__getitem__), split_depth=group.split_depth + 1)
+                for m in found]
+
+    def _absorb_small(self, groups: list[list[str]]) -> list[list[str]]:
+        """Communities below the minimum join the one they are most tied to; untied ones pool."""
+        big = [list(g) for g in groups if len(g) >= self.limits.min_group]
+        small = [s for g in groups if len(g) < self.limits.min_group for s in g]
+        if not big:
+            return [sorted(small)] if small else []
+        home = {s: i for i, g in enumerate(big) for s in g}
+        pool: list[str] = []
+        for s in sorted(small, key=self.rank.__getitem__):
+            ties: Counter[int] = Counter()
+            for other, w in self.ties.get(s, {}).items():
+                if other in home:
+                    ties[home[other]] += w
+            if ties:
+                best = max(sorted(ties), key=lambda i: ties[i])
+                big[best].append(s)
+                home[s] = best
+            else:
+                pool.append(s)
+        if pool:
+            big.append(pool)
+        return big
+
+    # -- merging --------------------------------------------------------------------------------
+    def _was(self, group: _Group, depth: int) -> str | None:
+        """The node at `depth` (1 = root topic) most of the group's subjects were in last time."""
+        seen = Counter(t[depth - 1] for s in group.items() if len(t := self.trail.get(s, ())) >= depth)
+        return min(seen, key=lambda k: (-seen[k], k)) if seen else None
+
+    def merge(self, groups: list[_Group], most: int, cap: int | None, depth: int = 1) -> list[_Group]:
+        """Fewer groups: the smallest joins the group it is most tied to (by edge weight over
+        size), else its neighbour in reading order, until at most `most` are left. With `cap`,
+        no merge makes a group past that many subjects. Groups that shared a node at this
+        `depth` in the previous outline join again first, so a small change merges as before."""
+        groups = sorted(groups, key=lambda g: min((self.rank[s] for s in g.items()), default=0))
+        while len(groups) > most:
+            sizes = [len(g.items()) for g in groups]
+            was = [self._was(g, depth) for g in groups]
+            again = Counter(w for w in was if w is not None)
+            order = sorted(range(len(groups)), key=lambda i: (again[was[i]] < 2, sizes[i], i))
+            done = False
+            for i in order:
+                target = self._best_partner(groups, i, sizes, cap, was)
+                if target is not None:
+                    first, second = sorted((i, target))
+                    merged = _Group([*self._as_parts(groups[first]), *self._as_parts(groups[second])],
+                                    split_depth=max(groups[i].split_depth, groups[target].split_depth))
+                    groups[min(i, target)] = merged
+                    del groups[max(i, target)]
+                    done = True
+                    break
+            if not done:
+                break
+        return groups
+
+    def _as_parts(self, group: _Group) -> list[_Trie]:
+        # Loose subjects become a structure-less part so that a merged group can be opened again.
+        if group.key and len(group.parts) == 1 and not group.loose:
+            return group.parts
+        if not group.parts:
+            return [_Trie(group.key, group.title, list(group.loose))]
+        return [*group.parts, *([_Trie("", "", list(group.loose))] if group.loose else [])]
+
+    def _best_partner(self, groups: list[_Group], i: int, sizes: list[int], cap: int | None,
+                      was: list[str | None]) -> int | None:
+        mine = set(groups[i].items())
+        home = {s: j for j, g in enumerate(groups) if j != i for s in g.items()}
+        ties: Counter[int] = Counter()
+        for s in mine:
+            for other, w in self.ties.get(s, {}).items():
+                if other in home:
+                    ties[home[other]] += w
+        fits = [j for j in range(len(groups)) if j != i and (cap is None or sizes[i] + sizes[j] <= cap)]
+        if not fits:
+            return None
+        before = [j for j in fits if was[i] is not None and was[j] == was[i]]
+        if before:
+            return max(before, key=lambda j: (ties[j], -abs(j - i), -j))
+        tied = [j for j in fits if ties[j] > 0]
+        if tied:
+            return max(tied, key=lambda j: (ties[j] / (sizes[j] ** 0.5), -j))
+        return min(fits, key=lambda j: (abs(j - i), sizes[j], j))  # reading-order neighbour
+
+    # -- the tree -------------------------------------------------------------------------------
+    def roots(self) -> list[OutlineNode]:
+        limits = self.limits
+        top = _trie(list(self.leaf.values()))
+        whole = _Group([top])
+        groups = [whole]
+        # Open the structure while it is one part (a single folder or document).
+        while len(groups) == 1:
+            opened = self.expand(groups[0], 1)
+            if len(opened) <= 1:
+                break
+            groups = opened
+        total = len(self.leaf)
+        while len(groups) < limits.min_roots and total > limits.min_roots * limits.leaf_pages:
+            largest = max(range(len(groups)), key=lambda i: len(groups[i].items()))
+            opened = self.expand(groups[largest], 1)
+            if len(opened) <= 1 or len(groups) - 1 + len(opened) > limits.max_roots * 4:
+                break
+            groups[largest:largest + 1] = opened
+        groups = self.merge(groups, limits.max_roots, None, 1)
+        shared = self._shared_keys(list(self.leaf))
+        roots = [self.node(g, 1, shared) for g in groups if g.items()]
+        _distinct_titles(roots, self, "")
+        return roots
+
+    def _shared_keys(self, items: Sequence[str]) -> set[str]:
+        """Structure keys every one of the items sits under: they name the parent, not a part."""
+        if not items:
+            return set()
+        common = {k for k, _t in self.leaf[items[0]].path}
+        for s in items[1:]:
+            common &= {k for k, _t in self.leaf[s].path}
+            if not common:
+                break
+        return common
+
+    def node(self, group: _Group, depth: int, ancestors: set[str]) -> OutlineNode:
+        limits = self.limits
+        items = group.items()
+        title = self.title(group, items, ancestors)
+        node = OutlineNode(id="", title=title, key=group.key)
+        node.central = self.central(items)[:12]
+        if depth >= limits.max_depth or len(items) <= limits.leaf_pages:
+            node.subjects = sorted(items, key=self.rank.__getitem__)
+            return node
+        # What one child can hold: a leaf's pages, times the fan-out for each level left below it.
+        # Parts that fit stay whole (a chapter stays a chapter); bigger ones are opened up.
+        child_cap = limits.leaf_pages * limits.fan_out ** max(0, limits.max_depth - depth - 1)
+        parts = self.expand(group, depth + 1)
+        ready: list[_Group] = []
+        while parts:
+            part = parts.pop(0)
+            if len(part.items()) > child_cap:
+                opened = self.expand(part, depth + 1)
+                if len(opened) > 1:
+                    parts[:0] = opened
+                    continue
+            ready.append(part)
+        loose = [s for p in ready if len(p.items()) < limits.min_group for s in p.items()]
+        big = [p for p in ready if len(p.items()) >= limits.min_group]
+        if len(big) + len(loose) <= limits.fan_out:
+            ready = big  # tiny parts are pages of this node
+        else:
+            loose = []  # no room: tiny parts join the groups they are tied to
+            ready = self.merge(ready, limits.fan_out, child_cap, depth + 1)
+            if len(ready) > limits.fan_out:  # no merge fits under the cap: past it, then
+                ready = self.merge(ready, limits.fan_out, None, depth + 1)
+        below = ancestors | {self._key_of(group)} | self._shared_keys(items)
+        node.subjects = sorted(loose, key=self.rank.__getitem__)
+        node.children = [self.node(p, depth + 1, below) for p in ready]
+        _distinct_titles(node.children, self, node.title)
+        return node
+
+    @staticmethod
+    def _key_of(group: _Group) -> str:
+        return group.key or (group.parts[0].key if len(group.parts) == 1 else "")
+
+    def central(self, items: Sequence[str]) -> list[str]:
+        """Members by their ties inside the group, then importance: who says most about it."""
+        inside = set(items)
+        weight = {s: sum(w for o, w in self.ties.get(s, {}).items() if o in inside) for s in items}
+        return sorted(items, key=lambda s: (-weight[s], -self.leaf[s].importance, self.rank[s]))
+
+    def title(self, group: _Group, items: Sequence[str], ancestors: set[str]) -> str:
+        """The structure's own title when the group is one of its parts; else the heading or
+        folder most of its members sit under; else its most central member's name."""
+        if group.title:
+            return group.title
+        if len(group.parts) == 1 and group.parts[0].title and not group.loose:
+            return group.parts[0].title
+        covered: Counter[tuple[str, str]] = Counter()
+        for s in items:
+            for key, title in dict.fromkeys(self.leaf[s].path):
+                if key not in ancestors and title:
+                    covered[(key, title)] += 1
+        if covered:
+            (key, title), count = min(covered.items(), key=lambda kv: (-kv[1], kv[0][0]))
+            if count * 2 >= len(items):
+                return title
+        return self.leaf[self.central(items)[0]].title if items else ""
+
+
+def _distinct_titles(nodes: list[OutlineNode], builder: _Builder, parent: str) -> None:
+    """Siblings with one title (or their parent's): the later ones are named after their central
+    member instead."""
+    seen: set[str] = {parent}
+    for node in nodes:
+        if node.title in seen:
+            for s in node.central:
+                candidate = builder.leaf[s].title
+                if candidate not in seen:
+                    node.title = candidate
+                    break
+        seen.add(node.title)
+
+
+def _assign_ids(roots: list[OutlineNode], previous: Sequence[OutlineNode], limits: OutlineLimits,
+                names: set[str]) -> None:
+    """Structure nodes are named by their key; community nodes take the id (and, when their
+    membership barely changed, the title) of the previous node they mostly share members with."""
+    before = [n for r in previous for n, _d in r.walk()]
+    members_before = {n.id: n.all_subjects() for n in before}
+    title_before = {n.id: n.title for n in before}
+    now = [n for r in roots for n, _d in r.walk()]
+    members_now = [n.all_subjects() for n in now]
+    pairing = match_previous(members_now, members_before)
+    used: set[str] = set()
+    for i, node in enumerate(now):
+        if node.key:
+            node.id = short_id("outline", node.key)
+        elif i in pairing:
+            prev = pairing[i]
+            node.id = prev
+            a, b = set(members_now[i]), set(members_before[prev])
+            if len(a & b) / max(len(a | b), 1) >= limits.keep_title_overlap and \
+                    not is_keyword_pair(title_before[prev], names):
+                node.title = title_before[prev]
+        else:
+            node.id = short_id("outline", node.key or "group", sorted(members_now[i]))
+        while node.id in used:  # the same key twice (a part split in reading order)
+            node.id = short_id("outline", node.id, "again")
+        used.add(node.id)
+
+
+def build_outline(leaves: Sequence[Leaf], edges: Iterable[tuple[str, str, float]], *,
+                  limits: OutlineLimits | None = None,
+                  previous: Sequence[OutlineNode] = ()) -> list[OutlineNode]:
+    """The root topics of the outline over `leaves` (one per page subject), with `edges`
+    between subjects weighting communities. `previous` is the last outline, which communities
+    start from and whose ids and titles are kept where the membership is still theirs."""
+    limits = limits or OutlineLimits()
+    if not leaves:
+        return []
+    builder = _Builder(leaves, edges, limits, previous)
+    roots = builder.roots()
+    _assign_ids(roots, previous, limits, {lf.title for lf in leaves})
+    return roots
+
+
+def subject_edges(entity_of: dict[str, Sequence[str]],
+                  relations: Iterable[tuple[str, str, float]]) -> list[tuple[str, str, float]]:
+    """Edges between subjects from relations between their entities (a topic subject stands for
+    its members)."""
+    owners: dict[str, list[str]] = defaultdict(list)
+    for subject, entities in entity_of.items():
+        for e in entities:
+            owners[e].append(subject)
+    out = []
+    for a, b, w in relations:
+        for sa in owners.get(a, ()):
+            for sb in owners.get(b, ()):
+                if sa != sb:
+                    out.append((sa, sb, w))
+    return out

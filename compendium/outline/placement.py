@@ -1,0 +1,183 @@
+"""Where a page's subject sits in the authors' structure: the folder, document and heading its
+evidence mostly comes from, as the path of an outline leaf."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .build import Leaf
+from .titles import clean_heading, folder_title
+from .toc import TocPage, toc_tree
+
+_PREFIX = re.compile(r"^([A-Za-z0-9]+)[-_.]")
+_SITE_SUFFIX = re.compile(r"\s+[—|·–-]\s+([^—|·–]+)$")  # "os — … — Python 3.11.2 documentation"
+INDEX_NAMES = ("index", "readme", "contents", "_index")
+
+
+def site_suffix(titles: Sequence[str]) -> str | None:
+    """A trailing " — Site name" that most titles share (the HTML <title> of a generated manual)."""
+    ends = Counter(m.group(0) for t in titles if (m := _SITE_SUFFIX.search(t)))
+    if not ends:
+        return None
+    end, count = ends.most_common(1)[0]
+    return end if count >= 3 and count >= 0.3 * len(titles) else None
+
+
+@dataclass(frozen=True)
+class SourcePassage:
+    """What placement needs of a chunk."""
+
+    id: str
+    document_id: str
+    ordinal: int
+    heading_path: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    id: str
+    path: str
+    title: str
+    toc: tuple[tuple[int, str], ...] = ()  # (depth, href) of the table of contents it carries
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0] if "." in name else name
+
+
+def toc_links(metadata: dict) -> tuple[tuple[int, str], ...]:
+    """The (depth, href) pairs the HTML reader kept of a document's table of contents."""
+    out = []
+    for entry in metadata.get("toc") or ():
+        if isinstance(entry, (list, tuple)) and len(entry) >= 2 and isinstance(entry[1], str):
+            out.append((int(entry[0]) if isinstance(entry[0], int) else 1, entry[1]))
+    return tuple(out)
+
+
+class Structure:
+    """The authors' structure as leaf path segments: the manual's tables of contents where its
+    pages carry them, else its folders and file-name families; then a document's headings."""
+
+    def __init__(self, documents: Iterable[SourceDocument], fan_out: int = 50) -> None:
+        documents = list(documents)
+        suffix = site_suffix([d.title for d in documents])
+        if suffix:
+            documents = [SourceDocument(d.id, d.path, d.title.removesuffix(suffix), d.toc) for d in documents]
+        self.documents = {d.id: d for d in documents}
+        self.titles = {d.id: clean_heading(d.title or _stem(d.path)) for d in documents}
+        by_path = {d.path: d.id for d in documents}
+        self.parent_of, position = toc_tree(
+            [TocPage(d.id, d.path, d.toc) for d in documents if d.toc], by_path)
+        # A folder is titled by its own index document ("library/index.html": "The Python
+        # Standard Library"), else by its name; a page the TOC misses hangs under that index.
+        self.folder_titles: dict[str, str] = {}
+        self.folder_index: dict[str, str] = {}
+        for d in documents:
+            folder, _, name = d.path.rpartition("/")
+            if folder and _stem(name).lower() in INDEX_NAMES:
+                if d.title.strip():
+                    self.folder_titles[folder] = self.titles[d.id]
+                self.folder_index[folder] = d.id
+        ordered = sorted(self.documents.values(),
+                         key=lambda d: (d.id not in position, position.get(d.id, 0), d.path, d.id))
+        self.rank = {d.id: i for i, d in enumerate(ordered)}
+        by_folder: dict[str, list[SourceDocument]] = defaultdict(list)
+        for d in ordered:
+            if not self._in_toc(d):
+                by_folder[d.path.rpartition("/")[0]].append(d)
+        self.family: dict[str, tuple[str, str]] = {}  # document id -> (family key, title)
+        for folder, docs in by_folder.items():
+            if len(docs) <= fan_out:
+                continue
+            # A big flat folder: files named "ddl-constraints", "ddl-basics" are one family,
+            # titled by the family's own file ("ddl.html") when there is one.
+            stems = {_stem(d.path): d for d in docs}
+            families: dict[str, list[SourceDocument]] = defaultdict(list)
+            for d in docs:
+                match = _PREFIX.match(_stem(d.path))
+                families[match.group(1) if match else _stem(d.path)].append(d)
+            for prefix, members in families.items():
+                if len(members) < 2:
+                    continue
+                head = stems.get(prefix)
+                title = self.titles[head.id] if head and head.title else folder_title(prefix)
+                for d in members:
+                    self.family[d.id] = (f"family:{folder}/{prefix}", title)
+
+    def _in_toc(self, doc: SourceDocument) -> bool:
+        return doc.id in self.parent_of
+
+    def _chain(self, doc_id: str) -> list[str]:
+        """The documents above one in the TOC tree, outermost first, without the TOC's own
+        home page (its parts are the roots)."""
+        chain = []
+        node = self.parent_of.get(doc_id)
+        while node is not None:
+            chain.append(node)
+            node = self.parent_of.get(node)
+        return list(reversed(chain))[1:]
+
+    def segments(self, document_id: str, heading_path: Sequence[str]) -> list[tuple[str, str]]:
+        doc = self.documents.get(document_id)
+        if doc is None:
+            return []
+        folder = doc.path.rpartition("/")[0]
+        index = self.folder_index.get(folder)
+        if doc.id in self.parent_of:
+            out = [(f"doc:{self.documents[a].path}", self.titles[a]) for a in self._chain(doc.id)]
+        elif index is not None and index in self.parent_of and index != doc.id:
+            # Missed by the TOC, but its folder's index page is in it: hang under that page.
+            out = [(f"doc:{self.documents[a].path}", self.titles[a]) for a in self._chain(index)]
+            out.append((f"doc:{self.documents[index].path}", self.titles[index]))
+        else:
+            folders = doc.path.split("/")[:-1]
+            out = []
+            for i, f in enumerate(folders):
+                path = "/".join(folders[:i + 1])
+                out.append((f"dir:{path}", self.folder_titles.get(path) or folder_title(f)))
+            if doc.id in self.family:
+                out.append(self.family[doc.id])
+        doc_title = self.titles[doc.id]
+        family = self.family.get(doc.id)
+        if not (family and _stem(doc.path) == family[0].rsplit("/", 1)[-1]) and \
+                not (out and out[-1][1] == doc_title):
+            out.append((f"doc:{doc.path}", doc_title))
+        headings = [clean_heading(h) for h in heading_path if h.strip()]
+        if headings and headings[0] == doc_title:
+            headings = headings[1:]
+        # A letter of an index ("D", "G") heads a list, not a subject.
+        headings = [h for h in headings if sum(c.isalpha() for c in h) >= 3]
+        if headings:
+            out.append((f"heading:{doc.path}#{headings[0]}", headings[0]))
+        return out
+
+
+def place(subject_chunks: dict[str, Sequence[str]], titles: dict[str, str], importance: dict[str, float],
+          passages: dict[str, SourcePassage], structure: Structure) -> list[Leaf]:
+    """One leaf per subject, under the document (then heading) most of its passages come from;
+    ties go to the earliest in reading order. A subject with no known passage sits at the top."""
+    leaves = []
+    for subject, chunk_ids in subject_chunks.items():
+        found = [passages[c] for c in chunk_ids if c in passages]
+        if not found:
+            leaves.append(Leaf(subject, titles[subject], importance.get(subject, 0.0), [], (10**9, 0)))
+            continue
+        docs = Counter(p.document_id for p in found)
+        first = {}
+        for p in found:
+            first.setdefault(p.document_id, (structure.rank.get(p.document_id, 10**9), p.ordinal))
+            first[p.document_id] = min(first[p.document_id], (structure.rank.get(p.document_id, 10**9), p.ordinal))
+        doc = min(docs, key=lambda d: (-docs[d], first[d]))
+        inside = [p for p in found if p.document_id == doc]
+        heads = Counter(p.heading_path[:2] for p in inside)
+        earliest = {}
+        for p in inside:
+            earliest[p.heading_path[:2]] = min(earliest.get(p.heading_path[:2], 10**9), p.ordinal)
+        heading = min(heads, key=lambda h: (-heads[h], earliest[h]))
+        leaves.append(Leaf(subject, titles[subject], importance.get(subject, 0.0),
+                           structure.segments(doc, heading), first[doc]))
+    return leaves

@@ -1,0 +1,78 @@
+"""The outline in a compile: built in PLAN from the page subjects and the sources, one overview
+subject per node, and stored (with each node's overview slug) for exports to read."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..phases.planning import PagePlan, Subject
+from ..storage.base import Store
+from ..storage.records import CacheEntry, Chunk, Document, Entity, Relation
+from .build import OutlineLimits, build_outline, subject_edges
+from .placement import SourceDocument, SourcePassage, Structure, place, toc_links
+from .tree import OutlineNode, outline_json
+
+OUTLINE_KEY = "outline"
+CHUNKS_PER_SUBJECT = 24  # passages read to place a subject: enough to find where it lives
+OVERVIEW_MEMBERS = 12
+
+
+async def stored_outline(store: Store) -> dict[str, Any] | None:
+    found = await store.get(CacheEntry, [OUTLINE_KEY])
+    return found[0].value if found else None  # type: ignore[attr-defined]
+
+
+async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequence[Entity],
+                       relations: Sequence[Relation], limits: OutlineLimits | None = None,
+                       ) -> tuple[list[OutlineNode], list[Subject]]:
+    """The outline over the subjects that get pages, and one topic subject per node (its
+    overview page, written from its central members like a topic page)."""
+    limits = limits or OutlineLimits()
+    by_id = {e.id: e for e in entities}
+    entity_of = {s.id: list(s.entity_ids) for s in subjects}
+    chunk_ids: dict[str, list[str]] = {}
+    for s in subjects:
+        ids = list(s.chunk_ids) or [c for e in s.entity_ids if e in by_id for c in sorted(by_id[e].chunk_ids)]
+        chunk_ids[s.id] = sorted(set(ids))[:CHUNKS_PER_SUBJECT]
+    wanted = sorted({c for ids in chunk_ids.values() for c in ids})
+    chunks: list[Chunk] = await store.get(Chunk, wanted)  # type: ignore[assignment]
+    passages = {c.id: SourcePassage(c.id, c.document_id, c.ordinal, tuple(c.heading_path)) for c in chunks}
+    documents = [SourceDocument(d.id, d.path, d.title, toc_links(d.metadata))
+                 async for d in store.scan(Document)]  # type: ignore[attr-defined]
+    leaves = place(chunk_ids, {s.id: s.title for s in subjects}, {s.id: s.importance for s in subjects},
+                   passages, Structure(documents, limits.fan_out))
+    edges = subject_edges(entity_of, ((r.source, r.target, float(max(r.strength, 1))) for r in relations))
+    before = await stored_outline(store)
+    previous = [OutlineNode.from_dict(d) for d in (before or {}).get("roots", [])]
+    roots = build_outline(leaves, edges, limits=limits, previous=previous)
+    by_subject = {s.id: s for s in subjects}
+    overviews = []
+    for root in roots:
+        for node, _depth in root.walk():
+            members = [e for s in node.central for e in by_subject[s].entity_ids][:OVERVIEW_MEMBERS]
+            overviews.append(Subject(
+                id=node.id, title=node.title, kind="topic", entity_ids=list(dict.fromkeys(members)),
+                description=f"Overview of {node.title}: {len(node.all_subjects())} pages.",
+                importance=float(len(node.all_subjects())),
+            ))
+    return roots, overviews
+
+
+async def keep_outline(store: Store, roots: Sequence[OutlineNode], plans: Sequence[PagePlan]) -> None:
+    """Store the outline with the slug of every page it names, for exports and the next compile."""
+    page_of = {p.subject_id: p.slug for p in plans if p.action != "DELETE" and p.subject_id}
+    for root in roots:
+        for node, _depth in root.walk():
+            node.slug = page_of.get(node.id)
+    value = {"roots": [r.to_dict() for r in roots], "page_of": page_of}
+    await store.upsert([CacheEntry(id=OUTLINE_KEY, namespace="outline", value=value, created_at=time.time())])
+
+
+def published(value: dict[str, Any], active: set[str]) -> dict[str, Any]:
+    """A stored outline as the exported tree, naming only pages that are `active` slugs."""
+    roots = [OutlineNode.from_dict(d) for d in value.get("roots", [])]
+    page_of = {s: slug for s, slug in value.get("page_of", {}).items() if slug in active}
+    overview = {n.id: n.slug for r in roots for n, _d in r.walk() if n.slug and n.slug in active}
+    return outline_json(roots, page_of, overview)

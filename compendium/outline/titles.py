@@ -1,0 +1,42 @@
+"""Node titles: the authors' headings cleaned of their numbering, or the name of a central member."""
+
+from __future__ import annotations
+
+import re
+
+# "Chapter 5. ", "Part II. ", "Appendix F. ", "5.4. ", "16. " at the start of a heading.
+_NUMBERING = re.compile(
+    r"^\s*(?:(?:chapter|part|appendix|section|book)\s+[0-9ivxlcdm]+[a-z]?\.?\s*[:.\-–—]?\s+"
+    r"|[0-9]+(?:\.[0-9]+)*\.?\s+(?=\S))",
+    re.IGNORECASE,
+)
+_ROMAN = re.compile(r"^\s*[IVXLCDM]+\.\s+(?=\S)")  # "III. Server Administration"
+_APPENDIX = re.compile(r"^\s*[A-Z]\.[0-9]+(?:\.[0-9]+)*\.?\s+(?=\S)")  # "F.2. amcheck"
+_SPACES = re.compile(r"\s+")
+
+
+def clean_heading(text: str) -> str:
+    """A heading as a title: its numbering and surrounding spaces gone ("Chapter 5. Data
+    Definition" -> "Data Definition"); the text itself when nothing would be left."""
+    text = _SPACES.sub(" ", text).strip()
+    stripped = _APPENDIX.sub("", _ROMAN.sub("", _NUMBERING.sub("", text, count=1), count=1), count=1).strip()
+    return stripped or text
+
+
+def folder_title(segment: str) -> str:
+    """A folder or file-name prefix as a title: "c-api" -> "C API", "howto" -> "Howto"."""
+    words = re.split(r"[-_.\s]+", segment.strip())
+    out = []
+    for word in words:
+        if not word:
+            continue
+        out.append(word.upper() if len(word) <= 3 and word.isalpha() and word.lower() not in
+                   {"the", "and", "for"} else word[:1].upper() + word[1:])
+    return " ".join(out) or segment
+
+
+def is_keyword_pair(title: str, names: set[str]) -> bool:
+    """A title made of two member names joined by "and" (the old topic stand-in), which names
+    no subject."""
+    left, sep, right = title.partition(" and ")
+    return bool(sep) and left.strip() in names and right.strip() in names

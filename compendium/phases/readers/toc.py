@@ -1,0 +1,53 @@
+"""The links of an HTML table of contents, kept as document metadata so the outline can follow
+the manual's own parts and chapters (the reader drops the TOC from the text as navigation)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TOC_CLASSES = frozenset({"toc", "toctree-wrapper"})  # DocBook's and Sphinx's
+LISTS = frozenset({"ul", "ol", "dl"})
+MAX_LINKS = 5000  # bounded: a stranger's page of a million links costs nothing more
+MAX_TEXT = 200
+
+
+class TocLinks:
+    """Fed the parser's events; `links` are [depth, href, text], depth 1 for the outermost list."""
+
+    def __init__(self) -> None:
+        self.links: list[list[Any]] = []
+        self.stack: list[str] = []  # open tags inside the TOC box (empty: outside any)
+        self.depth = 0
+        self.href: str | None = None
+        self.text: list[str] = []
+
+    def start(self, tag: str, attrib: Any) -> None:
+        if not self.stack:
+            classes = set((attrib.get("class") or "").split()) if attrib else set()
+            if classes & TOC_CLASSES:
+                self.stack.append(tag)
+            return
+        self.stack.append(tag)
+        if tag in LISTS:
+            self.depth += 1
+        elif tag == "a" and self.href is None and attrib.get("href"):
+            self.href, self.text = str(attrib.get("href")), []
+
+    def end(self, tag: str) -> None:
+        if not self.stack:
+            return
+        open_tag = self.stack.pop()
+        if open_tag in LISTS:
+            self.depth -= 1
+        elif open_tag == "a" and self.href is not None:
+            text = " ".join("".join(self.text).split())[:MAX_TEXT]
+            target = self.href.split("#", 1)[0]
+            # Links into the sections of the page just listed say nothing more about the order.
+            repeat = "#" in self.href and self.links and self.links[-1][1].split("#", 1)[0] == target
+            if text and target and not repeat and len(self.links) < MAX_LINKS:
+                self.links.append([max(self.depth, 1), self.href[:1000], text])
+            self.href = None
+
+    def data(self, text: str) -> None:
+        if self.href is not None:
+            self.text.append(text)

@@ -1,0 +1,141 @@
+"""The outline tree: known communities found, the authors' folders honoured, bounds kept, titles
+that name subjects, ids and titles stable when one document comes or goes."""
+
+from __future__ import annotations
+
+from compendium.outline import Leaf, OutlineLimits, build_outline
+from compendium.outline.placement import SourceDocument, SourcePassage, Structure, place
+from compendium.outline.titles import clean_heading, is_keyword_pair
+
+from .graphs import cliques, leaves_of
+
+
+def _nodes(roots):
+    return [n for r in roots for n, _d in r.walk()]
+
+
+def test_a_graph_of_six_dense_groups_gives_six_root_topics_each_one_group():
+    groups, edges = cliques(6, 20)
+    roots = build_outline(leaves_of(groups), edges)
+    assert sorted(sorted(r.all_subjects()) for r in roots) == sorted(sorted(g) for g in groups)
+    # Same input, same tree.
+    again = build_outline(list(reversed(leaves_of(groups))), list(reversed(edges)))
+    assert [r.to_dict() for r in again] == [r.to_dict() for r in roots]
+
+
+def test_a_large_graph_keeps_at_most_twelve_roots_fan_out_fifty_and_pages_two_levels_down():
+    groups, edges = cliques(60, 50)
+    leaves = leaves_of(groups)
+    roots = build_outline(leaves, edges)
+    assert 5 <= len(roots) <= 12
+    for node, depth in (pair for r in roots for pair in r.walk()):
+        assert len(node.children) + len(node.subjects) <= 50, node.title
+        assert depth <= 2 or not node.subjects
+    placed = [s for r in roots for s in r.all_subjects()]
+    assert sorted(placed) == sorted(lf.id for lf in leaves)  # every page once
+    # Subtopics keep the planted groups whole: each is one community, never a mix.
+    subtopics = [c for r in roots for c in r.children]
+    assert all(len({s[:3] for s in c.all_subjects()}) == 1 for c in subtopics)
+
+
+def test_folders_come_before_communities_even_when_the_graph_says_otherwise():
+    groups, edges = cliques(3, 12)
+    # Each folder holds half of two graph communities: the folders must win.
+    folders = {"guide": "Guide", "reference": "Reference"}
+    paths = {}
+    for g, group in enumerate(groups):
+        for i, s in enumerate(group):
+            folder = "guide" if (g + i) % 2 else "reference"
+            paths[s] = [(f"dir:{folder}", folders[folder]), (f"doc:{folder}/{g}.md", f"Chapter {g} page")]
+    roots = build_outline(leaves_of(groups, paths), edges)
+    assert sorted(r.title for r in roots) == ["Guide", "Reference"]
+    for root in roots:
+        folder = root.title.lower()
+        assert all(paths[s][0][0] == f"dir:{folder}" for s in root.all_subjects())
+
+
+def test_a_table_of_contents_gives_the_roots_in_its_own_order():
+    home = SourceDocument("d0", "html/index.html", "Manual", (
+        (1, "tutorial.html"), (2, "start.html"),
+        (1, "sql.html"), (2, "syntax.html"), (2, "ddl.html#top"),
+        (1, "admin.html"), (2, "setup.html"), (1, "https://example.org/x.html")))
+    documents = [
+        home,
+        SourceDocument("d1", "html/tutorial.html", "Part I. Tutorial"),
+        SourceDocument("d2", "html/start.html", "1. Getting Started"),
+        SourceDocument("d3", "html/sql.html", "Part II. The SQL Language"),
+        SourceDocument("d4", "html/syntax.html", "4. SQL Syntax"),
+        SourceDocument("d5", "html/ddl.html", "Chapter 5. Data Definition", ((1, "ddl-basics.html"),)),
+        SourceDocument("d6", "html/ddl-basics.html", "5.1. Table Basics"),
+        SourceDocument("d7", "html/admin.html", "Part III. Server Administration"),
+        SourceDocument("d8", "html/setup.html", "18. Server Setup"),
+    ]
+    docs = ["d2", "d4", "d5", "d6", "d8"]
+    passages = {f"c{i}": SourcePassage(f"c{i}", docs[i % 5], i, ()) for i in range(50)}
+    subjects = {f"s{i}": [f"c{i}"] for i in range(50)}
+    structure = Structure(documents)
+    # The chapter's own TOC places its sections under it, inside the part.
+    assert [t for _k, t in structure.segments("d6", ())] == ["The SQL Language", "Data Definition", "Table Basics"]
+    leaves = place(subjects, {s: f"Subject {s}" for s in subjects}, {}, passages, structure)
+    roots = build_outline(leaves, [])
+    assert [r.title for r in roots] == ["Tutorial", "The SQL Language", "Server Administration"]
+    assert len(roots[1].all_subjects()) == 30
+
+
+def test_a_big_flat_folder_is_grouped_by_file_family_named_by_the_family_file():
+    documents = [SourceDocument("ddl", "html/ddl.html", "Chapter 5. Data Definition")]
+    documents += [SourceDocument(f"ddl{i}", f"html/ddl-part{i:02d}.html", f"5.{i}. Part {i}") for i in range(30)]
+    documents += [SourceDocument(f"sql{i}", f"html/sql-cmd{i:02d}.html", f"CMD {i}") for i in range(30)]
+    structure = Structure(documents, fan_out=50)
+    assert structure.segments("ddl3", ())[-2:] == [("family:html/ddl", "Data Definition"),
+                                                   ("doc:html/ddl-part03.html", "Part 3")]
+    assert structure.segments("sql1", ())[-2][1] == "SQL"  # no family file: the prefix itself
+
+
+def test_titles_never_pair_two_member_names():
+    groups, edges = cliques(40, 30, bridges=4)
+    leaves = leaves_of(groups)
+    names = {lf.title for lf in leaves}
+    roots = build_outline(leaves, edges)
+    for node in _nodes(roots):
+        assert node.title and not is_keyword_pair(node.title, names)
+        assert " and " not in node.title
+    assert is_keyword_pair("Subject 0-1 and Subject 2-3", names)
+    assert clean_heading("Chapter 5. Data Definition") == "Data Definition"
+    assert clean_heading("5.4. Constraints") == "Constraints"
+    assert clean_heading("F.2. amcheck") == "amcheck" and clean_heading("III. Server Administration") == "Server Administration"
+
+
+def _moves(before, after):
+    where_b = {s: n.id for n in _nodes(before) for s in n.subjects}
+    where_a = {s: n.id for n in _nodes(after) for s in n.subjects}
+    return sum(1 for s in where_b.keys() & where_a.keys() if where_b[s] != where_a[s])
+
+
+def test_one_document_added_or_removed_moves_few_pages_and_keeps_ids_and_titles():
+    groups, edges = cliques(40, 30, bridges=2)
+    leaves = leaves_of(groups)
+    first = build_outline(leaves, edges)
+    # A new document: five new subjects tied into group 7.
+    new = [Leaf(f"new{i}", f"New subject {i}", 1.0, [], (10_000 + i,)) for i in range(5)]
+    grown_edges = [*edges, *((f"new{i}", groups[7][i], 3.0) for i in range(5))]
+    grown = build_outline([*leaves, *new], grown_edges, previous=first)
+    assert _moves(first, grown) <= 0.02 * len(leaves)
+    ids_before = {n.id: n.title for n in _nodes(first)}
+    ids_after = {n.id: n.title for n in _nodes(grown)}
+    assert len(ids_before.keys() & ids_after.keys()) >= 0.9 * len(ids_before)
+    assert all(ids_after[i] == t for i, t in ids_before.items() if i in ids_after)
+    # A document removed: group 3 loses five subjects.
+    gone = set(groups[3][:5])
+    shrunk = build_outline([lf for lf in leaves if lf.id not in gone],
+                           [e for e in edges if e[0] not in gone and e[1] not in gone], previous=first)
+    assert _moves(first, shrunk) <= 0.02 * len(leaves)
+    after = {n.id: n.title for n in _nodes(shrunk)}
+    assert len(ids_before.keys() & after.keys()) >= 0.9 * len(ids_before)
+
+
+def test_limits_are_settings():
+    groups, edges = cliques(10, 10)
+    roots = build_outline(leaves_of(groups), edges, limits=OutlineLimits(max_roots=3, leaf_pages=20, fan_out=20))
+    assert len(roots) <= 3
+    assert all(len(n.children) + len(n.subjects) <= 20 for n in _nodes(roots))

@@ -1,0 +1,176 @@
+"""The outline through a real offline compile of the sample corpus: the JSON tree's schema, the site
+index and vault maps linking every page, breadcrumbs, paged entities, ids stable under a
+one-document change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from compendium.cli import main
+from compendium.workspace import init_workspace
+from tests.support.workspace_fixtures import SAMPLE_CORPUS
+
+BUILTIN = Path(__file__).parents[2] / "compendium" / "templates" / "builtin" / "wiki.yaml"
+NODE_KEYS = {"title", "slug", "pages", "children"}
+
+
+def _compile(workspace: Path) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("COMPENDIUM_LLM_BASE_URL", "COMPENDIUM_LLM_API_KEY", "COMPENDIUM_LLM_MODEL", "COMPENDIUM_STORE"):
+            mp.delenv(name, raising=False)
+        assert main(["-w", str(workspace), "compile", "--plain"]) == 0
+
+
+def _export(workspace: Path, fmt: str, out: Path) -> Path:
+    assert main(["-w", str(workspace), "export", "--format", fmt, str(out)]) == 0
+    return out
+
+
+def outline_workspace(root: Path) -> Path:
+    """A workspace of the sample corpus whose template asks for the outline."""
+    workspace = init_workspace(root)
+    shutil.copytree(SAMPLE_CORPUS, workspace / "documents" / "corpus")
+    text = BUILTIN.read_text(encoding="utf-8").replace("name: wiki\n", "name: mapped\n", 1)
+    text = text.replace("artifacts: [wiki_pages, entity_graph, topics]", "artifacts: [wiki_pages, entity_graph, topics, outline]")
+    (workspace / "templates").mkdir(exist_ok=True)
+    (workspace / "templates" / "mapped.yaml").write_text(text, encoding="utf-8")
+    config = workspace / "compendium.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("default_template: wiki", "default_template: mapped"))
+    return workspace
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory) -> Path:
+    workspace = outline_workspace(tmp_path_factory.mktemp("outline") / "ws")
+    _compile(workspace)
+    return workspace
+
+
+def _nodes(tree: dict) -> list[dict]:
+    out, stack = [], list(tree["children"])
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(node["children"])
+    return out
+
+
+def _listed(tree: dict) -> set[str]:
+    return {s for n in _nodes(tree) for s in [*n["pages"], *([n["slug"]] if n["slug"] else [])]}
+
+
+def test_the_json_outline_is_a_tree_of_title_slug_pages_children_over_every_page(compiled: Path, tmp_path: Path):
+    data = json.loads(_export(compiled, "json", tmp_path / "kb.json").read_text(encoding="utf-8"))
+    tree = data["outline"]
+    slugs = {p["slug"] for p in data["pages"]}
+    assert set(tree) == NODE_KEYS
+    for node in _nodes(tree):
+        assert set(node) == NODE_KEYS
+        assert isinstance(node["title"], str) and node["title"]
+        assert node["slug"] is None or node["slug"] in slugs
+        assert all(isinstance(s, str) and s in slugs for s in node["pages"])
+        assert isinstance(node["children"], list)
+    assert _listed(tree) == slugs
+    # The sample corpus's seven folders are the root topics, in its own words.
+    assert [n["title"] for n in tree["children"]] == [
+        "Durability", "Operations", "Overview", "Query", "Replication", "Storage", "Transactions"]
+    # Each node has a cited overview page.
+    by_slug = {p["slug"]: p for p in data["pages"]}
+    for node in tree["children"]:
+        assert node["slug"] and "[^1]" in by_slug[node["slug"]]["markdown"]
+
+
+def test_the_site_index_tree_and_the_vault_maps_link_every_page(compiled: Path, tmp_path: Path):
+    data = json.loads(_export(compiled, "json", tmp_path / "kb.json").read_text(encoding="utf-8"))
+    slugs = {p["slug"] for p in data["pages"]}
+    site = _export(compiled, "site", tmp_path / "site")
+    index = BeautifulSoup((site / "index.html").read_text(encoding="utf-8"), "html.parser")
+    tree = index.select_one("section.outline")
+    linked = {a["href"].removeprefix("pages/").removesuffix(".html") for a in tree.select("a")}
+    assert linked == slugs
+    assert len(tree.select("details")) == len(_nodes(data["outline"]))
+    # A page shows where it sits; an overview page shows its children.
+    root = data["outline"]["children"][0]
+    page = BeautifulSoup((site / "pages" / f"{root['pages'][0]}.html").read_text(encoding="utf-8"), "html.parser")
+    crumbs = page.select_one("nav.breadcrumbs")
+    assert [a.get_text() for a in crumbs.select("a")] == ["Contents", root["title"]]
+    overview = BeautifulSoup((site / "pages" / f"{root['slug']}.html").read_text(encoding="utf-8"), "html.parser")
+    listed = {a["href"].removesuffix(".html") for a in overview.select("section.children a")}
+    assert set(root["pages"]) <= listed
+
+    vault = _export(compiled, "vault", tmp_path / "vault")
+    maps = sorted((vault / "maps").glob("*.md"))
+    assert len(maps) == len(_nodes(data["outline"]))
+    linked = set()
+    for note in maps:
+        text = note.read_text(encoding="utf-8")
+        linked |= {m.split("|")[0] for m in _wikilinks(text) if not m.startswith(("maps/", "_index"))}
+    assert linked == slugs
+    index_md = (vault / "_index.md").read_text(encoding="utf-8")
+    assert all(f"[[maps/{note.stem}|" in index_md for note in maps if _is_root(note))
+
+
+def _wikilinks(text: str) -> list[str]:
+    import re
+    return re.findall(r"\[\[([^\]]+)\]\]", text)
+
+
+def _is_root(note: Path) -> bool:
+    return "Up: [[_index|Contents]]" in note.read_text(encoding="utf-8")
+
+
+def _stored(workspace: Path) -> dict:
+    import asyncio
+
+    from compendium.outline.stored import stored_outline
+    from compendium.storage.factory import open_store
+
+    async def read() -> dict:
+        store = await open_store(f"sqlite:///{workspace / '.compendium' / 'store.db'}", "default")
+        try:
+            return await stored_outline(store)  # type: ignore[return-value]
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
+
+
+def _where(value: dict) -> tuple[dict[str, str], dict[str, tuple[str, set[str]]]]:
+    from compendium.outline import OutlineNode
+
+    roots = [OutlineNode.from_dict(d) for d in value["roots"]]
+    nodes = [n for r in roots for n, _d in r.walk()]
+    return ({s: n.id for n in nodes for s in n.subjects},
+            {n.id: (n.title, set(n.all_subjects())) for n in nodes})
+
+
+@pytest.mark.parametrize("change", ["add", "delete"])
+def test_one_document_added_or_deleted_keeps_node_ids_and_moves_few_pages(compiled: Path, tmp_path: Path, change: str):
+    workspace = tmp_path / "ws"
+    shutil.copytree(compiled, workspace)
+    before_where, before_nodes = _where(_stored(workspace))
+    corpus = workspace / "documents" / "corpus"
+    if change == "add":
+        (corpus / "storage" / "toast.md").write_text(
+            "# TOAST\n\nLumen DB stores oversized column values out of line in a TOAST table. "
+            "The TOAST table belongs to the Heap File of its table and is read by the Executor.\n",
+            encoding="utf-8")
+    else:
+        victim = sorted((corpus / "query").glob("*.md"))[0]
+        victim.unlink()
+    _compile(workspace)
+    after_where, after_nodes = _where(_stored(workspace))
+    kept = before_where.keys() & after_where.keys()
+    moved = [s for s in kept if before_where[s] != after_where[s]]
+    # Pages whose own document went move with their evidence; on a 113-page corpus that is a few.
+    assert len(moved) <= 0.05 * len(before_where)
+    assert set(before_nodes) == set(after_nodes)  # the folders are the nodes: same ids
+    for nid, (title, members) in before_nodes.items():
+        new_title, new_members = after_nodes[nid]
+        if len(members ^ new_members) < 0.2 * len(members):
+            assert new_title == title

@@ -1,0 +1,35 @@
+"""The HTML reader keeps a table of contents' links (with their nesting) for the outline, and
+drops the TOC from the text as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compendium.phases.readers.html import read_html
+from compendium.phases.readers.model import Deadline
+
+DOCBOOK = b"""<html><head><title>Part II. The SQL Language</title></head><body>
+<div class="toc"><p><strong>Table of Contents</strong></p><dl class="toc">
+<dt><span class="chapter"><a href="sql-syntax.html">4. SQL Syntax</a></span></dt>
+<dd><dl><dt><a href="sql-syntax-lexical.html">4.1. Lexical Structure</a></dt>
+<dt><a href="sql-syntax-lexical.html#KEYWORDS">4.1.1. Keywords</a></dt></dl></dd>
+<dt><span class="chapter"><a href="ddl.html">5. Data <b>Definition</b></a></span></dt>
+</dl></div>
+<p>This part describes the use of the SQL language in PostgreSQL.</p>
+</body></html>"""
+
+
+def test_toc_links_are_kept_with_their_depth_and_left_out_of_the_text():
+    doc = read_html(DOCBOOK, Path("sql.html"), Deadline("sql.html", 10))
+    assert doc.metadata["toc"] == [
+        [1, "sql-syntax.html", "4. SQL Syntax"],
+        [2, "sql-syntax-lexical.html", "4.1. Lexical Structure"],
+        [1, "ddl.html", "5. Data Definition"],
+    ]
+    assert "Lexical Structure" not in doc.text and "describes the use of the SQL" in doc.text
+
+
+def test_a_page_without_a_toc_has_no_toc_metadata():
+    doc = read_html(b"<html><body><p>Plain.</p><ul><li><a href='x.html'>x</a></li></ul></body></html>",
+                    Path("p.html"), Deadline("p.html", 10))
+    assert "toc" not in doc.metadata
