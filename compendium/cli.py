@@ -140,8 +140,14 @@ def _workspace_flag(args: argparse.Namespace) -> str:
 def cmd_init(args: argparse.Namespace) -> int:
     from .workspace import init_workspace
 
-    path = init_workspace(Path(args.dir))
-    print(f"Workspace ready at {path}. Add documents with: compendium -w {args.dir} add PATH")
+    if args.dir is not None and args.workspace and Path(args.dir) != Path(args.workspace):
+        from .errors import InputError
+
+        raise InputError(f"two workspace folders given: {args.workspace} (by -w) and {args.dir}",
+                         hint="give one of them")
+    folder = args.dir if args.dir is not None else (args.workspace or ".")
+    path = init_workspace(Path(folder))
+    print(f"Workspace ready at {path}. Add documents with: compendium -w {folder} add PATH")
     return 0
 
 
@@ -466,7 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
 
     p = sub.add_parser("init", help="make a workspace: compendium.yaml and a documents/ folder")
-    p.add_argument("dir", nargs="?", default=".", help="the folder (default: the current one)")
+    p.add_argument("dir", nargs="?", default=None, help="the folder (default: -w, else the current one)")
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("add", help="copy documents or folders into the workspace (Markdown, reST, text, HTML, PDF, DOCX)")

@@ -36,6 +36,16 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def test_init_makes_the_workspace_named_by_w(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "-w", "kb", "init")
+    assert "kb" in out
+    assert code == 0 and (tmp_path / "kb" / "compendium.yaml").exists()
+    assert not (tmp_path / "compendium.yaml").exists()
+    code, _, err = run(capsys, "-w", "kb", "init", "other")
+    assert code != 0 and "kb" in err and "other" in err and not (tmp_path / "other").exists()
+
+
 def test_offline_session_from_init_to_export(tmp_path: Path, capsys):
     ws = tmp_path / "kb"
     code, out, _ = run(capsys, "init", str(ws))
