@@ -209,6 +209,9 @@ def table(steps: list[Step]) -> list[str]:
              "|---|" + "---|" * len(PHASES)]
     for s in steps:
         rows.append(f"| {s.name} | " + " | ".join(str(s.tokens((p,))) for p in PHASES) + " |")
+    rows += ["", "LLM calls by phase:", "", "| Run | " + " | ".join(PHASES) + " |", "|---|" + "---|" * len(PHASES)]
+    for s in steps:
+        rows.append(f"| {s.name} | " + " | ".join(str(s.calls((p,))) for p in PHASES) + " |")
     return rows
 
 
