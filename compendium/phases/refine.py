@@ -247,7 +247,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             written = await groups.write(position[plan.slug], request, new_tokens)
         else:
             groups.skip(position[plan.slug])
-        if written is None:  # its own call: a big change, a group of one, or no usable item for it
+        if written is None:  # its own call: a big change, or no usable item for it
             async with calls:
                 if fatal or ctx.cancel.is_set():
                     return  # stopped while it waited: never asked, the next run writes it

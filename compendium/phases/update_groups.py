@@ -42,8 +42,9 @@ class UpdateGroups:
         self._sent: set[asyncio.Task[None]] = set()
 
     async def write(self, position: int, request: PageRequest, tokens: int) -> str | None:
-        """The page's reply from a grouped call, or None: the caller asks for it alone (a
-        group of one, or the group's reply had no usable item for it)."""
+        """The page's reply from a grouped call (a lone small update too: the compact prompt
+        costs less than the whole page), or None: the reply had no usable item for it, and the
+        caller asks for it alone."""
         waiting = _Waiting(request, tokens)
         self._decide(position, waiting)
         return await waiting.answer
@@ -81,9 +82,6 @@ class UpdateGroups:
     def _send(self) -> None:
         group, self._open, self._tokens = self._open, [], 0
         if not group:
-            return
-        if len(group) == 1:  # one page is asked alone: the same call it always was
-            group[0].answer.set_result(None)
             return
         task = asyncio.create_task(self._answer(group))
         self._sent.add(task)  # kept until done: the loop holds tasks weakly

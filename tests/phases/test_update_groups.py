@@ -33,9 +33,9 @@ async def test_groups_follow_plan_order_whatever_order_pages_are_ready_in():
         page(0, 0.06, 10), page(1, 0.05, 10), page(2, 0.04, None), page(3, 0.03, 10),
         page(4, 0.02, 20), page(5, 0.01, 90), page(6, 0.0, 5),
     )
-    assert sent == [["p0", "p1", "p3"], ["p5", "p6"]]
-    assert answers == ["new for p0", "new for p1", "own call", None, None, "new for p5", "new for p6"]
-    # p3: no usable item; p4: a group of one. Both are asked alone by their page.
+    assert sent == [["p0", "p1", "p3"], ["p4"], ["p5", "p6"]]
+    assert answers == ["new for p0", "new for p1", "own call", None, "new for p4", "new for p5", "new for p6"]
+    # p3 had no usable item: its page asks for it alone.
 
 
 async def test_a_failed_group_call_reaches_every_page_of_the_group():
