@@ -97,6 +97,8 @@ class RefineTally:
     withheld: list[str] = field(default_factory=list)  # written without a cited fact: not published
     identical: list[str] = field(default_factory=list)  # rewritten to the same bytes: not stored again
     already_stated: int = 0  # new evidence items the page already said word for word: not asked about
+    grouped: int = 0  # page updates answered by a call shared with other pages
+    asked_alone: int = 0  # small updates the grouped reply had no usable item for: asked on their own
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
@@ -245,6 +247,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         new_tokens = sum(_item_tokens(e.text) for e in evidence if e.ref in new)
         if additions_only and new_tokens <= SMALL_UPDATE_TOKENS:
             written = await groups.write(position[plan.slug], request, new_tokens)
+            if written is None:
+                tally.asked_alone += 1
+            else:
+                tally.grouped += 1
         else:
             groups.skip(position[plan.slug])
         if written is None:  # its own call: a big change, or no usable item for it
@@ -390,6 +396,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         "withheld": len(tally.withheld),
         "identical": len(tally.identical),
         "already_stated": tally.already_stated,
+        "grouped_updates": tally.grouped,
+        "updates_asked_alone": tally.asked_alone,
     }
     if tally.rejected:
         details["rejected_pages"] = sorted(tally.rejected)
