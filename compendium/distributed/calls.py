@@ -66,6 +66,7 @@ METHODS: dict[str, Method] = {
     "judge_matches": Method(list[MatchQuestion], dict[str, bool]),  # PLAN's MAYBE matches
     "name_topic": Method(TopicRequest, TopicReply),
     "write_page": Method(PageRequest, str),  # a REFINE page
+    "update_pages": Method(list[PageRequest], dict[str, str]),  # REFINE: small updates grouped
 }
 
 

@@ -68,6 +68,9 @@ class ExecutorEngine:
     async def write_page(self, request: PageRequest, template: Template) -> str:
         return await self._run("write_page", request, template)  # type: ignore[no-any-return]
 
+    async def update_pages(self, requests: Sequence[PageRequest], template: Template) -> dict[str, str]:
+        return await self._run("update_pages", list(requests), template) if requests else {}  # type: ignore[no-any-return]
+
     async def close(self) -> None:
         await self.local.close()
 

@@ -61,6 +61,12 @@ class Engine(Protocol):
         """Markdown body citing evidence as [^ref] and linking as [[slug]] / [[slug|text]]."""
         ...
 
+    async def update_pages(self, requests: Sequence[PageRequest], template: Template) -> dict[str, str]:
+        """Several small UPDATEs at once: by slug, what `write_page` would answer for each (an
+        engine with `writes_additions` answers the new sentences only). A page left out of the
+        answer could not be written this way: the caller asks `write_page` for it alone."""
+        ...
+
     async def close(self) -> None: ...
 
 

@@ -10,11 +10,15 @@ Variables every prompt may use (template authors can override any prompt):
   page      title, kind, description, aliases, evidence ([{ref, source, text, chunk_id}]),
             links ([{slug, title}]), writer_example, existing_markdown, removed_refs, max_tokens,
             new_evidence_only (an UPDATE: `evidence` holds only the new items; the page cites the rest)
+  page_updates  pages ([{label, title, kind, description, sections, evidence, links}]): several
+            small UPDATEs in one call; each page's new evidence only, its "## " headings, and
+            the links its new evidence names (built-in prompt only)
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +26,7 @@ from ..errors import LabelError, ReplyError
 from ..templates.render import prompt_source, render
 from ..templates.schema import Template
 from .openai_client import JsonCheck, OpenAIClient
-from .replies import label_problem, page_problem, page_repair, unknown_labels
+from .replies import label_problem, page_problem, page_repair, unknown_labels, usable_additions
 from .tasks import (
     ChunkInput,
     DescriptionReply,
@@ -32,6 +36,7 @@ from .tasks import (
     ExtractionReply,
     MatchQuestion,
     MatchReply,
+    PageAdditionsReply,
     PageRequest,
     PairQuestion,
     PairReply,
@@ -41,6 +46,8 @@ from .tasks import (
 from .usage import UsageMeter
 
 SEPARATOR = " › "
+_SECTION = re.compile(r"^#{2,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+UPDATE_LABEL = "u"  # pages of a grouped update are u1, u2, ...
 
 
 def chunk_header(chunk: ChunkInput) -> str:
@@ -198,15 +205,7 @@ class LLMEngine:
 
     def page_prompt(self, request: PageRequest, template: Template) -> tuple[str, str]:
         system = self._render(template.refine.system, "page_system", f"{template.name}: refine.system")
-        evidence = [
-            {
-                "ref": e.ref,
-                "source": SEPARATOR.join(p for p in (e.document, *e.heading_path) if p) or e.chunk_id,
-                "text": _one_line(e.text),
-                "chunk_id": e.chunk_id,
-            }
-            for e in sent_evidence(request)
-        ]
+        evidence = [_evidence_line(e) for e in sent_evidence(request)]
         prompt = self._render(
             template.refine.writer_prompt,
             "page",
@@ -240,6 +239,65 @@ class LLMEngine:
             repair=lambda problem: page_repair(problem, refs),
             what=f"page {request.slug!r}",
         )
+
+    # ---- REFINE: several small updates in one call ------------------------------------------
+
+    def updates_prompt(self, requests: Sequence[PageRequest], template: Template) -> tuple[str, str]:
+        """(system, prompt) of a grouped update: per page, its headings and new evidence only."""
+        system = self._render(template.refine.system, "page_system", f"{template.name}: refine.system")
+        pages = []
+        for n, request in enumerate(requests, start=1):
+            evidence = sent_evidence(request)
+            named = {slug for e in evidence for slug in e.about}
+            pages.append({
+                "label": f"{UPDATE_LABEL}{n}",
+                "title": request.title,
+                "kind": request.kind,
+                "description": _one_line(request.description),
+                "sections": list(dict.fromkeys(_SECTION.findall(request.existing_markdown))),
+                "evidence": [_evidence_line(e) for e in evidence],
+                "links": [{"slug": link.slug, "title": link.title} for link in request.links if link.slug in named],
+            })
+        return system, self._render("", "page_updates", "page_updates", pages=pages)
+
+    async def update_pages(self, requests: Sequence[PageRequest], template: Template) -> dict[str, str]:
+        """The new sentences of each page, by slug, in one call; a page whose item is missing or
+        fails `page_problem` against its own new evidence is left out (its caller asks for it
+        alone). A reply with no usable item is repaired once; after that, nothing is kept."""
+        if not requests:
+            return {}
+        system, prompt = await asyncio.to_thread(self.updates_prompt, requests, template)
+        by_label = {f"{UPDATE_LABEL}{n}": r for n, r in enumerate(requests, start=1)}
+        refs = {label: [str(ref) for ref in r.new_refs] or sent_refs(r) for label, r in by_label.items()}
+
+        def read(reply: PageAdditionsReply) -> tuple[dict[str, str], dict[str, str]]:
+            return usable_additions(((item.page, item.markdown) for item in reply.pages), refs)
+
+        def check(reply: PageAdditionsReply) -> str | None:
+            kept, problems = read(reply)
+            if kept:
+                return None
+            shown = "; ".join(f"{label}: {why}" for label, why in list(problems.items())[:4])
+            return (f"no item of the reply can be published ({shown}). Answer with one item per page label "
+                    f"({', '.join(by_label)}), citing that page's own new evidence.")
+
+        try:
+            reply: PageAdditionsReply = await self._ask_json(
+                template, system, prompt, PageAdditionsReply, "page_additions", check
+            )
+        except ReplyError:
+            return {}  # every page of the group is asked alone
+        kept, _problems = read(reply)
+        return {by_label[label].slug: text for label, text in kept.items()}
+
+
+def _evidence_line(e: EvidenceItem) -> dict[str, Any]:
+    return {
+        "ref": e.ref,
+        "source": SEPARATOR.join(p for p in (e.document, *e.heading_path) if p) or e.chunk_id,
+        "text": _one_line(e.text),
+        "chunk_id": e.chunk_id,
+    }
 
 
 def sent_evidence(request: PageRequest) -> list[EvidenceItem]:

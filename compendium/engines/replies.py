@@ -125,3 +125,29 @@ def _looks_like_json(body: str) -> bool:
             return bool(re.match(r"\[\s*[\[{\"]", body))
         return True
     return False
+
+
+def usable_additions(
+    items: Iterable[tuple[str, str]], refs: dict[str, Collection[str]]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The items of a grouped page update that can be kept, by page label, and why each other
+    page has none: an item is kept when it names a page of the group (as models write labels)
+    and passes `page_problem` against that page's own new evidence refs. A page's first usable
+    item wins; one bad item costs only its own page."""
+    reader = LabelReader(refs)
+    kept: dict[str, str] = {}
+    problems: dict[str, str] = {}
+    for raw, text in items:
+        label = reader.read(raw)
+        if label is None or label in kept:
+            continue
+        problem = page_problem(text, refs[label])
+        if problem is None:
+            kept[label] = text.strip()
+            problems.pop(label, None)
+        else:
+            problems.setdefault(label, problem)
+    for label in refs:
+        if label not in kept:
+            problems.setdefault(label, "the reply has no item for this page")
+    return kept, problems

@@ -191,3 +191,12 @@ class PageRequest:
     # page already cites the other items by these refs, so an LLM is sent only the new ones;
     # an extractive writer may ignore it and rebuild from `evidence`.
     new_refs: list[int] = field(default_factory=list)
+
+
+class PageAddition(Reply):
+    page: str  # the label of a page in a grouped update ("u1")
+    markdown: str  # the new sentences only, under the "## Heading" they belong to
+
+
+class PageAdditionsReply(Reply):
+    pages: list[PageAddition]

@@ -53,6 +53,7 @@ from .evidence import (
 from .page_batches import PageBatches, WrittenPage
 from .plan import KB_VIEW, PLAN_INPUTS, UNCHANGED, load_plan
 from .planning import CREATE, DELETE, KEEP, UPDATE, KnowledgeView, PagePlan, relation_text
+from .update_groups import MAX_GROUP_PAGES, SMALL_UPDATE_TOKENS, UpdateGroups
 
 PHASE = "refine"
 PACK_NAMESPACE = "page-pack"  # per page: the evidence it was written from, for cheap updates
@@ -96,6 +97,8 @@ class RefineTally:
     withheld: list[str] = field(default_factory=list)  # written without a cited fact: not published
     identical: list[str] = field(default_factory=list)  # rewritten to the same bytes: not stored again
     already_stated: int = 0  # new evidence items the page already said word for word: not asked about
+    grouped: int = 0  # page updates answered by a call shared with other pages
+    asked_alone: int = 0  # small updates the grouped reply had no usable item for: asked on their own
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
@@ -147,7 +150,18 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     # The model's concurrency bounds the writer calls in flight, not the pages in progress: a
     # page's evidence is chosen before its call and cleaned and stored after it, off the slot.
     calls = asyncio.Semaphore(template.refine.concurrency)
-    gate = asyncio.Semaphore(2 * template.refine.concurrency)  # pages in progress
+    # Pages in progress: room for a full group of small updates waiting on its call, besides.
+    gate = asyncio.Semaphore(2 * template.refine.concurrency + MAX_GROUP_PAGES)
+    position = {p.slug: i for i, p in enumerate(todo)}
+
+    async def ask_group(requests: list[PageRequest]) -> dict[str, str]:
+        async with calls:
+            if fatal or ctx.cancel.is_set():
+                return {}  # stopped while it waited: each page sees that on its own
+            return await engine.update_pages(requests, template)
+
+    # Small updates (a few new sentences) share a call; the context budget bounds each group.
+    groups = UpdateGroups(len(todo), template.refine.context_budget, ask_group)
     batches = PageBatches(store, ctx.embedder)
     fatal: list[BaseException] = []
     finished = 0
@@ -166,6 +180,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         except EngineError as exc:  # the next run retries the page
             failed(plan.slug, exc)
         finally:
+            groups.skip(position[plan.slug])  # a page that returned early joins no group
             finished += 1
             ctx.progress(PHASE, finished, len(todo))
             gate.release()
@@ -227,10 +242,22 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
                 sorted(set(page.cited_chunks) - {e.chunk_id for e in evidence}) if is_update and page else [],
             )
             baseline = page.markdown if is_update and page else ""
-        async with calls:
-            if fatal or ctx.cancel.is_set():
-                return  # stopped while it waited: never asked, the next run writes it
-            written = await engine.write_page(request, template)
+        written: str | None = None
+        new = set(request.new_refs)
+        new_tokens = sum(_item_tokens(e.text) for e in evidence if e.ref in new)
+        if additions_only and new_tokens <= SMALL_UPDATE_TOKENS:
+            written = await groups.write(position[plan.slug], request, new_tokens)
+            if written is None:
+                tally.asked_alone += 1
+            else:
+                tally.grouped += 1
+        else:
+            groups.skip(position[plan.slug])
+        if written is None:  # its own call: a big change, or no usable item for it
+            async with calls:
+                if fatal or ctx.cancel.is_set():
+                    return  # stopped while it waited: never asked, the next run writes it
+                written = await engine.write_page(request, template)
         # An engine that honours new_refs answers with the additions only (the LLM engine says
         # so); an extractive writer rebuilds the whole page from the evidence instead.
         if additions_only and getattr(engine, "writes_additions", False):
@@ -334,6 +361,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             gate.release()
             break
         tasks.append(asyncio.create_task(one(plan)))
+    groups.close(len(tasks))
     outcomes = await asyncio.gather(*tasks, return_exceptions=True)
     await batches.finish()
     errors = [o for o in outcomes if isinstance(o, BaseException)]
@@ -368,6 +396,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         "withheld": len(tally.withheld),
         "identical": len(tally.identical),
         "already_stated": tally.already_stated,
+        "grouped_updates": tally.grouped,
+        "updates_asked_alone": tally.asked_alone,
     }
     if tally.rejected:
         details["rejected_pages"] = sorted(tally.rejected)

@@ -46,6 +46,7 @@ REQUESTS = {
         [LinkTarget("lumen", "Lumen")], "# Old page\n", ["k9"], 900, [1],
     ),
 }
+REQUESTS["update_pages"] = [REQUESTS["write_page"]]
 REPLIES = {
     "extract": ExtractionReply.model_validate({
         "entities": [{"chunk": "c1", "name": "Lumen", "type": "product", "description": "A DB", "aliases": ["LDB"]}],
@@ -60,6 +61,7 @@ REPLIES = {
     "judge_matches": {"q1": False},
     "name_topic": TopicReply(title="Storage", summary="How data is kept."),
     "write_page": "# Write-ahead log\n\nThe WAL is fsynced.[^1]\n",
+    "update_pages": {"write-ahead-log": "## Durability\n\nThe WAL is fsynced.[^1]"},
 }
 
 

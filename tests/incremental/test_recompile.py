@@ -51,12 +51,14 @@ async def test_an_edit_sends_only_the_new_evidence_to_the_pages_it_touches(llm_s
     asked = schemas(llm_server)
     assert asked.get("extraction") == 1, asked  # one chunk changed: one extraction
     assert not asked.get("pairs") and not asked.get("topic"), asked
-    updates = [r.prompt for r in llm_server.requests if r.schema_name is None]
+    updates = [r.prompt for r in llm_server.requests if r.schema_name == "page_additions"]
     assert updates, "the Buffer Pool page must learn the new fact"
-    for prompt in updates:  # the page as it stands plus only the new evidence, never the whole pack
-        assert "Answer with ONLY the new sentences" in prompt and "Existing page:" in prompt
-        new_section = prompt.split("New evidence:", 1)[1].split("Pages you may link:", 1)[0]
-        assert 1 <= new_section.count("[^") <= 3
+    assert not [r for r in llm_server.requests if r.schema_name is None]  # small updates: no page call
+    for prompt in updates:  # each page's headings and only its new evidence, never the whole pack
+        assert "Existing page:" not in prompt
+        for page in prompt.split("### [")[1:]:
+            new_section = page.split("New evidence:", 1)[1].split("Pages you may link:", 1)[0]
+            assert 1 <= new_section.count("[^") <= 3
     pages = {p.slug: p for p in await records(workspace, llm_server, Page)}
     pool = next(p for p in pages.values() if p.title == "Buffer Pool")
     assert NEW_SENTENCE in pool.markdown

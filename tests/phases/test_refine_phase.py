@@ -105,8 +105,25 @@ async def test_new_evidence_updates_only_the_pages_it_touches(server, store, mak
     new = (await pages_of(store))["grace-hopper"]
     assert new.version == 2 and new.created_at == old.created_at
     assert "first compiler" in new.markdown
+    asked = server.requests[-1]
+    assert asked.schema_name == "page_additions" and "first compiler" in asked.prompt  # a small update
+    assert "Existing page:" not in asked.prompt  # only its new evidence and headings were sent
+
+
+async def test_a_big_update_is_written_with_the_existing_page(server, store, make_ctx):
+    template = Template(name="t", artifacts=["wiki_pages"])
+    await store.upsert(knowledge_base())
+    await compile_pages(template, make_ctx)
+    old = (await pages_of(store))["grace-hopper"]
+    long_fact = "Grace Hopper wrote the first compiler " + "and documented every step of it " * 60 + "."
+    await store.upsert([Claim(id="c-new", text=long_fact, chunk_id="d1-k3",
+                              document_id="d1", entity_ids=[entity_id("Grace Hopper")])])
+    server.reset()
+    _ctx, result = await compile_pages(template, make_ctx)
+    assert result.details["updated"] == 1 and "page_additions" not in server.calls
     prompt = server.requests[-1].prompt
     assert old.markdown.split("\n")[0][:40] in prompt  # the existing page was handed to the writer
+    assert "first compiler" in (await pages_of(store))["grace-hopper"].markdown
 
 
 async def test_an_update_that_cites_none_of_the_new_evidence_keeps_the_page(server, store, make_ctx):

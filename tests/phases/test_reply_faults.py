@@ -46,7 +46,8 @@ async def test_a_page_whose_replies_stay_bad_fails_and_keeps_its_previous_versio
     server.responder = lambda request: reply
     server.reset()
     result = await write_pages(make_ctx)
-    assert server.calls["text"] == 3  # one page to update: asked, then repaired twice
+    # One small update: its grouped call and one repair, then the page alone, asked and repaired twice.
+    assert (server.calls["page_additions"], server.calls["text"]) == (2, 3)
     assert result.failed == 1 and list(result.details["failed_pages"]) == ["grace-hopper"]
     assert "not usable after 2 repairs" in result.details["failed_pages"]["grace-hopper"]
     after = await pages_of(store)
@@ -58,7 +59,7 @@ async def test_a_page_whose_replies_stay_bad_fails_and_keeps_its_previous_versio
     server.responder = default
     server.reset()
     retry = await write_pages(make_ctx)
-    assert (retry.failed, retry.details["updated"], server.calls["text"]) == (0, 1, 1)
+    assert (retry.failed, retry.details["updated"], server.calls["chat"]) == (0, 1, 1)
     assert "joined the Navy" in (await pages_of(store))["grace-hopper"].markdown
 
 

@@ -276,6 +276,20 @@ def write_page(prompt: str) -> str:
     return "\n\n".join(paragraphs)
 
 
+UPDATE_PAGE = re.compile(r"^### \[(?P<label>[^\]]+)\] ", re.MULTILINE)
+
+
+def update_pages(prompt: str) -> dict[str, Any]:
+    """A grouped update: for each `### [uN] Title` block, its new evidence as paragraphs."""
+    found = list(UPDATE_PAGE.finditer(prompt))
+    items = []
+    for i, match in enumerate(found):
+        block = prompt[match.end() : found[i + 1].start() if i + 1 < len(found) else len(prompt)]
+        paragraphs = [f"{m['text'].strip()} [^{m['ref']}]" for m in EVIDENCE_LINE.finditer(block)]
+        items.append({"page": match["label"], "markdown": "\n\n".join(paragraphs)})
+    return {"pages": items}
+
+
 class KnowledgeResponder:
     """Answers each task by its schema name (json) or as a page (plain text)."""
 
@@ -294,6 +308,8 @@ class KnowledgeResponder:
             answer = summarize(prompt)
         elif name == "topic":
             answer = name_topic(prompt)
+        elif name == "page_additions":
+            answer = update_pages(prompt)
         else:
             answer = {}
         return json.dumps(answer)

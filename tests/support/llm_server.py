@@ -30,9 +30,12 @@ HTTP_FAULTS = ("429", "500", "timeout", "reject_json_schema", "auth", "not_json"
 #   length          the right answer cut in half, with finish_reason "length"
 #   unknown_labels  MAP: every item names a chunk label the batch does not have
 #   label_variants  MAP: labels written as models write them ("[c1]", "C1", "chunk c1", "c1:")
+#   bad_item        a grouped page update: its first page's item is prose citing nothing
+#   lost_item       a grouped page update: its first page's item is left out
 CONTENT_FAULTS = ("truncated", "malformed", "garbage", "refusal", "empty", "length", "unknown_labels",
-                  "label_variants")
+                  "label_variants", "bad_item", "lost_item")
 MAP_FAULTS = ("unknown_labels", "label_variants")
+GROUP_FAULTS = ("bad_item", "lost_item")  # queued, they wait for a grouped page update
 FAULTS = HTTP_FAULTS + CONTENT_FAULTS
 TRUNCATED_JSON = '{"entities": [ {"name": "Trunc'
 GARBAGE_MARKDOWN = "# Notes\n\nLorem ipsum dolor sit amet, consectetur adipiscing elit.\n\n- item one\n- item two\n"
@@ -157,7 +160,10 @@ class LLMServer:
         wait in the queue for a chat request; MAP faults count MAP requests only)."""
         chat = route == "/v1/chat/completions"
         with self._lock:
-            if self._faults and (chat or self._faults[0] in HTTP_FAULTS):
+            if self._faults and self._faults[0] in GROUP_FAULTS:
+                if chat and self.chat_request(body).schema_name == "page_additions":
+                    return self._faults.popleft()
+            elif self._faults and (chat or self._faults[0] in HTTP_FAULTS):
                 return self._faults.popleft()
             if self._rate is None:
                 return None
@@ -165,6 +171,8 @@ class LLMServer:
             if kind in CONTENT_FAULTS and not chat:
                 return None
             if kind in MAP_FAULTS and self.chat_request(body).schema_name != "extraction":
+                return None
+            if kind in GROUP_FAULTS and self.chat_request(body).schema_name != "page_additions":
                 return None
             task = self.task_of(route, body)
             if task in self._seen:
@@ -311,6 +319,8 @@ class LLMServer:
             return answer[: max(1, len(answer) // 2)], "length"
         if fault in ("unknown_labels", "label_variants") and request.schema_name == "extraction":
             return _relabel(answer, fault), "stop"
+        if fault in GROUP_FAULTS and request.schema_name == "page_additions":
+            return _spoil_first_item(answer, fault), "stop"
         return answer, "stop"
 
     def embeddings(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -359,6 +369,18 @@ def _relabel(answer: str, fault: str) -> str:
                     shape = LABEL_SHAPES[n % len(LABEL_SHAPES)]
                     item["chunk"] = shape.format(label.upper() if n % 2 else label)
                 n += 1
+    return json.dumps(reply)
+
+
+def _spoil_first_item(answer: str, fault: str) -> str:
+    """A grouped update whose first item cites nothing (bad_item) or is missing (lost_item)."""
+    reply = json.loads(answer)
+    items = reply.get("pages") or []
+    if items:
+        if fault == "lost_item":
+            items.pop(0)
+        else:
+            items[0]["markdown"] = GARBAGE_MARKDOWN
     return json.dumps(reply)
 
 
