@@ -15,7 +15,6 @@ from compendium.cli import main
 from compendium.workspace import init_workspace
 from tests.support.workspace_fixtures import SAMPLE_CORPUS
 
-BUILTIN = Path(__file__).parents[2] / "compendium" / "templates" / "builtin" / "wiki.yaml"
 NODE_KEYS = {"title", "slug", "pages", "children"}
 
 
@@ -32,15 +31,9 @@ def _export(workspace: Path, fmt: str, out: Path) -> Path:
 
 
 def outline_workspace(root: Path) -> Path:
-    """A workspace of the sample corpus whose template asks for the outline."""
+    """A workspace of the sample corpus, compiled with the default template (it maps the pages)."""
     workspace = init_workspace(root)
     shutil.copytree(SAMPLE_CORPUS, workspace / "documents" / "corpus")
-    text = BUILTIN.read_text(encoding="utf-8").replace("name: wiki\n", "name: mapped\n", 1)
-    text = text.replace("artifacts: [wiki_pages, entity_graph, topics]", "artifacts: [wiki_pages, entity_graph, topics, outline]")
-    (workspace / "templates").mkdir(exist_ok=True)
-    (workspace / "templates" / "mapped.yaml").write_text(text, encoding="utf-8")
-    config = workspace / "compendium.yaml"
-    config.write_text(config.read_text(encoding="utf-8").replace("default_template: wiki", "default_template: mapped"))
     return workspace
 
 
