@@ -232,7 +232,7 @@ RULE = (
 
 def render(results: list[dict[str, Any]]) -> str:
     lines = ["# The outline on two public manuals", "",
-             "Offline engine, built-in wiki template plus the `outline` artifact, one process; other "
+             "Offline engine, built-in wiki template (it builds the `outline`), one process; other "
              "engineers' jobs shared the 2 cores. Reproduce: `.venv/bin/python -m benchmarks.outline`.",
              "", "| manual | documents | pages | nodes | within 3 levels | within 2 | largest fan-out | root topics | depth "
              "| titles naming a subject (outline) | (communities only) | add: pages moved | add: renames <20% "
