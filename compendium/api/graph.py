@@ -12,6 +12,7 @@ from ..compiler.orchestrator import last_compile
 from ..errors import NotFound
 from ..export.layout import communities, entity_positions
 from ..fingerprint import fingerprint
+from ..outline.tree import outline_groups, root_topics
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Entity, Page, Relation, Topic
 from ..tenancy import kb_records
@@ -50,32 +51,6 @@ async def positions(store: Store) -> dict[str, tuple[float, float]]:
 
 async def _subject_of_slug(store: Store) -> dict[str, str]:
     return {p.slug: p.subject_id async for p in store.scan(Page, {"status": "active"})}  # type: ignore[attr-defined,misc]
-
-
-def outline_groups(tree: dict[str, Any], subject_of: dict[str, str]) -> list[list[str]]:
-    """Entities grouped by the outline node their page is listed in, root topic by root topic."""
-    groups: list[list[str]] = []
-    stack = list(reversed(tree["children"]))
-    while stack:
-        node = stack.pop()
-        members = [subject_of[s] for s in node["pages"] if subject_of.get(s)]
-        if members:
-            groups.append(members)
-        stack.extend(reversed(node["children"]))
-    return groups
-
-
-def root_topics(tree: dict[str, Any]) -> dict[str, str]:
-    """Page slug -> the title of the root topic it sits under."""
-    found: dict[str, str] = {}
-    for root in tree["children"]:
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            for slug in node["pages"]:
-                found.setdefault(slug, root["title"])
-            stack.extend(node["children"])
-    return found
 
 
 def _node(e: Any, xy: dict[str, tuple[float, float]], slugs: dict[str, str],

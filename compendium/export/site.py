@@ -253,7 +253,7 @@ def write_site(wiki: WikiSnapshot, out: Path, title: str) -> int:
     folder.write("assets/theme.js", (CANVAS_JS.parent / "theme.js").read_bytes())  # the UI's own
     folder.write("assets/graph-renderer.js", renderer_script())
     folder.write("graph.html", _env.get_template("graph.html.j2").render(
-        site_title=title, root="", graph_json=graph_data(wiki),
+        site_title=title, root="", graph_json=graph_data(wiki, tree=tree),
         node_count=len(wiki.entities), edge_count=len(wiki.relations),
     ))
     for name, text in render_sources(wiki, title).items():

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
+from ..outline.tree import outline_groups, root_topics
 from .layout import communities, entity_positions
 from .snapshot import WikiSnapshot
 
@@ -31,10 +33,15 @@ def renderer_script() -> str:
     )
 
 
-def graph_data(wiki: WikiSnapshot, page_href: str = "pages/") -> str:
-    """Nodes (with layout positions in [-1, 1]) and edges as JSON, safe inside <script>."""
+def graph_data(wiki: WikiSnapshot, page_href: str = "pages/", tree: dict[str, Any] | None = None) -> str:
+    """Nodes (with layout positions in [-1, 1]) and edges as JSON, safe inside <script>. With the
+    published outline `tree`, nodes are laid out in its subtopics and carry their page's root
+    topic as `group`, as on the UI's canvas."""
     relations = [(r.source, r.target, r.strength) for r in wiki.relations]
-    xy = entity_positions([e.id for e in wiki.entities], relations, communities(wiki.topics))
+    subject_of = {p.slug: p.subject_id for p in wiki.pages if p.subject_id}
+    groups = outline_groups(tree, subject_of) if tree else []
+    root_of = root_topics(tree) if tree else {}
+    xy = entity_positions([e.id for e in wiki.entities], relations, groups or communities(wiki.topics))
     top = max((e.importance for e in wiki.entities), default=0.0) or 1.0
     nodes = []
     for e in wiki.entities:
@@ -45,6 +52,7 @@ def graph_data(wiki: WikiSnapshot, page_href: str = "pages/") -> str:
             "size": round(e.importance / top, 4), "degree": e.degree,
             "topic": (topic.title or topic.slug) if topic else "",
             "href": f"{page_href}{page.slug}.html" if page else "",
+            "group": root_of.get(page.slug, "") if page else "",
         })
     known = wiki.entity_by_id
     edges = [

@@ -135,6 +135,10 @@ class _Builder:
                                        resolution=resolution, min_size=1, max_topics=len(items))
         else:
             found = leiden(sub, resolution=resolution) if sub.edges else [[s] for s in items]
+        # Communities leave out subjects tied to nothing (a new one no relation reaches is in no
+        # topic): every page needs a place, so they come back as singletons and pool below.
+        grouped = {s for m in found for s in m}
+        found = [*found, *([s] for s in items if s not in grouped)]
         found = self._absorb_small(found)
         if len(found) <= 1:
             # One tight community (or none at all): cut it in reading order.

@@ -1,12 +1,15 @@
 """The outline in a compile: built in PLAN from the page subjects and the sources, one overview
-subject per node, and stored (with each node's overview slug) for exports to read."""
+subject per node, and stored (with each node's overview slug) for exports to read. It is built
+again only when the fingerprint of its inputs changed."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..fingerprint import fingerprint
 from ..phases.planning import PagePlan, Subject
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Document, Entity, Relation
@@ -17,6 +20,18 @@ from .tree import OutlineNode, outline_json
 OUTLINE_KEY = "outline"
 CHUNKS_PER_SUBJECT = 24  # passages read to place a subject: enough to find where it lives
 OVERVIEW_MEMBERS = 12
+OUTLINE_VERSION = 1  # bump when the build changes what the same inputs give
+
+
+@dataclass
+class PlannedOutline:
+    """The outline PLAN works with: its root topics, one overview subject per node, and whether
+    it is the stored one, reused because its inputs did not change."""
+
+    roots: list[OutlineNode]
+    overviews: list[Subject]
+    reused: bool
+    inputs: str  # fingerprint of what it was built from
 
 
 async def stored_outline(store: Store) -> dict[str, Any] | None:
@@ -24,11 +39,25 @@ async def stored_outline(store: Store) -> dict[str, Any] | None:
     return found[0].value if found else None  # type: ignore[attr-defined]
 
 
+def _inputs(subjects: Sequence[Subject], chunk_ids: dict[str, list[str]], documents: Sequence[Document],
+            edges: Sequence[tuple[str, str, float]], limits: OutlineLimits) -> str:
+    """Everything the build reads: the subjects and the passages that place them, the documents'
+    structure (a document's content and chunk list fix its chunks' headings and order), the edges
+    between subjects and the limits. The previous outline is the stored one these inputs built."""
+    return fingerprint(
+        OUTLINE_VERSION, asdict(limits),
+        [(s.id, s.title, s.importance, chunk_ids[s.id]) for s in subjects],
+        sorted((d.id, d.path, d.title, d.content_hash, d.metadata, d.chunk_ids) for d in documents),
+        edges,
+    )
+
+
 async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequence[Entity],
                        relations: Sequence[Relation], limits: OutlineLimits | None = None,
-                       ) -> tuple[list[OutlineNode], list[Subject]]:
+                       ) -> PlannedOutline:
     """The outline over the subjects that get pages, and one topic subject per node (its
-    overview page, written from its central members like a topic page)."""
+    overview page, written from its central members like a topic page). The stored outline is
+    reused, reading no passage, when what it was built from did not change."""
     limits = limits or OutlineLimits()
     by_id = {e.id: e for e in entities}
     entity_of = {s.id: list(s.entity_ids) for s in subjects}
@@ -36,17 +65,22 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
     for s in subjects:
         ids = list(s.chunk_ids) or [c for e in s.entity_ids if e in by_id for c in sorted(by_id[e].chunk_ids)]
         chunk_ids[s.id] = sorted(set(ids))[:CHUNKS_PER_SUBJECT]
-    wanted = sorted({c for ids in chunk_ids.values() for c in ids})
-    chunks: list[Chunk] = await store.get(Chunk, wanted)  # type: ignore[assignment]
-    passages = {c.id: SourcePassage(c.id, c.document_id, c.ordinal, tuple(c.heading_path)) for c in chunks}
-    documents = [SourceDocument(d.id, d.path, d.title, toc_links(d.metadata))
-                 async for d in store.scan(Document)]  # type: ignore[attr-defined]
-    leaves = place(chunk_ids, {s.id: s.title for s in subjects}, {s.id: s.importance for s in subjects},
-                   passages, Structure(documents, limits.fan_out))
+    records: list[Document] = [d async for d in store.scan(Document)]  # type: ignore[misc]
     edges = subject_edges(entity_of, ((r.source, r.target, float(max(r.strength, 1))) for r in relations))
+    inputs = _inputs(subjects, chunk_ids, records, edges, limits)
     before = await stored_outline(store)
     previous = [OutlineNode.from_dict(d) for d in (before or {}).get("roots", [])]
-    roots = build_outline(leaves, edges, limits=limits, previous=previous)
+    reused = bool(before) and before.get("inputs") == inputs  # type: ignore[union-attr]
+    if reused:
+        roots = previous
+    else:
+        wanted = sorted({c for ids in chunk_ids.values() for c in ids})
+        chunks: list[Chunk] = await store.get(Chunk, wanted)  # type: ignore[assignment]
+        passages = {c.id: SourcePassage(c.id, c.document_id, c.ordinal, tuple(c.heading_path)) for c in chunks}
+        documents = [SourceDocument(d.id, d.path, d.title, toc_links(d.metadata)) for d in records]
+        leaves = place(chunk_ids, {s.id: s.title for s in subjects}, {s.id: s.importance for s in subjects},
+                       passages, Structure(documents, limits.fan_out))
+        roots = build_outline(leaves, edges, limits=limits, previous=previous)
     by_subject = {s.id: s for s in subjects}
     overviews = []
     for root in roots:
@@ -57,16 +91,19 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
                 description=f"Overview of {node.title}: {len(node.all_subjects())} pages.",
                 importance=float(len(node.all_subjects())),
             ))
-    return roots, overviews
+    return PlannedOutline(roots, overviews, reused, inputs)
 
 
-async def keep_outline(store: Store, roots: Sequence[OutlineNode], plans: Sequence[PagePlan]) -> None:
-    """Store the outline with the slug of every page it names, for exports and the next compile."""
+async def keep_outline(store: Store, outline: PlannedOutline, plans: Sequence[PagePlan]) -> None:
+    """Store the outline with the slug of every page it names, for exports and the next compile
+    (no write when the stored one is already that)."""
     page_of = {p.subject_id: p.slug for p in plans if p.action != "DELETE" and p.subject_id}
-    for root in roots:
+    for root in outline.roots:
         for node, _depth in root.walk():
             node.slug = page_of.get(node.id)
-    value = {"roots": [r.to_dict() for r in roots], "page_of": page_of}
+    value = {"roots": [r.to_dict() for r in outline.roots], "page_of": page_of, "inputs": outline.inputs}
+    if outline.reused and await stored_outline(store) == value:
+        return
     await store.upsert([CacheEntry(id=OUTLINE_KEY, namespace="outline", value=value, created_at=time.time())])
 
 

@@ -69,3 +69,29 @@ def page_depths(tree: dict[str, Any]) -> dict[str, int]:
             depths[slug] = min(depths.get(slug, depth), max(depth, 1))
         stack.extend((c, depth + 1) for c in node["children"])
     return depths
+
+
+def outline_groups(tree: dict[str, Any], subject_of: dict[str, str]) -> list[list[str]]:
+    """Entities grouped by the outline node their page is listed in, root topic by root topic."""
+    groups: list[list[str]] = []
+    stack = list(reversed(tree["children"]))
+    while stack:
+        node = stack.pop()
+        members = [subject_of[s] for s in node["pages"] if subject_of.get(s)]
+        if members:
+            groups.append(members)
+        stack.extend(reversed(node["children"]))
+    return groups
+
+
+def root_topics(tree: dict[str, Any]) -> dict[str, str]:
+    """Page slug -> the title of the root topic it sits under."""
+    found: dict[str, str] = {}
+    for root in tree["children"]:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            for slug in node["pages"]:
+                found.setdefault(slug, root["title"])
+            stack.extend(node["children"])
+    return found

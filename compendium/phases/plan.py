@@ -123,9 +123,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         await store.delete(Topic, {})
     outline = None
     if template.builds("outline"):
-        outline, overviews = await plan_outline(store, subjects, entities, relations)
-        subjects.extend(overviews)
-        details["outline_nodes"] = len(overviews)
+        outline = await plan_outline(store, subjects, entities, relations)
+        subjects.extend(outline.overviews)
+        details["outline_nodes"] = len(outline.overviews)
+        details["outline_reused"] = int(outline.reused)
 
     matched = match_by_subject(subjects, pages)
     reasons: dict[str, str] = {}  # why a subject took over a page that was not its own

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from compendium.outline import OutlineNode
 from compendium.storage.records import (
     CacheEntry,
     Chunk,
@@ -32,6 +33,8 @@ def orphans(s: dict[type, list]) -> list[str]:
     chunks = {c.id for c in s[Chunk]}
     entities = {e.id for e in s[Entity]}
     topics = {t.id for t in s[Topic]}
+    outline = [e.value for e in s[CacheEntry] if e.namespace == "outline"]
+    nodes = {n.id for o in outline for r in o["roots"] for n, _d in OutlineNode.from_dict(r).walk()}
     active = {p.slug for p in s[Page] if p.status == "active"}
     problems = [f"chunk {c.id}: document {c.document_id}" for c in s[Chunk] if c.document_id not in docs]
     problems += [f"document {d.id}: chunk {c}" for d in s[Document] for c in d.chunk_ids if c not in chunks]
@@ -49,7 +52,7 @@ def orphans(s: dict[type, list]) -> list[str]:
     for p in s[Page]:
         if p.status != "active":
             continue
-        if p.subject_id not in entities | topics:
+        if p.subject_id not in entities | topics | nodes:  # a node's subject is its overview page
             problems.append(f"page {p.slug}: subject {p.subject_id} is gone")
         if set(p.cited_chunks) - chunks:
             problems.append(f"page {p.slug}: cites missing chunks {sorted(set(p.cited_chunks) - chunks)}")

@@ -8,11 +8,17 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from compendium.operations import compile_workspace, opened_store
+from compendium.outline import OutlineNode
+from compendium.outline.stored import stored_outline
 from compendium.phases.map import extracts_fingerprint
 from compendium.pipeline.stages import stage_mark
 from compendium.settings import load_settings
 from compendium.storage.records import Chunk, Claim, Entity, Extract, Relation
+from compendium.templates.registry import show_template
+from compendium.templates.render import default_prompt
 from compendium.workspace import init_workspace
 from tests.support.llm_server import REFUSAL, LLMServer
 
@@ -132,3 +138,46 @@ async def test_a_file_rewritten_at_once_with_the_same_size_is_read_again(tmp_pat
     assert report["phases"]["ingest"]["changed_documents"] == 1
     chunks = (await _kb(workspace, {}))["Chunk"].values()
     assert any("third of the disk" in c["text"] for c in chunks)
+
+
+def _outline_template(workspace: Path, writer_note: str = "") -> None:
+    """The built-in `wiki` template as a workspace copy that asks for the outline, its writer's
+    prompt ending with `writer_note`."""
+    data = yaml.safe_load(show_template("wiki"))
+    data["artifacts"] = list(dict.fromkeys([*data["artifacts"], "outline"]))
+    if writer_note:
+        data.setdefault("refine", {})["writer_prompt"] = default_prompt("page") + writer_note
+    (workspace / "templates" / "wiki.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+async def _stored_outline(workspace: Path) -> dict[str, Any] | None:
+    async with opened_store(load_settings(workspace, env={})) as store:
+        return await stored_outline(store)
+
+
+async def test_the_outline_is_built_again_only_when_its_inputs_change(tmp_path: Path):
+    workspace = make_workspace(tmp_path / "ws")
+    _outline_template(workspace)
+    first = await _compile_offline(workspace)
+    assert first["phases"]["plan"]["outline_nodes"] > 0 and first["phases"]["plan"]["outline_reused"] == 0
+    built = await _stored_outline(workspace)
+
+    again = await _compile_offline(workspace)  # nothing changed: not even planned
+    assert again["phases"]["plan"]["candidates"] == 0 and "outline_reused" not in again["phases"]["plan"]
+
+    # The writer's prompt changed: PLAN runs again, but nothing the outline is built from did.
+    _outline_template(workspace, "\nPrefer short paragraphs.")
+    rewritten = await _compile_offline(workspace)
+    assert rewritten["phases"]["plan"]["candidates"] > 0
+    assert rewritten["phases"]["plan"]["outline_reused"] == 1
+    assert await _stored_outline(workspace) == built
+
+    # A new document is: the outline is built again, and places its pages.
+    for name, text in MORE.items():
+        (workspace / "documents" / "kb" / name).write_text(text, encoding="utf-8")
+    grown = await _compile_offline(workspace)
+    assert grown["phases"]["plan"]["outline_reused"] == 0
+    after = await _stored_outline(workspace)
+    assert after is not None and after["inputs"] != built["inputs"]
+    listed = {s for root in after["roots"] for node, _d in OutlineNode.from_dict(root).walk() for s in node.subjects}
+    assert set(after["page_of"]) - {n.id for r in after["roots"] for n, _d in OutlineNode.from_dict(r).walk()} <= listed

@@ -134,6 +134,20 @@ def test_one_document_added_or_removed_moves_few_pages_and_keeps_ids_and_titles(
     assert len(ids_before.keys() & after.keys()) >= 0.9 * len(ids_before)
 
 
+def test_every_page_is_in_the_tree_after_an_add_even_one_tied_to_nothing():
+    """A new document's subjects that no relation ties to the others (a lone function of a new
+    module page) still get a place; so do those tied in, and every old one."""
+    groups, edges = cliques(40, 30, bridges=2)
+    leaves = leaves_of(groups)
+    first = build_outline(leaves, edges)
+    lone = [Leaf(f"lone{i}", f"Lone subject {i}", 1.0, [], (20_000 + i,)) for i in range(2)]
+    tied = [Leaf(f"new{i}", f"New subject {i}", 1.0, [], (10_000 + i,)) for i in range(3)]
+    grown_edges = [*edges, *((f"new{i}", groups[7][i], 3.0) for i in range(3))]
+    grown = build_outline([*leaves, *tied, *lone], grown_edges, previous=first)
+    listed = [s for n in _nodes(grown) for s in n.subjects]
+    assert sorted(listed) == sorted(lf.id for lf in [*leaves, *tied, *lone])  # each once
+
+
 def test_limits_are_settings():
     groups, edges = cliques(10, 10)
     roots = build_outline(leaves_of(groups), edges, limits=OutlineLimits(max_roots=3, leaf_pages=20, fan_out=20))

@@ -15,7 +15,6 @@ from compendium.cli import main
 from compendium.workspace import init_workspace
 from tests.support.workspace_fixtures import SAMPLE_CORPUS
 
-BUILTIN = Path(__file__).parents[2] / "compendium" / "templates" / "builtin" / "wiki.yaml"
 NODE_KEYS = {"title", "slug", "pages", "children"}
 
 
@@ -32,15 +31,9 @@ def _export(workspace: Path, fmt: str, out: Path) -> Path:
 
 
 def outline_workspace(root: Path) -> Path:
-    """A workspace of the sample corpus whose template asks for the outline."""
+    """A workspace of the sample corpus, compiled with the default template (it maps the pages)."""
     workspace = init_workspace(root)
     shutil.copytree(SAMPLE_CORPUS, workspace / "documents" / "corpus")
-    text = BUILTIN.read_text(encoding="utf-8").replace("name: wiki\n", "name: mapped\n", 1)
-    text = text.replace("artifacts: [wiki_pages, entity_graph, topics]", "artifacts: [wiki_pages, entity_graph, topics, outline]")
-    (workspace / "templates").mkdir(exist_ok=True)
-    (workspace / "templates" / "mapped.yaml").write_text(text, encoding="utf-8")
-    config = workspace / "compendium.yaml"
-    config.write_text(config.read_text(encoding="utf-8").replace("default_template: wiki", "default_template: mapped"))
     return workspace
 
 
@@ -174,3 +167,27 @@ def test_one_document_added_or_deleted_keeps_node_ids_and_moves_few_pages(compil
         new_title, new_members = after_nodes[nid]
         if len(members ^ new_members) < 0.2 * len(members):
             assert new_title == title
+
+
+def test_the_site_graph_colours_and_groups_entities_by_their_pages_root_topic(compiled: Path, tmp_path: Path):
+    data = json.loads(_export(compiled, "json", tmp_path / "kb.json").read_text(encoding="utf-8"))
+    root_of = {}
+    for root in data["outline"]["children"]:
+        for node in [root, *_nodes(root)]:
+            for slug in node["pages"]:
+                root_of.setdefault(slug, root["title"])
+    site = _export(compiled, "site", tmp_path / "site")
+    graph = BeautifulSoup((site / "graph.html").read_text(encoding="utf-8"), "html.parser")
+    assert [o["value"] for o in graph.select("#colour-by option")] == ["type", "group"]
+    nodes = json.loads(graph.select_one("#graph-data").get_text())["nodes"]
+    with_page = [n for n in nodes if n["href"]]
+    assert with_page and all(n["group"] == root_of.get(n["href"].removeprefix("pages/").removesuffix(".html"), "")
+                             for n in with_page)
+    assert len({n["group"] for n in with_page}) == len(data["outline"]["children"])
+    # Laid out as the outline groups them: an entity is nearer, on average, to those of its own root topic.
+    def mean_distance(a, members):
+        return sum(((a["x"] - b["x"]) ** 2 + (a["y"] - b["y"]) ** 2) ** 0.5 for b in members) / max(len(members), 1)
+    nearer = sum(1 for n in with_page
+                 if n["group"] and mean_distance(n, [m for m in with_page if m["group"] == n["group"] and m is not n])
+                 < mean_distance(n, [m for m in with_page if m["group"] and m["group"] != n["group"]]))
+    assert nearer >= 0.8 * sum(1 for n in with_page if n["group"])

@@ -17,7 +17,6 @@ def test_each_node_overview_is_one_refine_call_and_costs_no_naming_call(tmp_path
     workspace = new_workspace(tmp_path / "ws")
     builtin = Path(__file__).parents[2] / "compendium" / "templates" / "builtin" / "wiki.yaml"
     text = builtin.read_text(encoding="utf-8").replace("name: wiki\n", "name: mapped\n", 1)
-    text = text.replace("artifacts: [wiki_pages, entity_graph, topics]", "artifacts: [wiki_pages, entity_graph, topics, outline]")
     (workspace / "templates").mkdir(exist_ok=True)
     (workspace / "templates" / "mapped.yaml").write_text(text, encoding="utf-8")
     config = workspace / "compendium.yaml"

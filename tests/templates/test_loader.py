@@ -31,7 +31,7 @@ def test_builtins_are_the_three_documented_ones_and_validate():
 
 
 def test_builtin_artifacts():
-    assert load_template("wiki").artifacts == ["wiki_pages", "entity_graph", "topics"]
+    assert load_template("wiki").artifacts == ["wiki_pages", "entity_graph", "topics", "outline"]
     assert load_template("entity-graph").artifacts == ["entity_graph"]
     assert load_template("topics").artifacts == ["topics"]
 
