@@ -21,7 +21,9 @@ NOTES = "\n## Notes\n\n" + " ".join(NEW_FACTS.values()) + "\n"
 
 
 async def compiled_then_edited(tmp_path: Path, server: LLMServer) -> tuple[Path, dict[str, Page]]:
-    workspace = make_workspace(tmp_path / "ws")
+    # Without the outline: with its overview pages in the group, the scripted server's reply
+    # lost one page's new fact (see the closing note of issue 15); grouping itself is tested here.
+    workspace = make_workspace(tmp_path / "ws", outline=False)
     await compile_(workspace, server)
     before = {p.title: p for p in await records(workspace, server, Page)}
     path = workspace / "documents" / "kb" / "gateway.md"

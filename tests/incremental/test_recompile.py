@@ -38,7 +38,7 @@ async def test_nothing_changed_costs_nothing(llm_server: LLMServer, tmp_path: Pa
 
 
 async def test_an_edit_sends_only_the_new_evidence_to_the_pages_it_touches(llm_server: LLMServer, tmp_path: Path):
-    workspace = make_workspace(tmp_path / "ws")
+    workspace = make_workspace(tmp_path / "ws", outline=False)  # as in test_grouped_updates
     await compile_(workspace, llm_server)
     pages_before = {p.slug: p for p in await records(workspace, llm_server, Page)}
     path = workspace / "documents" / "kb" / "buffer.md"
