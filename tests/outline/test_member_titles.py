@@ -1,6 +1,6 @@
 """The outline's rule for naming a group by its members, shared by the topic namers."""
 
-from compendium.outline.titles import title_from_members
+from compendium.outline.titles import TOPIC_HEADING_SHARE, title_from_members
 
 CENTRAL = ["VACUUM", "autovacuum", "visibility map", "FREEZE"]
 
@@ -19,3 +19,10 @@ def test_a_pair_of_member_names_or_a_part_heading_is_never_the_title():
     headings = [("VACUUM and autovacuum", 4), ("Overview", 4), ("Examples", 3), ("Maintenance", 2)]
     assert title_from_members(headings, CENTRAL, 4) == "Maintenance"
     assert title_from_members(headings, CENTRAL, 4, usable=lambda h: h != "Maintenance") == "VACUUM"
+
+
+def test_topics_take_a_heading_over_a_third_of_their_central_members():
+    headings = [("Transaction IDs and XID Wraparound", 4), ("The Autovacuum Daemon", 3)]
+    central = [f"member {i}" for i in range(12)]
+    assert title_from_members(headings, central, 12) == "member 0"  # under half
+    assert title_from_members(headings, central, 12, share=TOPIC_HEADING_SHARE) == "Transaction IDs and XID Wraparound"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ...outline.titles import title_from_members
+from ...outline.titles import TOPIC_HEADING_SHARE, title_from_members
 from ..tasks import TopicReply, TopicRequest
 from .sentences import clean_heading
 from .words import BOILERPLATE
@@ -37,7 +37,8 @@ def name_topic(request: TopicRequest) -> TopicReply:
     central = _by_centrality(names, request.claims)
     taken = {t.lower() for t in request.taken_titles}
     headings = [(clean_topic_heading(h), n) for h, n in request.headings]
-    title = title_from_members(headings, central, len(names), lambda h: _usable_heading(h, taken))
+    title = title_from_members(headings, central, len(names), lambda h: _usable_heading(h, taken),
+                               share=TOPIC_HEADING_SHARE)
     if title.lower() in taken:  # another topic has this name: say which part of it this one is
         title = f"{title}: {next((n for n in central if n.lower() != title.lower()), central[0])}"
     listed = central[:_MAX_LISTED]
