@@ -36,6 +36,13 @@ _CODE_MARKS = re.compile(r"[=;{}\[\]<>]|\(\(|--|\)\)")  # a sentence this full o
 _PER_SENTENCE = 4  # tokens of citation and spacing around each sentence
 _PER_SECTION = 6
 _GENERIC_HEADINGS = BOILERPLATE | {"general", "misc", "miscellaneous", "other", "more", "about"}
+# Two sentences about the subject say the same thing when, its names left out, this share of the
+# shorter one's words are in the longer one ("X, also known as x, is the background process that
+# starts Vacuum" beside "X, also known as x, is the background process that decides when ... and
+# starts ..."); below _RESTATES_MIN words left, a short sentence is too easily inside another.
+_RESTATES = 0.8
+_RESTATES_MIN = 5
+_RESTATES_SPREAD = 0.3  # and this share of the longer one's: a long list holds any few words
 
 
 @dataclass(slots=True)
@@ -53,6 +60,8 @@ class _Sentence:
     section: str = ""  # the innermost source heading, as written
     headings: tuple[str, ...] = ()  # every source heading above it, lowercase
     flat: str = ""  # lowercase, single-spaced: for containment checks
+    own_support: int = 1  # the support of the kept sentence's own evidence, before folding
+    words: frozenset[str] = field(default_factory=frozenset)  # stemmed content words, subject left out
 
 
 def write_page(request: PageRequest, template: Template) -> str:
@@ -63,7 +72,7 @@ def write_page(request: PageRequest, template: Template) -> str:
     words of our own are the section headings and the labels of the layout. The page is
     rebuilt from the evidence on UPDATE too, so writing twice gives the same page.
     """
-    pool = _evidence_sentences(request.evidence)
+    pool = _evidence_sentences(request.evidence, _subject_words(request))
 
     lead, rest = _choose_lead(request, pool)
     related = _related(request)
@@ -121,8 +130,15 @@ def _fits_whole(title: str, lead: dict | None, aliases: list[str], related: list
     return total <= budget * 0.9
 
 
-def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
-    """Prose sentences of the evidence in source order, near-duplicates folded into the first."""
+def _subject_words(request: PageRequest) -> frozenset[str]:
+    return frozenset(_stems(" ".join((request.title, *request.aliases))))
+
+
+def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = frozenset()) -> list[_Sentence]:
+    """Prose sentences of the evidence in source order. A sentence equal to, inside, or nearly
+    the same as one before is folded into it (its support added). When the two say one thing in
+    different words (_RESTATES), the one with more support of its own is kept, on a tie the one
+    with more words, in the place of the first."""
     pool: list[_Sentence] = []
     exact: dict[str, _Sentence] = {}  # flat text -> its sentence: most twins are exact copies
     for item in sorted(evidence, key=lambda e: e.ref):
@@ -137,15 +153,24 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
         path = tuple(clean_heading(h).lower().strip("`*") for h in (item.document, *item.heading_path))
         any_kept = False  # a prose sentence of this item came before
         opens_chunk = not item.text.startswith(("…", "..."))
-        for text, position, tokens, flat in _prose_of(item.text):
+        for text, position, tokens, flat, stems in _prose_of(item.text):
             if not text:
                 previous = -1
                 continue
             opens = item.kind == "excerpt" and opens_chunk and not any_kept
             any_kept = True
-            twin = exact.get(flat) or _twin(pool, flat, tokens)
+            words = stems - subject
+            twin, restates = (exact[flat], False) if flat in exact else _twin(pool, flat, tokens, words)
             if twin is not None:
-                twin.support += max(item.support, 1)
+                support = max(item.support, 1)
+                if restates and (support, len(words)) > (twin.own_support, len(twin.words)):
+                    # the later one is better cited, or says more: it takes the first one's place
+                    twin.text, twin.ref, twin.tokens, twin.flat, twin.words = text, item.ref, tokens, flat, words
+                    twin.about, twin.heading, twin.chunk_id = list(item.about), heading or item.document, item.chunk_id
+                    twin.previous = previous if position > 0 else -1
+                    twin.own_support = support
+                    exact[flat] = twin
+                twin.support += support
                 if opens and not twin.opens_section:  # the claim is also a passage's first sentence
                     twin.opens_section, twin.section, twin.headings = True, section, path
                 previous = twin.order
@@ -165,6 +190,8 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
                     section=section,
                     flat=flat,
                     headings=path,
+                    words=words,
+                    own_support=max(item.support, 1),
                 )
             )
             exact[flat] = pool[-1]
@@ -173,32 +200,65 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
 
 
 @lru_cache(maxsize=65536)
-def _prose_of(text: str) -> tuple[tuple[str, int, frozenset[str], str], ...]:
-    """(sentence, position in its block, content tokens, flat lowercase) for each sentence of an
-    evidence text; ("", ...) for one too short or unfinished to quote. Cached: the same chunk
-    excerpt and claim reach many pages."""
+def _prose_of(text: str) -> tuple[tuple[str, int, frozenset[str], str, frozenset[str]], ...]:
+    """(sentence, position in its block, content tokens, flat lowercase, stemmed content words)
+    for each sentence of an evidence text; ("", ...) for one too short or unfinished to quote.
+    Cached: the same chunk excerpt and claim reach many pages."""
     out = []
     for s in sentences_of(text):
         if len(s.text.split()) < _MIN_WORDS or not (_ENDS_SENTENCE.search(s.text) or is_purpose_line(s.text)):
-            out.append(("", s.position, frozenset(), ""))
+            out.append(("", s.position, frozenset(), "", frozenset()))
             continue
-        out.append((s.text, s.position, content_tokens(s.text), " ".join(s.text.lower().split()).rstrip(".!")))
+        tokens = content_tokens(s.text)
+        out.append((s.text, s.position, tokens, " ".join(s.text.lower().split()).rstrip(".!"), _stems_of(tokens)))
     return tuple(out)
 
 
-def _twin(pool: list[_Sentence], flat: str, tokens: frozenset[str]) -> _Sentence | None:
-    """The pool sentence that contains `flat`, is contained in it, or nearly equals it."""
+def _stem(word: str) -> str:
+    """A plural's singular, roughly ("tables" -> "table", "needs" -> "need"): enough to compare."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _stems_of(tokens: frozenset[str]) -> frozenset[str]:
+    return frozenset(_stem(w) for w in tokens)
+
+
+def _stems(text: str) -> frozenset[str]:
+    return _stems_of(content_tokens(text))
+
+
+def _twin(pool: list[_Sentence], flat: str, tokens: frozenset[str],
+          words: frozenset[str]) -> tuple[_Sentence | None, bool]:
+    """The pool sentence that contains `flat`, is contained in it, nearly equals it, or says
+    what it says in other words (see _RESTATES); and whether it is the last kind."""
     size = len(tokens)
     low, high = NEAR_DUPLICATE * size, size / NEAR_DUPLICATE if NEAR_DUPLICATE else size
     for p in pool:
         # a sentence inside another says nothing the other does not
         if flat in p.flat or p.flat in flat:
-            return p
+            return p, False
         # sets whose sizes differ this much cannot reach the threshold: skip the work
         n = len(p.tokens)
         if low <= n <= high and min(n, size) >= NEAR_DUPLICATE * max(n, size) and jaccard(p.tokens, tokens) >= NEAR_DUPLICATE:
-            return p
-    return None
+            return p, False
+        if _restates(words, p.words):
+            return p, True
+    return None, False
+
+
+def _restates(a: frozenset[str], b: frozenset[str]) -> bool:
+    """One says what the other says: nearly all of the shorter's words are in the longer, which
+    is not so long that it holds them by chance, and neither has a number the other lacks
+    ("1 GB" beside "3.5 GB", "version 3.2" are other facts)."""
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    if len(shorter) < _RESTATES_MIN:
+        return False
+    shared = len(a & b)
+    if shared < _RESTATES * len(shorter) or shared < _RESTATES_SPREAD * len(longer):
+        return False
+    return not any(w.isdigit() for w in a ^ b)
 
 
 def _names(request: PageRequest) -> tuple[str, ...]:
