@@ -13,7 +13,7 @@ from ..tasks import EvidenceItem, PageRequest
 from .definitions import STRONG, WEAK, is_purpose_line
 from .layout import render_default
 from .sentences import clean_heading, sentences_of
-from .summary import NEAR_DUPLICATE, content_tokens, jaccard
+from .summary import NEAR_DUPLICATE, content_tokens
 from .words import BOILERPLATE
 
 _MIN_WORDS = 4
@@ -53,7 +53,6 @@ class _Sentence:
     support: int
     about: list[str]
     heading: str
-    tokens: frozenset[str] = field(default_factory=frozenset)
     previous: int = -1  # order of the sentence before it in the same passage, -1 if none
     chunk_id: str = ""
     opens_section: bool = False  # the first sentence under its source heading
@@ -153,19 +152,19 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
         path = tuple(clean_heading(h).lower().strip("`*") for h in (item.document, *item.heading_path))
         any_kept = False  # a prose sentence of this item came before
         opens_chunk = not item.text.startswith(("…", "..."))
-        for text, position, tokens, flat, stems in _prose_of(item.text):
+        for text, position, flat, stems in _prose_of(item.text):
             if not text:
                 previous = -1
                 continue
             opens = item.kind == "excerpt" and opens_chunk and not any_kept
             any_kept = True
             words = stems - subject
-            twin, restates = (exact[flat], False) if flat in exact else _twin(pool, flat, tokens, words)
+            twin, restates = (exact[flat], False) if flat in exact else _twin(pool, flat, words)
             if twin is not None:
                 support = max(item.support, 1)
                 if restates and (support, len(words)) > (twin.own_support, len(twin.words)):
                     # the later one is better cited, or says more: it takes the first one's place
-                    twin.text, twin.ref, twin.tokens, twin.flat, twin.words = text, item.ref, tokens, flat, words
+                    twin.text, twin.ref, twin.flat, twin.words = text, item.ref, flat, words
                     twin.about, twin.heading, twin.chunk_id = list(item.about), heading or item.document, item.chunk_id
                     twin.previous = previous if position > 0 else -1
                     twin.own_support = support
@@ -183,7 +182,6 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     max(item.support, 1),
                     list(item.about),
                     heading or item.document,
-                    tokens,
                     previous if position > 0 else -1,
                     item.chunk_id,
                     opens_section=opens,
@@ -200,17 +198,16 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
 
 
 @lru_cache(maxsize=65536)
-def _prose_of(text: str) -> tuple[tuple[str, int, frozenset[str], str, frozenset[str]], ...]:
-    """(sentence, position in its block, content tokens, flat lowercase, stemmed content words)
+def _prose_of(text: str) -> tuple[tuple[str, int, str, frozenset[str]], ...]:
+    """(sentence, position in its block, flat lowercase, stemmed content words)
     for each sentence of an evidence text; ("", ...) for one too short or unfinished to quote.
     Cached: the same chunk excerpt and claim reach many pages."""
     out = []
     for s in sentences_of(text):
         if len(s.text.split()) < _MIN_WORDS or not (_ENDS_SENTENCE.search(s.text) or is_purpose_line(s.text)):
-            out.append(("", s.position, frozenset(), "", frozenset()))
+            out.append(("", s.position, "", frozenset()))
             continue
-        tokens = content_tokens(s.text)
-        out.append((s.text, s.position, tokens, " ".join(s.text.lower().split()).rstrip(".!"), _stems_of(tokens)))
+        out.append((s.text, s.position, " ".join(s.text.lower().split()).rstrip(".!"), _stems(s.text)))
     return tuple(out)
 
 
@@ -229,36 +226,34 @@ def _stems(text: str) -> frozenset[str]:
     return _stems_of(content_tokens(text))
 
 
-def _twin(pool: list[_Sentence], flat: str, tokens: frozenset[str],
-          words: frozenset[str]) -> tuple[_Sentence | None, bool]:
-    """The pool sentence that contains `flat`, is contained in it, nearly equals it, or says
-    what it says in other words (see _RESTATES); and whether it is the last kind."""
-    size = len(tokens)
-    low, high = NEAR_DUPLICATE * size, size / NEAR_DUPLICATE if NEAR_DUPLICATE else size
+def _twin(pool: list[_Sentence], flat: str, words: frozenset[str]) -> tuple[_Sentence | None, bool]:
+    """The pool sentence that contains `flat`, is contained in it, nearly equals it (word
+    Jaccard at or above NEAR_DUPLICATE), or says what it says in other words (_RESTATES); and
+    whether it is the last kind. Words are compared without the subject's names."""
+    count = len(words)
+    # Word counts another sentence can have and still reach either threshold: the shared words
+    # are at most the shorter's. Outside them only the substring test is worth its time.
+    low, high = NEAR_DUPLICATE * count, count / NEAR_DUPLICATE
+    if count >= _RESTATES_MIN:
+        low, high = min(low, max(_RESTATES_MIN, _RESTATES_SPREAD * count)), count / _RESTATES_SPREAD
     for p in pool:
         # a sentence inside another says nothing the other does not
         if flat in p.flat or p.flat in flat:
             return p, False
-        # sets whose sizes differ this much cannot reach the threshold: skip the work
-        n = len(p.tokens)
-        if low <= n <= high and min(n, size) >= NEAR_DUPLICATE * max(n, size) and jaccard(p.tokens, tokens) >= NEAR_DUPLICATE:
+        n = len(p.words)
+        if not (low <= n <= high) or not count:
+            continue
+        shared = len(words & p.words)
+        if shared >= NEAR_DUPLICATE * (count + n - shared):
             return p, False
-        if _restates(words, p.words):
+        shorter, longer = (count, n) if count <= n else (n, count)
+        if shorter >= _RESTATES_MIN and shared >= _RESTATES * shorter and shared >= _RESTATES_SPREAD * longer \
+                and not any(w.isdigit() for w in words ^ p.words):
+            # nearly all of the shorter's words are in the longer, which is not so long that
+            # it holds them by chance, and neither has a number the other lacks ("1 GB" beside
+            # "3.5 GB", "version 3.2" are other facts)
             return p, True
     return None, False
-
-
-def _restates(a: frozenset[str], b: frozenset[str]) -> bool:
-    """One says what the other says: nearly all of the shorter's words are in the longer, which
-    is not so long that it holds them by chance, and neither has a number the other lacks
-    ("1 GB" beside "3.5 GB", "version 3.2" are other facts)."""
-    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
-    if len(shorter) < _RESTATES_MIN:
-        return False
-    shared = len(a & b)
-    if shared < _RESTATES * len(shorter) or shared < _RESTATES_SPREAD * len(longer):
-        return False
-    return not any(w.isdigit() for w in a ^ b)
 
 
 def _names(request: PageRequest) -> tuple[str, ...]:
