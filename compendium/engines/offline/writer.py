@@ -36,13 +36,16 @@ _CODE_MARKS = re.compile(r"[=;{}\[\]<>]|\(\(|--|\)\)")  # a sentence this full o
 _PER_SENTENCE = 4  # tokens of citation and spacing around each sentence
 _PER_SECTION = 6
 _GENERIC_HEADINGS = BOILERPLATE | {"general", "misc", "miscellaneous", "other", "more", "about"}
-# Two sentences about the subject say the same thing when, its names left out, this share of the
-# shorter one's words are in the longer one ("X, also known as x, is the background process that
-# starts Vacuum" beside "X, also known as x, is the background process that decides when ... and
-# starts ..."); below _RESTATES_MIN words left, a short sentence is too easily inside another.
-_RESTATES = 0.8
+# Two sentences about the subject say the same thing when, its names left out, every word of the
+# shorter one is in the longer one ("X, also known as x, is the background process that starts
+# Vacuum" beside "X, also known as x, is the background process that decides when ... and starts
+# ..."), one word excepted from _RESTATES_LOOSE words on; below _RESTATES_MIN words left, a short
+# sentence is too easily inside another.
 _RESTATES_MIN = 5
+_RESTATES_LOOSE = 10
 _RESTATES_SPREAD = 0.3  # and this share of the longer one's: a long list holds any few words
+_CODE = re.compile(r"`([^`]+)`")
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(slots=True)
@@ -61,6 +64,9 @@ class _Sentence:
     flat: str = ""  # lowercase, single-spaced: for containment checks
     own_support: int = 1  # the support of the kept sentence's own evidence, before folding
     words: frozenset[str] = field(default_factory=frozenset)  # stemmed content words, subject left out
+    marks: frozenset[str] = field(default_factory=frozenset)  # code names and numbers, subject left out
+    stems: frozenset[str] = field(default_factory=frozenset)  # stemmed content words
+    document: str = ""
 
 
 def write_page(request: PageRequest, template: Template) -> str:
@@ -71,7 +77,7 @@ def write_page(request: PageRequest, template: Template) -> str:
     words of our own are the section headings and the labels of the layout. The page is
     rebuilt from the evidence on UPDATE too, so writing twice gives the same page.
     """
-    pool = _evidence_sentences(request.evidence, _subject_words(request))
+    pool = _evidence_sentences(request.evidence, _subject_words(request), _subject_marks(request))
 
     lead, rest = _choose_lead(request, pool)
     related = _related(request)
@@ -133,7 +139,12 @@ def _subject_words(request: PageRequest) -> frozenset[str]:
     return frozenset(_stems(" ".join((request.title, *request.aliases))))
 
 
-def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = frozenset()) -> list[_Sentence]:
+def _subject_marks(request: PageRequest) -> frozenset[str]:
+    return frozenset(n.strip().strip("`").lower() for n in (request.title, *request.aliases))
+
+
+def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = frozenset(),
+                        subject_marks: frozenset[str] = frozenset()) -> list[_Sentence]:
     """Prose sentences of the evidence in source order. A sentence equal to, inside, or nearly
     the same as one before is folded into it (its support added). When the two say one thing in
     different words (_RESTATES), the one with more support of its own is kept, on a tie the one
@@ -152,19 +163,21 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
         path = tuple(clean_heading(h).lower().strip("`*") for h in (item.document, *item.heading_path))
         any_kept = False  # a prose sentence of this item came before
         opens_chunk = not item.text.startswith(("…", "..."))
-        for text, position, flat, stems in _prose_of(item.text):
+        for text, position, flat, stems, code in _prose_of(item.text):
             if not text:
                 previous = -1
                 continue
             opens = item.kind == "excerpt" and opens_chunk and not any_kept
             any_kept = True
-            words = stems - subject
-            twin, restates = (exact[flat], False) if flat in exact else _twin(pool, flat, words)
+            words, marks = stems - subject, code - subject_marks
+            twin, restates = (exact[flat], False) if flat in exact else \
+                _twin(pool, flat, stems, words, marks, item.document)
             if twin is not None:
                 support = max(item.support, 1)
                 if restates and (support, len(words)) > (twin.own_support, len(twin.words)):
                     # the later one is better cited, or says more: it takes the first one's place
-                    twin.text, twin.ref, twin.flat, twin.words = text, item.ref, flat, words
+                    twin.text, twin.ref, twin.flat, twin.words, twin.marks = text, item.ref, flat, words, marks
+                    twin.stems, twin.document = stems, item.document
                     twin.about, twin.heading, twin.chunk_id = list(item.about), heading or item.document, item.chunk_id
                     twin.previous = previous if position > 0 else -1
                     twin.own_support = support
@@ -189,6 +202,9 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     flat=flat,
                     headings=path,
                     words=words,
+                    marks=marks,
+                    stems=stems,
+                    document=item.document,
                     own_support=max(item.support, 1),
                 )
             )
@@ -198,16 +214,20 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
 
 
 @lru_cache(maxsize=65536)
-def _prose_of(text: str) -> tuple[tuple[str, int, str, frozenset[str]], ...]:
-    """(sentence, position in its block, flat lowercase, stemmed content words)
+def _prose_of(text: str) -> tuple[tuple[str, int, str, frozenset[str], frozenset[str]], ...]:
+    """(sentence, position in its block, flat lowercase, stemmed content words, code names and
+    numbers)
     for each sentence of an evidence text; ("", ...) for one too short or unfinished to quote.
     Cached: the same chunk excerpt and claim reach many pages."""
     out = []
     for s in sentences_of(text):
         if len(s.text.split()) < _MIN_WORDS or not (_ENDS_SENTENCE.search(s.text) or is_purpose_line(s.text)):
-            out.append(("", s.position, "", frozenset()))
+            out.append(("", s.position, "", frozenset(), frozenset()))
             continue
-        out.append((s.text, s.position, " ".join(s.text.lower().split()).rstrip(".!"), _stems(s.text)))
+        flat = " ".join(s.text.lower().split()).rstrip(".!")
+        marks = {m.strip().lower() for m in _CODE.findall(s.text)}
+        marks.update(w for w in _WORD.findall(flat) if not w.isalpha())
+        out.append((s.text, s.position, flat, _stems(s.text), frozenset(marks)))
     return tuple(out)
 
 
@@ -226,33 +246,37 @@ def _stems(text: str) -> frozenset[str]:
     return _stems_of(content_tokens(text))
 
 
-def _twin(pool: list[_Sentence], flat: str, words: frozenset[str]) -> tuple[_Sentence | None, bool]:
-    """The pool sentence that contains `flat`, is contained in it, nearly equals it (word
-    Jaccard at or above NEAR_DUPLICATE), or says what it says in other words (_RESTATES); and
-    whether it is the last kind. Words are compared without the subject's names."""
-    count = len(words)
-    # Word counts another sentence can have and still reach either threshold: the shared words
-    # are at most the shorter's. Outside them only the substring test is worth its time.
-    low, high = NEAR_DUPLICATE * count, count / NEAR_DUPLICATE
-    if count >= _RESTATES_MIN:
-        low, high = min(low, max(_RESTATES_MIN, _RESTATES_SPREAD * count)), count / _RESTATES_SPREAD
+def _twin(pool: list[_Sentence], flat: str, stems: frozenset[str], words: frozenset[str],
+          marks: frozenset[str], document: str) -> tuple[_Sentence | None, bool]:
+    """The pool sentence that contains `flat` or is contained in it; or, from another document,
+    nearly equals it (word Jaccard at or above NEAR_DUPLICATE) or says what it says in other
+    words (_RESTATES_*: the subject's names left out); and whether it is the last kind.
+
+    Alike sentences of one document are a reference's siblings ("interested in read events"
+    beside "... write events", "the decoder must" beside "the encoder must"), and sentences
+    naming other code or numbers are other facts ("calls `write_history()`" beside "calls
+    `replace_history_entry()`", "1 GB" beside "3.5 GB"): those all stay."""
+    size, count = len(stems), len(words)
+    # Word counts another sentence can have and still reach a threshold: the shared words are at
+    # most the shorter's. Outside them only the substring test is worth its time.
+    low, high = NEAR_DUPLICATE * size, size / NEAR_DUPLICATE
+    fewest, most = (max(_RESTATES_MIN, _RESTATES_SPREAD * count), count / _RESTATES_SPREAD) \
+        if count >= _RESTATES_MIN else (1, 0)
     for p in pool:
         # a sentence inside another says nothing the other does not
         if flat in p.flat or p.flat in flat:
             return p, False
-        n = len(p.words)
-        if not (low <= n <= high) or not count:
+        if marks != p.marks or document == p.document:
             continue
-        shared = len(words & p.words)
-        if shared >= NEAR_DUPLICATE * (count + n - shared):
+        n = len(p.stems)
+        if low <= n <= high and len(stems & p.stems) >= NEAR_DUPLICATE * len(stems | p.stems):
             return p, False
-        shorter, longer = (count, n) if count <= n else (n, count)
-        if shorter >= _RESTATES_MIN and shared >= _RESTATES * shorter and shared >= _RESTATES_SPREAD * longer \
-                and not any(w.isdigit() for w in words ^ p.words):
-            # nearly all of the shorter's words are in the longer, which is not so long that
-            # it holds them by chance, and neither has a number the other lacks ("1 GB" beside
-            # "3.5 GB", "version 3.2" are other facts)
-            return p, True
+        m = len(p.words)
+        if fewest <= m <= most:
+            shared = len(words & p.words)
+            shorter, longer = (count, m) if count <= m else (m, count)
+            if shared >= shorter - (shorter >= _RESTATES_LOOSE) and shared >= _RESTATES_SPREAD * longer:
+                return p, True
     return None, False
 
 
