@@ -1,9 +1,15 @@
-"""Speed of the offline engine's two inner loops: embedding short names, and extracting a chunk.
+"""Speed of the offline engine: its two inner loops, and a whole compile of a public manual.
 
 Printed and written to benchmarks/reports/offline_speed.md:
 - the offline embedder's short names per second (100,000 random names of 1-3 words), wall time;
 - offline extraction's chunks per second of CPU time, on a three-times repeated passage of
-  technical prose (or on the paragraphs of a text file given with --text).
+  technical prose (or on the paragraphs of a text file given with --text);
+- with --corpus (python by default): the quality benchmark's 150-document sample of that
+  manual compiled offline --runs times with the compile's collector thresholds and as many with
+  Python's defaults, with each phase's CPU seconds, the engine phases' (MAP+REDUCE+PLAN+REFINE)
+  chunks per CPU second and the load average around each run.
+
+    python -m benchmarks.offline_speed [--corpus python|postgres|none] [--runs N] [--no-write]
 """
 
 from __future__ import annotations
@@ -85,9 +91,59 @@ def extraction_rate(text: str, seconds: float) -> tuple[float, int]:
     return count / (time.process_time() - started), count
 
 
-def render(names: int, names_per_s: float, chars: int, chunks_per_s: float, runs: int, source: str) -> str:
+ENGINE_PHASES = ("map", "reduce", "plan", "refine")
+
+
+def corpus_runs(corpus: str, runs: int, documents: int = 150) -> list[dict]:
+    """Offline compiles of the quality benchmark's sample of `corpus`: CPU by phase, load."""
+    from benchmarks import quality
+
+    spec = quality.CORPORA[corpus]
+    folder = spec["folder"]()
+    chosen = quality.sample_documents(folder, spec["keep"], spec["skip"], documents)
+    from compendium.compiler import collection
+
+    raised = collection.COMPILE_THRESHOLDS
+    out = []
+    for n in range(runs * 2):
+        default_gc = n % 2 == 1
+        collection.COMPILE_THRESHOLDS = (1, 1, 1) if default_gc else raised  # (1, 1, 1): keep the defaults
+        load_before = os.getloadavg()[0]
+        try:
+            data = quality.compile_corpus(folder, chosen)
+        finally:
+            collection.COMPILE_THRESHOLDS = raised
+        engine = sum(data["phase_cpu"].get(p, 0.0) for p in ENGINE_PHASES)
+        out.append({"documents": len(chosen), "chunks": data["report"]["chunks"], "cpu": data["cpu"],
+                    "wall": data["wall"], "phase_cpu": data["phase_cpu"], "engine_cpu": engine,
+                    "load": (load_before, os.getloadavg()[0]), "default_gc": default_gc})
+    return out
+
+
+def render_corpus(corpus: str, runs: list[dict]) -> list[str]:
+    if not runs:
+        return []
+    first = runs[0]
+    lines = [
+        f"## Whole compile: {corpus} manual, {first['documents']} documents, {first['chunks']:,} chunks, offline",
+        "",
+        "| run | garbage collector | load average (1 min) before / after "
+        "| CPU s by phase (ingest, map, reduce, plan, refine) | compile CPU s | engine phases chunks per CPU second |",
+        "|---|---|---|---|---|---|",
+    ]
+    for n, r in enumerate(runs, start=1):
+        phases = " / ".join(f"{r['phase_cpu'].get(p, 0.0):.1f}" for p in ("ingest", *ENGINE_PHASES))
+        collector = "Python's defaults" if r["default_gc"] else "compile thresholds"
+        lines.append(f"| {n} | {collector} | {r['load'][0]:.2f} / {r['load'][1]:.2f} | {phases} | {r['cpu']:.1f} "
+                     f"| {r['chunks'] / max(r['engine_cpu'], 1e-9):.0f} |")
+    return [*lines, "", "Runs alternate between the compile's raised collector thresholds "
+            "(`compendium/compiler/collection.py`) and Python's defaults, to show what they save.", ""]
+
+
+def render(names: int, names_per_s: float, chars: int, chunks_per_s: float, runs: int, source: str,
+           corpus: str = "", corpus_results: list[dict] | None = None) -> str:
     return "\n".join([
-        "# Offline engine: embedding and extraction speed",
+        "# Offline engine: embedding, extraction and whole-compile speed",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared with other jobs), "
         f"{platform.python_implementation()} {platform.python_version()}.",
@@ -98,8 +154,10 @@ def render(names: int, names_per_s: float, chars: int, chunks_per_s: float, runs
         f"| offline extraction, {chars:,}-character chunk ({source}), CPU time over {runs:,} runs "
         f"| {chunks_per_s:,.0f} chunks/s |",
         "",
-        "Reproduce: `.venv/bin/python benchmarks/offline_speed.py` "
-        "(`--names N`, `--seconds S`, `--text FILE` to extract from a file of your own).",
+        *render_corpus(corpus, corpus_results or []),
+        "Reproduce: `.venv/bin/python -m benchmarks.offline_speed` "
+        "(`--names N`, `--seconds S`, `--text FILE` to extract from a file of your own, "
+        "`--corpus python|postgres|none`, `--runs N`).",
         "",
     ])
 
@@ -109,13 +167,19 @@ def main() -> None:
     parser.add_argument("--names", type=int, default=100_000)
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU seconds of extraction to time")
     parser.add_argument("--text", type=Path, help="a text file to extract from instead of the built-in passage")
+    parser.add_argument("--corpus", choices=("python", "postgres", "none"), default="python",
+                        help="also compile this manual's quality sample offline (none: skip)")
+    parser.add_argument("--runs", type=int, default=2,
+                        help="pairs of compiles of the corpus to time (raised and default collector thresholds)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave the report file alone")
     args = parser.parse_args()
     text = args.text.read_text(encoding="utf-8") if args.text else PASSAGE * 3
     source = args.text.name if args.text else "built-in passage ×3"
     names_per_s = embedder_rate(args.names)
     chunks_per_s, runs = extraction_rate(text, args.seconds)
-    report = render(args.names, names_per_s, len(text), chunks_per_s, runs, source)
+    corpus = "" if args.corpus == "none" else args.corpus
+    results = corpus_runs(corpus, args.runs) if corpus else []
+    report = render(args.names, names_per_s, len(text), chunks_per_s, runs, source, corpus, results)
     print(report)
     if not args.no_write:
         REPORT.write_text(report, encoding="utf-8")

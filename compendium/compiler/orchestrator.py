@@ -11,6 +11,7 @@ from ..pipeline.context import CompileContext, Phase, PhaseResult
 from ..pipeline.events import CompileFinished, Message, PhaseFinished, PhaseStarted
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Claim, Document, Entity, Relation, Topic
+from .collection import fewer_collections
 from .report import BUDGET_EXCEEDED, CANCELLED, FAILED, SUCCEEDED, CompileReport
 
 PHASE_NAMES = ("ingest", "map", "reduce", "plan", "refine")
@@ -38,6 +39,11 @@ async def run_compile(
 
     What finished phases stored stays stored: the next compile resumes from there.
     """
+    with fewer_collections():
+        return await _run_phases(ctx, phases)
+
+
+async def _run_phases(ctx: CompileContext, phases: Sequence[tuple[str, Phase]] | None) -> CompileReport:
     store, engine, template, events = ctx.store, ctx.engine, ctx.template, ctx.events
     report = CompileReport(engine=engine.name, template=template.name, started_at=time.time())
     usage: UsageMeter = engine.usage

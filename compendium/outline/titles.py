@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 
 # "Chapter 5. ", "Part II. ", "Appendix F. ", "5.4. ", "16. " at the start of a heading.
 _NUMBERING = re.compile(
@@ -13,6 +14,12 @@ _NUMBERING = re.compile(
 _ROMAN = re.compile(r"^\s*[IVXLCDM]+\.\s+(?=\S)")  # "III. Server Administration"
 _APPENDIX = re.compile(r"^\s*[A-Z]\.[0-9]+(?:\.[0-9]+)*\.?\s+(?=\S)")  # "F.2. amcheck"
 _SPACES = re.compile(r"\s+")
+# A topic is a community of the graph, spread over many documents, and is named from its central
+# members' first passages only: a heading over a third of those is what it is about.
+TOPIC_HEADING_SHARE = 1 / 3
+# Headings that name a part of any document, not what a group of subjects is about.
+_PART_HEADINGS = frozenset({"overview", "introduction", "summary", "description", "notes", "examples",
+                            "example", "see also", "contents", "table of contents", "details", "usage"})
 
 
 def clean_heading(text: str) -> str:
@@ -40,3 +47,20 @@ def is_keyword_pair(title: str, names: set[str]) -> bool:
     no subject."""
     left, sep, right = title.partition(" and ")
     return bool(sep) and left.strip() in names and right.strip() in names
+
+
+def title_from_members(headings: Sequence[tuple[str, int]], central: Sequence[str], size: int,
+                       usable: Callable[[str], bool] = lambda _h: True, share: float = 0.5) -> str:
+    """The outline's rule for naming a group of subjects: the source heading most of them sit
+    under, when it covers `share` of the `size` members and at least two of them (numbering
+    cleaned off); else the most central member's name. A heading naming a part of any document ("Overview") is passed
+    over, and so is one `usable` refuses. `headings` are (heading, members under it), most first;
+    `central` the member names, most central first. Never "X and Y" of two member names."""
+    names = set(central)
+    for heading, covered in headings:
+        if covered < max(share * size, min(2, size)):
+            break
+        text = clean_heading(heading)
+        if text and text.lower() not in _PART_HEADINGS and usable(text) and not is_keyword_pair(text, names):
+            return text
+    return central[0] if central else ""

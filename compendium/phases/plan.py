@@ -11,6 +11,7 @@ from ..engines.tasks import EntitySketch, MatchQuestion, TopicRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint, short_id
 from ..outline.stored import keep_outline, plan_outline
+from ..outline.titles import TOPIC_HEADING_SHARE, title_from_members
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, rollup, stage_mark
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Page, Relation, Topic
@@ -329,8 +330,9 @@ async def _name_topic(
     except (EngineUnavailable, BudgetExceeded):
         raise
     except EngineError as exc:  # a name is not worth failing the plan for; ask again next run
-        ctx.warn(f"plan: naming a topic failed ({exc}); named after its members for now")
-        return " and ".join(s.name for s in sketches[:2]), None
+        ctx.warn(f"plan: naming a topic failed ({exc}); named by its headings for now")
+        return title_from_members(headings, [s.name for s in sketches], len(sketches),
+                                  share=TOPIC_HEADING_SHARE), None
     title = " ".join(reply.title.split()) or sketches[0].name
     await ctx.store.upsert([CacheEntry(id=key, namespace="topic", value={"title": title, "summary": reply.summary},
                                        created_at=time.time())])

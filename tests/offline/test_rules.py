@@ -111,7 +111,7 @@ async def test_summary_cuts_a_single_long_sentence_at_a_word():
     assert 0 < len(text) <= 80 and text.endswith("word")
 
 
-async def test_topic_title_from_shared_head_noun():
+async def test_topic_title_is_a_member_not_a_made_up_plural_or_a_pair_of_keywords():
     members = [
         sketch("Replication"),
         sketch("Hot Standby Server"),
@@ -119,8 +119,12 @@ async def test_topic_title_from_shared_head_noun():
         sketch("WAL"),
     ]
     reply = await OfflineEngine().name_topic(TopicRequest(members=members), TEMPLATE)
-    assert reply.title == "Standby Servers"
+    assert reply.title == "Replication"  # not "Standby Servers", not "Replication and Hot Standby Server"
     assert "Hot Standby Server" in reply.summary and "WAL" in reply.summary
+    # A heading made of two member names is a keyword pair, not what the group is about.
+    pair = [("Replication and WAL", 4), ("Overview", 4)]
+    reply = await OfflineEngine().name_topic(TopicRequest(members=members, headings=pair), TEMPLATE)
+    assert reply.title == "Replication"
 
 
 async def test_topic_title_is_the_heading_most_central_members_sit_under():

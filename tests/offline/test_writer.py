@@ -30,6 +30,7 @@ EVIDENCE = [
         ref=3,
         text="The background writer flushes dirty pages from the Shared Buffer Pool to disk.",
         chunk_id="c",
+        document="Server Processes",
         heading_path=["Background Processes"],
         about=["shared-buffer-pool", "background-writer"],
     ),
@@ -37,6 +38,7 @@ EVIDENCE = [
         ref=4,
         text="The background writer flushes the dirty pages from the Shared Buffer Pool to disk!",
         chunk_id="d",
+        document="Tuning",  # the same fact in another document: a near-duplicate to fold
         heading_path=["Background Processes"],
         about=["shared-buffer-pool", "background-writer"],
     ),
@@ -118,6 +120,53 @@ async def test_near_duplicates_appear_once_citing_the_first():
     page = await write(request())
     assert page.count("flushes dirty pages from the Shared Buffer Pool to disk.[^3]") == 1
     assert "[^4]" not in page
+
+
+def restating_request(*extra: EvidenceItem, documents=("Glossary", "Autovacuum")) -> PageRequest:
+    """Two documents saying what the Autovacuum Daemon is in other words, the fuller one second."""
+    evidence = [
+        EvidenceItem(ref=1, text="The Autovacuum Daemon, also known simply as autovacuum, is the background "
+                     "process that starts Vacuum on tables that need it.", chunk_id="glossary",
+                     document=documents[0], heading_path=["Glossary"]),
+        EvidenceItem(ref=2, text="The Autovacuum Daemon, also known simply as autovacuum, is the background "
+                     "process in Lumen DB that decides when each table needs Vacuum or ANALYZE and starts "
+                     "worker processes to do it. Autovacuum is enabled by default.", chunk_id="daemon",
+                     document=documents[1], heading_path=["The Autovacuum Daemon"]),
+        *extra,
+    ]
+    return request(slug="autovacuum-daemon", title="Autovacuum Daemon", aliases=["autovacuum"],
+                   description="", evidence=evidence, links=[])
+
+
+async def test_a_sentence_restating_another_in_other_words_appears_once_the_fuller_one_kept():
+    page = await write(restating_request())
+    assert page.count("also known simply as autovacuum") == 1
+    assert "decides when each table needs Vacuum or ANALYZE" in page
+    assert "starts Vacuum on tables that need it" not in page
+    assert "Autovacuum is enabled by default.[^" in page
+
+
+async def test_facts_that_share_words_but_say_different_things_are_all_kept():
+    extra = [
+        # other numbers are other facts
+        EvidenceItem(ref=3, text="Each autovacuum worker sleeps 2 milliseconds after each round of cost-limited "
+                     "work.", chunk_id="c"),
+        EvidenceItem(ref=4, text="Each autovacuum worker sleeps 20 milliseconds after each round of cost-limited "
+                     "work on Lumen Cloud.", chunk_id="d"),
+        # a long list holds a short sentence's few words by chance
+        EvidenceItem(ref=5, text="The `lumen_stat_user_tables` view shows, per table, counts of sequential and "
+                     "index scans, rows inserted, updated and deleted, estimated live and dead tuples, and the "
+                     "times of the last Vacuum, autovacuum, ANALYZE and autoanalyze.", chunk_id="e"),
+        EvidenceItem(ref=6, text="A table with many sequential scans and many rows may be missing an index.",
+                     chunk_id="f"),
+    ]
+    page = await write(restating_request(*extra))
+    for item in extra:
+        assert f"{item.text}[^" in page, item.text
+    # Within one document such sentences are siblings of a reference ("Return the list of group
+    # ids", "Set the list of group ids"): both stay.
+    page = await write(restating_request(documents=("Autovacuum", "Autovacuum")))
+    assert page.count("also known simply as autovacuum") == 2
 
 
 async def test_sections_follow_source_headings_in_source_order_and_code_is_left_out():

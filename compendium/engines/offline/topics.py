@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 
+from ...outline.titles import TOPIC_HEADING_SHARE, title_from_members
 from ..tasks import TopicReply, TopicRequest
-from .names import singular
 from .sentences import clean_heading
-from .words import BOILERPLATE, GENERIC_HEADS
+from .words import BOILERPLATE
 
 _MAX_LISTED = 5
 
@@ -26,9 +25,8 @@ _GENERIC_HEADINGS = frozenset(
 
 
 def name_topic(request: TopicRequest) -> TopicReply:
-    """Title from what the documents call the subject: the source heading most of the central
-    members sit under; else a head noun several members share ("Standby Servers"); else the
-    most central member. Never a pair of keywords ("X and Y").
+    """Title by the outline's rule: the source heading most of the central members sit under,
+    else the most central member. Never a pair of keywords ("X and Y").
 
     Central: named by most of the topic's claims (the claims that tie its members together);
     importance breaks ties.
@@ -38,8 +36,9 @@ def name_topic(request: TopicRequest) -> TopicReply:
         return TopicReply(title="Untitled topic", summary="")
     central = _by_centrality(names, request.claims)
     taken = {t.lower() for t in request.taken_titles}
-    title = (_heading_title(request.headings, len(names), taken) or _shared_head_title(central[:10])
-             or central[0])
+    headings = [(clean_topic_heading(h), n) for h, n in request.headings]
+    title = title_from_members(headings, central, len(names), lambda h: _usable_heading(h, taken),
+                               share=TOPIC_HEADING_SHARE)
     if title.lower() in taken:  # another topic has this name: say which part of it this one is
         title = f"{title}: {next((n for n in central if n.lower() != title.lower()), central[0])}"
     listed = central[:_MAX_LISTED]
@@ -56,61 +55,15 @@ def clean_topic_heading(heading: str) -> str:
     return text
 
 
-def _heading_title(headings: list[tuple[str, int]], members: int, taken: set[str]) -> str:
-    """The heading covering the most central members (at least two, and a third of them)."""
-    needed = max(2, -(-members // 3))
-    for heading, covered in headings:
-        if covered < needed:
-            break
-        text = clean_topic_heading(heading)
-        words = text.split()
-        lower = text.lower()
-        if not words or len(words) > _MAX_TITLE_WORDS or lower in taken:
-            continue
-        if lower in BOILERPLATE or lower in _GENERIC_HEADINGS or words[0].lower() in BOILERPLATE:
-            continue
-        if not any(c.isalpha() for c in text):
-            continue
-        return text
-    return ""
-
-
-def _shared_head_title(names: list[str]) -> str:
-    heads: Counter[str] = Counter()
-    for name in names:
-        words = name.split()
-        if len(words) > 1 and words[-1].isalpha():
-            heads[singular(words[-1].lower())] += 1
-    if not heads:
-        return ""
-    head, count = heads.most_common(1)[0]
-    if count < 2 or head in GENERIC_HEADS:
-        return ""
-    group = [n for n in names if singular(n.split()[-1].lower()) == head and len(n.split()) > 1]
-    phrase = _plural(_common_suffix(group))
-    return phrase
-
-
-def _common_suffix(group: list[str]) -> str:
-    split = [[singular(w.lower()) for w in n.split()] for n in group]
-    shortest = min(len(s) for s in split)
-    size = 1
-    while size < shortest and len({tuple(s[-size - 1 :]) for s in split}) == 1:
-        size += 1
-    words = group[0].split()[-size:]
-    return " ".join(w if not w.islower() else w.capitalize() for w in words)
-
-
-def _plural(phrase: str) -> str:
-    words = phrase.split()
-    last = singular(words[-1])
-    if last.endswith("y") and last[-2:-1] not in "aeiou":
-        last = last[:-1] + "ies"
-    elif last.endswith(("s", "x", "ch", "sh")):
-        last += "es"
-    else:
-        last += "s"
-    return " ".join([*words[:-1], last])
+def _usable_heading(text: str, taken: set[str]) -> bool:
+    """A heading that names a subject: short, not boilerplate ("Notes", "See also"), not taken."""
+    words = text.split()
+    lower = text.lower()
+    if not words or len(words) > _MAX_TITLE_WORDS or lower in taken:
+        return False
+    if lower in BOILERPLATE or lower in _GENERIC_HEADINGS or words[0].lower() in BOILERPLATE:
+        return False
+    return any(c.isalpha() for c in text)
 
 
 def _by_centrality(names: list[str], claims: list[str]) -> list[str]:

@@ -13,7 +13,7 @@ from ..tasks import EvidenceItem, PageRequest
 from .definitions import STRONG, WEAK, is_purpose_line
 from .layout import render_default
 from .sentences import clean_heading, sentences_of
-from .summary import NEAR_DUPLICATE, content_tokens, jaccard
+from .summary import NEAR_DUPLICATE, content_tokens
 from .words import BOILERPLATE
 
 _MIN_WORDS = 4
@@ -36,6 +36,16 @@ _CODE_MARKS = re.compile(r"[=;{}\[\]<>]|\(\(|--|\)\)")  # a sentence this full o
 _PER_SENTENCE = 4  # tokens of citation and spacing around each sentence
 _PER_SECTION = 6
 _GENERIC_HEADINGS = BOILERPLATE | {"general", "misc", "miscellaneous", "other", "more", "about"}
+# Two sentences about the subject say the same thing when, its names left out, every word of the
+# shorter one is in the longer one ("X, also known as x, is the background process that starts
+# Vacuum" beside "X, also known as x, is the background process that decides when ... and starts
+# ..."), one word excepted from _RESTATES_LOOSE words on; below _RESTATES_MIN words left, a short
+# sentence is too easily inside another.
+_RESTATES_MIN = 5
+_RESTATES_LOOSE = 10
+_RESTATES_SPREAD = 0.3  # and this share of the longer one's: a long list holds any few words
+_CODE = re.compile(r"`([^`]+)`")
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(slots=True)
@@ -46,13 +56,17 @@ class _Sentence:
     support: int
     about: list[str]
     heading: str
-    tokens: frozenset[str] = field(default_factory=frozenset)
     previous: int = -1  # order of the sentence before it in the same passage, -1 if none
     chunk_id: str = ""
     opens_section: bool = False  # the first sentence under its source heading
     section: str = ""  # the innermost source heading, as written
     headings: tuple[str, ...] = ()  # every source heading above it, lowercase
     flat: str = ""  # lowercase, single-spaced: for containment checks
+    own_support: int = 1  # the support of the kept sentence's own evidence, before folding
+    words: frozenset[str] = field(default_factory=frozenset)  # stemmed content words, subject left out
+    marks: frozenset[str] = field(default_factory=frozenset)  # code names and numbers, subject left out
+    stems: frozenset[str] = field(default_factory=frozenset)  # stemmed content words
+    document: str = ""
 
 
 def write_page(request: PageRequest, template: Template) -> str:
@@ -63,7 +77,7 @@ def write_page(request: PageRequest, template: Template) -> str:
     words of our own are the section headings and the labels of the layout. The page is
     rebuilt from the evidence on UPDATE too, so writing twice gives the same page.
     """
-    pool = _evidence_sentences(request.evidence)
+    pool = _evidence_sentences(request.evidence, _subject_words(request), _subject_marks(request))
 
     lead, rest = _choose_lead(request, pool)
     related = _related(request)
@@ -121,8 +135,20 @@ def _fits_whole(title: str, lead: dict | None, aliases: list[str], related: list
     return total <= budget * 0.9
 
 
-def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
-    """Prose sentences of the evidence in source order, near-duplicates folded into the first."""
+def _subject_words(request: PageRequest) -> frozenset[str]:
+    return frozenset(_stems(" ".join((request.title, *request.aliases))))
+
+
+def _subject_marks(request: PageRequest) -> frozenset[str]:
+    return frozenset(n.strip().strip("`").lower() for n in (request.title, *request.aliases))
+
+
+def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = frozenset(),
+                        subject_marks: frozenset[str] = frozenset()) -> list[_Sentence]:
+    """Prose sentences of the evidence in source order. A sentence equal to, inside, or nearly
+    the same as one before is folded into it (its support added). When the two say one thing in
+    different words (_RESTATES), the one with more support of its own is kept, on a tie the one
+    with more words, in the place of the first."""
     pool: list[_Sentence] = []
     exact: dict[str, _Sentence] = {}  # flat text -> its sentence: most twins are exact copies
     for item in sorted(evidence, key=lambda e: e.ref):
@@ -137,15 +163,26 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
         path = tuple(clean_heading(h).lower().strip("`*") for h in (item.document, *item.heading_path))
         any_kept = False  # a prose sentence of this item came before
         opens_chunk = not item.text.startswith(("…", "..."))
-        for text, position, tokens, flat in _prose_of(item.text):
+        for text, position, flat, stems, code in _prose_of(item.text):
             if not text:
                 previous = -1
                 continue
             opens = item.kind == "excerpt" and opens_chunk and not any_kept
             any_kept = True
-            twin = exact.get(flat) or _twin(pool, flat, tokens)
+            words, marks = stems - subject, code - subject_marks
+            twin, restates = (exact[flat], False) if flat in exact else \
+                _twin(pool, flat, stems, words, marks, item.document)
             if twin is not None:
-                twin.support += max(item.support, 1)
+                support = max(item.support, 1)
+                if restates and (support, len(words)) > (twin.own_support, len(twin.words)):
+                    # the later one is better cited, or says more: it takes the first one's place
+                    twin.text, twin.ref, twin.flat, twin.words, twin.marks = text, item.ref, flat, words, marks
+                    twin.stems, twin.document = stems, item.document
+                    twin.about, twin.heading, twin.chunk_id = list(item.about), heading or item.document, item.chunk_id
+                    twin.previous = previous if position > 0 else -1
+                    twin.own_support = support
+                    exact[flat] = twin
+                twin.support += support
                 if opens and not twin.opens_section:  # the claim is also a passage's first sentence
                     twin.opens_section, twin.section, twin.headings = True, section, path
                 previous = twin.order
@@ -158,13 +195,17 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
                     max(item.support, 1),
                     list(item.about),
                     heading or item.document,
-                    tokens,
                     previous if position > 0 else -1,
                     item.chunk_id,
                     opens_section=opens,
                     section=section,
                     flat=flat,
                     headings=path,
+                    words=words,
+                    marks=marks,
+                    stems=stems,
+                    document=item.document,
+                    own_support=max(item.support, 1),
                 )
             )
             exact[flat] = pool[-1]
@@ -173,32 +214,70 @@ def _evidence_sentences(evidence: list[EvidenceItem]) -> list[_Sentence]:
 
 
 @lru_cache(maxsize=65536)
-def _prose_of(text: str) -> tuple[tuple[str, int, frozenset[str], str], ...]:
-    """(sentence, position in its block, content tokens, flat lowercase) for each sentence of an
-    evidence text; ("", ...) for one too short or unfinished to quote. Cached: the same chunk
-    excerpt and claim reach many pages."""
+def _prose_of(text: str) -> tuple[tuple[str, int, str, frozenset[str], frozenset[str]], ...]:
+    """(sentence, position in its block, flat lowercase, stemmed content words, code names and
+    numbers)
+    for each sentence of an evidence text; ("", ...) for one too short or unfinished to quote.
+    Cached: the same chunk excerpt and claim reach many pages."""
     out = []
     for s in sentences_of(text):
         if len(s.text.split()) < _MIN_WORDS or not (_ENDS_SENTENCE.search(s.text) or is_purpose_line(s.text)):
-            out.append(("", s.position, frozenset(), ""))
+            out.append(("", s.position, "", frozenset(), frozenset()))
             continue
-        out.append((s.text, s.position, content_tokens(s.text), " ".join(s.text.lower().split()).rstrip(".!")))
+        flat = " ".join(s.text.lower().split()).rstrip(".!")
+        marks = {m.strip().lower() for m in _CODE.findall(s.text)}
+        marks.update(w for w in _WORD.findall(flat) if not w.isalpha())
+        out.append((s.text, s.position, flat, _stems(s.text), frozenset(marks)))
     return tuple(out)
 
 
-def _twin(pool: list[_Sentence], flat: str, tokens: frozenset[str]) -> _Sentence | None:
-    """The pool sentence that contains `flat`, is contained in it, or nearly equals it."""
-    size = len(tokens)
-    low, high = NEAR_DUPLICATE * size, size / NEAR_DUPLICATE if NEAR_DUPLICATE else size
+def _stem(word: str) -> str:
+    """A plural's singular, roughly ("tables" -> "table", "needs" -> "need"): enough to compare."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _stems_of(tokens: frozenset[str]) -> frozenset[str]:
+    return frozenset(_stem(w) for w in tokens)
+
+
+def _stems(text: str) -> frozenset[str]:
+    return _stems_of(content_tokens(text))
+
+
+def _twin(pool: list[_Sentence], flat: str, stems: frozenset[str], words: frozenset[str],
+          marks: frozenset[str], document: str) -> tuple[_Sentence | None, bool]:
+    """The pool sentence that contains `flat` or is contained in it; or, from another document,
+    nearly equals it (word Jaccard at or above NEAR_DUPLICATE) or says what it says in other
+    words (_RESTATES_*: the subject's names left out); and whether it is the last kind.
+
+    Alike sentences of one document are a reference's siblings ("interested in read events"
+    beside "... write events", "the decoder must" beside "the encoder must"), and sentences
+    naming other code or numbers are other facts ("calls `write_history()`" beside "calls
+    `replace_history_entry()`", "1 GB" beside "3.5 GB"): those all stay."""
+    size, count = len(stems), len(words)
+    # Word counts another sentence can have and still reach a threshold: the shared words are at
+    # most the shorter's. Outside them only the substring test is worth its time.
+    low, high = NEAR_DUPLICATE * size, size / NEAR_DUPLICATE
+    fewest, most = (max(_RESTATES_MIN, _RESTATES_SPREAD * count), count / _RESTATES_SPREAD) \
+        if count >= _RESTATES_MIN else (1, 0)
     for p in pool:
         # a sentence inside another says nothing the other does not
         if flat in p.flat or p.flat in flat:
-            return p
-        # sets whose sizes differ this much cannot reach the threshold: skip the work
-        n = len(p.tokens)
-        if low <= n <= high and min(n, size) >= NEAR_DUPLICATE * max(n, size) and jaccard(p.tokens, tokens) >= NEAR_DUPLICATE:
-            return p
-    return None
+            return p, False
+        if marks != p.marks or document == p.document:
+            continue
+        n = len(p.stems)
+        if low <= n <= high and len(stems & p.stems) >= NEAR_DUPLICATE * len(stems | p.stems):
+            return p, False
+        m = len(p.words)
+        if fewest <= m <= most:
+            shared = len(words & p.words)
+            shorter, longer = (count, m) if count <= m else (m, count)
+            if shared >= shorter - (shorter >= _RESTATES_LOOSE) and shared >= _RESTATES_SPREAD * longer:
+                return p, True
+    return None, False
 
 
 def _names(request: PageRequest) -> tuple[str, ...]:
