@@ -84,29 +84,40 @@ def reduce(
     Relation ends and claim entities are names as written in a chunk: resolved first among
     that chunk's own mentions, then KB-wide (the best-supported cluster with that name).
     """
-    local: dict[tuple[str, str], int] = {}
-    support: dict[str, Counter[int]] = {}
+    # Per chunk, its own names; KB-wide, how many mentions give each name to each cluster.
+    # Mentions alike (same name forms, same cluster) are counted together, then spread.
+    local: dict[str, dict[str, int]] = {}
+    alike: Counter[tuple[Any, ...]] = Counter()
     for m, c in zip(mentions, mention_cluster, strict=True):
+        own = local.get(m.chunk_id)
+        if own is None:
+            own = local[m.chunk_id] = {}
         for surface in (m.name, *m.aliases):
+            own.setdefault(normalize_name(surface), c)
+        alike[(c, m.name, *m.aliases)] += 1
+    support: dict[str, Counter[int]] = {}
+    for (c, *surfaces), n in alike.items():
+        for surface in surfaces:
             norm = normalize_name(surface)
-            local.setdefault((m.chunk_id, norm), c)
             counts = support.get(norm)
-            if counts is None:  # a Counter per new name only: building one is not free
+            if counts is None:
                 counts = support[norm] = Counter()
-            counts[c] += 1
+            counts[c] += n
     best = {norm: min(counts, key=lambda c: (-counts[c], c)) for norm, counts in support.items()}
+    nowhere: dict[str, int] = {}
 
-    def resolve(chunk_id: str, name: Any) -> int | None:
+    def resolve(own: dict[str, int], name: Any) -> int | None:
         norm = normalize_name(name) if isinstance(name, str) else ""
-        found = local.get((chunk_id, norm))
+        found = own.get(norm)
         return found if found is not None else best.get(norm)
 
     merged: dict[tuple[int, int, str], tuple[set[str], Counter[str]]] = {}
     claims: dict[str, Claim] = {}
     dropped = loops = 0
     for ex in extracts:
+        own = local.get(ex.id, nowhere)
         for rel in ex.relations:
-            src, dst = resolve(ex.id, rel.get("source")), resolve(ex.id, rel.get("target"))
+            src, dst = resolve(own, rel.get("source")), resolve(own, rel.get("target"))
             if src is None or dst is None:
                 dropped += 1
                 continue
@@ -125,7 +136,7 @@ def reduce(
             text = str(item.get("text") or "").strip()
             if not text:
                 continue
-            resolved = (resolve(ex.id, n) for n in item.get("entities") or [])
+            resolved = (resolve(own, n) for n in item.get("entities") or [])
             entity_ids = list(dict.fromkeys(ids[c] for c in resolved if c is not None))
             cid = short_id("claim", ex.id, text)
             claims[cid] = Claim(id=cid, text=text, chunk_id=ex.id, document_id=ex.document_id, entity_ids=entity_ids)
