@@ -86,14 +86,18 @@ def reduce(
     """
     # Per chunk, its own names; KB-wide, how many mentions give each name to each cluster.
     # Mentions alike (same name forms, same cluster) are counted together, then spread.
+    # `written` holds the chunk's names as written too, so most lookups need no normalising.
     local: dict[str, dict[str, int]] = {}
+    written: dict[str, dict[str, int]] = {}
     alike: Counter[tuple[Any, ...]] = Counter()
     for m, c in zip(mentions, mention_cluster, strict=True):
         own = local.get(m.chunk_id)
         if own is None:
             own = local[m.chunk_id] = {}
+            written[m.chunk_id] = {}
+        as_written = written[m.chunk_id]
         for surface in (m.name, *m.aliases):
-            own.setdefault(normalize_name(surface), c)
+            as_written.setdefault(surface, own.setdefault(normalize_name(surface), c))
         alike[(c, m.name, *m.aliases)] += 1
     support: dict[str, Counter[int]] = {}
     for (c, *surfaces), n in alike.items():
@@ -115,7 +119,7 @@ def reduce(
     claims: dict[str, Claim] = {}
     dropped = loops = 0
     for ex in extracts:
-        own = local.get(ex.id, nowhere)
+        own, as_written = local.get(ex.id, nowhere), written.get(ex.id, nowhere)
         for rel in ex.relations:
             src, dst = resolve(own, rel.get("source")), resolve(own, rel.get("target"))
             if src is None or dst is None:
@@ -136,8 +140,13 @@ def reduce(
             text = str(item.get("text") or "").strip()
             if not text:
                 continue
-            resolved = (resolve(own, n) for n in item.get("entities") or [])
-            entity_ids = list(dict.fromkeys(ids[c] for c in resolved if c is not None))
+            entity_ids: list[str] = []
+            for n in item.get("entities") or []:
+                c = as_written.get(n) if type(n) is str else None
+                if c is None:
+                    c = resolve(own, n)
+                if c is not None and ids[c] not in entity_ids:
+                    entity_ids.append(ids[c])
             cid = short_id("claim", ex.id, text)
             claims[cid] = Claim(id=cid, text=text, chunk_id=ex.id, document_id=ex.document_id, entity_ids=entity_ids)
 
