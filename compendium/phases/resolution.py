@@ -113,12 +113,18 @@ def _text(item: dict[str, Any], key: str, where: str) -> str:
     return value.strip()
 
 
-def _items(extract: Extract, kind: str) -> Iterable[tuple[str, dict[str, Any]]]:
+def _field(item: dict[str, Any], key: str, extract: Extract, kind: str, i: int) -> str:
+    value = item.get(key, "")
+    if type(value) is str:  # nearly always: the item's place is spelled out only for an error
+        return value.strip()
+    return _text(item, key, f"extract {extract.id}: {kind}[{i}]")
+
+
+def _items(extract: Extract, kind: str) -> Iterable[tuple[int, dict[str, Any]]]:
     for i, item in enumerate(getattr(extract, kind) or []):
-        where = f"extract {extract.id}: {kind}[{i}]"
-        if not isinstance(item, dict):
-            raise InputError(f"{where} must be an object", field=f"{kind}[{i}]")
-        yield where, item
+        if type(item) is not dict and not isinstance(item, dict):
+            raise InputError(f"extract {extract.id}: {kind}[{i}] must be an object", field=f"{kind}[{i}]")
+        yield i, item
 
 
 def collect_mentions(extracts: Iterable[Extract], document_of: dict[str, str] | None = None) -> list[Mention]:
@@ -126,20 +132,20 @@ def collect_mentions(extracts: Iterable[Extract], document_of: dict[str, str] | 
     mentions: list[Mention] = []
     for ex in sorted(extracts, key=lambda e: e.id):
         doc = ex.document_id or (document_of or {}).get(ex.id, "")
-        for where, item in _items(ex, "entities"):
-            name = _text(item, "name", where)
+        for i, item in _items(ex, "entities"):
+            name = _field(item, "name", ex, "entities", i)
             aliases = item.get("aliases") or []
             if not isinstance(aliases, list) or not all(isinstance(x, str) for x in aliases):
+                where = f"extract {ex.id}: entities[{i}]"
                 raise InputError(f"{where}.aliases must be a list of text", field=f"{where}.aliases")
             if normalize_name(name):
-                clean = [x.strip() for x in aliases if normalize_name(x)]
-                mentions.append(
-                    Mention(name, _text(item, "type", where), "entity", _text(item, "description", where), clean, ex.id, doc)
-                )
-        for where, item in _items(ex, "concepts"):
-            term = _text(item, "term", where)
+                clean = [x.strip() for x in aliases if normalize_name(x)] if aliases else []
+                mentions.append(Mention(name, _field(item, "type", ex, "entities", i), "entity",
+                                        _field(item, "description", ex, "entities", i), clean, ex.id, doc))
+        for i, item in _items(ex, "concepts"):
+            term = _field(item, "term", ex, "concepts", i)
             if normalize_name(term):
-                mentions.append(Mention(term, "", CONCEPT, _text(item, "definition", where), [], ex.id, doc))
+                mentions.append(Mention(term, "", CONCEPT, _field(item, "definition", ex, "concepts", i), [], ex.id, doc))
     return mentions
 
 
