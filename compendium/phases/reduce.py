@@ -16,6 +16,7 @@ import numpy as np
 
 from ..engines.tasks import DescriptionRequest, EntitySketch, PairQuestion
 from ..fingerprint import fingerprint, short_id, text_hash
+from ..pipeline.collector import collector_paused
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import mark_stage, rollup, set_rollup, stage_mark
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Extract, Record, Relation
@@ -457,6 +458,11 @@ def _comparable(record: Record) -> dict[str, Any]:
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
+    with collector_paused():  # every extract, mention, relation and claim in memory: see pipeline/collector.py
+        return await _run(template, ctx)
+
+
+async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     started = time.perf_counter()
     store, settings = ctx.store, template.reduce
     # What MAP produced, as a fingerprint MAP handed on; scanned only when it could not.
