@@ -72,7 +72,7 @@ def plan_inputs(template: Template, ctx: CompileContext) -> str | None:
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
-    with collector_paused():  # the whole KB's view and every subject in memory: see pipeline/collector.py
+    with collector_paused(ctx):  # the whole KB's view and every subject in memory: see pipeline/collector.py
         return await _run(template, ctx)
 
 

@@ -466,7 +466,7 @@ def _comparable(record: Record) -> dict[str, Any]:
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
-    with collector_paused():  # every extract, mention, relation and claim in memory: see pipeline/collector.py
+    with collector_paused(ctx):  # every extract, mention, relation and claim in memory: see pipeline/collector.py
         return await _run(template, ctx)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import weakref
 
 import pytest
 
@@ -59,9 +60,24 @@ def test_a_claim_id_is_the_short_id_of_its_chunk_and_text(text: str):
 def test_the_collector_runs_again_once_the_last_pausing_phase_ends_even_on_an_error():
     assert gc.isenabled()
     with pytest.raises(RuntimeError):
-        with collector_paused():
-            with collector_paused():
+        with collector_paused("compile"):
+            with collector_paused("compile"):
                 assert not gc.isenabled()
             assert not gc.isenabled()  # the outer phase still runs
             raise RuntimeError("phase failed")
     assert gc.isenabled()
+
+
+def test_cycles_left_by_one_compile_are_collected_when_the_next_one_pauses_the_collector():
+    class Node:
+        def __init__(self):
+            self.me = self
+
+    with collector_paused("first compile"):
+        cycle = Node()
+    alive = weakref.ref(cycle)
+    del cycle
+    gc.collect()
+    assert alive() is not None  # frozen with what the first compile left
+    with collector_paused("second compile"):
+        assert alive() is None
