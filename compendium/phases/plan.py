@@ -12,6 +12,7 @@ from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint, short_id
 from ..outline.stored import keep_outline, plan_outline
 from ..outline.titles import TOPIC_HEADING_SHARE, title_from_members
+from ..pipeline.collector import collector_paused
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, rollup, stage_mark
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Page, Relation, Topic
@@ -72,6 +73,11 @@ def plan_inputs(template: Template, ctx: CompileContext) -> str | None:
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
+    with collector_paused(ctx):  # the whole KB's view and every subject in memory: see pipeline/collector.py
+        return await _run(template, ctx)
+
+
+async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     store = ctx.store
     inputs = ctx.state[PLAN_INPUTS] = plan_inputs(template, ctx)
     mark = await stage_mark(store, "refine")

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
+import operator
 import time
 from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from ..engines.tasks import DescriptionRequest, EntitySketch, PairQuestion
 from ..fingerprint import fingerprint, short_id, text_hash
+from ..pipeline.collector import collector_paused
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import mark_stage, rollup, set_rollup, stage_mark
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Extract, Record, Relation
@@ -68,6 +73,12 @@ class ReduceOutput:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+def claim_id(chunk_id: str, text: str) -> str:
+    """short_id("claim", chunk_id, text), with the canonical JSON of two strings written directly
+    (the general encoder is most of the cost over a KB's claims)."""
+    return xxhash.xxh3_128_hexdigest(f'["claim",{encode_basestring(chunk_id)},{encode_basestring(text)}]'.encode())[:16]
+
+
 def reduce(
     extracts: Sequence[Extract],
     mentions: Sequence[Mention],
@@ -84,29 +95,44 @@ def reduce(
     Relation ends and claim entities are names as written in a chunk: resolved first among
     that chunk's own mentions, then KB-wide (the best-supported cluster with that name).
     """
-    local: dict[tuple[str, str], int] = {}
-    support: dict[str, Counter[int]] = {}
+    # Per chunk, its own names; KB-wide, how many mentions give each name to each cluster.
+    # Mentions alike (same name forms, same cluster) are counted together, then spread.
+    # `written` holds the chunk's names as written too, so most lookups need no normalising.
+    local: dict[str, dict[str, int]] = {}
+    written: dict[str, dict[str, int]] = {}
+    alike: Counter[tuple[Any, ...]] = Counter()
     for m, c in zip(mentions, mention_cluster, strict=True):
+        own = local.get(m.chunk_id)
+        if own is None:
+            own = local[m.chunk_id] = {}
+            written[m.chunk_id] = {}
+        as_written = written[m.chunk_id]
         for surface in (m.name, *m.aliases):
+            as_written.setdefault(surface, own.setdefault(normalize_name(surface), c))
+        alike[(c, m.name, *m.aliases)] += 1
+    support: dict[str, Counter[int]] = {}
+    for (c, *surfaces), n in alike.items():
+        for surface in surfaces:
             norm = normalize_name(surface)
-            local.setdefault((m.chunk_id, norm), c)
             counts = support.get(norm)
-            if counts is None:  # a Counter per new name only: building one is not free
+            if counts is None:
                 counts = support[norm] = Counter()
-            counts[c] += 1
+            counts[c] += n
     best = {norm: min(counts, key=lambda c: (-counts[c], c)) for norm, counts in support.items()}
+    nowhere: dict[str, int] = {}
 
-    def resolve(chunk_id: str, name: Any) -> int | None:
+    def resolve(own: dict[str, int], name: Any) -> int | None:
         norm = normalize_name(name) if isinstance(name, str) else ""
-        found = local.get((chunk_id, norm))
+        found = own.get(norm)
         return found if found is not None else best.get(norm)
 
     merged: dict[tuple[int, int, str], tuple[set[str], Counter[str]]] = {}
     claims: dict[str, Claim] = {}
     dropped = loops = 0
     for ex in extracts:
+        own, as_written = local.get(ex.id, nowhere), written.get(ex.id, nowhere)
         for rel in ex.relations:
-            src, dst = resolve(ex.id, rel.get("source")), resolve(ex.id, rel.get("target"))
+            src, dst = resolve(own, rel.get("source")), resolve(own, rel.get("target"))
             if src is None or dst is None:
                 dropped += 1
                 continue
@@ -125,9 +151,14 @@ def reduce(
             text = str(item.get("text") or "").strip()
             if not text:
                 continue
-            resolved = (resolve(ex.id, n) for n in item.get("entities") or [])
-            entity_ids = list(dict.fromkeys(ids[c] for c in resolved if c is not None))
-            cid = short_id("claim", ex.id, text)
+            entity_ids: list[str] = []
+            for n in item.get("entities") or []:
+                c = as_written.get(n) if type(n) is str else None
+                if c is None:
+                    c = resolve(own, n)
+                if c is not None and ids[c] not in entity_ids:
+                    entity_ids.append(ids[c])
+            cid = claim_id(ex.id, text)
             claims[cid] = Claim(id=cid, text=text, chunk_id=ex.id, document_id=ex.document_id, entity_ids=entity_ids)
 
     # "Exception" where the corpus writes "exception": the entity takes the corpus's spelling,
@@ -385,9 +416,15 @@ def _claim_index(extracts: Sequence[Extract]) -> dict[str, list[tuple[str, set[s
     return index
 
 
+_FIELD_VALUES: dict[type, Any] = {}
+
+
 def record_hash(record: Record) -> str:
     """A relation's or claim's content in 32 hex digits (every field: neither has a vector)."""
-    return text_hash(repr(list(record.to_dict().values())))
+    values = _FIELD_VALUES.get(type(record))
+    if values is None:  # the fields' values in to_dict()'s order, without building the dict
+        values = _FIELD_VALUES[type(record)] = operator.attrgetter(*(f.name for f in dataclasses.fields(record)))
+    return text_hash(repr(list(values(record))))
 
 
 def _bucket_key(kind: str, record_id: str) -> str:
@@ -429,6 +466,11 @@ def _comparable(record: Record) -> dict[str, Any]:
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
+    with collector_paused(ctx):  # every extract, mention, relation and claim in memory: see pipeline/collector.py
+        return await _run(template, ctx)
+
+
+async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     started = time.perf_counter()
     store, settings = ctx.store, template.reduce
     # What MAP produced, as a fingerprint MAP handed on; scanned only when it could not.

@@ -113,12 +113,18 @@ def _text(item: dict[str, Any], key: str, where: str) -> str:
     return value.strip()
 
 
-def _items(extract: Extract, kind: str) -> Iterable[tuple[str, dict[str, Any]]]:
+def _field(item: dict[str, Any], key: str, extract: Extract, kind: str, i: int) -> str:
+    value = item.get(key, "")
+    if type(value) is str:  # nearly always: the item's place is spelled out only for an error
+        return value.strip()
+    return _text(item, key, f"extract {extract.id}: {kind}[{i}]")
+
+
+def _items(extract: Extract, kind: str) -> Iterable[tuple[int, dict[str, Any]]]:
     for i, item in enumerate(getattr(extract, kind) or []):
-        where = f"extract {extract.id}: {kind}[{i}]"
-        if not isinstance(item, dict):
-            raise InputError(f"{where} must be an object", field=f"{kind}[{i}]")
-        yield where, item
+        if type(item) is not dict and not isinstance(item, dict):
+            raise InputError(f"extract {extract.id}: {kind}[{i}] must be an object", field=f"{kind}[{i}]")
+        yield i, item
 
 
 def collect_mentions(extracts: Iterable[Extract], document_of: dict[str, str] | None = None) -> list[Mention]:
@@ -126,49 +132,75 @@ def collect_mentions(extracts: Iterable[Extract], document_of: dict[str, str] | 
     mentions: list[Mention] = []
     for ex in sorted(extracts, key=lambda e: e.id):
         doc = ex.document_id or (document_of or {}).get(ex.id, "")
-        for where, item in _items(ex, "entities"):
-            name = _text(item, "name", where)
+        for i, item in _items(ex, "entities"):
+            name = _field(item, "name", ex, "entities", i)
             aliases = item.get("aliases") or []
             if not isinstance(aliases, list) or not all(isinstance(x, str) for x in aliases):
+                where = f"extract {ex.id}: entities[{i}]"
                 raise InputError(f"{where}.aliases must be a list of text", field=f"{where}.aliases")
             if normalize_name(name):
-                clean = [x.strip() for x in aliases if normalize_name(x)]
-                mentions.append(
-                    Mention(name, _text(item, "type", where), "entity", _text(item, "description", where), clean, ex.id, doc)
-                )
-        for where, item in _items(ex, "concepts"):
-            term = _text(item, "term", where)
+                clean = [x.strip() for x in aliases if normalize_name(x)] if aliases else []
+                mentions.append(Mention(name, _field(item, "type", ex, "entities", i), "entity",
+                                        _field(item, "description", ex, "entities", i), clean, ex.id, doc))
+        for i, item in _items(ex, "concepts"):
+            term = _field(item, "term", ex, "concepts", i)
             if normalize_name(term):
-                mentions.append(Mention(term, "", CONCEPT, _text(item, "definition", where), [], ex.id, doc))
+                mentions.append(Mention(term, "", CONCEPT, _field(item, "definition", ex, "concepts", i), [], ex.id, doc))
     return mentions
 
 
+def _distinct(mentions: Sequence[Mention]) -> tuple[list[Mention], np.ndarray, np.ndarray]:
+    """One mention per signature (in first-seen order), each mention's signature index, and
+    how many mentions have each: a name is written the same way in thousands of chunks."""
+    index: dict[tuple[str, str, str, tuple[str, ...]], int] = {}
+    firsts: list[Mention] = []
+    of = np.empty(len(mentions), dtype=np.int64)
+    for i, m in enumerate(mentions):
+        sig = (m.category, m.type, m.name, tuple(m.aliases))
+        j = index.get(sig)
+        if j is None:
+            j = index[sig] = len(firsts)
+            firsts.append(m)
+        of[i] = j
+    return firsts, of, np.bincount(of, minlength=len(firsts))
+
+
 def tier1_labels(mentions: Sequence[Mention]) -> tuple[np.ndarray, int]:
-    """Tier-1 group label per mention, and how many concepts joined an entity of the same name.
+    """Tier-1 group label per mention (the smallest index of its group's mentions), and how many
+    concepts joined an entity of the same name.
 
     Mentions sharing a (normalised name or alias, type) key join; a concept whose term equals
     an entity's name joins that entity (the type that name is most often given). A name the
     text itself declares as an alias ("Write-Ahead Log (WAL)") lends its type to mentions of
     that name typed only generically ("concept"): extractors type a bare acronym and its
     expansion differently, but the text says they are one thing. Specific types never mix.
+    Worked out once per distinct signature, weighted by how often it occurs.
     """
+    distinct, of, counts = _distinct(mentions)
+    first_mention = np.full(len(distinct), len(mentions), dtype=np.int64)
+    np.minimum.at(first_mention, of, np.arange(len(mentions), dtype=np.int64))
+    labels, joined = _tier1_distinct(distinct, counts.tolist())
+    return first_mention[labels][of], joined
+
+
+def _tier1_distinct(mentions: Sequence[Mention], weight: Sequence[int]) -> tuple[np.ndarray, int]:
     keys = [m.keys() for m in mentions]
     entity_types: dict[str, dict[str, int]] = {}
-    for m, ks in zip(mentions, keys, strict=True):
+    for m, ks, w in zip(mentions, keys, weight, strict=True):
         if m.category != CONCEPT:
             for k in ks:
                 kind, _, norm = k.partition("|")
                 counts = entity_types.setdefault(norm, {})
-                counts[kind] = counts.get(kind, 0) + 1
+                counts[kind] = counts.get(kind, 0) + w
     joined = 0
-    for m, ks in zip(mentions, keys, strict=True):
+    for m, ks, w in zip(mentions, keys, weight, strict=True):
         if m.category == CONCEPT:
             norm = ks[0].partition("|")[2]
             counts = entity_types.get(norm)
             if counts:
                 kind = min(counts, key=lambda t: (-counts[t], t))
                 ks.append(f"{kind}|{norm}")
-                joined += 1
+                joined += w
     # Names the text declares as aliases, with the specific type their declarations give.
     declared: dict[str, set[str]] = {}
     for m in mentions:
@@ -212,6 +244,20 @@ class Evidence:
         self.chunk_ids.add(m.chunk_id)
         if m.document_id:
             self.document_ids.add(m.document_id)
+        self.keys.update(m.keys())
+        self.categories.add(m.category)
+
+    def add_all(self, m: Mention, chunks: list[str], documents: set[str], descriptions: dict[str, list[str]]) -> None:
+        """Mentions alike but for their chunk, document and description, as many add() calls."""
+        for surface in (m.name, *m.aliases):
+            self.names.setdefault(surface, set()).update(chunks)
+            self.norms.add(normalize_name(surface))
+        if m.category != CONCEPT and m.type:
+            self.types.setdefault(m.type, set()).update(chunks)
+        for description, where in descriptions.items():
+            self.descriptions.setdefault(description, set()).update(where)
+        self.chunk_ids.update(chunks)
+        self.document_ids |= documents
         self.keys.update(m.keys())
         self.categories.add(m.category)
 
@@ -276,11 +322,25 @@ class Evidence:
 
 
 def build_groups(mentions: Sequence[Mention], labels: np.ndarray) -> tuple[list[Evidence], np.ndarray]:
-    """One Evidence per distinct label, and each mention's index into that list."""
+    """One Evidence per distinct label, and each mention's index into that list.
+
+    Mentions of one signature in one group are added together: their keys and name forms are
+    worked out once, and only their chunks, documents and descriptions differ."""
     uniq, index = np.unique(labels, return_inverse=True)
     groups = [Evidence() for _ in range(len(uniq))]
+    together: dict[tuple[Any, ...], tuple[Mention, list[str], set[str], dict[str, list[str]]]] = {}
     for m, g in zip(mentions, index.tolist(), strict=True):
-        groups[g].add(m)
+        key = (g, m.category, m.type, m.name, *m.aliases)
+        bulk = together.get(key)
+        if bulk is None:
+            bulk = together[key] = (m, [], set(), {})
+        bulk[1].append(m.chunk_id)
+        if m.document_id:
+            bulk[2].add(m.document_id)
+        if m.description:
+            bulk[3].setdefault(m.description, []).append(m.chunk_id)
+    for key, (m, chunks, documents, descriptions) in together.items():
+        groups[key[0]].add_all(m, chunks, documents, descriptions)
     return groups, index
 
 
