@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from ..compiler.orchestrator import last_compile
-from ..export.outline_view import site_outline
+from ..export.outline_view import listed_slugs, site_outline
 from ..export.snapshot import load_snapshot
 from ..fingerprint import fingerprint
 from ..outline.stored import published, stored_outline
@@ -31,7 +31,7 @@ async def outline_tree(store: Store) -> dict[str, Any]:
     stored = await stored_outline(store)
     if stored:
         tree = published(stored, active)
-        listed = _listed(tree)
+        listed = listed_slugs(tree)
         if listed >= active:
             return tree
     last = await last_compile(store) or {}
@@ -43,18 +43,6 @@ async def outline_tree(store: Store) -> dict[str, Any]:
     await store.upsert([CacheEntry(id=BUILT_KEY, namespace="outline", created_at=time.time(),
                                    value={"key": key, "tree": tree})])
     return tree
-
-
-def _listed(tree: dict[str, Any]) -> set[str]:
-    found: set[str] = set()
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        found.update(node["pages"])
-        if node["slug"]:
-            found.add(node["slug"])
-        stack.extend(node["children"])
-    return found
 
 
 @router.get("/outline", response_model=OutlineReply)

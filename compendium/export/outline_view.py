@@ -23,7 +23,7 @@ def site_outline(wiki: WikiSnapshot) -> dict[str, Any]:
     stored = wiki.outline
     if stored:
         tree = published(stored, active)
-        if _listed(tree) >= active:
+        if listed_slugs(tree) >= active:
             return tree
     previous = [OutlineNode.from_dict(d) for d in (stored or {}).get("roots", [])]
     node_ids = {n.id for r in previous for n, _d in r.walk()}
@@ -44,7 +44,8 @@ def site_outline(wiki: WikiSnapshot) -> dict[str, Any]:
     return outline_json(roots, {_subject(p): p.slug for p in pages}, overview)
 
 
-def _listed(tree: dict[str, Any]) -> set[str]:
+def listed_slugs(tree: dict[str, Any]) -> set[str]:
+    """Every slug a published tree lists: its pages and its nodes' overview pages."""
     found: set[str] = set()
     stack = [tree]
     while stack:
