@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 from ..engines.usage import UsageMeter
 from ..errors import BudgetExceeded, Cancelled, CompendiumError
+from ..pipeline.collector import fewer_collections
 from ..pipeline.context import CompileContext, Phase, PhaseResult
 from ..pipeline.events import CompileFinished, Message, PhaseFinished, PhaseStarted
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Claim, Document, Entity, Relation, Topic
-from .collection import fewer_collections
 from .report import BUDGET_EXCEEDED, CANCELLED, FAILED, SUCCEEDED, CompileReport
 
 PHASE_NAMES = ("ingest", "map", "reduce", "plan", "refine")

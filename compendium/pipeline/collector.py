@@ -1,4 +1,5 @@
-"""Python's cyclic garbage collector paused while a phase builds the whole KB in memory.
+"""Python's cyclic garbage collector tuned for a compile: rarer for the whole compile, paused
+while a phase builds the whole KB in memory.
 
 REDUCE and PLAN build millions of small dicts, lists and records (the JSON of every extract,
 every mention and claim), none of which form reference cycles: they are freed by reference
@@ -45,3 +46,30 @@ def collector_paused(compile_: object) -> Iterator[None]:
             gc.freeze()
             _frozen_by = id(compile_)
             gc.enable()
+
+# A compile keeps hundreds of thousands of records, sentences and sets alive at once, and every
+# full collection walks all of them: at the default thresholds (700, 10, 10) the Python manual's
+# offline compile spent 2.2 s of 15.8 s CPU in 18 of them, reclaiming 4,051 objects. A first
+# generation of 50,000 makes them rare; cycles are still collected, only later.
+COMPILE_THRESHOLDS = (50_000, 20, 100)
+
+_running_compiles = 0
+_saved: tuple[int, int, int] = gc.get_threshold()
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Raise the collector's thresholds for the duration; the first compile of the process to
+    start sets them and the last to end puts the previous ones back (compiles may overlap in
+    one server process)."""
+    global _running_compiles, _saved
+    if _running_compiles == 0:
+        _saved = gc.get_threshold()
+        gc.set_threshold(*(max(now, wanted) for now, wanted in zip(_saved, COMPILE_THRESHOLDS, strict=True)))
+    _running_compiles += 1
+    try:
+        yield
+    finally:
+        _running_compiles -= 1
+        if _running_compiles == 0:
+            gc.set_threshold(*_saved)

@@ -6,8 +6,8 @@ import gc
 
 import pytest
 
-from compendium.compiler.collection import COMPILE_THRESHOLDS
 from compendium.compiler.orchestrator import run_compile
+from compendium.pipeline.collector import COMPILE_THRESHOLDS
 from compendium.pipeline.context import PhaseResult
 from compendium.templates.schema import Template
 
