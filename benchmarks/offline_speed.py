@@ -137,7 +137,7 @@ def render_corpus(corpus: str, runs: list[dict]) -> list[str]:
         lines.append(f"| {n} | {collector} | {r['load'][0]:.2f} / {r['load'][1]:.2f} | {phases} | {r['cpu']:.1f} "
                      f"| {r['chunks'] / max(r['engine_cpu'], 1e-9):.0f} |")
     return [*lines, "", "Runs alternate between the compile's raised collector thresholds "
-            "(`compendium/compiler/collection.py`) and Python's defaults, to show what they save.", ""]
+            "(`compendium/pipeline/collector.py`) and Python's defaults, to show what they save.", ""]
 
 
 def render(names: int, names_per_s: float, chars: int, chunks_per_s: float, runs: int, source: str,
