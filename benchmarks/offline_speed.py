@@ -101,7 +101,7 @@ def corpus_runs(corpus: str, runs: int, documents: int = 150) -> list[dict]:
     spec = quality.CORPORA[corpus]
     folder = spec["folder"]()
     chosen = quality.sample_documents(folder, spec["keep"], spec["skip"], documents)
-    from compendium.compiler import collection
+    from compendium.pipeline import collector as collection
 
     raised = collection.COMPILE_THRESHOLDS
     out = []
