@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import compendium
 from compendium.operations import compile_workspace, opened_store
 from compendium.settings import load_settings
 from compendium.storage.records import Record
@@ -38,18 +37,8 @@ DOCUMENTS = {
 DELETED_FACT = "glows purple"  # said only by gateway.md
 
 
-def make_workspace(root: Path, outline: bool = True) -> Path:
+def make_workspace(root: Path) -> Path:
     workspace = init_workspace(root)
-    if not outline:  # the built-in wiki without its outline artifact (no overview pages)
-        builtin = Path(compendium.__file__).parent / "templates" / "builtin" / "wiki.yaml"
-        text = builtin.read_text(encoding="utf-8").replace("name: wiki\n", "name: wiki-flat\n", 1)
-        text = text.replace("artifacts: [wiki_pages, entity_graph, topics, outline]",
-                            "artifacts: [wiki_pages, entity_graph, topics]", 1)
-        (workspace / "templates").mkdir(exist_ok=True)
-        (workspace / "templates" / "wiki-flat.yaml").write_text(text, encoding="utf-8")
-        config = workspace / "compendium.yaml"
-        config.write_text(config.read_text(encoding="utf-8").replace(
-            "default_template: wiki ", "default_template: wiki-flat ", 1), encoding="utf-8")
     folder = workspace / "documents" / "kb"
     folder.mkdir(parents=True)
     for name, text in DOCUMENTS.items():
