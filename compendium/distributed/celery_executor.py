@@ -16,6 +16,13 @@ from .celery_app import QUEUE, TASK, celery_app
 
 POLL_SECONDS = 0.02  # how often the answers of the tasks in flight are read (one MGET for all)
 READY_STATES = ("SUCCESS", "FAILURE", "REVOKED")
+RESEND_FLOOR_SECONDS = 30.0
+
+
+def resend_after(visibility_timeout: float) -> float:
+    """How long a task may go unanswered before it is sent again: well past the time the broker
+    takes to give a killed worker's task to another, so a slow call is not asked twice."""
+    return max(4 * visibility_timeout, RESEND_FLOOR_SECONDS)
 
 
 class CeleryExecutor:
@@ -53,12 +60,28 @@ class CeleryExecutor:
         if kept is None or kept[0] is not template:  # encoded once per compile, not per task
             kept = self._templates[id(template)] = (template, encode_template(template))
         payload = task_payload(self.identity, method, request, kept[1])
-        sent = await asyncio.to_thread(self.app.send_task, TASK, args=[payload], queue=QUEUE)
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[sent.id] = answer
-        if self._poller is None or self._poller.done():
-            self._poller = asyncio.create_task(self._poll())
-        data = await answer
+        sent_ids: list[str] = []
+        try:
+            # A task whose worker died should come back from the broker; if its answer is still
+            # missing long after, it is sent again (the first answer wins; a rerun that finds
+            # the call stored costs nothing).
+            while True:
+                sent = await asyncio.to_thread(self.app.send_task, TASK, args=[payload], queue=QUEUE)
+                sent_ids.append(sent.id)
+                self._pending[sent.id] = answer
+                if self._poller is None or self._poller.done():
+                    self._poller = asyncio.create_task(self._poll())
+                try:
+                    data = await asyncio.wait_for(
+                        asyncio.shield(answer), resend_after(self.settings.visibility_timeout)
+                    )
+                    break
+                except TimeoutError:
+                    continue
+        finally:
+            for task_id in sent_ids:
+                self._pending.pop(task_id, None)
         if "error" in data:
             raise decode_error(data["error"], str(data.get("worker", "?")))
         return Outcome(decode_reply(method, data["reply"]), PhaseUsage(**data.get("usage", {})))
@@ -82,8 +105,8 @@ class CeleryExecutor:
                 if state not in READY_STATES:
                     continue
                 done.append(key)
-                answer = self._pending.pop(task_id)
-                if answer.done():
+                answer = self._pending.pop(task_id, None)
+                if answer is None or answer.done():  # answered by another copy, or given up
                     continue
                 if state == "SUCCESS":
                     answer.set_result(meta["result"])
