@@ -9,18 +9,24 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 _PLAIN_TITLE = re.compile(r"^[A-Z][a-z]+(?:-[a-z]+)*$")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
 
-def corpus_spellings(names: Sequence[str], texts: Iterable[str]) -> dict[int, str]:
-    """Index -> lowercase spelling, for each plain capitalised name (one word, maybe hyphenated)
-    that `texts` write in lowercase more often than as written."""
-    wanted = {i: n for i, n in enumerate(names) if _PLAIN_TITLE.match(n)}
-    if not wanted:
-        return {}
-    counts = Counter(_WORD.findall("\n".join(texts)))
-    return {i: n.lower() for i, n in wanted.items() if counts[n.lower()] > counts[n]}
+def word_counts(text: str) -> Counter[str]:
+    """The words of a text as written, counted (what corpus_spellings compares)."""
+    return Counter(_WORD.findall(text))
 
+
+def spellings_from_counts(names: Sequence[str], counts: Callable[[str], int]) -> dict[int, str]:
+    """Index -> lowercase spelling, for each plain capitalised name (one word, maybe hyphenated)
+    that the corpus (`counts`: word as written -> occurrences) writes in lowercase more often."""
+    return {i: n.lower() for i, n in enumerate(names) if _PLAIN_TITLE.match(n) and counts(n.lower()) > counts(n)}
+
+
+def corpus_spellings(names: Sequence[str], texts: Iterable[str]) -> dict[int, str]:
+    """spellings_from_counts over the words of `texts`."""
+    counts = word_counts("\n".join(texts))
+    return spellings_from_counts(names, lambda w: counts[w])

@@ -92,7 +92,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     if mark:
         await clear_stage(store, "refine")
     handed = (ctx.state.get("reduce") or {}).get("records")
-    if handed is not None:  # REDUCE ran in this process: the KB it stored, in the store's order
+    if handed is not None and handed[2] is not None:  # REDUCE ran in this process: the KB it stored, in the store's order
         entities, relations, claims = (sorted(kind, key=lambda r: r.id) for kind in handed)
     else:
         entities = [e async for e in store.scan(Entity)]  # type: ignore[misc]

@@ -179,11 +179,11 @@ def tier1_labels(mentions: Sequence[Mention]) -> tuple[np.ndarray, int]:
     distinct, of, counts = _distinct(mentions)
     first_mention = np.full(len(distinct), len(mentions), dtype=np.int64)
     np.minimum.at(first_mention, of, np.arange(len(mentions), dtype=np.int64))
-    labels, joined = _tier1_distinct(distinct, counts.tolist())
+    labels, joined = tier1_distinct(distinct, counts.tolist())
     return first_mention[labels][of], joined
 
 
-def _tier1_distinct(mentions: Sequence[Mention], weight: Sequence[int]) -> tuple[np.ndarray, int]:
+def tier1_distinct(mentions: Sequence[Mention], weight: Sequence[int]) -> tuple[np.ndarray, int]:
     keys = [m.keys() for m in mentions]
     entity_types: dict[str, dict[str, int]] = {}
     for m, ks, w in zip(mentions, keys, weight, strict=True):

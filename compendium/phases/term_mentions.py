@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from ..storage.records import Claim
 
@@ -48,6 +50,87 @@ def _spelling_pattern(spelling: str, code: bool) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){word}(?![\w-])", re.IGNORECASE)
 
 
+def claim_words(text: str) -> set[str]:
+    """The lowercase words of a claim, as terms are looked up."""
+    return set(_WORD.findall(text.lower()))
+
+
+def could_name(spelling: str, words: Callable[[str], int]) -> bool:
+    """Whether any claim can name the spelling, from `words` (claims per lowercase word): each of
+    its words must occur (the last in any plural form)."""
+    parts = spelling.split()
+    return all(
+        sum(words(f) for f in (plural_forms(w) if n == len(parts) - 1 else (w,))) > 0 for n, w in enumerate(parts)
+    )
+
+
+@dataclass
+class SpellingHits:
+    """The claims naming one spelling: as a plain word (`plain`) and as inline code (`code`), and
+    how often the claims among them write it each way (what decides a code-only term)."""
+
+    plain: set[str] = field(default_factory=set)
+    code: set[str] = field(default_factory=set)
+    as_code: int = 0
+    as_word: int = 0
+
+    def add(self, claim_id: str, text: str, spelling: str, sign: int = 1) -> None:
+        plain = _spelling_pattern(spelling, code=False)
+        found = len(plain.findall(text))
+        if not found:
+            return
+        code = len(_spelling_pattern(spelling, code=True).findall(text))
+        self.as_code += sign * code
+        self.as_word += sign * (found - code)
+        (self.plain.add if sign > 0 else self.plain.discard)(claim_id)
+        if code:
+            (self.code.add if sign > 0 else self.code.discard)(claim_id)
+
+    def chosen(self, code_only: bool) -> set[str]:
+        """A code-only term that the claims write plain more often than as code is a name only as code."""
+        return self.code if code_only and self.as_word > self.as_code else self.plain
+
+    def to_json(self) -> dict[str, Any]:
+        return {"p": sorted(self.plain), "k": sorted(self.code), "a": self.as_code, "w": self.as_word}
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> SpellingHits:
+        return cls(set(value["p"]), set(value["k"]), value["a"], value["w"])
+
+
+def spelling_hits(spellings: Collection[str], claims: Iterable[Claim]) -> dict[str, SpellingHits]:
+    """For each spelling, the claims among `claims` naming it as whole words (plurals allowed)."""
+    # Only the words of the spellings are looked up: index those alone (most words of most claims
+    # name no term, and a list per word of the KB costs more than the search).
+    wanted = {f for s in spellings for w in s.split() for f in plural_forms(w)}
+    index: dict[str, list[Claim]] = defaultdict(list)
+    if wanted:
+        for claim in claims:
+            for word in wanted.intersection(_WORD.findall(claim.text.lower())):
+                index[word].append(claim)
+    out: dict[str, SpellingHits] = {}
+    for spelling in spellings:
+        words = spelling.split()
+        # the rarest word's claims are the only candidates (the last word may be plural)
+        candidates = min(
+            ({c.id: c for form in (plural_forms(w) if n == len(words) - 1 else (w,)) for c in index.get(form, [])}
+             for n, w in enumerate(words)),
+            key=len,
+        )
+        hits = out[spelling] = SpellingHits()
+        for claim in candidates.values():
+            hits.add(claim.id, claim.text, spelling)
+    return out
+
+
+def term_window(spellings: Iterable[str], hits: dict[str, SpellingHits], code_only: bool) -> list[str]:
+    """The ids of the claims a term gathers, in id order, at most MAX_CLAIMS_PER_TERM."""
+    found: set[str] = set()
+    for s in spellings:
+        found |= hits[s].chosen(code_only)
+    return sorted(found)[:MAX_CLAIMS_PER_TERM]
+
+
 def term_claims(
     terms: dict[int, list[str]], claims: Iterable[Claim], code_only: Collection[int] = ()
 ) -> dict[int, list[Claim]]:
@@ -56,36 +139,11 @@ def term_claims(
 
     Keys in `code_only` were only ever seen as inline code: where the claims write the word
     plain more often than as code, only the claims writing it as code are the term's."""
-    # Only the words of the terms are looked up: index those alone (most words of most claims
-    # name no term, and a list per word of the KB costs more than the search).
-    wanted = {f for spellings in terms.values() for s in spellings for w in s.split() for f in plural_forms(w)}
-    index: dict[str, list[Claim]] = defaultdict(list)
-    if wanted:
-        for claim in sorted(claims, key=lambda c: c.id):
-            for word in wanted.intersection(_WORD.findall(claim.text.lower())):
-                index[word].append(claim)
+    by_id = {c.id: c for c in claims}
+    hits = spelling_hits({s for spellings in terms.values() for s in spellings}, by_id.values())
     out: dict[int, list[Claim]] = {}
     for key, spellings in terms.items():
-        hits: dict[str, Claim] = {}
-        for spelling in spellings:
-            words = spelling.split()
-            # the rarest word's claims are the only candidates (the last word may be plural)
-            candidates = min(
-                ([c for form in (plural_forms(w) if n == len(words) - 1 else (w,)) for c in index.get(form, [])]
-                 for n, w in enumerate(words)),
-                key=len,
-            )
-            plain = _spelling_pattern(spelling, code=False)
-            pattern = plain
-            if key in code_only:
-                code = _spelling_pattern(spelling, code=True)
-                as_code = sum(len(code.findall(c.text)) for c in candidates)
-                as_word = sum(len(plain.findall(c.text)) for c in candidates) - as_code
-                if as_word > as_code:
-                    pattern = code
-            for claim in candidates:
-                if claim.id not in hits and pattern.search(claim.text):
-                    hits[claim.id] = claim
-        if hits:
-            out[key] = [hits[c] for c in sorted(hits)][:MAX_CLAIMS_PER_TERM]
+        window = term_window(spellings, hits, key in code_only)
+        if window:
+            out[key] = [by_id[c] for c in window]
     return out

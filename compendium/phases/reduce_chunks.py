@@ -1,0 +1,188 @@
+"""REDUCE chunk by chunk: what one chunk's extract adds to the ledger, and taking it out again.
+
+A chunk contributes mentions (to its signatures' evidence), relation ends and claims resolved
+among its own names first, then KB-wide. Its relation and claim results depend on the rest of
+the KB only through the entity id of each of its mention signatures and the KB-wide best
+entity of each name it does not name itself (its "foreign" names): while those stay the same,
+the chunk's contribution does too, and only changed chunks are redone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from json.encoder import encode_basestring
+from typing import Any
+
+import xxhash
+
+from ..fingerprint import short_id
+from ..storage.records import Claim, Extract
+from .common_words import word_counts
+from .reduce_state import BucketedMap, sig_key
+from .resolution import Mention, collect_mentions, normalize_name
+from .term_mentions import claim_words
+
+
+def claim_id(chunk_id: str, text: str) -> str:
+    """short_id("claim", chunk_id, text), with the canonical JSON of two strings written directly
+    (the general encoder is most of the cost over a KB's claims)."""
+    return xxhash.xxh3_128_hexdigest(f'["claim",{encode_basestring(chunk_id)},{encode_basestring(text)}]'.encode())[:16]
+
+
+@lru_cache(maxsize=1 << 16)
+def _sig(category: str, type_: str, name: str, aliases: tuple[str, ...]) -> str:
+    return sig_key(category, type_, name, aliases)
+
+
+def mention_sig(m: Mention) -> str:
+    return _sig(m.category, m.type, m.name, tuple(m.aliases))
+
+
+@dataclass
+class Contribution:
+    """What one chunk adds: relation mentions, claims (entity ids from its names only), names
+    resolved KB-wide, and how many relation mentions were dropped or looped."""
+
+    relations: list[tuple[str, str, str, str, str]] = field(default_factory=list)  # id, source, target, type, description
+    claims: dict[str, Claim] = field(default_factory=dict)
+    foreign: list[str] = field(default_factory=list)
+    dropped: int = 0
+    loops: int = 0
+
+
+def contribution(ex: Extract, mentions: Sequence[Mention], sig_entity: dict[str, str], best: dict[str, str]) -> Contribution:
+    """The chunk's relations and claims; `sig_entity`: signature -> entity id, `best`: name -> entity id."""
+    own: dict[str, str] = {}
+    for m in mentions:
+        eid = sig_entity[mention_sig(m)]
+        for surface in (m.name, *m.aliases):
+            own.setdefault(normalize_name(surface), eid)
+    foreign: set[str] = set()
+
+    def resolve(name: Any) -> str | None:
+        norm = normalize_name(name) if isinstance(name, str) else ""
+        found = own.get(norm)
+        if found is None and norm:
+            foreign.add(norm)
+            found = best.get(norm)
+        return found
+
+    out = Contribution()
+    for rel in ex.relations:
+        src, dst = resolve(rel.get("source")), resolve(rel.get("target"))
+        if src is None or dst is None:
+            out.dropped += 1
+            continue
+        if src == dst:
+            out.loops += 1
+            continue
+        rtype = str(rel.get("type") or "related_to").strip()
+        out.relations.append((short_id("rel", src, dst, rtype), src, dst, rtype, str(rel.get("description") or "").strip()))
+    for item in ex.claims:
+        text = str(item.get("text") or "").strip()
+        if not text:
+            continue
+        entity_ids: list[str] = []
+        for n in item.get("entities") or []:
+            eid = resolve(n)
+            if eid is not None and eid not in entity_ids:
+                entity_ids.append(eid)
+        cid = claim_id(ex.id, text)
+        out.claims[cid] = Claim(id=cid, text=text, chunk_id=ex.id, document_id=ex.document_id, entity_ids=entity_ids)
+    out.foreign = sorted(foreign)
+    return out
+
+
+def chunk_mentions(ex: Extract) -> list[Mention]:
+    return collect_mentions([ex])
+
+
+def add_mentions(sigs: BucketedMap, chunk_id: str, document_id: str, mentions: Sequence[Mention]) -> None:
+    """The chunk's mentions into their signatures' evidence (position: order within the chunk)."""
+    for pos, m in enumerate(mentions):
+        key = mention_sig(m)
+        value = sigs.get(key)
+        if value is None:
+            value = {"k": [m.category, m.type, m.name, list(m.aliases)], "c": {}, "d": {}, "s": {}}
+        at = value["c"].get(chunk_id)
+        if at is None:
+            value["c"][chunk_id] = [pos, 1]
+            if document_id:
+                value["d"][document_id] = value["d"].get(document_id, 0) + 1
+        else:
+            at[1] += 1
+        if m.description:
+            value["s"].setdefault(m.description, {})[chunk_id] = 1
+        sigs.set(key, value)
+
+
+def take_out_mentions(sigs: BucketedMap, chunk_id: str, entry: dict[str, Any]) -> None:
+    """What add_mentions put in for this chunk, as its ledger entry recorded it."""
+    document_id = entry["doc"]
+    for key, descriptions in entry["m"]:
+        value = sigs.get(key)
+        if value is None or value["c"].pop(chunk_id, None) is None:
+            continue
+        if document_id:
+            left = value["d"].get(document_id, 0) - 1
+            if left > 0:
+                value["d"][document_id] = left
+            else:
+                value["d"].pop(document_id, None)
+        for d in descriptions:
+            where = value["s"].get(d)
+            if where is not None:
+                where.pop(chunk_id, None)
+                if not where:
+                    del value["s"][d]
+        if value["c"]:
+            sigs.touch(key)
+        else:
+            sigs.pop(key)
+
+
+def mention_entry(mentions: Sequence[Mention]) -> list[list[Any]]:
+    """The ledger's record of a chunk's mentions: each signature with its descriptions there."""
+    by_sig: dict[str, list[str]] = {}
+    for m in mentions:
+        descriptions = by_sig.setdefault(mention_sig(m), [])
+        if m.description and m.description not in descriptions:
+            descriptions.append(m.description)
+    return [[k, d] for k, d in by_sig.items()]
+
+
+def add_relations(part: BucketedMap, chunk_id: str, relations: Iterable[tuple[str, str, str, str, str]], sign: int) -> None:
+    """Relation mentions into (sign 1) or out of (sign -1) the merged relations."""
+    for rid, src, dst, rtype, description in relations:
+        value = part.get(rid)
+        if value is None:
+            if sign < 0:
+                continue
+            value = {"s": src, "d": dst, "t": rtype, "c": {}, "x": {}}
+        n = value["c"].get(chunk_id, 0) + sign
+        if n > 0:
+            value["c"][chunk_id] = n
+        else:
+            value["c"].pop(chunk_id, None)
+        if description:
+            m = value["x"].get(description, 0) + sign
+            if m > 0:
+                value["x"][description] = m
+            else:
+                value["x"].pop(description, None)
+        if value["c"]:
+            part.set(rid, value)
+        else:
+            part.pop(rid)
+
+
+def claim_counts(claims: Iterable[Claim]) -> tuple[Counter[str], Counter[str]]:
+    """Words as written over the claims, and claims per lowercase word."""
+    texts = [c.text for c in claims]
+    per_claim: Counter[str] = Counter()
+    for text in texts:
+        per_claim.update(claim_words(text))
+    return word_counts("\n".join(texts)), per_claim

@@ -1,0 +1,437 @@
+"""REDUCE over its ledger: groups from every signature's evidence, the chunks a change touches,
+and the canonical records they give. A full run is this over every chunk from an empty ledger.
+
+The steps read what they need from the store as they go (`store` None: the ledger holds
+everything, as when it starts empty and nothing was stored before).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..fingerprint import fingerprint
+from ..storage.base import Store
+from ..storage.records import Chunk, Claim, Entity, Extract, Relation
+from .common_words import spellings_from_counts
+from .reduce_chunks import (
+    Contribution,
+    add_mentions,
+    add_relations,
+    chunk_mentions,
+    claim_counts,
+    contribution,
+    mention_entry,
+    take_out_mentions,
+)
+from .reduce_state import Ledger, add_count
+from .resolution import CONCEPT, Evidence, Mention, normalize_name, tier1_distinct
+from .term_mentions import (
+    MAX_CLAIMS_PER_TERM,
+    SpellingHits,
+    could_name,
+    is_term,
+    plural_forms,
+    spelling_hits,
+)
+
+_GET_BATCH = 500
+
+
+@dataclass
+class Term:
+    """A defined term: its entity, spellings, whether only ever met as code, and its claims."""
+
+    entity_id: str
+    spellings: list[str]
+    code_only: bool
+    window: list[list[str]] = field(default_factory=list)  # [claim id, chunk id, document id], in id order
+
+    def same_as(self, other: dict[str, Any] | None) -> bool:
+        return other is not None and other["s"] == self.spellings and other["k"] == self.code_only
+
+    def to_json(self) -> dict[str, Any]:
+        return {"e": self.entity_id, "s": self.spellings, "k": self.code_only, "w": self.window}
+
+
+@dataclass
+class Outcome:
+    """What the run changed, for the store and for PLAN."""
+
+    entities: list[Entity]
+    relations: list[Relation]  # every relation of the KB
+    write_relations: list[Relation]
+    removed_relations: list[str]
+    write_claims: list[Claim]
+    removed_claims: list[str]
+    old_claims: list[Claim]  # the stored versions of the claims written or removed
+    claims: list[Claim] | None  # every claim of the KB, when every chunk was redone
+    chunks_redone: int
+    dropped: int
+    loops: int
+
+
+async def _get(store: Store | None, kind: type, ids: Sequence[str]) -> list[Any]:
+    if store is None or not ids:
+        return []
+    out: list[Any] = []
+    for s in range(0, len(ids), _GET_BATCH):
+        out += await store.get(kind, list(ids[s : s + _GET_BATCH]))
+    return out
+
+
+async def _claims_of(store: Store | None, chunk_ids: Sequence[str]) -> list[Claim]:
+    if store is None or not chunk_ids:
+        return []
+    out: list[Claim] = []
+    for s in range(0, len(chunk_ids), _GET_BATCH):
+        out += [c async for c in store.scan(Claim, {"chunk_id": list(chunk_ids[s : s + _GET_BATCH])})]  # type: ignore[misc]
+    return out
+
+
+async def fill_documents(store: Store | None, extracts: Sequence[Extract]) -> None:
+    """Extracts stored without their document take it from their chunk."""
+    orphans = [e.id for e in extracts if not e.document_id]
+    document_of = {c.id: c.document_id for c in await _get(store, Chunk, orphans)}
+    for e in extracts:
+        e.document_id = e.document_id or document_of.get(e.id, "")
+
+
+class Reduction:
+    def __init__(self, ledger: Ledger, store: Store | None) -> None:
+        self.ledger, self.store = ledger, store
+        self.mentions: dict[str, list[Mention]] = {}
+        self.extracts: dict[str, Extract] = {}
+        self.changed: set[str] = set()
+        self.touched_relations: set[str] = set()
+        self.term_entities: dict[str, list[str]] = {}
+
+    async def replace_chunks(self, changed: dict[str, Extract | None]) -> None:
+        """Out with what the changed chunks gave last time, in with their extracts now (None: gone)."""
+        ledger = self.ledger
+        if self.store is not None and not ledger.fresh:
+            await ledger.chunks.load(self.store, changed)
+        for cid in changed:
+            entry = ledger.chunks.get(cid)
+            if entry is not None:
+                take_out_mentions(ledger.sigs, cid, entry)
+        for cid, ex in sorted(changed.items()):
+            if ex is not None:
+                ms = self.mentions[cid] = chunk_mentions(ex)
+                self.extracts[cid] = ex
+                add_mentions(ledger.sigs, cid, ex.document_id, ms)
+        self.changed = set(changed)
+
+    async def _read(self, chunk_ids: Sequence[str]) -> None:
+        """The done extracts of chunks not read yet, with their mentions."""
+        wanted = [c for c in chunk_ids if c not in self.extracts]
+        found = [e for e in await _get(self.store, Extract, wanted) if e.status == "done"]
+        await fill_documents(self.store, found)
+        for ex in found:
+            self.extracts[ex.id] = ex
+            self.mentions[ex.id] = chunk_mentions(ex)
+
+    def groups(self) -> tuple[list[Evidence], dict[str, int], int]:
+        """Tier-1 groups of every signature, in the order of their first mention in chunk order;
+        each signature's group; how many concept mentions joined an entity of their name."""
+        sigs = list(self.ledger.sigs.items())
+
+        def first(item: tuple[str, Any]) -> tuple[str, int]:
+            chunks = item[1]["c"]
+            k = min(chunks)
+            return k, chunks[k][0]
+
+        sigs.sort(key=first)
+        reps = [Mention(v["k"][2], v["k"][1], v["k"][0], "", list(v["k"][3]), "", "") for _, v in sigs]
+        weights = [sum(n for _, n in v["c"].values()) for _, v in sigs]
+        labels, joined = tier1_distinct(reps, weights)
+        _, index = np.unique(labels, return_inverse=True)
+        groups = [Evidence() for _ in range(int(index.max()) + 1 if len(index) else 0)]
+        sig_group: dict[str, int] = {}
+        for (key, v), rep, g in zip(sigs, reps, index.tolist(), strict=True):
+            groups[g].add_all(rep, list(v["c"]), set(v["d"]), v["s"])
+            sig_group[key] = g
+        return groups, sig_group, joined
+
+    def resolution(self, group_cluster: Sequence[int], sig_group: dict[str, int], ids: Sequence[str]) -> None:
+        """Each signature's entity, and each name's best-supported entity KB-wide."""
+        self.sig_entity = {k: ids[group_cluster[g]] for k, g in sig_group.items()}
+        support: dict[str, Counter[int]] = {}
+        self.mention_count = 0
+        for k, v in self.ledger.sigs.items():
+            c, n = group_cluster[sig_group[k]], sum(m for _, m in v["c"].values())
+            self.mention_count += n
+            for surface in (v["k"][2], *v["k"][3]):
+                support.setdefault(normalize_name(surface), Counter())[c] += n
+        self.best = {norm: ids[min(counts, key=lambda c: (-counts[c], c))] for norm, counts in support.items()}
+
+    async def affected(self) -> set[str]:
+        """The chunks to redo: the changed ones, those with a mention whose entity changed, and
+        those resolving KB-wide a name whose best entity changed."""
+        meta, ledger = self.ledger.meta, self.ledger
+        out = set(self.changed)
+        if ledger.fresh:
+            return out
+        old_sig, old_best = meta.get("sig_entity", {}), meta.get("best", {})
+        for k, eid in self.sig_entity.items():
+            if old_sig.get(k) != eid:
+                out.update(ledger.sigs.get(k)["c"])
+        names = [n for n in {*self.best, *old_best} if self.best.get(n) != old_best.get(n)]
+        if self.store is not None:
+            await ledger.foreign.load(self.store, names)
+        for n in names:
+            out.update(ledger.foreign.get(n) or {})
+        return out
+
+    async def redo(self, chunks: set[str]) -> tuple[dict[str, Contribution], list[Claim], Counter[str]]:
+        """The chunks' contributions, swapped into the ledger for what they gave last time.
+        Returns them, the claims stored for these chunks, and claims per lowercase word among
+        the new claims."""
+        ledger, store = self.ledger, self.store
+        others = sorted(c for c in chunks if c not in self.changed)
+        if store is not None and not ledger.fresh:
+            await ledger.chunks.load(store, others)
+        await self._read(others)
+        if ledger.fresh:  # every chunk is redone: what was stored before is all gone or replaced
+            old_claims = [c async for c in store.scan(Claim)] if store is not None else []  # type: ignore[misc]
+        else:
+            old_claims = await _claims_of(store, sorted(chunks))
+        contributions = {cid: contribution(self.extracts[cid], self.mentions[cid], self.sig_entity, self.best)
+                         for cid in sorted(chunks) if cid in self.extracts}
+        old_entries = {cid: e for cid in chunks if (e := ledger.chunks.get(cid)) is not None}
+        self.touched_relations = ({r for e in old_entries.values() for r, _ in e["r"]}
+                                  | {r[0] for c in contributions.values() for r in c.relations})
+        if store is not None and not ledger.fresh:
+            await ledger.relations.load(store, self.touched_relations)
+            await ledger.foreign.load(store, {n for e in old_entries.values() for n in e["f"]}
+                                      | {n for c in contributions.values() for n in c.foreign})
+        totals = ledger.meta.setdefault("totals", [0, 0])
+        for cid, entry in old_entries.items():
+            add_relations(ledger.relations, cid, [(r, "", "", "", d) for r, d in entry["r"]], -1)
+            for n in entry["f"]:
+                where = ledger.foreign.get(n) or {}
+                where.pop(cid, None)
+                ledger.foreign.set(n, where) if where else ledger.foreign.pop(n)
+            totals[0] -= entry["x"][0]
+            totals[1] -= entry["x"][1]
+            ledger.chunks.pop(cid)
+        for cid, con in contributions.items():
+            add_relations(ledger.relations, cid, con.relations, 1)
+            for n in con.foreign:
+                where = ledger.foreign.get(n) or {}
+                where[cid] = 1
+                ledger.foreign.set(n, where)
+            totals[0] += con.dropped
+            totals[1] += con.loops
+            ex = self.extracts[cid]
+            ledger.chunks.set(cid, {"fp": ex.fingerprint, "doc": ex.document_id, "m": mention_entry(self.mentions[cid]),
+                                    "r": [[r[0], r[4]] for r in con.relations], "f": con.foreign,
+                                    "x": [con.dropped, con.loops]})
+        gone_words, gone_claim_words = claim_counts(old_claims)
+        new_words, new_claim_words = claim_counts(c for con in contributions.values() for c in con.claims.values())
+        add_count(ledger.words, gone_words, -1)
+        add_count(ledger.words, new_words, 1)
+        add_count(ledger.claim_words, gone_claim_words, -1)
+        add_count(ledger.claim_words, new_claim_words, 1)
+        return contributions, old_claims, new_claim_words
+
+    def terms(self, clusters: Sequence[Evidence], ids: Sequence[str]) -> tuple[dict[int, str], list[Term], dict[int, int]]:
+        """The corpus's lowercase spelling of capitalised common words, and the defined terms in
+        cluster order (with each term's cluster)."""
+        words = self.ledger.words
+        # "Exception" where the corpus writes "exception": the entity takes the corpus's spelling,
+        # keeping the capitalised one first among its aliases (PLAN reads it as a common word).
+        # A defined term's other spellings count too: the glossary's "Tablespace" in a cluster named
+        # after the TABLESPACE keyword is the "tablespace" of the prose.
+        other = [(i, n) for i, c in enumerate(clusters) if CONCEPT in c.categories for n in c.names if n != c.name]
+        found = spellings_from_counts([c.name for c in clusters] + [n for _, n in other], lambda w: words.get(w, 0))
+        spelled = {i: n for i, n in found.items() if i < len(clusters)}
+        also: dict[int, set[str]] = {}
+        for k, n in found.items():
+            if k >= len(clusters):
+                also.setdefault(other[k - len(clusters)][0], set()).add(n)
+        # Defined terms in the claims of every chunk, not only the ones MAP named them in. A term
+        # only ever written as inline code (`current`, `always`) is a name only where so written.
+        terms: list[Term] = []
+        cluster_of: dict[int, int] = {}
+        for i, c in enumerate(clusters):
+            if not c.descriptions:
+                continue
+            spellings = sorted({n.lower() for n in (*c.names, spelled.get(i, ""), *also.get(i, ())) if n.islower() and is_term(n)})
+            if spellings:
+                cluster_of[len(terms)] = i
+                terms.append(Term(ids[i], spellings, CONCEPT not in c.categories))
+        return spelled, terms, cluster_of
+
+    async def gather_terms(self, terms: list[Term], contributions: dict[str, Contribution], old_claims: list[Claim],
+                           new_claim_words: Counter[str]) -> dict[str, str]:
+        """Each term's window of claims, brought up to date from the redone chunks' claims; returns
+        claim id -> its chunk, for the claims whose terms changed."""
+        ledger, store = self.ledger, self.store
+        new_claims = [c for con in contributions.values() for c in con.claims.values()]
+        touched_words = set(new_claim_words) | set(claim_counts(old_claims)[1])
+        known = set(ledger.meta.get("spellings", []))
+        wanted = {s for t in terms for s in t.spellings}
+        old_terms = {t["e"]: t for t in ledger.meta.get("terms", [])}
+
+        def touched(s: str) -> bool:
+            return any(f in touched_words for w in s.split() for f in plural_forms(w))
+
+        redo_terms = [t for t in terms if not t.same_as(old_terms.get(t.entity_id)) or any(
+            s not in known or touched(s) for s in t.spellings)]
+        load = sorted({s for t in redo_terms for s in t.spellings} | {s for s in known - wanted})
+        if store is not None and not ledger.fresh:
+            await ledger.spellings.load(store, load)
+        hits: dict[str, SpellingHits] = {}
+        fresh = sorted({s for t in redo_terms for s in t.spellings if s not in known})
+        for s in sorted({s for t in redo_terms for s in t.spellings} & known):
+            value = ledger.spellings.get(s)
+            h = hits[s] = SpellingHits.from_json(value) if value else SpellingHits()
+            if touched(s):
+                for c in old_claims:
+                    h.add(c.id, c.text, s, -1)
+                for c in new_claims:
+                    h.add(c.id, c.text, s, 1)
+        if fresh:
+            redone = {c.chunk_id for c in old_claims} | set(contributions)
+            # Claims of chunks not redone can name a new spelling only if its words occur outside them.
+            outside = lambda w: ledger.claim_words.get(w, 0) - new_claim_words.get(w, 0)  # noqa: E731
+            scan = [s for s in fresh if could_name(s, outside)]
+            pool: list[Claim] = list(new_claims)
+            if scan and store is not None:
+                pool += [c async for c in store.scan(Claim) if c.chunk_id not in redone]  # type: ignore[misc]
+            hits.update(spelling_hits(fresh, pool))
+        for s in known - wanted:
+            ledger.spellings.pop(s)
+        for s, h in hits.items():
+            ledger.spellings.set(s, h.to_json())
+        ledger.meta["spellings"] = sorted(wanted)
+
+        # Windows: redone terms from their hits, the others as stored.
+        where = {c.id: [c.chunk_id, c.document_id] for c in new_claims}
+        for t in old_terms.values():
+            for cid, chunk, doc in t["w"]:
+                where.setdefault(cid, [chunk, doc])
+        redo_ids = {t.entity_id for t in redo_terms}
+        for t in terms:
+            if t.entity_id in redo_ids:
+                chosen: set[str] = set()
+                for s in t.spellings:
+                    chosen |= hits[s].chosen(t.code_only)
+                t.window = [[c] for c in sorted(chosen)[:MAX_CLAIMS_PER_TERM]]
+            else:
+                t.window = [list(w) for w in old_terms[t.entity_id]["w"]]
+        unknown = sorted({w[0] for t in terms for w in t.window if w[0] not in where})
+        for c in await _get(store, Claim, unknown):
+            where[c.id] = [c.chunk_id, c.document_id]
+        for t in terms:
+            t.window = [[w[0], *where[w[0]]] for w in t.window]
+        ledger.meta["terms"] = [t.to_json() for t in terms]
+
+        def carried(windows: Sequence[dict[str, Any]] | Sequence[Term]) -> dict[str, list[str]]:
+            out: dict[str, list[str]] = {}
+            for t in windows:
+                eid, window = (t.entity_id, t.window) if isinstance(t, Term) else (t["e"], t["w"])
+                for w in window:
+                    out.setdefault(w[0], []).append(eid)
+            return out
+
+        before, after = carried(list(old_terms.values())), carried(terms)
+        self.term_entities = after
+        chunk_of = {w[0]: w[1] for t in (*old_terms.values(), *(t.to_json() for t in terms)) for w in t["w"]}
+        return {c: chunk_of[c] for c in {*before, *after} if before.get(c) != after.get(c)}
+
+    async def finish(
+        self, clusters: Sequence[Evidence], ids: Sequence[str], contributions: dict[str, Contribution],
+        old_claims: list[Claim], terms: list[Term], cluster_of: dict[int, int], spelled: dict[int, str],
+        retermed: dict[str, str], engine: str, vectors: Sequence[np.ndarray | None] | None,
+    ) -> Outcome:
+        ledger, store = self.ledger, self.store
+        # Claims whose terms changed in chunks not redone: their chunks' claims are built again.
+        again = sorted({chunk for chunk in retermed.values() if chunk not in contributions})
+        if again:
+            await self._read(again)
+            old_claims = old_claims + await _claims_of(store, again)
+            for cid in again:
+                if cid in self.extracts:
+                    contributions[cid] = contribution(self.extracts[cid], self.mentions[cid], self.sig_entity, self.best)
+        claims: dict[str, Claim] = {}
+        for con in contributions.values():
+            for c in con.claims.values():
+                for eid in self.term_entities.get(c.id, ()):
+                    if eid not in c.entity_ids:
+                        c.entity_ids.append(eid)
+                claims[c.id] = c
+        old = {c.id: c for c in old_claims}
+        write_claims = [c for cid, c in sorted(claims.items()) if old.get(cid) != c]
+        removed_claims = sorted(set(old) - set(claims))
+
+        # Relations: the merged ones the redone chunks touched, beside every stored one.
+        stored: dict[str, Relation] = {}
+        if store is not None:
+            stored = {r.id: r async for r in store.scan(Relation)}  # type: ignore[misc]
+        touched = sorted(self.touched_relations | set(stored) if ledger.fresh else self.touched_relations)
+        relations = dict(stored)
+        write_relations: list[Relation] = []
+        removed_relations: list[str] = []
+        for rid in touched:
+            value = ledger.relations.get(rid)
+            if value is None:
+                if relations.pop(rid, None) is not None:
+                    removed_relations.append(rid)
+                continue
+            texts = value["x"]
+            rel = Relation(id=rid, source=value["s"], target=value["d"], type=value["t"],
+                           description=min(texts, key=lambda t: (-texts[t], -len(t), t)) if texts else "",
+                           strength=len(value["c"]), chunk_ids=sorted(value["c"]))
+            relations[rid] = rel
+            if stored.get(rid) != rel:
+                write_relations.append(rel)
+
+        # Entities, every one: their chunks (with the chunks of the claims their term gathers),
+        # neighbours and importance relative to the most important.
+        index = {eid: i for i, eid in enumerate(ids)}
+        neighbours: list[set[int]] = [set() for _ in clusters]
+        for r in relations.values():
+            a, b = index.get(r.source), index.get(r.target)
+            if a is not None and b is not None:
+                neighbours[a].add(b)
+                neighbours[b].add(a)
+        more_chunks: dict[int, set[str]] = {}
+        more_documents: dict[int, set[str]] = {}
+        for k, t in enumerate(terms):
+            i = cluster_of[k]
+            for _cid, chunk, doc in t.window:
+                more_chunks.setdefault(i, set()).add(chunk)
+                if doc:
+                    more_documents.setdefault(i, set()).add(doc)
+        chunk_ids = [c.chunk_ids | more_chunks.get(i, set()) for i, c in enumerate(clusters)]
+        raw = [math.log1p(len(chunk_ids[i])) + math.log1p(len(n)) for i, n in enumerate(neighbours)]
+        top = max(raw, default=0.0) or 1.0
+        entities = [
+            Entity(
+                id=ids[i], name=spelled.get(i, c.name), type=c.type, category=c.category, description="",
+                aliases=[c.name, *c.aliases] if i in spelled else c.aliases, chunk_ids=sorted(chunk_ids[i]),
+                document_ids=sorted(c.document_ids | more_documents.get(i, set())),
+                degree=len(neighbours[i]), importance=round(raw[i] / top, 4),
+                fingerprint=fingerprint(c.fingerprint_parts()), engine=engine,
+                embedding=None if vectors is None else vectors[i],
+            )
+            for i, c in enumerate(clusters)
+        ]
+        totals = ledger.meta.get("totals", [0, 0])
+        ledger.meta["sig_entity"] = self.sig_entity
+        ledger.meta["best"] = self.best
+        return Outcome(
+            entities=entities, relations=sorted(relations.values(), key=lambda r: r.id),
+            write_relations=write_relations, removed_relations=removed_relations,
+            write_claims=write_claims, removed_claims=removed_claims,
+            old_claims=[old[c.id] for c in write_claims if c.id in old] + [old[c] for c in removed_claims],
+            claims=sorted(claims.values(), key=lambda c: c.id) if ledger.fresh else None,
+            chunks_redone=len(contributions), dropped=totals[0], loops=totals[1],
+        )
