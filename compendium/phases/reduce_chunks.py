@@ -106,14 +106,13 @@ def add_mentions(sigs: BucketedMap, chunk_id: str, document_id: str, mentions: S
         key = mention_sig(m)
         value = sigs.get(key)
         if value is None:
-            value = {"k": [m.category, m.type, m.name, list(m.aliases)], "c": {}, "d": {}, "s": {}}
-        at = value["c"].get(chunk_id)
-        if at is None:
-            value["c"][chunk_id] = [pos, 1]
+            value = {"k": [m.category, m.type, m.name, list(m.aliases)], "c": {}, "n": {}, "d": {}, "s": {}}
+        if chunk_id not in value["c"]:
+            value["c"][chunk_id] = pos
             if document_id:
                 value["d"][document_id] = value["d"].get(document_id, 0) + 1
-        else:
-            at[1] += 1
+        else:  # mentioned again in the chunk: counted (only counts above one are kept)
+            value["n"][chunk_id] = value["n"].get(chunk_id, 1) + 1
         if m.description:
             value["s"].setdefault(m.description, {})[chunk_id] = 1
         sigs.set(key, value)
@@ -126,6 +125,7 @@ def take_out_mentions(sigs: BucketedMap, chunk_id: str, entry: dict[str, Any]) -
         value = sigs.get(key)
         if value is None or value["c"].pop(chunk_id, None) is None:
             continue
+        value["n"].pop(chunk_id, None)
         if document_id:
             left = value["d"].get(document_id, 0) - 1
             if left > 0:

@@ -21,7 +21,7 @@ from ..storage.base import Store
 from ..storage.records import CacheEntry
 
 NAMESPACE = "reduce"
-LEDGER_VERSION = 1
+LEDGER_VERSION = 2
 EMPTY_BASE = "0" * 32
 _GET_BATCH = 500
 
@@ -119,8 +119,8 @@ class Ledger:
     meta: dict[str, Any] = field(default_factory=dict)
     # chunk id -> {"fp", "doc", "m": [sig keys], "r": [[relation id, description]], "f": [norms], "x": [dropped, loops]}
     chunks: BucketedMap = field(default_factory=lambda: BucketedMap("chunks", 256))
-    # sig key -> {"k": [category, type, name, aliases], "c": {chunk: [first position, mentions]},
-    #             "d": {document: chunks}, "s": {description: [chunks]}}
+    # sig key -> {"k": [category, type, name, aliases], "c": {chunk: first position},
+    #             "n": {chunk: mentions, where more than one}, "d": {document: chunks}, "s": {description: {chunk: 1}}}
     sigs: BucketedMap = field(default_factory=lambda: BucketedMap("sigs", 64))
     # relation id -> {"s", "d", "t", "c": {chunk: mentions}, "x": {description: mentions}}
     relations: BucketedMap = field(default_factory=lambda: BucketedMap("relations", 256))

@@ -94,6 +94,11 @@ async def _claims_of(store: Store | None, chunk_ids: Sequence[str]) -> list[Clai
     return out
 
 
+def mentions(sig: dict[str, Any]) -> int:
+    """How many mentions a signature's evidence holds."""
+    return len(sig["c"]) + sum(sig["n"].values()) - len(sig["n"])
+
+
 async def fill_documents(store: Store | None, extracts: Sequence[Extract]) -> None:
     """Extracts stored without their document take it from their chunk."""
     orphans = [e.id for e in extracts if not e.document_id]
@@ -144,11 +149,11 @@ class Reduction:
         def first(item: tuple[str, Any]) -> tuple[str, int]:
             chunks = item[1]["c"]
             k = min(chunks)
-            return k, chunks[k][0]
+            return k, chunks[k]
 
         sigs.sort(key=first)
         reps = [Mention(v["k"][2], v["k"][1], v["k"][0], "", list(v["k"][3]), "", "") for _, v in sigs]
-        weights = [sum(n for _, n in v["c"].values()) for _, v in sigs]
+        weights = [mentions(v) for _, v in sigs]
         labels, joined = tier1_distinct(reps, weights)
         _, index = np.unique(labels, return_inverse=True)
         groups = [Evidence() for _ in range(int(index.max()) + 1 if len(index) else 0)]
@@ -164,7 +169,7 @@ class Reduction:
         support: dict[str, Counter[int]] = {}
         self.mention_count = 0
         for k, v in self.ledger.sigs.items():
-            c, n = group_cluster[sig_group[k]], sum(m for _, m in v["c"].values())
+            c, n = group_cluster[sig_group[k]], mentions(v)
             self.mention_count += n
             for surface in (v["k"][2], *v["k"][3]):
                 support.setdefault(normalize_name(surface), Counter())[c] += n
