@@ -106,7 +106,11 @@ async def reduce_steps(
     contributions, old_claims, new_words = await work.redo(await work.affected())
     spelled, terms, cluster_of = work.terms(clusters, ids)
     retermed = await work.gather_terms(terms, contributions, old_claims, new_words)
-    return await work.finish(clusters, ids, contributions, old_claims, terms, cluster_of, spelled, retermed, engine, vectors)
+    old_entities = {e.id: e async for e in work.store.scan(Entity)} if work.store is not None else {}  # type: ignore[misc]
+    out = await work.finish(clusters, ids, contributions, old_claims, terms, cluster_of, spelled, retermed, engine,
+                            vectors, old_entities)
+    out.old_entities = old_entities
+    return out
 
 
 def _prompt(configured: str, name: str) -> str:
@@ -418,7 +422,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     for entity, description in zip(out.entities, descriptions, strict=True):
         entity.description = description
 
-    old_entities = {e.id: e async for e in store.scan(Entity)}
+    old_entities = out.old_entities
     write_entities = [e for e in out.entities if e.id not in old_entities or _comparable(old_entities[e.id]) != _comparable(e)]
     removed_entities = sorted(set(old_entities) - {e.id for e in out.entities})
     ledger_writes, ledger_gone = ledger.changes(produced)

@@ -27,6 +27,7 @@ from .reduce_chunks import (
     claim_counts,
     contribution,
     mention_entry,
+    mention_sig,
     take_out_mentions,
 )
 from .reduce_state import Ledger, add_count
@@ -74,6 +75,7 @@ class Outcome:
     chunks_redone: int
     dropped: int
     loops: int
+    old_entities: dict[str, Entity] = field(default_factory=dict)  # as stored before this run
 
 
 async def _get(store: Store | None, kind: type, ids: Sequence[str]) -> list[Any]:
@@ -131,6 +133,9 @@ class Reduction:
                 self.extracts[cid] = ex
                 add_mentions(ledger.sigs, cid, ex.document_id, ms)
         self.changed = set(changed)
+        # Signatures whose evidence changed: an entity built from none of them is as stored.
+        self.touched_sigs = {k for cid in changed if (e := ledger.chunks.get(cid)) for k, _ in e["m"]}
+        self.touched_sigs |= {mention_sig(m) for ms in self.mentions.values() for m in ms}
 
     async def _read(self, chunk_ids: Sequence[str]) -> None:
         """The done extracts of chunks not read yet, with their mentions."""
@@ -336,6 +341,7 @@ class Reduction:
             where[c.id] = [c.chunk_id, c.document_id]
         for t in terms:
             t.window = [[w[0], *where[w[0]]] for w in t.window]
+        ledger.meta["old_terms"] = list(old_terms.values())  # read by _unchanged_evidence, then dropped
         ledger.meta["terms"] = [t.to_json() for t in terms]
 
         def carried(windows: Sequence[dict[str, Any]] | Sequence[Term]) -> dict[str, list[str]]:
@@ -351,10 +357,34 @@ class Reduction:
         chunk_of = {w[0]: w[1] for t in (*old_terms.values(), *(t.to_json() for t in terms)) for w in t["w"]}
         return {c: chunk_of[c] for c in {*before, *after} if before.get(c) != after.get(c)}
 
+    def _unchanged_evidence(self, ids: Sequence[str], terms: list[Term], cluster_of: dict[int, int],
+                            old_entities: dict[str, Entity]) -> dict[int, Entity]:
+        """Clusters built from the same signatures as the stored entity of their id, none of
+        whose evidence changed, whose term gathers claims of the same chunks: the stored
+        entity's chunks, documents and fingerprint stand (sorting them is most of the cost)."""
+        if self.ledger.fresh:
+            return {}
+        before: dict[str, set[str]] = {}
+        for k, eid in self.ledger.meta.get("sig_entity", {}).items():
+            before.setdefault(eid, set()).add(k)
+        now: dict[str, set[str]] = {}
+        for k, eid in self.sig_entity.items():
+            now.setdefault(eid, set()).add(k)
+        gathered_before = {t["e"]: sorted({(w[1], w[2]) for w in t["w"]}) for t in self.ledger.meta.get("old_terms", [])}
+        gathered = {cluster_of[k]: sorted({(w[1], w[2]) for w in t.window}) for k, t in enumerate(terms)}
+        out: dict[int, Entity] = {}
+        for i, eid in enumerate(ids):
+            old = old_entities.get(eid)
+            if (old is not None and now.get(eid) == before.get(eid) and not (now[eid] & self.touched_sigs)
+                    and gathered.get(i, []) == gathered_before.get(eid, [])):
+                out[i] = old
+        return out
+
     async def finish(
         self, clusters: Sequence[Evidence], ids: Sequence[str], contributions: dict[str, Contribution],
         old_claims: list[Claim], terms: list[Term], cluster_of: dict[int, int], spelled: dict[int, str],
         retermed: dict[str, str], engine: str, vectors: Sequence[np.ndarray | None] | None,
+        old_entities: dict[str, Entity],
     ) -> Outcome:
         ledger, store = self.ledger, self.store
         # Claims whose terms changed in chunks not redone: their chunks' claims are built again.
@@ -415,21 +445,24 @@ class Reduction:
                 more_chunks.setdefault(i, set()).add(chunk)
                 if doc:
                     more_documents.setdefault(i, set()).add(doc)
-        chunk_ids = [c.chunk_ids | more_chunks.get(i, set()) for i, c in enumerate(clusters)]
-        raw = [math.log1p(len(chunk_ids[i])) + math.log1p(len(n)) for i, n in enumerate(neighbours)]
-        top = max(raw, default=0.0) or 1.0
-        entities = [
-            Entity(
+        kept = self._unchanged_evidence(ids, terms, cluster_of, old_entities)
+        entities: list[Entity] = []
+        for i, c in enumerate(clusters):
+            was = kept.get(i)
+            entities.append(Entity(
                 id=ids[i], name=spelled.get(i, c.name), type=c.type, category=c.category, description="",
-                aliases=[c.name, *c.aliases] if i in spelled else c.aliases, chunk_ids=sorted(chunk_ids[i]),
-                document_ids=sorted(c.document_ids | more_documents.get(i, set())),
-                degree=len(neighbours[i]), importance=round(raw[i] / top, 4),
-                fingerprint=fingerprint(c.fingerprint_parts()), engine=engine,
+                aliases=[c.name, *c.aliases] if i in spelled else c.aliases,
+                chunk_ids=was.chunk_ids if was else sorted(c.chunk_ids | more_chunks.get(i, set())),
+                document_ids=was.document_ids if was else sorted(c.document_ids | more_documents.get(i, set())),
+                fingerprint=was.fingerprint if was else fingerprint(c.fingerprint_parts()), engine=engine,
                 embedding=None if vectors is None else vectors[i],
-            )
-            for i, c in enumerate(clusters)
-        ]
+            ))
+        raw = [math.log1p(len(e.chunk_ids)) + math.log1p(len(n)) for e, n in zip(entities, neighbours, strict=True)]
+        top = max(raw, default=0.0) or 1.0
+        for e, n, r in zip(entities, neighbours, raw, strict=True):
+            e.degree, e.importance = len(n), round(r / top, 4)
         totals = ledger.meta.get("totals", [0, 0])
+        ledger.meta.pop("old_terms", None)
         ledger.meta["sig_entity"] = self.sig_entity
         ledger.meta["best"] = self.best
         return Outcome(
