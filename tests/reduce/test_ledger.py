@@ -19,6 +19,7 @@ from compendium.pipeline.stages import set_rollup
 from compendium.storage.factory import open_store
 from compendium.storage.records import Claim, Entity, Extract, Relation
 from compendium.templates.schema import Template
+from tests.contract.conftest import drop_kbs, fresh_kb, server_url
 
 NAMES = [("Buffer Pool", "component"), ("Storage Engine", "component"), ("Redo Journal", "component"),
          ("WAL", "concept"), ("Write-Ahead Log", "component"), ("Exception", "class"), ("Vacuum", "process"),
@@ -71,10 +72,16 @@ async def _reduce_from_scratch(path, extracts: dict[str, Extract]) -> dict[str, 
         await store.close()
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
-async def test_reduce_from_the_ledger_equals_reduce_from_scratch(tmp_path, seed):
+async def _open(backend: str, tmp_path) -> Any:
+    if backend == "sqlite":
+        return await open_store(f"sqlite:///{tmp_path / 'kb.db'}", "kb")
+    return await open_store(server_url("COMPENDIUM_TEST_MYSQL_URL"), fresh_kb())
+
+
+@pytest.mark.parametrize(("backend", "seed"), [("sqlite", 1), ("sqlite", 2), ("sqlite", 3), ("sqlite", 4), ("mariadb", 5)])
+async def test_reduce_from_the_ledger_equals_reduce_from_scratch(tmp_path, backend, seed):
     rng = random.Random(seed)
-    store = await open_store(f"sqlite:///{tmp_path / 'kb.db'}", "kb")
+    store = await _open(backend, tmp_path)
     extracts = {f"c{n:03d}": _extract(rng, f"c{n:03d}", 0) for n in range(30)}
     await store.upsert(list(extracts.values()))
     redone = []
@@ -100,5 +107,7 @@ async def test_reduce_from_the_ledger_equals_reduce_from_scratch(tmp_path, seed)
             redone.append(result.details["chunks_redone"])
             assert await _kb(store) == await _reduce_from_scratch(tmp_path / f"fresh{step}.db", extracts), f"step {step}"
     finally:
+        if backend != "sqlite":
+            await drop_kbs(store, [store.kb])
         await store.close()
     assert redone[0] == 30 and all(n < len(extracts) for n in redone[1:])
