@@ -88,6 +88,20 @@ class BucketedMap:
         if self._of(key).pop(key, None) is not None:
             self._dirty.add(_bucket(key, self.buckets))
 
+    def add_counts(self, counts: dict[str, int], sign: int) -> None:
+        """Values are counts: add these (sign 1) or take them away (sign -1); zero drops the key."""
+        for key, n in counts.items():
+            b = _bucket(key, self.buckets)
+            if b not in self._data:
+                raise KeyError(f"{self.name}: bucket of {key!r} was not read")
+            data = self._data[b]
+            total = data.get(key, 0) + sign * n
+            if total > 0:
+                data[key] = total
+            else:
+                data.pop(key, None)
+            self._dirty.add(b)
+
     def items(self) -> Iterable[tuple[str, Any]]:
         """Every key and value read so far."""
         for b in sorted(self._data):
@@ -172,9 +186,4 @@ class Ledger:
 
 def add_count(part: BucketedMap, counts: dict[str, int], sign: int) -> None:
     """Add (sign 1) or take away (sign -1) word counts; words counted zero are dropped."""
-    for word, n in counts.items():
-        total = part.get(word, 0) + sign * n
-        if total > 0:
-            part.set(word, total)
-        else:
-            part.pop(word)
+    part.add_counts(counts, sign)

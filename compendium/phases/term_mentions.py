@@ -75,11 +75,10 @@ class SpellingHits:
     as_word: int = 0
 
     def add(self, claim_id: str, text: str, spelling: str, sign: int = 1) -> None:
-        plain = _spelling_pattern(spelling, code=False)
-        found = len(plain.findall(text))
+        found = len(_spelling_pattern(spelling, code=False).findall(text))
         if not found:
             return
-        code = len(_spelling_pattern(spelling, code=True).findall(text))
+        code = len(_spelling_pattern(spelling, code=True).findall(text)) if "`" in text else 0
         self.as_code += sign * code
         self.as_word += sign * (found - code)
         (self.plain.add if sign > 0 else self.plain.discard)(claim_id)
