@@ -18,6 +18,7 @@ from ..pipeline.stages import clear_stage, rollup, stage_mark
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Page, Relation, Topic
 from ..templates.schema import Template
 from .communities import match_previous, membership_fingerprint, update_communities
+from .page_titles import titles_apart
 from .planning import (
     KnowledgeView,
     PagePlan,
@@ -135,6 +136,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         details["outline_nodes"] = len(outline.overviews)
         details["outline_reused"] = int(outline.reused)
 
+    titles_apart(subjects, {s.id for s in outline.overviews} if outline is not None else ())
     matched = match_by_subject(subjects, pages)
     reasons: dict[str, str] = {}  # why a subject took over a page that was not its own
     unmatched = [s for s in subjects if s.id not in matched]
