@@ -162,7 +162,9 @@ class Bench:
             logs.mkdir()
             procs = start_task_workers(workers, concurrency, self.worker_env(), logs)
             wait_until_answering(app, procs, seconds=60)
-            env["COMPENDIUM_BROKER"] = self.args.broker
+            # The compile resends a task still unanswered after 4x the visibility timeout (40 s):
+            # one the killed worker took off the queue but had not yet marked as its own.
+            env |= {"COMPENDIUM_BROKER": self.args.broker, "COMPENDIUM_TASK_VISIBILITY_TIMEOUT": str(VISIBILITY)}
         else:  # the embedded default, as many calls in flight as one worker keeps
             overrides["llm.max_concurrency"] = concurrency
         kill: dict[str, Any] = {}

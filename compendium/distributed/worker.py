@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import os
 import socket
@@ -17,7 +18,7 @@ from ..settings import LLMSettings, Settings
 from ..storage.base import Store
 from ..templates.schema import Template
 from .base import CompileIdentity
-from .calls import EMBED, decode_request, encode_error, encode_reply
+from .calls import EMBED, decode_request, describe_call, encode_error, encode_reply
 from .celery_app import QUEUE, TASK, celery_app
 
 
@@ -50,8 +51,19 @@ class TaskRuntime:
         self._lock: asyncio.Lock | None = None
 
     def run(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """Called by a pool thread: the task's answer (or its error), as JSON."""
-        return asyncio.run_coroutine_threadsafe(self.answer(payload), self.loop).result()
+        """Called by a pool thread: the task's answer (or its error), as JSON. A task that does
+        not finish in the time its calls and their retries may take is answered with an error
+        naming it, not waited for."""
+        running = asyncio.run_coroutine_threadsafe(self.answer(payload), self.loop)
+        seconds = task_seconds(self.settings)
+        try:
+            return running.result(timeout=seconds)
+        except concurrent.futures.TimeoutError:
+            running.cancel()
+            what = describe_call(str(payload.get("method")), decode_request(str(payload.get("method")), payload.get("request")))
+            exc = EngineUnavailable(f"worker {self.name}: the task for {what} did not finish within {seconds:.0f} s",
+                                    hint="see this worker's log; the model endpoint or the store may not be answering")
+            return {"error": encode_error(exc), "worker": self.name}
 
     async def answer(self, payload: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -133,6 +145,16 @@ class TaskRuntime:
             self._thread.join(timeout=10)
             if not self.loop.is_running():
                 self.loop.close()
+
+
+def task_seconds(settings: Settings) -> float:
+    """The longest one task may take: every try of its call at the client's timeout, the
+    backoff between them, and a minute for the store."""
+    def worst(timeout: float, retries: int, wait: float) -> float:
+        return (retries + 1) * timeout + wait * (2 ** retries) + 60.0
+
+    llm, emb = settings.llm, settings.embedding
+    return max(worst(llm.timeout, llm.max_retries, llm.retry_wait), worst(emb.timeout, emb.max_retries, emb.retry_wait))
 
 
 def worker_name() -> str:
