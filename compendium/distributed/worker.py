@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import dataclasses
+import importlib
 import os
 import socket
 import threading
@@ -49,6 +51,19 @@ class TaskRuntime:
         self._tools: dict[tuple[CompileIdentity, str], _Tools] = {}
         self._templates: dict[str, Template] = {}
         self._lock: asyncio.Lock | None = None
+        # Begun now, so that no first task waits for it (three workers at once, on shared cores).
+        self._warming = asyncio.run_coroutine_threadsafe(self._warm(), self.loop)
+
+    async def _warm(self) -> None:
+        """What every first task would wait for: the store's connection and the client's modules.
+        A failure here is the first task's to report."""
+        with contextlib.suppress(Exception):
+            if self.settings.llm.base_url or self.settings.embedding.base_url:
+                await asyncio.to_thread(importlib.import_module, "openai")
+                await asyncio.to_thread(importlib.import_module, "compendium.engines.llm")
+            from ..storage.factory import open_store
+
+            self._store = await open_store(self.settings.store_url)
 
     def run(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Called by a pool thread: the task's answer (or its error), as JSON. A task that does
@@ -94,6 +109,7 @@ class TaskRuntime:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:  # built once, even when the pool's first tasks arrive together
+            await asyncio.wrap_future(self._warming)
             key = (identity, template.fingerprint)
             if key not in self._tools:
                 self._tools[key] = await self._build(identity, template)
@@ -132,6 +148,7 @@ class TaskRuntime:
 
     def close(self) -> None:
         async def shut() -> None:
+            await asyncio.wrap_future(self._warming)  # its store is closed below
             for tools in self._tools.values():
                 await tools.engine.close()
                 await tools.embedder.close()
