@@ -65,6 +65,11 @@ class TaskRuntime:
 
             self._store = await open_store(self.settings.store_url)
 
+    def warmed(self, seconds: float) -> None:
+        """Wait (at most `seconds`) until the store is open and the client's modules loaded."""
+        with contextlib.suppress(concurrent.futures.TimeoutError):
+            self._warming.result(timeout=seconds)
+
     def run(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Called by a pool thread: the task's answer (or its error), as JSON. A task that does
         not finish in the time its calls and their retries may take is answered with an error
@@ -190,6 +195,7 @@ def run_task_worker(settings: Settings, *, concurrency: int = 4, name: str | Non
     name = name or worker_name()
     app = celery_app(settings.distributed)
     runtime = TaskRuntime(settings, name)
+    runtime.warmed(60.0)  # before taking tasks: a ping answers once the worker is ready
 
     @app.task(name=TASK, bind=True, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
     def engine_call(task: Any, payload: dict[str, Any]) -> dict[str, Any]:
