@@ -56,6 +56,10 @@ class DistributedSettings:
     # Seconds a task a worker took may go unacknowledged before another worker gets it: the
     # time a killed worker's tasks wait. Longer than any one task (a model call and its retries).
     visibility_timeout: float = 300.0
+    # Seconds a task may go unanswered before the compile sends it again (a worker that took
+    # it died and the broker did not give it to another). None: 4x the visibility timeout,
+    # at least 30 s, so a slow call is not asked twice.
+    resend_after: float | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,7 @@ class _EmbeddingFile(_FileModel):
 class _DistributedFile(_FileModel):
     broker: str | None = Field(None, pattern=r"^(redis|rediss)://")
     visibility_timeout: float | None = Field(None, gt=0)
+    resend_after: float | None = Field(None, gt=0)
 
 
 class _SettingsFile(_FileModel):
@@ -148,6 +153,7 @@ ENV_OVERRIDES: Mapping[str, str] = {
     "COMPENDIUM_STORE": "store",
     "COMPENDIUM_BROKER": "distributed.broker",
     "COMPENDIUM_TASK_VISIBILITY_TIMEOUT": "distributed.visibility_timeout",
+    "COMPENDIUM_TASK_RESEND_AFTER": "distributed.resend_after",
 }
 
 _SECRET_KEYS = ("llm.api_key", "embedding.api_key")  # values, never read from the file

@@ -65,6 +65,7 @@ default_template: wiki          # `compendium templates list` shows the others
 # distributed:
 #   broker: redis://127.0.0.1:6379/0          # or COMPENDIUM_BROKER
 #   visibility_timeout: 300                   # seconds before a lost worker's task runs again
+#   resend_after: 1200                        # seconds unanswered before the compile sends a task again
 
 # Which template compiles which documents (first match wins; the rest use default_template).
 # groups:

@@ -103,6 +103,24 @@ def decode_reply(method: str, data: Any) -> Any:
     return _adapter(METHODS[method].reply).validate_python(data)
 
 
+def describe_call(method: str, request: Any) -> str:
+    """What a call asks, in a few words, for an error that names a call nobody answered."""
+    if method == EMBED:
+        return f"embedding {len(request)} text(s)"
+    if method == "extract":
+        first = request.chunks[0] if request.chunks else None
+        where = f" of {first.document_title!r}" if first is not None and first.document_title else ""
+        return f"MAP extraction of {len(request.chunks)} chunk(s){where}"
+    if method in ("write_page", "update_pages"):
+        pages = request if isinstance(request, list) else [request]
+        return f"REFINE page(s) {', '.join(repr(p.title) for p in pages[:3])}{' ...' if len(pages) > 3 else ''}"
+    if method == "summarize":
+        return f"REDUCE description of {request.name!r}"
+    if method == "name_topic":
+        return f"PLAN topic name for {', '.join(m.name for m in request.members[:3])}"
+    return f"{method} of {len(request)} question(s)" if isinstance(request, list) else method
+
+
 # ---- errors: a worker's CompendiumError is raised again, as itself, in the compile ---------
 
 _ERRORS: dict[str, type[CompendiumError]] = {

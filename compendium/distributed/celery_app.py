@@ -36,6 +36,9 @@ def celery_app(settings: DistributedSettings) -> Any:
         # throttle of 10, would leave a killed worker's tasks waiting ~100 s past the timeout).
         "unacked_restore_interval": int(max(1, min(10, timeout // 2))),
         "unacked_restore_throttle": 1,
+        # The lock a worker holds while it gives overdue tasks back: a worker killed holding it
+        # would otherwise keep every other from doing so for kombu's 5 minutes.
+        "unacked_mutex_expire": int(max(5, min(300, timeout))),
     }
     app.conf.update(
         task_serializer="json",

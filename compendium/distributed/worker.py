@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import dataclasses
+import importlib
 import os
 import socket
 import threading
@@ -17,7 +20,7 @@ from ..settings import LLMSettings, Settings
 from ..storage.base import Store
 from ..templates.schema import Template
 from .base import CompileIdentity
-from .calls import EMBED, decode_request, encode_error, encode_reply
+from .calls import EMBED, decode_request, describe_call, encode_error, encode_reply
 from .celery_app import QUEUE, TASK, celery_app
 
 
@@ -48,10 +51,39 @@ class TaskRuntime:
         self._tools: dict[tuple[CompileIdentity, str], _Tools] = {}
         self._templates: dict[str, Template] = {}
         self._lock: asyncio.Lock | None = None
+        # Begun now, so that no first task waits for it (three workers at once, on shared cores).
+        self._warming = asyncio.run_coroutine_threadsafe(self._warm(), self.loop)
+
+    async def _warm(self) -> None:
+        """What every first task would wait for: the store's connection and the client's modules.
+        A failure here is the first task's to report."""
+        with contextlib.suppress(Exception):
+            if self.settings.llm.base_url or self.settings.embedding.base_url:
+                await asyncio.to_thread(importlib.import_module, "openai")
+                await asyncio.to_thread(importlib.import_module, "compendium.engines.llm")
+            from ..storage.factory import open_store
+
+            self._store = await open_store(self.settings.store_url)
+
+    def warmed(self, seconds: float) -> None:
+        """Wait (at most `seconds`) until the store is open and the client's modules loaded."""
+        with contextlib.suppress(concurrent.futures.TimeoutError):
+            self._warming.result(timeout=seconds)
 
     def run(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """Called by a pool thread: the task's answer (or its error), as JSON."""
-        return asyncio.run_coroutine_threadsafe(self.answer(payload), self.loop).result()
+        """Called by a pool thread: the task's answer (or its error), as JSON. A task that does
+        not finish in the time its calls and their retries may take is answered with an error
+        naming it, not waited for."""
+        running = asyncio.run_coroutine_threadsafe(self.answer(payload), self.loop)
+        seconds = task_seconds(self.settings)
+        try:
+            return running.result(timeout=seconds)
+        except concurrent.futures.TimeoutError:
+            running.cancel()
+            what = describe_call(str(payload.get("method")), decode_request(str(payload.get("method")), payload.get("request")))
+            exc = EngineUnavailable(f"worker {self.name}: the task for {what} did not finish within {seconds:.0f} s",
+                                    hint="see this worker's log; the model endpoint or the store may not be answering")
+            return {"error": encode_error(exc), "worker": self.name}
 
     async def answer(self, payload: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -82,6 +114,7 @@ class TaskRuntime:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:  # built once, even when the pool's first tasks arrive together
+            await asyncio.wrap_future(self._warming)
             key = (identity, template.fingerprint)
             if key not in self._tools:
                 self._tools[key] = await self._build(identity, template)
@@ -120,6 +153,7 @@ class TaskRuntime:
 
     def close(self) -> None:
         async def shut() -> None:
+            await asyncio.wrap_future(self._warming)  # its store is closed below
             for tools in self._tools.values():
                 await tools.engine.close()
                 await tools.embedder.close()
@@ -133,6 +167,16 @@ class TaskRuntime:
             self._thread.join(timeout=10)
             if not self.loop.is_running():
                 self.loop.close()
+
+
+def task_seconds(settings: Settings) -> float:
+    """The longest one task may take: every try of its call at the client's timeout, the
+    backoff between them, and a minute for the store."""
+    def worst(timeout: float, retries: int, wait: float) -> float:
+        return (retries + 1) * timeout + wait * (2 ** retries) + 60.0
+
+    llm, emb = settings.llm, settings.embedding
+    return max(worst(llm.timeout, llm.max_retries, llm.retry_wait), worst(emb.timeout, emb.max_retries, emb.retry_wait))
 
 
 def worker_name() -> str:
@@ -151,6 +195,7 @@ def run_task_worker(settings: Settings, *, concurrency: int = 4, name: str | Non
     name = name or worker_name()
     app = celery_app(settings.distributed)
     runtime = TaskRuntime(settings, name)
+    runtime.warmed(60.0)  # before taking tasks: a ping answers once the worker is ready
 
     @app.task(name=TASK, bind=True, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
     def engine_call(task: Any, payload: dict[str, Any]) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from .planning import (
     pick_knn_matches,
 )
 from .slugs import unique_slug
+from .topic_names import Name, distinct_names
 
 PHASE = "plan"
 KNN_CONCURRENCY = 8
@@ -265,23 +266,36 @@ async def _topics(
     pairing = match_previous(groups, {tid: t.members for tid, t in stored.items()})
     taken = {p.slug for p in pages} | {t.slug for t in stored.values()}
     by_id = {e.id: e for e in entities}
-    topics: list[Topic] = []
-    used: list[str] = []  # titles given so far: a heading names one topic only
+    kept: list[Topic | None] = []  # a topic that keeps its name; None: one to name
     for i, members in enumerate(groups):
         fp = membership_fingerprint(members)
         previous = stored.get(pairing[i]) if i in pairing else None
         if previous is not None and previous.fingerprint == fp:
-            topics.append(previous)
-            used.append(previous.title)
-            continue
-        if previous is not None and previous.fingerprint and _overlap(previous.members, members) >= KEEP_NAME_OVERLAP:
+            kept.append(previous)
+        elif previous is not None and previous.fingerprint and _overlap(previous.members, members) >= KEEP_NAME_OVERLAP:
             # A few members came or went: the topic is still what its name says; no call.
-            topics.append(Topic(id=previous.id, slug=previous.slug, title=previous.title, summary=previous.summary,
-                                members=list(members), fingerprint=fp))
-            used.append(previous.title)
+            kept.append(Topic(id=previous.id, slug=previous.slug, title=previous.title, summary=previous.summary,
+                              members=list(members), fingerprint=fp))
+        else:
+            kept.append(None)
+
+    async def name(i: int, titles: Sequence[str]) -> Name:  # a heading names one topic only
+        return Name(*await _name_topic(ctx, template, groups[i], by_id, kb, titles))
+
+    # Asked together, not one after another: see topic_names.py for why the titles are the same.
+    names = await distinct_names([t.title if t else None for t in kept], name, template.map.concurrency)
+    if answered := [(groups[i], n) for i, n in enumerate(names) if n is not None and n.summary is not None]:
+        await ctx.store.upsert([CacheEntry(id=_name_key(ctx, members), namespace="topic", created_at=time.time(),
+                                           value={"title": n.title, "summary": n.summary}) for members, n in answered])
+    topics: list[Topic] = []
+    for i, members in enumerate(groups):
+        named = names[i]
+        if named is None:
+            topics.append(kept[i])  # type: ignore[arg-type]
             continue
-        title, summary = await _name_topic(ctx, template, members, by_id, kb, used)
-        used.append(title)
+        fp = membership_fingerprint(members)
+        previous = stored.get(pairing[i]) if i in pairing else None
+        title, summary = named.title, named.summary
         if previous is not None:  # membership drifted: keep the id and slug, rename
             tid, slug = previous.id, previous.slug
         else:
@@ -320,9 +334,9 @@ async def _name_topic(
     ctx: CompileContext, template: Template, members: Sequence[str], by_id: dict[str, Entity], kb: KnowledgeView,
     taken: Sequence[str] = (),
 ) -> tuple[str, str | None]:
-    """Title and summary of a topic; summary None when the engine failed and the title is a stand-in."""
-    key = fingerprint(sorted(members), ctx.engine.model)
-    cached = await ctx.store.get(CacheEntry, [key])
+    """Title and summary of a topic; summary None when the engine failed and the title is a stand-in.
+    Not kept here: the caller keeps the names it settles on (topic_names.py)."""
+    cached = await ctx.store.get(CacheEntry, [_name_key(ctx, members)])
     if cached:
         value = cached[0].value  # type: ignore[attr-defined]
         return value["title"], value["summary"]
@@ -342,6 +356,8 @@ async def _name_topic(
         return title_from_members(headings, [s.name for s in sketches], len(sketches),
                                   share=TOPIC_HEADING_SHARE), None
     title = " ".join(reply.title.split()) or sketches[0].name
-    await ctx.store.upsert([CacheEntry(id=key, namespace="topic", value={"title": title, "summary": reply.summary},
-                                       created_at=time.time())])
     return title, reply.summary
+
+
+def _name_key(ctx: CompileContext, members: Sequence[str]) -> str:
+    return fingerprint(sorted(members), ctx.engine.model)

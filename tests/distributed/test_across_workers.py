@@ -22,7 +22,12 @@ from compendium.templates.registry import show_template
 from compendium.workspace import init_workspace
 from tests.support.llm_server import ChatRequest, LLMServer
 from tests.support.outputs import drop_knowledge_bases, exported
-from tests.support.task_workers import start_task_workers, stop_task_workers, wait_until_answering
+from tests.support.task_workers import (
+    forget_tasks,
+    start_task_workers,
+    stop_task_workers,
+    wait_until_answering,
+)
 from tests.support.workspace_fixtures import SAMPLE_CORPUS
 
 MYSQL_URL = os.environ.get("COMPENDIUM_TEST_MYSQL_URL", "").strip()
@@ -36,6 +41,7 @@ pytest.importorskip("celery", reason="celery is not installed: pip install -e '.
 WORKERS, CONCURRENCY = 3, 2
 LATENCY = 0.2  # seconds per model answer: the tasks in flight when the worker is killed are real
 VISIBILITY = 3.0  # seconds before the killed worker's tasks go to another worker
+RESEND = 10.0  # seconds before the compile sends a task still unanswered again
 KILL_AFTER_PAGES = 12  # REFINE page calls the server has seen when a worker is killed
 
 
@@ -92,7 +98,7 @@ def test_a_compile_spread_over_three_workers_survives_a_killed_worker(tmp_path: 
     server.set_latency(LATENCY)
     recording = server.responder = Recording(server.responder)
     app = celery_app(DistributedSettings(broker=REDIS_URL, visibility_timeout=VISIBILITY))
-    app.control.purge()  # tasks a previous run left in the queue
+    forget_tasks(app)  # tasks a previous run left behind
     procs = start_task_workers(WORKERS, CONCURRENCY, {**_env(server), "COMPENDIUM_BROKER": REDIS_URL,
                                "COMPENDIUM_TASK_VISIBILITY_TIMEOUT": str(VISIBILITY)}, tmp_path)
     try:
@@ -119,7 +125,11 @@ def test_a_compile_spread_over_three_workers_survives_a_killed_worker(tmp_path: 
         started = time.monotonic()
         killer = threading.Thread(target=kill_midway)
         killer.start()
-        spread_settings = load_settings(workspace, env={**_env(server), "COMPENDIUM_BROKER": REDIS_URL},
+        # A task the killed worker had taken off the queue but not yet marked as its own is in
+        # no list the broker restores from: only the compile's resend brings it back.
+        spread_settings = load_settings(workspace, env={**_env(server), "COMPENDIUM_BROKER": REDIS_URL,
+                                                        "COMPENDIUM_TASK_VISIBILITY_TIMEOUT": str(VISIBILITY),
+                                                        "COMPENDIUM_TASK_RESEND_AFTER": str(RESEND)},
                                         overrides={"knowledge_base": spread})
         report = asyncio.run(compile_workspace(spread_settings))
         killer.join()
@@ -144,5 +154,6 @@ def test_a_compile_spread_over_three_workers_survives_a_killed_worker(tmp_path: 
         assert len(recording.log) == len(reference_calls) + len(again)
     finally:
         stop_task_workers(procs)
+        forget_tasks(app)
         server.stop()
         app.close()

@@ -59,6 +59,9 @@ def _kill_during(workspace: Path, server: LLMServer, belongs: Callable[[ChatRequ
             if time.monotonic() > deadline:
                 pytest.fail("the phase under test never started")
             time.sleep(0.002)
+        # A phase asks several things at once (PLAN names all its topics together): the kill
+        # comes once the answers of the requests counted have come back and been stored.
+        time.sleep(1.5 * LATENCY)
     finally:
         proc.kill()
         proc.wait(timeout=10)

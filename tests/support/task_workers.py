@@ -38,6 +38,15 @@ def wait_until_answering(app: Any, procs: list[subprocess.Popen[bytes]], seconds
     raise RuntimeError(f"the task workers did not all answer a ping within {seconds:.0f} s")
 
 
+def forget_tasks(app: Any) -> None:
+    """Drop every task queued, or taken and not acknowledged (a killed worker's), so that no
+    worker of a later test runs one against its own server."""
+    app.control.purge()
+    with app.connection_for_write() as connection:
+        channel = connection.default_channel
+        channel.client.delete(channel.unacked_key, channel.unacked_index_key)
+
+
 def stop_task_workers(procs: list[subprocess.Popen[bytes]]) -> None:
     for proc in procs:
         if proc.poll() is None:
