@@ -547,6 +547,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         write_claims = [c for c in out.claims if old["claims"].get(c.id) != hashes["claims"][c.id]]
         removed_relations = sorted(set(old["relations"]) - set(hashes["relations"]))
         removed_claims = sorted(set(old["claims"]) - set(hashes["claims"]))
+        replaced_claims = [c.id for c in write_claims if c.id in old["claims"]]
         del old, old_buckets, new_buckets
     finally:
         descriptions, summaries, used_inputs = await describing  # its answers land even if reduce failed
@@ -554,6 +555,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         entity.description = description
 
     old_entities = {e.id: e async for e in store.scan(Entity)}
+    old_claims = await store.get(Claim, [*replaced_claims, *removed_claims])  # PLAN subtracts them
     write_entities = [e for e in out.entities if e.id not in old_entities or _comparable(old_entities[e.id]) != _comparable(e)]
     removed_entities = sorted(set(old_entities) - {e.id for e in out.entities})
     async with store.transaction():
@@ -579,6 +581,11 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         "changed_relations": [r.id for r in write_relations],
         # The whole canonical KB as just stored: PLAN, next in this process, need not read it back.
         "records": (out.entities, out.relations, out.claims),
+        # The claims as changed since the REDUCE output `claims_since` (its mark before this run).
+        "changed_claims": write_claims,
+        "removed_claims": removed_claims,
+        "old_claims": old_claims,
+        "claims_since": mark.get("fingerprint"),
     }
     n_concepts = sum(1 for e in out.entities if e.category == "concept")
     return PhaseResult(

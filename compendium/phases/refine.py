@@ -456,7 +456,7 @@ class EvidenceReader:
     def __init__(self, store: Store, plans: Sequence[PagePlan], window: int = PREFETCH_PAGES,
                  kb: KnowledgeView | None = None):
         self.store, self.plans, self.window = store, list(plans), max(1, window)
-        self.kb = kb  # the KB PLAN read in this process: claims, relations and names without a read
+        self.kb = kb  # the KB PLAN read in this process: relations, names and some claims without a read
         self.position = {p.slug: i for i, p in enumerate(self.plans)}
         self.titles: dict[str, str] = {}
         self._windows: dict[int, _Window] = {}
@@ -487,7 +487,10 @@ class EvidenceReader:
         kb = self.kb
         claim_ids, relation_ids = _union(p.claim_ids for p in plans), _union(p.relation_ids for p in plans)
         if kb is not None:
+            # PLAN read the claims of the pages whose evidence changed; the others come from the store.
             out.claims = {c: kb.claims[c] for c in claim_ids if c in kb.claims}
+            unread = [c for c in claim_ids if c not in out.claims]
+            out.claims.update({c.id: c for c in await self._get(Claim, unread)} if unread else {})
             out.relations = {r: kb.relations[r] for r in relation_ids if r in kb.relations}
         else:
             out.claims = {c.id: c for c in await self._get(Claim, claim_ids)}
