@@ -1,21 +1,30 @@
-"""What PLAN keeps of every claim between compiles: per entity and per topic, sorted claim-id sets
-and word counts, stored in small buckets and brought up to date from REDUCE's changes.
+"""What PLAN keeps of every claim between compiles: per entity its sorted claim ids and word
+counts, per topic (or outline node) its claims by how many members they name, stored in small
+buckets and brought up to date from REDUCE's changes.
 
 A page is planned from its subject's first claims (by id), how many claims name it and whether
 they write its name as a name; a topic page from the claims naming most of its members. Reading
-every claim of a large KB for that costs seconds (737k claims at 100k chunks), so PLAN keeps
-those answers as sets of claim ids, each split by id prefix into parts of at most PART_LIMIT ids:
-an edit reads and rewrites the few parts its claims fall in, and a subject's first claims are
-the first parts of its set. A compile from scratch is the same bookkeeping with every claim new.
+every claim of a large KB for that costs seconds (737k claims at 100k chunks), so PLAN keeps:
+- per entity, the set of its claim ids, split by id prefix into parts of at most PART_LIMIT
+  ids: an edit reads and rewrites the few parts its claims fall in, and an entity's first
+  claims are in the first parts of its set;
+- per topic, for each member count, how many claims name that many members and the first
+  RESERVE of them by id (exactly those: a claim that comes in is kept when it sorts among them,
+  one that goes is dropped). A topic whose members change, or whose kept claims run short of
+  what its page takes, is counted again from its members' sets.
+A compile from scratch is the same bookkeeping with every claim new.
 
-The pure `ClaimIndex` works on the parts in memory; `open_index`, `load_parts` and
-`index_entries` move them to and from the store.
+The pure `ClaimIndex` works on what is in memory; `open_index`, `load_parts`, `regroup` and
+`ClaimIndex.entries` move it to and from the store.
 """
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -27,19 +36,16 @@ from ..storage.records import CacheEntry, Claim, Entity
 
 NAMESPACE = "plan-claims"
 STATE_KEY = f"{NAMESPACE}:state"
-PART_LIMIT = 1024  # ids per part: a split doubles nothing, it goes 16 ways
+PART_LIMIT = 1024  # ids per part; a set past it is split 16 ways per prefix character
+RESERVE = 240  # claims kept per topic and member count: four pages' worth (planning.MAX_TOPIC_CLAIMS)
 _DIR_PREFIX = f"{NAMESPACE}:dir:"
 _PART_PREFIX = f"{NAMESPACE}:part:"
+_GROUP_PREFIX = f"{NAMESPACE}:group:"
 _PLAIN_TITLE_WORD = re.compile(r"^[A-Z][a-z]+$")
 
 
 def entity_set(entity_id: str) -> str:
     return f"e:{entity_id}"
-
-
-def topic_set(topic_id: str, hits: int) -> str:
-    """The claims naming exactly `hits` of the topic's members."""
-    return f"t:{topic_id}:{hits}"
 
 
 @lru_cache(maxsize=65536)
@@ -83,24 +89,34 @@ def words_of(entities: Iterable[Entity]) -> dict[str, list[str]]:
     return out
 
 
+def _depth_for(size: int) -> int:
+    """The prefix length that spreads `size` hashed ids at about half PART_LIMIT per part."""
+    depth = 0
+    while size > PART_LIMIT // 2 * 16 ** depth and depth < 8:
+        depth += 1
+    return depth
+
+
 @dataclass
 class ClaimIndex:
     """Sorted claim-id sets, each kept as parts by id prefix (`layout`: set id -> {"d": prefix
-    length, "n": {prefix: ids}}), and per entity its word counts (`words`: entity id -> [word,
-    claims capitalising it inside a sentence, lowercase word, claims writing it so])."""
+    length, "n": {prefix: ids}}); per entity its word counts (`words`: entity id -> [word,
+    claims capitalising it inside a sentence, lowercase word, claims writing it so]); per topic
+    its members and levels (`groups`: id -> {"members": [...], "levels": {member count: [claims,
+    first RESERVE claim ids]}})."""
 
-    tag: str | None = None  # the REDUCE output these sets describe
+    tag: str | None = None  # the REDUCE output this index describes
     layout: dict[str, dict[str, Any]] = field(default_factory=dict)
     words: dict[str, list[Any]] = field(default_factory=dict)
-    topics: dict[str, list[str]] = field(default_factory=dict)  # topic id -> members the sets count
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     plans: dict[str, str | None] = field(default_factory=dict)  # stored plan key -> the tag it was planned at
     parts: dict[str, set[str]] = field(default_factory=dict)  # part key -> ids, those in memory
     complete: bool = False  # every part is in memory (an index built here from scratch)
     touched: set[str] = field(default_factory=set)  # sets whose ids changed in this compile
-    regrouped: set[str] = field(default_factory=set)  # topics whose members changed in this compile
+    changed_groups: set[str] = field(default_factory=set)  # groups whose claims or members changed
     _dirty_parts: set[str] = field(default_factory=set)
-    _dropped: set[str] = field(default_factory=set)  # sets of topics gone
     _gone_parts: set[str] = field(default_factory=set)
+    _gone_groups: set[str] = field(default_factory=set)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -125,12 +141,11 @@ class ClaimIndex:
         found = self.layout.get(set_id)
         return _part_key(set_id, claim_id[: found["d"] if found else 0])
 
-    def _loaded(self, key: str) -> bool:
-        return self.complete or key in self.parts
-
     def missing(self, keys: Iterable[str]) -> list[str]:
         """Of these part keys, those not in memory yet (load them before using them)."""
-        return sorted({k for k in keys if not self._loaded(k)})
+        if self.complete:
+            return []
+        return sorted({k for k in keys if k not in self.parts})
 
     def all_parts(self, set_id: str) -> list[str]:
         found = self.layout.get(set_id)
@@ -150,36 +165,32 @@ class ClaimIndex:
         return out
 
     def head(self, set_id: str, k: int) -> list[str]:
-        """The set's first `k` ids in order (its head parts must be in memory)."""
+        """The set's first `k` ids in order (its head parts in memory)."""
         out: list[str] = []
         for key in self.head_parts(set_id, k):
             out.extend(sorted(self.parts.get(key, ())))
         return out[:k]
 
     def ids(self, set_id: str) -> list[str]:
+        """Every id of the set, in order (all its parts in memory)."""
         return [i for key in self.all_parts(set_id) for i in sorted(self.parts.get(key, ()))]
 
-    def topic_levels(self, topic_id: str) -> list[int]:
-        """The member counts the topic's claims reach, most first."""
-        members = self.topics.get(topic_id, ())
-        return [h for h in range(len(members), 0, -1) if topic_set(topic_id, h) in self.layout]
+    def members(self, group_id: str) -> list[str]:
+        return list((self.groups.get(group_id) or {}).get("members", ()))
 
-    def topic_head_parts(self, topic_id: str, k: int) -> list[str]:
-        out, seen = [], 0
-        for h in self.topic_levels(topic_id):
-            if seen >= k:
-                break
-            out += self.head_parts(topic_set(topic_id, h), k - seen)
-            seen += self.size(topic_set(topic_id, h))
-        return out
-
-    def topic_ranking(self, topic_id: str, k: int) -> list[str]:
-        """The topic's first `k` claims: those naming most members first, then by id."""
+    def ranking(self, group_id: str, k: int) -> list[str] | None:
+        """The group's first `k` claims: those naming most members first, then by id; None when
+        the claims kept run short (count the group again: see count_group)."""
+        levels = (self.groups.get(group_id) or {}).get("levels", {})
         out: list[str] = []
-        for h in self.topic_levels(topic_id):
-            if len(out) >= k:
+        for h in sorted(levels, key=int, reverse=True):
+            count, first = levels[h]
+            want = min(count, k - len(out))
+            if want <= 0:
                 break
-            out += self.head(topic_set(topic_id, h), k - len(out))
+            if len(first) < want:
+                return None
+            out += first[:want]
         return out
 
     # -- changing --------------------------------------------------------------------------
@@ -193,7 +204,8 @@ class ClaimIndex:
         found = self.layout.setdefault(set_id, {"d": 0, "n": {}})
         prefix = key[len(_PART_PREFIX) + len(set_id) + 1:]
         found["n"][prefix] = found["n"].get(prefix, 0) + 1
-        self._changed(set_id, key)
+        self.touched.add(set_id)
+        self._dirty_parts.add(key)
 
     def _discard(self, set_id: str, claim_id: str) -> None:
         key = self.part_of(set_id, claim_id)
@@ -208,24 +220,31 @@ class ClaimIndex:
             del found["n"][prefix]
             if not found["n"]:
                 del self.layout[set_id]
-        self._changed(set_id, key)
-
-    def _changed(self, set_id: str, key: str) -> None:
         self.touched.add(set_id)
         self._dirty_parts.add(key)
 
+    def _level(self, group_id: str, hits: int, claim_id: str, sign: int) -> None:
+        levels = self.groups[group_id]["levels"]
+        level = levels.setdefault(str(hits), [0, []])
+        count, first = level
+        if sign > 0:
+            # Kept when it sorts among the first kept, or when every claim of the level is kept.
+            if len(first) == count or (first and claim_id < first[-1]):
+                bisect.insort(first, claim_id)
+                del first[RESERVE:]
+            level[0] = count + 1
+        else:
+            at = bisect.bisect_left(first, claim_id)
+            if at < len(first) and first[at] == claim_id:
+                del first[at]
+            level[0] = count - 1
+            if level[0] <= 0:
+                del levels[str(hits)]
+        self.changed_groups.add(group_id)
+
     def claim_parts(self, claims: Iterable[Claim]) -> list[str]:
         """The parts `apply` reads and writes for these claims."""
-        keys = []
-        for c in claims:
-            ents = set(c.entity_ids)
-            for eid in ents:
-                keys.append(self.part_of(entity_set(eid), c.id))
-            for tid, members in self.topics.items():
-                h = len(ents.intersection(members))
-                if h:
-                    keys.append(self.part_of(topic_set(tid, h), c.id))
-        return keys
+        return [self.part_of(entity_set(eid), c.id) for c in claims for eid in set(c.entity_ids)]
 
     def apply(self, removed: Iterable[Claim], added: Iterable[Claim], words: Mapping[str, Sequence[str]]) -> set[str]:
         """Take out the old versions of changed and removed claims, put in the new ones (their
@@ -236,7 +255,7 @@ class ClaimIndex:
         stale |= {eid for eid in words if eid not in self.words and self.facts(eid)}
         for eid in stale:
             self.words.pop(eid, None)
-        topics = [(tid, set(members)) for tid, members in self.topics.items()]
+        groups = [(gid, set(g["members"])) for gid, g in self.groups.items()]
         for sign, claims in ((-1, removed), (1, added)):
             step = self._discard if sign < 0 else self._add
             for c in claims:
@@ -253,10 +272,10 @@ class ClaimIndex:
                         counts[1] += sign
                     if _lowercase(pair[1]).search(c.text):
                         counts[3] += sign
-                for tid, members in topics:
+                for gid, members in groups:
                     h = len(members.intersection(ents))
                     if h:
-                        step(topic_set(tid, h), c.id)
+                        self._level(gid, h, c.id, sign)
         for eid in [e for e in self.words if e not in words or not self.facts(e)]:
             del self.words[eid]
         return {eid for eid in stale if self.facts(eid)}
@@ -268,48 +287,24 @@ class ClaimIndex:
         self.words[entity_id] = [pair[0], sum(1 for t in texts if inside.search(t)),
                                  pair[1], sum(1 for t in texts if lower.search(t))]
 
-    def member_claims(self, topic_id: str, members: Sequence[str]) -> list[str]:
-        """Ids of the claims whose member count changes if the topic's members become `members`:
-        those of the members that come or go (their entity sets must be in memory)."""
-        old = set(self.topics.get(topic_id, ()))
-        moved = old.symmetric_difference(members)
-        return sorted({i for m in moved for i in self.ids(entity_set(m))})
+    def count_group(self, group_id: str, members: Sequence[str]) -> None:
+        """A group's levels counted from its members' sets (all their parts in memory)."""
+        hits: Counter[str] = Counter()
+        for m in sorted(set(members)):
+            for key in self.all_parts(entity_set(m)):
+                hits.update(self.parts.get(key, ()))
+        by_level: dict[int, list[str]] = defaultdict(list)
+        for claim_id, h in hits.items():
+            by_level[h].append(claim_id)
+        self.groups[group_id] = {"members": sorted(set(members)), "levels": {
+            str(h): [len(ids), heapq.nsmallest(RESERVE, ids)] for h, ids in sorted(by_level.items())}}
+        self.changed_groups.add(group_id)
+        self._gone_groups.discard(group_id)
 
-    def retopic(self, topic_id: str, members: Sequence[str], claims: Mapping[str, Sequence[str]]) -> None:
-        """The topic's sets for its new `members`; `claims`: id -> entity ids of every claim
-        member_claims named (their topic parts in memory, see retopic_parts)."""
-        old, new = set(self.topics.get(topic_id, ())), set(members)
-        for cid, entity_ids in claims.items():
-            ents = set(entity_ids)
-            before, after = len(ents & old), len(ents & new)
-            if before != after:
-                if before:
-                    self._discard(topic_set(topic_id, before), cid)
-                if after:
-                    self._add(topic_set(topic_id, after), cid)
-        if new != old:
-            self.regrouped.add(topic_id)
-        self.topics[topic_id] = sorted(new)
-
-    def retopic_parts(self, topic_id: str, members: Sequence[str], claims: Mapping[str, Sequence[str]]) -> list[str]:
-        old, new = set(self.topics.get(topic_id, ())), set(members)
-        keys = []
-        for cid, entity_ids in claims.items():
-            ents = set(entity_ids)
-            for h in {len(ents & old), len(ents & new)} - {0}:
-                keys.append(self.part_of(topic_set(topic_id, h), cid))
-        return keys
-
-    def drop_topic(self, topic_id: str) -> None:
-        for h in range(1, len(self.topics.get(topic_id, ())) + 1):
-            set_id = topic_set(topic_id, h)
-            for key in self.all_parts(set_id):
-                self.parts.pop(key, None)
-                self._gone_parts.add(key)
-            if self.layout.pop(set_id, None) is not None:
-                self._dropped.add(set_id)
-        self.topics.pop(topic_id, None)
-        self.regrouped.add(topic_id)
+    def drop_group(self, group_id: str) -> None:
+        if self.groups.pop(group_id, None) is not None:
+            self._gone_groups.add(group_id)
+            self.changed_groups.add(group_id)
 
     def oversized(self) -> list[str]:
         """Sets with a part past PART_LIMIT: split them (all their parts in memory) with `split`."""
@@ -317,13 +312,9 @@ class ClaimIndex:
                        and max(self.layout[set_id]["n"].values()) > PART_LIMIT})
 
     def split(self, set_id: str) -> None:
-        """Spread the set over parts of a longer prefix, so none holds more than PART_LIMIT ids
-        when ids are spread evenly (they are hashes)."""
+        """Spread the set over parts of a longer prefix (ids are hashes: evenly)."""
         ids = self.ids(set_id)
-        depth = self.layout[set_id]["d"]
-        while len(ids) > PART_LIMIT * 16 ** depth and depth < 8:
-            depth += 1
-        depth = max(depth, self.layout[set_id]["d"] + 1)
+        depth = max(_depth_for(len(ids)), self.layout[set_id]["d"] + 1)
         for key in self.all_parts(set_id):
             self.parts.pop(key, None)
             self._gone_parts.add(key)
@@ -334,52 +325,79 @@ class ClaimIndex:
     # -- storing ---------------------------------------------------------------------------
 
     def entries(self, now: float) -> tuple[list[CacheEntry], list[str]]:
-        """The records to write and the ids to delete for what changed since loaded."""
+        """The records to write and the ids to delete for what changed since loaded (all of
+        it for an index built here: the stored one is deleted first, see reset_index)."""
         write: list[CacheEntry] = []
-        dirs: dict[str, dict[str, Any]] = {}
-        changed = self.layout if self.complete else self.touched | self._dropped
+        changed = self.layout if self.complete else self.touched
         wanted = {_dir_key(s) for s in changed}
+        dirs: dict[str, dict[str, Any]] = {}
         for set_id, found in self.layout.items():
             key = _dir_key(set_id)
             if key in wanted:
                 dirs.setdefault(key, {})[set_id] = found
         write += [CacheEntry(id=k, namespace=NAMESPACE, value=v, created_at=now) for k, v in dirs.items()]
         delete = sorted(wanted - set(dirs))
-        parts = self._dirty_parts | (set(self.parts) if self.complete else set())
-        for key in sorted(parts):
+        for key in sorted(self._dirty_parts | (set(self.parts) if self.complete else set())):
             ids = self.parts.get(key)
             if ids:
                 write.append(CacheEntry(id=key, namespace=NAMESPACE, value=sorted(ids), created_at=now))
             else:
                 delete.append(key)
         written = {e.id for e in write}
-        delete += sorted(k for k in self._gone_parts if k not in written)
+        delete += [k for k in self._gone_parts if k not in written]
+        groups = self.groups if self.complete else self.changed_groups
+        write += [CacheEntry(id=_GROUP_PREFIX + gid, namespace=NAMESPACE, value=self.groups[gid], created_at=now)
+                  for gid in sorted(groups) if gid in self.groups]
+        delete += [_GROUP_PREFIX + gid for gid in self._gone_groups if gid not in self.groups]
         write.append(CacheEntry(id=STATE_KEY, namespace=NAMESPACE, created_at=now, value={
-            "tag": self.tag, "words": self.words, "topics": self.topics, "plans": self.plans}))
+            "tag": self.tag, "words": self.words, "groups": sorted(self.groups), "plans": self.plans}))
         return write, sorted(set(delete))
 
 
 def built_index(claims: Iterable[Claim], entities: Iterable[Entity], tag: str | None = None) -> ClaimIndex:
-    """An index of these claims from scratch, every part in memory (word counts included)."""
-    index = ClaimIndex(tag=tag, complete=True)
+    """An index of these claims from scratch, every part in memory: what `apply` makes of an
+    empty index given every claim, laid out at once in parts of the size it ends with."""
     words = words_of(entities)
-    index.apply([], claims, words)
-    for set_id in index.oversized():
-        index.split(set_id)
+    by_entity: dict[str, list[str]] = defaultdict(list)
+    counts = {eid: [pair[0], 0, pair[1], 0] for eid, pair in words.items()}
+    for c in claims:
+        for eid in dict.fromkeys(c.entity_ids):
+            by_entity[eid].append(c.id)
+            found = counts.get(eid)
+            if found is not None:
+                if _inside(found[0]).search(c.text):
+                    found[1] += 1
+                if _lowercase(found[2]).search(c.text):
+                    found[3] += 1
+    index = ClaimIndex(tag=tag, complete=True)
+    for eid, ids in by_entity.items():
+        set_id = entity_set(eid)
+        unique = set(ids)
+        depth = _depth_for(len(unique))
+        parts: dict[str, set[str]] = defaultdict(set)
+        for claim_id in unique:
+            parts[claim_id[:depth]].add(claim_id)
+        index.layout[set_id] = {"d": depth, "n": {p: len(v) for p, v in parts.items()}}
+        for prefix, v in parts.items():
+            index.parts[_part_key(set_id, prefix)] = v
+        index.touched.add(set_id)
+    index.words = {eid: found for eid, found in counts.items() if eid in by_entity}
     return index
 
 
 async def open_index(store: Store) -> ClaimIndex:
-    """The index as stored: its directory and word counts, no part yet."""
+    """The index as stored: its directory, word counts and groups; no part yet."""
     found = await store.get(CacheEntry, [STATE_KEY])
     if not found:
         return ClaimIndex(complete=True)
     state = found[0].value or {}  # type: ignore[attr-defined]
-    index = ClaimIndex(tag=state.get("tag"), words=dict(state.get("words") or {}),
-                       topics=dict(state.get("topics") or {}), plans=dict(state.get("plans") or {}))
+    index = ClaimIndex(tag=state.get("tag"), words=dict(state.get("words") or {}), plans=dict(state.get("plans") or {}))
     keys = [f"{_DIR_PREFIX}{a}{b}" for a in "0123456789abcdef" for b in "0123456789abcdef"]
     for entry in await store.get(CacheEntry, keys):
         index.layout.update(entry.value or {})  # type: ignore[attr-defined]
+    wanted = [_GROUP_PREFIX + gid for gid in state.get("groups") or ()]
+    for entry in await store.get(CacheEntry, wanted):
+        index.groups[entry.id[len(_GROUP_PREFIX):]] = entry.value  # type: ignore[attr-defined]
     return index
 
 
@@ -401,14 +419,13 @@ async def reset_index(store: Store) -> None:
     await store.delete(CacheEntry, {"namespace": NAMESPACE})
 
 
-async def regroup(store: Store, index: ClaimIndex, group_id: str, members: Sequence[str],
-                  entity_ids_of: Callable[[list[str]], Awaitable[Mapping[str, Sequence[str]]]]) -> None:
-    """The index's sets of a topic (or outline node) for these members: only the claims of the
-    members that came or went are read (`entity_ids_of`: claim ids -> their entity ids)."""
-    if sorted(index.topics.get(group_id, ())) == sorted(set(members)):
-        return
-    moved = set(index.topics.get(group_id, ())).symmetric_difference(members)
-    await load_parts(store, index, [k for m in moved for k in index.all_parts(entity_set(m))])
-    claims = await entity_ids_of(index.member_claims(group_id, members))
-    await load_parts(store, index, index.retopic_parts(group_id, members, claims))
-    index.retopic(group_id, members, claims)
+async def regroup(store: Store, index: ClaimIndex, group_id: str, members: Sequence[str], k: int) -> list[str]:
+    """The group's first `k` claims for these members (see ClaimIndex.ranking), counting the
+    group again from its members' sets when its members changed or its kept claims ran short."""
+    ranked = index.ranking(group_id, k) if index.members(group_id) == sorted(set(members)) else None
+    if ranked is None:
+        await load_parts(store, index, [key for m in set(members) for key in index.all_parts(entity_set(m))])
+        index.count_group(group_id, members)
+        ranked = index.ranking(group_id, k)
+    assert ranked is not None  # counted from every claim: nothing is short
+    return ranked

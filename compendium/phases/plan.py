@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from ..engines.tasks import EntitySketch, MatchQuestion, TopicRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
@@ -31,6 +31,7 @@ from .claim_index import (
 from .communities import match_previous, membership_fingerprint, update_communities
 from .planning import (
     DELETE,
+    MAX_TOPIC_CLAIMS,
     KnowledgeView,
     PagePlan,
     Subject,
@@ -111,7 +112,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     claims: list[Claim] | None = None
     if handed is not None:  # REDUCE ran in this process: the KB it stored, in the store's order
         entities, relations = (sorted(kind, key=lambda r: r.id) for kind in handed[:2])
-        claims = list(handed[2]) if handed[2] is not None else None
+        claims = handed[2]
     else:
         entities = [e async for e in store.scan(Entity)]  # type: ignore[misc]
         relations = [r async for r in store.scan(Relation)]  # type: ignore[misc]
@@ -171,12 +172,12 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         matched.update(judged)
         reasons.update({sid: "judged the same as an existing page" for sid in judged})
 
-    # Every topic and outline node keeps its claim sets in the index, for the members it has now.
+    # Every topic and outline node keeps its claims in the index, counted for the members it has now.
     groups = {s.id: s.entity_ids for s in subjects if s.kind == "topic"}
-    for gid in [g for g in index.topics if g not in groups]:
-        index.drop_topic(gid)
+    for gid in [g for g in index.groups if g not in groups]:
+        index.drop_group(gid)
     for gid, members in groups.items():
-        await regroup(store, index, gid, members, reader.entity_ids)
+        await regroup(store, index, gid, members, MAX_TOPIC_CLAIMS)
     stored = await ctx.store.get(CacheEntry, [plan_key(template)])
     previous = {p.subject_id: p for p in (PagePlan.from_dict(d) for d in (stored[0].value if stored else []))  # type: ignore[attr-defined]
                 if p.action != DELETE}
@@ -327,9 +328,7 @@ async def _topics(
         tid = previous.id if previous is not None else short_id("topic", fp)
 
         async def top_claims(tid: str = tid, members: Sequence[str] = members) -> list[str]:
-            await regroup(ctx.store, index, tid, members, reader.entity_ids)
-            await load_parts(ctx.store, index, index.topic_head_parts(tid, TOPIC_CLAIMS))
-            ids = index.topic_ranking(tid, TOPIC_CLAIMS)
+            ids = await regroup(ctx.store, index, tid, members, TOPIC_CLAIMS)
             found = await reader.get(ids)
             return [found[c].text for c in ids]
 
@@ -399,17 +398,21 @@ async def _name_topic(
 
 
 class ClaimReader:
-    """Claims by id: from those REDUCE handed over when it handed them all, else from the store
-    (each read once). `known` is what was read: REFINE writes from it first."""
+    """Claims by id, read from the store once each; every claim only when the claim index is
+    built again (from those REDUCE handed over, when it handed them all). `known` is what was
+    read: REFINE writes from it first."""
 
-    def __init__(self, store: Store, claims: Iterable[Claim] | None):
-        self.store = store
-        self.whole = claims is not None
-        self.known: dict[str, Claim] = {c.id: c for c in claims} if claims is not None else {}
+    def __init__(self, store: Store, claims: Sequence[Claim] | None):
+        self.store, self.handed = store, claims
+        self.whole = False
+        self.known: dict[str, Claim] = {}
 
     async def all(self) -> list[Claim]:
         if not self.whole:
-            self.known = {c.id: c async for c in self.store.scan(Claim)}  # type: ignore[misc]
+            if self.handed is not None:
+                self.known = {c.id: c for c in self.handed}
+            else:
+                self.known = {c.id: c async for c in self.store.scan(Claim)}  # type: ignore[misc]
             self.whole = True
         return list(self.known.values())
 
@@ -420,9 +423,6 @@ class ClaimReader:
                 for claim in await self.store.get(Claim, missing[start:start + READ_BATCH]):
                     self.known[claim.id] = claim  # type: ignore[assignment]
         return {i: self.known[i] for i in ids if i in self.known}
-
-    async def entity_ids(self, ids: list[str]) -> dict[str, list[str]]:
-        return {cid: c.entity_ids for cid, c in (await self.get(ids)).items()}
 
 
 READ_BATCH = 5000
@@ -455,21 +455,16 @@ async def _claim_index(ctx: CompileContext, entities: Sequence[Entity], reader: 
 
 async def _subject_claims(store: Store, index: ClaimIndex, subjects: Sequence[Subject],
                           previous: dict[str, PagePlan], *, reusable: bool) -> dict[str, list[str]]:
-    """Each subject's claims: the previous plan's where the index sets they come from did not
+    """Each subject's claims; an entity's are the previous plan's when its claim set did not
     change (`reusable`: that plan was made from the index as it was before this compile)."""
-    touched_topics = index.regrouped | {t.split(":")[1] for t in index.touched if t.startswith("t:")}
     out: dict[str, list[str]] = {}
     todo: list[Subject] = []
     for s in subjects:
-        before = previous.get(s.id) if reusable else None
-        if before is not None and (before.kind == "topic") == (s.kind == "topic"):
-            if s.kind == "topic" and s.id not in touched_topics and sorted(before.entity_ids) == sorted(s.entity_ids):
-                out[s.id] = list(before.claim_ids)
-                continue
-            if s.kind != "topic" and entity_set(s.id) not in index.touched:
-                out[s.id] = list(before.claim_ids)
-                continue
-        todo.append(s)
+        before = previous.get(s.id) if reusable and s.kind != "topic" else None
+        if before is not None and before.kind != "topic" and entity_set(s.id) not in index.touched:
+            out[s.id] = list(before.claim_ids)
+        else:
+            todo.append(s)
     await load_parts(store, index, [k for s in todo for k in subject_claim_parts(s, index)])
     out.update({s.id: subject_claims(s, index) for s in todo})
     return out

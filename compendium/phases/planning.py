@@ -224,18 +224,19 @@ class KnowledgeView:
 
 
 def subject_claims(subject: Subject, index: ClaimIndex) -> list[str]:
-    """The claims a subject's page is written from (their parts of the index in memory: see
-    subject_claim_parts). An entity's first claims by id; a topic's, those about most of its
-    members (the index's group of the topic: see ClaimIndex.retopic), ties by id, sorted."""
+    """The claims a subject's page is written from: an entity's first claims by id (the head
+    parts of its set in memory: see subject_claim_parts); a topic's, those about most of its
+    members, ties by id, sorted (its group counted for these members: see claim_index.regroup)."""
     if subject.kind == "topic":
-        return sorted(index.topic_ranking(subject.id, MAX_TOPIC_CLAIMS))
+        ranked = index.ranking(subject.id, MAX_TOPIC_CLAIMS)
+        if ranked is None or index.members(subject.id) != sorted(set(subject.entity_ids)):
+            raise ValueError(f"topic {subject.id!r} is not counted for its members: regroup it first")
+        return sorted(ranked)
     return index.head(entity_set(subject.id), MAX_ENTITY_CLAIMS)
 
 
 def subject_claim_parts(subject: Subject, index: ClaimIndex) -> list[str]:
-    if subject.kind == "topic":
-        return index.topic_head_parts(subject.id, MAX_TOPIC_CLAIMS)
-    return index.head_parts(entity_set(subject.id), MAX_ENTITY_CLAIMS)
+    return [] if subject.kind == "topic" else index.head_parts(entity_set(subject.id), MAX_ENTITY_CLAIMS)
 
 
 @dataclass

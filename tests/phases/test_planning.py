@@ -29,7 +29,7 @@ def plan_from(golden, pages):
         subjects.append(Subject(id=t["id"], title=t["title"], kind="topic", description=t["summary"], entity_ids=t["members"]))
         for m in t["members"]:
             topic_of.setdefault(m, []).append(t["id"])
-        index.retopic(t["id"], t["members"], {c.id: c.entity_ids for c in claims})
+        index.count_group(t["id"], t["members"])
     matched = match_by_subject(subjects, pages)
     return build_plan(subjects, pages, matched, {}, kb, topic_of, index, refine_fp="r", model="m")
 
