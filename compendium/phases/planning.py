@@ -50,7 +50,7 @@ class PagePlan:
     entity_ids: list[str] = field(default_factory=list)
     claim_ids: list[str] = field(default_factory=list)
     relation_ids: list[str] = field(default_factory=list)
-    chunk_ids: list[str] = field(default_factory=list)
+    chunk_ids: list[str] = field(default_factory=list)  # sorted (REFINE looks chunks up by bisection)
     links: list[str] = field(default_factory=list)
     description: str = ""
     aliases: list[str] = field(default_factory=list)

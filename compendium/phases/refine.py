@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import bisect
 import time
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -131,11 +132,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     }
 
     slug_of_subject = {p.subject_id: p.slug for p in live.values()}
-    chunk_about: dict[str, list[str]] = defaultdict(list)
-    for p in live.values():
-        if p.kind != "topic":
-            for cid in p.chunk_ids:
-                chunk_about[cid].append(p.slug)
+    chunk_about = ChunkPages([p for p in live.values() if p.kind != "topic"])
     writer = fingerprint(template.phase_fingerprint(PHASE), engine.name, engine.model)
     # Pages written while MAP left chunks failed are provisional: their evidence and links may
     # grow when those chunks are extracted, and merging into them would not reach what a clean
@@ -508,6 +505,35 @@ class EvidenceReader:
         return out
 
 
+class ChunkPages(Mapping[str, list[str]]):
+    """Chunk id -> slugs of the pages whose subject it mentions, in the pages' order, worked out
+    for the chunks asked about only: a page's chunks are sorted (planning.entity_subjects), so
+    each page is a binary search, where listing every page's chunks costs a pass over the KB."""
+
+    def __init__(self, plans: Sequence[PagePlan]):
+        self.plans = list(plans)
+        self._found: dict[str, list[str]] = {}
+
+    def __getitem__(self, chunk_id: str) -> list[str]:
+        found = self._found.get(chunk_id)
+        if found is None:
+            found = self._found[chunk_id] = [p.slug for p in self.plans if _holds(p.chunk_ids, chunk_id)]
+        if not found:
+            raise KeyError(chunk_id)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted({c for p in self.plans for c in p.chunk_ids}))
+
+    def __len__(self) -> int:
+        return len({c for p in self.plans for c in p.chunk_ids})
+
+
+def _holds(ids: Sequence[str], wanted: str) -> bool:
+    at = bisect.bisect_left(ids, wanted)
+    return at < len(ids) and ids[at] == wanted
+
+
 def _union(groups: Iterable[Iterable[str]]) -> list[str]:
     return list(dict.fromkeys(i for g in groups for i in g))
 
@@ -527,7 +553,7 @@ def candidates(
     window: _Window,
     titles: dict[str, str],
     slug_of_subject: dict[str, str],
-    chunk_about: dict[str, list[str]],
+    chunk_about: Mapping[str, list[str]],
 ) -> list[EvidenceItem]:
     """Everything the page could be written from, best first (claims, relations, excerpts)."""
     claims = [window.claims[c] for c in plan.claim_ids if c in window.claims]
