@@ -38,6 +38,10 @@ _CHUNKING_KEY = "ingest:chunking"
 # Each file's size, modification time and content hash when last hashed: an untouched file is
 # not read again to learn that it did not change.
 _STAT_KEY = "ingest:files"
+# Each stored document's content hash and template as the last finished run left them, under
+# that run's folder fingerprint: the next run compares the folder with it instead of reading
+# every Document.
+_STORED_KEY = "ingest:documents"
 STABLE_NS = 2_000_000_000
 
 
@@ -189,17 +193,30 @@ async def run(
     if mark:
         await clear_stage(store, PHASE)
 
-    stored_docs = {d.path: d async for d in store.scan(Document)}
-    if await _stored_chunking(store) != chunking:
-        stored_hashes = {p: "" for p in stored_docs}  # re-chunk everything
+    # What the store holds per document: as the last finished run left it (one read), else from
+    # the documents themselves.
+    listed = await store.get(CacheEntry, [_STORED_KEY]) if previous is not None else []
+    listing: dict[str, list[str]] | None = None
+    if listed and (listed[0].value or {}).get("folder") == previous:  # type: ignore[attr-defined]
+        listing = dict(listed[0].value["documents"])  # type: ignore[attr-defined]
     else:
-        stored_hashes = {p: d.content_hash for p, d in stored_docs.items()}
+        listing = {d.path: [d.content_hash, d.template] async for d in store.scan(Document)}  # type: ignore[attr-defined]
+    if await _stored_chunking(store) != chunking:
+        stored_hashes = {p: "" for p in listing}  # re-chunk everything
+    else:
+        stored_hashes = {p: v[0] for p, v in listing.items()}
     # A file that exists but cannot be read is neither new nor deleted: keep what is stored.
     for rel in unreadable:
-        if rel in stored_docs:
+        if rel in listing:
             found[rel] = stored_hashes[rel]
     plan = plan_ingest(found, stored_hashes)
     plan.unchanged = [p for p in plan.unchanged if p not in unreadable]
+    # The stored documents this run rewrites, regroups or deletes: the others are not read.
+    regroup = [p for p in plan.unchanged if listing[p][1] != ctx.document_template(p)]
+    touched = [p for p in [*plan.to_read, *plan.deleted, *regroup] if p in listing]
+    stored_docs: dict[str, Document] = {
+        d.path: d for d in await store.get(Document, [document_id(p) for p in touched])  # type: ignore[attr-defined, misc]
+    }
 
     total = len(plan.to_read) + len(plan.deleted)
     _progress(ctx, 0, total)
@@ -241,11 +258,10 @@ async def run(
 
     # Unchanged documents follow edits of the template groups without being read again.
     regrouped = []
-    for rel in plan.unchanged:
+    for rel in regroup:
         doc = stored_docs[rel]
-        if doc.template != ctx.document_template(rel):
-            doc.template = ctx.document_template(rel)
-            regrouped.append(doc)
+        doc.template = ctx.document_template(rel)
+        regrouped.append(doc)
     if regrouped:
         await store.upsert(regrouped)
 
@@ -263,7 +279,17 @@ async def run(
     written = set(changed_ids)
     counts = {"documents": await store.count(Document), "chunks": await store.count(Chunk)}
     if not read_failures:
-        await mark_stage(store, PHASE, folder, **counts)
+        for rel in plan.deleted:
+            listing.pop(rel, None)
+        for rel in plan.to_read:
+            if rel not in unreadable:
+                listing[rel] = [found[rel], ctx.document_template(rel)]
+        for doc in regrouped:
+            listing[doc.path] = [listing[doc.path][0], doc.template]
+        async with store.transaction():
+            await store.upsert([CacheEntry(id=_STORED_KEY, namespace=PHASE, created_at=time.time(),
+                                           value={"folder": folder, "documents": listing})])
+            await mark_stage(store, PHASE, folder, **counts)
     set_rollup(ctx.state, PHASE, None if read_failures else folder)
     ctx.state[PHASE] = {
         "changed_documents": changed_ids,
