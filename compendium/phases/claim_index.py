@@ -34,7 +34,7 @@ import xxhash
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Claim, Entity
 
-NAMESPACE = "plan-claims"
+NAMESPACE = "claim-index"  # ids sort away from the stored plan, a large row that slows writes beside it
 STATE_KEY = f"{NAMESPACE}:state"
 PART_LIMIT = 1024  # ids per part; a set past it is split 16 ways per prefix character
 RESERVE = 240  # claims kept per topic and member count: four pages' worth (planning.MAX_TOPIC_CLAIMS)

@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from ..engines.tasks import EntitySketch, MatchQuestion, TopicRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
@@ -71,7 +72,20 @@ async def load_plan(ctx: CompileContext, template: Template) -> list[PagePlan]:
     if plans is None:
         stored = await ctx.store.get(CacheEntry, [plan_key(template)])
         plans = [PagePlan.from_dict(d) for d in (stored[0].value if stored else [])]  # type: ignore[attr-defined]
+        # An entity's page is planned over all its chunks: those are its record's, not stored twice.
+        wanted = {p.subject_id: p for p in plans if p.kind != "topic" and p.action != DELETE and not p.chunk_ids}
+        for entity in await ctx.store.get(Entity, list(wanted)):
+            wanted[entity.id].chunk_ids = sorted(set(entity.chunk_ids))  # type: ignore[attr-defined]
     return list(plans)
+
+
+def stored_plan(plan: PagePlan) -> dict[str, Any]:
+    """A plan entry as stored: an entity's chunks (its whole record's, a large share of the
+    plan's size at scale) are left for load_plan to take from the entity."""
+    data = plan.to_dict()
+    if plan.kind != "topic":
+        data["chunk_ids"] = []
+    return data
 
 
 PLAN_INPUTS = "plan-inputs"  # ctx.state: the fingerprint of this plan's inputs, for REFINE's mark
@@ -203,7 +217,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         for start in range(0, len(gone), 900):
             await store.delete(CacheEntry, {"id": gone[start:start + 900]})
         await store.upsert([*write, CacheEntry(id=plan_key(template), namespace="plan",
-                                               value=[p.to_dict() for p in plans], created_at=now)])
+                                               value=[stored_plan(p) for p in plans], created_at=now)])
     ctx.state["plan"] = plans
     # How much of the KB's claims this plan needed: all when its index was built again.
     details.update({"claim_index_rebuilt": int(rebuilt), "claims_read": len(reader.known)})
