@@ -80,22 +80,45 @@ def document_id(relative_path: str) -> str:
 def find_documents(root: Path, skipped: list[str] | None = None) -> dict[str, Path]:
     """Supported files under `root` by relative '/'-path; hidden files and folders skipped, and
     so is every file whose real path lies outside `root` (a symlink pointing out), with a
-    message naming it appended to `skipped`."""
+    message naming it appended to `skipped`. Symlinked folders are never followed.
+
+    Walked with os.scandir, whose entries know their type without a system call: the folder is
+    listed on every compile, and pathlib per file cost 0.3 s of 26k documents."""
     found: dict[str, Path] = {}
-    for folder, dirs, files in os.walk(root):  # never follows symlinked folders
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in files:
-            if name.startswith(".") or Path(name).suffix.lower() not in FORMATS:
+
+    def visit(folder: str, prefix: str) -> None:
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            return  # as os.walk: a folder that cannot be listed is passed over
+        folders = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
                 continue
-            path = Path(folder) / name
-            rel = path.relative_to(root).as_posix()
-            # The walk never enters a symlinked folder, so only a file that is itself a link can
-            # lead outside: one lstat for the others, not a realpath of every component.
-            if os.path.islink(path) and not inside(path, root):
+            try:
+                if entry.is_dir():
+                    if not entry.is_symlink():
+                        folders.append(entry)
+                    continue
+            except OSError:
+                pass
+            dot = name.rfind(".")
+            if not 0 < dot < len(name) - 1 or name[dot:].lower() not in FORMATS:
+                continue
+            path = Path(entry.path)
+            rel = prefix + name
+            # Only a file that is itself a link can lead outside (folders are not followed).
+            if entry.is_symlink() and not inside(path, root):
                 if skipped is not None:
                     skipped.append(f"skipped {rel}: it leads to {os.path.realpath(path)}, outside the documents folder")
                 continue
             found[rel] = path
+        for entry in sorted(folders, key=lambda e: e.name):
+            visit(entry.path, f"{prefix}{entry.name}/")
+
+    visit(os.fspath(root), "")
     return found
 
 
