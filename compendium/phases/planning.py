@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fingerprint import fingerprint
+from ..fingerprint import fingerprint, text_hash
 from ..storage.records import Claim, Entity, Page, Relation
 from ..templates.schema import PlanSettings
 from .claim_index import ClaimIndex, entity_set
@@ -95,7 +95,7 @@ def entity_subjects(
     counts = facts or {}
     chosen = [
         e for e in entities
-        if len(set(e.chunk_ids)) >= min_support and (min_facts <= 0 or counts.get(e.id, 0) >= min_facts)
+        if _distinct_at_least(e.chunk_ids, min_support) and (min_facts <= 0 or counts.get(e.id, 0) >= min_facts)
         and (e.id not in (common or ()) or e.id in (titles or {}))
     ]
     chosen.sort(key=lambda e: (-e.importance, -len(e.chunk_ids), e.id))
@@ -113,6 +113,18 @@ def entity_subjects(
         )
         for e in chosen[:max_pages]
     ]
+
+
+def _distinct_at_least(ids: Sequence[str], k: int) -> bool:
+    """len(set(ids)) >= k, reading only as far as it takes (an entity's chunks run to 100k)."""
+    if len(ids) < k:
+        return False
+    seen: set[str] = set()
+    for i in ids:
+        seen.add(i)
+        if len(seen) >= k:
+            return True
+    return k <= 0
 
 
 def common_word_subjects(index: ClaimIndex) -> set[str]:
@@ -190,9 +202,11 @@ def evidence_inputs(
 ) -> str:
     """What evidence_fingerprint reads, with each claim's id for the claim (an id is made from
     its chunk and text): equal inputs give the same fingerprint without reading a claim."""
+    # The chunks go in as one digest: a subject's chunks run to 100k ids, encoded for every page.
+    chunks = text_hash("\x1f".join(sorted(subject.chunk_ids)))
     return fingerprint(
         refine_fp, model, subject.title, subject.kind, sorted(subject.aliases), subject.description,
-        sorted(claim_ids), sorted(relation_texts.items()), sorted(subject.chunk_ids), sorted(links),
+        sorted(claim_ids), sorted(relation_texts.items()), chunks, sorted(links),
     )
 
 
