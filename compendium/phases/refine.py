@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import itertools
 import time
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -543,9 +544,18 @@ def source_ids(plan: PagePlan, claims: Sequence[Claim]) -> list[str]:
     per_chunk: dict[str, int] = defaultdict(int)
     for c in claims:
         per_chunk[c.chunk_id] += 1
-    wanted = list(dict.fromkeys([*plan.chunk_ids, *per_chunk]))
-    wanted.sort(key=lambda cid: -per_chunk.get(cid, 0))  # stable: ties keep the plan's order
-    return wanted[:MAX_SOURCES]
+    # The plan's chunks (sorted, unique, often 100k) in order, then the claims' other chunks;
+    # those holding more claims first, ties in that order: the claims' chunks are placed by
+    # bisection and the rest taken from the front, not the whole list sorted.
+    ids, after = plan.chunk_ids, len(plan.chunk_ids)
+
+    def place(n_cid: tuple[int, str]) -> tuple[int, int]:
+        n, cid = n_cid
+        return (-per_chunk[cid], bisect.bisect_left(ids, cid) if _holds(ids, cid) else after + n)
+
+    held = [cid for _n, cid in sorted(enumerate(per_chunk), key=place)][:MAX_SOURCES]
+    rest = (cid for cid in ids if cid not in per_chunk)
+    return held + list(itertools.islice(rest, MAX_SOURCES - len(held)))
 
 
 def candidates(
@@ -587,8 +597,10 @@ def candidates(
     flat = {c.id: flat_text(c.text) for c in chunks}
     for statement, relation in zip(statements[len(claims):], kept_relations, strict=True):
         quoted = " ".join(relation.description.split())
-        if quoted:
-            statement.chunk_ids.sort(key=lambda cid: quoted not in flat.get(cid, ""))
+        # Only the page's sources can quote it: the others keep their order behind them.
+        quoting = {cid for cid, text in flat.items() if quoted and quoted in text}
+        if quoting:
+            statement.chunk_ids.sort(key=lambda cid: cid not in quoting)
     return rank_evidence(statements, sources, [plan.title, *plan.aliases])
 
 
