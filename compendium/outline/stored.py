@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..fingerprint import fingerprint
+from ..phases.ingest import stored_documents
 from ..phases.planning import PagePlan, Subject
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Document, Entity, Relation
@@ -57,9 +58,10 @@ def _inputs(subjects: Sequence[Subject], chunk_ids: dict[str, list[str]], passag
 
 async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequence[Entity],
                        relations: Sequence[Relation], limits: OutlineLimits | None = None,
-                       ) -> PlannedOutline:
+                       *, folder: str | None = None) -> PlannedOutline:
     """The outline over the subjects that get pages, and one topic subject per node (its
-    overview page, written from its central members like a topic page). The stored outline is
+    overview page, written from its central members like a topic page). `folder`: the folder
+    fingerprint of this compile's ingest, whose listing holds the documents. The stored outline is
     reused when what it was built from did not change (the subjects' first passages are read
     to tell: an edit elsewhere in a document moves none of them)."""
     limits = limits or OutlineLimits()
@@ -69,8 +71,11 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
     for s in subjects:
         ids = s.chunk_ids or [c for e in s.entity_ids if e in by_id for c in by_id[e].chunk_ids]
         chunk_ids[s.id] = heapq.nsmallest(CHUNKS_PER_SUBJECT, set(ids))  # sorted, as few as they are
-    records: list[Document] = [d async for d in store.scan(Document)]  # type: ignore[misc]
-    documents = [SourceDocument(d.id, d.path, d.title, toc_links(d.metadata)) for d in records]
+    # The documents' structure as the ingest that ended with `folder` listed it, else as stored.
+    listed = await stored_documents(store, folder)
+    if listed is None:
+        listed = [(d.id, d.path, d.title, d.metadata) async for d in store.scan(Document)]  # type: ignore[attr-defined]
+    documents = [SourceDocument(i, path, title, toc_links(metadata)) for i, path, title, metadata in listed]
     wanted = sorted({c for ids in chunk_ids.values() for c in ids})
     chunks: list[Chunk] = await store.get(Chunk, wanted)  # type: ignore[assignment]
     passages = {c.id: SourcePassage(c.id, c.document_id, c.ordinal, tuple(c.heading_path)) for c in chunks}

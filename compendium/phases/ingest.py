@@ -7,6 +7,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+from typing import Any
 
 import xxhash
 
@@ -38,10 +39,11 @@ _CHUNKING_KEY = "ingest:chunking"
 # Each file's size, modification time and content hash when last hashed: an untouched file is
 # not read again to learn that it did not change.
 _STAT_KEY = "ingest:files"
-# Each stored document's content hash and template as the last finished run left them, under
-# that run's folder fingerprint: the next run compares the folder with it instead of reading
-# every Document.
-_STORED_KEY = "ingest:documents"
+# Each stored document's content hash, template, title and table of contents as the last
+# finished run left them, under that run's folder fingerprint: the next run compares the folder
+# with it instead of reading every Document, and the outline reads the documents' structure
+# from it (see stored_documents).
+_STORED_KEY = "ingest:stored-documents"
 STABLE_NS = 2_000_000_000
 
 
@@ -219,11 +221,12 @@ async def run(
     # What the store holds per document: as the last finished run left it (one read), else from
     # the documents themselves.
     listed = await store.get(CacheEntry, [_STORED_KEY]) if previous is not None else []
-    listing: dict[str, list[str]] | None = None
+    listing: dict[str, list[Any]]
     if listed and (listed[0].value or {}).get("folder") == previous:  # type: ignore[attr-defined]
         listing = dict(listed[0].value["documents"])  # type: ignore[attr-defined]
     else:
-        listing = {d.path: [d.content_hash, d.template] async for d in store.scan(Document)}  # type: ignore[attr-defined]
+        listing = {d.path: _listed(d.content_hash, d.template, d.title, d.metadata)  # type: ignore[attr-defined]
+                   async for d in store.scan(Document)}
     if await _stored_chunking(store) != chunking:
         stored_hashes = {p: "" for p in listing}  # re-chunk everything
     else:
@@ -250,6 +253,7 @@ async def run(
     read_failures = 0  # a document that failed to read is read again next run
     done = 0
     group = _DocumentGroup(store)
+    written: dict[str, list[Any]] = {}  # path -> what the listing says of it now
     for rel in plan.to_read:
         path = files[rel]
         try:
@@ -272,6 +276,7 @@ async def run(
             added, removed = await group.add(
                 rel, doc_id, parsed, spans, found[rel], sizes[rel], stored_docs.get(rel), ctx.document_template(rel),
             )
+            written[rel] = _listed(found[rel], ctx.document_template(rel), parsed.title, parsed.metadata)
             changed_ids.append(doc_id)
             removed_chunks.extend(removed)
             new_chunks += added
@@ -299,16 +304,13 @@ async def run(
         [CacheEntry(id=_CHUNKING_KEY, namespace=PHASE, value={"fingerprint": chunking}, created_at=time.time())]
     )
 
-    written = set(changed_ids)
     counts = {"documents": await store.count(Document), "chunks": await store.count(Chunk)}
     if not read_failures:
         for rel in plan.deleted:
             listing.pop(rel, None)
-        for rel in plan.to_read:
-            if rel not in unreadable:
-                listing[rel] = [found[rel], ctx.document_template(rel)]
+        listing.update(written)
         for doc in regrouped:
-            listing[doc.path] = [listing[doc.path][0], doc.template]
+            listing[doc.path] = [listing[doc.path][0], doc.template, *listing[doc.path][2:]]
         async with store.transaction():
             await store.upsert([CacheEntry(id=_STORED_KEY, namespace=PHASE, created_at=time.time(),
                                            value={"folder": folder, "documents": listing})])
@@ -328,8 +330,8 @@ async def run(
         failed=failed,
         details={
             **counts,
-            "new_documents": sum(document_id(p) in written for p in plan.new),
-            "changed_documents": sum(document_id(p) in written for p in plan.changed),
+            "new_documents": sum(document_id(p) in set(changed_ids) for p in plan.new),
+            "changed_documents": sum(document_id(p) in set(changed_ids) for p in plan.changed),
             "deleted_documents": len(deleted_ids),
             "new_chunks": new_chunks,
             # Which documents this compile could not read, and why (the UI lists them as failed).
@@ -338,6 +340,20 @@ async def run(
         },
         seconds=time.perf_counter() - started,
     )
+
+
+def _listed(content_hash: str, template: str, title: str, metadata: dict[str, Any]) -> list[Any]:
+    return [content_hash, template, title, metadata.get("toc") or []]
+
+
+async def stored_documents(store: Store, folder: str | None) -> list[tuple[str, str, str, dict[str, Any]]] | None:
+    """(id, path, title, {"toc": ...}) of every stored document, by id, as the ingest that ended
+    with folder fingerprint `folder` listed them; None when the listing is not that one."""
+    found = await store.get(CacheEntry, [_STORED_KEY]) if folder is not None else []
+    if not found or (found[0].value or {}).get("folder") != folder:  # type: ignore[attr-defined]
+        return None
+    rows = [(document_id(path), path, v[2], {"toc": v[3]}) for path, v in found[0].value["documents"].items()]  # type: ignore[attr-defined]
+    return sorted(rows)
 
 
 async def _read(path: Path, root: Path, max_bytes: int, max_seconds: float) -> ParsedDocument:

@@ -165,7 +165,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         await store.delete(Topic, {})
     outline = None
     if template.builds("outline"):
-        outline = await plan_outline(store, subjects, entities, relations)
+        outline = await plan_outline(store, subjects, entities, relations, folder=rollup(ctx.state, "ingest"))
         subjects.extend(outline.overviews)
         details["outline_nodes"] = len(outline.overviews)
         details["outline_reused"] = int(outline.reused)

@@ -287,6 +287,7 @@ def draft_plan(
         if s.id not in slug_of:
             slug_of[s.id] = unique_slug(s.title, s.type or s.kind, taken, key=s.id)
     titles = {s.id: s.title for s in subjects}
+    said: dict[str, str] = {}  # relation id -> its sentence: a relation is on both its ends' pages and topics'
 
     drafts: list[_Draft] = []
     for s in subjects:
@@ -310,7 +311,8 @@ def draft_plan(
             link_ids = [*(t for t in topic_of.get(s.id, ()) if t in slug_of), *link_ids]
         links = list(dict.fromkeys(slug_of[i] for i in link_ids))[:MAX_LINKS]
         link_pairs = sorted(set((slug_of[i], titles[i]) for i in link_ids if slug_of[i] in links))
-        rel_texts = {rid: relation_text(kb.relations[rid], kb.names) for rid in rel_ids}
+        rel_texts = {rid: said.get(rid) or said.setdefault(rid, relation_text(kb.relations[rid], kb.names))
+                     for rid in rel_ids}
         ids = list(claim_ids.get(s.id, ()))
         plan = PagePlan(
             slug=slug, title=s.title, kind=s.kind, subject_id=s.id, action="", entity_ids=list(s.entity_ids),
