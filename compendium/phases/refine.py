@@ -599,8 +599,9 @@ def candidates(
         quoted = " ".join(relation.description.split())
         # Only the page's sources can quote it: the others keep their order behind them.
         quoting = {cid for cid, text in flat.items() if quoted and quoted in text}
-        if quoting:
-            statement.chunk_ids.sort(key=lambda cid: cid not in quoting)
+        if quoting:  # those first, the others behind them, each in their order
+            ids = statement.chunk_ids
+            ids[:] = [c for c in ids if c in quoting] + [c for c in ids if c not in quoting]
     return rank_evidence(statements, sources, [plan.title, *plan.aliases])
 
 
