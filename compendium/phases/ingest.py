@@ -43,7 +43,7 @@ _STAT_KEY = "ingest:files"
 # finished run left them, under that run's folder fingerprint: the next run compares the folder
 # with it instead of reading every Document, and the outline reads the documents' structure
 # from it (see stored_documents).
-_STORED_KEY = "ingest:stored-documents"
+_STORED_KEY = "ingest:stored-documents"  # path -> [hash, template, title, toc, document id]
 STABLE_NS = 2_000_000_000
 
 
@@ -225,7 +225,7 @@ async def run(
     if listed and (listed[0].value or {}).get("folder") == previous:  # type: ignore[attr-defined]
         listing = dict(listed[0].value["documents"])  # type: ignore[attr-defined]
     else:
-        listing = {d.path: _listed(d.content_hash, d.template, d.title, d.metadata)  # type: ignore[attr-defined]
+        listing = {d.path: _listed(d.content_hash, d.template, d.title, d.metadata, d.id)  # type: ignore[attr-defined]
                    async for d in store.scan(Document)}
     if await _stored_chunking(store) != chunking:
         stored_hashes = {p: "" for p in listing}  # re-chunk everything
@@ -276,7 +276,7 @@ async def run(
             added, removed = await group.add(
                 rel, doc_id, parsed, spans, found[rel], sizes[rel], stored_docs.get(rel), ctx.document_template(rel),
             )
-            written[rel] = _listed(found[rel], ctx.document_template(rel), parsed.title, parsed.metadata)
+            written[rel] = _listed(found[rel], ctx.document_template(rel), parsed.title, parsed.metadata, doc_id)
             changed_ids.append(doc_id)
             removed_chunks.extend(removed)
             new_chunks += added
@@ -342,8 +342,8 @@ async def run(
     )
 
 
-def _listed(content_hash: str, template: str, title: str, metadata: dict[str, Any]) -> list[Any]:
-    return [content_hash, template, title, metadata.get("toc") or []]
+def _listed(content_hash: str, template: str, title: str, metadata: dict[str, Any], doc_id: str) -> list[Any]:
+    return [content_hash, template, title, metadata.get("toc") or [], doc_id]
 
 
 async def stored_documents(store: Store, folder: str | None) -> list[tuple[str, str, str, dict[str, Any]]] | None:
@@ -352,7 +352,7 @@ async def stored_documents(store: Store, folder: str | None) -> list[tuple[str, 
     found = await store.get(CacheEntry, [_STORED_KEY]) if folder is not None else []
     if not found or (found[0].value or {}).get("folder") != folder:  # type: ignore[attr-defined]
         return None
-    rows = [(document_id(path), path, v[2], {"toc": v[3]}) for path, v in found[0].value["documents"].items()]  # type: ignore[attr-defined]
+    rows = [(v[4], path, v[2], {"toc": v[3]}) for path, v in found[0].value["documents"].items()]  # type: ignore[attr-defined]
     return sorted(rows)
 
 
