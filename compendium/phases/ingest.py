@@ -222,7 +222,7 @@ async def run(
     # the documents themselves.
     listed = await store.get(CacheEntry, [_STORED_KEY]) if previous is not None else []
     listing: dict[str, list[Any]]
-    if listed and (listed[0].value or {}).get("folder") == previous:  # type: ignore[attr-defined]
+    if listed and _listing_of(listed[0].value, previous):  # type: ignore[attr-defined]
         listing = dict(listed[0].value["documents"])  # type: ignore[attr-defined]
     else:
         listing = {d.path: _listed(d.content_hash, d.template, d.title, d.metadata, d.id)  # type: ignore[attr-defined]
@@ -313,7 +313,8 @@ async def run(
             listing[doc.path] = [listing[doc.path][0], doc.template, *listing[doc.path][2:]]
         async with store.transaction():
             await store.upsert([CacheEntry(id=_STORED_KEY, namespace=PHASE, created_at=time.time(),
-                                           value={"folder": folder, "documents": listing})])
+                                           value={"folder": folder, "version": _LISTING_VERSION,
+                                                  "documents": listing})])
             await mark_stage(store, PHASE, folder, **counts)
     set_rollup(ctx.state, PHASE, None if read_failures else folder)
     ctx.state[PHASE] = {
@@ -342,6 +343,14 @@ async def run(
     )
 
 
+_LISTING_VERSION = 1  # bump when a listed document's fields change
+
+
+def _listing_of(value: Any, folder: str | None) -> bool:
+    """Whether a stored listing is of this version and describes the folder `folder`."""
+    return isinstance(value, dict) and value.get("version") == _LISTING_VERSION and value.get("folder") == folder
+
+
 def _listed(content_hash: str, template: str, title: str, metadata: dict[str, Any], doc_id: str) -> list[Any]:
     return [content_hash, template, title, metadata.get("toc") or [], doc_id]
 
@@ -350,7 +359,7 @@ async def stored_documents(store: Store, folder: str | None) -> list[tuple[str, 
     """(id, path, title, {"toc": ...}) of every stored document, by id, as the ingest that ended
     with folder fingerprint `folder` listed them; None when the listing is not that one."""
     found = await store.get(CacheEntry, [_STORED_KEY]) if folder is not None else []
-    if not found or (found[0].value or {}).get("folder") != folder:  # type: ignore[attr-defined]
+    if not found or not _listing_of(found[0].value, folder):  # type: ignore[attr-defined]
         return None
     rows = [(v[4], path, v[2], {"toc": v[3]}) for path, v in found[0].value["documents"].items()]  # type: ignore[attr-defined]
     return sorted(rows)
