@@ -12,7 +12,7 @@ from typing import Any
 
 from ..fingerprint import fingerprint
 from ..phases.ingest import stored_documents
-from ..phases.planning import PagePlan, Subject
+from ..phases.planning import PagePlan, Subject, sorted_unique
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Document, Entity, Relation
 from .build import OutlineLimits, build_outline, subject_edges
@@ -70,7 +70,9 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
     chunk_ids: dict[str, list[str]] = {}
     for s in subjects:
         ids = s.chunk_ids or [c for e in s.entity_ids if e in by_id for c in by_id[e].chunk_ids]
-        chunk_ids[s.id] = heapq.nsmallest(CHUNKS_PER_SUBJECT, set(ids))  # sorted, as few as they are
+        # The first few of the sorted unique ids: an entity's are so already (checked in one pass).
+        chunk_ids[s.id] = (sorted_unique(ids) if ids is s.chunk_ids else heapq.nsmallest(CHUNKS_PER_SUBJECT, set(ids))
+                           )[:CHUNKS_PER_SUBJECT]
     # The documents' structure as the ingest that ended with `folder` listed it, else as stored.
     listed = await stored_documents(store, folder)
     if listed is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -108,11 +110,19 @@ def entity_subjects(
             description=e.description,
             aliases=list(e.aliases),
             entity_ids=[e.id],
-            chunk_ids=sorted(set(e.chunk_ids)),
+            chunk_ids=sorted_unique(e.chunk_ids),
             importance=e.importance,
         )
         for e in chosen[:max_pages]
     ]
+
+
+def sorted_unique(ids: Sequence[str]) -> list[str]:
+    """sorted(set(ids)), with a pass in C when they already are (REDUCE stores an entity's
+    chunks so; a set and sort of 100k ids is what it saves)."""
+    if all(map(operator.lt, ids, itertools.islice(ids, 1, None))):
+        return list(ids)
+    return sorted(set(ids))
 
 
 def _distinct_at_least(ids: Sequence[str], k: int) -> bool:
