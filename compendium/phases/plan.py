@@ -440,6 +440,7 @@ class ClaimReader:
 
 
 READ_BATCH = 5000
+REBUILD_SHARE = 0.5  # changes past this share of the claims handed over: the index is built again
 
 
 async def _claim_index(ctx: CompileContext, entities: Sequence[Entity], reader: ClaimReader) -> tuple[ClaimIndex, bool]:
@@ -452,8 +453,10 @@ async def _claim_index(ctx: CompileContext, entities: Sequence[Entity], reader: 
     since = reduced.get("claims_since") if "changed_claims" in reduced else current
     index = await open_index(ctx.store)
     words = words_of(entities)
-    if current is not None and index.tag is not None and index.tag == since:
-        removed, added = list(reduced.get("old_claims") or ()), list(reduced.get("changed_claims") or ())
+    removed, added = list(reduced.get("old_claims") or ()), list(reduced.get("changed_claims") or ())
+    # Most claims changed (REDUCE's own code did): building the index again from them costs less.
+    most = reader.handed is not None and len(removed) + len(added) > REBUILD_SHARE * len(reader.handed)
+    if current is not None and index.tag is not None and index.tag == since and not most:
         await load_parts(ctx.store, index, index.claim_parts([*removed, *added]))
         stale = index.apply(removed, added, words)
         rebuilt = False
