@@ -73,8 +73,10 @@ def sweep(
         if not recursive:
             dirs[:] = []
         for name in files:
+            if not name.startswith("."):  # ours are hidden: most files need no Path at all
+                continue
             path = Path(current) / name
-            if name.startswith(".") and is_debris(path, now, earlier):
+            if is_debris(path, now, earlier):
                 try:
                     path.unlink()
                 except FileNotFoundError:

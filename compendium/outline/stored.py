@@ -4,13 +4,15 @@ again only when the fingerprint of its inputs changed."""
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..fingerprint import fingerprint
-from ..phases.planning import PagePlan, Subject
+from ..phases.ingest import stored_documents
+from ..phases.planning import PagePlan, Subject, sorted_unique
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Document, Entity, Relation
 from .build import OutlineLimits, build_outline, subject_edges
@@ -39,45 +41,54 @@ async def stored_outline(store: Store) -> dict[str, Any] | None:
     return found[0].value if found else None  # type: ignore[attr-defined]
 
 
-def _inputs(subjects: Sequence[Subject], chunk_ids: dict[str, list[str]], documents: Sequence[Document],
-            edges: Sequence[tuple[str, str, float]], limits: OutlineLimits) -> str:
-    """Everything the build reads: the subjects and the passages that place them, the documents'
-    structure (a document's content and chunk list fix its chunks' headings and order), the edges
-    between subjects and the limits. The previous outline is the stored one these inputs built."""
+def _inputs(subjects: Sequence[Subject], chunk_ids: dict[str, list[str]], passages: dict[str, SourcePassage],
+            documents: Sequence[SourceDocument], edges: Sequence[tuple[str, str, float]], limits: OutlineLimits) -> str:
+    """Everything the build reads: the subjects and the passages that place them (where each
+    sits: document, order, headings), the documents' structure (path, title, table of contents),
+    the edges between subjects and the limits. So an edit that moves no subject's passages
+    keeps the outline. The previous outline is the stored one these inputs built."""
     return fingerprint(
         OUTLINE_VERSION, asdict(limits),
         [(s.id, s.title, s.importance, chunk_ids[s.id]) for s in subjects],
-        sorted((d.id, d.path, d.title, d.content_hash, d.metadata, d.chunk_ids) for d in documents),
+        sorted((p.id, p.document_id, p.ordinal, list(p.heading_path)) for p in passages.values()),
+        sorted((d.id, d.path, d.title, [list(t) for t in d.toc]) for d in documents),
         edges,
     )
 
 
 async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequence[Entity],
                        relations: Sequence[Relation], limits: OutlineLimits | None = None,
-                       ) -> PlannedOutline:
+                       *, folder: str | None = None) -> PlannedOutline:
     """The outline over the subjects that get pages, and one topic subject per node (its
-    overview page, written from its central members like a topic page). The stored outline is
-    reused, reading no passage, when what it was built from did not change."""
+    overview page, written from its central members like a topic page). `folder`: the folder
+    fingerprint of this compile's ingest, whose listing holds the documents. The stored outline is
+    reused when what it was built from did not change (the subjects' first passages are read
+    to tell: an edit elsewhere in a document moves none of them)."""
     limits = limits or OutlineLimits()
     by_id = {e.id: e for e in entities}
     entity_of = {s.id: list(s.entity_ids) for s in subjects}
     chunk_ids: dict[str, list[str]] = {}
     for s in subjects:
-        ids = list(s.chunk_ids) or [c for e in s.entity_ids if e in by_id for c in sorted(by_id[e].chunk_ids)]
-        chunk_ids[s.id] = sorted(set(ids))[:CHUNKS_PER_SUBJECT]
-    records: list[Document] = [d async for d in store.scan(Document)]  # type: ignore[misc]
+        ids = s.chunk_ids or [c for e in s.entity_ids if e in by_id for c in by_id[e].chunk_ids]
+        # The first few of the sorted unique ids: an entity's are so already (checked in one pass).
+        chunk_ids[s.id] = (sorted_unique(ids) if ids is s.chunk_ids else heapq.nsmallest(CHUNKS_PER_SUBJECT, set(ids))
+                           )[:CHUNKS_PER_SUBJECT]
+    # The documents' structure as the ingest that ended with `folder` listed it, else as stored.
+    listed = await stored_documents(store, folder)
+    if listed is None:
+        listed = [(d.id, d.path, d.title, d.metadata) async for d in store.scan(Document)]  # type: ignore[attr-defined]
+    documents = [SourceDocument(i, path, title, toc_links(metadata)) for i, path, title, metadata in listed]
+    wanted = sorted({c for ids in chunk_ids.values() for c in ids})
+    chunks: list[Chunk] = await store.get(Chunk, wanted)  # type: ignore[assignment]
+    passages = {c.id: SourcePassage(c.id, c.document_id, c.ordinal, tuple(c.heading_path)) for c in chunks}
     edges = subject_edges(entity_of, ((r.source, r.target, float(max(r.strength, 1))) for r in relations))
-    inputs = _inputs(subjects, chunk_ids, records, edges, limits)
+    inputs = _inputs(subjects, chunk_ids, passages, documents, edges, limits)
     before = await stored_outline(store)
     previous = [OutlineNode.from_dict(d) for d in (before or {}).get("roots", [])]
     reused = bool(before) and before.get("inputs") == inputs  # type: ignore[union-attr]
     if reused:
         roots = previous
     else:
-        wanted = sorted({c for ids in chunk_ids.values() for c in ids})
-        chunks: list[Chunk] = await store.get(Chunk, wanted)  # type: ignore[assignment]
-        passages = {c.id: SourcePassage(c.id, c.document_id, c.ordinal, tuple(c.heading_path)) for c in chunks}
-        documents = [SourceDocument(d.id, d.path, d.title, toc_links(d.metadata)) for d in records]
         leaves = place(chunk_ids, {s.id: s.title for s in subjects}, {s.id: s.importance for s in subjects},
                        passages, Structure(documents, limits.fan_out))
         roots = build_outline(leaves, edges, limits=limits, previous=previous)

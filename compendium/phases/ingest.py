@@ -7,6 +7,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+from typing import Any
 
 import xxhash
 
@@ -38,6 +39,11 @@ _CHUNKING_KEY = "ingest:chunking"
 # Each file's size, modification time and content hash when last hashed: an untouched file is
 # not read again to learn that it did not change.
 _STAT_KEY = "ingest:files"
+# Each stored document's content hash, template, title and table of contents as the last
+# finished run left them, under that run's folder fingerprint: the next run compares the folder
+# with it instead of reading every Document, and the outline reads the documents' structure
+# from it (see stored_documents).
+_STORED_KEY = "ingest:stored-documents"  # path -> [hash, template, title, toc, document id]
 STABLE_NS = 2_000_000_000
 
 
@@ -76,22 +82,45 @@ def document_id(relative_path: str) -> str:
 def find_documents(root: Path, skipped: list[str] | None = None) -> dict[str, Path]:
     """Supported files under `root` by relative '/'-path; hidden files and folders skipped, and
     so is every file whose real path lies outside `root` (a symlink pointing out), with a
-    message naming it appended to `skipped`."""
+    message naming it appended to `skipped`. Symlinked folders are never followed.
+
+    Walked with os.scandir, whose entries know their type without a system call: the folder is
+    listed on every compile, and pathlib per file cost 0.3 s of 26k documents."""
     found: dict[str, Path] = {}
-    for folder, dirs, files in os.walk(root):  # never follows symlinked folders
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in files:
-            if name.startswith(".") or Path(name).suffix.lower() not in FORMATS:
+
+    def visit(folder: str, prefix: str) -> None:
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            return  # as os.walk: a folder that cannot be listed is passed over
+        folders = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
                 continue
-            path = Path(folder) / name
-            rel = path.relative_to(root).as_posix()
-            # The walk never enters a symlinked folder, so only a file that is itself a link can
-            # lead outside: one lstat for the others, not a realpath of every component.
-            if os.path.islink(path) and not inside(path, root):
+            try:
+                if entry.is_dir():
+                    if not entry.is_symlink():
+                        folders.append(entry)
+                    continue
+            except OSError:
+                pass
+            dot = name.rfind(".")
+            if not 0 < dot < len(name) - 1 or name[dot:].lower() not in FORMATS:
+                continue
+            path = Path(entry.path)
+            rel = prefix + name
+            # Only a file that is itself a link can lead outside (folders are not followed).
+            if entry.is_symlink() and not inside(path, root):
                 if skipped is not None:
                     skipped.append(f"skipped {rel}: it leads to {os.path.realpath(path)}, outside the documents folder")
                 continue
             found[rel] = path
+        for entry in sorted(folders, key=lambda e: e.name):
+            visit(entry.path, f"{prefix}{entry.name}/")
+
+    visit(os.fspath(root), "")
     return found
 
 
@@ -189,17 +218,31 @@ async def run(
     if mark:
         await clear_stage(store, PHASE)
 
-    stored_docs = {d.path: d async for d in store.scan(Document)}
-    if await _stored_chunking(store) != chunking:
-        stored_hashes = {p: "" for p in stored_docs}  # re-chunk everything
+    # What the store holds per document: as the last finished run left it (one read), else from
+    # the documents themselves.
+    listed = await store.get(CacheEntry, [_STORED_KEY]) if previous is not None else []
+    listing: dict[str, list[Any]]
+    if listed and _listing_of(listed[0].value, previous):  # type: ignore[attr-defined]
+        listing = dict(listed[0].value["documents"])  # type: ignore[attr-defined]
     else:
-        stored_hashes = {p: d.content_hash for p, d in stored_docs.items()}
+        listing = {d.path: _listed(d.content_hash, d.template, d.title, d.metadata, d.id)  # type: ignore[attr-defined]
+                   async for d in store.scan(Document)}
+    if await _stored_chunking(store) != chunking:
+        stored_hashes = {p: "" for p in listing}  # re-chunk everything
+    else:
+        stored_hashes = {p: v[0] for p, v in listing.items()}
     # A file that exists but cannot be read is neither new nor deleted: keep what is stored.
     for rel in unreadable:
-        if rel in stored_docs:
+        if rel in listing:
             found[rel] = stored_hashes[rel]
     plan = plan_ingest(found, stored_hashes)
     plan.unchanged = [p for p in plan.unchanged if p not in unreadable]
+    # The stored documents this run rewrites, regroups or deletes: the others are not read.
+    regroup = [p for p in plan.unchanged if listing[p][1] != ctx.document_template(p)]
+    touched = [p for p in [*plan.to_read, *plan.deleted, *regroup] if p in listing]
+    stored_docs: dict[str, Document] = {
+        d.path: d for d in await store.get(Document, [document_id(p) for p in touched])  # type: ignore[attr-defined, misc]
+    }
 
     total = len(plan.to_read) + len(plan.deleted)
     _progress(ctx, 0, total)
@@ -210,6 +253,7 @@ async def run(
     read_failures = 0  # a document that failed to read is read again next run
     done = 0
     group = _DocumentGroup(store)
+    written: dict[str, list[Any]] = {}  # path -> what the listing says of it now
     for rel in plan.to_read:
         path = files[rel]
         try:
@@ -232,6 +276,7 @@ async def run(
             added, removed = await group.add(
                 rel, doc_id, parsed, spans, found[rel], sizes[rel], stored_docs.get(rel), ctx.document_template(rel),
             )
+            written[rel] = _listed(found[rel], ctx.document_template(rel), parsed.title, parsed.metadata, doc_id)
             changed_ids.append(doc_id)
             removed_chunks.extend(removed)
             new_chunks += added
@@ -241,11 +286,10 @@ async def run(
 
     # Unchanged documents follow edits of the template groups without being read again.
     regrouped = []
-    for rel in plan.unchanged:
+    for rel in regroup:
         doc = stored_docs[rel]
-        if doc.template != ctx.document_template(rel):
-            doc.template = ctx.document_template(rel)
-            regrouped.append(doc)
+        doc.template = ctx.document_template(rel)
+        regrouped.append(doc)
     if regrouped:
         await store.upsert(regrouped)
 
@@ -260,10 +304,18 @@ async def run(
         [CacheEntry(id=_CHUNKING_KEY, namespace=PHASE, value={"fingerprint": chunking}, created_at=time.time())]
     )
 
-    written = set(changed_ids)
     counts = {"documents": await store.count(Document), "chunks": await store.count(Chunk)}
     if not read_failures:
-        await mark_stage(store, PHASE, folder, **counts)
+        for rel in plan.deleted:
+            listing.pop(rel, None)
+        listing.update(written)
+        for doc in regrouped:
+            listing[doc.path] = [listing[doc.path][0], doc.template, *listing[doc.path][2:]]
+        async with store.transaction():
+            await store.upsert([CacheEntry(id=_STORED_KEY, namespace=PHASE, created_at=time.time(),
+                                           value={"folder": folder, "version": _LISTING_VERSION,
+                                                  "documents": listing})])
+            await mark_stage(store, PHASE, folder, **counts)
     set_rollup(ctx.state, PHASE, None if read_failures else folder)
     ctx.state[PHASE] = {
         "changed_documents": changed_ids,
@@ -279,8 +331,8 @@ async def run(
         failed=failed,
         details={
             **counts,
-            "new_documents": sum(document_id(p) in written for p in plan.new),
-            "changed_documents": sum(document_id(p) in written for p in plan.changed),
+            "new_documents": sum(document_id(p) in set(changed_ids) for p in plan.new),
+            "changed_documents": sum(document_id(p) in set(changed_ids) for p in plan.changed),
             "deleted_documents": len(deleted_ids),
             "new_chunks": new_chunks,
             # Which documents this compile could not read, and why (the UI lists them as failed).
@@ -289,6 +341,28 @@ async def run(
         },
         seconds=time.perf_counter() - started,
     )
+
+
+_LISTING_VERSION = 1  # bump when a listed document's fields change
+
+
+def _listing_of(value: Any, folder: str | None) -> bool:
+    """Whether a stored listing is of this version and describes the folder `folder`."""
+    return isinstance(value, dict) and value.get("version") == _LISTING_VERSION and value.get("folder") == folder
+
+
+def _listed(content_hash: str, template: str, title: str, metadata: dict[str, Any], doc_id: str) -> list[Any]:
+    return [content_hash, template, title, metadata.get("toc") or [], doc_id]
+
+
+async def stored_documents(store: Store, folder: str | None) -> list[tuple[str, str, str, dict[str, Any]]] | None:
+    """(id, path, title, {"toc": ...}) of every stored document, by id, as the ingest that ended
+    with folder fingerprint `folder` listed them; None when the listing is not that one."""
+    found = await store.get(CacheEntry, [_STORED_KEY]) if folder is not None else []
+    if not found or not _listing_of(found[0].value, folder):  # type: ignore[attr-defined]
+        return None
+    rows = [(v[4], path, v[2], {"toc": v[3]}) for path, v in found[0].value["documents"].items()]  # type: ignore[attr-defined]
+    return sorted(rows)
 
 
 async def _read(path: Path, root: Path, max_bytes: int, max_seconds: float) -> ParsedDocument:

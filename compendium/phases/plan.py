@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from ..engines.tasks import EntitySketch, MatchQuestion, TopicRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
@@ -15,20 +16,37 @@ from ..outline.titles import TOPIC_HEADING_SHARE, title_from_members
 from ..pipeline.collector import collector_paused
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, rollup, stage_mark
+from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Page, Relation, Topic
 from ..templates.schema import Template
+from .claim_index import (
+    ClaimIndex,
+    built_index,
+    entity_set,
+    load_parts,
+    open_index,
+    regroup,
+    reset_index,
+    words_of,
+)
 from .communities import match_previous, membership_fingerprint, update_communities
 from .page_titles import titles_apart
 from .planning import (
+    DELETE,
+    MAX_TOPIC_CLAIMS,
     KnowledgeView,
     PagePlan,
     Subject,
-    build_plan,
+    claims_to_read,
     common_word_subjects,
+    draft_plan,
     entity_subjects,
+    finish_plan,
     lowercase_titles,
     match_by_subject,
     pick_knn_matches,
+    subject_claim_parts,
+    subject_claims,
 )
 from .slugs import unique_slug
 from .topic_names import Name, distinct_names
@@ -56,7 +74,20 @@ async def load_plan(ctx: CompileContext, template: Template) -> list[PagePlan]:
     if plans is None:
         stored = await ctx.store.get(CacheEntry, [plan_key(template)])
         plans = [PagePlan.from_dict(d) for d in (stored[0].value if stored else [])]  # type: ignore[attr-defined]
+        # An entity's page is planned over all its chunks: those are its record's, not stored twice.
+        wanted = {p.subject_id: p for p in plans if p.kind != "topic" and p.action != DELETE and not p.chunk_ids}
+        for entity in await ctx.store.get(Entity, list(wanted)):
+            wanted[entity.id].chunk_ids = sorted(set(entity.chunk_ids))  # type: ignore[attr-defined]
     return list(plans)
+
+
+def stored_plan(plan: PagePlan) -> dict[str, Any]:
+    """A plan entry as stored: an entity's chunks (its whole record's, a large share of the
+    plan's size at scale) are left for load_plan to take from the entity."""
+    data = plan.to_dict()
+    if plan.kind != "topic":
+        data["chunk_ids"] = []
+    return data
 
 
 PLAN_INPUTS = "plan-inputs"  # ctx.state: the fingerprint of this plan's inputs, for REFINE's mark
@@ -94,22 +125,26 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     if mark:
         await clear_stage(store, "refine")
     handed = (ctx.state.get("reduce") or {}).get("records")
-    if handed is not None and handed[2] is not None:  # REDUCE ran in this process: the KB it stored, in the store's order
-        entities, relations, claims = (sorted(kind, key=lambda r: r.id) for kind in handed)
+    claims: list[Claim] | None = None
+    if handed is not None:  # REDUCE ran in this process: the KB it stored, in the store's order
+        entities, relations = (sorted(kind, key=lambda r: r.id) for kind in handed[:2])
+        claims = handed[2]
     else:
         entities = [e async for e in store.scan(Entity)]  # type: ignore[misc]
         relations = [r async for r in store.scan(Relation)]  # type: ignore[misc]
-        claims = [c async for c in store.scan(Claim)]  # type: ignore[misc]
     pages: list[Page] = [p async for p in store.scan(Page)]  # type: ignore[misc]
-    kb = ctx.state[KB_VIEW] = KnowledgeView.build(entities, relations, claims)
+    reader = ClaimReader(store, claims)
+    index, rebuilt = await _claim_index(ctx, entities, reader)
+    kb = ctx.state[KB_VIEW] = KnowledgeView.build(entities, relations)
+    kb.claims = reader.known  # the claims read for this plan: REFINE reads the others itself
     details: dict[str, int] = {"candidates": 0, "maybe_judged": 0, "topics": 0}
 
     subjects: list[Subject] = []
     if template.builds("wiki_pages"):
-        facts = {eid: len(cids) for eid, cids in kb.claims_by_entity.items()}
-        common = common_word_subjects(entities, kb.claims, kb.claims_by_entity)
+        facts = {e.id: index.facts(e.id) for e in entities}
+        common = common_word_subjects(index)
         subjects = entity_subjects(entities, template.plan.min_support, template.plan.max_pages,
-                                   facts, template.plan.min_facts, common, lowercase_titles(entities, common, kb.claims, kb.claims_by_entity))
+                                   facts, template.plan.min_facts, common, lowercase_titles(entities, common, index))
     details["candidates"] = len(subjects)
 
     topic_of: dict[str, list[str]] = defaultdict(list)
@@ -119,7 +154,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
             # names once found: the stored topics stand until MAP has extracted everything.
             topics = [t async for t in store.scan(Topic)]  # type: ignore[misc]
         else:
-            topics = await _topics(template, ctx, entities, relations, kb, pages)
+            topics = await _topics(template, ctx, entities, relations, pages, index, reader)
         details["topics"] = len(topics)
         for t in topics:
             for m in t.members:
@@ -132,7 +167,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         await store.delete(Topic, {})
     outline = None
     if template.builds("outline"):
-        outline = await plan_outline(store, subjects, entities, relations)
+        outline = await plan_outline(store, subjects, entities, relations, folder=rollup(ctx.state, "ingest"))
         subjects.extend(outline.overviews)
         details["outline_nodes"] = len(outline.overviews)
         details["outline_reused"] = int(outline.reused)
@@ -154,16 +189,41 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         matched.update(judged)
         reasons.update({sid: "judged the same as an existing page" for sid in judged})
 
-    plans = build_plan(
-        subjects, pages, matched, reasons, kb, topic_of,
-        refine_fp=template.phase_fingerprint("refine"), model=ctx.engine.model,
-    )
+    # Every topic and outline node keeps its claims in the index, counted for the members it has now.
+    groups = {s.id: s.entity_ids for s in subjects if s.kind == "topic"}
+    for gid in [g for g in index.groups if g not in groups]:
+        index.drop_group(gid)
+    for gid, members in groups.items():
+        await regroup(store, index, gid, members, MAX_TOPIC_CLAIMS)
+    stored = await ctx.store.get(CacheEntry, [plan_key(template)])
+    previous = {p.subject_id: p for p in (PagePlan.from_dict(d) for d in (stored[0].value if stored else []))  # type: ignore[attr-defined]
+                if p.action != DELETE}
+    claim_ids = await _subject_claims(store, index, subjects, previous,
+                                      reusable=not rebuilt and index.plans.get(plan_key(template)) == index.tag)
+    drafts = draft_plan(subjects, pages, matched, kb, topic_of, claim_ids,
+                        refine_fp=template.phase_fingerprint("refine"), model=ctx.engine.model)
+    await reader.get(claims_to_read(drafts, previous))
+    plans = finish_plan(drafts, pages, matched, reasons, kb, previous,
+                        refine_fp=template.phase_fingerprint("refine"), model=ctx.engine.model)
     if outline is not None:
         await keep_outline(store, outline, plans)
-    await store.upsert([
-        CacheEntry(id=plan_key(template), namespace="plan", value=[p.to_dict() for p in plans], created_at=time.time())
-    ])
+    for set_id in index.oversized():
+        await load_parts(store, index, index.all_parts(set_id))
+        index.split(set_id)
+    index.tag = rollup(ctx.state, "reduce")
+    index.plans[plan_key(template)] = index.tag
+    now = time.time()
+    write, gone = index.entries(now)
+    async with store.transaction():  # the plan and the claim index it was made from land together
+        if rebuilt:
+            await reset_index(store)
+        for start in range(0, len(gone), 900):
+            await store.delete(CacheEntry, {"id": gone[start:start + 900]})
+        await store.upsert([*write, CacheEntry(id=plan_key(template), namespace="plan",
+                                               value=[stored_plan(p) for p in plans], created_at=now)])
     ctx.state["plan"] = plans
+    # How much of the KB's claims this plan needed: all when its index was built again.
+    details.update({"claim_index_rebuilt": int(rebuilt), "claims_read": len(reader.known)})
     actions = Counter(p.action for p in plans)
     details.update({a.lower(): actions.get(a, 0) for a in ("CREATE", "UPDATE", "KEEP", "DELETE")})
     ctx.progress(PHASE, len(plans), len(plans))
@@ -246,8 +306,9 @@ async def _topics(
     ctx: CompileContext,
     entities: Sequence[Entity],
     relations: Sequence[Relation],
-    kb: KnowledgeView,
     pages: Sequence[Page],
+    index: ClaimIndex,
+    reader: ClaimReader,
 ) -> list[Topic]:
     """Communities of the entity graph as Topic records; unchanged memberships keep everything."""
     settings = template.plan.topics
@@ -280,7 +341,16 @@ async def _topics(
             kept.append(None)
 
     async def name(i: int, titles: Sequence[str]) -> Name:  # a heading names one topic only
-        return Name(*await _name_topic(ctx, template, groups[i], by_id, kb, titles))
+        members = groups[i]
+        previous = stored.get(pairing[i]) if i in pairing else None
+        tid = previous.id if previous is not None else short_id("topic", membership_fingerprint(members))
+
+        async def top_claims() -> list[str]:
+            ids = await regroup(ctx.store, index, tid, members, TOPIC_CLAIMS)
+            found = await reader.get(ids)
+            return [found[c].text for c in ids]
+
+        return Name(*await _name_topic(ctx, template, members, by_id, top_claims, titles))
 
     # Asked together, not one after another: see topic_names.py for why the titles are the same.
     names = await distinct_names([t.title if t else None for t in kept], name, template.map.concurrency)
@@ -295,11 +365,11 @@ async def _topics(
             continue
         fp = membership_fingerprint(members)
         previous = stored.get(pairing[i]) if i in pairing else None
+        tid = previous.id if previous is not None else short_id("topic", fp)
         title, summary = named.title, named.summary
         if previous is not None:  # membership drifted: keep the id and slug, rename
-            tid, slug = previous.id, previous.slug
+            slug = previous.slug
         else:
-            tid = short_id("topic", fp)
             slug = unique_slug(title, "topic", taken, key=tid)
         # An unnamed topic stores no fingerprint, so the next run names it (keeping id and slug).
         topics.append(Topic(id=tid, slug=slug, title=title, summary=summary or "", members=list(members),
@@ -331,8 +401,8 @@ async def _member_headings(ctx: CompileContext, members: Sequence[Entity]) -> li
 
 
 async def _name_topic(
-    ctx: CompileContext, template: Template, members: Sequence[str], by_id: dict[str, Entity], kb: KnowledgeView,
-    taken: Sequence[str] = (),
+    ctx: CompileContext, template: Template, members: Sequence[str], by_id: dict[str, Entity],
+    top_claims: Callable[[], Awaitable[list[str]]], taken: Sequence[str] = (),
 ) -> tuple[str, str | None]:
     """Title and summary of a topic; summary None when the engine failed and the title is a stand-in.
     Not kept here: the caller keeps the names it settles on (topic_names.py)."""
@@ -343,8 +413,7 @@ async def _name_topic(
     ranked = sorted(members, key=lambda m: (-by_id[m].importance, m))[:TOPIC_SKETCHES]
     sketches = [EntitySketch(name=by_id[m].name, type=by_id[m].type, description=by_id[m].description,
                              aliases=list(by_id[m].aliases)) for m in ranked]
-    claim_hits: Counter[str] = Counter(c for m in members for c in kb.claims_by_entity.get(m, ()))
-    claims = [kb.claims[c].text for c, _n in sorted(claim_hits.items(), key=lambda kv: (-kv[1], kv[0]))[:TOPIC_CLAIMS]]
+    claims = await top_claims()  # those naming most members first
     headings = await _member_headings(ctx, [by_id[m] for m in ranked])
     try:
         reply = await ctx.engine.name_topic(TopicRequest(members=sketches, claims=claims, headings=headings,
@@ -361,3 +430,79 @@ async def _name_topic(
 
 def _name_key(ctx: CompileContext, members: Sequence[str]) -> str:
     return fingerprint(sorted(members), ctx.engine.model)
+
+
+class ClaimReader:
+    """Claims by id, read from the store once each; every claim only when the claim index is
+    built again (from those REDUCE handed over, when it handed them all). `known` is what was
+    read: REFINE writes from it first."""
+
+    def __init__(self, store: Store, claims: Sequence[Claim] | None):
+        self.store, self.handed = store, claims
+        self.whole = False
+        self.known: dict[str, Claim] = {}
+
+    async def all(self) -> list[Claim]:
+        if not self.whole:
+            if self.handed is not None:
+                self.known = {c.id: c for c in self.handed}
+            else:
+                self.known = {c.id: c async for c in self.store.scan(Claim)}  # type: ignore[misc]
+            self.whole = True
+        return list(self.known.values())
+
+    async def get(self, ids: Sequence[str]) -> dict[str, Claim]:
+        if not self.whole:
+            missing = [i for i in dict.fromkeys(ids) if i not in self.known]
+            for start in range(0, len(missing), READ_BATCH):
+                for claim in await self.store.get(Claim, missing[start:start + READ_BATCH]):
+                    self.known[claim.id] = claim  # type: ignore[assignment]
+        return {i: self.known[i] for i in ids if i in self.known}
+
+
+READ_BATCH = 5000
+REBUILD_SHARE = 0.5  # changes past this share of the claims handed over: the index is built again
+
+
+async def _claim_index(ctx: CompileContext, entities: Sequence[Entity], reader: ClaimReader) -> tuple[ClaimIndex, bool]:
+    """The claim index brought up to date with what REDUCE changed, or built from every claim
+    when it does not describe the REDUCE output those changes start from. Returns (index, rebuilt)."""
+    reduced = ctx.state.get("reduce") or {}
+    current = rollup(ctx.state, "reduce")
+    # REDUCE hands what it changed since its last output; without changes handed (it found
+    # nothing to do) the index must describe its output as it stands.
+    since = reduced.get("claims_since") if "changed_claims" in reduced else current
+    index = await open_index(ctx.store)
+    words = words_of(entities)
+    removed, added = list(reduced.get("old_claims") or ()), list(reduced.get("changed_claims") or ())
+    # Most claims changed (REDUCE's own code did): building the index again from them costs less.
+    most = reader.handed is not None and len(removed) + len(added) > REBUILD_SHARE * len(reader.handed)
+    if current is not None and index.tag is not None and index.tag == since and not most:
+        await load_parts(ctx.store, index, index.claim_parts([*removed, *added]))
+        stale = index.apply(removed, added, words)
+        rebuilt = False
+    else:
+        index = built_index(await reader.all(), entities)
+        stale, rebuilt = set(), True
+    for eid in sorted(stale):  # renamed: its word is counted again over all its claims
+        await load_parts(ctx.store, index, index.all_parts(entity_set(eid)))
+        found = await reader.get(index.ids(entity_set(eid)))
+        index.recount(eid, words[eid], (c.text for c in found.values()))
+    return index, rebuilt
+
+
+async def _subject_claims(store: Store, index: ClaimIndex, subjects: Sequence[Subject],
+                          previous: dict[str, PagePlan], *, reusable: bool) -> dict[str, list[str]]:
+    """Each subject's claims; an entity's are the previous plan's when its claim set did not
+    change (`reusable`: that plan was made from the index as it was before this compile)."""
+    out: dict[str, list[str]] = {}
+    todo: list[Subject] = []
+    for s in subjects:
+        before = previous.get(s.id) if reusable and s.kind != "topic" else None
+        if before is not None and before.kind != "topic" and entity_set(s.id) not in index.touched:
+            out[s.id] = list(before.claim_ids)
+        else:
+            todo.append(s)
+    await load_parts(store, index, [k for s in todo for k in subject_claim_parts(s, index)])
+    out.update({s.id: subject_claims(s, index) for s in todo})
+    return out

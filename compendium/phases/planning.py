@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import re
+import itertools
+import operator
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fingerprint import fingerprint
+from ..fingerprint import fingerprint, text_hash
 from ..storage.records import Claim, Entity, Page, Relation
 from ..templates.schema import PlanSettings
+from .claim_index import ClaimIndex, entity_set
 from .slugs import unique_slug
 
 CREATE, UPDATE, KEEP, DELETE = "CREATE", "UPDATE", "KEEP", "DELETE"
@@ -50,11 +52,13 @@ class PagePlan:
     entity_ids: list[str] = field(default_factory=list)
     claim_ids: list[str] = field(default_factory=list)
     relation_ids: list[str] = field(default_factory=list)
-    chunk_ids: list[str] = field(default_factory=list)
+    chunk_ids: list[str] = field(default_factory=list)  # sorted (REFINE looks chunks up by bisection)
     links: list[str] = field(default_factory=list)
     description: str = ""
     aliases: list[str] = field(default_factory=list)
     evidence_fingerprint: str = ""
+    inputs: str = ""  # what the evidence fingerprint was made from, with claim ids for claims
+
 
     def to_dict(self) -> dict[str, Any]:
         # Shallow: fields are strings and lists of strings (asdict's deep copy is slow at scale).
@@ -66,20 +70,11 @@ class PagePlan:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
-def lowercase_titles(entities: Iterable[Entity], common: Collection[str], claims: dict[str, Claim],
-                     claims_by_entity: dict[str, list[str]]) -> dict[str, str]:
+def lowercase_titles(entities: Iterable[Entity], common: Collection[str], index: ClaimIndex) -> dict[str, str]:
     """Common-word subjects whose own claims write them in lowercase ("Iterator" in a heading,
     "an iterator" in the prose): id -> the lowercase spelling, the term's title. The other
     common-word subjects get no page."""
-    out = {}
-    for e in entities:
-        if e.id not in common:
-            continue
-        lower = e.name.strip().lower()
-        pattern = re.compile(rf"(?<![\w-]){re.escape(lower)}(?![\w-])")
-        if any(pattern.search(claims[c].text) for c in claims_by_entity.get(e.id, ()) if c in claims):
-            out[e.id] = lower
-    return out
+    return {e.id: e.name.strip().lower() for e in entities if e.id in common and index.written_lowercase(e.id)}
 
 
 def entity_subjects(
@@ -102,7 +97,7 @@ def entity_subjects(
     counts = facts or {}
     chosen = [
         e for e in entities
-        if len(set(e.chunk_ids)) >= min_support and (min_facts <= 0 or counts.get(e.id, 0) >= min_facts)
+        if _distinct_at_least(e.chunk_ids, min_support) and (min_facts <= 0 or counts.get(e.id, 0) >= min_facts)
         and (e.id not in (common or ()) or e.id in (titles or {}))
     ]
     chosen.sort(key=lambda e: (-e.importance, -len(e.chunk_ids), e.id))
@@ -115,34 +110,39 @@ def entity_subjects(
             description=e.description,
             aliases=list(e.aliases),
             entity_ids=[e.id],
-            chunk_ids=sorted(set(e.chunk_ids)),
+            chunk_ids=sorted_unique(e.chunk_ids),
             importance=e.importance,
         )
         for e in chosen[:max_pages]
     ]
 
 
-_PLAIN_TITLE_WORD = re.compile(r"^[A-Z][a-z]+$")
+def sorted_unique(ids: Sequence[str]) -> list[str]:
+    """sorted(set(ids)), with a pass in C when they already are (REDUCE stores an entity's
+    chunks so; a set and sort of 100k ids is what it saves)."""
+    if all(map(operator.lt, ids, itertools.islice(ids, 1, None))):
+        return list(ids)
+    return sorted(set(ids))
 
 
-def common_word_subjects(entities: Iterable[Entity], claims: dict[str, Claim],
-                         claims_by_entity: dict[str, list[str]]) -> set[str]:
+def _distinct_at_least(ids: Sequence[str], k: int) -> bool:
+    """len(set(ids)) >= k, reading only as far as it takes (an entity's chunks run to 100k)."""
+    if len(ids) < k:
+        return False
+    seen: set[str] = set()
+    for i in ids:
+        seen.add(i)
+        if len(seen) >= k:
+            return True
+    return k <= 0
+
+
+def common_word_subjects(index: ClaimIndex) -> set[str]:
     """Subjects named by one capitalised plain word ("Lock", "Support", "Finds") that none of
     their own claims capitalises inside a sentence: a word capitalised only where a sentence,
     heading or table cell begins is a common word, not a name. Read across every claim of the
-    corpus that names the subject, not one chunk."""
-    out: set[str] = set()
-    for e in entities:
-        name = e.name.strip()
-        if name.islower() and e.aliases and e.aliases[0].lower() == name:
-            name = e.aliases[0]  # REDUCE took the corpus's lowercase spelling: judge the capitalised one
-        if not _PLAIN_TITLE_WORD.match(name) or any(a.lower() != name.lower() for a in e.aliases):
-            continue
-        inside = re.compile(rf"(?<=[^\s.!?:]\s){re.escape(name)}\b|(?<=[(\"'“]){re.escape(name)}\b")
-        texts = [claims[c].text for c in claims_by_entity.get(e.id, ()) if c in claims]
-        if len(texts) >= 2 and not any(inside.search(t) for t in texts):  # one claim is too little to judge
-            out.add(e.id)
-    return out
+    corpus that names the subject, not one chunk (counted as claims come and go: claim_index)."""
+    return index.common_words()
 
 
 def match_level(score: float, settings: PlanSettings) -> str:
@@ -202,6 +202,24 @@ def evidence_fingerprint(
     )
 
 
+def evidence_inputs(
+    refine_fp: str,
+    model: str,
+    subject: Subject,
+    claim_ids: Sequence[str],
+    relation_texts: dict[str, str],
+    links: Sequence[tuple[str, str]],
+) -> str:
+    """What evidence_fingerprint reads, with each claim's id for the claim (an id is made from
+    its chunk and text): equal inputs give the same fingerprint without reading a claim."""
+    # The chunks go in as one digest: a subject's chunks run to 100k ids, encoded for every page.
+    chunks = text_hash("\x1f".join(sorted(subject.chunk_ids)))
+    return fingerprint(
+        refine_fp, model, subject.title, subject.kind, sorted(subject.aliases), subject.description,
+        sorted(claim_ids), sorted(relation_texts.items()), chunks, sorted(links),
+    )
+
+
 def relation_text(rel: Relation, names: dict[str, str]) -> str:
     src, dst = names.get(rel.source, rel.source), names.get(rel.target, rel.target)
     text = f"{src} {rel.type.replace('_', ' ')} {dst}"
@@ -210,49 +228,67 @@ def relation_text(rel: Relation, names: dict[str, str]) -> str:
 
 @dataclass
 class KnowledgeView:
-    """The parts of the canonical KB a plan reads, indexed for lookups."""
+    """The parts of the canonical KB a plan reads, indexed for lookups; `claims` holds the claims
+    read so far (all of them only when REDUCE handed them all), the rest are in the store."""
 
     names: dict[str, str]  # entity id -> name
     claims: dict[str, Claim]
-    claims_by_entity: dict[str, list[str]]
     relations: dict[str, Relation]
     relations_by_entity: dict[str, list[str]]
 
     @classmethod
-    def build(cls, entities: Iterable[Entity], relations: Iterable[Relation], claims: Iterable[Claim]) -> KnowledgeView:
-        by_claim: dict[str, list[str]] = defaultdict(list)
-        claim_map: dict[str, Claim] = {}
-        for c in claims:
-            claim_map[c.id] = c
-            for eid in dict.fromkeys(c.entity_ids):
-                by_claim[eid].append(c.id)
+    def build(cls, entities: Iterable[Entity], relations: Iterable[Relation], claims: Iterable[Claim] = ()) -> KnowledgeView:
         by_rel: dict[str, list[str]] = defaultdict(list)
         rel_map: dict[str, Relation] = {}
         for r in relations:
             rel_map[r.id] = r
             by_rel[r.source].append(r.id)
             by_rel[r.target].append(r.id)
-        return cls({e.id: e.name for e in entities}, claim_map, by_claim, rel_map, by_rel)
+        return cls({e.id: e.name for e in entities}, {c.id: c for c in claims}, rel_map, by_rel)
 
 
-def build_plan(
+def subject_claims(subject: Subject, index: ClaimIndex) -> list[str]:
+    """The claims a subject's page is written from: an entity's first claims by id (the head
+    parts of its set in memory: see subject_claim_parts); a topic's, those about most of its
+    members, ties by id, sorted (its group counted for these members: see claim_index.regroup)."""
+    if subject.kind == "topic":
+        ranked = index.ranking(subject.id, MAX_TOPIC_CLAIMS)
+        if ranked is None or index.members(subject.id) != sorted(set(subject.entity_ids)):
+            raise ValueError(f"topic {subject.id!r} is not counted for its members: regroup it first")
+        return sorted(ranked)
+    return index.head(entity_set(subject.id), MAX_ENTITY_CLAIMS)
+
+
+def subject_claim_parts(subject: Subject, index: ClaimIndex) -> list[str]:
+    return [] if subject.kind == "topic" else index.head_parts(entity_set(subject.id), MAX_ENTITY_CLAIMS)
+
+
+@dataclass
+class _Draft:
+    plan: PagePlan
+    subject: Subject
+    relation_texts: dict[str, str]
+    link_pairs: list[tuple[str, str]]
+
+
+def draft_plan(
     subjects: Sequence[Subject],
     pages: Sequence[Page],
     matched: dict[str, str],
-    reasons: dict[str, str],
     kb: KnowledgeView,
     topic_of: dict[str, list[str]],
+    claim_ids: Mapping[str, list[str]],
     *,
     refine_fp: str,
     model: str,
-) -> list[PagePlan]:
-    """The full plan: a page per subject (kept slug if matched, else a new unique one) with
-    its claims, relations, links and evidence fingerprint, plus DELETE for orphaned pages.
+) -> list[_Draft]:
+    """Every subject's page (kept slug if matched, else a new unique one) with its claims,
+    relations, links and evidence inputs; no fingerprint or action yet (see finish_plan).
 
-    `matched` maps subject id -> existing page slug; `topic_of` maps entity id -> topic ids.
+    `matched` maps subject id -> existing page slug; `topic_of` maps entity id -> topic ids;
+    `claim_ids` subject id -> its claims (see subject_claims).
     """
-    by_slug = {p.slug: p for p in pages}
-    taken = set(by_slug)
+    taken = {p.slug for p in pages}
     slug_of: dict[str, str] = {}
     for s in subjects:
         if s.id in matched:
@@ -261,13 +297,13 @@ def build_plan(
         if s.id not in slug_of:
             slug_of[s.id] = unique_slug(s.title, s.type or s.kind, taken, key=s.id)
     titles = {s.id: s.title for s in subjects}
+    said: dict[str, str] = {}  # relation id -> its sentence: a relation is on both its ends' pages and topics'
 
-    plans: list[PagePlan] = []
+    drafts: list[_Draft] = []
     for s in subjects:
         slug = slug_of[s.id]
         if s.kind == "topic":
             members = set(s.entity_ids)
-            claim_ids = _topic_claims(members, kb)
             rel_ids = sorted(
                 {rid for m in members for rid in kb.relations_by_entity.get(m, ())
                  if kb.relations[rid].source in members and kb.relations[rid].target in members}
@@ -275,7 +311,6 @@ def build_plan(
             link_ids = sorted((m for m in members if m in slug_of and m != s.id),
                               key=lambda m: (-len(kb.relations_by_entity.get(m, ())), m))
         else:
-            claim_ids = sorted(kb.claims_by_entity.get(s.id, ()))[:MAX_ENTITY_CLAIMS]
             rel_ids = sorted(kb.relations_by_entity.get(s.id, ()))
             strength: dict[str, int] = defaultdict(int)
             for rid in rel_ids:
@@ -285,39 +320,66 @@ def build_plan(
             link_ids = sorted((o for o in strength if o in slug_of and o != s.id), key=lambda o: (-strength[o], o))
             link_ids = [*(t for t in topic_of.get(s.id, ()) if t in slug_of), *link_ids]
         links = list(dict.fromkeys(slug_of[i] for i in link_ids))[:MAX_LINKS]
-        link_pairs = [(slug_of[i], titles[i]) for i in link_ids if slug_of[i] in links]
-        claims = [kb.claims[c] for c in claim_ids]
-        rel_texts = {rid: relation_text(kb.relations[rid], kb.names) for rid in rel_ids}
-        fp = evidence_fingerprint(refine_fp, model, s, claims, rel_texts, sorted(set(link_pairs)))
-
-        page = by_slug.get(slug) if s.id in matched else None
-        if page is None:
-            action, reason = CREATE, reasons.get(s.id, "new subject")
-        elif page.status in SHOWN_OR_WITHHELD and page.evidence_fingerprint == fp:
-            action, reason = KEEP, "evidence unchanged"
-        else:
-            action = UPDATE
-            reason = reasons.get(s.id, "evidence changed" if page.status == "active" else "subject returned")
-        plans.append(
-            PagePlan(
-                slug=slug,
-                title=s.title,
-                kind=s.kind,
-                subject_id=s.id,
-                action=action,
-                reason=reason,
-                entity_ids=list(s.entity_ids),
-                claim_ids=claim_ids,
-                relation_ids=rel_ids,
-                chunk_ids=list(s.chunk_ids),
-                links=links,
-                description=s.description,
-                aliases=list(s.aliases),
-                evidence_fingerprint=fp,
-            )
+        link_pairs = sorted(set((slug_of[i], titles[i]) for i in link_ids if slug_of[i] in links))
+        rel_texts = {rid: said.get(rid) or said.setdefault(rid, relation_text(kb.relations[rid], kb.names))
+                     for rid in rel_ids}
+        ids = list(claim_ids.get(s.id, ()))
+        plan = PagePlan(
+            slug=slug, title=s.title, kind=s.kind, subject_id=s.id, action="", entity_ids=list(s.entity_ids),
+            claim_ids=ids, relation_ids=rel_ids, chunk_ids=list(s.chunk_ids), links=links,
+            description=s.description, aliases=list(s.aliases),
+            inputs=evidence_inputs(refine_fp, model, s, ids, rel_texts, link_pairs),
         )
+        drafts.append(_Draft(plan, s, rel_texts, link_pairs))
+    return drafts
 
-    kept = set(slug_of.values())
+
+def claims_to_read(drafts: Sequence[_Draft], previous: Mapping[str, PagePlan]) -> list[str]:
+    """The claims whose texts the fingerprints need: those of pages whose evidence inputs changed."""
+    return list(dict.fromkeys(c for d in drafts if _known(d, previous) is None for c in d.plan.claim_ids))
+
+
+def _known(draft: _Draft, previous: Mapping[str, PagePlan]) -> str | None:
+    before = previous.get(draft.plan.subject_id)
+    if before is not None and before.inputs and before.inputs == draft.plan.inputs and before.evidence_fingerprint:
+        return before.evidence_fingerprint
+    return None
+
+
+def finish_plan(
+    drafts: Sequence[_Draft],
+    pages: Sequence[Page],
+    matched: dict[str, str],
+    reasons: dict[str, str],
+    kb: KnowledgeView,
+    previous: Mapping[str, PagePlan],
+    *,
+    refine_fp: str,
+    model: str,
+) -> list[PagePlan]:
+    """The full plan: each draft with its evidence fingerprint (the previous plan's where its
+    inputs are the same, else from the claims in `kb`, see claims_to_read) and action, plus
+    DELETE for orphaned pages."""
+    by_slug = {p.slug: p for p in pages}
+    plans: list[PagePlan] = []
+    for d in drafts:
+        plan, s = d.plan, d.subject
+        fp = _known(d, previous)
+        if fp is None:
+            fp = evidence_fingerprint(refine_fp, model, s, [kb.claims[c] for c in plan.claim_ids],
+                                      d.relation_texts, d.link_pairs)
+        plan.evidence_fingerprint = fp
+        page = by_slug.get(plan.slug) if s.id in matched else None
+        if page is None:
+            plan.action, plan.reason = CREATE, reasons.get(s.id, "new subject")
+        elif page.status in SHOWN_OR_WITHHELD and page.evidence_fingerprint == fp:
+            plan.action, plan.reason = KEEP, "evidence unchanged"
+        else:
+            plan.action = UPDATE
+            plan.reason = reasons.get(s.id, "evidence changed" if page.status == "active" else "subject returned")
+        plans.append(plan)
+
+    kept = {d.plan.slug for d in drafts}
     for page in sorted(pages, key=lambda p: p.slug):
         if page.status in SHOWN_OR_WITHHELD and page.slug not in kept:
             plans.append(
@@ -327,14 +389,22 @@ def build_plan(
     return plans
 
 
-def _topic_claims(members: set[str], kb: KnowledgeView) -> list[str]:
-    # Claims about several members say most about the topic; ties go by id for stability.
-    hits: dict[str, int] = defaultdict(int)
-    for m in members:
-        for cid in kb.claims_by_entity.get(m, ()):
-            hits[cid] += 1
-    ranked = sorted(hits, key=lambda c: (-hits[c], c))[:MAX_TOPIC_CLAIMS]
-    return sorted(ranked)
+def build_plan(
+    subjects: Sequence[Subject],
+    pages: Sequence[Page],
+    matched: dict[str, str],
+    reasons: dict[str, str],
+    kb: KnowledgeView,
+    topic_of: dict[str, list[str]],
+    index: ClaimIndex,
+    *,
+    refine_fp: str,
+    model: str,
+) -> list[PagePlan]:
+    """The plan in one go, from an index with every part in memory and `kb` holding every claim."""
+    claim_ids = {s.id: subject_claims(s, index) for s in subjects}
+    drafts = draft_plan(subjects, pages, matched, kb, topic_of, claim_ids, refine_fp=refine_fp, model=model)
+    return finish_plan(drafts, pages, matched, reasons, kb, {}, refine_fp=refine_fp, model=model)
 
 
 def match_by_subject(subjects: Sequence[Subject], pages: Sequence[Page]) -> dict[str, str]:

@@ -455,6 +455,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         "changed_claims": out.write_claims,
         "removed_claims": out.removed_claims,
         "old_claims": out.old_claims,
+        "claims_since": mark.get("fingerprint"),  # the REDUCE output those changes start from
     }
     n_concepts = sum(1 for e in out.entities if e.category == "concept")
     return PhaseResult(

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import bisect
+import itertools
 import time
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -131,11 +133,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     }
 
     slug_of_subject = {p.subject_id: p.slug for p in live.values()}
-    chunk_about: dict[str, list[str]] = defaultdict(list)
-    for p in live.values():
-        if p.kind != "topic":
-            for cid in p.chunk_ids:
-                chunk_about[cid].append(p.slug)
+    chunk_about = ChunkPages([p for p in live.values() if p.kind != "topic"])
     writer = fingerprint(template.phase_fingerprint(PHASE), engine.name, engine.model)
     # Pages written while MAP left chunks failed are provisional: their evidence and links may
     # grow when those chunks are extracted, and merging into them would not reach what a clean
@@ -456,7 +454,7 @@ class EvidenceReader:
     def __init__(self, store: Store, plans: Sequence[PagePlan], window: int = PREFETCH_PAGES,
                  kb: KnowledgeView | None = None):
         self.store, self.plans, self.window = store, list(plans), max(1, window)
-        self.kb = kb  # the KB PLAN read in this process: claims, relations and names without a read
+        self.kb = kb  # the KB PLAN read in this process: relations, names and some claims without a read
         self.position = {p.slug: i for i, p in enumerate(self.plans)}
         self.titles: dict[str, str] = {}
         self._windows: dict[int, _Window] = {}
@@ -487,7 +485,10 @@ class EvidenceReader:
         kb = self.kb
         claim_ids, relation_ids = _union(p.claim_ids for p in plans), _union(p.relation_ids for p in plans)
         if kb is not None:
+            # PLAN read the claims of the pages whose evidence changed; the others come from the store.
             out.claims = {c: kb.claims[c] for c in claim_ids if c in kb.claims}
+            unread = [c for c in claim_ids if c not in out.claims]
+            out.claims.update({c.id: c for c in await self._get(Claim, unread)} if unread else {})
             out.relations = {r: kb.relations[r] for r in relation_ids if r in kb.relations}
         else:
             out.claims = {c.id: c for c in await self._get(Claim, claim_ids)}
@@ -505,6 +506,35 @@ class EvidenceReader:
         return out
 
 
+class ChunkPages(Mapping[str, list[str]]):
+    """Chunk id -> slugs of the pages whose subject it mentions, in the pages' order, worked out
+    for the chunks asked about only: a page's chunks are sorted (planning.entity_subjects), so
+    each page is a binary search, where listing every page's chunks costs a pass over the KB."""
+
+    def __init__(self, plans: Sequence[PagePlan]):
+        self.plans = list(plans)
+        self._found: dict[str, list[str]] = {}
+
+    def __getitem__(self, chunk_id: str) -> list[str]:
+        found = self._found.get(chunk_id)
+        if found is None:
+            found = self._found[chunk_id] = [p.slug for p in self.plans if _holds(p.chunk_ids, chunk_id)]
+        if not found:
+            raise KeyError(chunk_id)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted({c for p in self.plans for c in p.chunk_ids}))
+
+    def __len__(self) -> int:
+        return len({c for p in self.plans for c in p.chunk_ids})
+
+
+def _holds(ids: Sequence[str], wanted: str) -> bool:
+    at = bisect.bisect_left(ids, wanted)
+    return at < len(ids) and ids[at] == wanted
+
+
 def _union(groups: Iterable[Iterable[str]]) -> list[str]:
     return list(dict.fromkeys(i for g in groups for i in g))
 
@@ -514,9 +544,18 @@ def source_ids(plan: PagePlan, claims: Sequence[Claim]) -> list[str]:
     per_chunk: dict[str, int] = defaultdict(int)
     for c in claims:
         per_chunk[c.chunk_id] += 1
-    wanted = list(dict.fromkeys([*plan.chunk_ids, *per_chunk]))
-    wanted.sort(key=lambda cid: -per_chunk.get(cid, 0))  # stable: ties keep the plan's order
-    return wanted[:MAX_SOURCES]
+    # The plan's chunks (sorted, unique, often 100k) in order, then the claims' other chunks;
+    # those holding more claims first, ties in that order: the claims' chunks are placed by
+    # bisection and the rest taken from the front, not the whole list sorted.
+    ids, after = plan.chunk_ids, len(plan.chunk_ids)
+
+    def place(n_cid: tuple[int, str]) -> tuple[int, int]:
+        n, cid = n_cid
+        return (-per_chunk[cid], bisect.bisect_left(ids, cid) if _holds(ids, cid) else after + n)
+
+    held = [cid for _n, cid in sorted(enumerate(per_chunk), key=place)][:MAX_SOURCES]
+    rest = (cid for cid in ids if cid not in per_chunk)
+    return held + list(itertools.islice(rest, MAX_SOURCES - len(held)))
 
 
 def candidates(
@@ -524,7 +563,7 @@ def candidates(
     window: _Window,
     titles: dict[str, str],
     slug_of_subject: dict[str, str],
-    chunk_about: dict[str, list[str]],
+    chunk_about: Mapping[str, list[str]],
 ) -> list[EvidenceItem]:
     """Everything the page could be written from, best first (claims, relations, excerpts)."""
     claims = [window.claims[c] for c in plan.claim_ids if c in window.claims]
@@ -558,8 +597,11 @@ def candidates(
     flat = {c.id: flat_text(c.text) for c in chunks}
     for statement, relation in zip(statements[len(claims):], kept_relations, strict=True):
         quoted = " ".join(relation.description.split())
-        if quoted:
-            statement.chunk_ids.sort(key=lambda cid: quoted not in flat.get(cid, ""))
+        # Only the page's sources can quote it: the others keep their order behind them.
+        quoting = {cid for cid, text in flat.items() if quoted and quoted in text}
+        if quoting:  # those first, the others behind them, each in their order
+            ids = statement.chunk_ids
+            ids[:] = [c for c in ids if c in quoting] + [c for c in ids if c not in quoting]
     return rank_evidence(statements, sources, [plan.title, *plan.aliases])
 
 

@@ -471,7 +471,23 @@ class SQLiteStore(codec.GetOne):
             return
         db.closed = True
         db.matrices.clear()
+        _keep_statistics(db.conn)
         try:
             db.conn.close()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot close SQLite store {db.path}: {exc}") from exc
+
+
+def _keep_statistics(conn: sqlite3.Connection) -> None:
+    """Table statistics for the query planner, made or refreshed when the store closes. Without
+    them SQLite reads a filtered scan's whole table in id order rather than use the filter's
+    index (a document's 4 chunks took 0.13 s at 100k chunks, 0.3 ms by the index)."""
+    try:
+        conn.execute("PRAGMA busy_timeout=0")  # another writer holds the file: next time, then
+        conn.execute("PRAGMA analysis_limit=400")  # sampled: 0.14 s on a 1.7 GB store
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone() is None:
+            conn.execute("ANALYZE")
+        else:
+            conn.execute("PRAGMA optimize")
+    except sqlite3.Error:
+        pass  # statistics only speed queries up

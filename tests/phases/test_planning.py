@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+from compendium.phases.claim_index import built_index
 from compendium.phases.planning import (
     KnowledgeView,
     PagePlan,
@@ -19,15 +20,18 @@ from .golden_files import load
 
 def plan_from(golden, pages):
     entities = [Entity(**e) for e in golden["entities"]]
-    kb = KnowledgeView.build(entities, [Relation(**r) for r in golden["relations"]], [Claim(**c) for c in golden["claims"]])
+    claims = [Claim(**c) for c in golden["claims"]]
+    kb = KnowledgeView.build(entities, [Relation(**r) for r in golden["relations"]], claims)
+    index = built_index(claims, entities)
     subjects = entity_subjects(entities, golden["min_support"], golden["max_pages"])
     topic_of = {}
     for t in golden["topics"]:
         subjects.append(Subject(id=t["id"], title=t["title"], kind="topic", description=t["summary"], entity_ids=t["members"]))
         for m in t["members"]:
             topic_of.setdefault(m, []).append(t["id"])
+        index.count_group(t["id"], t["members"])
     matched = match_by_subject(subjects, pages)
-    return build_plan(subjects, pages, matched, {}, kb, topic_of, refine_fp="r", model="m")
+    return build_plan(subjects, pages, matched, {}, kb, topic_of, index, refine_fp="r", model="m")
 
 
 def summary(plans):
@@ -80,7 +84,7 @@ def test_knn_hits_give_each_page_to_its_closest_subject():
 
 
 def test_a_common_word_capitalised_only_where_sentences_begin_gets_no_page():
-    from compendium.phases.planning import KnowledgeView, common_word_subjects
+    from compendium.phases.planning import common_word_subjects
     from compendium.storage.records import Claim, Entity
 
     lock = Entity(id="e-lock", name="Lock", chunk_ids=["k1", "k2"])
@@ -91,14 +95,13 @@ def test_a_common_word_capitalised_only_where_sentences_begin_gets_no_page():
         Claim(id="c3", text="Python runs the script.", entity_ids=["e-py"]),
         Claim(id="c4", text="Scripts written in Python run unchanged.", entity_ids=["e-py"]),
     ]
-    kb = KnowledgeView.build([lock, python], [], claims)
-    assert common_word_subjects([lock, python], kb.claims, kb.claims_by_entity) == {"e-lock"}
+    assert common_word_subjects(built_index(claims, [lock, python])) == {"e-lock"}
     subjects = entity_subjects([lock, python], 2, 10, {"e-lock": 2, "e-py": 2}, 1, {"e-lock"})
     assert [s.title for s in subjects] == ["Python"]
 
 
 def test_a_common_word_the_prose_writes_in_lowercase_keeps_its_page_under_that_title():
-    from compendium.phases.planning import KnowledgeView, common_word_subjects, lowercase_titles
+    from compendium.phases.planning import common_word_subjects, lowercase_titles
     from compendium.storage.records import Claim, Entity
 
     iterator = Entity(id="e-it", name="Iterator", chunk_ids=["k1", "k2"])
@@ -106,9 +109,9 @@ def test_a_common_word_the_prose_writes_in_lowercase_keeps_its_page_under_that_t
         Claim(id="c1", text="Iterator objects support two methods.", entity_ids=["e-it"]),
         Claim(id="c2", text="An iterator is an object representing a stream of data.", entity_ids=["e-it"]),
     ]
-    kb = KnowledgeView.build([iterator], [], claims)
-    common = common_word_subjects([iterator], kb.claims, kb.claims_by_entity)
-    titles = lowercase_titles([iterator], common, kb.claims, kb.claims_by_entity)
+    index = built_index(claims, [iterator])
+    common = common_word_subjects(index)
+    titles = lowercase_titles([iterator], common, index)
     assert titles == {"e-it": "iterator"}
     subjects = entity_subjects([iterator], 2, 10, {"e-it": 2}, 1, common, titles)
     assert [s.title for s in subjects] == ["iterator"]

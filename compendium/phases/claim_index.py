@@ -1,0 +1,431 @@
+"""What PLAN keeps of every claim between compiles: per entity its sorted claim ids and word
+counts, per topic (or outline node) its claims by how many members they name, stored in small
+buckets and brought up to date from REDUCE's changes.
+
+A page is planned from its subject's first claims (by id), how many claims name it and whether
+they write its name as a name; a topic page from the claims naming most of its members. Reading
+every claim of a large KB for that costs seconds (737k claims at 100k chunks), so PLAN keeps:
+- per entity, the set of its claim ids, split by id prefix into parts of at most PART_LIMIT
+  ids: an edit reads and rewrites the few parts its claims fall in, and an entity's first
+  claims are in the first parts of its set;
+- per topic, for each member count, how many claims name that many members and the first
+  RESERVE of them by id (exactly those: a claim that comes in is kept when it sorts among them,
+  one that goes is dropped). A topic whose members change, or whose kept claims run short of
+  what its page takes, is counted again from its members' sets.
+A compile from scratch is the same bookkeeping with every claim new.
+
+The pure `ClaimIndex` works on what is in memory; `open_index`, `load_parts`, `regroup` and
+`ClaimIndex.entries` move it to and from the store.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import xxhash
+
+from ..storage.base import Store
+from ..storage.records import CacheEntry, Claim, Entity
+
+NAMESPACE = "claim-index"  # ids sort away from the stored plan, a large row that slows writes beside it
+STATE_KEY = f"{NAMESPACE}:state"
+PART_LIMIT = 1024  # ids per part; a set past it is split 16 ways per prefix character
+RESERVE = 240  # claims kept per topic and member count: four pages' worth (planning.MAX_TOPIC_CLAIMS)
+_DIR_PREFIX = f"{NAMESPACE}:dir:"
+_PART_PREFIX = f"{NAMESPACE}:part:"
+_GROUP_PREFIX = f"{NAMESPACE}:group:"
+_PLAIN_TITLE_WORD = re.compile(r"^[A-Z][a-z]+$")
+
+
+def entity_set(entity_id: str) -> str:
+    return f"e:{entity_id}"
+
+
+@lru_cache(maxsize=65536)
+def _dir_key(set_id: str) -> str:
+    return _DIR_PREFIX + xxhash.xxh3_64_hexdigest(set_id.encode())[:2]
+
+
+def _part_key(set_id: str, prefix: str) -> str:
+    return f"{_PART_PREFIX}{set_id}:{prefix}"
+
+
+def name_word(entity: Entity) -> str | None:
+    """The capitalised plain word ("Lock") a subject is named by, when it is one: such a name may
+    be a common word, told by whether its claims capitalise it inside a sentence."""
+    name = entity.name.strip()
+    if name.islower() and entity.aliases and entity.aliases[0].lower() == name:
+        name = entity.aliases[0]  # REDUCE took the corpus's lowercase spelling: judge the capitalised one
+    if not _PLAIN_TITLE_WORD.match(name) or any(a.lower() != name.lower() for a in entity.aliases):
+        return None
+    return name
+
+
+@lru_cache(maxsize=4096)
+def _inside(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<=[^\s.!?:]\s){re.escape(word)}\b|(?<=[(\"'“]){re.escape(word)}\b")
+
+
+@lru_cache(maxsize=4096)
+def _lowercase(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
+
+
+def words_of(entities: Iterable[Entity]) -> dict[str, list[str]]:
+    """Entity id -> [its name word, that word in lowercase as the prose would write it], for the
+    entities named by one plain word (the others need no word counts)."""
+    out = {}
+    for e in entities:
+        word = name_word(e)
+        if word is not None:
+            out[e.id] = [word, e.name.strip().lower()]
+    return out
+
+
+def _depth_for(size: int) -> int:
+    """The prefix length that spreads `size` hashed ids at about half PART_LIMIT per part."""
+    depth = 0
+    while size > PART_LIMIT // 2 * 16 ** depth and depth < 8:
+        depth += 1
+    return depth
+
+
+@dataclass
+class ClaimIndex:
+    """Sorted claim-id sets, each kept as parts by id prefix (`layout`: set id -> {"d": prefix
+    length, "n": {prefix: ids}}); per entity its word counts (`words`: entity id -> [word,
+    claims capitalising it inside a sentence, lowercase word, claims writing it so]); per topic
+    its members and levels (`groups`: id -> {"members": [...], "levels": {member count: [claims,
+    first RESERVE claim ids]}})."""
+
+    tag: str | None = None  # the REDUCE output this index describes
+    layout: dict[str, dict[str, Any]] = field(default_factory=dict)
+    words: dict[str, list[Any]] = field(default_factory=dict)
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    plans: dict[str, str | None] = field(default_factory=dict)  # stored plan key -> the tag it was planned at
+    parts: dict[str, set[str]] = field(default_factory=dict)  # part key -> ids, those in memory
+    complete: bool = False  # every part is in memory (an index built here from scratch)
+    touched: set[str] = field(default_factory=set)  # sets whose ids changed in this compile
+    changed_groups: set[str] = field(default_factory=set)  # groups whose claims or members changed
+    _dirty_parts: set[str] = field(default_factory=set)
+    _gone_parts: set[str] = field(default_factory=set)
+    _gone_groups: set[str] = field(default_factory=set)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def size(self, set_id: str) -> int:
+        found = self.layout.get(set_id)
+        return sum(found["n"].values()) if found else 0
+
+    def facts(self, entity_id: str) -> int:
+        """How many claims name the entity."""
+        return self.size(entity_set(entity_id))
+
+    def common_words(self) -> set[str]:
+        """Entities named by one capitalised plain word that none of their (two or more) claims
+        capitalises inside a sentence: a common word, not a name (see planning.common_word_subjects)."""
+        return {eid for eid, (_w, inside, _l, _lower) in self.words.items() if inside == 0 and self.facts(eid) >= 2}
+
+    def written_lowercase(self, entity_id: str) -> bool:
+        found = self.words.get(entity_id)
+        return bool(found and found[3])
+
+    def part_of(self, set_id: str, claim_id: str) -> str:
+        found = self.layout.get(set_id)
+        return _part_key(set_id, claim_id[: found["d"] if found else 0])
+
+    def missing(self, keys: Iterable[str]) -> list[str]:
+        """Of these part keys, those not in memory yet (load them before using them)."""
+        if self.complete:
+            return []
+        return sorted({k for k in keys if k not in self.parts})
+
+    def all_parts(self, set_id: str) -> list[str]:
+        found = self.layout.get(set_id)
+        return [_part_key(set_id, p) for p in sorted(found["n"])] if found else []
+
+    def head_parts(self, set_id: str, k: int) -> list[str]:
+        """The parts holding the set's first `k` ids."""
+        found = self.layout.get(set_id)
+        if not found:
+            return []
+        out, seen = [], 0
+        for prefix in sorted(found["n"]):
+            if seen >= k:
+                break
+            out.append(_part_key(set_id, prefix))
+            seen += found["n"][prefix]
+        return out
+
+    def head(self, set_id: str, k: int) -> list[str]:
+        """The set's first `k` ids in order (its head parts in memory)."""
+        out: list[str] = []
+        for key in self.head_parts(set_id, k):
+            out.extend(sorted(self.parts.get(key, ())))
+        return out[:k]
+
+    def ids(self, set_id: str) -> list[str]:
+        """Every id of the set, in order (all its parts in memory)."""
+        return [i for key in self.all_parts(set_id) for i in sorted(self.parts.get(key, ()))]
+
+    def members(self, group_id: str) -> list[str]:
+        return list((self.groups.get(group_id) or {}).get("members", ()))
+
+    def ranking(self, group_id: str, k: int) -> list[str] | None:
+        """The group's first `k` claims: those naming most members first, then by id; None when
+        the claims kept run short (count the group again: see count_group)."""
+        levels = (self.groups.get(group_id) or {}).get("levels", {})
+        out: list[str] = []
+        for h in sorted(levels, key=int, reverse=True):
+            count, first = levels[h]
+            want = min(count, k - len(out))
+            if want <= 0:
+                break
+            if len(first) < want:
+                return None
+            out += first[:want]
+        return out
+
+    # -- changing --------------------------------------------------------------------------
+
+    def _add(self, set_id: str, claim_id: str) -> None:
+        key = self.part_of(set_id, claim_id)
+        ids = self.parts.setdefault(key, set())
+        if claim_id in ids:
+            return
+        ids.add(claim_id)
+        found = self.layout.setdefault(set_id, {"d": 0, "n": {}})
+        prefix = key[len(_PART_PREFIX) + len(set_id) + 1:]
+        found["n"][prefix] = found["n"].get(prefix, 0) + 1
+        self.touched.add(set_id)
+        self._dirty_parts.add(key)
+
+    def _discard(self, set_id: str, claim_id: str) -> None:
+        key = self.part_of(set_id, claim_id)
+        ids = self.parts.get(key)
+        if not ids or claim_id not in ids:
+            return
+        ids.discard(claim_id)
+        found = self.layout[set_id]
+        prefix = key[len(_PART_PREFIX) + len(set_id) + 1:]
+        found["n"][prefix] -= 1
+        if not found["n"][prefix]:
+            del found["n"][prefix]
+            if not found["n"]:
+                del self.layout[set_id]
+        self.touched.add(set_id)
+        self._dirty_parts.add(key)
+
+    def _level(self, group_id: str, hits: int, claim_id: str, sign: int) -> None:
+        levels = self.groups[group_id]["levels"]
+        level = levels.setdefault(str(hits), [0, []])
+        count, first = level
+        if sign > 0:
+            # Kept when it sorts among the first kept, or when every claim of the level is kept.
+            if len(first) == count or (first and claim_id < first[-1]):
+                bisect.insort(first, claim_id)
+                del first[RESERVE:]
+            level[0] = count + 1
+        else:
+            at = bisect.bisect_left(first, claim_id)
+            if at < len(first) and first[at] == claim_id:
+                del first[at]
+            level[0] = count - 1
+            if level[0] <= 0:
+                del levels[str(hits)]
+        self.changed_groups.add(group_id)
+
+    def claim_parts(self, claims: Iterable[Claim]) -> list[str]:
+        """The parts `apply` reads and writes for these claims."""
+        return [self.part_of(entity_set(eid), c.id) for c in claims for eid in set(c.entity_ids)]
+
+    def apply(self, removed: Iterable[Claim], added: Iterable[Claim], words: Mapping[str, Sequence[str]]) -> set[str]:
+        """Take out the old versions of changed and removed claims, put in the new ones (their
+        parts in memory: see claim_parts). `words`: entity id -> [name word, lowercase word]
+        (see words_of). Returns the entities whose word counts must be made again from all
+        their claims (see recount): their word changed, or they had claims before they had one."""
+        stale = {eid for eid, found in self.words.items() if eid in words and list(words[eid]) != found[::2]}
+        stale |= {eid for eid in words if eid not in self.words and self.facts(eid)}
+        for eid in stale:
+            self.words.pop(eid, None)
+        groups = [(gid, set(g["members"])) for gid, g in self.groups.items()]
+        for sign, claims in ((-1, removed), (1, added)):
+            step = self._discard if sign < 0 else self._add
+            for c in claims:
+                ents = dict.fromkeys(c.entity_ids)
+                for eid in ents:
+                    step(entity_set(eid), c.id)
+                    pair = words.get(eid)
+                    if pair is None or eid in stale:
+                        continue
+                    counts = self.words.get(eid)
+                    if counts is None:
+                        counts = self.words[eid] = [pair[0], 0, pair[1], 0]
+                    if _inside(pair[0]).search(c.text):
+                        counts[1] += sign
+                    if _lowercase(pair[1]).search(c.text):
+                        counts[3] += sign
+                for gid, members in groups:
+                    h = len(members.intersection(ents))
+                    if h:
+                        self._level(gid, h, c.id, sign)
+        for eid in [e for e in self.words if e not in words or not self.facts(e)]:
+            del self.words[eid]
+        return {eid for eid in stale if self.facts(eid)}
+
+    def recount(self, entity_id: str, pair: Sequence[str], texts: Iterable[str]) -> None:
+        """Word counts of an entity from the texts of all its claims."""
+        inside, lower = _inside(pair[0]), _lowercase(pair[1])
+        texts = list(texts)
+        self.words[entity_id] = [pair[0], sum(1 for t in texts if inside.search(t)),
+                                 pair[1], sum(1 for t in texts if lower.search(t))]
+
+    def count_group(self, group_id: str, members: Sequence[str]) -> None:
+        """A group's levels counted from its members' sets (all their parts in memory)."""
+        hits: Counter[str] = Counter()
+        for m in sorted(set(members)):
+            for key in self.all_parts(entity_set(m)):
+                hits.update(self.parts.get(key, ()))
+        by_level: dict[int, list[str]] = defaultdict(list)
+        for claim_id, h in hits.items():
+            by_level[h].append(claim_id)
+        self.groups[group_id] = {"members": sorted(set(members)), "levels": {
+            str(h): [len(ids), heapq.nsmallest(RESERVE, ids)] for h, ids in sorted(by_level.items())}}
+        self.changed_groups.add(group_id)
+        self._gone_groups.discard(group_id)
+
+    def drop_group(self, group_id: str) -> None:
+        if self.groups.pop(group_id, None) is not None:
+            self._gone_groups.add(group_id)
+            self.changed_groups.add(group_id)
+
+    def oversized(self) -> list[str]:
+        """Sets with a part past PART_LIMIT: split them (all their parts in memory) with `split`."""
+        return sorted({set_id for set_id in self.touched if set_id in self.layout
+                       and max(self.layout[set_id]["n"].values()) > PART_LIMIT})
+
+    def split(self, set_id: str) -> None:
+        """Spread the set over parts of a longer prefix (ids are hashes: evenly)."""
+        ids = self.ids(set_id)
+        depth = max(_depth_for(len(ids)), self.layout[set_id]["d"] + 1)
+        for key in self.all_parts(set_id):
+            self.parts.pop(key, None)
+            self._gone_parts.add(key)
+        self.layout[set_id] = {"d": depth, "n": {}}
+        for claim_id in ids:
+            self._add(set_id, claim_id)
+
+    # -- storing ---------------------------------------------------------------------------
+
+    def entries(self, now: float) -> tuple[list[CacheEntry], list[str]]:
+        """The records to write and the ids to delete for what changed since loaded (all of
+        it for an index built here: the stored one is deleted first, see reset_index)."""
+        write: list[CacheEntry] = []
+        changed = self.layout if self.complete else self.touched
+        wanted = {_dir_key(s) for s in changed}
+        dirs: dict[str, dict[str, Any]] = {}
+        for set_id, found in self.layout.items():
+            key = _dir_key(set_id)
+            if key in wanted:
+                dirs.setdefault(key, {})[set_id] = found
+        write += [CacheEntry(id=k, namespace=NAMESPACE, value=v, created_at=now) for k, v in dirs.items()]
+        delete = sorted(wanted - set(dirs))
+        for key in sorted(self._dirty_parts | (set(self.parts) if self.complete else set())):
+            ids = self.parts.get(key)
+            if ids:
+                write.append(CacheEntry(id=key, namespace=NAMESPACE, value=sorted(ids), created_at=now))
+            else:
+                delete.append(key)
+        written = {e.id for e in write}
+        delete += [k for k in self._gone_parts if k not in written]
+        groups = self.groups if self.complete else self.changed_groups
+        write += [CacheEntry(id=_GROUP_PREFIX + gid, namespace=NAMESPACE, value=self.groups[gid], created_at=now)
+                  for gid in sorted(groups) if gid in self.groups]
+        delete += [_GROUP_PREFIX + gid for gid in self._gone_groups if gid not in self.groups]
+        write.append(CacheEntry(id=STATE_KEY, namespace=NAMESPACE, created_at=now, value={
+            "tag": self.tag, "words": self.words, "groups": sorted(self.groups), "plans": self.plans}))
+        return write, sorted(set(delete))
+
+
+def built_index(claims: Iterable[Claim], entities: Iterable[Entity], tag: str | None = None) -> ClaimIndex:
+    """An index of these claims from scratch, every part in memory: what `apply` makes of an
+    empty index given every claim, laid out at once in parts of the size it ends with."""
+    words = words_of(entities)
+    by_entity: dict[str, list[str]] = defaultdict(list)
+    counts = {eid: [pair[0], 0, pair[1], 0] for eid, pair in words.items()}
+    for c in claims:
+        for eid in dict.fromkeys(c.entity_ids):
+            by_entity[eid].append(c.id)
+            found = counts.get(eid)
+            if found is not None:
+                if _inside(found[0]).search(c.text):
+                    found[1] += 1
+                if _lowercase(found[2]).search(c.text):
+                    found[3] += 1
+    index = ClaimIndex(tag=tag, complete=True)
+    for eid, ids in by_entity.items():
+        set_id = entity_set(eid)
+        unique = set(ids)
+        depth = _depth_for(len(unique))
+        parts: dict[str, set[str]] = defaultdict(set)
+        for claim_id in unique:
+            parts[claim_id[:depth]].add(claim_id)
+        index.layout[set_id] = {"d": depth, "n": {p: len(v) for p, v in parts.items()}}
+        for prefix, v in parts.items():
+            index.parts[_part_key(set_id, prefix)] = v
+        index.touched.add(set_id)
+    index.words = {eid: found for eid, found in counts.items() if eid in by_entity}
+    return index
+
+
+async def open_index(store: Store) -> ClaimIndex:
+    """The index as stored: its directory, word counts and groups; no part yet."""
+    found = await store.get(CacheEntry, [STATE_KEY])
+    if not found:
+        return ClaimIndex(complete=True)
+    state = found[0].value or {}  # type: ignore[attr-defined]
+    index = ClaimIndex(tag=state.get("tag"), words=dict(state.get("words") or {}), plans=dict(state.get("plans") or {}))
+    keys = [f"{_DIR_PREFIX}{a}{b}" for a in "0123456789abcdef" for b in "0123456789abcdef"]
+    for entry in await store.get(CacheEntry, keys):
+        index.layout.update(entry.value or {})  # type: ignore[attr-defined]
+    wanted = [_GROUP_PREFIX + gid for gid in state.get("groups") or ()]
+    for entry in await store.get(CacheEntry, wanted):
+        index.groups[entry.id[len(_GROUP_PREFIX):]] = entry.value  # type: ignore[attr-defined]
+    return index
+
+
+_GET_BATCH = 900  # ids per read: under SQLite's bound on query parameters
+
+
+async def load_parts(store: Store, index: ClaimIndex, keys: Iterable[str]) -> None:
+    """Bring these parts into memory (an absent part is an empty one)."""
+    wanted = index.missing(keys)
+    for start in range(0, len(wanted), _GET_BATCH):
+        batch = wanted[start:start + _GET_BATCH]
+        found = {e.id: e.value for e in await store.get(CacheEntry, batch)}  # type: ignore[attr-defined]
+        for key in batch:
+            index.parts[key] = set(found.get(key) or ())
+
+
+async def reset_index(store: Store) -> None:
+    """Forget the stored index (it is written again whole)."""
+    await store.delete(CacheEntry, {"namespace": NAMESPACE})
+
+
+async def regroup(store: Store, index: ClaimIndex, group_id: str, members: Sequence[str], k: int) -> list[str]:
+    """The group's first `k` claims for these members (see ClaimIndex.ranking), counting the
+    group again from its members' sets when its members changed or its kept claims ran short."""
+    ranked = index.ranking(group_id, k) if index.members(group_id) == sorted(set(members)) else None
+    if ranked is None:
+        await load_parts(store, index, [key for m in set(members) for key in index.all_parts(entity_set(m))])
+        index.count_group(group_id, members)
+        ranked = index.ranking(group_id, k)
+    assert ranked is not None  # counted from every claim: nothing is short
+    return ranked

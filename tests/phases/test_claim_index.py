@@ -1,0 +1,110 @@
+"""PLAN's claim index: kept up to date in the store from changes, it answers what one built from
+every claim answers (real SQLite; enough claims that sets split into parts)."""
+
+import random
+
+from compendium.phases.claim_index import (
+    PART_LIMIT,
+    ClaimIndex,
+    built_index,
+    entity_set,
+    load_parts,
+    open_index,
+    regroup,
+    words_of,
+)
+from compendium.phases.planning import MAX_ENTITY_CLAIMS, MAX_TOPIC_CLAIMS
+from compendium.storage.records import CacheEntry, Claim, Entity
+
+ENTITIES = [Entity(id="e-lock", name="Lock"), Entity(id="e-py", name="Python"), Entity(id="e-db", name="Database"),
+            Entity(id="e-pool", name="Buffer Pool")]
+SENTENCES = ["Lock waits for the holder.", "The Lock is held by Python.", "A lock guards the Database.",
+             "Database pages sit in the Buffer Pool.", "Python reads the database."]
+
+
+def _claims(rng: random.Random, n: int, start: int = 0) -> list[Claim]:
+    out = []
+    for i in range(start, start + n):
+        text = f"{rng.choice(SENTENCES)} ({i})"
+        ents = rng.sample([e.id for e in ENTITIES], rng.randint(1, 3))
+        out.append(Claim(id=f"{rng.getrandbits(64):016x}", text=text, entity_ids=ents))
+    return out
+
+
+async def _store_index(store, index: ClaimIndex) -> None:
+    write, gone = index.entries(0.0)
+    async with store.transaction():
+        for start in range(0, len(gone), 500):
+            await store.delete(CacheEntry, {"id": gone[start:start + 500]})
+        await store.upsert(write)
+
+
+async def _answers(store, index: ClaimIndex, topics: dict[str, list[str]]) -> dict:
+    keys = [k for e in ENTITIES for k in index.head_parts(entity_set(e.id), MAX_ENTITY_CLAIMS)]
+    await load_parts(store, index, keys)
+    return {
+        "facts": {e.id: index.facts(e.id) for e in ENTITIES},
+        "heads": {e.id: index.head(entity_set(e.id), MAX_ENTITY_CLAIMS) for e in ENTITIES},
+        "topics": {t: await regroup(store, index, t, members, MAX_TOPIC_CLAIMS) for t, members in topics.items()},
+        "common": index.common_words(),
+        "lowercase": {e.id for e in ENTITIES if index.written_lowercase(e.id)},
+    }
+
+
+async def test_an_index_kept_from_changes_answers_as_one_built_from_every_claim(store):
+    rng = random.Random(3)
+    claims = {c.id: c for c in _claims(rng, 3 * PART_LIMIT)}
+    topics = {"t-a": ["e-lock", "e-py"], "t-b": ["e-db", "e-pool", "e-py"]}
+    words = words_of(ENTITIES)
+
+    first = built_index(claims.values(), ENTITIES)
+    for tid, members in topics.items():
+        await regroup(store, first, tid, members, MAX_TOPIC_CLAIMS)
+    for set_id in first.oversized():
+        first.split(set_id)
+    await _store_index(store, first)
+
+    followed = 0
+    for round_ in range(3):
+        index = await open_index(store)
+        assert not index.parts  # nothing read yet but the directory
+        removed = rng.sample(sorted(claims), 200)
+        old = [claims.pop(i) for i in removed]
+        changed = rng.sample(sorted(claims), 100)
+        for i in changed:  # same id, other entities
+            old.append(claims[i])
+            claims[i] = Claim(id=i, text=claims[i].text, entity_ids=rng.sample([e.id for e in ENTITIES], 2))
+        added = _claims(rng, 2 * PART_LIMIT, start=10_000 * (round_ + 1))
+        claims.update({c.id: c for c in added})
+        new = [claims[i] for i in changed] + added
+
+        await load_parts(store, index, index.claim_parts([*old, *new]))
+        assert index.apply(old, new, words) == set()
+        topics["t-a"] = ["e-lock", "e-db"] if round_ == 1 else topics["t-a"]  # a member comes, one goes
+        for tid, members in topics.items():
+            if index.members(tid) == sorted(members):  # same members: the changes alone kept it exact
+                followed += index.ranking(tid, MAX_TOPIC_CLAIMS) is not None
+            await regroup(store, index, tid, members, MAX_TOPIC_CLAIMS)
+        for set_id in index.oversized():
+            await load_parts(store, index, index.all_parts(set_id))
+            index.split(set_id)
+        await _store_index(store, index)
+
+        scratch = built_index(claims.values(), ENTITIES)
+        assert await _answers(store, await open_index(store), topics) == await _answers(store, scratch, topics)
+
+    assert followed >= 4
+    stored = await open_index(store)
+    assert stored.layout[entity_set("e-py")]["d"] >= 1  # the big sets were split into parts
+    assert all(n <= PART_LIMIT for found in stored.layout.values() for n in found["n"].values())
+
+
+def test_word_counts_follow_a_renamed_entity():
+    claims = [Claim(id="c1", text="Lock waits.", entity_ids=["e1"]), Claim(id="c2", text="It takes the Lock.", entity_ids=["e1"])]
+    index = built_index(claims, [Entity(id="e1", name="Lock")])
+    assert index.common_words() == set()  # capitalised inside a sentence: a name
+    renamed = [Entity(id="e1", name="Waits")]
+    stale = index.apply([], [], words_of(renamed))
+    assert stale == {"e1"}
+    index.recount("e1", words_of(renamed)["e1"], (c.text for c in claims))
+    assert index.common_words() == {"e1"}
