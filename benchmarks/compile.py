@@ -101,7 +101,7 @@ def lanes_of(phases: dict[str, dict[str, Any]], template: Any, limit: int) -> di
 
 async def _compile(
     workspace: Path, base_url: str, sink: _CpuByPhase, embedder: str
-) -> tuple[dict[str, Any], int, dict[str, list[tuple[int, int]]]]:
+) -> tuple[dict[str, Any], int, dict[str, list[tuple[int, int]]], float, float]:
     from compendium.operations import compile_workspace, opened_store, resolve_template
     from compendium.settings import load_settings
     from compendium.storage.records import Chunk
@@ -112,11 +112,13 @@ async def _compile(
                 "COMPENDIUM_EMBED_MODEL": "test-embed"}
     settings = load_settings(workspace, env=env)
     report = await compile_workspace(settings, events=sink)
+    # The compile ends here: counting the corpus's tokens below is the benchmark's own work.
+    cpu, wall = time.process_time(), time.perf_counter()
     async with opened_store(settings) as store:
         tokens = sum([c.tokens async for c in store.scan(Chunk)])  # type: ignore[attr-defined]
     template = resolve_template(settings, None)
     data = report.as_dict(settings.llm)
-    return data, tokens, lanes_of(data["phases"], template, settings.llm.max_concurrency)
+    return data, tokens, lanes_of(data["phases"], template, settings.llm.max_concurrency), cpu, wall
 
 
 def run(documents: int, latency: float, keep: Path | None = None, embedder: str = "server") -> Run:
@@ -133,8 +135,8 @@ def run(documents: int, latency: float, keep: Path | None = None, embedder: str 
         base_url = ours.recv()
         cpu0, wall0 = time.process_time(), time.perf_counter()
         sink = _CpuByPhase()
-        report, tokens, lanes = asyncio.run(_compile(workspace, base_url, sink, embedder))
-        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        report, tokens, lanes, cpu1, wall1 = asyncio.run(_compile(workspace, base_url, sink, embedder))
+        wall, cpu = wall1 - wall0, cpu1 - cpu0
         ours.send("stop")
         counters = ours.recv()
         server.join(timeout=10)

@@ -77,6 +77,7 @@ class Pool:
         fixed = {"Host": parts.netloc, "Accept-Encoding": "gzip, deflate", "Connection": "keep-alive", **headers}
         self._fixed = "".join(f"{name}: {value}\r\n" for name, value in fixed.items()).encode("latin-1")
         self._idle: list[_Connection] = []
+        self._closed = False
 
     async def post(self, path: str, body: bytes) -> Reply:
         request = b"".join((
@@ -91,13 +92,14 @@ class Pool:
             except _Stale:
                 continue  # the server had closed it while idle: another one, or a new one
             finally:
-                if kept and len(self._idle) < _MAX_IDLE:
+                if kept and not self._closed and len(self._idle) < _MAX_IDLE:
                     self._idle.append(conn)
                 else:  # an error, a cancelled call or a server that closes: never reused
                     conn.close()
             return reply
 
     async def close(self) -> None:
+        self._closed = True  # a call still in flight closes its connection when it ends
         idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
