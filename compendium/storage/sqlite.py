@@ -143,6 +143,7 @@ class _Database:
             self.data_version = version
 
 
+_id_of = operator.attrgetter("id")
 _FILTER_GETTERS: dict[type[Record], Callable[[Record], tuple[Any, ...]]] = {}
 
 
@@ -262,7 +263,10 @@ class SQLiteStore(codec.GetOne):
         rows_by_kind = []
         for kind, items in groups.items():
             rows, texts = [], []
-            for record in items:
+            # One row per id, the last given (the index must be told each row's text once),
+            # in id order: the primary key's B-tree is then filled page after page.
+            latest = {record.id: record for record in items}
+            for record in sorted(latest.values(), key=_id_of):
                 vector = codec.vector_of(record)
                 data = codec.encode_data(record)
                 row = (self.kb, record.id, *filters(record, kind), data, codec.encode_vector(vector))
@@ -271,12 +275,12 @@ class SQLiteStore(codec.GetOne):
                     row = (*row, ft)
                     texts.append(sqlite_text.add_params(kind, record, data, ft))
                 rows.append(row)
-            rows_by_kind.append((kind, rows, texts))
+            rows_by_kind.append((kind, rows, texts, len(items)))
 
         def work() -> int:
             total = 0
             conn = self._db.conn
-            for kind, rows, texts in rows_by_kind:
+            for kind, rows, texts, given in rows_by_kind:
                 table = self._db.ensure_table(kind)
                 columns = ["kb", "id", *kind.FILTERS, "data", "vector", *(["ft"] if kind.TEXT else [])]
                 updates = ", ".join(f"{_q(c)} = excluded.{_q(c)}" for c in columns[2:])
@@ -291,7 +295,7 @@ class SQLiteStore(codec.GetOne):
                 if texts:
                     conn.executemany(sqlite_text.add_sql(kind, _q), texts)
                 self._db.forget_vectors(kind.KIND)
-                total += len(rows)
+                total += given
             return total
 
         return await self._write("upsert records", work)

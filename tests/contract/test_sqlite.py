@@ -134,3 +134,12 @@ class TestSQLiteStore(StoreContract):
         with pytest.raises(StoreError, match=r"entity\.type is a filter field"):
             await store.upsert([Entity(id="e", name="ok", type=["person", "place"])])
         assert await store.count(Entity) == 0
+
+    async def test_an_id_given_twice_in_one_write_is_stored_and_indexed_once_as_the_last(
+        self, store, tmp_path
+    ):
+        written = await store.upsert([Chunk(id="c", text="older words"), Chunk(id="d"), Chunk(id="c", text="newer words")])
+        assert written == 3 and (await store.get_one(Chunk, "c")).text == "newer words"
+        with sqlite3.connect(tmp_path / "store.db") as conn:
+            conn.execute("INSERT INTO chunk__fts (chunk__fts, rank) VALUES ('integrity-check', 1)")
+        assert await store.search_text(Chunk, "older", 5) == []
