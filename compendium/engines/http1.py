@@ -54,8 +54,10 @@ class _Connection:
         )
 
     def close(self) -> None:
-        if self.loop is asyncio.get_running_loop() or not self.loop.is_closed():
+        if self.loop is asyncio.get_running_loop():
             self.writer.close()
+        elif not self.loop.is_closed():  # made on another loop: closed there
+            self.loop.call_soon_threadsafe(self.writer.close)
 
 
 class Pool:

@@ -170,3 +170,4 @@ async def test_a_proxy_in_the_environment_is_honoured_through_httpx(raw_server, 
     raw_server.replies = [reply(OK)]
     assert json.loads(await post("http://model.invalid:8000/v1")) == {"ok": True}
     assert raw_server.requests[0].startswith(b"POST http://model.invalid:8000/v1/chat/completions HTTP/1.1")
+
