@@ -253,6 +253,7 @@ this one, one right after the other, through this script at 300 documents (1×) 
 | 1×, 50 ms (5.6 / 5.0) | 2.87 ms | 2.25 ms | 1.56× | 1.46× |
 | 1×, 200 ms (4.4 / 3.9) | 3.06 ms | 2.40 ms | 1.22× | 1.14× |
 | 10×, 50 ms (1.3 / 1.7) | 1.57 ms | 1.38 ms | 2.16× | 2.04× |
+| 10×, 50 ms (5.9 / 4.2) | 1.63 ms | 1.39 ms | 2.41× | 2.02× |
 
 - Model calls go through engines/http1.py, a small HTTP/1.1 client (Content-Length, chunked or
   close-delimited replies, gzip/deflate, TLS, a timeout on each wait, a kept connection the
@@ -269,7 +270,7 @@ this one, one right after the other, through this script at 300 documents (1×) 
   ranking in phases/evidence.py is ~45% of it under cProfile (rank_evidence 0.36 s,
   choose_evidence 0.10 s, pack_value 0.13 s of REFINE's 1.52 s profiled); REDUCE's one write
   of 10k claims with their full-text index (reduce.py:560) is ~0.3 s of its ~0.7 s.
-- Left at 10× (1.38 ms against 1 ms): SQLite is ~30% of the CPU (4.8 of 15.2 s, timed per
+- Left at 10× (1.38-1.41 ms against 1 ms): SQLite is ~30% of the CPU (4.8 of 15.2 s, timed per
   statement before the last store cut): the claims' full-text index 1.31 s (101,737 rows in
   REDUCE's write), commits 1.59 s (706 MAP extract writes 0.54 s, 94 ingest groups with their
   chunk index segments 0.51 s, 1,360 cache entries 0.24 s), the chunks' index 0.53 s, claim rows
