@@ -148,7 +148,7 @@ def _retry_after(exc: BaseException | None) -> float | None:
 class OpenAIClient:
     """Talks to one OpenAI-compatible endpoint for one model, through one reused HTTP client.
 
-    Requests are posted as JSON through httpx and replies read as plain JSON; failures raise
+    Requests are posted as JSON (transport.py) and replies read as plain JSON; failures raise
     the SDK's own exception classes, and `sdk` is an SDK client for anything else. Tenacity retries 429/5xx/timeouts/connection errors with
     exponential backoff and full jitter (honouring Retry-After up to a cap), and every
     attempt passes the concurrency and rate limits again.

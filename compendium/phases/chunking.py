@@ -48,20 +48,20 @@ def chunk_document(
     if max_tokens < 1:
         raise ValueError("max_tokens must be positive")
     overlap_tokens = max(0, min(overlap_tokens, max_tokens // 2))
-    spans: list[tuple[int, int, tuple[str, ...], list[Block]]] = []
+    spans: list[tuple[int, int, tuple[str, ...], int | None, list[Block]]] = []
     for blocks in _sections(doc.blocks):
-        for start, end, path in _split_section(doc.text, blocks, max_tokens, overlap_tokens):
-            spans.append((start, end, path, blocks))
+        for start, end, path, tokens in _split_section(doc.text, blocks, max_tokens, overlap_tokens):
+            spans.append((start, end, path, tokens, blocks))
     seen: Counter[str] = Counter()
     chunks = []
-    for ordinal, (start, end, path, blocks) in enumerate(spans):
+    for ordinal, (start, end, path, tokens, blocks) in enumerate(spans):
         text = doc.text[start:end]
         digest = text_hash(text)
         chunk_id = short_id(document_id, digest, seen[digest])
         seen[digest] += 1
         chunks.append(
             ChunkSpan(
-                chunk_id, ordinal, start, end, text, path, count_tokens(text), digest,
+                chunk_id, ordinal, start, end, text, path, count_tokens(text) if tokens is None else tokens, digest,
                 _blocks_within(blocks, start, end),
             )
         )
@@ -102,13 +102,16 @@ def _sections(blocks: list[Block]) -> list[list[Block]]:
 
 def _split_section(
     text: str, blocks: list[Block], max_tokens: int, overlap: int
-) -> list[tuple[int, int, tuple[str, ...]]]:
+) -> list[tuple[int, int, tuple[str, ...], int | None]]:
+    """(start, end, heading path, tokens) of each chunk of a section; tokens when they were
+    counted on the way (None otherwise): a chunk's text is not counted twice."""
     # The section's path is that of its last heading, i.e. its deepest one after merging.
     headings = [b for b in blocks if b.kind == "heading"]
     path = (headings[-1] if headings else blocks[-1]).heading_path
     start, end = blocks[0].start, blocks[-1].end
-    if count_tokens(text[start:end]) <= max_tokens:
-        return [(start, end, path)]
+    whole = count_tokens(text[start:end])
+    if whole <= max_tokens:
+        return [(start, end, path, whole)]
     units: list[_Unit] = []
     for block in blocks:
         if count_tokens(text[block.start : block.end]) <= max_tokens:
@@ -120,23 +123,26 @@ def _split_section(
                 units.append(_Unit(s, e, prose))
             else:
                 units.extend(_Unit(ps, pe, False) for ps, pe in _pieces(text, s, e, max_tokens))
-    out: list[tuple[int, int, tuple[str, ...]]] = []
+    out: list[tuple[int, int, tuple[str, ...], int | None]] = []
     first = 0  # index of the unit the current chunk starts with
     chunk_start, chunk_end = units[0].start, units[0].end
+    tokens: int | None = None  # of text[chunk_start:chunk_end], when counted
     for i in range(1, len(units)):
         unit = units[i]
-        if count_tokens(text[chunk_start : unit.end]) <= max_tokens:
-            chunk_end = unit.end
+        grown = count_tokens(text[chunk_start : unit.end])
+        if grown <= max_tokens:
+            chunk_end, tokens = unit.end, grown
             continue
-        out.append((chunk_start, chunk_end, path))
+        out.append((chunk_start, chunk_end, path, tokens))
         tail = _overlap_start(text, units[first:i], overlap)
-        if tail is not None and count_tokens(text[tail : unit.end]) <= max_tokens:
-            chunk_start = tail
+        with_tail = count_tokens(text[tail : unit.end]) if tail is not None else max_tokens + 1
+        if with_tail <= max_tokens:
+            chunk_start, tokens = tail, with_tail  # type: ignore[assignment]
         else:
-            chunk_start = unit.start
+            chunk_start, tokens = unit.start, None
         first = next(j for j in range(first, i + 1) if units[j].start >= chunk_start)
         chunk_end = unit.end
-    out.append((chunk_start, chunk_end, path))
+    out.append((chunk_start, chunk_end, path, tokens))
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import operator
 import sqlite3
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -21,6 +22,7 @@ from .records import RECORD_TYPES, Record, Vector
 SCHEMA_VERSION = 1
 _MAX_PARAMS = 500  # ids per IN (...) query, well under SQLite's variable limit
 _MATRIX_CACHE_SIZE = 16
+_CACHE_KIB = 64 * 1024  # the connection's page cache; SQLite fills it only as pages are used
 
 # The transaction the current task (and tasks it spawned) is inside, if any.
 _current_tx: contextvars.ContextVar[object | None] = contextvars.ContextVar(
@@ -62,6 +64,10 @@ class _Database:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA busy_timeout=30000")
+            # A compile writes its KB in bulk (100k claims at once, with random ids and their
+            # full-text index): with SQLite's 2 MiB default the B-tree pages are evicted and
+            # read back between inserts (measured: 3.9 -> 3.3 s of CPU for 122k records).
+            self.conn.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
             version = self.conn.execute("PRAGMA user_version").fetchone()[0]
         except (sqlite3.Error, OSError) as exc:
             if self.conn is not None:
@@ -135,6 +141,30 @@ class _Database:
             self.matrices.clear()
             self.text_sizes.clear()
             self.data_version = version
+
+
+_id_of = operator.attrgetter("id")
+_FILTER_GETTERS: dict[type[Record], Callable[[Record], tuple[Any, ...]]] = {}
+
+
+def filters(record: Record, kind: type[Record]) -> tuple[Any, ...]:
+    """The record's FILTERS column values, checked as codec.filter_value checks them."""
+    getter = _FILTER_GETTERS.get(kind)
+    if getter is None:
+        names = kind.FILTERS
+        if not names:
+            getter = lambda r: ()  # noqa: E731
+        elif len(names) == 1:
+            one = operator.attrgetter(names[0])
+            getter = lambda r: (one(r),)  # noqa: E731
+        else:
+            getter = operator.attrgetter(*names)
+        _FILTER_GETTERS[kind] = getter
+    values = getter(record)
+    for value in values:
+        if isinstance(value, list | dict | tuple | set):
+            codec.filter_value(record, kind.FILTERS[values.index(value)])  # raises, naming the field
+    return values
 
 
 def _where(kind: type[Record], kb: str, where: Filter | None) -> tuple[str, list[Any]] | None:
@@ -232,39 +262,40 @@ class SQLiteStore(codec.GetOne):
             return 0
         rows_by_kind = []
         for kind, items in groups.items():
-            rows = []
-            for record in items:
+            rows, texts = [], []
+            # One row per id, the last given (the index must be told each row's text once),
+            # in id order: the primary key's B-tree is then filled page after page.
+            latest = {record.id: record for record in items}
+            for record in sorted(latest.values(), key=_id_of):
                 vector = codec.vector_of(record)
-                row = (
-                    self.kb,
-                    record.id,
-                    *(codec.filter_value(record, name) for name in kind.FILTERS),
-                    codec.encode_data(record),
-                    codec.encode_vector(vector),
-                )
-                rows.append((*row, sqlite_text.key(self.kb, record.id)) if kind.TEXT else row)
-            rows_by_kind.append((kind, rows))
+                data = codec.encode_data(record)
+                row = (self.kb, record.id, *filters(record, kind), data, codec.encode_vector(vector))
+                if kind.TEXT:
+                    ft = sqlite_text.key(self.kb, record.id)
+                    row = (*row, ft)
+                    texts.append(sqlite_text.add_params(kind, record, data, ft))
+                rows.append(row)
+            rows_by_kind.append((kind, rows, texts, len(items)))
 
         def work() -> int:
             total = 0
             conn = self._db.conn
-            for kind, rows in rows_by_kind:
+            for kind, rows, texts, given in rows_by_kind:
                 table = self._db.ensure_table(kind)
                 columns = ["kb", "id", *kind.FILTERS, "data", "vector", *(["ft"] if kind.TEXT else [])]
                 updates = ", ".join(f"{_q(c)} = excluded.{_q(c)}" for c in columns[2:])
-                keys = [(row[-1],) for row in rows] if kind.TEXT else []
-                if keys:  # the index forgets the old text before the row changes
-                    conn.executemany(sqlite_text.forget_sql(kind, _q, "ft = ?"), keys)
+                if texts:  # the index forgets the old text before the row changes
+                    conn.executemany(sqlite_text.forget_sql(kind, _q, "ft = ?"), [(row[-1],) for row in rows])
                 conn.executemany(
                     f"INSERT INTO {_q(table)} ({', '.join(map(_q, columns))}) "
                     f"VALUES ({', '.join('?' * len(columns))}) "
                     f"ON CONFLICT (kb, id) DO UPDATE SET {updates}",
                     rows,
                 )
-                if keys:
-                    conn.executemany(sqlite_text.add_sql(kind, _q), keys)
+                if texts:
+                    conn.executemany(sqlite_text.add_sql(kind, _q), texts)
                 self._db.forget_vectors(kind.KIND)
-                total += len(rows)
+                total += given
             return total
 
         return await self._write("upsert records", work)

@@ -105,3 +105,41 @@ class TestSQLiteStore(StoreContract):
         assert got[0] == "c07" and set(got) == {"c03", "c07", "c11", "c12", "c13", "c14"}
         monkeypatch.setattr(sqlite_text, "LARGE_TABLE", 20_000)  # exact again: every word ranks
         assert len(await store.search_text(Chunk, "common rare uncommon", 50)) == 40
+
+    async def test_the_full_text_index_matches_the_rows_after_writes_rewrites_and_deletes(
+        self, store, tmp_path
+    ):
+        # The index is told the text being added; it must be exactly what is later read from
+        # the row to forget it, whatever the text holds (else FTS5's index goes corrupt).
+        odd = ['quote " and \\ backslash', "tab\there\nline", "émigré naïve 日本語", "nul\x00inside", ""]
+        await store.upsert([
+            Entity(id=f"e{i}", name=text, aliases=[text, "alias two"], description=None if i == 0 else text)
+            for i, text in enumerate(odd)
+        ])
+        await store.upsert([Chunk(id="c", text="first words", heading_path=["Guide", 'say "hi"'])])
+        await store.upsert([Entity(id="e1", name="renamed thing", aliases=[], description="newer text")])
+        await store.upsert([Chunk(id="c", text="second words", heading_path=["Manual"])])
+        await store.delete(Entity, {"id": ["e2"]})
+        with sqlite3.connect(tmp_path / "store.db") as conn:
+            for table in ("entity__fts", "chunk__fts"):  # rank 1: checks the index against the rows
+                conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+        assert [r.id for r, _ in await store.search_text(Chunk, "second manual", 5)] == ["c"]
+        assert await store.search_text(Chunk, "first guide", 5) == []
+        assert [r.id for r, _ in await store.search_text(Entity, "renamed", 5)] == ["e1"]
+        assert await store.search_text(Entity, "backslash", 5) != []
+        assert await store.search_text(Entity, "tab", 5) == []  # e1's old text is forgotten
+        assert [r.id for r, _ in await store.search_text(Entity, "naive", 5)] == []  # e2 deleted
+
+    async def test_a_list_in_a_filter_field_is_refused_naming_the_field(self, store):
+        with pytest.raises(StoreError, match=r"entity\.type is a filter field"):
+            await store.upsert([Entity(id="e", name="ok", type=["person", "place"])])
+        assert await store.count(Entity) == 0
+
+    async def test_an_id_given_twice_in_one_write_is_stored_and_indexed_once_as_the_last(
+        self, store, tmp_path
+    ):
+        written = await store.upsert([Chunk(id="c", text="older words"), Chunk(id="d"), Chunk(id="c", text="newer words")])
+        assert written == 3 and (await store.get_one(Chunk, "c")).text == "newer words"
+        with sqlite3.connect(tmp_path / "store.db") as conn:
+            conn.execute("INSERT INTO chunk__fts (chunk__fts, rank) VALUES ('integrity-check', 1)")
+        assert await store.search_text(Chunk, "older", 5) == []
