@@ -1,4 +1,4 @@
-"""The small HTTP/1.1 client under the engines' transport, against a real socket server."""
+"""The engines' transport (aiohttp underneath), against a real socket server."""
 
 from __future__ import annotations
 
@@ -121,8 +121,12 @@ async def test_connections_are_kept_and_one_the_server_closed_is_replaced(raw_se
         await asyncio.sleep(0.05)
         assert json.loads(await transport.post("chat/completions", {})) == {"ok": True}
         assert raw_server.connections == 2
-        # It hangs up as the request arrives on a kept connection: sent again on a new one.
+        # It hangs up as the request arrives on a kept connection: a POST is not sent again on its
+        # own (it may have been acted on, RFC 9112 9.3.1); the caller's retries decide, and the next
+        # request goes out on a new connection.
         raw_server.replies = [b"", reply(OK)]
+        with pytest.raises(openai.APIConnectionError):
+            await transport.post("chat/completions", {})
         assert json.loads(await transport.post("chat/completions", {})) == {"ok": True}
         assert raw_server.connections == 3 and len(raw_server.requests) == 6
     finally:
@@ -162,7 +166,7 @@ async def test_a_refused_connection_is_a_connection_error(raw_server):
         await post(url)
 
 
-async def test_a_proxy_in_the_environment_is_honoured_through_httpx(raw_server, monkeypatch):
+async def test_a_proxy_in_the_environment_is_honoured(raw_server, monkeypatch):
     # The raw server plays the proxy: a request sent through it names the whole target URL.
     monkeypatch.setenv("HTTP_PROXY", raw_server.url.removesuffix("/v1"))
     monkeypatch.delenv("NO_PROXY", raising=False)
