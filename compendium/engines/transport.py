@@ -40,6 +40,20 @@ def openai_sdk() -> ModuleType:
     return openai
 
 
+def _env_proxy(url: str) -> tuple[str | None, Any]:
+    """The proxy HTTP(S)_PROXY/ALL_PROXY name for this URL (None when NO_PROXY exempts it or none
+    is set). Read once per endpoint: asking aiohttp to look per request (trust_env) costs two
+    thread hops a call, and its netrc lookup clashes with the bearer key's header."""
+    from aiohttp.helpers import get_env_proxy_for_url
+    from yarl import URL
+
+    try:
+        proxy, auth = get_env_proxy_for_url(URL(url))
+    except LookupError:
+        return None, None
+    return str(proxy), auth
+
+
 def _without_credentials(url: str) -> str:
     """The URL without user:password (the key goes in the Authorization header; never in errors)."""
     parts = urlsplit(url)
@@ -62,6 +76,7 @@ class Transport:
             "User-Agent": "compendium",
         }
         self._timeout = timeout
+        self._proxy, self._proxy_auth = _env_proxy(self.base_url)  # read once, not per call
         # A session belongs to the event loop it was made on: one per loop that posts.
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
 
@@ -74,7 +89,7 @@ class Transport:
             self._forget_other_loops(loop)
             session = self._sessions[loop] = aiohttp.ClientSession(
                 headers=self._headers,
-                trust_env=True,  # HTTP(S)_PROXY, NO_PROXY and netrc, as httpx reads them
+                cookie_jar=aiohttp.DummyCookieJar(),
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=min(self._timeout, 5.0), sock_read=self._timeout),
                 connector=aiohttp.TCPConnector(
                     limit=MAX_CONNECTIONS, ssl=_tls() if self.base_url.startswith("https:") else False
@@ -95,7 +110,7 @@ class Transport:
         content = _ENCODER.encode(body).encode("utf-8")
         url = self.base_url + path.lstrip("/")
         try:
-            async with self._session().post(url, data=content) as response:
+            async with self._session().post(url, data=content, proxy=self._proxy, proxy_auth=self._proxy_auth) as response:
                 payload = await response.read()
                 status, headers = response.status, list(response.headers.items())
         except TimeoutError as exc:
