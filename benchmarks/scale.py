@@ -123,37 +123,31 @@ def render(steps: list[Step], last: dict[str, Any], load: tuple[float, float, fl
 
 
 NOTES = """
-## Before and after, and what is left
+## How a one-document edit costs what it changes
 
-This KB was compiled once (`--workspace build/ws100k`, kept) with an earlier commit: the full
-compile took 286 s of CPU (723 s wall, load 5-7). A no-change recompile compares one stored
-fingerprint per phase and reads no record of the KB (`pipeline/stages.py`). MAP extracts only
-the changed documents' chunks.
+Same KB and edit as the last two rounds (`--workspace build/ws100k`, kept; one sentence added
+to the middle document): 42.3 s of CPU two rounds ago, 20.0 s in the last (REDUCE 15.1,
+PLAN 2.9), now the table's figure. Where the CPU went before, and what does the work now:
 
-A one-document edit cost 42.3 s of CPU in the last round (REDUCE 36.3, PLAN 3.8, load 4.8);
-now it costs what the table says (same edit, same KB; 20.0-22.7 s over four runs at load
-1.3-5: 2.1x less). The cuts, each keeping the stored KB identical (tests/incremental/test_one_path.py;
-a digest of tier-1 groups, relations, claims and entities over this KB's 99,620 extracts was
-compared before and after each step):
+- REDUCE keeps a ledger between runs (`phases/reduce_state.py`): each chunk's contribution
+  (its mention signatures, resolved relation mentions, the names it resolves KB-wide), each
+  signature's evidence, the merged relations with their description counts, the claims each
+  defined term's spellings name, and the corpus's word counts, in buckets of CacheEntry
+  records (an edit rewrites a few). A run takes the changed chunks' old contributions out and
+  puts their new ones in; it redoes, besides them, only chunks with a mention whose entity
+  changed and chunks resolving KB-wide a name whose best entity changed (`phases/reduction.py`).
+  It no longer reads every extract (2.5 s), regroups every mention (3 s) or rebuilds and
+  hashes every relation and claim (7 s). A full compile is the same steps from an empty
+  ledger; `tests/reduce/test_ledger.py` and `tests/incremental/test_reduce_ledger.py` hold
+  the result equal to a compile from scratch over seeded sequences of edits of every kind.
+- PLAN keeps an index of what it needs from the claims (`phases/claim_index.py`), brought up
+  to date from the claims REDUCE changed, and re-plans only subjects whose inputs changed;
+  REFINE reads the claims it needs. Ingest keeps a listing of the stored documents.
 
-- REDUCE and PLAN pause Python's cyclic garbage collector (`pipeline/collector.py`): they hold
-  millions of small objects without cycles, which the collector walked over and over as they
-  piled up. Decoding the 308 MB of extract JSON alone took 8.5 s with it and 1.6 s without.
-  What they leave alive is frozen for the collector (else REFINE paid 3 s walking it once
-  the collector resumed), and collected by the next compile's first pause.
-- Tier 1 and its groups are worked out once per distinct mention signature (name, aliases,
-  type, category) weighted by how often it occurs: 674,629 mentions have a few thousand
-  signatures. Name support and claim resolution use per-chunk tables and names as written.
-- Claim ids and relation/claim content hashes skip the general JSON encoder and `to_dict`.
-
-What is left (not done, out of this round's time; shares from cProfile): REDUCE still reads all 99,620 extracts
-(2.5 s), collects and groups every mention (3 s), rebuilds and hashes every relation and
-claim (737k; about 7 s), and looks for defined terms in every claim (1.5 s); PLAN still
-re-plans every subject from the whole KB (3 s). Reaching 5 s needs REDUCE to keep its
-per-signature groups and the claims it built between runs, keyed by the extracts'
-fingerprints, and to redo only the clusters the changed mentions touch (then only the changed
-chunks' claims are built; the corpus-wide word counts and term hits kept as counts), and PLAN to
-re-plan only the subjects whose evidence or links changed.
+What is left: REDUCE still reads every signature's evidence and every relation record on each
+run (about 0.6 s here: they decide the entities), and a term spelling new to the KB whose
+words occur outside the changed chunks makes it read every claim once. A compile cut short
+between MAP and REDUCE makes the next REDUCE a full one (correct, not cheap).
 """
 
 
