@@ -506,19 +506,35 @@ class EvidenceReader:
         return out
 
 
+LONG_PAGE = 256  # chunks past which a page is looked up by binary search rather than listed
+
+
 class ChunkPages(Mapping[str, list[str]]):
     """Chunk id -> slugs of the pages whose subject it mentions, in the pages' order, worked out
-    for the chunks asked about only: a page's chunks are sorted (planning.entity_subjects), so
-    each page is a binary search, where listing every page's chunks costs a pass over the KB."""
+    for the chunks asked about only. A page with many chunks (sorted: planning.entity_subjects)
+    is a binary search, since listing them all costs a pass over the KB; the many pages with few
+    chunks are listed once, since a search of every page for every chunk costs more."""
 
     def __init__(self, plans: Sequence[PagePlan]):
         self.plans = list(plans)
         self._found: dict[str, list[str]] = {}
+        self._long = [i for i, p in enumerate(self.plans) if len(p.chunk_ids) > LONG_PAGE]
+        self._short: dict[str, list[int]] | None = None
+
+    def _listed(self) -> dict[str, list[int]]:
+        if self._short is None:
+            self._short = {}
+            for i, p in enumerate(self.plans):
+                if len(p.chunk_ids) <= LONG_PAGE:
+                    for c in p.chunk_ids:
+                        self._short.setdefault(c, []).append(i)
+        return self._short
 
     def __getitem__(self, chunk_id: str) -> list[str]:
         found = self._found.get(chunk_id)
         if found is None:
-            found = self._found[chunk_id] = [p.slug for p in self.plans if _holds(p.chunk_ids, chunk_id)]
+            at = [*self._listed().get(chunk_id, ()), *(i for i in self._long if _holds(self.plans[i].chunk_ids, chunk_id))]
+            found = self._found[chunk_id] = [self.plans[i].slug for i in sorted(at)]
         if not found:
             raise KeyError(chunk_id)
         return found
@@ -597,8 +613,12 @@ def candidates(
     flat = {c.id: flat_text(c.text) for c in chunks}
     for statement, relation in zip(statements[len(claims):], kept_relations, strict=True):
         quoted = " ".join(relation.description.split())
+        if not quoted:
+            continue
         # Only the page's sources can quote it: the others keep their order behind them.
-        quoting = {cid for cid, text in flat.items() if quoted and quoted in text}
+        ids = statement.chunk_ids  # whichever is fewer: the relation's chunks or the page's sources
+        quoting = ({cid for cid in ids if cid in flat and quoted in flat[cid]} if len(ids) < len(flat)
+                   else {cid for cid, text in flat.items() if quoted in text})
         if quoting:  # those first, the others behind them, each in their order
             ids = statement.chunk_ids
             ids[:] = [c for c in ids if c in quoting] + [c for c in ids if c not in quoting]
