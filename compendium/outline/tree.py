@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,3 +95,14 @@ def root_topics(tree: dict[str, Any]) -> dict[str, str]:
                 found.setdefault(slug, root["title"])
             stack.extend(node["children"])
     return found
+
+
+def parent_titles(roots: Sequence[OutlineNode]) -> dict[str, str]:
+    """Node id -> the title of the node above it ("" for a root)."""
+    out: dict[str, str] = {}
+    stack = [(r, "") for r in roots]
+    while stack:
+        node, parent = stack.pop()
+        out[node.id] = parent
+        stack.extend((c, node.title) for c in node.children)
+    return out

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 
 from .planning import Subject
 
 
-def titles_apart(subjects: Sequence[Subject], overviews: Collection[str] = ()) -> None:
+def titles_apart(subjects: Sequence[Subject], overviews: Mapping[str, str] = {}) -> None:
     """A topic named like an entity's page or like an earlier topic ("Storage Engine", the
     community around it or the document about it) is titled "… topic", or "… overview" for an
-    outline node's overview (`overviews`: their subject ids), numbered only if that is taken too.
-    Entities and concepts keep their names."""
+    outline node's overview (`overviews`: their subject id -> the title of the node above them);
+    if that is taken too, the node above names it ("Special method names (Data model)"), and
+    only then a number. Entities and concepts keep their names."""
     seen = {s.title.casefold() for s in subjects if s.kind != "topic"}
     for s in subjects:
         if s.kind != "topic":
             continue
-        title, n = s.title, 1
+        title = s.title
         if title.casefold() in seen:
             title = f"{s.title} {'overview' if s.id in overviews else 'topic'}"
-        base = title
+        parent = overviews.get(s.id, "")
+        if title.casefold() in seen and parent and parent.casefold() != s.title.casefold():
+            title = f"{s.title} ({parent})"
+        base, n = title, 1
         while title.casefold() in seen:
             n += 1
             title = f"{base} {n}"

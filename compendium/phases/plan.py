@@ -13,6 +13,7 @@ from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint, short_id
 from ..outline.stored import keep_outline, plan_outline
 from ..outline.titles import TOPIC_HEADING_SHARE, title_from_members
+from ..outline.tree import parent_titles as outline_parents
 from ..pipeline.collector import collector_paused
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, rollup, stage_mark
@@ -172,7 +173,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         details["outline_nodes"] = len(outline.overviews)
         details["outline_reused"] = int(outline.reused)
 
-    titles_apart(subjects, {s.id for s in outline.overviews} if outline is not None else ())
+    titles_apart(subjects, outline_parents(outline.roots) if outline is not None else {})
     matched = match_by_subject(subjects, pages)
     reasons: dict[str, str] = {}  # why a subject took over a page that was not its own
     unmatched = [s for s in subjects if s.id not in matched]
