@@ -181,12 +181,10 @@ def test_a_task_a_dead_worker_took_off_the_queue_is_sent_again_without_waiting_f
             return await asyncio.wait_for(asked, patience / 2)
         finally:
             stop_task_workers(procs)
+            forget_tasks(executor.app)
             await executor.close()
 
-    try:
-        outcome = asyncio.run(lose_then_answer())
-    finally:
-        forget_tasks(executor.app)
+    outcome = asyncio.run(lose_then_answer())
     assert outcome.reply.entities  # type: ignore[attr-defined]
 
 
@@ -210,13 +208,11 @@ def test_a_task_no_worker_answers_fails_the_call_naming_it_after_three_sends():
         try:
             await executor.run("extract", batch, load_template("wiki"))
         finally:
+            forget_tasks(executor.app)
             await executor.close()
 
-    try:
-        with pytest.raises(EngineUnavailable) as raised:
-            asyncio.run(ask())  # no worker runs: the three sends wait in the queue
-    finally:
-        forget_tasks(executor.app)
+    with pytest.raises(EngineUnavailable) as raised:
+        asyncio.run(ask())  # no worker runs: the three sends wait in the queue
     message = str(raised.value)
     assert "MAP extraction of 1 chunk(s) of 'Lumen DB guide'" in message and "sent 3 times" in message
     assert "0 worker(s) answer a ping" in message
