@@ -154,7 +154,7 @@ class Bench:
         env = self.env()
         overrides: dict[str, Any] = {"knowledge_base": kb}
         procs: list[Any] = []
-        app = None
+        app, logs = None, None
         if workers:
             app = celery_app(DistributedSettings(broker=self.args.broker, visibility_timeout=VISIBILITY))
             app.control.purge()
@@ -180,12 +180,12 @@ class Bench:
             if kill_after:
                 killer.join(timeout=60)
             load1 = os.getloadavg()[0]
+            if report.status != "succeeded":
+                raise SystemExit(f"{name}: the compile ended {report.status}: {report.error}\n{_worker_logs(procs, logs)}")
         finally:
             stop_task_workers(procs)
             if app is not None:
                 app.close()
-        if report.status != "succeeded":
-            raise SystemExit(f"{name}: the compile ended {report.status}: {report.error}")
         return Run(name, kb, workers, concurrency, wall, cpu, report.as_dict(settings.llm), self.stats(), (load0, load1), kill)
 
     def _kill(self, procs: list[Any], after: int, kb: str, out: dict[str, Any], full: int) -> None:
@@ -204,6 +204,21 @@ class Bench:
         self.conn.send("stop")
         self.server.join(timeout=10)
         asyncio.run(drop_knowledge_bases(self.args.store, self.kbs))
+
+
+def _worker_logs(procs: list[Any], logs: Path | None) -> str:
+    """Each live worker's threads (Celery logs them on SIGUSR1) and the end of its log."""
+    if not procs or logs is None:
+        return ""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGUSR1)
+    time.sleep(1.0)
+    parts = []
+    for n, proc in enumerate(procs):
+        text = (logs / f"worker{n}.log").read_text(encoding="utf-8", errors="replace")
+        parts.append(f"--- worker {n} (exit code {proc.poll()}), last lines of its log:\n{text[-6000:]}")
+    return "\n".join(parts)
 
 
 async def _stored_replies(url: str, kb: str) -> set[str]:

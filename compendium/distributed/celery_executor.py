@@ -20,6 +20,7 @@ POLL_SECONDS = 0.02  # how often the answers of the tasks in flight are read (on
 READY_STATES = ("SUCCESS", "FAILURE", "REVOKED")
 RESEND_FLOOR_SECONDS = 30.0
 SENDS = 3  # times a task is sent before the compile gives up on it, naming it
+CLOSE_SECONDS = 10.0  # at most this long for the poller's last read of the broker
 LOST_CHECK_SECONDS = 2.0  # how often tasks out this long are looked for at the broker
 LOST_AFTER_CHECKS = 2  # found nowhere this many times in a row: lost (not just between two lists)
 
@@ -83,10 +84,12 @@ class CeleryExecutor:
             # still missing long after is sent again too (the first answer wins; a rerun that
             # finds the call stored costs nothing). After SENDS sends the compile stops waiting.
             for _ in range(SENDS):
-                sent = await asyncio.to_thread(self.app.send_task, TASK, args=[payload], queue=QUEUE)
-                sent_ids.append(sent.id)
-                lost = self._lost[sent.id] = loop.create_future()
-                self._pending[sent.id], self._sent_at[sent.id] = answer, time.monotonic()
+                # Only the id is kept: the AsyncResult, when dropped, unsubscribes from its answer,
+                # which must happen while the app is open.
+                task_id = (await asyncio.to_thread(self.app.send_task, TASK, args=[payload], queue=QUEUE)).id
+                sent_ids.append(task_id)
+                lost = self._lost[task_id] = loop.create_future()
+                self._pending[task_id], self._sent_at[task_id] = answer, time.monotonic()
                 if self._poller is None or self._poller.done():
                     self._poller = asyncio.create_task(self._poll())
                 await asyncio.wait((answer, lost), timeout=wait, return_when=asyncio.FIRST_COMPLETED)
@@ -143,6 +146,8 @@ class CeleryExecutor:
         """One read of the answers of every task in flight; each one found is handed over."""
         backend = self.app.backend
         ids = list(self._pending)
+        if not ids:
+            return
         keys = [backend.get_key_for_task(i) for i in ids]
         values = await asyncio.to_thread(backend.mget, keys)
         done = []
@@ -190,12 +195,22 @@ class CeleryExecutor:
         self._pending.clear()
 
     async def close(self) -> None:
-        if self._poller is not None and not self._poller.done():
-            self._poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._poller
         self._fail_all(EngineUnavailable("the compile ended before this task's answer came"))
-        await asyncio.to_thread(self.app.close)
+        if self._poller is not None and not self._poller.done():
+            # With nothing pending it ends after its current read; cancelled, that read's thread
+            # would go on and open a connection after the pools below are closed.
+            try:
+                await asyncio.wait_for(asyncio.shield(self._poller), CLOSE_SECONDS)
+            except TimeoutError:
+                self._poller.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._poller
+
+        def close() -> None:
+            self.app.backend.client.connection_pool.disconnect()  # app.close leaves the results' pool open
+            self.app.close()
+
+        await asyncio.to_thread(close)
 
 
 def _public(url: str) -> str:

@@ -181,10 +181,38 @@ def test_a_task_a_dead_worker_took_off_the_queue_is_sent_again_without_waiting_f
             return await asyncio.wait_for(asked, patience / 2)
         finally:
             stop_task_workers(procs)
+            forget_tasks(executor.app)
             await executor.close()
 
-    try:
-        outcome = asyncio.run(lose_then_answer())
-    finally:
-        forget_tasks(executor.app)
+    outcome = asyncio.run(lose_then_answer())
     assert outcome.reply.entities  # type: ignore[attr-defined]
+
+
+def test_a_task_no_worker_answers_fails_the_call_naming_it_after_three_sends():
+    from compendium.distributed.base import CompileIdentity
+    from compendium.distributed.celery_executor import CeleryExecutor
+    from compendium.engines.offline import OfflineEngine
+    from compendium.engines.offline_embedder import OfflineEmbedder
+    from compendium.engines.tasks import ChunkInput, ExtractionBatch
+    from compendium.engines.usage import UsageMeter
+    from compendium.errors import EngineUnavailable
+    from compendium.templates.registry import load_template
+
+    settings = DistributedSettings(broker=REDIS_URL, visibility_timeout=60.0, resend_after=0.5)
+    identity = CompileIdentity("default", "offline", OfflineEngine(usage=UsageMeter()).model, OfflineEmbedder().model)
+    executor = CeleryExecutor(settings, identity)
+    forget_tasks(executor.app)
+    batch = ExtractionBatch([ChunkInput("c1", "The Checkpointer writes a checkpoint.", [], "Lumen DB guide")])
+
+    async def ask() -> None:
+        try:
+            await executor.run("extract", batch, load_template("wiki"))
+        finally:
+            forget_tasks(executor.app)
+            await executor.close()
+
+    with pytest.raises(EngineUnavailable) as raised:
+        asyncio.run(ask())  # no worker runs: the three sends wait in the queue
+    message = str(raised.value)
+    assert "MAP extraction of 1 chunk(s) of 'Lumen DB guide'" in message and "sent 3 times" in message
+    assert "0 worker(s) answer a ping" in message
