@@ -14,7 +14,7 @@ from ..engines.tasks import DescriptionRequest, EntitySketch, PairQuestion
 from ..fingerprint import fingerprint
 from ..pipeline.collector import collector_paused
 from ..pipeline.context import CompileContext, PhaseResult
-from ..pipeline.stages import mark_stage, rollup, set_rollup, stage_mark
+from ..pipeline.stages import clear_stage, mark_stage, rollup, set_rollup, stage_mark
 from ..storage.records import CacheEntry, Claim, Entity, Extract, Record, Relation
 from ..templates.render import prompt_source
 from ..templates.schema import Template
@@ -417,6 +417,19 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     try:
         out = await reduce_steps(work, clusters, group_cluster.tolist(), sig_group, ids, ctx.engine.name,
                                  [vectors[lead[c]] for c in range(len(clusters))])
+        # Relations, claims and the ledger need no description: they are stored while the last
+        # summaries are still being asked. The mark goes first, so that a crash before the
+        # entities are stored leaves none to skip this run's work on.
+        ledger_writes, ledger_gone = ledger.changes(produced)
+        if ledger.fresh:  # content hashes an earlier version kept beside the records
+            ledger_gone += [f"{OLD_HASHES_KEY}:{kind}:{x}{y}" for kind in ("relations", "claims") for x in _HEX for y in _HEX]
+        async with store.transaction():
+            await clear_stage(store, PHASE)
+            await store.upsert([*out.write_relations, *out.write_claims, *ledger_writes,
+                                CacheEntry(id=ID_MAP, namespace=PHASE, value=id_mapping(clusters, ids), created_at=time.time())])
+            for kind, gone in ((Relation, out.removed_relations), (Claim, out.removed_claims), (CacheEntry, ledger_gone)):
+                for s in range(0, len(gone), _GET_BATCH):
+                    await store.delete(kind, {"id": gone[s : s + _GET_BATCH]})
     finally:
         descriptions, summaries, used_inputs = await describing  # its answers land even if reduce failed
     for entity, description in zip(out.entities, descriptions, strict=True):
@@ -425,21 +438,11 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     old_entities = out.old_entities
     write_entities = [e for e in out.entities if e.id not in old_entities or _comparable(old_entities[e.id]) != _comparable(e)]
     removed_entities = sorted(set(old_entities) - {e.id for e in out.entities})
-    ledger_writes, ledger_gone = ledger.changes(produced)
     async with store.transaction():
-        await store.upsert([*write_entities, *out.write_relations, *out.write_claims])
-        for kind, gone in ((Entity, removed_entities), (Relation, out.removed_relations), (Claim, out.removed_claims)):
-            for s in range(0, len(gone), _GET_BATCH):
-                await store.delete(kind, {"id": gone[s : s + _GET_BATCH]})
-        await store.upsert([
-            CacheEntry(id=ID_MAP, namespace=PHASE, value=id_mapping(clusters, ids), created_at=time.time()),
-            CacheEntry(id=SUMMARY_INPUTS_KEY, namespace=PHASE, value=used_inputs, created_at=time.time()),
-            *ledger_writes,
-        ])
-        if ledger.fresh:  # content hashes an earlier version kept beside the records
-            ledger_gone += [f"{OLD_HASHES_KEY}:{kind}:{x}{y}" for kind in ("relations", "claims") for x in _HEX for y in _HEX]
-        for s in range(0, len(ledger_gone), _GET_BATCH):
-            await store.delete(CacheEntry, {"id": ledger_gone[s : s + _GET_BATCH]})
+        await store.upsert([*write_entities, CacheEntry(id=SUMMARY_INPUTS_KEY, namespace=PHASE, value=used_inputs,
+                                                        created_at=time.time())])
+        for s in range(0, len(removed_entities), _GET_BATCH):
+            await store.delete(Entity, {"id": removed_entities[s : s + _GET_BATCH]})
         await mark_stage(store, PHASE, fp, entities=len(out.entities))
     set_rollup(ctx.state, PHASE, fp)
     ctx.progress(PHASE, 4, 4)
