@@ -386,8 +386,8 @@ NOTES = """
   flight at the server, three workers of 4 at 500 ms: about 8 s of a 27 s wall): the compile's
   start before ingest (~1 s) and ingest (~1 s), no calls; MAP's start and last round; REDUCE's
   chain of one embedding call, then one round of pair judgments, then the descriptions (each
-  needs the answers before it), and its one transaction writing the KB (~2 s with no call in
-  flight); PLAN's one round of topic names (asked together since this change; one at a time
+  needs the answers before it; its write of the KB now overlaps the last descriptions, the
+  ratio stayed 0.41x); PLAN's one round of topic names (asked together since this change; one at a time
   they took 2.5 s); REFINE's last embedding call after the last page. The more calls in flight
   one worker has, the larger that share: with fewer calls per worker the ratio comes closer to
   1/3.
