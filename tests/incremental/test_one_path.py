@@ -21,6 +21,7 @@ from compendium.templates.registry import show_template
 from compendium.templates.render import default_prompt
 from compendium.workspace import init_workspace
 from tests.support.llm_server import REFUSAL, LLMServer
+from tests.support.outputs import canonical_records
 
 from .corpus import DOCUMENTS, compile_, env_for, make_workspace
 
@@ -39,19 +40,8 @@ async def _compile_offline(workspace: Path) -> dict[str, Any]:
 
 async def _kb(workspace: Path, env: dict[str, str]) -> dict[str, dict[str, Any]]:
     """The canonical KB as records, without what depends on when it was written."""
-    out: dict[str, dict[str, Any]] = {}
     async with opened_store(load_settings(workspace, env=env)) as store:
-        for kind in (Chunk, Extract, Entity, Relation, Claim):
-            rows = {}
-            async for record in store.scan(kind):
-                data = record.to_dict()
-                data.pop("embedding", None)
-                # A summary is kept across small additions on purpose (reduce.SUMMARY_REFRESH):
-                # its text may be one written from an earlier version of the documents.
-                data.pop("description", None) if kind is Entity else None
-                rows[record.id] = data
-            out[kind.__name__] = rows
-    return out
+        return await canonical_records(store, (Chunk, Extract, Entity, Relation, Claim))
 
 
 def _edit(folder: Path) -> None:

@@ -20,6 +20,7 @@ from compendium.storage.factory import open_store
 from compendium.storage.records import Claim, Entity, Extract, Relation
 from compendium.templates.schema import Template
 from tests.contract.conftest import drop_kbs, fresh_kb, server_url
+from tests.support.outputs import canonical_records
 
 NAMES = [("Buffer Pool", "component"), ("Storage Engine", "component"), ("Redo Journal", "component"),
          ("WAL", "concept"), ("Write-Ahead Log", "component"), ("Exception", "class"), ("Vacuum", "process"),
@@ -49,16 +50,7 @@ def _template() -> Template:
 
 
 async def _kb(store) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for kind in (Entity, Relation, Claim):
-        rows = {}
-        async for r in store.scan(kind):
-            data = r.to_dict()
-            data.pop("embedding", None)
-            data.pop("description", None) if kind is Entity else None
-            rows[r.id] = data
-        out[kind.__name__] = rows
-    return out
+    return await canonical_records(store, (Entity, Relation, Claim))
 
 
 async def _reduce_from_scratch(path, extracts: dict[str, Extract]) -> dict[str, Any]:
