@@ -7,12 +7,13 @@ from collections.abc import Mapping, Sequence
 from .planning import Subject
 
 
-def titles_apart(subjects: Sequence[Subject], overviews: Mapping[str, str] = {}) -> None:
+def titles_apart(subjects: Sequence[Subject], overviews: Mapping[str, str] | None = None) -> None:
     """A topic named like an entity's page or like an earlier topic ("Storage Engine", the
     community around it or the document about it) is titled "… topic", or "… overview" for an
     outline node's overview (`overviews`: their subject id -> the title of the node above them);
     if that is taken too, the node above names it ("Special method names (Data model)"), and
     only then a number. Entities and concepts keep their names."""
+    overviews = overviews or {}
     seen = {s.title.casefold() for s in subjects if s.kind != "topic"}
     for s in subjects:
         if s.kind != "topic":

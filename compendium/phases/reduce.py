@@ -390,7 +390,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     ctx.progress(PHASE, 2, 4)
 
     async def evidence_for(chunk_ids: Sequence[str]) -> dict[str, list[tuple[str, set[str]]]]:
-        await work._read(chunk_ids)
+        await work.read_extracts(chunk_ids)
         return _claim_index(work.extracts[c] for c in chunk_ids if c in work.extracts)
 
     # Tier 3: ask about review pairs not already joined by tier 2.

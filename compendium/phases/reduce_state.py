@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,16 @@ EMPTY_BASE = "0" * 32
 _GET_BATCH = 500
 
 
+async def get_in_batches(store: Store | None, kind: type, ids: Sequence[str]) -> list[Any]:
+    """store.get of many ids, a batch at a time (none without a store)."""
+    if store is None or not ids:
+        return []
+    out: list[Any] = []
+    for s in range(0, len(ids), _GET_BATCH):
+        out += await store.get(kind, list(ids[s : s + _GET_BATCH]))
+    return out
+
+
 def _bucket(key: str, buckets: int) -> int:
     return xxhash.xxh3_64_intdigest(key.encode()) % buckets
 
@@ -37,7 +47,6 @@ class BucketedMap:
         self.name, self.buckets = name, buckets
         self._data: dict[int, dict[str, Any]] = {}  # bucket -> its map, for buckets read (or created)
         self._dirty: set[int] = set()
-        self._replace_all = False
 
     def entry_id(self, bucket: int) -> str:
         return f"{NAMESPACE}:{self.name}:{bucket:03x}"
@@ -45,10 +54,7 @@ class BucketedMap:
     async def _read(self, store: Store, wanted: Iterable[int]) -> None:
         todo = sorted(b for b in set(wanted) if b not in self._data)
         ids = [self.entry_id(b) for b in todo]
-        found: dict[str, Any] = {}
-        for s in range(0, len(ids), _GET_BATCH):
-            for entry in await store.get(CacheEntry, ids[s : s + _GET_BATCH]):
-                found[entry.id] = entry.value  # type: ignore[attr-defined]
+        found = {e.id: e.value for e in await get_in_batches(store, CacheEntry, ids)}
         for b in todo:
             self._data[b] = dict(found.get(self.entry_id(b)) or {})
 
@@ -62,7 +68,6 @@ class BucketedMap:
         """Empty, as if nothing had been stored: saving then replaces every stored bucket."""
         self._data = {b: {} for b in range(self.buckets)}
         self._dirty = set(range(self.buckets))
-        self._replace_all = True
 
     def _of(self, key: str) -> dict[str, Any]:
         b = _bucket(key, self.buckets)
@@ -182,8 +187,3 @@ class Ledger:
             write += w
             gone += g
         return write, gone
-
-
-def add_count(part: BucketedMap, counts: dict[str, int], sign: int) -> None:
-    """Add (sign 1) or take away (sign -1) word counts; words counted zero are dropped."""
-    part.add_counts(counts, sign)

@@ -16,19 +16,16 @@ from typing import Any
 from ..storage.base import Store
 from ..storage.records import Claim
 from .common_words import spellings_from_counts
-from .reduce_chunks import claim_counts
-from .reduce_state import Ledger
+from .reduce_state import Ledger, get_in_batches
 from .resolution import CONCEPT, Evidence
 from .term_mentions import (
-    MAX_CLAIMS_PER_TERM,
     SpellingHits,
     could_name,
     is_term,
     plural_forms,
     spelling_hits,
+    term_window,
 )
-
-_GET_BATCH = 500
 
 
 @dataclass
@@ -45,15 +42,6 @@ class Term:
 
     def to_json(self) -> dict[str, Any]:
         return {"e": self.entity_id, "s": self.spellings, "k": self.code_only, "w": self.window}
-
-
-async def _claims(store: Store | None, ids: Sequence[str]) -> list[Claim]:
-    if store is None or not ids:
-        return []
-    out: list[Claim] = []
-    for s in range(0, len(ids), _GET_BATCH):
-        out += await store.get(Claim, list(ids[s : s + _GET_BATCH]))  # type: ignore[arg-type]
-    return out
 
 
 def defined_terms(ledger: Ledger, clusters: Sequence[Evidence], ids: Sequence[str]) -> tuple[dict[int, str], list[Term], dict[int, int]]:
@@ -85,11 +73,12 @@ def defined_terms(ledger: Ledger, clusters: Sequence[Evidence], ids: Sequence[st
     return spelled, terms, cluster_of
 
 async def gather_terms(ledger: Ledger, store: Store | None, terms: list[Term], new_claims: list[Claim],
-                   old_claims: list[Claim], new_claim_words: Counter[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
+                   old_claims: list[Claim], new_claim_words: Counter[str], gone_claim_words: Counter[str],
+                   ) -> tuple[dict[str, list[str]], dict[str, str]]:
     """Each term's window of claims, brought up to date from the redone chunks' claims (new and
     as stored). Returns claim id -> the term entities it carries, and claim id -> its chunk for
     the claims whose terms changed."""
-    touched_words = set(new_claim_words) | set(claim_counts(old_claims)[1])
+    touched_words = set(new_claim_words) | set(gone_claim_words)
     known = set(ledger.meta.get("spellings", []))
     wanted = {s for t in terms for s in t.spellings}
     old_terms = {t["e"]: t for t in ledger.meta.get("terms", [])}
@@ -135,18 +124,14 @@ async def gather_terms(ledger: Ledger, store: Store | None, terms: list[Term], n
     redo_ids = {t.entity_id for t in redo_terms}
     for t in terms:
         if t.entity_id in redo_ids:
-            chosen: set[str] = set()
-            for s in t.spellings:
-                chosen |= hits[s].chosen(t.code_only)
-            t.window = [[c] for c in sorted(chosen)[:MAX_CLAIMS_PER_TERM]]
+            t.window = [[c] for c in term_window(t.spellings, hits, t.code_only)]
         else:
             t.window = [list(w) for w in old_terms[t.entity_id]["w"]]
     unknown = sorted({w[0] for t in terms for w in t.window if w[0] not in where})
-    for c in await _claims(store, unknown):
+    for c in await get_in_batches(store, Claim, unknown):
         where[c.id] = [c.chunk_id, c.document_id]
     for t in terms:
         t.window = [[w[0], *where[w[0]]] for w in t.window]
-    ledger.meta["old_terms"] = list(old_terms.values())  # read by _unchanged_evidence, then dropped
     ledger.meta["terms"] = [t.to_json() for t in terms]
 
     def carried(windows: Sequence[dict[str, Any]] | Sequence[Term]) -> dict[str, list[str]]:

@@ -29,7 +29,7 @@ from .reduce_chunks import (
     mention_sig,
     take_out_mentions,
 )
-from .reduce_state import Ledger, add_count
+from .reduce_state import Ledger, get_in_batches
 from .reduce_terms import Term, defined_terms, gather_terms
 from .resolution import Evidence, Mention, normalize_name, tier1_distinct
 
@@ -54,15 +54,6 @@ class Outcome:
     old_entities: dict[str, Entity] = field(default_factory=dict)  # as stored before this run
 
 
-async def _get(store: Store | None, kind: type, ids: Sequence[str]) -> list[Any]:
-    if store is None or not ids:
-        return []
-    out: list[Any] = []
-    for s in range(0, len(ids), _GET_BATCH):
-        out += await store.get(kind, list(ids[s : s + _GET_BATCH]))
-    return out
-
-
 async def _claims_of(store: Store | None, chunk_ids: Sequence[str]) -> list[Claim]:
     if store is None or not chunk_ids:
         return []
@@ -72,7 +63,7 @@ async def _claims_of(store: Store | None, chunk_ids: Sequence[str]) -> list[Clai
     return out
 
 
-def mentions(sig: dict[str, Any]) -> int:
+def mention_count(sig: dict[str, Any]) -> int:
     """How many mentions a signature's evidence holds."""
     return len(sig["c"]) + sum(sig["n"].values()) - len(sig["n"])
 
@@ -80,7 +71,7 @@ def mentions(sig: dict[str, Any]) -> int:
 async def fill_documents(store: Store | None, extracts: Sequence[Extract]) -> None:
     """Extracts stored without their document take it from their chunk."""
     orphans = [e.id for e in extracts if not e.document_id]
-    document_of = {c.id: c.document_id for c in await _get(store, Chunk, orphans)}
+    document_of = {c.id: c.document_id for c in await get_in_batches(store, Chunk, orphans)}
     for e in extracts:
         e.document_id = e.document_id or document_of.get(e.id, "")
 
@@ -93,6 +84,8 @@ class Reduction:
         self.changed: set[str] = set()
         self.touched_relations: set[str] = set()
         self.term_entities: dict[str, list[str]] = {}
+        self.gone_claim_words: Counter[str] = Counter()
+        self.old_terms: list[dict[str, Any]] = []
 
     async def replace_chunks(self, changed: dict[str, Extract | None]) -> None:
         """Out with what the changed chunks gave last time, in with their extracts now (None: gone)."""
@@ -113,10 +106,10 @@ class Reduction:
         self.touched_sigs = {k for cid in changed if (e := ledger.chunks.get(cid)) for k, _ in e["m"]}
         self.touched_sigs |= {mention_sig(m) for ms in self.mentions.values() for m in ms}
 
-    async def _read(self, chunk_ids: Sequence[str]) -> None:
+    async def read_extracts(self, chunk_ids: Sequence[str]) -> None:
         """The done extracts of chunks not read yet, with their mentions."""
         wanted = [c for c in chunk_ids if c not in self.extracts]
-        found = [e for e in await _get(self.store, Extract, wanted) if e.status == "done"]
+        found = [e for e in await get_in_batches(self.store, Extract, wanted) if e.status == "done"]
         await fill_documents(self.store, found)
         for ex in found:
             self.extracts[ex.id] = ex
@@ -134,7 +127,7 @@ class Reduction:
 
         sigs.sort(key=first)
         reps = [Mention(v["k"][2], v["k"][1], v["k"][0], "", list(v["k"][3]), "", "") for _, v in sigs]
-        weights = [mentions(v) for _, v in sigs]
+        weights = [mention_count(v) for _, v in sigs]
         labels, joined = tier1_distinct(reps, weights)
         _, index = np.unique(labels, return_inverse=True)
         groups = [Evidence() for _ in range(int(index.max()) + 1 if len(index) else 0)]
@@ -150,7 +143,7 @@ class Reduction:
         support: dict[str, Counter[int]] = {}
         self.mention_count = 0
         for k, v in self.ledger.sigs.items():
-            c, n = group_cluster[sig_group[k]], mentions(v)
+            c, n = group_cluster[sig_group[k]], mention_count(v)
             self.mention_count += n
             for surface in (v["k"][2], *v["k"][3]):
                 support.setdefault(normalize_name(surface), Counter())[c] += n
@@ -182,7 +175,7 @@ class Reduction:
         others = sorted(c for c in chunks if c not in self.changed)
         if store is not None and not ledger.fresh:
             await ledger.chunks.load(store, others)
-        await self._read(others)
+        await self.read_extracts(others)
         if ledger.fresh:  # every chunk is redone: what was stored before is all gone or replaced
             old_claims = [c async for c in store.scan(Claim)] if store is not None else []  # type: ignore[misc]
         else:
@@ -220,10 +213,11 @@ class Reduction:
                                     "x": [con.dropped, con.loops]})
         gone_words, gone_claim_words = claim_counts(old_claims)
         new_words, new_claim_words = claim_counts(c for con in contributions.values() for c in con.claims.values())
-        add_count(ledger.words, gone_words, -1)
-        add_count(ledger.words, new_words, 1)
-        add_count(ledger.claim_words, gone_claim_words, -1)
-        add_count(ledger.claim_words, new_claim_words, 1)
+        ledger.words.add_counts(gone_words, -1)
+        ledger.words.add_counts(new_words, 1)
+        ledger.claim_words.add_counts(gone_claim_words, -1)
+        ledger.claim_words.add_counts(new_claim_words, 1)
+        self.gone_claim_words = gone_claim_words
         return contributions, old_claims, new_claim_words
 
     def terms(self, clusters: Sequence[Evidence], ids: Sequence[str]) -> tuple[dict[int, str], list[Term], dict[int, int]]:
@@ -232,8 +226,9 @@ class Reduction:
     async def gather_terms(self, terms: list[Term], contributions: dict[str, Contribution], old_claims: list[Claim],
                            new_claim_words: Counter[str]) -> dict[str, str]:
         new_claims = [c for con in contributions.values() for c in con.claims.values()]
+        self.old_terms = list(self.ledger.meta.get("terms", []))  # as the last run left them
         self.term_entities, retermed = await gather_terms(self.ledger, self.store, terms, new_claims, old_claims,
-                                                          new_claim_words)
+                                                          new_claim_words, self.gone_claim_words)
         return retermed
 
     def _unchanged_evidence(self, ids: Sequence[str], terms: list[Term], cluster_of: dict[int, int],
@@ -249,7 +244,7 @@ class Reduction:
         now: dict[str, set[str]] = {}
         for k, eid in self.sig_entity.items():
             now.setdefault(eid, set()).add(k)
-        gathered_before = {t["e"]: sorted({(w[1], w[2]) for w in t["w"]}) for t in self.ledger.meta.get("old_terms", [])}
+        gathered_before = {t["e"]: sorted({(w[1], w[2]) for w in t["w"]}) for t in self.old_terms}
         gathered = {cluster_of[k]: sorted({(w[1], w[2]) for w in t.window}) for k, t in enumerate(terms)}
         out: dict[int, Entity] = {}
         for i, eid in enumerate(ids):
@@ -269,7 +264,7 @@ class Reduction:
         # Claims whose terms changed in chunks not redone: their chunks' claims are built again.
         again = sorted({chunk for chunk in retermed.values() if chunk not in contributions})
         if again:
-            await self._read(again)
+            await self.read_extracts(again)
             old_claims = old_claims + await _claims_of(store, again)
             for cid in again:
                 if cid in self.extracts:
@@ -341,7 +336,6 @@ class Reduction:
         for e, n, r in zip(entities, neighbours, raw, strict=True):
             e.degree, e.importance = len(n), round(r / top, 4)
         totals = ledger.meta.get("totals", [0, 0])
-        ledger.meta.pop("old_terms", None)
         ledger.meta["sig_entity"] = self.sig_entity
         ledger.meta["best"] = self.best
         return Outcome(
