@@ -185,11 +185,13 @@ function uploader(base, limits, reload) {
     const hidden = (name) => name.split("/").some((part) => part.startsWith("."));
     const kept = items.filter(({ name }) => !hidden(name) && limits.extensions.includes(extension(name)));
     const left = items.length - kept.length;
-    if (left) announce(`${left} file${left > 1 ? "s" : ""} of the folder left out: hidden, or not a type Compendium reads`);
-    send(kept);
+    const note = left ? `${left} file${left > 1 ? "s" : ""} of the folder left out: hidden, or not a type Compendium reads` : "";
+    if (note) announce(note);
+    send(kept, note);
   }
 
-  async function send(files) {
+  // `note`: what to say besides, repeated with the outcome so that one does not replace the other.
+  async function send(files, note = "") {
     if (!files.length) return;
     let sent = 0;
     for (const { file, name } of files.slice(0, limits.max_files)) {
@@ -208,12 +210,13 @@ function uploader(base, limits, reload) {
         row.fail(exc.message);
       }
     }
-    if (files.length > limits.max_files) announce(`Only ${limits.max_files} files at a time: the rest were left out`);
-    if (sent) {
-      announce(sent > 1 ? `${sent} documents uploaded: compile to add them to the wiki`
-        : "1 document uploaded: compile to add it to the wiki");
-      await reload();
-    }
+    const said = [];
+    if (sent) said.push(sent > 1 ? `${sent} documents uploaded: compile to add them to the wiki`
+      : "1 document uploaded: compile to add it to the wiki");
+    if (files.length > limits.max_files) said.push(`Only ${limits.max_files} files at a time: the rest were left out`);
+    if (note) said.push(note);
+    if (said.length) announce(said.join(" · "));
+    if (sent) await reload();
   }
   return h("section", { "aria-labelledby": "upload-title", class: "upload" },
     h("h2", { id: "upload-title" }, "Add documents"), input, folderInput, zone, queue);
