@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ValidationError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from .. import json_text
 from ..errors import EngineError, EngineUnavailable, ReplyError
 from ..fingerprint import fingerprint
 from ..settings import LLMSettings
@@ -350,7 +351,7 @@ class OpenAIClient:
     def _read_completion(self, raw: bytes) -> tuple[str, dict[str, Any] | None, str | None]:
         """The first choice's text, the usage block and the finish reason of a completion body."""
         try:
-            data = json.loads(raw)
+            data = json_text.loads(raw)
         except ValueError as exc:
             raise ReplyError(f"the LLM endpoint at {self.endpoint} answered with a body that is not JSON") from exc
         choices = data.get("choices") if isinstance(data, dict) else None

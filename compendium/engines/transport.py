@@ -17,11 +17,13 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .. import json_text
+
 if TYPE_CHECKING:
     import aiohttp
     import httpx
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # built once, not per call
+_ENCODER = json_text.JsonText()
 MAX_CONNECTIONS = 1000  # as the SDK's default: a compile's calls in flight never wait for one
 
 
@@ -107,7 +109,7 @@ class Transport:
     async def post(self, path: str, body: dict[str, Any]) -> bytes:
         import aiohttp
 
-        content = _ENCODER.encode(body).encode("utf-8")
+        content = _ENCODER.dumps_bytes(body)
         url = self.base_url + path.lstrip("/")
         try:
             async with self._session().post(url, data=content, proxy=self._proxy, proxy_auth=self._proxy_auth) as response:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from .. import json_text
 from ..errors import NotFound, StoreError
 from .base import Filter
 from .records import Record, Vector
@@ -31,8 +31,7 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-# Built once: json.dumps with options builds a new encoder for every record written.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_json_default)
+_ENCODER = json_text.JsonText(default=_json_default)
 
 
 def encode_data(record: Record) -> str:
@@ -41,7 +40,7 @@ def encode_data(record: Record) -> str:
     if record.VECTOR:
         data.pop(record.VECTOR, None)
     try:
-        return _ENCODER.encode(data)
+        return _ENCODER.dumps(data)
     except (TypeError, ValueError) as exc:
         raise StoreError(f"cannot store {record.KIND} {record.id!r}: {exc}") from exc
 
@@ -73,7 +72,7 @@ def decode_vector(blob: bytes | None) -> Vector | None:
 
 def decode(kind: type[Record], data: str | bytes | dict[str, Any], vector: Vector | None) -> Record:
     """Rebuild a record from its JSON and its vector."""
-    fields = json.loads(data) if isinstance(data, str | bytes) else data
+    fields = json_text.loads(data) if isinstance(data, str | bytes) else data
     if kind.VECTOR:
         fields[kind.VECTOR] = vector
     return kind.from_dict(fields)

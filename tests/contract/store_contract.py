@@ -120,6 +120,15 @@ class RoundTripContract:
         with pytest.raises(NotFound):
             await store.get_one(Chunk, "missing")
 
+    async def test_values_outside_the_fast_json_path_round_trip(self, store: Store):
+        # 64-bit-plus integers, lone surrogates' neighbours, every control character, non-BMP
+        # text and numeric dict keys (written as strings, as JSON has them) read back as written.
+        text = "".join(map(chr, range(32))) + "\"quote\" back\\slash é 中 😀 \u2028"
+        value = {"big": 2**70, "negative": -(2**65), "text": text, "keys": {1: "one", 2: "two"}, "set": {3, 1}}
+        await store.upsert([CacheEntry(id="v", value=value)])
+        got = (await store.get_one(CacheEntry, "v")).value
+        assert got == {"big": 2**70, "negative": -(2**65), "text": text, "keys": {"1": "one", "2": "two"}, "set": [1, 3]}
+
     async def test_a_record_that_is_not_json_is_refused(self, store: Store):
         with pytest.raises(StoreError):
             await store.upsert([CacheEntry(id="x", value=object())])
