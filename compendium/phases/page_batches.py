@@ -45,7 +45,13 @@ class PageBatches:
             self._draining = asyncio.create_task(self._drain())
 
     async def finish(self) -> None:
-        """Wait until every page handed over is stored (or has failed)."""
+        """Wait until every page handed over is stored (or has failed). No page comes after
+        this: the ones waiting go out now, beside the request in flight, not after it."""
+        draining = [t for t in (self._draining,) if t is not None and not t.done()]
+        if self.pending and draining:
+            draining.append(asyncio.create_task(self._drain()))
+        for task in draining:
+            await task
         while self._draining is not None and not self._draining.done():
             await self._draining
 
