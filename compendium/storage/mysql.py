@@ -39,7 +39,7 @@ from .mysql_sql import (
     vector_matrix,
     where_sql,
 )
-from .records import RECORD_TYPES, Record, Vector
+from .records import RECORD_TYPES, CacheEntry, Record, Vector
 
 _MAX_IDS = 500
 _MAX_POSTINGS = 200_000  # a query of very common words ranks from this many postings at most
@@ -49,6 +49,14 @@ _GONE = {2006, 2013}  # server has gone away / lost connection: reconnect once
 _current_tx: contextvars.ContextVar[object | None] = contextvars.ContextVar(
     "compendium_mysql_tx", default=None
 )
+
+
+def _matrix_cached(kind: type[Record]) -> bool:
+    """Whether a kind's vector matrix is kept between searches, counting its writes to know when
+    it is stale. Not the response cache's: its vectors are read by id, and every worker of a
+    distributed compile writes it, so each write would wait on the counter's row lock for any
+    open transaction that wrote a cache entry (a REDUCE's ledger: ~1.5 s a round)."""
+    return bool(kind.VECTOR) and kind is not CacheEntry
 
 
 class _Server:
@@ -234,7 +242,7 @@ class MySQLStore(codec.GetOne):
 
     def _bump(self, cursor: Any, kind: type[Record]) -> None:
         # other processes learn from this counter that their cached vectors are stale
-        if kind.VECTOR and not self._server.native_vectors:
+        if _matrix_cached(kind) and not self._server.native_vectors:
             cursor.execute(bump_sql(self._server.target.prefix), (self.kb, kind.KIND))
 
     def _records(self, kind: type[Record], rows: Iterable[tuple]) -> list[Record]:
@@ -439,12 +447,14 @@ class MySQLStore(codec.GetOne):
         in_tx = self._in_tx()
 
         def work(cursor: Any) -> tuple[list[str], np.ndarray]:
-            cursor.execute(generation_sql(server.target.prefix), (self.kb, kind.KIND))
-            row = cursor.fetchone()
-            generation = row[0] if row else 0
-            cached = server.matrices.get(key)
-            if cached is not None and cached[0] == generation:
-                return cached[1], cached[2]
+            generation = 0
+            if _matrix_cached(kind):
+                cursor.execute(generation_sql(server.target.prefix), (self.kb, kind.KIND))
+                row = cursor.fetchone()
+                generation = row[0] if row else 0
+                cached = server.matrices.get(key)
+                if cached is not None and cached[0] == generation:
+                    return cached[1], cached[2]
             cursor.execute(
                 f"SELECT id, vector FROM {self._table(kind)} WHERE {sql} AND vector IS NOT NULL",
                 params,
@@ -452,7 +462,7 @@ class MySQLStore(codec.GetOne):
             ids, matrix = vector_matrix(
                 cursor.fetchall(), f"{kind.KIND} vectors in {server.where()}"
             )
-            if not in_tx:  # a transaction's view may still roll back: never cache it
+            if not in_tx and _matrix_cached(kind):  # a transaction's view may still roll back: never cache it
                 if len(server.matrices) >= 16:
                     server.matrices.pop(next(iter(server.matrices)))
                 server.matrices[key] = (generation, ids, matrix)

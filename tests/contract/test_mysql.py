@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from compendium.storage.factory import open_store
-from compendium.storage.records import Entity
+from compendium.storage.records import CacheEntry, Entity
 
 from .conftest import drop_kbs, fresh_kb, server_url
 from .store_contract import FullTextContract, StoreContract, unit_vectors
@@ -45,6 +47,19 @@ class TestMySQLStore(StoreContract):
         await other.close()
         assert (await store.knn(Entity, vectors[1], 1))[0][0].id == "b"
 
+    async def test_cache_writes_do_not_wait_for_another_connections_open_transaction(self, store):
+        # A distributed compile's workers store every answer while the compile holds a long
+        # transaction that wrote cache entries (REDUCE's ledger): they must not queue behind it.
+        other = await open_store(server_url(self.url_variable), kb=store.kb)
+        try:
+            async with store.transaction():
+                await store.upsert([CacheEntry(id="ledger", namespace="reduce", value=1, vector=unit_vectors(1, 0)[0])])
+                await asyncio.wait_for(
+                    other.upsert([CacheEntry(id="answer", namespace="llm", value=2, vector=unit_vectors(1, 1)[0])]), 5.0
+                )
+            assert {e.id for e in await store.get(CacheEntry, ["ledger", "answer"])} == {"ledger", "answer"}
+        finally:
+            await other.close()
 
     async def test_a_store_from_before_the_word_index_is_indexed_on_opening(self, store):
         from compendium.storage.records import Chunk
