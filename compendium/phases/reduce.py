@@ -171,11 +171,13 @@ def _sketch(group: Evidence, evidence: dict[str, list[tuple[str, set[str]]]]) ->
 async def judge(
     ctx: CompileContext, template: Template, groups: Sequence[Evidence], pairs: list[tuple[int, int, float]],
     evidence_for: Callable[[Sequence[str]], Awaitable[dict[str, list[tuple[str, set[str]]]]]],
+    asking: Callable[[], object] | None = None,
 ) -> tuple[list[tuple[int, int]], int]:
     """Tier 3: pairs the engine says are the same thing; cached decisions are never re-asked.
 
     `evidence_for` gives chunks' claim sentences (each with its names): read only when a pair has
-    to be asked, which a recompile seldom needs, and only for a group's first chunks."""
+    to be asked, which a recompile seldom needs, and only for a group's first chunks. `asking`
+    is called once before any pair is asked (not when every decision is cached)."""
     prompt = _prompt(template.reduce.prompt, PHASE)
     keys = [fingerprint("pair", sorted([groups[a].identity(), groups[b].identity()]), ctx.engine.model, prompt) for a, b, _ in pairs]
     cached = await _cached(ctx, list(dict.fromkeys(keys)))
@@ -188,6 +190,8 @@ async def judge(
         else:
             todo.append(i)
     evidence: dict[str, list[tuple[str, set[str]]]] = {}
+    if todo and asking is not None:
+        asking()
     if todo:
         evidence = await evidence_for(sorted({c for i in todo for g in pairs[i][:2]
                                               for c in sorted(groups[g].chunk_ids)[:EVIDENCE_CHUNKS]}))
@@ -240,66 +244,90 @@ def summary_inputs(ranked: Sequence[str]) -> list[str]:
     return list(ranked[:SUMMARY_INPUTS])
 
 
-async def describe(
-    ctx: CompileContext,
-    template: Template,
-    clusters: Sequence[Evidence],
-    ids: Sequence[str],
-    prior_inputs: dict[str, list[str]],
-) -> tuple[list[str], int, dict[str, list[str]]]:
+class Summaries:
     """Each cluster's description; clusters with many distinct ones are summarised (cached).
 
     A summary is kept while every description it was written from still exists and fewer than
     SUMMARY_REFRESH new ones have appeared: a small addition does not pay for a rewrite, a
     removal always does (removed text leaves the summary). Summaries are asked concurrently
     (bounded by map.concurrency), cache reads are one batch, and each answer is stored as soon
-    as it arrives, so a crash loses no paid answer. Returns the descriptions, the number of
-    summaries asked and, per entity id, the inputs its summary stands on.
+    as it arrives, so a crash loses no paid answer.
+
+    A summary is asked once per run under its cache key, however many times `describe` is
+    called: the clusters that the pair judgments cannot change are described while those
+    judgments are asked, and the final describe finds their summaries under way or done.
     """
-    settings = template.reduce
-    prompt = _prompt(settings.summary_prompt, "reduce_summary")
-    ranked = [c.ranked_descriptions() for c in clusters]
-    inputs: list[list[str]] = []
-    for entity_id, r in zip(ids, ranked, strict=True):
-        if len(r) <= settings.summarize_over:
-            inputs.append([])
-            continue
-        fresh, kept = summary_inputs(r), prior_inputs.get(entity_id)
-        keep = kept is not None and set(kept) <= set(r) and len(set(fresh) - set(kept)) < SUMMARY_REFRESH
-        inputs.append(kept if keep else fresh)  # type: ignore[arg-type]
-    keys = [fingerprint("summary", sorted(i), ctx.engine.model, prompt) if i else "" for i in inputs]
-    hits = await _cached(ctx, sorted({k for k in keys if k}))
-    out = [
-        join_descriptions(r, settings.description_max_chars) if not k
-        else str((hits[k].value or {}).get("description", "")) if k in hits else ""
-        for r, k in zip(ranked, keys, strict=True)
-    ]
-    todo: dict[str, list[int]] = {}
-    for i, key in enumerate(keys):
-        if key and key not in hits:
-            todo.setdefault(key, []).append(i)
-    gate = asyncio.Semaphore(max(1, template.map.concurrency))
-    done = 0
 
-    async def one(key: str, members: list[int]) -> None:
-        nonlocal done
-        first = clusters[members[0]]
-        request = DescriptionRequest(first.name, first.type, inputs[members[0]], settings.description_max_chars)
-        async with gate:  # around the call only: storing its answer does not hold a slot
-            text = clip((await ctx.engine.summarize(request, template)).strip(), settings.description_max_chars)
-        await ctx.store.upsert([CacheEntry(id=key, namespace="summary", value={"description": text}, created_at=time.time())])
-        for i in members:
-            out[i] = text
-        done += 1
-        ctx.progress(PHASE, done, len(todo))
+    def __init__(self, ctx: CompileContext, template: Template, prior_inputs: dict[str, list[str]]):
+        self.ctx, self.template, self.prior_inputs = ctx, template, prior_inputs
+        self.prompt = _prompt(template.reduce.summary_prompt, "reduce_summary")
+        self.gate = asyncio.Semaphore(max(1, template.map.concurrency))
+        self.asked: dict[str, asyncio.Task[str]] = {}
+        self.early: list[asyncio.Task[Any]] = []
+        self.done = 0
 
-    tasks = [asyncio.create_task(one(k, m)) for k, m in todo.items()]
-    outcomes = await asyncio.gather(*tasks, return_exceptions=True)  # answers that arrived stay stored
-    errors = [o for o in outcomes if isinstance(o, BaseException)]
-    if errors:
-        raise errors[0]
-    used = {entity_id: i for entity_id, i in zip(ids, inputs, strict=True) if i}
-    return out, len(todo), used
+    def describe_early(self, clusters: Sequence[Evidence], ids: Sequence[str]) -> None:
+        """Start describing these clusters now; the answers are for a later `describe`."""
+        self.early.append(asyncio.create_task(self.describe(clusters, ids)))
+
+    def inputs(self, clusters: Sequence[Evidence], ids: Sequence[str]) -> tuple[list[list[str]], list[list[str]]]:
+        """Each cluster's ranked descriptions, and what its summary is written from ([]: none)."""
+        settings = self.template.reduce
+        ranked = [c.ranked_descriptions() for c in clusters]
+        inputs: list[list[str]] = []
+        for entity_id, r in zip(ids, ranked, strict=True):
+            if len(r) <= settings.summarize_over:
+                inputs.append([])
+                continue
+            fresh, kept = summary_inputs(r), self.prior_inputs.get(entity_id)
+            keep = kept is not None and set(kept) <= set(r) and len(set(fresh) - set(kept)) < SUMMARY_REFRESH
+            inputs.append(kept if keep else fresh)  # type: ignore[arg-type]
+        return ranked, inputs
+
+    async def describe(self, clusters: Sequence[Evidence], ids: Sequence[str]) -> tuple[list[str], dict[str, list[str]]]:
+        """The clusters' descriptions and, per entity id, the inputs its summary stands on."""
+        settings = self.template.reduce
+        ranked, inputs = self.inputs(clusters, ids)
+        keys = [fingerprint("summary", sorted(i), self.ctx.engine.model, self.prompt) if i else "" for i in inputs]
+        hits = await _cached(self.ctx, sorted({k for k in keys if k and k not in self.asked}))
+        out = [
+            join_descriptions(r, settings.description_max_chars) if not k
+            else str((hits[k].value or {}).get("description", "")) if k in hits else ""
+            for r, k in zip(ranked, keys, strict=True)
+        ]
+        todo: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            if key and key not in hits:
+                todo.setdefault(key, []).append(i)
+        for key, members in todo.items():
+            if key not in self.asked:
+                first = clusters[members[0]]
+                request = DescriptionRequest(first.name, first.type, inputs[members[0]], settings.description_max_chars)
+                self.asked[key] = asyncio.create_task(self._ask(key, request))
+        keys_todo = list(todo)
+        outcomes = await asyncio.gather(*(self.asked[k] for k in keys_todo), return_exceptions=True)
+        errors = [o for o in outcomes if isinstance(o, BaseException)]  # answers that arrived stay stored
+        if errors:
+            raise errors[0]
+        for key, text in zip(keys_todo, outcomes, strict=True):
+            for i in todo[key]:
+                out[i] = str(text)
+        used = {entity_id: i for entity_id, i in zip(ids, inputs, strict=True) if i}
+        return out, used
+
+    async def _ask(self, key: str, request: DescriptionRequest) -> str:
+        max_chars = self.template.reduce.description_max_chars
+        async with self.gate:  # around the call only: storing its answer does not hold a slot
+            text = clip((await self.ctx.engine.summarize(request, self.template)).strip(), max_chars)
+        await self.ctx.store.upsert([CacheEntry(id=key, namespace="summary", value={"description": text}, created_at=time.time())])
+        self.done += 1
+        self.ctx.progress(PHASE, self.done, len(self.asked))
+        return text
+
+    async def settle(self) -> None:
+        """Wait for every summary asked (one asked early for a cluster that then changed, too)."""
+        await asyncio.gather(*self.early, return_exceptions=True)
+        await asyncio.gather(*self.asked.values(), return_exceptions=True)
 
 
 def _claim_index(extracts: Iterable[Extract]) -> dict[str, list[tuple[str, set[str]]]]:
@@ -395,7 +423,24 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     # Tier 3: ask about review pairs not already joined by tier 2.
     open_pairs = [(int(x), int(y), float(s)) for x, y, s in zip(a[review], b[review], sims[review], strict=True) if auto[x] != auto[y]]
-    same, cached = await judge(ctx, template, groups, open_pairs, evidence_for)
+    previous = await _cached(ctx, [ID_MAP, SUMMARY_INPUTS_KEY])
+    previous_ids = dict((previous[ID_MAP].value or {}) if ID_MAP in previous else {})
+    summaries = Summaries(ctx, template, dict((previous[SUMMARY_INPUTS_KEY].value or {}) if SUMMARY_INPUTS_KEY in previous else {}))
+
+    def describe_settled() -> None:
+        # While pairs are judged, the clusters no answer can change are described: their
+        # summaries are then under way or done when the final describe asks for them.
+        settled, of_group = merge_evidence(groups, auto)
+        unsettled = {int(of_group[g]) for x, y, _ in open_pairs for g in (x, y)}
+        ids_now = assign_ids(settled, previous_ids)
+        keep = [c for c in range(len(settled)) if c not in unsettled]
+        summaries.describe_early([settled[c] for c in keep], [ids_now[c] for c in keep])
+
+    try:
+        same, cached = await judge(ctx, template, groups, open_pairs, evidence_for, asking=describe_settled)
+    except BaseException:
+        await summaries.settle()  # the answers asked early still land in the cache
+        raise
     final = connected_labels(
         len(groups), np.concatenate([a[merge], [p[0] for p in same]]).astype(np.int64),
         np.concatenate([b[merge], [p[1] for p in same]]).astype(np.int64),
@@ -403,12 +448,10 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     clusters, group_cluster = merge_evidence(groups, final)
     ctx.progress(PHASE, 3, 4)
 
-    previous = await _cached(ctx, [ID_MAP, SUMMARY_INPUTS_KEY])
-    ids = assign_ids(clusters, dict((previous[ID_MAP].value or {}) if ID_MAP in previous else {}))
-    prior_inputs = dict((previous[SUMMARY_INPUTS_KEY].value or {}) if SUMMARY_INPUTS_KEY in previous else {})
+    ids = assign_ids(clusters, previous_ids)
     # The summaries are calls; relations and claims need no description: they are worked out
     # while the summaries wait for the model.
-    describing = asyncio.create_task(describe(ctx, template, clusters, ids, prior_inputs))
+    describing = asyncio.create_task(summaries.describe(clusters, ids))
     # An entity's vector is that of its best-supported group (already embedded, free).
     lead: dict[int, int] = {}
     for g, c in enumerate(group_cluster.tolist()):
@@ -431,7 +474,10 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
                 for s in range(0, len(gone), _GET_BATCH):
                     await store.delete(kind, {"id": gone[s : s + _GET_BATCH]})
     finally:
-        descriptions, summaries, used_inputs = await describing  # its answers land even if reduce failed
+        try:
+            descriptions, used_inputs = await describing  # its answers land even if reduce failed
+        finally:
+            await summaries.settle()
     for entity, description in zip(out.entities, descriptions, strict=True):
         entity.description = description
 
@@ -468,7 +514,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
             "mentions": work.mention_count, "tier1_groups": len(groups), "concept_entity_merges": concept_joins,
             "tier2_candidate_pairs": len(a), "tier2_auto_merged": int(merge.sum()),
             "tier3_pairs": len(open_pairs), "tier3_merged": len(same), "tier3_cached": cached,
-            "summaries": summaries, "entities": len(out.entities) - n_concepts, "concepts": n_concepts,
+            "summaries": len(summaries.asked), "entities": len(out.entities) - n_concepts, "concepts": n_concepts,
             "relations": len(out.relations), "claims": await store.count(Claim), "chunks_redone": out.chunks_redone,
             "dropped_relations": out.dropped, "self_loops": out.loops,
         },

@@ -69,3 +69,39 @@ async def test_pair_judgments_asked_together_give_the_entities_asked_one_at_a_ti
     assert details["tier3_pairs"] >= 4 and details["tier3_merged"] >= 1 and details["summaries"] == 0
     assert llm_server.most_in_flight["completions"] > 1
     assert together[:2] == one_by_one[:2]
+
+
+def _one_pair_and_one_summary() -> list[Extract]:
+    """Two spellings for the judge, and an engine described six ways (a summary), unrelated."""
+    out = []
+    for k in range(6):
+        name = ("Postgres", "Postgress")[k % 2]
+        chunk = f"s{k}"
+        out.append(Extract(
+            id=chunk, chunk_id=chunk, document_id=f"d{k}", fingerprint=f"fp-{chunk}", engine="llm",
+            entities=[{"name": name, "type": "technology", "description": "A database server.", "aliases": []},
+                      {"name": "Storage Engine", "type": "component", "aliases": [],
+                       "description": f"The storage engine, as chapter {k} describes it."}],
+            claims=[], relations=[],
+        ))
+    return out
+
+
+async def test_clusters_no_judgment_can_change_are_described_while_the_pairs_are_judged(tmp_path, llm_server):
+    llm_server.set_latency(0.3)
+    template = Template(name="wiki", map={"concurrency": 4},
+                        reduce={"auto_merge": 0.999, "review_band": (0.3, 0.999), "judge_batch": 1})
+    store = await open_store(f"sqlite:///{tmp_path / 'kb.db'}", "kb")
+    engine = build_engine(settings_for(llm_server), template, usage=UsageMeter())
+    try:
+        await store.upsert(_one_pair_and_one_summary())
+        ctx = CompileContext(store=store, engine=engine, embedder=OfflineEmbedder(), template=template)
+        details = (await reduce.run(template, ctx)).details
+        engines = [e async for e in store.scan(Entity) if e.name == "Storage Engine"]
+    finally:
+        await engine.close()
+        await store.close()
+    assert details["tier3_pairs"] == 1 and details["summaries"] == 1
+    assert llm_server.calls["chat"] == 2  # the judgment and the summary, each asked once
+    assert llm_server.most_in_flight["completions"] == 2  # ... at the same time
+    assert len(engines) == 1 and "chapter 5" in engines[0].description  # the summary of its six
