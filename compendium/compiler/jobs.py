@@ -90,7 +90,7 @@ async def lease_next(
     """Take the oldest queued job, or a running one whose lease expired; None if there is none.
     A job whose compile (knowledge base and template) another job is running waits for it."""
     system = system_of(store)
-    async with system.transaction():
+    async with system.transaction(serialized=True):
         now = time.time() if now is None else now
         active = await jobs_where(system, {"status": list(ACTIVE)})
         held = {compile_of(job) for job in active if not lease_free(job, now)}

@@ -24,7 +24,6 @@ ACTIVE = ("queued", "running")
 
 STALE_LEASES = 10  # a live holder on this host that missed this many leases is presumed hung
 SETTLE_SECONDS = 0.5  # for concurrent lease takers to land on a store that does not serialize them
-SERIALIZING_BACKENDS = ("sqlite",)  # a transaction there holds the database write lock
 
 
 def system_of(store: Store) -> Store:
@@ -82,9 +81,10 @@ def compile_of(job: Job) -> tuple[str, str, str]:
 
 
 async def store_serializes(store: Store) -> bool:
-    """Whether the store's transactions serialize a read and the write after it (SQLite holds
-    its write lock); elsewhere a lease taken is confirmed once concurrent takers have landed."""
-    return (await store.info()).get("backend") in SERIALIZING_BACKENDS
+    """Whether the store's serialized transactions hold a read and the write after it together
+    (SQLite's write lock, MySQL's named lock); elsewhere a lease taken is confirmed once
+    concurrent takers have landed."""
+    return bool((await store.info()).get("serialized_transactions"))
 
 
 async def still_leased(store: Store, job: Job, worker: str) -> bool:
@@ -101,7 +101,7 @@ async def claim(
     active one whose holder is gone (it resumes). Returns (leased job, None), or (None, the job
     whose live holder has it)."""
     system = system_of(store)
-    async with system.transaction():
+    async with system.transaction(serialized=True):
         now = time.time() if now is None else now
         where = {"tenant": tenant, "knowledge_base": knowledge_base, "template": template, "status": list(ACTIVE)}
         active = await jobs_where(system, where)

@@ -85,8 +85,12 @@ class Store(Protocol):
         """
         ...
 
-    def transaction(self) -> AbstractAsyncContextManager[None]:
-        """Writes inside are applied all together or not at all. Nesting joins the outer one."""
+    def transaction(self, *, serialized: bool = False) -> AbstractAsyncContextManager[None]:
+        """Writes inside are applied all together or not at all. Nesting joins the outer one.
+
+        `serialized` (on the outermost one): no two such transactions on the backend's database
+        overlap, in any process, so a read inside sees every earlier one's writes (leases are
+        taken this way) — where `info()["serialized_transactions"]` says the backend can."""
         ...
 
     async def knowledge_bases(self) -> list[str]:

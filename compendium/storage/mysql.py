@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -12,6 +13,7 @@ import numpy as np
 import pymysql
 
 from ..errors import StoreError
+from ..fingerprint import text_hash
 from . import codec, text
 from .base import Filter
 from .mysql_sql import (
@@ -45,6 +47,7 @@ _MAX_IDS = 500
 _MAX_POSTINGS = 200_000  # a query of very common words ranks from this many postings at most
 _RETRYABLE = {1205, 1213}  # lock wait timeout, deadlock: the whole statement can be retried
 _GONE = {2006, 2013}  # server has gone away / lost connection: reconnect once
+SERIALIZED_WAIT_SECONDS = 30  # how long a serialized transaction waits for the one before it
 
 _current_tx: contextvars.ContextVar[object | None] = contextvars.ContextVar(
     "compendium_mysql_tx", default=None
@@ -74,6 +77,7 @@ class _Server:
         self.counts: dict[tuple[str, str, str, str], tuple[int, int]] = {}
         self.vector_index: dict[str, str] = {}  # TiDB: kind -> "hnsw(d)" or why there is none
         self.full_text = "index"  # the word index (postings) | "scan": BM25 over every record
+        self.named_locks = False  # GET_LOCK works: serialized transactions (TiDB before 5.3 lacks it)
 
     def where(self) -> str:
         return f"{self.target.host}:{self.target.port}/{self.target.database}"
@@ -95,6 +99,22 @@ class _Server:
         except pymysql.err.MySQLError as exc:
             reason = exc.args[1] if len(exc.args) > 1 else str(exc)
             raise StoreError(f"cannot connect to MySQL store at {self.where()}: {reason}") from exc
+
+    def lock_name(self) -> str:
+        # One per database and table prefix (at most 64 characters): what its stores share.
+        return "compendium-tx:" + text_hash(f"{self.target.database}/{self.target.prefix}")[:32]
+
+    def take_lock(self, cursor: Any) -> None:
+        cursor.execute("SELECT GET_LOCK(%s, %s)", (self.lock_name(), SERIALIZED_WAIT_SECONDS))
+        if cursor.fetchone()[0] != 1:
+            raise StoreError(
+                f"MySQL store {self.where()}: another process held the serialized-transaction lock for "
+                f"{SERIALIZED_WAIT_SECONDS} s; try again (a stuck process releases it when its connection ends)"
+            )
+
+    def release_lock(self, cursor: Any) -> None:
+        cursor.execute("SELECT RELEASE_LOCK(%s)", (self.lock_name(),))
+        cursor.fetchall()
 
     def run(self, doing: str, work: Callable[[Any], Any], retry: bool) -> Any:
         """Run `work(cursor)` in this thread, translating driver errors; retry what is safe."""
@@ -124,6 +144,12 @@ class _Server:
                 self.native_vectors = True
             except pymysql.err.MySQLError:
                 self.native_vectors = False
+        try:
+            cursor.execute("SELECT RELEASE_LOCK(%s)", (self.lock_name(),))  # probes GET_LOCK's family
+            cursor.fetchall()
+            self.named_locks = True
+        except pymysql.err.MySQLError:
+            self.named_locks = False
         vector_type = "VECTOR" if self.native_vectors else "MEDIUMBLOB"
         before = create_tables(cursor, self.target.prefix, vector_type, self.where())
         if 0 < before < 2:
@@ -213,32 +239,47 @@ class MySQLStore(codec.GetOne):
                 self._server.counts.clear()
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[None]:
+    async def transaction(self, *, serialized: bool = False) -> AsyncIterator[None]:
         if self._in_tx():
             yield
             return
         server = self._server
         async with server.tx_lock:
-            await self._call("begin a transaction", lambda c: c.execute("BEGIN"), retry=False)
-            tx = object()
-            server.active_tx = tx
-            token = _current_tx.set(tx)
+            locked = serialized and server.named_locks
+            if locked:  # taken before BEGIN: the transaction's first read then sees the last holder's commit
+                await self._call("wait for the serialized-transaction lock", server.take_lock, retry=False)
             try:
-                yield
-            except BaseException:
-                server.active_tx = None
-                server.matrices.clear()
-                server.counts.clear()
-                await self._call("roll back", lambda c: c.execute("ROLLBACK"), retry=False)
-                raise
-            else:
-                server.active_tx = None
-                server.matrices.clear()
-                server.counts.clear()
-                await self._call("commit", lambda c: c.execute("COMMIT"), retry=False)
+                async with self._transaction():
+                    yield
             finally:
-                server.active_tx = None
-                _current_tx.reset(token)
+                if locked:  # a lost connection has released it already
+                    with contextlib.suppress(StoreError):
+                        await self._call("release the serialized-transaction lock", server.release_lock, retry=False)
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[None]:
+        """One transaction on the shared connection; the caller holds tx_lock."""
+        server = self._server
+        await self._call("begin a transaction", lambda c: c.execute("BEGIN"), retry=False)
+        tx = object()
+        server.active_tx = tx
+        token = _current_tx.set(tx)
+        try:
+            yield
+        except BaseException:
+            server.active_tx = None
+            server.matrices.clear()
+            server.counts.clear()
+            await self._call("roll back", lambda c: c.execute("ROLLBACK"), retry=False)
+            raise
+        else:
+            server.active_tx = None
+            server.matrices.clear()
+            server.counts.clear()
+            await self._call("commit", lambda c: c.execute("COMMIT"), retry=False)
+        finally:
+            server.active_tx = None
+            _current_tx.reset(token)
 
     def _bump(self, cursor: Any, kind: type[Record]) -> None:
         # other processes learn from this counter that their cached vectors are stale
@@ -552,6 +593,7 @@ class MySQLStore(codec.GetOne):
             "url": self.url,
             "kb": self.kb,
             "server_version": server.version,
+            "serialized_transactions": server.named_locks,
             "vector_search": "tidb-vector" if server.native_vectors else "numpy",
             "vector_index": dict(server.vector_index),
             "full_text": {

@@ -192,7 +192,8 @@ class SQLiteStore(codec.GetOne):
         return self._db.active_tx is not None and _current_tx.get() is self._db.active_tx
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[None]:
+    async def transaction(self, *, serialized: bool = False) -> AsyncIterator[None]:
+        # Every write transaction here is serialized: BEGIN IMMEDIATE takes the file's write lock.
         if self._in_tx():
             yield  # nested: joins the outer transaction
             return
@@ -488,6 +489,7 @@ class SQLiteStore(codec.GetOne):
     async def info(self) -> dict[str, Any]:
         return {
             "backend": "sqlite",
+            "serialized_transactions": True,
             "url": self.url,
             "kb": self.kb,
             "path": self._db.path,

@@ -61,6 +61,29 @@ class TestMySQLStore(StoreContract):
         finally:
             await other.close()
 
+    async def test_serialized_transactions_do_not_overlap_across_connections(self, store):
+        # How compile leases are taken without a settling pause: the second claim waits for the
+        # first to commit, then reads what it wrote.
+        assert (await store.info())["serialized_transactions"] is True
+        other = await open_store(server_url(self.url_variable), kb=store.kb)
+        order: list[str] = []
+
+        async def second() -> list:
+            async with other.transaction(serialized=True):
+                order.append("second begins")
+                return await other.get(CacheEntry, ["first"])
+
+        try:
+            async with store.transaction(serialized=True):
+                await store.upsert([CacheEntry(id="first", namespace="lease", value=1)])
+                waiting = asyncio.create_task(second())
+                await asyncio.sleep(0.5)
+                order.append("first commits")
+            seen = await asyncio.wait_for(waiting, 10)
+        finally:
+            await other.close()
+        assert order == ["first commits", "second begins"] and [e.id for e in seen] == ["first"]
+
     async def test_a_store_from_before_the_word_index_is_indexed_on_opening(self, store):
         from compendium.storage.records import Chunk
 
