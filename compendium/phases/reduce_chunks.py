@@ -23,7 +23,7 @@ from ..storage.records import Claim, Extract
 from .common_words import word_counts
 from .reduce_state import BucketedMap, sig_key
 from .resolution import Mention, collect_mentions, normalize_name
-from .term_mentions import claim_words
+from .term_mentions import lowercase_counts
 
 
 def claim_id(chunk_id: str, text: str) -> str:
@@ -180,9 +180,7 @@ def add_relations(part: BucketedMap, chunk_id: str, relations: Iterable[tuple[st
 
 
 def claim_counts(claims: Iterable[Claim]) -> tuple[Counter[str], Counter[str]]:
-    """Words as written over the claims, and claims per lowercase word."""
-    texts = [c.text for c in claims]
-    per_claim: Counter[str] = Counter()
-    for text in texts:
-        per_claim.update(claim_words(text))
-    return word_counts("\n".join(texts)), per_claim
+    """Words as written over the claims, and how often each lowercase word occurs in them."""
+    text = "\n".join(c.text for c in claims)
+    written = word_counts(text)
+    return written, lowercase_counts(text, written)

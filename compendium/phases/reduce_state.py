@@ -21,7 +21,7 @@ from ..storage.base import Store
 from ..storage.records import CacheEntry
 
 NAMESPACE = "reduce"
-LEDGER_VERSION = 2
+LEDGER_VERSION = 3  # 3: claim-words counts a word's occurrences, no longer the claims holding it
 EMPTY_BASE = "0" * 32
 _GET_BATCH = 500
 
@@ -145,7 +145,7 @@ class Ledger:
     relations: BucketedMap = field(default_factory=lambda: BucketedMap("relations", 256))
     # normalised name -> {chunk: 1}: chunks resolving that name KB-wide (not among their own)
     foreign: BucketedMap = field(default_factory=lambda: BucketedMap("foreign", 64))
-    # word -> count: words as written in every claim (common_words), and claims per lowercase word
+    # word -> count: words as written in every claim (common_words), and each lowercase word (term_mentions)
     words: BucketedMap = field(default_factory=lambda: BucketedMap("words", 16))
     claim_words: BucketedMap = field(default_factory=lambda: BucketedMap("claim-words", 16))
     # term spelling -> {"p": [claim ids], "k": [claim ids as code], "a": as code, "w": as plain word}

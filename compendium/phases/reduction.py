@@ -169,7 +169,7 @@ class Reduction:
 
     async def redo(self, chunks: set[str]) -> tuple[dict[str, Contribution], list[Claim], Counter[str]]:
         """The chunks' contributions, swapped into the ledger for what they gave last time.
-        Returns them, the claims stored for these chunks, and claims per lowercase word among
+        Returns them, the claims stored for these chunks, and occurrences of each lowercase word in
         the new claims."""
         ledger, store = self.ledger, self.store
         others = sorted(c for c in chunks if c not in self.changed)

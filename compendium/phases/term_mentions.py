@@ -13,7 +13,7 @@ is English, not a mention.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -55,9 +55,26 @@ def claim_words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
+# The only characters besides A-Z, a-z, ' and - whose lowercase holds one of a-z or -: in a text
+# without them, the lowercase words are those of its words as written (common_words), lowered.
+_LOWER_TO_ASCII = ("\u0130", "\u212a")  # capital I with dot, Kelvin sign
+
+
+def lowercase_counts(text: str, written: Counter[str]) -> Counter[str]:
+    """How often each lowercase word (as claim_words finds them) occurs in text, from `written`,
+    its words as written counted (common_words.word_counts): a pass over the words, not the text."""
+    if any(c in text for c in _LOWER_TO_ASCII):
+        return Counter(_WORD.findall(text.lower()))
+    out: Counter[str] = Counter()
+    for word, n in written.items():
+        for part in _WORD.findall(word.lower()):
+            out[part] += n
+    return out
+
+
 def could_name(spelling: str, words: Callable[[str], int]) -> bool:
-    """Whether any claim can name the spelling, from `words` (claims per lowercase word): each of
-    its words must occur (the last in any plural form)."""
+    """Whether any claim can name the spelling, from `words` (occurrences of each lowercase word):
+    each of its words must occur (the last in any plural form)."""
     parts = spelling.split()
     return all(
         sum(words(f) for f in (plural_forms(w) if n == len(parts) - 1 else (w,))) > 0 for n, w in enumerate(parts)

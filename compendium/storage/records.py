@@ -175,7 +175,8 @@ class Relation(Record):
 class Claim(Record):
     KIND: ClassVar[str] = "claim"
     FILTERS: ClassVar[tuple[str, ...]] = ("chunk_id", "document_id")
-    TEXT: ClassVar[tuple[tuple[str, float], ...]] = (("text", 1.0),)
+    # No full-text index: a claim is a sentence of its chunk, and search finds it there (retrieval,
+    # API and UI search chunks, never claims); indexing ~10 claims a chunk was most of REDUCE's write.
 
     text: str = ""
     chunk_id: str = ""

@@ -122,6 +122,8 @@ class _Database:
             )
         if kind.TEXT:
             sqlite_text.ensure_index(self.conn, kind, have, _q)
+        elif "ft" in have:
+            sqlite_text.drop_index(self.conn, kind, _q)
         self.tables.add(table)
         return table
 

@@ -69,6 +69,14 @@ def ensure_index(conn: sqlite3.Connection, kind: type[Record], have: set[str], q
     conn.execute(f"INSERT INTO {q(fts)} ({q(fts)}) VALUES ('rebuild')")
 
 
+def drop_index(conn: sqlite3.Connection, kind: type[Record], q: Quote) -> None:
+    """Drop the index of a kind that no longer has text fields (a file written when it had):
+    nothing would keep it in step with the rows. Their `ft` column stays, unused."""
+    conn.execute(f"DROP TABLE IF EXISTS {q(table_of(kind))}")
+    conn.execute(f"DROP VIEW IF EXISTS {q(kind.KIND + '__text')}")
+    conn.execute(f"DROP INDEX IF EXISTS {q(kind.KIND + '_ft')}")
+
+
 def forget_sql(kind: type[Record], q: Quote, condition: str) -> str:
     """Remove the indexed text of the rows matching `condition`, before they change or go."""
     fts = q(table_of(kind))

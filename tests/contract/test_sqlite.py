@@ -8,7 +8,7 @@ import pytest
 
 from compendium.errors import StoreError
 from compendium.storage.factory import open_store
-from compendium.storage.records import Chunk, Entity
+from compendium.storage.records import Chunk, Claim, Entity
 
 from .store_contract import StoreContract, unit_vectors
 
@@ -87,6 +87,30 @@ class TestSQLiteStore(StoreContract):
         again = await open_store(str(path), kb="kb")
         assert [r.id for r, _ in await again.search_text(Chunk, "checkpoints", 5)] == ["c"]
         await again.close()
+
+    async def test_a_file_whose_claims_were_indexed_drops_that_index_and_keeps_its_claims(self, tmp_path):
+        path = tmp_path / "old.db"
+        first = await open_store(str(path), kb="kb")
+        await first.upsert([Claim(id="a", text="Checkpoints flush buffers", chunk_id="c")])
+        await first.close()
+        with sqlite3.connect(path) as conn:  # claims as they were indexed before
+            conn.execute("ALTER TABLE claim ADD COLUMN ft INTEGER")
+            conn.execute("UPDATE claim SET ft = 1")
+            conn.execute("CREATE INDEX claim_ft ON claim (ft)")
+            conn.execute("CREATE VIEW claim__text AS SELECT ft, json_extract(data, '$.text') AS text FROM claim")
+            conn.execute("CREATE VIRTUAL TABLE claim__fts USING fts5(text, content=claim__text, content_rowid='ft')")
+            conn.execute("INSERT INTO claim__fts (claim__fts) VALUES ('rebuild')")
+        again = await open_store(str(path), kb="kb")
+        await again.upsert([Claim(id="b", text="Vacuum freezes tuples", chunk_id="c"),
+                            Claim(id="a", text="Checkpoints write buffers", chunk_id="c")])
+        await again.delete(Claim, {"id": ["b"]})
+        assert [(c.id, c.text) async for c in again.scan(Claim)] == [("a", "Checkpoints write buffers")]
+        with pytest.raises(StoreError, match="claim records have no text fields"):
+            await again.search_text(Claim, "checkpoints", 5)
+        await again.close()
+        with sqlite3.connect(path) as conn:
+            left = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'claim%'")}
+        assert not {"claim__fts", "claim__text", "claim_ft"} & left
 
     async def test_on_a_large_index_the_commonest_words_are_left_out_of_the_ranking(
         self, store, monkeypatch

@@ -1,6 +1,10 @@
 """A term defined in one chunk is found in the claims of every other chunk, as a whole word."""
 
-from compendium.phases.term_mentions import is_term, term_claims
+import re
+from collections import Counter
+
+from compendium.phases.common_words import word_counts
+from compendium.phases.term_mentions import claim_words, is_term, lowercase_counts, term_claims
 from compendium.storage.records import Claim
 
 
@@ -53,3 +57,19 @@ def test_a_word_only_ever_written_as_code_keeps_its_plain_mentions():
         Claim(id="c2", text="Use asyncio for network servers.", chunk_id="k2"),
     ]
     assert [c.id for c in term_claims({0: ["asyncio"]}, claims, code_only={0})[0]] == ["c1", "c2"]
+
+
+
+def test_lowercase_word_counts_from_the_words_as_written_are_those_of_the_lowered_text():
+    texts = [
+        "Checkpoints don't wait; a CHECKPOINT's cost is rock-'n'-roll -- write-ahead logs.",
+        "Émigré naïve café: Straße, 3-d, x--y, -leading and trailing- hyphens, über",
+        "The \u212aelvin sign and \u0130stanbul lower to ASCII letters.",  # the two characters that do
+    ]
+    for claims in (texts[:2], texts):
+        text = "\n".join(claims)
+        # every occurrence of each word claim_words finds in each claim
+        expected = Counter(w for t in claims for w in re.findall(r"[a-z][a-z-]*", t.lower()))
+        assert set(expected) == set().union(*map(claim_words, claims))
+        assert lowercase_counts(text, word_counts(text)) == expected
+    assert lowercase_counts(texts[2], word_counts(texts[2]))["kelvin"] == 1
