@@ -18,7 +18,6 @@ from typing import Any
 
 import xxhash
 
-from ..fingerprint import short_id
 from ..storage.records import Claim, Extract
 from .common_words import word_counts
 from .reduce_state import BucketedMap, sig_key
@@ -30,6 +29,14 @@ def claim_id(chunk_id: str, text: str) -> str:
     """short_id("claim", chunk_id, text), with the canonical JSON of two strings written directly
     (the general encoder is most of the cost over a KB's claims)."""
     return xxhash.xxh3_128_hexdigest(f'["claim",{encode_basestring(chunk_id)},{encode_basestring(text)}]'.encode())[:16]
+
+
+def relation_id(source: str, target: str, type_: str) -> str:
+    """short_id("rel", source, target, type_), written as claim_id is (a KB has a relation
+    mention in most chunks, and most name a relation met before)."""
+    return xxhash.xxh3_128_hexdigest(
+        f'["rel",{encode_basestring(source)},{encode_basestring(target)},{encode_basestring(type_)}]'.encode()
+    )[:16]
 
 
 @lru_cache(maxsize=1 << 16)
@@ -80,7 +87,7 @@ def contribution(ex: Extract, mentions: Sequence[Mention], sig_entity: dict[str,
             out.loops += 1
             continue
         rtype = str(rel.get("type") or "related_to").strip()
-        out.relations.append((short_id("rel", src, dst, rtype), src, dst, rtype, str(rel.get("description") or "").strip()))
+        out.relations.append((relation_id(src, dst, rtype), src, dst, rtype, str(rel.get("description") or "").strip()))
     for item in ex.claims:
         text = str(item.get("text") or "").strip()
         if not text:

@@ -69,37 +69,38 @@ class BucketedMap:
         self._data = {b: {} for b in range(self.buckets)}
         self._dirty = set(range(self.buckets))
 
-    def _of(self, key: str) -> dict[str, Any]:
+    def _of(self, key: str) -> tuple[int, dict[str, Any]]:
+        """The key's bucket and its map (the key hashed once per operation)."""
         b = _bucket(key, self.buckets)
-        if b not in self._data:
+        data = self._data.get(b)
+        if data is None:
             raise KeyError(f"{self.name}: bucket of {key!r} was not read")
-        return self._data[b]
+        return b, data
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self._of(key).get(key, default)
+        return self._of(key)[1].get(key, default)
 
     def __contains__(self, key: str) -> bool:
-        return key in self._of(key)
+        return key in self._of(key)[1]
 
     def set(self, key: str, value: Any) -> None:
-        self._of(key)[key] = value
-        self._dirty.add(_bucket(key, self.buckets))
+        b, data = self._of(key)
+        data[key] = value
+        self._dirty.add(b)
 
     def touch(self, key: str) -> None:
         """The value under key was changed in place."""
         self._dirty.add(_bucket(key, self.buckets))
 
     def pop(self, key: str) -> None:
-        if self._of(key).pop(key, None) is not None:
-            self._dirty.add(_bucket(key, self.buckets))
+        b, data = self._of(key)
+        if data.pop(key, None) is not None:
+            self._dirty.add(b)
 
     def add_counts(self, counts: dict[str, int], sign: int) -> None:
         """Values are counts: add these (sign 1) or take them away (sign -1); zero drops the key."""
         for key, n in counts.items():
-            b = _bucket(key, self.buckets)
-            if b not in self._data:
-                raise KeyError(f"{self.name}: bucket of {key!r} was not read")
-            data = self._data[b]
+            b, data = self._of(key)
             total = data.get(key, 0) + sign * n
             if total > 0:
                 data[key] = total

@@ -13,10 +13,12 @@ is English, not a mention.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 from ..storage.records import Claim
@@ -114,6 +116,24 @@ class SpellingHits:
         return cls(set(value["p"]), set(value["k"]), value["a"], value["w"])
 
 
+def _holding(claims: Iterable[Claim], words: Collection[str]) -> list[Claim]:
+    """The claims whose lowercase text holds one of `words` anywhere (those naming one as a whole
+    word are among them), in their order: a search of all the text per word, where splitting
+    every claim into words would cost a pass over each."""
+    claims = list(claims)
+    lowered = [c.text.lower() for c in claims]
+    text = "\n".join(lowered)
+    starts = list(accumulate((len(t) + 1 for t in lowered), initial=0))
+    found: set[int] = set()
+    for word in {w for w in words if not any(v != w and v in w for v in words)}:  # "index" finds "indexes"
+        at = text.find(word)
+        while at >= 0:
+            n = bisect_right(starts, at) - 1
+            found.add(n)
+            at = text.find(word, starts[n + 1])  # on to the next claim
+    return [claims[n] for n in sorted(found)]
+
+
 def spelling_hits(spellings: Collection[str], claims: Iterable[Claim]) -> dict[str, SpellingHits]:
     """For each spelling, the claims among `claims` naming it as whole words (plurals allowed)."""
     # Only the words of the spellings are looked up: index those alone (most words of most claims
@@ -121,7 +141,7 @@ def spelling_hits(spellings: Collection[str], claims: Iterable[Claim]) -> dict[s
     wanted = {f for s in spellings for w in s.split() for f in plural_forms(w)}
     index: dict[str, list[Claim]] = defaultdict(list)
     if wanted:
-        for claim in claims:
+        for claim in _holding(claims, wanted):
             for word in wanted.intersection(_WORD.findall(claim.text.lower())):
                 index[word].append(claim)
     out: dict[str, SpellingHits] = {}

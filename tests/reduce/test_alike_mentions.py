@@ -9,6 +9,7 @@ import pytest
 
 from compendium.fingerprint import short_id
 from compendium.phases.reduce import claim_id
+from compendium.phases.reduce_chunks import relation_id
 from compendium.phases.resolution import build_groups, collect_mentions, tier1_labels
 from compendium.pipeline.collector import collector_paused
 
@@ -55,6 +56,11 @@ def test_a_name_used_most_often_for_one_entity_resolves_there_in_chunks_that_do_
 @pytest.mark.parametrize("text", ["plain", 'quoted "words" and \\ back', "é ü 😀 \u2028 tab\tnew\nline", ""])
 def test_a_claim_id_is_the_short_id_of_its_chunk_and_text(text: str):
     assert claim_id("chunk-1", text) == short_id("claim", "chunk-1", text)
+
+
+@pytest.mark.parametrize("text", ["related_to", 'quoted "type" \\', "é 😀 \u2028\t\n", ""])
+def test_a_relation_id_is_the_short_id_of_its_ends_and_type(text: str):
+    assert relation_id("e1", text, text) == short_id("rel", "e1", text, text)
 
 
 def test_the_collector_runs_again_once_the_last_pausing_phase_ends_even_on_an_error():
