@@ -102,9 +102,12 @@ class Reduction:
                 self.extracts[cid] = ex
                 add_mentions(ledger.sigs, cid, ex.document_id, ms)
         self.changed = set(changed)
-        # Signatures whose evidence changed: an entity built from none of them is as stored.
-        self.touched_sigs = {k for cid in changed if (e := ledger.chunks.get(cid)) for k, _ in e["m"]}
-        self.touched_sigs |= {mention_sig(m) for ms in self.mentions.values() for m in ms}
+        # Signatures whose evidence changed: an entity built from none of them is as stored (on a
+        # full run none is: no need to know).
+        self.touched_sigs: set[str] = set()
+        if not ledger.fresh:
+            self.touched_sigs = {k for cid in changed if (e := ledger.chunks.get(cid)) for k, _ in e["m"]}
+            self.touched_sigs |= {mention_sig(m) for ms in self.mentions.values() for m in ms}
 
     async def read_extracts(self, chunk_ids: Sequence[str]) -> None:
         """The done extracts of chunks not read yet, with their mentions."""
@@ -277,7 +280,8 @@ class Reduction:
                         c.entity_ids.append(eid)
                 claims[c.id] = c
         old = {c.id: c for c in old_claims}
-        write_claims = [c for cid, c in sorted(claims.items()) if old.get(cid) != c]
+        in_order = [claims[cid] for cid in sorted(claims)]
+        write_claims = [c for c in in_order if old.get(c.id) != c]
         removed_claims = sorted(set(old) - set(claims))
 
         # Relations: the merged ones the redone chunks touched, beside every stored one.
@@ -343,6 +347,6 @@ class Reduction:
             write_relations=write_relations, removed_relations=removed_relations,
             write_claims=write_claims, removed_claims=removed_claims,
             old_claims=[old[c.id] for c in write_claims if c.id in old] + [old[c] for c in removed_claims],
-            claims=sorted(claims.values(), key=lambda c: c.id) if ledger.fresh else None,
+            claims=in_order if ledger.fresh else None,
             chunks_redone=len(contributions), dropped=totals[0], loops=totals[1],
         )

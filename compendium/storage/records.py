@@ -174,7 +174,8 @@ class Relation(Record):
 @dataclass(slots=True)
 class Claim(Record):
     KIND: ClassVar[str] = "claim"
-    FILTERS: ClassVar[tuple[str, ...]] = ("chunk_id", "document_id")
+    # By chunk only: nothing asks for a document's claims, and each index costs every claim written.
+    FILTERS: ClassVar[tuple[str, ...]] = ("chunk_id",)
     # No full-text index: a claim is a sentence of its chunk, and search finds it there (retrieval,
     # API and UI search chunks, never claims); indexing ~10 claims a chunk was most of REDUCE's write.
 
