@@ -73,3 +73,11 @@ def test_lowercase_word_counts_from_the_words_as_written_are_those_of_the_lowere
         assert set(expected) == set().union(*map(claim_words, claims))
         assert lowercase_counts(text, word_counts(text)) == expected
     assert lowercase_counts(texts[2], word_counts(texts[2]))["kelvin"] == 1
+
+
+def test_a_term_is_found_in_every_claim_naming_it_whatever_comes_before_and_after():
+    texts = ["Checkpoint first.", "İİ no term here.", "A checkpoint, and another checkpoint.", "None.",
+             "Ends with checkpoints"]
+    claims = [Claim(id=f"c{i}", text=t, chunk_id=f"k{i}") for i, t in enumerate(texts)]
+    found = term_claims({0: ["checkpoint"]}, claims)
+    assert [c.id for c in found[0]] == ["c0", "c2", "c4"]
