@@ -262,12 +262,11 @@ async def run(
     done = 0
     group = _DocumentGroup(store)
     written: dict[str, list[Any]] = {}  # path -> what the listing says of it now
-    outcomes = _read_all([(rel, files[rel], sizes[rel]) for rel in plan.to_read], root, max_bytes, max_seconds)
-    async for rel, parsed in outcomes:
+    reading = [(rel, files[rel], sizes[rel]) for rel in plan.to_read]
+    async for rel, parsed in _read_all(reading, root, max_bytes, max_seconds):
         if isinstance(parsed, InputError):
-            exc = parsed
-            ctx.warn(f"skipped {rel}: {exc}")
-            unreadable[rel] = str(exc)
+            ctx.warn(f"skipped {rel}: {parsed}")
+            unreadable[rel] = str(parsed)
             failed += 1
             read_failures += 1
         else:
@@ -439,8 +438,8 @@ async def _stored_chunking(store: Store) -> str | None:
 
 class _DocumentGroup:
     """Documents written a group at a time: one transaction per GROUP_DOCUMENTS documents (or
-    GROUP_BYTES, or GROUP_SECONDS), each document landing whole with its chunks. A crash loses at most the
-    group, which costs a re-read of those files and no LLM call."""
+    GROUP_BYTES, or GROUP_SECONDS), each document landing whole with its chunks. A crash loses
+    at most the group, which costs a re-read of those files and no LLM call."""
 
     def __init__(self, store: Store):
         self.store = store
