@@ -89,8 +89,9 @@ def document_id(relative_path: str) -> str:
 
 def find_documents(root: Path, skipped: list[str] | None = None) -> dict[str, Path]:
     """Supported files under `root` by relative '/'-path; hidden files and folders skipped, and
-    so is every file whose real path lies outside `root` (a symlink pointing out), with a
-    message naming it appended to `skipped`. Symlinked folders are never followed.
+    so is every file whose real path lies outside `root` (a symlink pointing out) or that is no
+    regular file (a named pipe), with a message naming it appended to `skipped`. Symlinked
+    folders are never followed.
 
     Walked with os.scandir, whose entries know their type without a system call: the folder is
     listed on every compile, and pathlib per file cost 0.3 s of 26k documents."""
@@ -124,12 +125,26 @@ def find_documents(root: Path, skipped: list[str] | None = None) -> dict[str, Pa
                 if skipped is not None:
                     skipped.append(f"skipped {rel}: it leads to {os.path.realpath(path)}, outside the documents folder")
                 continue
+            # A named pipe, socket or device would block the read that opens it, for ever.
+            if _special(entry):
+                if skipped is not None:
+                    skipped.append(f"skipped {rel}: not a regular file (a named pipe, socket or device)")
+                continue
             found[rel] = path
         for entry in sorted(folders, key=lambda e: e.name):
             visit(entry.path, f"{prefix}{entry.name}/")
 
     visit(os.fspath(root), "")
     return found
+
+
+def _special(entry: os.DirEntry[str]) -> bool:
+    """Whether an entry is there but is no regular file (a missing link target is reported
+    when the file is read)."""
+    try:
+        return not entry.is_file() and os.path.exists(entry.path)
+    except OSError:
+        return False
 
 
 MAX_FAILED_LISTED = 500  # documents named in a report as unreadable; the count is always whole
