@@ -144,25 +144,22 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
     resolve = type_resolver(template)
     reader = LabelReader(labels)  # "[c3]", "C3", "chunk c3", "c3:" all name c3
 
-    read: dict[str, str | None] = {}  # a batch's items name its few labels again and again
-
-    def chunk_of(label: str) -> str | None:
-        if not isinstance(label, str):
-            return None
-        if label not in read:
-            found = reader.read(label)
-            read[label] = labels[found] if found is not None else None
-        return read[label]
+    # label as written -> its chunk's items (None: it names no chunk of the batch); a batch's
+    # items name its few labels again and again.
+    slots: dict[str, ChunkItems | None] = {}
 
     def target(label: str) -> ChunkItems | None:
         counts.items += 1
-        chunk_id = chunk_of(label)
-        if chunk_id is None:
+        if label not in slots:
+            found = reader.read(label) if isinstance(label, str) else None
+            slots[label] = out[labels[found]] if found is not None else None
+        items = slots[label]
+        if items is None:
             counts.unknown_labels += 1
             counts.dropped += 1
-        return out.get(chunk_id) if chunk_id else None
+        return items
 
-    entity_keys: dict[str, dict[tuple[str, str], dict[str, Any]]] = {cid: {} for cid in out}
+    entity_keys: dict[int, dict[tuple[str, str], dict[str, Any]]] = {id(items): {} for items in out.values()}
     for item in reply.entities:
         items = target(item.chunk)
         if items is None:
@@ -173,9 +170,10 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
             continue
         etype, retyped = resolve(_clean_str(item.type))
         items.retyped += int(retyped)
-        aliases = [a for a in (_clean_str(x) for x in item.aliases) if is_real_name(a) and a.lower() != name.lower()]
-        key = (name.lower(), etype)
-        seen = entity_keys[chunk_of(item.chunk) or ""]
+        lower = name.lower()
+        aliases = [a for a in map(_clean_str, item.aliases) if is_real_name(a) and a.lower() != lower]
+        key = (lower, etype)
+        seen = entity_keys[id(items)]
         if key in seen:  # the same entity twice in one chunk: merge, do not double count
             known = seen[key]
             known["aliases"] = sorted({*known["aliases"], *aliases}, key=str.lower)
@@ -186,14 +184,16 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         seen[key] = entity
         items.entities.append(entity)
 
+    terms: dict[int, set[str]] = {id(items): set() for items in out.values()}  # per chunk, lowercased
     for item in reply.concepts:
         items = target(item.chunk)
         if items is None:
             continue
         term = _clean_str(item.term)
-        if not is_real_name(term) or any(c["term"].lower() == term.lower() for c in items.concepts):
+        if not is_real_name(term) or term.lower() in terms[id(items)]:
             items.dropped += 1
             continue
+        terms[id(items)].add(term.lower())
         items.concepts.append({"term": term, "definition": _clean_str(item.definition)})
 
     for item in reply.claims:
@@ -204,7 +204,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         if not text:
             items.dropped += 1
             continue
-        names = [n for n in (_clean_str(x) for x in item.entities) if is_real_name(n)]
+        names = [n for n in map(_clean_str, item.entities) if is_real_name(n)]
         items.claims.append({"text": text, "entities": list(dict.fromkeys(names))})
 
     known_in: dict[int, set[str]] = {}  # per chunk: its entities are all in by now
@@ -216,7 +216,8 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         if known is None:
             known = known_in[id(items)] = _known_names(items)
         source, dest = _clean_str(item.source), _clean_str(item.target)
-        if source.lower() not in known or dest.lower() not in known or source.lower() == dest.lower():
+        source_key, dest_key = source.lower(), dest.lower()
+        if source_key not in known or dest_key not in known or source_key == dest_key:
             items.dropped += 1
             continue
         strength = float(item.strength) if item.strength == item.strength else 1.0  # NaN guard

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -55,6 +57,20 @@ async def test_a_symlink_to_etc_passwd_is_never_read(store, tmp_path):
     assert not [c async for c in store.scan(Chunk) if "root:" in c.text]
     with pytest.raises(InputError, match=r"passwd\.txt.*outside the documents folder"):
         read_document(root / "passwd.txt", root=root)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+async def test_a_named_pipe_among_the_documents_is_skipped_not_waited_on(store, tmp_path):
+    root = documents(tmp_path)
+    os.mkfifo(root / "pipe.md")  # opening it would wait for a writer that never comes
+    (root / "to-pipe.md").symlink_to(root / "pipe.md")
+    (root / "gone.md").symlink_to(root / "missing.md")  # a dangling link is still reported when read
+    result, warnings, stored = await asyncio.wait_for(ingest_folder(store, root), timeout=30)
+    assert stored == {"ok.md"}
+    for name in ("pipe.md", "to-pipe.md"):
+        assert any(name in w and "not a regular file" in w for w in warnings)
+    assert any("gone.md" in w and "cannot be read" in w for w in warnings)
+    assert result.failed == 3
 
 
 async def test_a_200_mb_html_file_fails_alone_on_the_size_bound(store, tmp_path):

@@ -62,7 +62,14 @@ def _reader(fmt: str) -> Callable[[bytes, Path, Deadline], ParsedDocument]:
 def inside(path: Path, root: Path) -> bool:
     """Whether the file's real path (symlinks followed) lies inside `root`'s real path."""
     try:
-        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
+        return _inside_real(Path(os.path.realpath(path)), root)
+    except (OSError, ValueError):
+        return False
+
+
+def _inside_real(real: Path, root: Path) -> bool:
+    try:
+        return real.is_relative_to(os.path.realpath(root))
     except (OSError, ValueError):
         return False
 
@@ -103,12 +110,12 @@ def read_document(
 
 
 def _read_bytes(path: Path, max_bytes: int, root: Path | None) -> bytes:
-    if root is not None and not inside(path, root):
+    real = Path(os.path.realpath(path)) if root is not None else path
+    if root is not None and not _inside_real(real, root):
         raise InputError(
             f"{path}: leads outside the documents folder {root} (through a symlink); not read",
             hint="copy the file into the documents folder instead of linking to it",
         )
-    real = Path(os.path.realpath(path)) if root is not None else path
     try:
         # O_NOFOLLOW: a symlink swapped in after the check above is refused, not followed.
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))

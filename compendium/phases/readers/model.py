@@ -60,7 +60,6 @@ class Deadline:
             )
 
 
-_SPACES = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -71,7 +70,8 @@ def clean(text: str) -> str:
 
 
 def one_line(text: str) -> str:
-    return _SPACES.sub(" ", clean(text)).strip()
+    # str.split and regex \s agree on what whitespace is; split is the cheaper of the two.
+    return " ".join(clean(text).split())
 
 
 def table_text(rows: list[list[str]]) -> str:
