@@ -476,8 +476,8 @@ class OpenAIClient:
                     )
                 else:
                     found = check(reply) if check is not None else None
-                    if found is None:
-                        await self._remember(key, reply.model_dump_json())
+                    if found is None:  # kept as it came: it parses to this reply (no re-encoding)
+                        await self._remember(key, content)
                         return reply
                     problem = found
                     instruction = f"That reply cannot be used: {problem}\nAnswer again with only the corrected JSON object."
