@@ -41,13 +41,14 @@ def _corpus() -> list[Extract]:
     return out
 
 
-async def _reduce(tmp_path, server: LLMServer, concurrency: int) -> tuple[list[tuple], list[tuple], dict]:
+async def _reduce(tmp_path, server: LLMServer, concurrency: int,
+                  extracts: list[Extract] | None = None) -> tuple[list[tuple], list[tuple], dict]:
     template = Template(name="wiki", map={"concurrency": concurrency},
                         reduce={"auto_merge": 0.999, "review_band": (0.3, 0.999), "judge_batch": 1})
     store = await open_store(f"sqlite:///{tmp_path / f'kb{concurrency}.db'}", "kb")
     engine = build_engine(settings_for(server), template, usage=UsageMeter())
     try:
-        await store.upsert(_corpus())
+        await store.upsert(_corpus() if extracts is None else extracts)
         ctx = CompileContext(store=store, engine=engine, embedder=OfflineEmbedder(), template=template)
         result = await reduce.run(template, ctx)
         entities = sorted([(e.id, e.name, tuple(e.aliases), tuple(e.chunk_ids), e.description)
@@ -89,19 +90,9 @@ def _one_pair_and_one_summary() -> list[Extract]:
 
 async def test_clusters_no_judgment_can_change_are_described_while_the_pairs_are_judged(tmp_path, llm_server):
     llm_server.set_latency(0.3)
-    template = Template(name="wiki", map={"concurrency": 4},
-                        reduce={"auto_merge": 0.999, "review_band": (0.3, 0.999), "judge_batch": 1})
-    store = await open_store(f"sqlite:///{tmp_path / 'kb.db'}", "kb")
-    engine = build_engine(settings_for(llm_server), template, usage=UsageMeter())
-    try:
-        await store.upsert(_one_pair_and_one_summary())
-        ctx = CompileContext(store=store, engine=engine, embedder=OfflineEmbedder(), template=template)
-        details = (await reduce.run(template, ctx)).details
-        engines = [e async for e in store.scan(Entity) if e.name == "Storage Engine"]
-    finally:
-        await engine.close()
-        await store.close()
+    entities, _, details = await _reduce(tmp_path, llm_server, 4, _one_pair_and_one_summary())
+    engines = [e for e in entities if e[1] == "Storage Engine"]
     assert details["tier3_pairs"] == 1 and details["summaries"] == 1
     assert llm_server.calls["chat"] == 2  # the judgment and the summary, each asked once
     assert llm_server.most_in_flight["completions"] == 2  # ... at the same time
-    assert len(engines) == 1 and "chapter 5" in engines[0].description  # the summary of its six
+    assert len(engines) == 1 and "chapter 5" in engines[0][4]  # the summary of its six descriptions
