@@ -382,15 +382,24 @@ NOTES = """
 - A worker answers from the store's response cache when the answer is kept (the cache entry
   is written before the task is acknowledged), so a task delivered again costs no call; only
   the calls the killed worker had in flight are asked again.
-- The ratio is bounded by what one worker more does not shorten (a timeline of the calls in
-  flight at the server, three workers of 4 at 500 ms: about 8 s of a 27 s wall): the compile's
-  start before ingest (~1 s) and ingest (~1 s), no calls; MAP's start and last round; REDUCE's
-  chain of one embedding call, then one round of pair judgments, then the descriptions (each
-  needs the answers before it; its write of the KB now overlaps the last descriptions, the
-  ratio stayed 0.41x); PLAN's one round of topic names (asked together since this change; one at a time
-  they took 2.5 s); REFINE's last embedding call after the last page. The more calls in flight
+- The ratio is bounded by what one worker more does not shorten: the compile's start before
+  ingest and ingest itself (no calls), each phase's last, partly filled round of calls,
+  REDUCE's embedding round trip before its first pair judgment, PLAN's one round of topic
+  names, and REFINE's last page's chat call followed by its embedding. The more calls in flight
   one worker has, the larger that share: with fewer calls per worker the ratio comes closer to
   1/3.
+- What this round removed from that fixed part (three workers of 4 at 500 ms, from a timeline
+  of the calls at the server and of the coordinator's event loop): (1) every worker's write of
+  an answer to the response cache bumped a per-kind generation counter row that REDUCE's open
+  transaction (relations, claims and its ledger, all cache entries) held locked, so the
+  workers stopped for that transaction's 1.2-1.7 s on MariaDB: the response cache no longer
+  counts a generation (its vectors are read by id, never searched); (2) the compile's lease
+  on MariaDB was taken, then confirmed after a 0.5 s pause for concurrent takers: it is now
+  taken in a serialized transaction (a named lock, GET_LOCK); (3) the descriptions of the
+  clusters no pair judgment can change are asked while the judgments are (one round trip);
+  (4) the pages still waiting for embeddings when the writers are done go out beside the
+  request in flight. The three-worker wall went 25.6 -> 23.2 s, the one-worker wall
+  62.0 -> 59.8 s.
 - Everything runs on 2 shared cores: three workers, the coordinator, the scripted server, MariaDB
   and Redis. On separate machines the workers' CPU (prompt rendering, reply validation, their
   store writes) would not compete with the coordinator's.
