@@ -426,6 +426,7 @@ class _Window:
     names: dict[str, str] = field(default_factory=dict)  # entity id -> name, for relation sentences
     chunks: dict[str, Chunk] = field(default_factory=dict)
     subjects: dict[str, list[str]] = field(default_factory=dict)  # claim id -> slugs of its entities' pages
+    sources: dict[str, Source] = field(default_factory=dict)  # chunk id -> the chunk as offered to pages
 
 
 class _SlugsBut(AbstractSet[str]):
@@ -586,31 +587,33 @@ def candidates(
     relations = [window.relations[r] for r in plan.relation_ids if r in window.relations]
     names = window.names
 
-    def about(entity_ids: list[str]) -> list[str]:
-        return [slug_of_subject[e] for e in entity_ids if e in slug_of_subject and slug_of_subject[e] != plan.slug]
-
     def claim_about(claim: Claim) -> list[str]:  # a claim is offered to every page about its entities
         slugs = window.subjects.get(claim.id)
         if slugs is None:
             slugs = window.subjects[claim.id] = [slug_of_subject[e] for e in claim.entity_ids if e in slug_of_subject]
-        return [s for s in slugs if s != plan.slug]
+        return slugs
 
+    # Items never name their own page (rank_evidence drops plan.slug from their `about`).
     statements = [Statement(c.text, [c.chunk_id], claim_about(c)) for c in claims]
     # A relation whose description is one of the page's claims says nothing the claim does not.
-    said = {" ".join(c.text.split()).casefold() for c in claims}
-    kept_relations = [r for r in relations if " ".join(r.description.split()).casefold() not in said]
+    said = {_spoken(c.text) for c in claims}
+    kept_relations = [r for r in relations if _spoken(r.description) not in said]
     statements += [
-        Statement(relation_text(r, names), list(r.chunk_ids), about([r.source, r.target]), "relation")
+        Statement(relation_text(r, names), list(r.chunk_ids),
+                  [slug_of_subject[e] for e in (r.source, r.target) if e in slug_of_subject], "relation")
         for r in kept_relations
     ]
-    chunks = [window.chunks[c] for c in source_ids(plan, claims) if c in window.chunks]
-    sources = {
-        c.id: Source(c.id, c.text, titles.get(c.document_id, ""), list(c.heading_path),
-                     [s for s in chunk_about.get(c.id, ()) if s != plan.slug], list(c.blocks))
-        for c in chunks
-    }
+    sources = {}
+    for cid in source_ids(plan, claims):
+        source = window.sources.get(cid)
+        if source is None and cid in window.chunks:  # one Source per chunk, shared by the window's pages
+            c = window.chunks[cid]
+            source = window.sources[cid] = Source(c.id, c.text, titles.get(c.document_id, ""), list(c.heading_path),
+                                                  list(chunk_about.get(c.id, ())), list(c.blocks))
+        if source is not None:
+            sources[cid] = source
     # A relation is cited by its first chunk: make that the chunk its description quotes.
-    flat = {c.id: flat_text(c.text) for c in chunks}
+    flat = {cid: flat_text(source.text) for cid, source in sources.items()}
     for statement, relation in zip(statements[len(claims):], kept_relations, strict=True):
         quoted = " ".join(relation.description.split())
         if not quoted:
@@ -622,7 +625,13 @@ def candidates(
         if quoting:  # those first, the others behind them, each in their order
             ids = statement.chunk_ids
             ids[:] = [c for c in ids if c in quoting] + [c for c in ids if c not in quoting]
-    return rank_evidence(statements, sources, [plan.title, *plan.aliases])
+    return rank_evidence(statements, sources, [plan.title, *plan.aliases], own=plan.slug)
+
+
+@lru_cache(maxsize=65536)
+def _spoken(text: str) -> str:
+    """A sentence as said aloud: spacing and case ignored (cached: a claim serves many pages)."""
+    return " ".join(text.split()).casefold()
 
 
 async def _unlink_deleted(ctx: CompileContext) -> int:
