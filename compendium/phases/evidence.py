@@ -82,8 +82,8 @@ def rank_evidence(
 ) -> list[EvidenceItem]:
     """Every piece of evidence a page could be written from, best first (unnumbered).
 
-    `own` is the page's slug: an item's `about` never names the page itself, so sources can
-    be shared by every page they are offered to.
+    `own` is the page's slug: an item's `about` never names the page itself. The statements
+    and sources are left as they are, so the pages they are offered to can share them.
     """
     merged: dict[str, Statement] = {}
     for s in statements:
@@ -246,7 +246,7 @@ def _excerpt(paragraphs: Sequence[_Paragraph], wanted: Sequence[str], words: int
     if not paragraphs:
         return ""
     for i, (block, prose, lower, _words) in enumerate(paragraphs):
-        hits = [at for at in (lower.find(n) for n in wanted) if at >= 0]
+        hits = [at for at in map(lower.find, wanted) if at >= 0]
         if not hits:
             continue
         if prose:
@@ -259,15 +259,19 @@ def _excerpt(paragraphs: Sequence[_Paragraph], wanted: Sequence[str], words: int
 
 
 def _run_from(paragraphs: Sequence[_Paragraph], first: int, start: int, words: int) -> str:
-    taken = [paragraphs[first].block[start:]]
-    count = len(taken[0].split())
+    """Paragraphs from `start` in paragraph `first` on, while they are prose and the words taken
+    are fewer than `words`; cut to `words` words. Paragraphs are single-spaced and start is a
+    word's start, so words are counted, not split."""
+    block = paragraphs[first].block
+    taken = [block[start:]]
+    count = paragraphs[first].words - block.count(" ", 0, start)
     for block, prose, _lower, block_words in paragraphs[first + 1 :]:
         if count >= words or not prose:
             break
         taken.append(block)
         count += block_words
     text = " ".join(taken)
-    if text.count(" ") < words:  # `words` tokens or fewer between single spaces: all of it
+    if count <= words:
         return text
     return " ".join(text.split(" ", words)[:words]) + " …"
 

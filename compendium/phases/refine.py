@@ -144,7 +144,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         pack = packs.get(pack_key(slug)) or {}
         return pack.get("writer") not in (None, writer) or bool(pack.get("provisional"))
     todo = [p for p in plans if p.action in (CREATE, UPDATE)]
-    reader = EvidenceReader(store, todo, kb=ctx.state.get(KB_VIEW))
+    reader = EvidenceReader(store, todo, kb=ctx.state.get(KB_VIEW), chunk_pages=chunk_about)
     # The model's concurrency bounds the writer calls in flight, not the pages in progress: a
     # page's evidence is chosen before its call and cleaned and stored after it, off the slot.
     calls = asyncio.Semaphore(template.refine.concurrency)
@@ -425,7 +425,8 @@ class _Window:
     relations: dict[str, Relation] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # entity id -> name, for relation sentences
     chunks: dict[str, Chunk] = field(default_factory=dict)
-    subjects: dict[str, list[str]] = field(default_factory=dict)  # claim id -> slugs of its entities' pages
+    # claim id -> the claim as a statement about its entities' pages (rank_evidence keeps it as is)
+    statements: dict[str, Statement] = field(default_factory=dict)
     sources: dict[str, Source] = field(default_factory=dict)  # chunk id -> the chunk as offered to pages
 
 
@@ -453,9 +454,10 @@ class EvidenceReader:
     """
 
     def __init__(self, store: Store, plans: Sequence[PagePlan], window: int = PREFETCH_PAGES,
-                 kb: KnowledgeView | None = None):
+                 kb: KnowledgeView | None = None, chunk_pages: ChunkPages | None = None):
         self.store, self.plans, self.window = store, list(plans), max(1, window)
         self.kb = kb  # the KB PLAN read in this process: relations, names and some claims without a read
+        self.chunk_pages = chunk_pages  # told each window's chunks at once, to look them up together
         self.position = {p.slug: i for i, p in enumerate(self.plans)}
         self.titles: dict[str, str] = {}
         self._windows: dict[int, _Window] = {}
@@ -501,6 +503,8 @@ class EvidenceReader:
             out.names = {e.id: e.name for e in await self._get(Entity, ends)}
         wanted = _union(source_ids(p, [out.claims[c] for c in p.claim_ids if c in out.claims]) for p in plans)
         out.chunks = {c.id: c for c in await self._get(Chunk, wanted)}
+        if self.chunk_pages is not None:
+            self.chunk_pages.look_up(out.chunks)
         missing = sorted({c.document_id for c in out.chunks.values()} - set(self.titles))
         for doc in await self.store.get(Document, missing):
             self.titles[doc.id] = doc.title or doc.path  # type: ignore[attr-defined]
@@ -508,13 +512,15 @@ class EvidenceReader:
 
 
 LONG_PAGE = 256  # chunks past which a page is looked up by binary search rather than listed
+BISECTS_PER_PASS = 20  # one chunk's binary search costs what a set's pass over ~20 of a page's ids does (measured: 25)
 
 
 class ChunkPages(Mapping[str, list[str]]):
     """Chunk id -> slugs of the pages whose subject it mentions, in the pages' order, worked out
-    for the chunks asked about only. A page with many chunks (sorted: planning.entity_subjects)
-    is a binary search, since listing them all costs a pass over the KB; the many pages with few
-    chunks are listed once, since a search of every page for every chunk costs more."""
+    for the chunks asked about only, a window's chunks at a time. A page with many chunks
+    (sorted: planning.entity_subjects) is searched, since listing them all costs a pass over the
+    KB; the many pages with few chunks are listed once, since a search of every page for every
+    chunk costs more."""
 
     def __init__(self, plans: Sequence[PagePlan]):
         self.plans = list(plans)
@@ -534,11 +540,31 @@ class ChunkPages(Mapping[str, list[str]]):
     def __getitem__(self, chunk_id: str) -> list[str]:
         found = self._found.get(chunk_id)
         if found is None:
-            at = [*self._listed().get(chunk_id, ()), *(i for i in self._long if _holds(self.plans[i].chunk_ids, chunk_id))]
-            found = self._found[chunk_id] = [self.plans[i].slug for i in sorted(at)]
+            self.look_up([chunk_id])
+            found = self._found[chunk_id]
         if not found:
             raise KeyError(chunk_id)
         return found
+
+    def look_up(self, chunk_ids: Iterable[str]) -> None:
+        """Work out the pages of many chunks together: each long page is searched once for all
+        of them, by a set of them when that is cheaper than a binary search per chunk."""
+        new = [c for c in dict.fromkeys(chunk_ids) if c not in self._found]
+        if not new:
+            return
+        short = self._listed()
+        at: dict[str, list[int]] = {c: list(short.get(c, ())) for c in new}
+        wanted = set(new)
+        for i in self._long:
+            ids = self.plans[i].chunk_ids
+            if len(ids) < BISECTS_PER_PASS * len(new):
+                held: Iterable[str] = wanted.intersection(ids)  # one pass over the page's chunks
+            else:
+                held = [c for c in new if _holds(ids, c)]
+            for c in held:
+                at[c].append(i)
+        for c, pages in at.items():
+            self._found[c] = [self.plans[i].slug for i in sorted(pages)]
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted({c for p in self.plans for c in p.chunk_ids}))
@@ -587,14 +613,15 @@ def candidates(
     relations = [window.relations[r] for r in plan.relation_ids if r in window.relations]
     names = window.names
 
-    def claim_about(claim: Claim) -> list[str]:  # a claim is offered to every page about its entities
-        slugs = window.subjects.get(claim.id)
-        if slugs is None:
-            slugs = window.subjects[claim.id] = [slug_of_subject[e] for e in claim.entity_ids if e in slug_of_subject]
-        return slugs
+    def statement(claim: Claim) -> Statement:  # a claim is offered to every page about its entities
+        said = window.statements.get(claim.id)
+        if said is None:
+            about = [slug_of_subject[e] for e in claim.entity_ids if e in slug_of_subject]
+            said = window.statements[claim.id] = Statement(claim.text, [claim.chunk_id], about)
+        return said
 
     # Items never name their own page (rank_evidence drops plan.slug from their `about`).
-    statements = [Statement(c.text, [c.chunk_id], claim_about(c)) for c in claims]
+    statements = [statement(c) for c in claims]
     # A relation whose description is one of the page's claims says nothing the claim does not.
     said = {_spoken(c.text) for c in claims}
     kept_relations = [r for r in relations if _spoken(r.description) not in said]
