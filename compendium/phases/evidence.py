@@ -19,13 +19,9 @@ _SPACE = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 
 
-@lru_cache(maxsize=8192)
 def flat_text(text: str) -> str:
-    """`text` on one line, single-spaced and stripped.
-
-    Cached: a chunk is offered to many pages, and each flattens it (str.split treats as
-    whitespace exactly what `\\s` matches, at a fraction of a regex's cost).
-    """
+    """`text` on one line, single-spaced and stripped (str.split treats as whitespace exactly
+    what `\\s` matches, at a fraction of a regex's cost)."""
     return " ".join(text.split())
 
 
@@ -44,6 +40,11 @@ class Source:
     heading_path: list[str] = field(default_factory=list)
     about: list[str] = field(default_factory=list)  # slugs of entities with pages mentioned there
     blocks: list[list] = field(default_factory=list)  # the chunk's [kind, start, end] from its reader
+
+    @cached_property
+    def flat(self) -> str:
+        """The chunk's text on one line, worked out once however many pages it is offered to."""
+        return flat_text(self.text)
 
     @cached_property
     def paragraphs(self) -> tuple[_Paragraph, ...]:
@@ -300,18 +301,19 @@ def _cached_paragraphs(text: str, starts_not_prose: tuple[int, ...]) -> tuple[_P
     for gap in [*_BLANK_LINES.finditer(text), None]:
         end = gap.start() if gap else len(text)
         raw = text[start:end]
-        if raw.strip():
-            block = flat_text(raw)
+        words = raw.split()
+        if words:
+            block = " ".join(words)
             first = start + len(raw) - len(raw.lstrip())
-            out.append(_Paragraph(block, _is_prose(block) and first not in not_prose, block.lower(), len(block.split())))
+            out.append(_Paragraph(block, _is_prose(block, len(words)) and first not in not_prose, block.lower(), len(words)))
         start = gap.end() if gap else end
     return tuple(out)
 
 
-def _is_prose(block: str) -> bool:
-    """A sentence-like paragraph, not a heading, label or caption; a reference page's purpose
-    line ("EXPLAIN — show the execution plan of a statement") reads as its definition."""
-    return block.endswith((".", "!", "?", ":", ")", '"', "”")) or len(block.split()) >= 12 or is_purpose_line(block)
+def _is_prose(block: str, words: int) -> bool:
+    """A sentence-like paragraph (of `words` words), not a heading, label or caption; a reference
+    page's purpose line ("EXPLAIN — show the execution plan of a statement") reads as its definition."""
+    return block.endswith((".", "!", "?", ":", ")", '"', "”")) or words >= 12 or is_purpose_line(block)
 
 
 def pack_key(slug: str) -> str:

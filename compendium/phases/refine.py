@@ -46,7 +46,6 @@ from .evidence import (
     Source,
     Statement,
     choose_evidence,
-    flat_text,
     pack_delta,
     pack_key,
     pack_value,
@@ -640,7 +639,7 @@ def candidates(
         if source is not None:
             sources[cid] = source
     # A relation is cited by its first chunk: make that the chunk its description quotes.
-    flat = {cid: flat_text(source.text) for cid, source in sources.items()}
+    flat = {cid: source.flat for cid, source in sources.items()}
     for statement, relation in zip(statements[len(claims):], kept_relations, strict=True):
         quoted = " ".join(relation.description.split())
         if not quoted:

@@ -38,6 +38,8 @@ def purpose_name(text: str) -> str | None:
     What follows the dash is prose, with a lowercase word ("Object-oriented filesystem
     paths"), not a title ("What's New In Python 3.11")."""
     text = text.strip()
+    if "—" not in text and "–" not in text:  # no dash, no purpose line: most lines, without the pattern
+        return None
     if not _PURPOSE.match(text):
         return None
     name, purpose = _DASH.split(text, maxsplit=1)
