@@ -15,7 +15,6 @@ from ..fingerprint import text_hash
 from .readers.model import PROSE_KINDS
 
 EXCERPT_WORDS = 90
-_SPACE = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 
 
@@ -284,18 +283,14 @@ class _Paragraph(NamedTuple):
     words: int
 
 
-def _paragraphs(text: str, blocks: Sequence[Sequence] = ()) -> list[tuple[str, bool]]:
-    """Blank-line separated blocks of `text`, each flattened to one line, with whether it is
-    prose: by its shape, and never where the reader says it starts a term, heading, code or table."""
-    return [(p.block, p.prose) for p in _cached_paragraphs(text, _not_prose_starts(blocks))]
-
-
 def _not_prose_starts(blocks: Sequence[Sequence]) -> tuple[int, ...]:
     return tuple(int(b[1]) for b in blocks if b[0] not in PROSE_KINDS)
 
 
 @lru_cache(maxsize=4096)
 def _cached_paragraphs(text: str, starts_not_prose: tuple[int, ...]) -> tuple[_Paragraph, ...]:
+    """Blank-line separated blocks of `text`, each flattened to one line, with whether it is
+    prose: by its shape, and never where the reader says it starts a term, heading, code or table."""
     not_prose = set(starts_not_prose)
     out, start = [], 0
     for gap in [*_BLANK_LINES.finditer(text), None]:
