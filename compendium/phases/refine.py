@@ -427,6 +427,7 @@ class _Window:
     # claim id -> the claim as a statement about its entities' pages (rank_evidence keeps it as is)
     statements: dict[str, Statement] = field(default_factory=dict)
     sources: dict[str, Source] = field(default_factory=dict)  # chunk id -> the chunk as offered to pages
+    source_ids: dict[str, list[str]] = field(default_factory=dict)  # slug -> its chunks offered, as read
 
 
 class _SlugsBut(AbstractSet[str]):
@@ -500,7 +501,8 @@ class EvidenceReader:
             out.names = {e: kb.names[e] for e in ends if e in kb.names}
         else:
             out.names = {e.id: e.name for e in await self._get(Entity, ends)}
-        wanted = _union(source_ids(p, [out.claims[c] for c in p.claim_ids if c in out.claims]) for p in plans)
+        out.source_ids = {p.slug: source_ids(p, [out.claims[c] for c in p.claim_ids if c in out.claims]) for p in plans}
+        wanted = _union(out.source_ids.values())
         out.chunks = {c.id: c for c in await self._get(Chunk, wanted)}
         if self.chunk_pages is not None:
             self.chunk_pages.look_up(out.chunks)
@@ -630,7 +632,8 @@ def candidates(
         for r in kept_relations
     ]
     sources = {}
-    for cid in source_ids(plan, claims):
+    offered = window.source_ids.get(plan.slug)  # worked out when the window was read
+    for cid in offered if offered is not None else source_ids(plan, claims):
         source = window.sources.get(cid)
         if source is None and cid in window.chunks:  # one Source per chunk, shared by the window's pages
             c = window.chunks[cid]
