@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Collection, Iterable
@@ -96,11 +97,12 @@ def page_problem(text: str, refs: Collection[str], *, finish_reason: str | None 
     if _REFUSAL.match(body):
         return f"the reply is a refusal, not a page: {body[:80]!r}"
     prose = _CITE.sub(" ", _LINK.sub(" x ", body))
-    if len(_WORD.findall(prose)) < MIN_PROSE_WORDS:
+    if len(list(itertools.islice(_WORD.finditer(prose), MIN_PROSE_WORDS))) < MIN_PROSE_WORDS:
         return "the reply has no prose"
-    cited = {m.group(1) for m in _CITE.finditer(body)}
-    if refs and not cited & set(refs):  # a page sent no evidence cannot be asked to cite it
-        return "the reply cites none of the evidence it was given"
+    if refs:  # a page sent no evidence cannot be asked to cite it
+        given = set(refs)
+        if not any(m.group(1) in given for m in _CITE.finditer(body)):
+            return "the reply cites none of the evidence it was given"
     return None
 
 

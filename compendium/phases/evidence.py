@@ -4,27 +4,23 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from typing import NamedTuple
 
-from ..engines.offline.definitions import defines, is_purpose_line
+from ..engines.offline.definitions import Definer, is_purpose_line
 from ..engines.tasks import EvidenceItem
 from ..fingerprint import text_hash
 from .readers.model import PROSE_KINDS
 
 EXCERPT_WORDS = 90
-_SPACE = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 
 
-@lru_cache(maxsize=8192)
 def flat_text(text: str) -> str:
-    """`text` on one line, single-spaced and stripped.
-
-    Cached: a chunk is offered to many pages, and each flattens it (str.split treats as
-    whitespace exactly what `\\s` matches, at a fraction of a regex's cost).
-    """
+    """`text` on one line, single-spaced and stripped (str.split treats as whitespace exactly
+    what `\\s` matches, at a fraction of a regex's cost)."""
     return " ".join(text.split())
 
 
@@ -43,6 +39,16 @@ class Source:
     heading_path: list[str] = field(default_factory=list)
     about: list[str] = field(default_factory=list)  # slugs of entities with pages mentioned there
     blocks: list[list] = field(default_factory=list)  # the chunk's [kind, start, end] from its reader
+
+    @cached_property
+    def flat(self) -> str:
+        """The chunk's text on one line, worked out once however many pages it is offered to."""
+        return flat_text(self.text)
+
+    @cached_property
+    def paragraphs(self) -> tuple[_Paragraph, ...]:
+        """The chunk's paragraphs, split once however many pages it is offered to."""
+        return _cached_paragraphs(self.text, _not_prose_starts(self.blocks))
 
 
 @dataclass
@@ -71,39 +77,64 @@ def build_evidence(
     return choose_evidence(rank_evidence(statements, sources, names), budget, count_tokens)
 
 
-def rank_evidence(statements: Sequence[Statement], sources: dict[str, Source], names: Sequence[str]) -> list[EvidenceItem]:
-    """Every piece of evidence a page could be written from, best first (unnumbered)."""
+def rank_evidence(
+    statements: Sequence[Statement], sources: dict[str, Source], names: Sequence[str], *, own: str = ""
+) -> list[EvidenceItem]:
+    """Every piece of evidence a page could be written from, best first (unnumbered).
+
+    `own` is the page's slug: an item's `about` never names the page itself. The statements
+    and sources are left as they are, so the pages they are offered to can share them.
+    """
     merged: dict[str, Statement] = {}
     for s in statements:
-        key = " ".join(s.text.lower().split())
+        key = _sentence_key(s.text)
         if not key:
             continue
-        if key in merged:
-            known = merged[key]
-            known.chunk_ids = list(dict.fromkeys([*known.chunk_ids, *s.chunk_ids]))
-            known.about = list(dict.fromkeys([*known.about, *s.about]))
+        known = merged.get(key)
+        if known is None:
+            merged[key] = s  # the caller's statement: copied only when a duplicate merges into it
         else:
-            merged[key] = Statement(s.text.strip(), list(dict.fromkeys(s.chunk_ids)), list(s.about), s.kind)
+            merged[key] = Statement(
+                known.text.strip(),
+                list(dict.fromkeys([*known.chunk_ids, *s.chunk_ids])),
+                list(dict.fromkeys([*known.about, *s.about])),
+                known.kind,
+            )
 
+    definer = Definer(names)
     claims_per_chunk: dict[str, int] = {}
-    candidates: list[tuple[bool, int, int, tuple[int, str], EvidenceItem]] = []
+    candidates: list[tuple[bool, int, int, tuple[int, str], str, int, EvidenceItem]] = []
     for s in merged.values():
-        known_chunks = [c for c in s.chunk_ids if c in sources]
+        ids = s.chunk_ids if len(s.chunk_ids) < 2 else dict.fromkeys(s.chunk_ids)
+        known_chunks = [c for c in ids if c in sources]
         if not known_chunks:
             continue
         first = sources[known_chunks[0]]
         for c in known_chunks:
             claims_per_chunk[c] = claims_per_chunk.get(c, 0) + 1
-        item = _item(s.text, first, len(known_chunks), list(dict.fromkeys([*s.about, *first.about])), s.kind)
-        candidates.append((not defines(s.text, names), -len(known_chunks), 0, (0, first.chunk_id), item))
+        text = s.text.strip()
+        about = [slug for slug in dict.fromkeys([*s.about, *first.about]) if slug != own]
+        item = _item(text, first, len(known_chunks), about, s.kind)
+        candidates.append((not definer.defines(text), -len(known_chunks), 0, (0, first.chunk_id), text, len(candidates), item))
+    wanted = [n.lower() for n in names if n.strip()]
     for chunk_id, source in sources.items():
-        excerpt = excerpt_around(source.text, names, blocks=source.blocks)
+        excerpt = _excerpt(source.paragraphs, wanted, EXCERPT_WORDS)
         if excerpt:
             # One passage is one source; among excerpts, those holding more of the page's claims first.
             rank = (-claims_per_chunk.get(chunk_id, 0), chunk_id)
-            candidates.append((not defines(excerpt, names), -1, 1, rank, _item(excerpt, source, 1, list(source.about), "excerpt")))
+            item = _item(excerpt, source, 1, [slug for slug in source.about if slug != own], "excerpt")
+            candidates.append((not definer.defines(excerpt), -1, 1, rank, excerpt, len(candidates), item))
     # A sentence defining the page's subject goes first, whatever its support: it is the lead.
-    return [c[4] for c in sorted(candidates, key=lambda c: (c[0], c[1], c[2], c[3], c[4].text))]
+    # Ties keep their order (the counter), so items themselves are never compared.
+    candidates.sort()
+    return [c[-1] for c in candidates]
+
+
+@lru_cache(maxsize=65536)
+def _sentence_key(text: str) -> str:
+    """A statement as it is compared with others: case and spacing ignored (cached: a claim is
+    offered to every page about its entities)."""
+    return " ".join(text.lower().split())
 
 
 _SMALLEST_COST = 8  # the ref overhead alone: no item costs less
@@ -125,15 +156,8 @@ def choose_evidence(
     evidence is full is not rewritten because some other fact appeared, and a removed item is
     not backfilled with older ones: the page changes only where its own evidence did.
     """
-    costs: dict[int, int] = {}
-
-    def cost(i: int) -> int:  # counted when first needed: most items are never reached
-        if i not in costs:
-            costs[i] = count_tokens(ranked[i].text) + 8  # + ref number, document and headings
-        return costs[i]
-
     if keep is None:
-        passes = [range(len(ranked))]
+        passes: list[Iterable[int]] = [range(len(ranked))]
     else:
         keys = [evidence_key(item) for item in ranked]
         old = set(offered or ()) | set(keep)
@@ -141,15 +165,16 @@ def choose_evidence(
             [i for i, k in enumerate(keys) if k in keep],
             [i for i, k in enumerate(keys) if k not in old],
         ]
-    chosen: set[int] = set()
+    chosen: list[int] = []
     left = budget
-    for indexes in passes:
+    for indexes in passes:  # no item is in both passes: each is counted once
         for i in indexes:
             if left < _SMALLEST_COST:
                 break  # nothing fits any more
-            if cost(i) <= left:
-                chosen.add(i)
-                left -= cost(i)
+            cost = count_tokens(ranked[i].text) + 8  # + ref number, document and headings
+            if cost <= left:
+                chosen.append(i)
+                left -= cost
     out = [ranked[i] for i in sorted(chosen)]
     for n, item in enumerate(out, start=1):
         item.ref = n
@@ -171,9 +196,21 @@ def evidence_key(item: EvidenceItem) -> str:
 def _key(kind: str, text: str, document: str, heading_path: tuple[str, ...]) -> str:
     # Cached: the same claim or excerpt is keyed for every page it is offered to.
     if kind == "excerpt":
-        opening = " ".join(_SPACE.sub(" ", text).split(" ")[:12]).lower()
-        return text_hash("\x1f".join(["excerpt", document, *heading_path, opening]))[:16]
-    return text_hash("\x1f".join([kind, " ".join(text.lower().split())]))[:16]
+        return text_hash("\x1f".join(["excerpt", document, *heading_path, _opening(text)]))[:16]
+    return text_hash("\x1f".join([kind, _sentence_key(text)]))[:16]
+
+
+def _opening(text: str, words: int = 12) -> str:
+    """The first `words` words of an excerpt, lowercased, as its key has them: the excerpt's
+    whitespace runs made single spaces, then split at each space (so a leading or trailing run
+    gives an empty word). Only the opening is split: excerpts run to 90 words."""
+    lead = [""] if text[:1].isspace() else []
+    need = words - len(lead)
+    parts = text.split(None, need)  # `need` words, then the rest unsplit
+    if len(parts) > need:
+        return " ".join([*lead, *parts[:need]]).lower()
+    trail = [""] if text[-1:].isspace() and len(parts) < need else []
+    return " ".join([*lead, *parts, *trail]).lower()
 
 
 def _item(text: str, source: Source, support: int, about: list[str], kind: str) -> EvidenceItem:
@@ -200,61 +237,78 @@ def excerpt_around(
     passage of `text` (modulo whitespace), so it can be quoted and checked. `blocks`, the
     reader's [kind, start, end] spans, mark terms, headings, code and tables as never prose.
     """
-    # A chunk is offered to every page about it: split it into paragraphs once.
-    paragraphs = _cached_paragraphs(text, tuple(int(b[1]) for b in blocks if b[0] not in PROSE_KINDS))
+    paragraphs = _cached_paragraphs(text, _not_prose_starts(blocks))
+    return _excerpt(paragraphs, [n.lower() for n in names if n.strip()], words)
+
+
+def _excerpt(paragraphs: Sequence[_Paragraph], wanted: Sequence[str], words: int) -> str:
+    """excerpt_around over a text's paragraphs, for names already lowercased."""
     if not paragraphs:
         return ""
-    wanted = [n.lower() for n in names if n.strip()]
-    for i, (block, prose) in enumerate(paragraphs):
-        lower = block.lower()
-        hits = [lower.find(n) for n in wanted if n in lower]
+    for i, (block, prose, lower, _words) in enumerate(paragraphs):
+        hits = [at for at in map(lower.find, wanted) if at >= 0]
         if not hits:
             continue
         if prose:
             cut = block.rfind(". ", 0, min(hits))
             return _run_from(paragraphs, i, cut + 2 if cut >= 0 else 0, words)
-        if i + 1 < len(paragraphs) and paragraphs[i + 1][1]:  # a heading naming the subject
+        if i + 1 < len(paragraphs) and paragraphs[i + 1].prose:  # a heading naming the subject
             return _run_from(paragraphs, i + 1, 0, words)
-    first = next((i for i, (_, prose) in enumerate(paragraphs) if prose), 0)
+    first = next((i for i, p in enumerate(paragraphs) if p.prose), 0)
     return _run_from(paragraphs, first, 0, words)
 
 
-def _run_from(paragraphs: Sequence[tuple[str, bool]], first: int, start: int, words: int) -> str:
-    taken = [paragraphs[first][0][start:]]
-    for block, prose in paragraphs[first + 1 :]:
-        if sum(len(t.split()) for t in taken) >= words or not prose:
+def _run_from(paragraphs: Sequence[_Paragraph], first: int, start: int, words: int) -> str:
+    """Paragraphs from `start` in paragraph `first` on, while they are prose and the words taken
+    are fewer than `words`; cut to `words` words. Paragraphs are single-spaced and start is a
+    word's start, so words are counted, not split."""
+    block = paragraphs[first].block
+    taken = [block[start:]]
+    count = paragraphs[first].words - block.count(" ", 0, start)
+    for block, prose, _lower, block_words in paragraphs[first + 1 :]:
+        if count >= words or not prose:
             break
         taken.append(block)
-    tokens = " ".join(taken).split(" ")
-    excerpt = " ".join(tokens[:words])
-    return excerpt + (" …" if len(tokens) > words else "")
+        count += block_words
+    text = " ".join(taken)
+    if count <= words:
+        return text
+    return " ".join(text.split(" ", words)[:words]) + " …"
 
 
-def _paragraphs(text: str, blocks: Sequence[Sequence] = ()) -> list[tuple[str, bool]]:
-    """Blank-line separated blocks of `text`, each flattened to one line, with whether it is
-    prose: by its shape, and never where the reader says it starts a term, heading, code or table."""
-    return list(_cached_paragraphs(text, tuple(int(b[1]) for b in blocks if b[0] not in PROSE_KINDS)))
+class _Paragraph(NamedTuple):
+    block: str  # flattened to one line
+    prose: bool
+    lower: str  # `block` lowercased, where names are looked for
+    words: int
+
+
+def _not_prose_starts(blocks: Sequence[Sequence]) -> tuple[int, ...]:
+    return tuple(int(b[1]) for b in blocks if b[0] not in PROSE_KINDS)
 
 
 @lru_cache(maxsize=4096)
-def _cached_paragraphs(text: str, starts_not_prose: tuple[int, ...]) -> tuple[tuple[str, bool], ...]:
+def _cached_paragraphs(text: str, starts_not_prose: tuple[int, ...]) -> tuple[_Paragraph, ...]:
+    """Blank-line separated blocks of `text`, each flattened to one line, with whether it is
+    prose: by its shape, and never where the reader says it starts a term, heading, code or table."""
     not_prose = set(starts_not_prose)
     out, start = [], 0
     for gap in [*_BLANK_LINES.finditer(text), None]:
         end = gap.start() if gap else len(text)
         raw = text[start:end]
-        if raw.strip():
-            block = flat_text(raw)
+        words = raw.split()
+        if words:
+            block = " ".join(words)
             first = start + len(raw) - len(raw.lstrip())
-            out.append((block, _is_prose(block) and first not in not_prose))
+            out.append(_Paragraph(block, _is_prose(block, len(words)) and first not in not_prose, block.lower(), len(words)))
         start = gap.end() if gap else end
     return tuple(out)
 
 
-def _is_prose(block: str) -> bool:
-    """A sentence-like paragraph, not a heading, label or caption; a reference page's purpose
-    line ("EXPLAIN — show the execution plan of a statement") reads as its definition."""
-    return block.endswith((".", "!", "?", ":", ")", '"', "”")) or len(block.split()) >= 12 or is_purpose_line(block)
+def _is_prose(block: str, words: int) -> bool:
+    """A sentence-like paragraph (of `words` words), not a heading, label or caption; a reference
+    page's purpose line ("EXPLAIN — show the execution plan of a statement") reads as its definition."""
+    return block.endswith((".", "!", "?", ":", ")", '"', "”")) or words >= 12 or is_purpose_line(block)
 
 
 def pack_key(slug: str) -> str:

@@ -46,7 +46,6 @@ from .evidence import (
     Source,
     Statement,
     choose_evidence,
-    flat_text,
     pack_delta,
     pack_key,
     pack_value,
@@ -144,7 +143,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         pack = packs.get(pack_key(slug)) or {}
         return pack.get("writer") not in (None, writer) or bool(pack.get("provisional"))
     todo = [p for p in plans if p.action in (CREATE, UPDATE)]
-    reader = EvidenceReader(store, todo, kb=ctx.state.get(KB_VIEW))
+    reader = EvidenceReader(store, todo, kb=ctx.state.get(KB_VIEW), chunk_pages=chunk_about)
     # The model's concurrency bounds the writer calls in flight, not the pages in progress: a
     # page's evidence is chosen before its call and cleaned and stored after it, off the slot.
     calls = asyncio.Semaphore(template.refine.concurrency)
@@ -425,7 +424,10 @@ class _Window:
     relations: dict[str, Relation] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # entity id -> name, for relation sentences
     chunks: dict[str, Chunk] = field(default_factory=dict)
-    subjects: dict[str, list[str]] = field(default_factory=dict)  # claim id -> slugs of its entities' pages
+    # claim id -> the claim as a statement about its entities' pages (rank_evidence keeps it as is)
+    statements: dict[str, Statement] = field(default_factory=dict)
+    sources: dict[str, Source] = field(default_factory=dict)  # chunk id -> the chunk as offered to pages
+    source_ids: dict[str, list[str]] = field(default_factory=dict)  # slug -> its chunks offered, as read
 
 
 class _SlugsBut(AbstractSet[str]):
@@ -452,9 +454,10 @@ class EvidenceReader:
     """
 
     def __init__(self, store: Store, plans: Sequence[PagePlan], window: int = PREFETCH_PAGES,
-                 kb: KnowledgeView | None = None):
+                 kb: KnowledgeView | None = None, chunk_pages: ChunkPages | None = None):
         self.store, self.plans, self.window = store, list(plans), max(1, window)
         self.kb = kb  # the KB PLAN read in this process: relations, names and some claims without a read
+        self.chunk_pages = chunk_pages  # told each window's chunks at once, to look them up together
         self.position = {p.slug: i for i, p in enumerate(self.plans)}
         self.titles: dict[str, str] = {}
         self._windows: dict[int, _Window] = {}
@@ -498,8 +501,11 @@ class EvidenceReader:
             out.names = {e: kb.names[e] for e in ends if e in kb.names}
         else:
             out.names = {e.id: e.name for e in await self._get(Entity, ends)}
-        wanted = _union(source_ids(p, [out.claims[c] for c in p.claim_ids if c in out.claims]) for p in plans)
+        out.source_ids = {p.slug: source_ids(p, [out.claims[c] for c in p.claim_ids if c in out.claims]) for p in plans}
+        wanted = _union(out.source_ids.values())
         out.chunks = {c.id: c for c in await self._get(Chunk, wanted)}
+        if self.chunk_pages is not None:
+            self.chunk_pages.look_up(out.chunks)
         missing = sorted({c.document_id for c in out.chunks.values()} - set(self.titles))
         for doc in await self.store.get(Document, missing):
             self.titles[doc.id] = doc.title or doc.path  # type: ignore[attr-defined]
@@ -507,13 +513,15 @@ class EvidenceReader:
 
 
 LONG_PAGE = 256  # chunks past which a page is looked up by binary search rather than listed
+BISECTS_PER_PASS = 20  # one chunk's binary search costs what a set's pass over ~20 of a page's ids does (measured: 25)
 
 
 class ChunkPages(Mapping[str, list[str]]):
     """Chunk id -> slugs of the pages whose subject it mentions, in the pages' order, worked out
-    for the chunks asked about only. A page with many chunks (sorted: planning.entity_subjects)
-    is a binary search, since listing them all costs a pass over the KB; the many pages with few
-    chunks are listed once, since a search of every page for every chunk costs more."""
+    for the chunks asked about only, a window's chunks at a time. A page with many chunks
+    (sorted: planning.entity_subjects) is searched, since listing them all costs a pass over the
+    KB; the many pages with few chunks are listed once, since a search of every page for every
+    chunk costs more."""
 
     def __init__(self, plans: Sequence[PagePlan]):
         self.plans = list(plans)
@@ -533,11 +541,31 @@ class ChunkPages(Mapping[str, list[str]]):
     def __getitem__(self, chunk_id: str) -> list[str]:
         found = self._found.get(chunk_id)
         if found is None:
-            at = [*self._listed().get(chunk_id, ()), *(i for i in self._long if _holds(self.plans[i].chunk_ids, chunk_id))]
-            found = self._found[chunk_id] = [self.plans[i].slug for i in sorted(at)]
+            self.look_up([chunk_id])
+            found = self._found[chunk_id]
         if not found:
             raise KeyError(chunk_id)
         return found
+
+    def look_up(self, chunk_ids: Iterable[str]) -> None:
+        """Work out the pages of many chunks together: each long page is searched once for all
+        of them, by a set of them when that is cheaper than a binary search per chunk."""
+        new = [c for c in dict.fromkeys(chunk_ids) if c not in self._found]
+        if not new:
+            return
+        short = self._listed()
+        at: dict[str, list[int]] = {c: list(short.get(c, ())) for c in new}
+        wanted = set(new)
+        for i in self._long:
+            ids = self.plans[i].chunk_ids
+            if len(ids) < BISECTS_PER_PASS * len(new):
+                held: Iterable[str] = wanted.intersection(ids)  # one pass over the page's chunks
+            else:
+                held = [c for c in new if _holds(ids, c)]
+            for c in held:
+                at[c].append(i)
+        for c, pages in at.items():
+            self._found[c] = [self.plans[i].slug for i in sorted(pages)]
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted({c for p in self.plans for c in p.chunk_ids}))
@@ -586,31 +614,35 @@ def candidates(
     relations = [window.relations[r] for r in plan.relation_ids if r in window.relations]
     names = window.names
 
-    def about(entity_ids: list[str]) -> list[str]:
-        return [slug_of_subject[e] for e in entity_ids if e in slug_of_subject and slug_of_subject[e] != plan.slug]
+    def statement(claim: Claim) -> Statement:  # a claim is offered to every page about its entities
+        said = window.statements.get(claim.id)
+        if said is None:
+            about = [slug_of_subject[e] for e in claim.entity_ids if e in slug_of_subject]
+            said = window.statements[claim.id] = Statement(claim.text, [claim.chunk_id], about)
+        return said
 
-    def claim_about(claim: Claim) -> list[str]:  # a claim is offered to every page about its entities
-        slugs = window.subjects.get(claim.id)
-        if slugs is None:
-            slugs = window.subjects[claim.id] = [slug_of_subject[e] for e in claim.entity_ids if e in slug_of_subject]
-        return [s for s in slugs if s != plan.slug]
-
-    statements = [Statement(c.text, [c.chunk_id], claim_about(c)) for c in claims]
+    # Items never name their own page (rank_evidence drops plan.slug from their `about`).
+    statements = [statement(c) for c in claims]
     # A relation whose description is one of the page's claims says nothing the claim does not.
-    said = {" ".join(c.text.split()).casefold() for c in claims}
-    kept_relations = [r for r in relations if " ".join(r.description.split()).casefold() not in said]
+    said = {_spoken(c.text) for c in claims}
+    kept_relations = [r for r in relations if _spoken(r.description) not in said]
     statements += [
-        Statement(relation_text(r, names), list(r.chunk_ids), about([r.source, r.target]), "relation")
+        Statement(relation_text(r, names), list(r.chunk_ids),
+                  [slug_of_subject[e] for e in (r.source, r.target) if e in slug_of_subject], "relation")
         for r in kept_relations
     ]
-    chunks = [window.chunks[c] for c in source_ids(plan, claims) if c in window.chunks]
-    sources = {
-        c.id: Source(c.id, c.text, titles.get(c.document_id, ""), list(c.heading_path),
-                     [s for s in chunk_about.get(c.id, ()) if s != plan.slug], list(c.blocks))
-        for c in chunks
-    }
+    sources = {}
+    offered = window.source_ids.get(plan.slug)  # worked out when the window was read
+    for cid in offered if offered is not None else source_ids(plan, claims):
+        source = window.sources.get(cid)
+        if source is None and cid in window.chunks:  # one Source per chunk, shared by the window's pages
+            c = window.chunks[cid]
+            source = window.sources[cid] = Source(c.id, c.text, titles.get(c.document_id, ""), list(c.heading_path),
+                                                  list(chunk_about.get(c.id, ())), list(c.blocks))
+        if source is not None:
+            sources[cid] = source
     # A relation is cited by its first chunk: make that the chunk its description quotes.
-    flat = {c.id: flat_text(c.text) for c in chunks}
+    flat = {cid: source.flat for cid, source in sources.items()}
     for statement, relation in zip(statements[len(claims):], kept_relations, strict=True):
         quoted = " ".join(relation.description.split())
         if not quoted:
@@ -622,18 +654,25 @@ def candidates(
         if quoting:  # those first, the others behind them, each in their order
             ids = statement.chunk_ids
             ids[:] = [c for c in ids if c in quoting] + [c for c in ids if c not in quoting]
-    return rank_evidence(statements, sources, [plan.title, *plan.aliases])
+    return rank_evidence(statements, sources, [plan.title, *plan.aliases], own=plan.slug)
+
+
+@lru_cache(maxsize=65536)
+def _spoken(text: str) -> str:
+    """A sentence as said aloud: spacing and case ignored (cached: a claim serves many pages)."""
+    return " ".join(text.split()).casefold()
 
 
 async def _unlink_deleted(ctx: CompileContext) -> int:
     """Links into deleted and withheld pages become plain text in every active page not edited by a person."""
-    pages: list[Page] = [p async for p in ctx.store.scan(Page)]  # type: ignore[misc]
-    deleted = {p.slug for p in pages if p.status in ("deleted", WITHHELD)}
+    gone = ctx.store.scan(Page, {"status": ["deleted", WITHHELD]})
+    deleted = {p.slug async for p in gone}  # type: ignore[attr-defined]
     if not deleted:
-        return 0
+        return 0  # most runs: no page needs reading
     fixed, total = [], 0
-    for page in pages:
-        if page.status != "active" or not deleted.intersection(page.outlinks):
+    async for page in ctx.store.scan(Page, {"status": "active"}):
+        assert isinstance(page, Page)
+        if not deleted.intersection(page.outlinks):
             continue
         if page.edited:
             page.pending_update = True

@@ -39,6 +39,28 @@ def test_the_same_sentence_in_a_new_chunk_is_the_same_evidence():
     assert evidence_key(claim("The Pool evicts pages.", "a")) != evidence_key(claim("The Pool pins pages.", "a"))
 
 
+def test_evidence_keys_are_the_ones_packs_were_stored_with():
+    # A page's pack stores these keys: a key worked out differently would make every page
+    # look as if its evidence had changed (values from the keys as first defined).
+    def excerpt(text: str) -> EvidenceItem:
+        return EvidenceItem(kind="excerpt", ref=0, text=text, chunk_id="k1", document="Guide",
+                            heading_path=["Buffers", "Eviction"])
+
+    stored = {
+        "The pool evicts pages when it is full and a new page must be read, oldest first, and it never"
+        " evicts a pinned page …": "70be94265a72c15b",
+        "  Leading  spaces\tand tabs\nand a line break": "9d1fff57e7dd5b95",
+        "trailing space ": "3ef8f38e9ca5cfff",
+        "Few words.": "053f0fc0117bc8c5",
+        "": "29aa22d2c75ecaf1",
+        "   ": "ebce4b3163ab5980",
+        "one two three four five six seven eight nine ten eleven twelve": "9b888f719ca1787d",
+        " one two three four five six seven eight nine ten eleven twelve thirteen": "f6be054fad2522f3",
+    }
+    assert {text: evidence_key(excerpt(text)) for text in stored} == stored
+    assert evidence_key(claim("The Pool  evicts pages.", "k1")) == "577ee663d06ec1c3"
+
+
 def test_pack_delta_moves_citations_and_names_what_is_gone():
     before = [claim("Alpha holds.", "c1"), claim("Beta holds.", "c2"), claim("Gamma holds.", "c3")]
     for n, e in enumerate(before, start=1):

@@ -6,6 +6,7 @@ from compendium.phases.evidence import (
     build_evidence,
     estimate_tokens,
     excerpt_around,
+    rank_evidence,
 )
 
 
@@ -98,3 +99,12 @@ def test_a_reference_pages_purpose_line_is_its_excerpt():
     text = "EXPLAIN\n\nEXPLAIN — show the execution plan of a statement"
     blocks = [["heading", 0, 7], ["paragraph", 9, len(text)]]
     assert excerpt_around(text, ["EXPLAIN"], blocks=blocks) == "EXPLAIN — show the execution plan of a statement"
+
+
+def test_no_item_names_its_own_page_and_shared_sources_are_left_as_they_are():
+    shared = {"k1": Source("k1", "Ada Lovelace wrote notes. Babbage read them.", "Notes", ["G"], ["ada", "babbage"])}
+    statements = [Statement("Ada wrote notes.", ["k1"], ["ada", "babbage"])]
+    for own, other in (("ada", "babbage"), ("babbage", "ada")):
+        ranked = rank_evidence(statements, shared, ["Ada Lovelace"], own=own)
+        assert [i.about for i in ranked] == [[other], [other]]  # the claim, then the excerpt
+    assert shared["k1"].about == ["ada", "babbage"] and statements[0].about == ["ada", "babbage"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from .words import FUNCTION_WORDS
 
@@ -37,6 +38,8 @@ def purpose_name(text: str) -> str | None:
     What follows the dash is prose, with a lowercase word ("Object-oriented filesystem
     paths"), not a title ("What's New In Python 3.11")."""
     text = text.strip()
+    if "—" not in text and "–" not in text:  # no dash, no purpose line: most lines, without the pattern
+        return None
     if not _PURPOSE.match(text):
         return None
     name, purpose = _DASH.split(text, maxsplit=1)
@@ -46,19 +49,24 @@ def purpose_name(text: str) -> str | None:
     return name.strip()  # may keep its inline code marks: "`json`"
 
 
-def defines(text: str, names: list[str] | tuple[str, ...]) -> bool:
-    """Does `text` open with one of `names` (after an article or a backtick) and define it
-    strongly?"""
-    lower = text.lower()
-    start = _ARTICLE.match(lower)
-    at = start.end() if start else 0
-    for name in names:
-        n = name.strip().lower()
-        if not n or not lower.startswith(n, at):
-            continue
-        end = at + len(n)
-        if lower[end : end + 1] in ("`", "*", '"', "'"):
-            end += 1
-        if STRONG.match(text[end:]):
-            return True
-    return False
+class Definer:
+    """Recognises the sentences defining one subject, its names prepared once for them all."""
+
+    def __init__(self, names: Iterable[str]):
+        self.names = [n for n in (name.strip().lower() for name in names) if n]
+
+    def defines(self, text: str) -> bool:
+        """Does `text` open with one of the names (after an article or a backtick) and define
+        it strongly?"""
+        lower = text.lower()
+        start = _ARTICLE.match(lower)
+        at = start.end() if start else 0
+        for n in self.names:
+            if not lower.startswith(n, at):
+                continue
+            end = at + len(n)
+            if lower[end : end + 1] in ("`", "*", '"', "'"):
+                end += 1
+            if STRONG.match(text[end:]):
+                return True
+        return False
