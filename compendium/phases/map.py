@@ -10,7 +10,8 @@ from ..errors import BudgetExceeded, EngineError, EngineUnavailable, LabelError,
 from ..fingerprint import fingerprint, text_hash
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, mark_stage, rollup, set_rollup, stage_mark
-from ..storage.records import Chunk, Document, Extract
+from ..storage.records import Chunk, Document, Extract, Record
+from ..storage.response_cache import answers_with_records
 from ..templates.schema import Template
 from .batching import SplitCounts, label_batch, pack_batches, split_reply
 
@@ -126,57 +127,62 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     async def one(batch_template: Template, batch: list[Chunk]) -> None:
         nonlocal done_chunks
         try:
-            request, labels = label_batch(batch, titles)
-            try:
-                async with calls:
-                    if fatal or ctx.cancel.is_set():
-                        return  # stopped while it waited: never asked, the next run extracts it
-                    reply = await engine.extract(request, batch_template)
-            except (EngineUnavailable, BudgetExceeded) as exc:
-                fatal.append(exc)
-                return
-            except EngineError as exc:  # includes ReplyError: this batch fails, the others go on
-                await store.upsert([_failed(c, fps[c.id], engine.name, exc) for c in batch])
-                result.failed += len(batch)
-                if isinstance(exc, LabelError):  # its items are lost: they count as dropped
-                    totals.items += exc.items
-                    totals.dropped += exc.items
-                    totals.unknown_labels += exc.unknown
-                ctx.warn(f"map: a batch of {len(batch)} chunks failed: {exc}")
-                return
-            per_chunk, counts = split_reply(reply, labels, batch_template)
-            records = []
-            for chunk in batch:
-                items = per_chunk[chunk.id]
-                records.append(
-                    Extract(
-                        id=chunk.id,
-                        chunk_id=chunk.id,
-                        document_id=chunk.document_id,
-                        fingerprint=fps[chunk.id],
-                        status="done",
-                        engine=engine.name,
-                        entities=items.entities,
-                        concepts=items.concepts,
-                        claims=items.claims,
-                        relations=items.relations,
-                        topics=items.topics,
-                        dropped=items.dropped,
-                    )
-                )
-            async with store.transaction():  # a batch lands whole or not at all
-                await store.upsert(records)
-            totals.items += counts.items
-            totals.dropped += counts.dropped - counts.capped
-            totals.capped += counts.capped
-            totals.unknown_labels += counts.unknown_labels
-            totals.retyped += counts.retyped
-            changed.extend(c.id for c in batch)
-            result.done += len(batch)
+            async with answers_with_records(store) as held:  # the reply lands with its extracts
+                await extract(batch_template, batch, held)
         finally:
             done_chunks += len(batch)
             ctx.progress(PHASE, done_chunks, len(work.todo))
             gate.release()
+
+    async def extract(batch_template: Template, batch: list[Chunk], held: list[Record]) -> None:
+        request, labels = label_batch(batch, titles)
+        try:
+            async with calls:
+                if fatal or ctx.cancel.is_set():
+                    return  # stopped while it waited: never asked, the next run extracts it
+                reply = await engine.extract(request, batch_template)
+        except (EngineUnavailable, BudgetExceeded) as exc:
+            fatal.append(exc)
+            return
+        except EngineError as exc:  # includes ReplyError: this batch fails, the others go on
+            await store.upsert([_failed(c, fps[c.id], engine.name, exc) for c in batch])
+            result.failed += len(batch)
+            if isinstance(exc, LabelError):  # its items are lost: they count as dropped
+                totals.items += exc.items
+                totals.dropped += exc.items
+                totals.unknown_labels += exc.unknown
+            ctx.warn(f"map: a batch of {len(batch)} chunks failed: {exc}")
+            return
+        per_chunk, counts = split_reply(reply, labels, batch_template)
+        records = []
+        for chunk in batch:
+            items = per_chunk[chunk.id]
+            records.append(
+                Extract(
+                    id=chunk.id,
+                    chunk_id=chunk.id,
+                    document_id=chunk.document_id,
+                    fingerprint=fps[chunk.id],
+                    status="done",
+                    engine=engine.name,
+                    entities=items.entities,
+                    concepts=items.concepts,
+                    claims=items.claims,
+                    relations=items.relations,
+                    topics=items.topics,
+                    dropped=items.dropped,
+                )
+            )
+        async with store.transaction():  # a batch lands whole or not at all, with its reply
+            await store.upsert([*records, *held])
+        held.clear()
+        totals.items += counts.items
+        totals.dropped += counts.dropped - counts.capped
+        totals.capped += counts.capped
+        totals.unknown_labels += counts.unknown_labels
+        totals.retyped += counts.retyped
+        changed.extend(c.id for c in batch)
+        result.done += len(batch)
 
     tasks: list[asyncio.Task[None]] = []
     launched = 0

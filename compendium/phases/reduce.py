@@ -16,6 +16,7 @@ from ..pipeline.collector import collector_paused
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, mark_stage, rollup, set_rollup, stage_mark
 from ..storage.records import CacheEntry, Claim, Entity, Extract, Record, Relation
+from ..storage.response_cache import answers_with_records
 from ..templates.render import prompt_source
 from ..templates.schema import Template
 from .candidates import candidate_pairs
@@ -208,16 +209,18 @@ async def judge(
                          round(pairs[i][2], 4))
             for n, i in enumerate(batch)
         ]
-        async with gate:
-            answers = await ctx.engine.judge_pairs(questions, template)
-        now = time.time()
-        entries = []
-        for q, i in zip(questions, batch, strict=True):
-            if q.label in answers:  # an unanswered pair is asked again next time
-                entries.append(CacheEntry(id=keys[i], namespace="pair", value={"same": bool(answers[q.label])}, created_at=now))
-                if answers[q.label]:
-                    found[n_batch].append(pairs[i][:2])
-        await ctx.store.upsert(entries)  # at once: a crash later loses no decision
+        async with answers_with_records(ctx.store) as held:  # the reply lands with its decisions
+            async with gate:
+                answers = await ctx.engine.judge_pairs(questions, template)
+            now = time.time()
+            entries = []
+            for q, i in zip(questions, batch, strict=True):
+                if q.label in answers:  # an unanswered pair is asked again next time
+                    entries.append(CacheEntry(id=keys[i], namespace="pair", value={"same": bool(answers[q.label])}, created_at=now))
+                    if answers[q.label]:
+                        found[n_batch].append(pairs[i][:2])
+            await ctx.store.upsert([*held, *entries])  # at once: a crash later loses no decision
+            held.clear()
         done += len(batch)
         ctx.progress(PHASE, done, len(todo))
 
@@ -317,9 +320,12 @@ class Summaries:
 
     async def _ask(self, key: str, request: DescriptionRequest) -> str:
         max_chars = self.template.reduce.description_max_chars
-        async with self.gate:  # around the call only: storing its answer does not hold a slot
-            text = clip((await self.ctx.engine.summarize(request, self.template)).strip(), max_chars)
-        await self.ctx.store.upsert([CacheEntry(id=key, namespace="summary", value={"description": text}, created_at=time.time())])
+        async with answers_with_records(self.ctx.store) as held:  # the reply lands with the summary
+            async with self.gate:  # around the call only: storing its answer does not hold a slot
+                text = clip((await self.ctx.engine.summarize(request, self.template)).strip(), max_chars)
+            await self.ctx.store.upsert([*held, CacheEntry(id=key, namespace="summary", value={"description": text},
+                                                           created_at=time.time())])
+            held.clear()
         self.done += 1
         self.ctx.progress(PHASE, self.done, len(self.asked))
         return text
