@@ -242,6 +242,41 @@ def render(runs: list[tuple[Run, float]], documents: int, embedder: str = "serve
 
 # Why the targets are missed and what changed (issue 15, "get to the model's limit").
 NOTES = """
+## CPU round 2 (issue 15, fourth part)
+
+Own CPU per chunk through this script, 300 documents (1×) and 3,000 (10×, 11,282 chunks), 50 ms
+per call. The machine's speed itself moved by ~10% within the session (the same commit measured
+2.58 ms and 2.87 ms 20 minutes apart at load 0.3-0.6), so before/after pairs were run one right
+after the other:
+
+| scale | session start (67ee6c0) | end of round | target |
+|---|---|---|---|
+| 1× | 2.65 ms (2.98 s) | 2.27-2.45 ms (2.55-2.77 s) | ≤ 2 ms |
+| 10× | 1.46-1.50 ms (16.5 s) | 1.11-1.24 ms (12.5-13.9 s) | ≤ 1 ms |
+
+- JSON: records, request bodies and replies through orjson (compendium/json_text.py), with the
+  json module for what orjson refuses (64-bit-plus integers, lone surrogates, non-string keys,
+  NaN written before); fingerprints through orjson whenever its text equals the canonical JSON
+  (all but exponent floats), so no fingerprint moved.
+- REDUCE (5.7 -> 3.1-3.6 s at 10×): claims have no full-text index (nothing searches them; a
+  claim is a sentence of its chunk, which is indexed) and are filterable by chunk only; the
+  claims' words are tokenised once; a term's claims are found by searching the claims' text
+  before splitting only those that hold its words; no np.unique (it imported numpy.ma).
+- Ingest (3.7 -> 2.3 s at 10×): small files read several to a thread call, 256 documents per
+  write transaction, one Markdown parser per thread.
+- REFINE (-18% at 1×, -29% at 10×): a chunk's evidence source built once per window of pages,
+  not per page; chunk-to-page lookups a window at a time; a page's names prepared once for its
+  definition checks; a page reply's checks stop at the first words and citation that pass.
+- A MAP batch's reply, a pair judgment's and a summary's go to the response cache in the
+  transaction that stores what was made of them (one commit instead of two; 10×: 14.4 ->
+  13.5 s in one pair of runs); a JSON reply is cached as it came, not encoded again.
+- Left: SQLite is ~21% of the CPU at 1× (py-spy, all threads). Its tables are WITHOUT ROWID
+  with KB-sized JSON rows, so a row spills to overflow pages and random-id inserts rewrite
+  whole leaves: 11k extracts written in 700 commits cost 0.46 s and 322 MB of WAL as now,
+  0.25 s and 194 MB in a rowid table with a unique (kb, id) index (a schema change with a
+  migration, not done). Then the event loop and sockets (~18%), REFINE's evidence ranking
+  (~1 ms a page), prompt rendering in the template sandbox, and imports (~0.2 s at startup).
+
 ## CPU round (issue 15, third part)
 
 Each pair of runs: the commit before this round (8d963a6, exported to a scratch directory) then
