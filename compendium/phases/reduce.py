@@ -442,8 +442,9 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         keep = [c for c in range(len(settled)) if c not in unsettled]
         summaries.describe_early([settled[c] for c in keep], [ids_now[c] for c in keep])
 
+    early = describe_settled if ctx.engine.name != "offline" else None  # a local engine has no wait to fill
     try:
-        same, cached = await judge(ctx, template, groups, open_pairs, evidence_for, asking=describe_settled)
+        same, cached = await judge(ctx, template, groups, open_pairs, evidence_for, asking=early)
     except BaseException:
         await summaries.settle()  # the answers asked early still land in the cache
         raise
