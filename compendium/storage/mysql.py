@@ -54,12 +54,13 @@ _current_tx: contextvars.ContextVar[object | None] = contextvars.ContextVar(
 )
 
 
-def _matrix_cached(kind: type[Record]) -> bool:
-    """Whether a kind's vector matrix is kept between searches, counting its writes to know when
-    it is stale. Not the response cache's: its vectors are read by id, and every worker of a
-    distributed compile writes it, so each write would wait on the counter's row lock for any
-    open transaction that wrote a cache entry (a REDUCE's ledger: ~1.5 s a round)."""
-    return bool(kind.VECTOR) and kind is not CacheEntry
+def _counted(kind: type[Record]) -> bool:
+    """Whether a kind's writes bump its generation, so that other processes learn their cached
+    vector matrix or text-search record count of it is stale. Not the response cache's: its
+    vectors are read by id and it is never searched, and every worker of a distributed compile
+    writes it, so each write would wait on the counter's row lock for any open transaction that
+    wrote a cache entry (a REDUCE's ledger: ~1.5 s a round)."""
+    return kind is not CacheEntry and bool(kind.VECTOR or kind.TEXT)
 
 
 class _Server:
@@ -282,8 +283,8 @@ class MySQLStore(codec.GetOne):
             _current_tx.reset(token)
 
     def _bump(self, cursor: Any, kind: type[Record]) -> None:
-        # other processes learn from this counter that their cached vectors are stale
-        if _matrix_cached(kind) and not self._server.native_vectors:
+        # other processes learn from this counter that their cached vectors and counts are stale
+        if _counted(kind):
             cursor.execute(bump_sql(self._server.target.prefix), (self.kb, kind.KIND))
 
     def _records(self, kind: type[Record], rows: Iterable[tuple]) -> list[Record]:
@@ -489,7 +490,7 @@ class MySQLStore(codec.GetOne):
 
         def work(cursor: Any) -> tuple[list[str], np.ndarray]:
             generation = 0
-            if _matrix_cached(kind):
+            if _counted(kind):
                 cursor.execute(generation_sql(server.target.prefix), (self.kb, kind.KIND))
                 row = cursor.fetchone()
                 generation = row[0] if row else 0
@@ -503,7 +504,7 @@ class MySQLStore(codec.GetOne):
             ids, matrix = vector_matrix(
                 cursor.fetchall(), f"{kind.KIND} vectors in {server.where()}"
             )
-            if not in_tx and _matrix_cached(kind):  # a transaction's view may still roll back: never cache it
+            if not in_tx and _counted(kind):  # a transaction's view may still roll back: never cache it
                 if len(server.matrices) >= 16:
                     server.matrices.pop(next(iter(server.matrices)))
                 server.matrices[key] = (generation, ids, matrix)

@@ -47,6 +47,21 @@ class TestMySQLStore(StoreContract):
         await other.close()
         assert (await store.knn(Entity, vectors[1], 1))[0][0].id == "b"
 
+    async def test_text_search_counts_notice_writes_by_another_connection(self, store):
+        # BM25 weighs a word by how many records hold it among how many there are: an API
+        # server's count must follow what a compile in another process writes.
+        from compendium.storage.records import Chunk
+
+        await store.upsert([Chunk(id="a", text="tablespace layout"), Chunk(id="b", text="vacuum")])
+        before = (await store.search_text(Chunk, "tablespace", 1))[0][1]
+        other = await open_store(server_url(self.url_variable), kb=store.kb)
+        try:
+            await other.upsert([Chunk(id=f"n{i}", text=f"unrelated words {i}") for i in range(40)])
+        finally:
+            await other.close()
+        after = (await store.search_text(Chunk, "tablespace", 1))[0][1]
+        assert after > before  # a rarer word among more records
+
     async def test_cache_writes_do_not_wait_for_another_connections_open_transaction(self, store):
         # A distributed compile's workers store every answer while the compile holds a long
         # transaction that wrote cache entries (REDUCE's ledger): they must not queue behind it.
