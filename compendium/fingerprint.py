@@ -39,9 +39,9 @@ def _canonical_bytes(value: Any) -> bytes:
     try:
         fast = orjson.dumps(value, default=_default, option=orjson.OPT_SORT_KEYS)
     except orjson.JSONEncodeError:  # non-string keys, 64-bit-plus integers, lone surrogates
-        return _CANONICAL.encode(value).encode("utf-8")
-    if _may_differ(fast):
-        return _CANONICAL.encode(value).encode("utf-8")
+        fast = None
+    if fast is None or _may_differ(fast):
+        return canonical_json(value).encode("utf-8")
     return fast
 
 

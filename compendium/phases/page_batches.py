@@ -52,8 +52,6 @@ class PageBatches:
             draining.append(asyncio.create_task(self._drain()))
         for task in draining:
             await task
-        while self._draining is not None and not self._draining.done():
-            await self._draining
 
     async def _drain(self) -> None:
         while self.pending:
