@@ -42,6 +42,7 @@ class TestSQLiteStore(StoreContract):
         await store.upsert([Chunk(id="c")])
         with sqlite3.connect(tmp_path / "store.db") as conn:
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert conn.execute("PRAGMA page_size").fetchone()[0] == 16_384
             tables = {
                 row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
             }
@@ -73,6 +74,40 @@ class TestSQLiteStore(StoreContract):
             conn.execute("PRAGMA user_version=99")
         with pytest.raises(StoreError, match="schema version 99"):
             await open_store(str(path))
+
+    async def test_a_schema_1_file_is_rebuilt_with_rowids_keeping_its_records_and_text_index(self, tmp_path):
+        path = tmp_path / "old.db"
+        first = await open_store(str(path), kb="kb")
+        await first.upsert([
+            *[Chunk(id=f"c{i:02}", document_id=f"d{i % 3}", text=f"checkpoint {i} flushes buffers") for i in range(30)],
+            Entity(id="e", name="Autovacuum", embedding=unit_vectors(1, 0)[0]),
+        ])
+        await first.close()
+        with sqlite3.connect(path) as conn:  # the tables as schema 1 made them
+            tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                                     "AND sql LIKE '%UNIQUE (kb, id))'")]
+            for table in tables:
+                columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+                conn.execute(f"CREATE TABLE {table}_v1 ({', '.join(columns)}, PRIMARY KEY (kb, id)) WITHOUT ROWID")
+                conn.execute(f"INSERT INTO {table}_v1 SELECT {', '.join(columns)} FROM {table}")
+                conn.execute(f"DROP VIEW IF EXISTS {table}__text")
+                conn.execute(f"DROP TABLE {table}")
+                conn.execute(f"ALTER TABLE {table}_v1 RENAME TO {table}")
+            conn.execute("PRAGMA user_version=1")
+        again = await open_store(str(path), kb="kb")
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+            layouts = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+            assert len(tables) >= 10 and not [t for t in tables if "WITHOUT ROWID" in layouts[t]]
+        assert [c.id async for c in again.scan(Chunk, {"document_id": "d1"})] == [f"c{i:02}" for i in range(1, 30, 3)]
+        assert (await again.knn(Entity, unit_vectors(1, 0)[0], 1))[0][0].id == "e"
+        assert [r.id for r, _ in await again.search_text(Chunk, "checkpoint 7", 1)] == ["c07"]
+        await again.upsert([Chunk(id="c07", document_id="d1", text="vacuum freezes tuples")])
+        await again.delete(Chunk, {"id": ["c08"]})
+        assert [r.id for r, _ in await again.search_text(Chunk, "freezes", 5)] == ["c07"]
+        await again.close()
+        with sqlite3.connect(path) as conn:
+            conn.execute("INSERT INTO chunk__fts (chunk__fts, rank) VALUES ('integrity-check', 1)")
 
     async def test_a_file_written_before_full_text_search_is_indexed_on_opening(self, tmp_path):
         path = tmp_path / "old.db"
