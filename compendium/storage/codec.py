@@ -36,10 +36,11 @@ _ENCODER = json_text.JsonText(default=_json_default)
 
 def encode_data(record: Record) -> str:
     """Every field except the vector, as JSON text."""
-    data = record.to_dict()
-    if record.VECTOR:
-        data.pop(record.VECTOR, None)
     try:
+        if not record.VECTOR:  # the record's own fields: no dict built for them
+            return _ENCODER.dumps_dataclass(record, record.to_dict)
+        data = record.to_dict()
+        data.pop(record.VECTOR, None)
         return _ENCODER.dumps(data)
     except (TypeError, ValueError) as exc:
         raise StoreError(f"cannot store {record.KIND} {record.id!r}: {exc}") from exc

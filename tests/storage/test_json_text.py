@@ -54,3 +54,19 @@ def test_what_neither_library_can_write_is_a_type_error_naming_the_type():
 def test_not_json_is_a_value_error():
     with pytest.raises(ValueError):
         json_text.loads(b"<html>busy</html>")
+
+
+def test_a_record_is_written_as_its_fields_whichever_library_writes_it():
+    import numpy as np
+
+    from compendium.errors import StoreError
+    from compendium.storage import codec
+    from compendium.storage.records import Claim, Extract
+
+    plain = Extract(id="x", chunk_id="c", entities=[{"name": "WAL", "score": np.float32(0.5)}], claims=[])
+    odd = Claim(id="y", text="lone \ud800 surrogate", chunk_id="c", entity_ids=[2**80])
+    for record in (plain, odd):
+        assert json.loads(codec.encode_data(record)) == json.loads(json.dumps(record.to_dict(), default=float))
+        assert list(json.loads(codec.encode_data(record))) == list(record.to_dict())
+    with pytest.raises(StoreError, match=r"claim 'z'.*object"):
+        codec.encode_data(Claim(id="z", text="t", chunk_id="c", entity_ids=[object()]))
