@@ -170,6 +170,9 @@ class _Database:
         self.conn.execute(f"ALTER TABLE {_q(staging)} RENAME TO {_q(table)}")
         self.tables.discard(table)
         self.ensure_table(kind)
+        if self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone():
+            self.conn.execute("PRAGMA analysis_limit=400")  # the table's statistics went with it
+            self.conn.execute(f"ANALYZE {_q(table)}")
 
     def forget_vectors(self, kind: str | None = None) -> None:
         if kind is None:

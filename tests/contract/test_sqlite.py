@@ -94,11 +94,14 @@ class TestSQLiteStore(StoreContract):
                 conn.execute(f"DROP TABLE {table}")
                 conn.execute(f"ALTER TABLE {table}_v1 RENAME TO {table}")
             conn.execute("PRAGMA user_version=1")
+            conn.execute("ANALYZE")
         again = await open_store(str(path), kb="kb")
         with sqlite3.connect(path) as conn:
             assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
             layouts = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
             assert len(tables) >= 10 and not [t for t in tables if "WITHOUT ROWID" in layouts[t]]
+            analysed = {row[0] for row in conn.execute("SELECT tbl FROM sqlite_stat1")}
+            assert {"chunk", "entity"} <= analysed
         assert [c.id async for c in again.scan(Chunk, {"document_id": "d1"})] == [f"c{i:02}" for i in range(1, 30, 3)]
         assert (await again.knn(Entity, unit_vectors(1, 0)[0], 1))[0][0].id == "e"
         assert [r.id for r, _ in await again.search_text(Chunk, "checkpoint 7", 1)] == ["c07"]
