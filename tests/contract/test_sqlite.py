@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -23,6 +26,38 @@ async def store(tmp_path):
 @pytest.fixture
 def other_kb() -> str:
     return "second"
+
+
+def _as_schema_1(path) -> list[str]:
+    """Turn a store file's record tables back into what schema 1 made (WITHOUT ROWID)."""
+    with sqlite3.connect(path) as conn:
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                                 "AND sql LIKE '%UNIQUE (kb, id))'")]
+        for table in tables:
+            columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+            conn.execute(f"CREATE TABLE {table}_v1 ({', '.join(columns)}, PRIMARY KEY (kb, id)) WITHOUT ROWID")
+            conn.execute(f"INSERT INTO {table}_v1 SELECT {', '.join(columns)} FROM {table}")
+            conn.execute(f"DROP VIEW IF EXISTS {table}__text")
+            conn.execute(f"DROP TABLE {table}")
+            conn.execute(f"ALTER TABLE {table}_v1 RENAME TO {table}")
+        conn.execute("PRAGMA user_version=1")
+        conn.execute("ANALYZE")
+    return tables
+
+
+_OPEN_AND_COUNT = """
+import asyncio, os, sys, time
+from compendium.storage.factory import open_store
+from compendium.storage.records import Chunk
+async def main():
+    print("ready", flush=True)
+    while not os.path.exists(sys.argv[2]):  # all three open at once
+        time.sleep(0.001)
+    store = await open_store(sys.argv[1], kb="kb")
+    print(await store.count(Chunk), len(await store.search_text(Chunk, "buffers", 500)))
+    await store.close()
+asyncio.run(main())
+"""
 
 
 class TestSQLiteStore(StoreContract):
@@ -83,18 +118,7 @@ class TestSQLiteStore(StoreContract):
             Entity(id="e", name="Autovacuum", embedding=unit_vectors(1, 0)[0]),
         ])
         await first.close()
-        with sqlite3.connect(path) as conn:  # the tables as schema 1 made them
-            tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                                     "AND sql LIKE '%UNIQUE (kb, id))'")]
-            for table in tables:
-                columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
-                conn.execute(f"CREATE TABLE {table}_v1 ({', '.join(columns)}, PRIMARY KEY (kb, id)) WITHOUT ROWID")
-                conn.execute(f"INSERT INTO {table}_v1 SELECT {', '.join(columns)} FROM {table}")
-                conn.execute(f"DROP VIEW IF EXISTS {table}__text")
-                conn.execute(f"DROP TABLE {table}")
-                conn.execute(f"ALTER TABLE {table}_v1 RENAME TO {table}")
-            conn.execute("PRAGMA user_version=1")
-            conn.execute("ANALYZE")
+        tables = _as_schema_1(path)
         again = await open_store(str(path), kb="kb")
         with sqlite3.connect(path) as conn:
             assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
@@ -111,6 +135,28 @@ class TestSQLiteStore(StoreContract):
         await again.close()
         with sqlite3.connect(path) as conn:
             conn.execute("INSERT INTO chunk__fts (chunk__fts, rank) VALUES ('integrity-check', 1)")
+
+    def test_processes_opening_a_schema_1_file_together_all_find_it_upgraded_once(self, tmp_path):
+        path = tmp_path / "old.db"
+
+        async def fill() -> None:
+            first = await open_store(str(path), kb="kb")
+            await first.upsert([Chunk(id=f"c{i:04}", text=f"checkpoint {i} flushes buffers") for i in range(3000)])
+            await first.close()
+
+        asyncio.run(fill())
+        _as_schema_1(path)
+        go = tmp_path / "go"
+        openers = [subprocess.Popen([sys.executable, "-c", _OPEN_AND_COUNT, str(path), str(go)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+        assert [opener.stdout.readline() for opener in openers] == ["ready\n"] * 3
+        go.touch()
+        results = [opener.communicate(timeout=120) for opener in openers]
+        assert [(out.split(), err) for out, err in results] == [(["3000", "500"], "")] * 3
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+            assert "WITHOUT ROWID" not in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunk'").fetchone()[0]
+            assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE '%__rebuilt'").fetchone()[0] == 0
 
     async def test_a_file_written_before_full_text_search_is_indexed_on_opening(self, tmp_path):
         path = tmp_path / "old.db"
