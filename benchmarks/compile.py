@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bytecode import compile_package
 from benchmarks.corpus import generate_corpus
 
 REPORT = Path(__file__).parent / "reports" / "compile.md"
@@ -124,6 +125,7 @@ async def _compile(
 def run(documents: int, latency: float, keep: Path | None = None, embedder: str = "server") -> Run:
     from compendium.workspace import init_workspace
 
+    compile_package()
     root = Path(tempfile.mkdtemp(prefix="compendium-bench-"))
     try:
         workspace = init_workspace(root / "ws")

@@ -97,7 +97,9 @@ ENGINE_PHASES = ("map", "reduce", "plan", "refine")
 def corpus_runs(corpus: str, runs: int, documents: int = 150) -> list[dict]:
     """Offline compiles of the quality benchmark's sample of `corpus`: CPU by phase, load."""
     from benchmarks import quality
+    from benchmarks.bytecode import compile_package
 
+    compile_package()
     spec = quality.CORPORA[corpus]
     folder = spec["folder"]()
     chosen = quality.sample_documents(folder, spec["keep"], spec["skip"], documents)

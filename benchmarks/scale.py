@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bytecode import compile_package
 from benchmarks.compile import _CpuByPhase
 from benchmarks.corpus import generate_corpus
 from benchmarks.incremental import edit_document
@@ -157,6 +158,7 @@ def main() -> None:
     parser.add_argument("--workspace", type=Path, default=Path("build/scale-ws"))
     parser.add_argument("--no-write", action="store_true", help="print only; leave the report file alone")
     args = parser.parse_args()
+    compile_package()
     load = os.getloadavg()
     steps, last = run(args.chunks, args.workspace)
     text = render(steps, last, load) + NOTES
