@@ -24,6 +24,7 @@ from typing import Any
 from ..storage.records import Claim
 
 MAX_CLAIMS_PER_TERM = 60  # enough to carry a page; more only slows the writer
+_SPLIT_ALL = 32  # words searched for, past which every claim is split into words instead
 _WORD = re.compile(r"[a-z][a-z-]*")
 _TERM = re.compile(r"^[a-z][a-z-]{2,}(?: [a-z][a-z-]+){0,2}$")
 
@@ -141,7 +142,10 @@ def spelling_hits(spellings: Collection[str], claims: Iterable[Claim]) -> dict[s
     wanted = {f for s in spellings for w in s.split() for f in plural_forms(w)}
     index: dict[str, list[Claim]] = defaultdict(list)
     if wanted:
-        for claim in _holding(claims, wanted):
+        # A search of the text costs about what splitting every claim into words does over
+        # _SPLIT_ALL words: a whole compile's thousands of words split instead.
+        holding = list(claims) if len(wanted) > _SPLIT_ALL else _holding(claims, wanted)
+        for claim in holding:
             for word in wanted.intersection(_WORD.findall(claim.text.lower())):
                 index[word].append(claim)
     out: dict[str, SpellingHits] = {}
