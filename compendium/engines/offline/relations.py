@@ -114,10 +114,22 @@ class Typed:
     cued: bool  # a cue word (not the fallback) chose the type
 
 
+_REMEMBERED = 1 << 16  # answers kept per rules; past that they are forgotten and start again
+
+
 def relation_type(between: str, rules: TypeRules) -> Typed:
     """Type of the relation between two names from the words that separate them.
 
     `rules` comes from relation_type_rules(template), computed once per batch."""
+    typed = rules.typed.get(between)
+    if typed is None:
+        if len(rules.typed) >= _REMEMBERED:
+            rules.typed.clear()
+        typed = rules.typed[between] = _relation_type(between, rules)
+    return typed  # type: ignore[return-value]
+
+
+def _relation_type(between: str, rules: TypeRules) -> Typed:
     anything = getattr(rules, "anything", None)
     if anything is None or anything.search(between):
         for name, patterns in rules:
