@@ -53,6 +53,13 @@ def _spelling_pattern(spelling: str, code: bool) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){word}(?![\w-])", re.IGNORECASE)
 
 
+def _literal(spelling: str) -> str:
+    """What every mention of the spelling starts with, in lowercase (see _spelling_pattern)."""
+    if spelling.endswith("y") and len(spelling) > 2 and spelling[-2] not in "aeiou":
+        return spelling[:-1]
+    return spelling
+
+
 def claim_words(text: str) -> set[str]:
     """The lowercase words of a claim, as terms are looked up."""
     return set(_WORD.findall(text.lower()))
@@ -95,6 +102,10 @@ class SpellingHits:
     as_word: int = 0
 
     def add(self, claim_id: str, text: str, spelling: str, sign: int = 1) -> None:
+        if " " in spelling and text.isascii() and _literal(spelling) not in text.lower():
+            # A mention's words are in the lowercase text as written (ASCII lowercases that
+            # simply): most claims holding a rare word of a spelling hold no mention of it.
+            return
         found = len(_spelling_pattern(spelling, code=False).findall(text))
         if not found:
             return
