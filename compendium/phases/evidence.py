@@ -187,7 +187,7 @@ def evidence_key(item: EvidenceItem) -> str:
     return _key(item.kind, item.text, "", ())
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=65536)
 def _key(kind: str, text: str, document: str, heading_path: tuple[str, ...]) -> str:
     # Cached: the same claim or excerpt is keyed for every page it is offered to.
     if kind == "excerpt":

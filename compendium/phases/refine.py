@@ -64,7 +64,7 @@ REMEMBERED_RECORDS = 50_000  # records of each kind kept decoded across windows
 WITHHELD = "withheld"  # page status: written, but with no cited fact, so never shown
 
 # A claim is offered to every page about its entities: count its tokens once.
-_item_tokens = lru_cache(maxsize=16384)(count_tokens)
+_item_tokens = lru_cache(maxsize=65536)(count_tokens)
 
 
 def shrank_too_much(new_markdown: str, existing_markdown: str, evidence: list[EvidenceItem],

@@ -154,13 +154,8 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
     for item in sorted(evidence, key=lambda e: e.ref):
         if item.kind == "relation":  # written from a graph edge, not found in the source
             continue
-        heading = next(
-            (clean_heading(h) for h in reversed(item.heading_path) if _specific(clean_heading(h))),
-            "",
-        )
+        heading, section, path = _placed(item.document, tuple(item.heading_path))
         previous = -1
-        section = clean_heading(item.heading_path[-1]) if item.heading_path else ""
-        path = tuple(clean_heading(h).lower().strip("`*") for h in (item.document, *item.heading_path))
         any_kept = False  # a prose sentence of this item came before
         opens_chunk = not item.text.startswith(("…", "..."))
         for text, position, flat, stems, code in _prose_of(item.text):
@@ -211,6 +206,15 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
             exact[flat] = pool[-1]
             previous = len(pool) - 1
     return pool
+
+
+@lru_cache(maxsize=16384)
+def _placed(document: str, heading_path: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]]:
+    """(the innermost specific heading, the innermost heading, every heading lowercased with the
+    document first) of an item's place: cached, a chunk's items reach many pages."""
+    heading = next((clean_heading(h) for h in reversed(heading_path) if _specific(clean_heading(h))), "")
+    section = clean_heading(heading_path[-1]) if heading_path else ""
+    return heading, section, tuple(clean_heading(h).lower().strip("`*") for h in (document, *heading_path))
 
 
 @lru_cache(maxsize=65536)
@@ -360,7 +364,7 @@ def _choose_lead(
     matcher = _matcher(_names(request))
     names = {n.lower() for n in _names(request)}
     description = " ".join(request.description.split())
-    usable = [s for s in pool if not _ANAPHORA.match(s.text) and len(_CODE_MARKS.findall(s.text)) < 4]
+    usable = [s for s in pool if _may_lead(s.text)]
     tiers: list[tuple[float, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
     naming = []
     for s in usable:
@@ -404,6 +408,13 @@ def _choose_lead(
         best = min(plain, key=lambda s: (-s.support, s.order))
         return _lead(best), [s for s in pool if s is not best]
     return None, list(pool)
+
+
+@lru_cache(maxsize=65536)
+def _may_lead(text: str) -> bool:
+    """Neither leaning on the sentence before nor full of code marks (cached: a sentence is in
+    the pool of every page it is evidence for)."""
+    return not _ANAPHORA.match(text) and len(_CODE_MARKS.findall(text)) < 4
 
 
 def _opens_sentence(text: str) -> bool:
