@@ -13,8 +13,8 @@ from ..tasks import EvidenceItem, PageRequest
 from .definitions import STRONG, WEAK, is_purpose_line
 from .layout import render_default
 from .sentences import clean_heading, sentences_of
-from .summary import NEAR_DUPLICATE, content_tokens
-from .words import BOILERPLATE
+from .summary import NEAR_DUPLICATE
+from .words import BOILERPLATE, FUNCTION_WORDS
 
 _MIN_WORDS = 4
 _SECTION_MIN = 2  # sentences from one source heading before they earn their own section
@@ -228,18 +228,25 @@ def _prose_of(text: str) -> tuple[tuple[str, int, str, frozenset[str], frozenset
         if len(s.text.split()) < _MIN_WORDS or not (_ENDS_SENTENCE.search(s.text) or is_purpose_line(s.text)):
             out.append(("", s.position, "", frozenset(), frozenset()))
             continue
-        flat = " ".join(s.text.lower().split()).rstrip(".!")
+        lower = s.text.lower()
+        flat = " ".join(lower.split()).rstrip(".!")
+        words = frozenset(_WORD.findall(lower))  # the words of `flat` too: split once for both
         marks = {m.strip().lower() for m in _CODE.findall(s.text)}
-        marks.update(w for w in _WORD.findall(flat) if not w.isalpha())
-        out.append((s.text, s.position, flat, _stems(s.text), frozenset(marks)))
+        marks.update(w for w in words if not w.isalpha())
+        out.append((s.text, s.position, flat, _stemmed(words), frozenset(marks)))
     return tuple(out)
 
 
 def _stems(text: str) -> frozenset[str]:
-    """Content words, a plural's -s taken off, roughly ("tables" -> "table", "needs" -> "need"):
-    enough to compare. (One expression: a call per word was most of its time.)"""
+    return _stemmed(frozenset(_WORD.findall(text.lower())))
+
+
+def _stemmed(words: frozenset[str]) -> frozenset[str]:
+    """The content words (summary.content_tokens of the text the words are from), a plural's -s
+    taken off, roughly ("tables" -> "table", "needs" -> "need"): enough to compare. (One
+    expression: a call per word was most of its time.)"""
     return frozenset(w[:-1] if len(w) > 3 and w[-1] == "s" and not w.endswith(("ss", "us", "is")) else w
-                     for w in content_tokens(text))
+                     for w in words - FUNCTION_WORDS)
 
 
 def _twin(pool: list[_Sentence], flat: str, stems: frozenset[str], words: frozenset[str],
