@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import AbstractContextManager
 
 import numpy as np
 
@@ -53,6 +54,26 @@ def candidate_pairs(
     if n < 2:
         return empty, empty.copy()
     threshold = float(threshold)
+    with _one_blas_thread():
+        codes = _pairs(v, threshold, seed, leaf_size, probes, clock)
+    codes = np.sort(codes)  # then each once: np.unique's plain form imports numpy.ma (~10-40 ms)
+    codes = codes[np.concatenate(([True], codes[1:] != codes[:-1]))] if len(codes) else codes
+    return codes // n, codes % n
+
+
+def _one_blas_thread() -> AbstractContextManager[object]:
+    """BLAS on one thread: these products are many and small, and a second thread spinning on
+    each cost 2.5-3x the CPU and (on a machine shared with other work) the wall time too
+    (benchmarks/reduce.py at 10k and 100k names). The results are the same either way."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _pairs(v: np.ndarray, threshold: float, seed: int, leaf_size: int, probes: int,
+           clock: dict[str, float]) -> np.ndarray:
+    """Codes i * n + j of the pairs found (unsorted, perhaps repeated)."""
+    n = len(v)
     if n <= 4 * leaf_size:
         started = time.perf_counter()
         codes = _scan_all(v, threshold)
@@ -67,9 +88,7 @@ def candidate_pairs(
         codes, compared = _verify(v, cells, len(centroids), threshold)
         clock["comparisons"] = clock.get("comparisons", 0.0) + compared
         clock["verify"] += time.perf_counter() - middle
-    codes = np.sort(codes)  # then each once: np.unique's plain form imports numpy.ma (~10-40 ms)
-    codes = codes[np.concatenate(([True], codes[1:] != codes[:-1]))] if len(codes) else codes
-    return codes // n, codes % n
+    return codes
 
 
 def _kmeans(x: np.ndarray, k: int, rng: np.random.Generator, iterations: int = 5) -> np.ndarray:

@@ -18,12 +18,6 @@ EXCERPT_WORDS = 90
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 
 
-def flat_text(text: str) -> str:
-    """`text` on one line, single-spaced and stripped (str.split treats as whitespace exactly
-    what `\\s` matches, at a fraction of a regex's cost)."""
-    return " ".join(text.split())
-
-
 def estimate_tokens(text: str) -> int:
     """About four characters per token: close enough to budget a pack."""
     return max(1, (len(text) + 3) // 4)
@@ -42,8 +36,9 @@ class Source:
 
     @cached_property
     def flat(self) -> str:
-        """The chunk's text on one line, worked out once however many pages it is offered to."""
-        return flat_text(self.text)
+        """The chunk's text on one line, single-spaced, worked out once however many pages it is
+        offered to: its paragraphs' words joined (paragraphs are split once per chunk text)."""
+        return " ".join(p.block for p in self.paragraphs)
 
     @cached_property
     def paragraphs(self) -> tuple[_Paragraph, ...]:
@@ -192,7 +187,7 @@ def evidence_key(item: EvidenceItem) -> str:
     return _key(item.kind, item.text, "", ())
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=65536)
 def _key(kind: str, text: str, document: str, heading_path: tuple[str, ...]) -> str:
     # Cached: the same claim or excerpt is keyed for every page it is offered to.
     if kind == "excerpt":

@@ -64,7 +64,7 @@ REMEMBERED_RECORDS = 50_000  # records of each kind kept decoded across windows
 WITHHELD = "withheld"  # page status: written, but with no cited fact, so never shown
 
 # A claim is offered to every page about its entities: count its tokens once.
-_item_tokens = lru_cache(maxsize=16384)(count_tokens)
+_item_tokens = lru_cache(maxsize=65536)(count_tokens)
 
 
 def shrank_too_much(new_markdown: str, existing_markdown: str, evidence: list[EvidenceItem],
@@ -642,15 +642,15 @@ def candidates(
         if source is not None:
             sources[cid] = source
     # A relation is cited by its first chunk: make that the chunk its description quotes.
-    flat = {cid: source.flat for cid, source in sources.items()}
     for statement, relation in zip(statements[len(claims):], kept_relations, strict=True):
         quoted = " ".join(relation.description.split())
         if not quoted:
             continue
         # Only the page's sources can quote it: the others keep their order behind them.
         ids = statement.chunk_ids  # whichever is fewer: the relation's chunks or the page's sources
-        quoting = ({cid for cid in ids if cid in flat and quoted in flat[cid]} if len(ids) < len(flat)
-                   else {cid for cid, text in flat.items() if quoted in text})
+        # (a source's flat text is worked out only when asked: most are never searched)
+        quoting = ({cid for cid in ids if cid in sources and quoted in sources[cid].flat} if len(ids) < len(sources)
+                   else {cid for cid, source in sources.items() if quoted in source.flat})
         if quoting:  # those first, the others behind them, each in their order
             ids = statement.chunk_ids
             ids[:] = [c for c in ids if c in quoting] + [c for c in ids if c not in quoting]

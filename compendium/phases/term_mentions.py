@@ -24,6 +24,7 @@ from typing import Any
 from ..storage.records import Claim
 
 MAX_CLAIMS_PER_TERM = 60  # enough to carry a page; more only slows the writer
+_SPLIT_ALL = 32  # words searched for, past which every claim is split into words instead
 _WORD = re.compile(r"[a-z][a-z-]*")
 _TERM = re.compile(r"^[a-z][a-z-]{2,}(?: [a-z][a-z-]+){0,2}$")
 
@@ -50,6 +51,13 @@ def _spelling_pattern(spelling: str, code: bool) -> re.Pattern[str]:
     if code:
         return re.compile(rf"`{word}(?:\(\))?`", re.IGNORECASE)
     return re.compile(rf"(?<![\w-]){word}(?![\w-])", re.IGNORECASE)
+
+
+def _literal(spelling: str) -> str:
+    """What every mention of the spelling starts with, in lowercase (see _spelling_pattern)."""
+    if spelling.endswith("y") and len(spelling) > 2 and spelling[-2] not in "aeiou":
+        return spelling[:-1]
+    return spelling
 
 
 def claim_words(text: str) -> set[str]:
@@ -94,6 +102,10 @@ class SpellingHits:
     as_word: int = 0
 
     def add(self, claim_id: str, text: str, spelling: str, sign: int = 1) -> None:
+        if " " in spelling and text.isascii() and _literal(spelling) not in text.lower():
+            # A mention's words are in the lowercase text as written (ASCII lowercases that
+            # simply): most claims holding a rare word of a spelling hold no mention of it.
+            return
         found = len(_spelling_pattern(spelling, code=False).findall(text))
         if not found:
             return
@@ -141,7 +153,10 @@ def spelling_hits(spellings: Collection[str], claims: Iterable[Claim]) -> dict[s
     wanted = {f for s in spellings for w in s.split() for f in plural_forms(w)}
     index: dict[str, list[Claim]] = defaultdict(list)
     if wanted:
-        for claim in _holding(claims, wanted):
+        # A search of the text costs about what splitting every claim into words does over
+        # _SPLIT_ALL words: a whole compile's thousands of words split instead.
+        holding = list(claims) if len(wanted) > _SPLIT_ALL else _holding(claims, wanted)
+        for claim in holding:
             for word in wanted.intersection(_WORD.findall(claim.text.lower())):
                 index[word].append(claim)
     out: dict[str, SpellingHits] = {}

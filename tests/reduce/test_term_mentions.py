@@ -81,3 +81,18 @@ def test_a_term_is_found_in_every_claim_naming_it_whatever_comes_before_and_afte
     claims = [Claim(id=f"c{i}", text=t, chunk_id=f"k{i}") for i, t in enumerate(texts)]
     found = term_claims({0: ["checkpoint"]}, claims)
     assert [c.id for c in found[0]] == ["c0", "c2", "c4"]
+
+
+def test_a_terms_claims_do_not_depend_on_how_many_other_terms_are_looked_up():
+    claims = [
+        Claim(id="c1", text="Indexes speed up lookups; an indexer is another thing.", chunk_id="k1"),
+        Claim(id="c2", text="A checkpoint-like marker is not a checkpoint2 either.", chunk_id="k2"),
+        Claim(id="c3", text="After a checkpoint, the index is rebuilt.", chunk_id="k3"),
+        Claim(id="c4", text="Background processes write `index` pages.", chunk_id="k4"),
+    ]
+    alone = term_claims({0: ["index"], 1: ["checkpoint"], 2: ["background process"]}, claims)
+    # forty more terms: past the point where every claim is split into words instead of searched
+    others = {k: [f"term{chr(97 + k % 26)}{chr(97 + k // 26)}"] for k in range(3, 43)}
+    together = term_claims({0: ["index"], 1: ["checkpoint"], 2: ["background process"], **others}, claims)
+    assert {k: [c.id for c in v] for k, v in together.items()} == {k: [c.id for c in v] for k, v in alone.items()}
+    assert [c.id for c in alone[0]] == ["c1", "c3", "c4"] and [c.id for c in alone[1]] == ["c3"]

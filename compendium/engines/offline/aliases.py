@@ -46,12 +46,13 @@ def find_aliases(
         if "(" in text:
             for m in _PAREN.finditer(text):
                 _paren_alias(text, m, spans[i], links)
-        for m in _ALSO.finditer(text):
+        # (each pattern holds a word the text must hold: most sentences are passed over at once)
+        for m in _ALSO.finditer(text) if "also" in text or "aka" in text or "a.k.a." in text else ():
             before = _span_ending(spans[i], m.start()) or _words_before(text, m.start(), spans[i])
             after = _span_or_words(text, m.end(), spans[i])
             if before is not None and after is not None:
                 _link(links, long=before, short=after)
-        for m in _SHORT_FOR.finditer(text):
+        for m in _SHORT_FOR.finditer(text) if "short" in text or "stands" in text or "abbreviation" in text else ():
             before = _span_ending(spans[i], m.start())
             after = _span_or_words(text, m.end(), spans[i])
             if before is not None and after is not None:

@@ -251,9 +251,15 @@ _GENERIC_TYPES = ("concept", "other", "thing", "entity", "term", "topic", "")
 
 class TypeRules(list[tuple[str, list[Pattern]]]):
     """(type name, its compiled patterns) in the template's order; `anything` matches where any
-    of them does, so most texts are turned away by one search (None: no single program fits)."""
+    of them does, so most texts are turned away by one search (None: no single program fits).
+    `typed` remembers relation_type's answers under these rules (the same few words join many
+    pairs of names)."""
 
     anything: Pattern | None = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.typed: dict[str, object] = {}
 
 
 @lru_cache(maxsize=64)
@@ -318,7 +324,10 @@ def choose_type(name: str, kind: str, rules: TypeRules, aliases: Sequence[str] =
     ("LSN") and its expansion ("Log Sequence Number") must come out alike in every chunk, or
     REDUCE, which groups by name and type, keeps them apart.
     `rules` comes from entity_type_rules(template), computed once per batch."""
+    anything = rules.anything
     for candidate in (name, *aliases):
+        if anything is not None and not anything.search(candidate):
+            continue  # no type's pattern matches: one search instead of one per type
         for type_name, patterns in rules:
             if any(p.search(candidate) for p in patterns):
                 return type_name

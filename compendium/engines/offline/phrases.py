@@ -41,12 +41,19 @@ class Word:
 
 
 @lru_cache(maxsize=65536)
-def _word_info(raw: str) -> tuple[str, str, bool]:
+def _word_info(raw: str) -> tuple[str, str, bool, bool, bool]:
+    """(key, lower, plain, capitalised, capitalised only at its first letter) of a word."""
     lower = raw.lower().replace("'", "")
     plain = (
         lower.isalpha() and len(lower) > 1 and lower not in FUNCTION_WORDS and lower not in VERBS
     )
-    return singular(lower), lower, plain
+    capital = raw[0].isupper()
+    return singular(lower), lower, plain, capital, capital and raw[1:].islower()
+
+
+@lru_cache(maxsize=4096)
+def _joins(gap: str) -> bool:
+    return gap in (" ", "", "-") or not gap.strip(" -")
 
 
 def word_tokens(text: str, mid_caps: set[str] | frozenset[str] = frozenset()) -> list[Word]:
@@ -56,15 +63,17 @@ def word_tokens(text: str, mid_caps: set[str] | frozenset[str] = frozenset()) ->
     sentence (not capitalised anywhere else in the text, per `mid_caps`).
     """
     words: list[Word] = []
-    for m in _TOKEN.finditer(text):
-        raw = m.group(2)
-        key, lower, plain = _word_info(raw)
-        gap = m.group(1)
-        joined = bool(words) and (gap in (" ", "", "-") or not gap.strip(" -"))
-        capital = raw[0].isupper()
-        if capital and not words and raw[1:].islower() and raw not in mid_caps:
-            capital = False
-        words.append(Word(key, lower, m.start(2), m.end(), capital, joined, plain))
+    # Each match starts where the one before ended (its gap takes every character up to the
+    # next word), so positions are running sums: no match objects needed.
+    end = 0
+    for gap, raw in _TOKEN.findall(text):
+        key, lower, plain, capital, title = _word_info(raw)
+        start = end + len(gap)
+        end = start + len(raw)
+        if words:
+            words.append(Word(key, lower, start, end, capital, _joins(gap), plain))
+        else:
+            words.append(Word(key, lower, start, end, capital and not (title and raw not in mid_caps), False, plain))
     return words
 
 

@@ -54,6 +54,9 @@ CUES: tuple[Cue, ...] = (
 )
 
 _ANY_CUE = re.compile("|".join(f"(?P<c{i}>{cue.pattern.pattern})" for i, cue in enumerate(CUES)))
+# Every cue starts a word with a lowercase letter: only there is _ANY_CUE tried (searching it
+# tried all its branches at every character, three times the cost).
+_WORD_START = re.compile(r"(?<!\w)[a-z]")
 
 # Template relation names that can stand for each of our relations; True flips direction.
 _SYNONYMS: dict[str, tuple[tuple[str, bool], ...]] = {
@@ -114,10 +117,22 @@ class Typed:
     cued: bool  # a cue word (not the fallback) chose the type
 
 
+_REMEMBERED = 1 << 16  # answers kept per rules; past that they are forgotten and start again
+
+
 def relation_type(between: str, rules: TypeRules) -> Typed:
     """Type of the relation between two names from the words that separate them.
 
     `rules` comes from relation_type_rules(template), computed once per batch."""
+    typed = rules.typed.get(between)
+    if typed is None:
+        if len(rules.typed) >= _REMEMBERED:
+            rules.typed.clear()
+        typed = rules.typed[between] = _relation_type(between, rules)
+    return typed  # type: ignore[return-value]
+
+
+def _relation_type(between: str, rules: TypeRules) -> Typed:
     anything = getattr(rules, "anything", None)
     if anything is None or anything.search(between):
         for name, patterns in rules:
@@ -126,8 +141,13 @@ def relation_type(between: str, rules: TypeRules) -> Typed:
     allowed = [name for name, _ in rules]
     lowered = between.lower()
     # the leftmost cue word decides; a cue with no counterpart in the template is skipped
-    for m in _ANY_CUE.finditer(lowered):
-        typed = _template_name(CUES[int(m.lastgroup[1:])], allowed)
+    end = 0
+    for start in _WORD_START.finditer(lowered):
+        m = _ANY_CUE.match(lowered, start.start()) if start.start() >= end else None
+        if m is None:
+            continue
+        end = m.end()  # as finditer goes on: after the cue
+        typed = _template_name(CUES[int(m.lastgroup[1:])], allowed)  # type: ignore[index]
         if typed is not None:
             return typed
     return Typed(_fallback(allowed), False, False)

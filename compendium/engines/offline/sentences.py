@@ -22,17 +22,16 @@ _CAPTION = re.compile(
 _INDENTED = re.compile(r"^(\t| {4,})\S")
 # Shell prompts, SQL prompts and lines ending like code statements. A line opening with a
 # keyword is code only without a full stop ending a sentence ("ALTER TABLE changes ... (x).").
+# (The opening forms are matched at the start only; a line ending in ; { or } is code too.)
 _CODE_LINE = re.compile(
-    r"^\s*(\$ |# |>>> |=> |\w+=[#>] |postgres=# )|[;{}]\s*$|^\s*[{}\])]|^\s*(def|class|import|from|return|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\b(?=[^;(=]*[;(=])(?:[^.]|\.\w)*$"
+    r"\s*(\$ |# |>>> |=> |\w+=[#>] |postgres=# )|\s*[{}\])]|\s*(def|class|import|from|return|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\b(?=[^;(=]*[;(=])(?:[^.]|\.\w)*$"
 )
 _SYMBOL = re.compile(r"[=<>{}\[\]();|\\/$#@^~*+]")
 
 # A boundary candidate: terminal punctuation, optional closing quotes/brackets, whitespace.
 _BOUNDARY = re.compile(r"[.!?](?:[\"'”’)\]]*)\s+")
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
-_WORD_BEFORE = re.compile(r"([\w.]+)$")
 _STARTS_SENTENCE = re.compile(r"[\"'“‘(\[]?[A-Z0-9`*_]|[a-z]+_\w|[a-z]+[A-Z]")
-_SPACES = re.compile(r"\s+")
 _LABEL = re.compile(r"(?:^|(?<=\s))(?:\*\*|__)[^*_\n]{1,60}?[.:](?:\*\*|__)\s+(?=[\"'“(`*A-Z0-9])")
 _SECTION_NUMBER = re.compile(r"^(?:[A-Z]\.)?\d+(?:\.\d+)*\.?\s+")
 
@@ -105,10 +104,11 @@ def prose_blocks(text: str) -> list[str]:
 
 
 def _is_code_line(line: str) -> bool:
-    if _CODE_LINE.search(line):
+    """`line` has no line break and no trailing whitespace (prose_blocks strips it)."""
+    if line[-1:] in (";", "{", "}") or _CODE_LINE.match(line):
         return True
     stripped = line.strip()
-    symbols = len(_SYMBOL.findall(_INLINE_CODE.sub("", stripped)))
+    symbols = len(_SYMBOL.findall(_INLINE_CODE.sub("", stripped) if "`" in stripped else stripped))
     return len(stripped) > 0 and symbols / len(stripped) > 0.12
 
 
@@ -118,7 +118,7 @@ def split_sentences(block: str) -> list[str]:
     A bold run-in label ("**WAL.** The Write-Ahead Log is ...", common in glossaries) ends the
     text before it and is left out: it is a heading, not part of the sentence.
     """
-    text = _SPACES.sub(" ", block).strip()
+    text = " ".join(block.split())  # what \\s+ -> " " and strip() give, without a regex
     if not text:
         return []
     if "**" in text or "__" in text:
@@ -138,7 +138,7 @@ def _split_plain(text: str) -> list[str]:
         end = match.end()
         if end >= len(text) or not _STARTS_SENTENCE.match(text, end):
             continue
-        if masked[match.start()] == "." and _is_abbreviation(masked[start : match.start()]):
+        if masked[match.start()] == "." and _is_abbreviation(masked, start, match.start()):
             continue
         sentences.append(text[start:end].strip())
         start = end
@@ -148,17 +148,20 @@ def _split_plain(text: str) -> list[str]:
     return sentences
 
 
-def _is_abbreviation(before: str) -> bool:
-    found = _WORD_BEFORE.search(before)
-    if not found:
+def _is_abbreviation(text: str, start: int, end: int) -> bool:
+    """Does the word ending text[start:end] (before a full stop) abbreviate?"""
+    at = end  # the word is the run of word characters and dots before `end` (as [\w.]+$ finds)
+    while at > start and (text[at - 1].isalnum() or text[at - 1] in "._"):
+        at -= 1
+    if at == end:
         return False
-    word = found.group(1)
+    word = text[at:end]
     lower = word.lower()
     if lower in ABBREVIATIONS:
         return True
     if len(word) == 1 and word.isalpha():
         # an initial ("J. Smith"), unless the letter ends a word like "I/O"
-        return not before[: -len(word)].endswith(("/", "-", "'"))
+        return not (at > start and text[at - 1] in "/-'")
     # "e.g", "i.e", "U.S": letters with inner dots, each part one or two letters long
     parts = lower.split(".")
     return len(parts) > 1 and all(p.isalpha() and len(p) <= 2 for p in parts if p)
@@ -185,7 +188,7 @@ def sentences_of(text: str, blocks: list[list[Any]] | None = None) -> list[Sente
     b = 0
     for part, term in parts:
         for block in prose_blocks(part):
-            for p, sentence in enumerate([_SPACES.sub(" ", block).strip()] if term else split_sentences(block)):
+            for p, sentence in enumerate([" ".join(block.split())] if term else split_sentences(block)):
                 out.append(Sentence(sentence, b, p, term))
             b += 1
     return out

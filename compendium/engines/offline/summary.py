@@ -15,7 +15,7 @@ _DEFINES = re.compile(r"\b(?:is|are|refers?\s+to|means|denotes|stands\s+for)\b")
 
 
 def content_tokens(text: str) -> frozenset[str]:
-    return frozenset(w for w in _WORD.findall(text.lower()) if w not in FUNCTION_WORDS)
+    return frozenset(_WORD.findall(text.lower())) - FUNCTION_WORDS
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -13,8 +13,8 @@ from ..tasks import EvidenceItem, PageRequest
 from .definitions import STRONG, WEAK, is_purpose_line
 from .layout import render_default
 from .sentences import clean_heading, sentences_of
-from .summary import NEAR_DUPLICATE, content_tokens
-from .words import BOILERPLATE
+from .summary import NEAR_DUPLICATE
+from .words import BOILERPLATE, FUNCTION_WORDS
 
 _MIN_WORDS = 4
 _SECTION_MIN = 2  # sentences from one source heading before they earn their own section
@@ -154,13 +154,8 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
     for item in sorted(evidence, key=lambda e: e.ref):
         if item.kind == "relation":  # written from a graph edge, not found in the source
             continue
-        heading = next(
-            (clean_heading(h) for h in reversed(item.heading_path) if _specific(clean_heading(h))),
-            "",
-        )
+        heading, section, path = _placed(item.document, tuple(item.heading_path))
         previous = -1
-        section = clean_heading(item.heading_path[-1]) if item.heading_path else ""
-        path = tuple(clean_heading(h).lower().strip("`*") for h in (item.document, *item.heading_path))
         any_kept = False  # a prose sentence of this item came before
         opens_chunk = not item.text.startswith(("…", "..."))
         for text, position, flat, stems, code in _prose_of(item.text):
@@ -213,6 +208,15 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
     return pool
 
 
+@lru_cache(maxsize=16384)
+def _placed(document: str, heading_path: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]]:
+    """(the innermost specific heading, the innermost heading, every heading lowercased with the
+    document first) of an item's place: cached, a chunk's items reach many pages."""
+    heading = next((clean_heading(h) for h in reversed(heading_path) if _specific(clean_heading(h))), "")
+    section = clean_heading(heading_path[-1]) if heading_path else ""
+    return heading, section, tuple(clean_heading(h).lower().strip("`*") for h in (document, *heading_path))
+
+
 @lru_cache(maxsize=65536)
 def _prose_of(text: str) -> tuple[tuple[str, int, str, frozenset[str], frozenset[str]], ...]:
     """(sentence, position in its block, flat lowercase, stemmed content words, code names and
@@ -224,26 +228,25 @@ def _prose_of(text: str) -> tuple[tuple[str, int, str, frozenset[str], frozenset
         if len(s.text.split()) < _MIN_WORDS or not (_ENDS_SENTENCE.search(s.text) or is_purpose_line(s.text)):
             out.append(("", s.position, "", frozenset(), frozenset()))
             continue
-        flat = " ".join(s.text.lower().split()).rstrip(".!")
+        lower = s.text.lower()
+        flat = " ".join(lower.split()).rstrip(".!")
+        words = frozenset(_WORD.findall(lower))  # the words of `flat` too: split once for both
         marks = {m.strip().lower() for m in _CODE.findall(s.text)}
-        marks.update(w for w in _WORD.findall(flat) if not w.isalpha())
-        out.append((s.text, s.position, flat, _stems(s.text), frozenset(marks)))
+        marks.update(w for w in words if not w.isalpha())
+        out.append((s.text, s.position, flat, _stemmed(words), frozenset(marks)))
     return tuple(out)
 
 
-def _stem(word: str) -> str:
-    """A plural's singular, roughly ("tables" -> "table", "needs" -> "need"): enough to compare."""
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def _stems_of(tokens: frozenset[str]) -> frozenset[str]:
-    return frozenset(_stem(w) for w in tokens)
-
-
 def _stems(text: str) -> frozenset[str]:
-    return _stems_of(content_tokens(text))
+    return _stemmed(frozenset(_WORD.findall(text.lower())))
+
+
+def _stemmed(words: frozenset[str]) -> frozenset[str]:
+    """The content words (summary.content_tokens of the text the words are from), a plural's -s
+    taken off, roughly ("tables" -> "table", "needs" -> "need"): enough to compare. (One
+    expression: a call per word was most of its time.)"""
+    return frozenset(w[:-1] if len(w) > 3 and w[-1] == "s" and not w.endswith(("ss", "us", "is")) else w
+                     for w in words - FUNCTION_WORDS)
 
 
 def _twin(pool: list[_Sentence], flat: str, stems: frozenset[str], words: frozenset[str],
@@ -368,7 +371,7 @@ def _choose_lead(
     matcher = _matcher(_names(request))
     names = {n.lower() for n in _names(request)}
     description = " ".join(request.description.split())
-    usable = [s for s in pool if not _ANAPHORA.match(s.text) and len(_CODE_MARKS.findall(s.text)) < 4]
+    usable = [s for s in pool if _may_lead(s.text)]
     tiers: list[tuple[float, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
     naming = []
     for s in usable:
@@ -412,6 +415,13 @@ def _choose_lead(
         best = min(plain, key=lambda s: (-s.support, s.order))
         return _lead(best), [s for s in pool if s is not best]
     return None, list(pool)
+
+
+@lru_cache(maxsize=65536)
+def _may_lead(text: str) -> bool:
+    """Neither leaning on the sentence before nor full of code marks (cached: a sentence is in
+    the pool of every page it is evidence for)."""
+    return not _ANAPHORA.match(text) and len(_CODE_MARKS.findall(text)) < 4
 
 
 def _opens_sentence(text: str) -> bool:
