@@ -58,8 +58,11 @@ def toc_tree(pages: Sequence[TocPage], all_paths: dict[str, str]) -> tuple[dict[
     for child, parent in parent_of.items():
         children.setdefault(parent, []).append((best[child][1], child))
     position: dict[str, int] = {}
+    # Most entries first; between equals, by path: a set's order changes from one process to
+    # the next (string hashing is seeded), and the outline must not.
+    path_of = {page.id: page.path for page in pages}
     roots = sorted({p for p in parent_of.values() if p not in parent_of},
-                   key=lambda r: -len(children.get(r, [])))
+                   key=lambda r: (-len(children.get(r, [])), path_of.get(r, ""), r))
     stack = list(reversed(roots))
     while stack:
         node = stack.pop()

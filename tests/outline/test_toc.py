@@ -3,6 +3,7 @@ drops the TOC from the text as before."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from compendium.phases.readers.html import read_html
@@ -33,3 +34,23 @@ def test_a_page_without_a_toc_has_no_toc_metadata():
     doc = read_html(b"<html><body><p>Plain.</p><ul><li><a href='x.html'>x</a></li></ul></body></html>",
                     Path("p.html"), Deadline("p.html", 10))
     assert "toc" not in doc.metadata
+
+
+_READING_ORDER = """
+import json
+from compendium.outline.toc import TocPage, toc_tree
+pages = [TocPage(f"index-{n}", f"part{n}/index.html", ((1, "a.html"), (1, "b.html"))) for n in range(8)]
+paths = {f"part{n}/{name}": f"{name[0]}{n}" for n in range(8) for name in ("index.html", "a.html", "b.html")}
+print(json.dumps(toc_tree(pages, paths)[1]))
+"""
+
+
+def test_tocs_with_as_many_entries_are_read_in_the_same_order_by_every_process():
+    import subprocess
+    import sys
+
+    orders = {subprocess.run([sys.executable, "-c", _READING_ORDER], capture_output=True, text=True, check=True,
+                             env={"PYTHONHASHSEED": str(seed), "PATH": ""}).stdout for seed in range(6)}
+    assert len(orders) == 1
+    position = json.loads(orders.pop())
+    assert [d for d in sorted(position, key=position.get) if d.startswith("index")] == [f"index-{n}" for n in range(8)]
