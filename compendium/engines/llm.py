@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from ..errors import LabelError, ReplyError
-from ..templates.render import prompt_source, render
+from ..templates.render import prompt_source, render, renders_here
 from ..templates.schema import Template
 from .openai_client import JsonCheck, OpenAIClient
 from .replies import label_problem, page_problem, page_repair, unknown_labels, usable_additions
@@ -44,6 +44,8 @@ from .tasks import (
     TopicRequest,
 )
 from .usage import UsageMeter
+
+T = TypeVar("T")
 
 SEPARATOR = " › "
 _SECTION = re.compile(r"^#{2,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -103,6 +105,15 @@ class LLMEngine:
             check=check,
         )
 
+    @staticmethod
+    async def _prepared(build: Callable[..., T], *args: Any, sources: Iterable[str]) -> T:
+        """`build(*args)`, a prompt builder: a stranger's prompt renders in a worker process, so
+        it is waited for off the event loop; built-in prompts render here at once (a thread
+        hop costs more CPU than they take, and they hold the GIL either way)."""
+        if all(renders_here(source) for source in sources):
+            return build(*args)
+        return await asyncio.to_thread(build, *args)
+
     def _judge_system(self) -> str:
         return render(prompt_source("", "judge_system"), where="judge_system")
 
@@ -125,8 +136,10 @@ class LLMEngine:
     async def extract(self, batch: ExtractionBatch, template: Template) -> ExtractionReply:
         if not batch.chunks:
             return ExtractionReply(entities=[], concepts=[], claims=[], relations=[], topics=[])
-        # A stranger's prompt renders in a worker process: wait for it off the event loop.
-        system, prompt = await asyncio.to_thread(self.map_prompt, batch, template)
+        system, prompt = await self._prepared(
+            self.map_prompt, batch, template,
+            sources=(prompt_source(template.map.system, "map_system"), prompt_source(template.map.prompt, "map")),
+        )
         labels = [c.label for c in batch.chunks]
         last: list[tuple[int, int, str]] = []  # (items, unknown, problem) of replies that failed the check
 
@@ -227,7 +240,7 @@ class LLMEngine:
     async def write_page(self, request: PageRequest, template: Template) -> str:
         """The page's Markdown, checked before it is cached or returned: prose citing the
         evidence it was sent. Raises ReplyError when repairs did not give such a page."""
-        system, prompt = await asyncio.to_thread(self.page_prompt, request, template)
+        system, prompt = await self._prepared(self.page_prompt, request, template, sources=_page_sources(template))
         refs = sent_refs(request)
         # Room for the page plus some slack, so a page is not cut mid-sentence.
         return await self.client.complete_text(
@@ -266,7 +279,10 @@ class LLMEngine:
         alone). A reply with no usable item is repaired once; after that, nothing is kept."""
         if not requests:
             return {}
-        system, prompt = await asyncio.to_thread(self.updates_prompt, requests, template)
+        system, prompt = await self._prepared(
+            self.updates_prompt, requests, template,
+            sources=(prompt_source(template.refine.system, "page_system"), prompt_source("", "page_updates")),
+        )
         by_label = {f"{UPDATE_LABEL}{n}": r for n, r in enumerate(requests, start=1)}
         refs = {label: [str(ref) for ref in r.new_refs] or sent_refs(r) for label, r in by_label.items()}
 
@@ -289,6 +305,10 @@ class LLMEngine:
             return {}  # every page of the group is asked alone
         kept, _problems = read(reply)
         return {by_label[label].slug: text for label, text in kept.items()}
+
+
+def _page_sources(template: Template) -> tuple[str, str]:
+    return prompt_source(template.refine.system, "page_system"), prompt_source(template.refine.writer_prompt, "page")
 
 
 def _evidence_line(e: EvidenceItem) -> dict[str, Any]:
