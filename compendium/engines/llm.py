@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Iterable, Sequence
+from functools import cache
 from typing import Any, TypeVar
 
 from ..errors import LabelError, ReplyError
@@ -66,6 +67,10 @@ def chunk_header(chunk: ChunkInput) -> str:
 
 
 def _one_line(text: str) -> str:
+    # Most texts are one clean line already (a printable string holds no whitespace but the
+    # space): those come back as they are, without splitting and joining them again.
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
     return " ".join(text.split())
 
 
@@ -115,7 +120,7 @@ class LLMEngine:
         return await asyncio.to_thread(build, *args)
 
     def _judge_system(self) -> str:
-        return render(prompt_source("", "judge_system"), where="judge_system")
+        return _judge_system()
 
     # ---- MAP -------------------------------------------------------------------------------
 
@@ -307,6 +312,13 @@ class LLMEngine:
         return {by_label[label].slug: text for label, text in kept.items()}
 
 
+@cache
+def _judge_system() -> str:
+    """The built-in system prompt of every judgment and summary: it reads no variables, so it
+    is rendered once (REDUCE asks for it with each of its calls)."""
+    return render(prompt_source("", "judge_system"), where="judge_system")
+
+
 def _page_sources(template: Template) -> tuple[str, str]:
     return prompt_source(template.refine.system, "page_system"), prompt_source(template.refine.writer_prompt, "page")
 
@@ -314,7 +326,7 @@ def _page_sources(template: Template) -> tuple[str, str]:
 def _evidence_line(e: EvidenceItem) -> dict[str, Any]:
     return {
         "ref": e.ref,
-        "source": SEPARATOR.join(p for p in (e.document, *e.heading_path) if p) or e.chunk_id,
+        "source": SEPARATOR.join([p for p in (e.document, *e.heading_path) if p]) or e.chunk_id,
         "text": _one_line(e.text),
         "chunk_id": e.chunk_id,
     }

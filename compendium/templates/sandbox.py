@@ -297,7 +297,7 @@ def _is_step(node: nodes.Node) -> bool:
 @pass_context
 def _finalize(context: Any, value: Any) -> Any:
     # Every {{ ... }} passes here: the common kinds take the short way.
-    budget = _budget()
+    budget = _BUDGET.get() or _budget()
     kind = type(value)
     if kind is str:
         budget.output -= len(value)
