@@ -141,10 +141,7 @@ class LLMEngine:
     async def extract(self, batch: ExtractionBatch, template: Template) -> ExtractionReply:
         if not batch.chunks:
             return ExtractionReply(entities=[], concepts=[], claims=[], relations=[], topics=[])
-        system, prompt = await self._prepared(
-            self.map_prompt, batch, template,
-            sources=(prompt_source(template.map.system, "map_system"), prompt_source(template.map.prompt, "map")),
-        )
+        system, prompt = await self._prepared(self.map_prompt, batch, template, sources=_map_sources(template))
         labels = [c.label for c in batch.chunks]
         last: list[tuple[int, int, str]] = []  # (items, unknown, problem) of replies that failed the check
 
@@ -285,8 +282,7 @@ class LLMEngine:
         if not requests:
             return {}
         system, prompt = await self._prepared(
-            self.updates_prompt, requests, template,
-            sources=(prompt_source(template.refine.system, "page_system"), prompt_source("", "page_updates")),
+            self.updates_prompt, requests, template, sources=_updates_sources(template)
         )
         by_label = {f"{UPDATE_LABEL}{n}": r for n, r in enumerate(requests, start=1)}
         refs = {label: [str(ref) for ref in r.new_refs] or sent_refs(r) for label, r in by_label.items()}
@@ -319,8 +315,17 @@ def _judge_system() -> str:
     return render(prompt_source("", "judge_system"), where="judge_system")
 
 
+# The prompt sources each builder renders (system, prompt): whether they all render here.
+def _map_sources(template: Template) -> tuple[str, str]:
+    return prompt_source(template.map.system, "map_system"), prompt_source(template.map.prompt, "map")
+
+
 def _page_sources(template: Template) -> tuple[str, str]:
     return prompt_source(template.refine.system, "page_system"), prompt_source(template.refine.writer_prompt, "page")
+
+
+def _updates_sources(template: Template) -> tuple[str, str]:
+    return prompt_source(template.refine.system, "page_system"), prompt_source("", "page_updates")
 
 
 def _evidence_line(e: EvidenceItem) -> dict[str, Any]:
