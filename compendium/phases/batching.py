@@ -155,6 +155,19 @@ class _Cleaned(dict[str, str]):
         return value
 
 
+class _Ends(dict[str, tuple[str, str]]):
+    """raw relation end -> (its cleaned form, lowercased)."""
+
+    def __init__(self, cleaned: _Cleaned):
+        super().__init__()
+        self._cleaned = cleaned
+
+    def __missing__(self, raw: str) -> tuple[str, str]:
+        name = self._cleaned[raw]
+        value = self[raw] = (name, name.lower())
+        return value
+
+
 class _RealNames(dict[str, str | None]):
     """raw name -> its cleaned form when it names something (is_real_name), else None."""
 
@@ -166,6 +179,9 @@ class _RealNames(dict[str, str | None]):
         name = self._cleaned[raw]
         value = self[raw] = name if is_real_name(name) else None
         return value
+
+
+_UNSEEN: Any = object()  # a label split_reply has not met yet (None: met, and it names no chunk)
 
 
 @dataclass
@@ -197,11 +213,11 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         slot = slots[label] = by_chunk[labels[found]] if found is not None else None
         return slot
 
-    given = 0  # items the reply gave, unknown labels included
-    unknown = 0
+    unknown = 0  # items naming no chunk of the batch
     for item in reply.entities:
-        given += 1
-        slot = slots[item.chunk] if item.chunk in slots else slot_of(item.chunk)
+        slot = slots.get(item.chunk, _UNSEEN)
+        if slot is _UNSEEN:
+            slot = slot_of(item.chunk)
         if slot is None:
             unknown += 1
             continue
@@ -216,7 +232,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         etype, retyped = types[raw_type]
         items.retyped += retyped
         lower = name.lower()
-        aliases = [a for a in map(real.__getitem__, item.aliases) if a is not None and a.lower() != lower]
+        aliases = [a for a in map(real.__getitem__, item.aliases) if a is not None and a.lower() != lower] if item.aliases else []
         key = (lower, etype)
         seen = slot.entities
         if key in seen:  # the same entity twice in one chunk: merge, do not double count
@@ -230,8 +246,9 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         items.entities.append(entity)
 
     for concept in reply.concepts:
-        given += 1
-        slot = slots[concept.chunk] if concept.chunk in slots else slot_of(concept.chunk)
+        slot = slots.get(concept.chunk, _UNSEEN)
+        if slot is _UNSEEN:
+            slot = slot_of(concept.chunk)
         if slot is None:
             unknown += 1
             continue
@@ -243,8 +260,9 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         slot.items.concepts.append({"term": term, "definition": _clean_text(concept.definition)})
 
     for claim in reply.claims:
-        given += 1
-        slot = slots[claim.chunk] if claim.chunk in slots else slot_of(claim.chunk)
+        slot = slots.get(claim.chunk, _UNSEEN)
+        if slot is _UNSEEN:
+            slot = slot_of(claim.chunk)
         if slot is None:
             unknown += 1
             continue
@@ -252,13 +270,15 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         if not text:
             slot.items.dropped += 1
             continue
-        names = [n for n in map(real.__getitem__, claim.entities) if n is not None]
-        slot.items.claims.append({"text": text, "entities": list(dict.fromkeys(names))})
+        # Names that name something, each once (`real` gives None for the others, never "").
+        names = list(dict.fromkeys(filter(None, map(real.__getitem__, claim.entities))))
+        slot.items.claims.append({"text": text, "entities": names})
 
-    ends: dict[str, tuple[str, str]] = {}  # raw name -> (cleaned, lowercased)
+    ends = _Ends(cleaned)
     for relation in reply.relations:
-        given += 1
-        slot = slots[relation.chunk] if relation.chunk in slots else slot_of(relation.chunk)
+        slot = slots.get(relation.chunk, _UNSEEN)
+        if slot is _UNSEEN:
+            slot = slot_of(relation.chunk)
         if slot is None:
             unknown += 1
             continue
@@ -266,29 +286,26 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         known = slot.known
         if known is None:  # its entities are all in by now
             known = slot.known = _known_names(items)
-        raw_source, raw_target = relation.source, relation.target
-        if raw_source not in ends:
-            ends[raw_source] = (cleaned[raw_source], cleaned[raw_source].lower())
-        if raw_target not in ends:
-            ends[raw_target] = (cleaned[raw_target], cleaned[raw_target].lower())
-        (source, source_key), (dest, dest_key) = ends[raw_source], ends[raw_target]
+        (source, source_key), (dest, dest_key) = ends[relation.source], ends[relation.target]
         if source_key not in known or dest_key not in known or source_key == dest_key:
             items.dropped += 1
             continue
         strength = float(relation.strength) if relation.strength == relation.strength else 1.0  # NaN guard
+        strength = 0.0 if strength < 0.0 else 10.0 if strength > 10.0 else strength  # as min(max(s, 0), 10)
         items.relations.append(
             {
                 "source": source,
                 "target": dest,
                 "type": cleaned[relation.type] or "related_to",
                 "description": _clean_text(relation.description),
-                "strength": min(max(strength, 0.0), 10.0),
+                "strength": strength,
             }
         )
 
     for topic in reply.topics:
-        given += 1
-        slot = slots[topic.chunk] if topic.chunk in slots else slot_of(topic.chunk)
+        slot = slots.get(topic.chunk, _UNSEEN)
+        if slot is _UNSEEN:
+            slot = slot_of(topic.chunk)
         if slot is None:
             unknown += 1
             continue
@@ -298,7 +315,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
             continue
         slot.items.topics.append(name)
 
-    counts.items = given
+    counts.items = sum(map(len, (reply.entities, reply.concepts, reply.claims, reply.relations, reply.topics)))
     counts.unknown_labels = counts.dropped = unknown
     cap = template.map.max_items_per_chunk
     for items in out.values():
