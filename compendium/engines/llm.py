@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache
+from typing import Any, TypeVar
 
 from ..errors import LabelError, ReplyError
-from ..templates.render import prompt_source, render
+from ..templates.render import prompt_source, render, renders_here
 from ..templates.schema import Template
 from .openai_client import JsonCheck, OpenAIClient
 from .replies import label_problem, page_problem, page_repair, unknown_labels, usable_additions
@@ -45,6 +46,8 @@ from .tasks import (
 )
 from .usage import UsageMeter
 
+T = TypeVar("T")
+
 SEPARATOR = " › "
 _SECTION = re.compile(r"^#{2,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 UPDATE_LABEL = "u"  # pages of a grouped update are u1, u2, ...
@@ -64,6 +67,10 @@ def chunk_header(chunk: ChunkInput) -> str:
 
 
 def _one_line(text: str) -> str:
+    # Most texts are one clean line already (a printable string holds no whitespace but the
+    # space): those come back as they are, without splitting and joining them again.
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
     return " ".join(text.split())
 
 
@@ -103,8 +110,17 @@ class LLMEngine:
             check=check,
         )
 
+    @staticmethod
+    async def _prepared(build: Callable[..., T], *args: Any, sources: Iterable[str]) -> T:
+        """`build(*args)`, a prompt builder: a stranger's prompt renders in a worker process, so
+        it is waited for off the event loop; built-in prompts render here at once (a thread
+        hop costs more CPU than they take, and they hold the GIL either way)."""
+        if all(renders_here(source) for source in sources):
+            return build(*args)
+        return await asyncio.to_thread(build, *args)
+
     def _judge_system(self) -> str:
-        return render(prompt_source("", "judge_system"), where="judge_system")
+        return _judge_system()
 
     # ---- MAP -------------------------------------------------------------------------------
 
@@ -125,8 +141,7 @@ class LLMEngine:
     async def extract(self, batch: ExtractionBatch, template: Template) -> ExtractionReply:
         if not batch.chunks:
             return ExtractionReply(entities=[], concepts=[], claims=[], relations=[], topics=[])
-        # A stranger's prompt renders in a worker process: wait for it off the event loop.
-        system, prompt = await asyncio.to_thread(self.map_prompt, batch, template)
+        system, prompt = await self._prepared(self.map_prompt, batch, template, sources=_map_sources(template))
         labels = [c.label for c in batch.chunks]
         last: list[tuple[int, int, str]] = []  # (items, unknown, problem) of replies that failed the check
 
@@ -227,7 +242,7 @@ class LLMEngine:
     async def write_page(self, request: PageRequest, template: Template) -> str:
         """The page's Markdown, checked before it is cached or returned: prose citing the
         evidence it was sent. Raises ReplyError when repairs did not give such a page."""
-        system, prompt = await asyncio.to_thread(self.page_prompt, request, template)
+        system, prompt = await self._prepared(self.page_prompt, request, template, sources=_page_sources(template))
         refs = sent_refs(request)
         # Room for the page plus some slack, so a page is not cut mid-sentence.
         return await self.client.complete_text(
@@ -266,7 +281,9 @@ class LLMEngine:
         alone). A reply with no usable item is repaired once; after that, nothing is kept."""
         if not requests:
             return {}
-        system, prompt = await asyncio.to_thread(self.updates_prompt, requests, template)
+        system, prompt = await self._prepared(
+            self.updates_prompt, requests, template, sources=_updates_sources(template)
+        )
         by_label = {f"{UPDATE_LABEL}{n}": r for n, r in enumerate(requests, start=1)}
         refs = {label: [str(ref) for ref in r.new_refs] or sent_refs(r) for label, r in by_label.items()}
 
@@ -291,10 +308,30 @@ class LLMEngine:
         return {by_label[label].slug: text for label, text in kept.items()}
 
 
+@cache
+def _judge_system() -> str:
+    """The built-in system prompt of every judgment and summary: it reads no variables, so it
+    is rendered once (REDUCE asks for it with each of its calls)."""
+    return render(prompt_source("", "judge_system"), where="judge_system")
+
+
+# The prompt sources each builder renders (system, prompt): whether they all render here.
+def _map_sources(template: Template) -> tuple[str, str]:
+    return prompt_source(template.map.system, "map_system"), prompt_source(template.map.prompt, "map")
+
+
+def _page_sources(template: Template) -> tuple[str, str]:
+    return prompt_source(template.refine.system, "page_system"), prompt_source(template.refine.writer_prompt, "page")
+
+
+def _updates_sources(template: Template) -> tuple[str, str]:
+    return prompt_source(template.refine.system, "page_system"), prompt_source("", "page_updates")
+
+
 def _evidence_line(e: EvidenceItem) -> dict[str, Any]:
     return {
         "ref": e.ref,
-        "source": SEPARATOR.join(p for p in (e.document, *e.heading_path) if p) or e.chunk_id,
+        "source": SEPARATOR.join([p for p in (e.document, *e.heading_path) if p]) or e.chunk_id,
         "text": _one_line(e.text),
         "chunk_id": e.chunk_id,
     }

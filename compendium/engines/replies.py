@@ -62,7 +62,13 @@ def unknown_labels(written: Iterable[str], labels: Iterable[str], *, distinct: b
     """The labels in `written` that name no chunk of the batch, as written (each once, or
     once per item with distinct=False)."""
     reader = LabelReader(labels)
-    lost = [raw for raw in written if reader.read(raw) is None]
+    names: dict[str, bool] = {}  # label as written -> names a chunk; a reply repeats its few labels
+    lost = []
+    for raw in written:
+        if raw not in names:
+            names[raw] = reader.read(raw) is not None
+        if not names[raw]:
+            lost.append(raw)
     return list(dict.fromkeys(lost)) if distinct else lost
 
 

@@ -114,7 +114,8 @@ class Transport:
         try:
             async with self._session().post(url, data=content, proxy=self._proxy, proxy_auth=self._proxy_auth) as response:
                 payload = await response.read()
-                status, headers = response.status, list(response.headers.items())
+                status = response.status
+                headers = list(response.headers.items()) if status >= 400 else []  # for the error only
         except TimeoutError as exc:
             raise openai_sdk().APITimeoutError(request=_request(url)) from exc
         except aiohttp.ClientError as exc:

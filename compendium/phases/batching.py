@@ -137,110 +137,186 @@ def _clean_str(value: Any) -> str:
     return " ".join((value if type(value) is str else str(value)).split())
 
 
+def _clean_text(value: Any) -> str:
+    """_clean_str for descriptions and claims, most of which are clean already: a printable
+    string holds no whitespace but the space, so one without doubled, leading or trailing
+    spaces comes back as it is (splitting and joining it would rebuild the same string)."""
+    if type(value) is str and value.isprintable() and "  " not in value and value[:1] != " " and value[-1:] != " ":
+        return value
+    return _clean_str(value)
+
+
+class _Cleaned(dict[str, str]):
+    """raw text -> its cleaned form, each worked out once: a batch's items name the same
+    entities, types and labels again and again (in claims, relations, aliases)."""
+
+    def __missing__(self, raw: str) -> str:
+        value = self[raw] = _clean_str(raw)
+        return value
+
+
+class _Ends(dict[str, tuple[str, str]]):
+    """raw relation end -> (its cleaned form, lowercased)."""
+
+    def __init__(self, cleaned: _Cleaned):
+        super().__init__()
+        self._cleaned = cleaned
+
+    def __missing__(self, raw: str) -> tuple[str, str]:
+        name = self._cleaned[raw]
+        value = self[raw] = (name, name.lower())
+        return value
+
+
+class _RealNames(dict[str, str | None]):
+    """raw name -> its cleaned form when it names something (is_real_name), else None."""
+
+    def __init__(self, cleaned: _Cleaned):
+        super().__init__()
+        self._cleaned = cleaned
+
+    def __missing__(self, raw: str) -> str | None:
+        name = self._cleaned[raw]
+        value = self[raw] = name if is_real_name(name) else None
+        return value
+
+
+_UNSEEN: Any = object()  # a label split_reply has not met yet (None: met, and it names no chunk)
+
+
+@dataclass
+class _Slot:
+    """One chunk's items while a reply is split, with what the checks remember about it."""
+
+    items: ChunkItems
+    entities: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (lower name, type) ->
+    terms: set[str] = field(default_factory=set)  # lowercased
+    known: set[str] | None = None  # names relations may join, once its entities are all in
+
+
 def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Template) -> tuple[dict[str, ChunkItems], SplitCounts]:
     """Validate a batch's reply and give each chunk id its items (every labelled chunk gets one)."""
     out = {chunk_id: ChunkItems() for chunk_id in labels.values()}
     counts = SplitCounts()
     resolve = type_resolver(template)
     reader = LabelReader(labels)  # "[c3]", "C3", "chunk c3", "c3:" all name c3
-
-    # label as written -> its chunk's items (None: it names no chunk of the batch); a batch's
+    cleaned = _Cleaned()
+    real = _RealNames(cleaned)
+    types: dict[str, tuple[str, bool]] = {}  # raw entity type -> (declared type, retyped)
+    by_chunk = {chunk_id: _Slot(items) for chunk_id, items in out.items()}
+    # label as written -> its chunk's slot (None: it names no chunk of the batch); a batch's
     # items name its few labels again and again.
-    slots: dict[str, ChunkItems | None] = {}
+    slots: dict[Any, _Slot | None] = {}
 
-    def target(label: str) -> ChunkItems | None:
-        counts.items += 1
-        if label not in slots:
-            found = reader.read(label) if isinstance(label, str) else None
-            slots[label] = out[labels[found]] if found is not None else None
-        items = slots[label]
-        if items is None:
-            counts.unknown_labels += 1
-            counts.dropped += 1
-        return items
+    def slot_of(label: Any) -> _Slot | None:
+        found = reader.read(label) if isinstance(label, str) else None
+        slot = slots[label] = by_chunk[labels[found]] if found is not None else None
+        return slot
 
-    entity_keys: dict[int, dict[tuple[str, str], dict[str, Any]]] = {id(items): {} for items in out.values()}
+    unknown = 0  # items naming no chunk of the batch
     for item in reply.entities:
-        items = target(item.chunk)
-        if items is None:
+        slot = slots.get(item.chunk, _UNSEEN)
+        if slot is _UNSEEN:
+            slot = slot_of(item.chunk)
+        if slot is None:
+            unknown += 1
             continue
-        name = _clean_str(item.name)
-        if not is_real_name(name):
+        items = slot.items
+        name = real[item.name]
+        if name is None:
             items.dropped += 1
             continue
-        etype, retyped = resolve(_clean_str(item.type))
-        items.retyped += int(retyped)
+        raw_type = item.type
+        if raw_type not in types:
+            types[raw_type] = resolve(cleaned[raw_type])
+        etype, retyped = types[raw_type]
+        items.retyped += retyped
         lower = name.lower()
-        aliases = [a for a in map(_clean_str, item.aliases) if is_real_name(a) and a.lower() != lower]
+        aliases = [a for a in map(real.__getitem__, item.aliases) if a is not None and a.lower() != lower] if item.aliases else []
         key = (lower, etype)
-        seen = entity_keys[id(items)]
+        seen = slot.entities
         if key in seen:  # the same entity twice in one chunk: merge, do not double count
             known = seen[key]
             known["aliases"] = sorted({*known["aliases"], *aliases}, key=str.lower)
             if not known["description"]:
-                known["description"] = _clean_str(item.description)
+                known["description"] = _clean_text(item.description)
             continue
-        entity = {"name": name, "type": etype, "description": _clean_str(item.description), "aliases": aliases}
+        entity = {"name": name, "type": etype, "description": _clean_text(item.description), "aliases": aliases}
         seen[key] = entity
         items.entities.append(entity)
 
-    terms: dict[int, set[str]] = {id(items): set() for items in out.values()}  # per chunk, lowercased
-    for item in reply.concepts:
-        items = target(item.chunk)
-        if items is None:
+    for concept in reply.concepts:
+        slot = slots.get(concept.chunk, _UNSEEN)
+        if slot is _UNSEEN:
+            slot = slot_of(concept.chunk)
+        if slot is None:
+            unknown += 1
             continue
-        term = _clean_str(item.term)
-        if not is_real_name(term) or term.lower() in terms[id(items)]:
-            items.dropped += 1
+        term = real[concept.term]
+        if term is None or term.lower() in slot.terms:
+            slot.items.dropped += 1
             continue
-        terms[id(items)].add(term.lower())
-        items.concepts.append({"term": term, "definition": _clean_str(item.definition)})
+        slot.terms.add(term.lower())
+        slot.items.concepts.append({"term": term, "definition": _clean_text(concept.definition)})
 
-    for item in reply.claims:
-        items = target(item.chunk)
-        if items is None:
+    for claim in reply.claims:
+        slot = slots.get(claim.chunk, _UNSEEN)
+        if slot is _UNSEEN:
+            slot = slot_of(claim.chunk)
+        if slot is None:
+            unknown += 1
             continue
-        text = _clean_str(item.text)
+        text = _clean_text(claim.text)
         if not text:
-            items.dropped += 1
+            slot.items.dropped += 1
             continue
-        names = [n for n in map(_clean_str, item.entities) if is_real_name(n)]
-        items.claims.append({"text": text, "entities": list(dict.fromkeys(names))})
+        # Names that name something, each once (`real` gives None for the others, never "").
+        names = list(dict.fromkeys(filter(None, map(real.__getitem__, claim.entities))))
+        slot.items.claims.append({"text": text, "entities": names})
 
-    known_in: dict[int, set[str]] = {}  # per chunk: its entities are all in by now
-    for item in reply.relations:
-        items = target(item.chunk)
-        if items is None:
+    ends = _Ends(cleaned)
+    for relation in reply.relations:
+        slot = slots.get(relation.chunk, _UNSEEN)
+        if slot is _UNSEEN:
+            slot = slot_of(relation.chunk)
+        if slot is None:
+            unknown += 1
             continue
-        known = known_in.get(id(items))
-        if known is None:
-            known = known_in[id(items)] = _known_names(items)
-        source, dest = _clean_str(item.source), _clean_str(item.target)
-        source_key, dest_key = source.lower(), dest.lower()
+        items = slot.items
+        known = slot.known
+        if known is None:  # its entities are all in by now
+            known = slot.known = _known_names(items)
+        (source, source_key), (dest, dest_key) = ends[relation.source], ends[relation.target]
         if source_key not in known or dest_key not in known or source_key == dest_key:
             items.dropped += 1
             continue
-        strength = float(item.strength) if item.strength == item.strength else 1.0  # NaN guard
+        strength = float(relation.strength) if relation.strength == relation.strength else 1.0  # NaN guard
+        strength = 0.0 if strength < 0.0 else 10.0 if strength > 10.0 else strength  # as min(max(s, 0), 10)
         items.relations.append(
             {
                 "source": source,
                 "target": dest,
-                "type": _clean_str(item.type) or "related_to",
-                "description": _clean_str(item.description),
-                "strength": min(max(strength, 0.0), 10.0),
+                "type": cleaned[relation.type] or "related_to",
+                "description": _clean_text(relation.description),
+                "strength": strength,
             }
         )
 
-    for item in reply.topics:
-        items = target(item.chunk)
-        if items is None:
+    for topic in reply.topics:
+        slot = slots.get(topic.chunk, _UNSEEN)
+        if slot is _UNSEEN:
+            slot = slot_of(topic.chunk)
+        if slot is None:
+            unknown += 1
             continue
-        name = _clean_str(item.name)
-        if not is_real_name(name) or name in items.topics:
-            items.dropped += 1
+        name = real[topic.name]
+        if name is None or name in slot.items.topics:
+            slot.items.dropped += 1
             continue
-        items.topics.append(name)
+        slot.items.topics.append(name)
 
+    counts.items = sum(map(len, (reply.entities, reply.concepts, reply.claims, reply.relations, reply.topics)))
+    counts.unknown_labels = counts.dropped = unknown
     cap = template.map.max_items_per_chunk
     for items in out.values():
         before = items.dropped

@@ -31,9 +31,16 @@ def _compile(source: str):  # type: ignore[no-untyped-def]
     return _ENV.from_string(source)
 
 
+def renders_here(source: str) -> bool:
+    """Whether render() draws `source` in this process (a built-in prompt, or any prompt in a
+    worker child) rather than in a worker with a deadline, which a caller waits for off its
+    event loop."""
+    return worker.in_child() or source in _builtin_prompts()
+
+
 def render(source: str, *, where: str = "prompt", **variables: Any) -> str:
     """Render `source` with `variables`; any failure is a TemplateError naming `where`."""
-    if worker.in_child() or source in _builtin_prompts():
+    if renders_here(source):
         return render_here(source, where=where, **variables)
     key = fingerprint(source)
     if key in _STALLED:

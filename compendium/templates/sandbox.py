@@ -101,6 +101,7 @@ def _budget() -> Budget:
 # ---- sizes ---------------------------------------------------------------------------------
 
 _CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
+_DICT_ATTRIBUTES = frozenset(dir(dict))
 
 
 def value_size(value: Any, limit: int = MAX_VALUE) -> int:
@@ -296,7 +297,7 @@ def _is_step(node: nodes.Node) -> bool:
 @pass_context
 def _finalize(context: Any, value: Any) -> Any:
     # Every {{ ... }} passes here: the common kinds take the short way.
-    budget = _budget()
+    budget = _BUDGET.get() or _budget()
     kind = type(value)
     if kind is str:
         budget.output -= len(value)
@@ -328,12 +329,26 @@ class GuardedSandbox(ImmutableSandboxedEnvironment):
             args = _guard_method(owner, getattr(__obj, "__name__", ""), args, kwargs)
         return super().call(__context, __obj, *args, **kwargs)
 
-    # Called by the code _BudgetedCode generates.
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # `e.text` on a plain dict names its key (a dict takes no attributes of its own but its
+        # methods): read it at once, not after getattr() has raised AttributeError, which costs
+        # more than the lookup and happens for every field of every evidence item.
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+    # Called by the code _BudgetedCode generates, once per loop step and per literal text.
     def spend_step(self) -> None:
-        _budget().step()
+        (_BUDGET.get() or _budget()).step()
 
     def spend_output(self, chars: int) -> None:
-        _budget().spend_output(chars)
+        budget = _BUDGET.get() or _budget()
+        budget.output -= chars
+        if budget.output < 0:
+            budget.spend_output(0)  # raises, naming the limit
 
     def join_checked(self, parts: tuple[Any, ...]) -> str:
         _check_size(sum(value_size(p) for p in parts), "the joined text (~)")

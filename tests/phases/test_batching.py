@@ -93,3 +93,35 @@ def test_packing_never_spends_an_extra_call_to_keep_documents_whole():
     # Among two-call packings, only one document is split.
     split_docs = {c.document_id for c in batches[0]} & {c.document_id for c in batches[1]}
     assert len(split_docs) == 1
+
+
+def test_whitespace_is_folded_in_every_field_and_a_repeated_name_is_read_the_same_each_time():
+    template = Template(name="t")
+    reply = ExtractionReply.model_validate({
+        "entities": [
+            {"chunk": "c1", "name": " Ada\tLovelace ", "type": "person", "description": "Wrote\nthe  first\u00a0program. ",
+             "aliases": ["Ada  Lovelace", "Countess\u2003of Lovelace"]},
+            {"chunk": "c1", "name": "Charles Babbage", "type": "person", "description": "Built engines.", "aliases": []},
+        ],
+        "concepts": [{"chunk": "c1", "term": "Analytical\u00a0Engine", "definition": " A  machine. "}],
+        "claims": [
+            {"chunk": "c1", "text": "Ada wrote notes.", "entities": [" Ada\tLovelace ", "Ada Lovelace", "42"]},
+            {"chunk": "[c1]", "text": "  Babbage\u3000designed it.\n", "entities": ["Charles  Babbage"]},
+        ],
+        "relations": [{"chunk": "c1", "source": " Ada\tLovelace ", "target": "Charles\nBabbage", "type": " worked  with ",
+                       "description": "Together\t1843.", "strength": 3}],
+        "topics": [{"chunk": "c1", "name": " Computing\thistory "}, {"chunk": "c1", "name": "Computing history"}],
+    })
+    out, counts = split_reply(reply, {"c1": "k"}, template)
+    items = out["k"]
+    assert items.entities[0] == {"name": "Ada Lovelace", "type": "person", "description": "Wrote the first program.",
+                                 "aliases": ["Countess of Lovelace"]}  # the alias equal to the name is dropped
+    assert items.concepts == [{"term": "Analytical Engine", "definition": "A machine."}]
+    assert items.claims == [
+        {"text": "Ada wrote notes.", "entities": ["Ada Lovelace"]},  # the same name twice, and a number dropped
+        {"text": "Babbage designed it.", "entities": ["Charles Babbage"]},
+    ]
+    assert items.relations == [{"source": "Ada Lovelace", "target": "Charles Babbage", "type": "worked with",
+                                "description": "Together 1843.", "strength": 3.0}]
+    assert items.topics == ["Computing history"]  # the second is the same topic once folded
+    assert (counts.items, counts.dropped, counts.unknown_labels) == (8, 1, 0)
