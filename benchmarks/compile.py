@@ -260,6 +260,37 @@ def _tries(shown: Run, done: list[Run]) -> list[str]:
 
 # Why the targets are missed and what changed (issue 15, "get to the model's limit").
 NOTES = """
+## CPU round 3 (issue 15, fifth part)
+
+Own CPU per chunk at 50 ms per call. On these shared cores the same code measured 2.2 s and
+3.2 s of CPU a quarter of an hour apart, at load below 1: the compile is now run `--repeat`
+times and the least CPU shown, and before/after are pairs run one right after the other
+(session start 6ba3a29, exported, bytecode compiled, against this commit):
+
+| scale | pairs (start -> now, s of CPU) | now / start | best seen now | target |
+|---|---|---|---|---|
+| 1× (1,126 chunks) | 3.66 -> 3.03, 3.19 -> 2.55, 2.75 -> 2.20 | 0.80-0.83 | 1.90-1.97 ms (2.14-2.22 s) | ≤ 2 ms |
+| 10× (11,282 chunks) | 20.4 -> 14.7, 15.4 -> 12.9 | 0.72-0.84 | 0.97-0.99 ms (10.96-11.23 s) | ≤ 1 ms |
+
+- SQLite, schema 2: record tables keep their rowids, with a unique (kb, id) index, and new
+  files use 16 KiB pages. A KB-sized JSON row spilled to overflow pages in a WITHOUT ROWID
+  B-tree and random-id inserts rewrote whole leaves. 10× in interleaved runs: 12.9-13.7 ->
+  11.0-12.1 s; ingest alone 2.7-2.85 -> 2.13 s. A schema 1 file is rebuilt on opening, in one
+  transaction (12.7 s for the 1.8 GB store of 100k chunks, once).
+- A record without a vector is written by orjson from its dataclass fields (no dict first).
+- MAP: a reply's repeated names, types, labels and relation ends are cleaned once; built-in
+  prompts render on the event loop (a stranger's template still renders in the worker
+  process); the sandbox's hooks make fewer calls; page citations are cleaned without a regex
+  pass per marker. REFINE's token and evidence-key caches hold a whole compile.
+- Bytecode: this machine sets PYTHONDONTWRITEBYTECODE=1, so every benchmark process compiled
+  the modules edited since their .pyc was written from source (~60-80 ms a compile, which an
+  installed copy never spends). The benchmarks write the bytecode first, untimed.
+- Left: aiohttp's import (~0.1 s of CPU, a third of it two TLS contexts it builds on import)
+  and ~0.13 ms of CPU a post; pydantic's parse of a MAP reply (0.7 ms a reply against 0.24 ms
+  for orjson.loads: only plain dicts would save it, which changes the engine seam); exact
+  token counts of MAP prompts (~0.1 s at 10×); SQLite's full-text index of chunks at ingest
+  (0.58 of 0.68 s to write 11k chunks); py-spy here puts up to 0.5 s on syscalls such as
+  time.thread_time that cProfile counts at 1 ms: compare with A/B runs, not its shares.
 ## CPU round 2 (issue 15, fourth part)
 
 Own CPU per chunk through this script, 300 documents (1×) and 3,000 (10×, 11,282 chunks), 50 ms
