@@ -101,7 +101,11 @@ class _Database:
                 for kind in RECORD_TYPES.values():
                     self.ensure_table(kind)
         else:
-            self._upgrade()
+            try:
+                self._upgrade()
+            except BaseException:
+                self.conn.close()
+                raise
 
     def _upgrade(self) -> None:
         """Create a new file's tables, or bring an older file's up to this schema, in one
@@ -115,7 +119,8 @@ class _Database:
                 self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                    self.conn.execute("ROLLBACK")
                 self.tables.clear()
                 raise
 
