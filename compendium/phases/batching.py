@@ -209,15 +209,15 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
     slots: dict[Any, _Slot | None] = {}
 
     def slot_of(label: Any) -> _Slot | None:
-        found = reader.read(label) if isinstance(label, str) else None
-        slot = slots[label] = by_chunk[labels[found]] if found is not None else None
+        slot = slots.get(label, _UNSEEN)
+        if slot is _UNSEEN:
+            found = reader.read(label) if isinstance(label, str) else None
+            slot = slots[label] = by_chunk[labels[found]] if found is not None else None
         return slot
 
     unknown = 0  # items naming no chunk of the batch
     for item in reply.entities:
-        slot = slots.get(item.chunk, _UNSEEN)
-        if slot is _UNSEEN:
-            slot = slot_of(item.chunk)
+        slot = slot_of(item.chunk)
         if slot is None:
             unknown += 1
             continue
@@ -246,9 +246,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         items.entities.append(entity)
 
     for concept in reply.concepts:
-        slot = slots.get(concept.chunk, _UNSEEN)
-        if slot is _UNSEEN:
-            slot = slot_of(concept.chunk)
+        slot = slot_of(concept.chunk)
         if slot is None:
             unknown += 1
             continue
@@ -260,9 +258,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         slot.items.concepts.append({"term": term, "definition": _clean_text(concept.definition)})
 
     for claim in reply.claims:
-        slot = slots.get(claim.chunk, _UNSEEN)
-        if slot is _UNSEEN:
-            slot = slot_of(claim.chunk)
+        slot = slot_of(claim.chunk)
         if slot is None:
             unknown += 1
             continue
@@ -276,9 +272,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
 
     ends = _Ends(cleaned)
     for relation in reply.relations:
-        slot = slots.get(relation.chunk, _UNSEEN)
-        if slot is _UNSEEN:
-            slot = slot_of(relation.chunk)
+        slot = slot_of(relation.chunk)
         if slot is None:
             unknown += 1
             continue
@@ -303,9 +297,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         )
 
     for topic in reply.topics:
-        slot = slots.get(topic.chunk, _UNSEEN)
-        if slot is _UNSEEN:
-            slot = slot_of(topic.chunk)
+        slot = slot_of(topic.chunk)
         if slot is None:
             unknown += 1
             continue
