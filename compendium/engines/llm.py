@@ -24,6 +24,7 @@ from functools import cache
 from typing import Any, TypeVar
 
 from ..errors import LabelError, ReplyError
+from ..spacing import single_spaced
 from ..templates.render import prompt_source, render, renders_here
 from ..templates.schema import Template
 from .openai_client import JsonCheck, OpenAIClient
@@ -64,14 +65,6 @@ def chunk_header(chunk: ChunkInput) -> str:
         if part and part.strip() and (not parts or part.strip().casefold() != parts[-1].strip().casefold()):
             parts.append(part)
     return SEPARATOR.join(parts) or "(untitled)"
-
-
-def _one_line(text: str) -> str:
-    # Most texts are one clean line already (a printable string holds no whitespace but the
-    # space): those come back as they are, without splitting and joining them again.
-    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
-        return text
-    return " ".join(text.split())
 
 
 class LLMEngine:
@@ -189,7 +182,7 @@ class LLMEngine:
             f"{template.name}: reduce.summary_prompt",
             name=request.name,
             type=request.type,
-            descriptions=[_one_line(d) for d in request.descriptions],
+            descriptions=[single_spaced(d) for d in request.descriptions],
             max_chars=request.max_chars,
         )
         reply: DescriptionReply = await self._ask_json(
@@ -211,7 +204,7 @@ class LLMEngine:
 
     async def name_topic(self, request: TopicRequest, template: Template) -> TopicReply:
         prompt = self._render(
-            "", "topic", "topic", members=request.members, claims=[_one_line(c) for c in request.claims]
+            "", "topic", "topic", members=request.members, claims=[single_spaced(c) for c in request.claims]
         )
         reply: TopicReply = await self._ask_json(template, self._judge_system(), prompt, TopicReply, "topic")
         return reply
@@ -227,7 +220,7 @@ class LLMEngine:
             f"{template.name}: refine.writer_prompt",
             title=request.title,
             kind=request.kind,
-            description=_one_line(request.description),
+            description=single_spaced(request.description),
             aliases=request.aliases,
             evidence=evidence,
             links=[{"slug": link.slug, "title": link.title} for link in request.links],
@@ -268,7 +261,7 @@ class LLMEngine:
                 "label": f"{UPDATE_LABEL}{n}",
                 "title": request.title,
                 "kind": request.kind,
-                "description": _one_line(request.description),
+                "description": single_spaced(request.description),
                 "sections": list(dict.fromkeys(_SECTION.findall(request.existing_markdown))),
                 "evidence": [_evidence_line(e) for e in evidence],
                 "links": [{"slug": link.slug, "title": link.title} for link in request.links if link.slug in named],
@@ -332,7 +325,7 @@ def _evidence_line(e: EvidenceItem) -> dict[str, Any]:
     return {
         "ref": e.ref,
         "source": SEPARATOR.join([p for p in (e.document, *e.heading_path) if p]) or e.chunk_id,
-        "text": _one_line(e.text),
+        "text": single_spaced(e.text),
         "chunk_id": e.chunk_id,
     }
 

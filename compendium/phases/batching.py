@@ -10,6 +10,7 @@ from typing import Any
 
 from ..engines.replies import LabelReader
 from ..engines.tasks import ChunkInput, ExtractionBatch, ExtractionReply
+from ..spacing import single_spaced
 from ..storage.records import Chunk
 from ..templates.schema import Template
 
@@ -134,16 +135,7 @@ def _clean_str(value: Any) -> str:
     if value is None:
         return ""
     # Replies are almost all str already: skip str() for them (called per field of every item).
-    return " ".join((value if type(value) is str else str(value)).split())
-
-
-def _clean_text(value: Any) -> str:
-    """_clean_str for descriptions and claims, most of which are clean already: a printable
-    string holds no whitespace but the space, so one without doubled, leading or trailing
-    spaces comes back as it is (splitting and joining it would rebuild the same string)."""
-    if type(value) is str and value.isprintable() and "  " not in value and value[:1] != " " and value[-1:] != " ":
-        return value
-    return _clean_str(value)
+    return single_spaced(value if type(value) is str else str(value))
 
 
 class _Cleaned(dict[str, str]):
@@ -239,9 +231,9 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
             known = seen[key]
             known["aliases"] = sorted({*known["aliases"], *aliases}, key=str.lower)
             if not known["description"]:
-                known["description"] = _clean_text(item.description)
+                known["description"] = _clean_str(item.description)
             continue
-        entity = {"name": name, "type": etype, "description": _clean_text(item.description), "aliases": aliases}
+        entity = {"name": name, "type": etype, "description": _clean_str(item.description), "aliases": aliases}
         seen[key] = entity
         items.entities.append(entity)
 
@@ -255,14 +247,14 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
             slot.items.dropped += 1
             continue
         slot.terms.add(term.lower())
-        slot.items.concepts.append({"term": term, "definition": _clean_text(concept.definition)})
+        slot.items.concepts.append({"term": term, "definition": _clean_str(concept.definition)})
 
     for claim in reply.claims:
         slot = slot_of(claim.chunk)
         if slot is None:
             unknown += 1
             continue
-        text = _clean_text(claim.text)
+        text = _clean_str(claim.text)
         if not text:
             slot.items.dropped += 1
             continue
@@ -291,7 +283,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
                 "source": source,
                 "target": dest,
                 "type": cleaned[relation.type] or "related_to",
-                "description": _clean_text(relation.description),
+                "description": _clean_str(relation.description),
                 "strength": strength,
             }
         )

@@ -13,7 +13,7 @@ from ..tasks import EvidenceItem, PageRequest
 from .definitions import STRONG, WEAK, is_purpose_line
 from .layout import render_default
 from .sentences import clean_heading, sentences_of
-from .summary import NEAR_DUPLICATE
+from .summary import NEAR_DUPLICATE, content_tokens
 from .words import BOILERPLATE, FUNCTION_WORDS
 
 _MIN_WORDS = 4
@@ -238,7 +238,7 @@ def _prose_of(text: str) -> tuple[tuple[str, int, str, frozenset[str], frozenset
 
 
 def _stems(text: str) -> frozenset[str]:
-    return _stemmed(frozenset(_WORD.findall(text.lower())))
+    return _stemmed(content_tokens(text))
 
 
 def _stemmed(words: frozenset[str]) -> frozenset[str]:
