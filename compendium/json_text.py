@@ -10,7 +10,7 @@ written or read before still can, and what failed before fails with the same err
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -38,6 +38,15 @@ class JsonText:
             return orjson.dumps(value, default=self._default).decode("utf-8")
         except orjson.JSONEncodeError:
             return self._fallback.encode(value)
+
+    def dumps_each(self, values: Iterable[Any]) -> list[str] | None:
+        """Each dataclass instance as `dumps_dataclass` writes it, or None when orjson refuses
+        one of them (the caller then goes one by one, with the fallback)."""
+        dumps, default = orjson.dumps, self._default
+        try:
+            return [dumps(value, default=default).decode("utf-8") for value in values]
+        except orjson.JSONEncodeError:
+            return None
 
     def dumps_dataclass(self, value: Any, fields: Callable[[], dict[str, Any]]) -> str:
         """A dataclass instance as the JSON object of its fields, in their order: orjson reads

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,16 @@ def encode_data(record: Record) -> str:
         return _ENCODER.dumps(data)
     except (TypeError, ValueError) as exc:
         raise StoreError(f"cannot store {record.KIND} {record.id!r}: {exc}") from exc
+
+
+def encode_all(kind: type[Record], records: Sequence[Record]) -> list[str]:
+    """`encode_data` of each record of `kind`, in order. Records without a vector (claims,
+    extracts, entities) are written in one pass; if orjson refuses one, one at a time."""
+    if not kind.VECTOR:
+        texts = _ENCODER.dumps_each(records)
+        if texts is not None:
+            return texts
+    return [encode_data(r) for r in records]  # a refused record is named by encode_data
 
 
 def vector_of(record: Record) -> Vector | None:
@@ -114,11 +124,16 @@ def group_by_kind(records: Iterable[Record]) -> dict[type[Record], list[Record]]
     """Records grouped by class, each group in the order given (later duplicates win)."""
     groups: dict[type[Record], list[Record]] = {}
     for record in records:
-        if not isinstance(record, Record) or not type(record).KIND:
-            raise StoreError(f"cannot store {type(record).__name__}: not a Record")
-        if not isinstance(record.id, str) or not record.id:
+        cls = type(record)
+        group = groups.get(cls)
+        if group is None:  # each class is checked once, not each record
+            if not isinstance(record, Record) or not cls.KIND:
+                raise StoreError(f"cannot store {cls.__name__}: not a Record")
+            group = groups[cls] = []
+        rid = record.id
+        if not isinstance(rid, str) or not rid:
             raise StoreError(f"cannot store {record.KIND}: id must be a non-empty string")
-        groups.setdefault(type(record), []).append(record)
+        group.append(record)
     return groups
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from compendium.errors import StoreError
 from compendium.storage.factory import open_store
-from compendium.storage.records import Chunk, Claim, Entity
+from compendium.storage.records import Chunk, Claim, Entity, Extract
 
 from .store_contract import StoreContract, unit_vectors
 
@@ -242,6 +242,21 @@ class TestSQLiteStore(StoreContract):
         with pytest.raises(StoreError, match=r"entity\.type is a filter field"):
             await store.upsert([Entity(id="e", name="ok", type=["person", "place"])])
         assert await store.count(Entity) == 0
+
+    async def test_a_dict_in_the_second_filter_field_of_a_bulk_kind_is_refused_naming_it(self, store):
+        good = [Extract(id=f"x{i}", document_id="d", status="done") for i in range(50)]
+        with pytest.raises(StoreError, match=r"extract\.status is a filter field"):
+            await store.upsert([*good, Extract(id="bad", document_id="d", status={"state": "done"})])
+        assert await store.count(Extract) == 0  # the write is refused whole
+
+    async def test_a_bulk_write_holding_one_value_orjson_refuses_stores_every_record(self, store):
+        huge = 2**70  # past 64 bits: orjson refuses it, the standard library writes it
+        claims = [Claim(id=f"k{i}", text=f"claim {i}", chunk_id="c") for i in range(20)]
+        odd = Extract(id="x", document_id="d", dropped=huge)
+        await store.upsert([*claims, odd, Extract(id="y", document_id="d", dropped=3)])
+        assert (await store.get_one(Extract, "x")).dropped == huge
+        assert (await store.get_one(Extract, "y")).dropped == 3
+        assert sorted(c.text for c in await store.get(Claim, [c.id for c in claims])) == sorted(c.text for c in claims)
 
     async def test_an_id_given_twice_in_one_write_is_stored_and_indexed_once_as_the_last(
         self, store, tmp_path
