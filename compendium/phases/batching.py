@@ -173,7 +173,18 @@ class _RealNames(dict[str, str | None]):
         return value
 
 
-_UNSEEN: Any = object()  # a label split_reply has not met yet (None: met, and it names no chunk)
+class _Slots(dict[Any, "_Slot | None"]):
+    """label as written -> its chunk's slot (None: it names no chunk of the batch), each read
+    once: a batch's items name its few labels again and again."""
+
+    def __init__(self, reader: LabelReader, labels: dict[str, str], by_chunk: dict[str, _Slot]):
+        super().__init__()
+        self._reader, self._labels, self._by_chunk = reader, labels, by_chunk
+
+    def __missing__(self, label: Any) -> _Slot | None:
+        found = self._reader.read(label) if isinstance(label, str) else None
+        slot = self[label] = self._by_chunk[self._labels[found]] if found is not None else None
+        return slot
 
 
 @dataclass
@@ -195,21 +206,11 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
     cleaned = _Cleaned()
     real = _RealNames(cleaned)
     types: dict[str, tuple[str, bool]] = {}  # raw entity type -> (declared type, retyped)
-    by_chunk = {chunk_id: _Slot(items) for chunk_id, items in out.items()}
-    # label as written -> its chunk's slot (None: it names no chunk of the batch); a batch's
-    # items name its few labels again and again.
-    slots: dict[Any, _Slot | None] = {}
-
-    def slot_of(label: Any) -> _Slot | None:
-        slot = slots.get(label, _UNSEEN)
-        if slot is _UNSEEN:
-            found = reader.read(label) if isinstance(label, str) else None
-            slot = slots[label] = by_chunk[labels[found]] if found is not None else None
-        return slot
+    slot_of = _Slots(reader, labels, {chunk_id: _Slot(items) for chunk_id, items in out.items()})
 
     unknown = 0  # items naming no chunk of the batch
     for item in reply.entities:
-        slot = slot_of(item.chunk)
+        slot = slot_of[item.chunk]
         if slot is None:
             unknown += 1
             continue
@@ -238,7 +239,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         items.entities.append(entity)
 
     for concept in reply.concepts:
-        slot = slot_of(concept.chunk)
+        slot = slot_of[concept.chunk]
         if slot is None:
             unknown += 1
             continue
@@ -250,7 +251,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         slot.items.concepts.append({"term": term, "definition": _clean_str(concept.definition)})
 
     for claim in reply.claims:
-        slot = slot_of(claim.chunk)
+        slot = slot_of[claim.chunk]
         if slot is None:
             unknown += 1
             continue
@@ -264,7 +265,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
 
     ends = _Ends(cleaned)
     for relation in reply.relations:
-        slot = slot_of(relation.chunk)
+        slot = slot_of[relation.chunk]
         if slot is None:
             unknown += 1
             continue
@@ -289,7 +290,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         )
 
     for topic in reply.topics:
-        slot = slot_of(topic.chunk)
+        slot = slot_of[topic.chunk]
         if slot is None:
             unknown += 1
             continue
