@@ -54,6 +54,7 @@ class Definer:
 
     def __init__(self, names: Iterable[str]):
         self.names = [n for n in (name.strip().lower() for name in names) if n]
+        self._any = tuple(self.names)
 
     def defines(self, text: str) -> bool:
         """Does `text` open with one of the names (after an article or a backtick) and define
@@ -61,6 +62,8 @@ class Definer:
         lower = text.lower()
         start = _ARTICLE.match(lower)
         at = start.end() if start else 0
+        if not lower.startswith(self._any, at):  # most texts: opening with none of the names
+            return False
         for n in self.names:
             if not lower.startswith(n, at):
                 continue
