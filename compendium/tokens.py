@@ -44,13 +44,14 @@ def count_tokens(text: str) -> int:
     if not text:
         return 0
     raw = text.encode("utf-8", "surrogatepass")
-    words = b" " + raw.translate(_AS_WORDS)
-    numbers = b" " + raw.translate(_AS_NUMBERS)
+    words = raw.translate(_AS_WORDS)
+    numbers = raw.translate(_AS_NUMBERS)
+    # A word or number starts after a space, or at the very start (not copied behind a space).
     estimate = (
-        _PER_WORD * words.count(b" a")
+        _PER_WORD * (words.count(b" a") + words.startswith(b"a"))
         + _PER_LONG_WORD_PART[0] * words.count(b"a" * 10)
         + _PER_LONG_WORD_PART[1] * words.count(b"a" * 14)
-        + _PER_NUMBER * numbers.count(b" 0")
+        + _PER_NUMBER * (numbers.count(b" 0") + numbers.startswith(b"0"))
         + _PER_MARK * len(raw.translate(None, _NOT_PUNCTUATION))
         + _PER_LINE * raw.count(b"\n")
         + _PER_INDENT * raw.count(b"\n  ")

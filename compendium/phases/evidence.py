@@ -96,21 +96,30 @@ def rank_evidence(
                 known.kind,
             )
 
-    definer = Definer(names)
+    defines = Definer(names).defines
     claims_per_chunk: dict[str, int] = {}
     candidates: list[tuple[bool, int, int, tuple[int, str], str, int, EvidenceItem]] = []
     for s in merged.values():
-        ids = s.chunk_ids if len(s.chunk_ids) < 2 else dict.fromkeys(s.chunk_ids)
-        known_chunks = [c for c in ids if c in sources]
-        if not known_chunks:
-            continue
-        first = sources[known_chunks[0]]
-        for c in known_chunks:
-            claims_per_chunk[c] = claims_per_chunk.get(c, 0) + 1
+        ids = s.chunk_ids
+        if len(ids) == 1:  # most statements: one chunk
+            only = ids[0]
+            first = sources.get(only)  # type: ignore[assignment]
+            if first is None:
+                continue
+            support = 1
+            claims_per_chunk[only] = claims_per_chunk.get(only, 0) + 1
+        else:
+            known_chunks = [c for c in dict.fromkeys(ids) if c in sources]
+            if not known_chunks:
+                continue
+            first = sources[known_chunks[0]]
+            for c in known_chunks:
+                claims_per_chunk[c] = claims_per_chunk.get(c, 0) + 1
+            support = len(known_chunks)
         text = s.text.strip()
-        about = [slug for slug in dict.fromkeys([*s.about, *first.about]) if slug != own]
-        item = _item(text, first, len(known_chunks), about, s.kind)
-        candidates.append((not definer.defines(text), -len(known_chunks), 0, (0, first.chunk_id), text, len(candidates), item))
+        about = [slug for slug in dict.fromkeys([*s.about, *first.about] if s.about else first.about) if slug != own]
+        item = _item(text, first, support, about, s.kind)
+        candidates.append((not defines(text), -support, 0, (0, first.chunk_id), text, len(candidates), item))
     wanted = [n.lower() for n in names if n.strip()]
     for chunk_id, source in sources.items():
         excerpt = _excerpt(source.paragraphs, wanted, EXCERPT_WORDS)
@@ -118,7 +127,7 @@ def rank_evidence(
             # One passage is one source; among excerpts, those holding more of the page's claims first.
             rank = (-claims_per_chunk.get(chunk_id, 0), chunk_id)
             item = _item(excerpt, source, 1, [slug for slug in source.about if slug != own], "excerpt")
-            candidates.append((not definer.defines(excerpt), -1, 1, rank, excerpt, len(candidates), item))
+            candidates.append((not defines(excerpt), -1, 1, rank, excerpt, len(candidates), item))
     # A sentence defining the page's subject goes first, whatever its support: it is the lead.
     # Ties keep their order (the counter), so items themselves are never compared.
     candidates.sort()
@@ -209,16 +218,9 @@ def _opening(text: str, words: int = 12) -> str:
 
 
 def _item(text: str, source: Source, support: int, about: list[str], kind: str) -> EvidenceItem:
-    return EvidenceItem(
-        kind=kind,
-        ref=0,
-        text=text,
-        chunk_id=source.chunk_id,
-        document=source.document,
-        heading_path=list(source.heading_path),
-        support=support,
-        about=about,
-    )
+    # Positional (ref, text, chunk_id, document, heading_path, support, about, kind): a page
+    # makes a hundred of these.
+    return EvidenceItem(0, text, source.chunk_id, source.document, list(source.heading_path), support, about, kind)
 
 
 def excerpt_around(

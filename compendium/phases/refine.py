@@ -427,6 +427,7 @@ class _Window:
     # claim id -> the claim as a statement about its entities' pages (rank_evidence keeps it as is)
     statements: dict[str, Statement] = field(default_factory=dict)
     sources: dict[str, Source] = field(default_factory=dict)  # chunk id -> the chunk as offered to pages
+    relation_texts: dict[str, str] = field(default_factory=dict)  # relation id -> its sentence (from `names`)
     source_ids: dict[str, list[str]] = field(default_factory=dict)  # slug -> its chunks offered, as read
 
 
@@ -580,7 +581,7 @@ def _holds(ids: Sequence[str], wanted: str) -> bool:
 
 
 def _union(groups: Iterable[Iterable[str]]) -> list[str]:
-    return list(dict.fromkeys(i for g in groups for i in g))
+    return list(dict.fromkeys(itertools.chain.from_iterable(groups)))
 
 
 def source_ids(plan: PagePlan, claims: Sequence[Claim]) -> list[str]:
@@ -614,23 +615,27 @@ def candidates(
     relations = [window.relations[r] for r in plan.relation_ids if r in window.relations]
     names = window.names
 
-    def statement(claim: Claim) -> Statement:  # a claim is offered to every page about its entities
-        said = window.statements.get(claim.id)
+    # Items never name their own page (rank_evidence drops plan.slug from their `about`).
+    statements: list[Statement] = []
+    made = window.statements  # a claim is offered to every page about its entities: made once
+    for claim in claims:
+        said = made.get(claim.id)
         if said is None:
             about = [slug_of_subject[e] for e in claim.entity_ids if e in slug_of_subject]
-            said = window.statements[claim.id] = Statement(claim.text, [claim.chunk_id], about)
-        return said
-
-    # Items never name their own page (rank_evidence drops plan.slug from their `about`).
-    statements = [statement(c) for c in claims]
+            said = made[claim.id] = Statement(claim.text, [claim.chunk_id], about)
+        statements.append(said)
     # A relation whose description is one of the page's claims says nothing the claim does not.
-    said = {_spoken(c.text) for c in claims}
-    kept_relations = [r for r in relations if _spoken(r.description) not in said]
-    statements += [
-        Statement(relation_text(r, names), list(r.chunk_ids),
-                  [slug_of_subject[e] for e in (r.source, r.target) if e in slug_of_subject], "relation")
-        for r in kept_relations
-    ]
+    spoken = {_spoken(c.text) for c in claims}
+    kept_relations = [r for r in relations if _spoken(r.description) not in spoken]
+    texts = window.relation_texts
+    for r in kept_relations:
+        text = texts.get(r.id)
+        if text is None:
+            text = texts[r.id] = relation_text(r, names)
+        # Its own Statement per page: the page's sources reorder its chunks (below).
+        statements.append(Statement(text, list(r.chunk_ids),
+                                    [slug_of_subject[e] for e in (r.source, r.target) if e in slug_of_subject],
+                                    "relation"))
     sources = {}
     offered = window.source_ids.get(plan.slug)  # worked out when the window was read
     for cid in offered if offered is not None else source_ids(plan, claims):

@@ -10,15 +10,20 @@ from typing import Any
 
 from jinja2 import StrictUndefined
 from jinja2 import TemplateError as JinjaError
+from jinja2.sandbox import SecurityError
 
 from ..errors import TemplateError
 from ..fingerprint import fingerprint
 from . import worker
-from .sandbox import limits, make_environment
+from .sandbox import MAX_OUTPUT, limits, make_builtin_environment, make_environment
 
 RENDER_DEADLINE = 2.0  # wall seconds for one prompt in a worker (sandbox: 0.25 s of CPU)
 
 _ENV = make_environment(StrictUndefined)
+# The prompts shipped in the package are our code, not a stranger's: they render without the
+# sandbox's per-step and per-value checks (the same output; a page prompt's evidence loop spent
+# most of its render on them), but within the same output limit.
+_BUILTIN_ENV = make_builtin_environment(StrictUndefined)
 # Prompts that ran out of steps or time once: refused at once after that, so that a prompt
 # that stalls does not stall every MAP batch and page of a compile in turn. Bounded: the
 # oldest are forgotten first (each one cost a full render budget to learn, so few arrive).
@@ -29,6 +34,11 @@ STALLED_REMEMBERED = 4096
 @lru_cache(maxsize=256)
 def _compile(source: str):  # type: ignore[no-untyped-def]
     return _ENV.from_string(source)
+
+
+@lru_cache(maxsize=64)
+def _compile_builtin(source: str):  # type: ignore[no-untyped-def]
+    return _BUILTIN_ENV.from_string(source)
 
 
 def renders_here(source: str) -> bool:
@@ -67,8 +77,13 @@ def render_untrusted(source: str, *, where: str, variables: dict[str, Any]) -> s
 
 
 def render_here(source: str, *, where: str = "prompt", **variables: Any) -> str:
-    """Render in this process, within the sandbox's limits."""
+    """Render in this process, within the sandbox's limits (a built-in prompt: its output limit)."""
     try:
+        if source in _builtin_prompts():
+            text = _compile_builtin(source).render(**variables)
+            if len(text) > MAX_OUTPUT:
+                raise SecurityError(f"the prompt writes more than {MAX_OUTPUT} characters")
+            return text
         with limits():
             return _compile(source).render(**variables)
     except JinjaError as exc:  # includes SecurityError and UndefinedError

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import Undefined, nodes, pass_context
+from jinja2 import Environment, Undefined, nodes, pass_context
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.filters import FILTERS as DEFAULT_FILTERS
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
@@ -385,6 +385,25 @@ def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str
     if n > _LIPSUM_PARAGRAPHS or max > 100 or min > max:
         raise SecurityError(f"lipsum() writes at most {_LIPSUM_PARAGRAPHS} paragraphs of 100 words")
     return generate_lorem_ipsum(n=n, html=html, min=min, max=max)
+
+
+class BuiltinEnvironment(Environment):
+    """Jinja without the sandbox, for the prompts shipped in the package only (render.py)."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # What GuardedSandbox.getattr does for a plain dict's field, without the AttributeError
+        # that Environment.getattr raises and catches first: the same value, sooner.
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+
+def make_builtin_environment(undefined: type[Undefined]) -> BuiltinEnvironment:
+    """The environment built-in prompts render in: make_environment's options, no guards."""
+    return BuiltinEnvironment(undefined=undefined, autoescape=False, trim_blocks=True, lstrip_blocks=True)
 
 
 def make_environment(undefined: type[Undefined]) -> GuardedSandbox:

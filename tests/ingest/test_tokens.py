@@ -56,3 +56,34 @@ def test_truncate_of_text_without_spaces_still_fills_the_budget():
     out = truncate_to_tokens(text, 50)
     assert 0 < count_tokens(out) <= 50
     assert len(out) > 100
+
+
+def _count_with_padding(text: str) -> int:
+    """count_tokens as first written: the translated texts copied behind a space."""
+    from compendium import tokens as t
+
+    if not text:
+        return 0
+    raw = text.encode("utf-8", "surrogatepass")
+    words, numbers = b" " + raw.translate(t._AS_WORDS), b" " + raw.translate(t._AS_NUMBERS)
+    estimate = (
+        t._PER_WORD * words.count(b" a") + t._PER_LONG_WORD_PART[0] * words.count(b"a" * 10)
+        + t._PER_LONG_WORD_PART[1] * words.count(b"a" * 14) + t._PER_NUMBER * numbers.count(b" 0")
+        + t._PER_MARK * len(raw.translate(None, t._NOT_PUNCTUATION)) + t._PER_LINE * raw.count(b"\n")
+        + t._PER_INDENT * raw.count(b"\n  ")
+    )
+    if not raw.isascii():
+        estimate += len(raw.translate(None, t._NOT_UTF8_LEAD))
+    return max(1, round(estimate))
+
+
+def test_count_matches_the_padded_count_on_random_text():
+    import random
+
+    rng = random.Random(15)
+    alphabet = "ab Z09 \n\t.,-_é知\U0001f600"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert count_tokens(text) == _count_with_padding(text), repr(text)
+    for text in (PROSE, CODE, "a" * 30, "1" * 30, "x1y2"):
+        assert count_tokens(text) == _count_with_padding(text)

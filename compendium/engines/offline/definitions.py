@@ -54,13 +54,20 @@ class Definer:
 
     def __init__(self, names: Iterable[str]):
         self.names = [n for n in (name.strip().lower() for name in names) if n]
+        self._any = tuple(self.names)
+        # A text opening with none of these can open with no name, article or quote mark.
+        self._openers = {n[0] for n in self.names} | set("ta`*\"'")
 
     def defines(self, text: str) -> bool:
         """Does `text` open with one of the names (after an article or a backtick) and define
         it strongly?"""
+        if text[:1].lower()[:1] not in self._openers:  # what text.lower() starts with
+            return False
         lower = text.lower()
         start = _ARTICLE.match(lower)
         at = start.end() if start else 0
+        if not lower.startswith(self._any, at):  # most texts: opening with none of the names
+            return False
         for n in self.names:
             if not lower.startswith(n, at):
                 continue
