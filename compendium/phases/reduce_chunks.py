@@ -111,9 +111,10 @@ def add_mentions(sigs: BucketedMap, chunk_id: str, document_id: str, mentions: S
     """The chunk's mentions into their signatures' evidence (position: order within the chunk)."""
     for pos, m in enumerate(mentions):
         key = mention_sig(m)
-        value = sigs.get(key)
+        data = sigs.bucket(key)
+        value = data.get(key)
         if value is None:
-            value = {"k": [m.category, m.type, m.name, list(m.aliases)], "c": {}, "n": {}, "d": {}, "s": {}}
+            value = data[key] = {"k": [m.category, m.type, m.name, list(m.aliases)], "c": {}, "n": {}, "d": {}, "s": {}}
         if chunk_id not in value["c"]:
             value["c"][chunk_id] = pos
             if document_id:
@@ -122,7 +123,6 @@ def add_mentions(sigs: BucketedMap, chunk_id: str, document_id: str, mentions: S
             value["n"][chunk_id] = value["n"].get(chunk_id, 1) + 1
         if m.description:
             value["s"].setdefault(m.description, {})[chunk_id] = 1
-        sigs.set(key, value)
 
 
 def take_out_mentions(sigs: BucketedMap, chunk_id: str, entry: dict[str, Any]) -> None:
@@ -164,11 +164,13 @@ def mention_entry(mentions: Sequence[Mention]) -> list[list[Any]]:
 def add_relations(part: BucketedMap, chunk_id: str, relations: Iterable[tuple[str, str, str, str, str]], sign: int) -> None:
     """Relation mentions into (sign 1) or out of (sign -1) the merged relations."""
     for rid, src, dst, rtype, description in relations:
-        value = part.get(rid)
+        b, data = part.slot(rid)
+        value = data.get(rid)
         if value is None:
             if sign < 0:
                 continue
-            value = {"s": src, "d": dst, "t": rtype, "c": {}, "x": {}}
+            value = data[rid] = {"s": src, "d": dst, "t": rtype, "c": {}, "x": {}}
+        part.mark(b)  # every path from here changes the relation
         n = value["c"].get(chunk_id, 0) + sign
         if n > 0:
             value["c"][chunk_id] = n
@@ -180,10 +182,8 @@ def add_relations(part: BucketedMap, chunk_id: str, relations: Iterable[tuple[st
                 value["x"][description] = m
             else:
                 value["x"].pop(description, None)
-        if value["c"]:
-            part.set(rid, value)
-        else:
-            part.pop(rid)
+        if not value["c"]:
+            del data[rid]
 
 
 def claim_counts(claims: Iterable[Claim]) -> tuple[Counter[str], Counter[str]]:
