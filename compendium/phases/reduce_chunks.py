@@ -65,19 +65,22 @@ def contribution(ex: Extract, mentions: Sequence[Mention], sig_entity: dict[str,
     own: dict[str, str] = {}
     for m in mentions:
         eid = sig_entity[mention_sig(m)]
-        for surface in (m.name, *m.aliases):
+        own.setdefault(normalize_name(m.name), eid)
+        for surface in m.aliases:
             own.setdefault(normalize_name(surface), eid)
     foreign: set[str] = set()
+    own_get, best_get = own.get, best.get
 
     def resolve(name: Any) -> str | None:
         norm = normalize_name(name) if isinstance(name, str) else ""
-        found = own.get(norm)
+        found = own_get(norm)
         if found is None and norm:
             foreign.add(norm)
-            found = best.get(norm)
+            found = best_get(norm)
         return found
 
     out = Contribution()
+    relations = out.relations
     for rel in ex.relations:
         src, dst = resolve(rel.get("source")), resolve(rel.get("target"))
         if src is None or dst is None:
@@ -87,18 +90,19 @@ def contribution(ex: Extract, mentions: Sequence[Mention], sig_entity: dict[str,
             out.loops += 1
             continue
         rtype = str(rel.get("type") or "related_to").strip()
-        out.relations.append((relation_id(src, dst, rtype), src, dst, rtype, str(rel.get("description") or "").strip()))
+        relations.append((relation_id(src, dst, rtype), src, dst, rtype, str(rel.get("description") or "").strip()))
+    claims, chunk_id, document_id = out.claims, ex.id, ex.document_id
     for item in ex.claims:
         text = str(item.get("text") or "").strip()
         if not text:
             continue
         entity_ids: list[str] = []
-        for n in item.get("entities") or []:
+        for n in item.get("entities") or ():
             eid = resolve(n)
             if eid is not None and eid not in entity_ids:
                 entity_ids.append(eid)
-        cid = claim_id(ex.id, text)
-        out.claims[cid] = Claim(id=cid, text=text, chunk_id=ex.id, document_id=ex.document_id, entity_ids=entity_ids)
+        cid = claim_id(chunk_id, text)
+        claims[cid] = Claim(id=cid, text=text, chunk_id=chunk_id, document_id=document_id, entity_ids=entity_ids)
     out.foreign = sorted(foreign)
     return out
 
