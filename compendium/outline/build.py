@@ -45,9 +45,13 @@ class _Trie:
     children: dict[str, _Trie] = field(default_factory=dict)
 
     def all_items(self) -> list[str]:
-        out = list(self.items)
-        for child in self.children.values():
-            out.extend(child.all_items())
+        """Its items, then each child's in turn (depth first, in insertion order)."""
+        out: list[str] = []
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            out.extend(node.items)
+            stack.extend(reversed(node.children.values()))
         return out
 
 
@@ -172,9 +176,9 @@ class _Builder:
         return big
 
     # -- merging --------------------------------------------------------------------------------
-    def _was(self, group: _Group, depth: int) -> str | None:
-        """The node at `depth` (1 = root topic) most of the group's subjects were in last time."""
-        seen = Counter(t[depth - 1] for s in group.items() if len(t := self.trail.get(s, ())) >= depth)
+    def _was(self, items: Sequence[str], depth: int) -> str | None:
+        """The node at `depth` (1 = root topic) most of these subjects were in last time."""
+        seen = Counter(t[depth - 1] for s in items if len(t := self.trail.get(s, ())) >= depth)
         return min(seen, key=lambda k: (-seen[k], k)) if seen else None
 
     def merge(self, groups: list[_Group], most: int, cap: int | None, depth: int = 1) -> list[_Group]:
@@ -182,21 +186,34 @@ class _Builder:
         size), else its neighbour in reading order, until at most `most` are left. With `cap`,
         no merge makes a group past that many subjects. Groups that shared a node at this
         `depth` in the previous outline join again first, so a small change merges as before."""
-        groups = sorted(groups, key=lambda g: min((self.rank[s] for s in g.items()), default=0))
+        members = [g.items() for g in groups]
+        start = [min((self.rank[s] for s in m), default=0) for m in members]
+        in_order = sorted(range(len(groups)), key=start.__getitem__)
+        groups = [groups[k] for k in in_order]
+        members = [members[k] for k in in_order]
+        # Each group's items, where they were before and a label that stays through merges.
+        was = [self._was(m, depth) for m in members]
+        labels = list(range(len(groups)))
+        label_of = {s: labels[j] for j, m in enumerate(members) for s in m}
         while len(groups) > most:
-            sizes = [len(g.items()) for g in groups]
-            was = [self._was(g, depth) for g in groups]
+            sizes = [len(m) for m in members]
             again = Counter(w for w in was if w is not None)
             order = sorted(range(len(groups)), key=lambda i: (again[was[i]] < 2, sizes[i], i))
+            position = {label: j for j, label in enumerate(labels)}
             done = False
             for i in order:
-                target = self._best_partner(groups, i, sizes, cap, was)
+                target = self._best_partner(members, labels, label_of, position, i, sizes, cap, was)
                 if target is not None:
                     first, second = sorted((i, target))
                     merged = _Group([*self._as_parts(groups[first]), *self._as_parts(groups[second])],
                                     split_depth=max(groups[i].split_depth, groups[target].split_depth))
-                    groups[min(i, target)] = merged
-                    del groups[max(i, target)]
+                    for s in members[second]:
+                        label_of[s] = labels[first]
+                    groups[first] = merged
+                    members[first] = merged.items()
+                    was[first] = self._was(members[first], depth)
+                    for column in (groups, members, was, labels):
+                        del column[second]
                     done = True
                     break
             if not done:
@@ -211,16 +228,17 @@ class _Builder:
             return [_Trie(group.key, group.title, list(group.loose))]
         return [*group.parts, *([_Trie("", "", list(group.loose))] if group.loose else [])]
 
-    def _best_partner(self, groups: list[_Group], i: int, sizes: list[int], cap: int | None,
+    def _best_partner(self, members: list[list[str]], labels: list[int], label_of: dict[str, int],
+                      position: dict[int, int], i: int, sizes: list[int], cap: int | None,
                       was: list[str | None]) -> int | None:
-        mine = set(groups[i].items())
-        home = {s: j for j, g in enumerate(groups) if j != i for s in g.items()}
+        mine = labels[i]
         ties: Counter[int] = Counter()
-        for s in mine:
+        for s in set(members[i]):
             for other, w in self.ties.get(s, {}).items():
-                if other in home:
-                    ties[home[other]] += w
-        fits = [j for j in range(len(groups)) if j != i and (cap is None or sizes[i] + sizes[j] <= cap)]
+                label = label_of.get(other)
+                if label is not None and label != mine:
+                    ties[position[label]] += w
+        fits = [j for j in range(len(members)) if j != i and (cap is None or sizes[i] + sizes[j] <= cap)]
         if not fits:
             return None
         before = [j for j in fits if was[i] is not None and was[j] == was[i]]
@@ -289,8 +307,9 @@ class _Builder:
                     parts[:0] = opened
                     continue
             ready.append(part)
-        loose = [s for p in ready if len(p.items()) < limits.min_group for s in p.items()]
-        big = [p for p in ready if len(p.items()) >= limits.min_group]
+        sized = [(p, p.items()) for p in ready]
+        loose = [s for _p, m in sized if len(m) < limits.min_group for s in m]
+        big = [p for p, m in sized if len(m) >= limits.min_group]
         if len(big) + len(loose) <= limits.fan_out:
             ready = big  # tiny parts are pages of this node
         else:

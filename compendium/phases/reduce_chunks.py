@@ -65,19 +65,22 @@ def contribution(ex: Extract, mentions: Sequence[Mention], sig_entity: dict[str,
     own: dict[str, str] = {}
     for m in mentions:
         eid = sig_entity[mention_sig(m)]
-        for surface in (m.name, *m.aliases):
+        own.setdefault(normalize_name(m.name), eid)
+        for surface in m.aliases:
             own.setdefault(normalize_name(surface), eid)
     foreign: set[str] = set()
+    own_get, best_get = own.get, best.get
 
     def resolve(name: Any) -> str | None:
         norm = normalize_name(name) if isinstance(name, str) else ""
-        found = own.get(norm)
+        found = own_get(norm)
         if found is None and norm:
             foreign.add(norm)
-            found = best.get(norm)
+            found = best_get(norm)
         return found
 
     out = Contribution()
+    relations = out.relations
     for rel in ex.relations:
         src, dst = resolve(rel.get("source")), resolve(rel.get("target"))
         if src is None or dst is None:
@@ -87,18 +90,19 @@ def contribution(ex: Extract, mentions: Sequence[Mention], sig_entity: dict[str,
             out.loops += 1
             continue
         rtype = str(rel.get("type") or "related_to").strip()
-        out.relations.append((relation_id(src, dst, rtype), src, dst, rtype, str(rel.get("description") or "").strip()))
+        relations.append((relation_id(src, dst, rtype), src, dst, rtype, str(rel.get("description") or "").strip()))
+    claims, chunk_id, document_id = out.claims, ex.id, ex.document_id
     for item in ex.claims:
         text = str(item.get("text") or "").strip()
         if not text:
             continue
         entity_ids: list[str] = []
-        for n in item.get("entities") or []:
+        for n in item.get("entities") or ():
             eid = resolve(n)
             if eid is not None and eid not in entity_ids:
                 entity_ids.append(eid)
-        cid = claim_id(ex.id, text)
-        out.claims[cid] = Claim(id=cid, text=text, chunk_id=ex.id, document_id=ex.document_id, entity_ids=entity_ids)
+        cid = claim_id(chunk_id, text)
+        claims[cid] = Claim(id=cid, text=text, chunk_id=chunk_id, document_id=document_id, entity_ids=entity_ids)
     out.foreign = sorted(foreign)
     return out
 
@@ -111,9 +115,10 @@ def add_mentions(sigs: BucketedMap, chunk_id: str, document_id: str, mentions: S
     """The chunk's mentions into their signatures' evidence (position: order within the chunk)."""
     for pos, m in enumerate(mentions):
         key = mention_sig(m)
-        value = sigs.get(key)
+        data = sigs.bucket(key)
+        value = data.get(key)
         if value is None:
-            value = {"k": [m.category, m.type, m.name, list(m.aliases)], "c": {}, "n": {}, "d": {}, "s": {}}
+            value = data[key] = {"k": [m.category, m.type, m.name, list(m.aliases)], "c": {}, "n": {}, "d": {}, "s": {}}
         if chunk_id not in value["c"]:
             value["c"][chunk_id] = pos
             if document_id:
@@ -122,7 +127,6 @@ def add_mentions(sigs: BucketedMap, chunk_id: str, document_id: str, mentions: S
             value["n"][chunk_id] = value["n"].get(chunk_id, 1) + 1
         if m.description:
             value["s"].setdefault(m.description, {})[chunk_id] = 1
-        sigs.set(key, value)
 
 
 def take_out_mentions(sigs: BucketedMap, chunk_id: str, entry: dict[str, Any]) -> None:
@@ -164,11 +168,13 @@ def mention_entry(mentions: Sequence[Mention]) -> list[list[Any]]:
 def add_relations(part: BucketedMap, chunk_id: str, relations: Iterable[tuple[str, str, str, str, str]], sign: int) -> None:
     """Relation mentions into (sign 1) or out of (sign -1) the merged relations."""
     for rid, src, dst, rtype, description in relations:
-        value = part.get(rid)
+        b, data = part.slot(rid)
+        value = data.get(rid)
         if value is None:
             if sign < 0:
                 continue
-            value = {"s": src, "d": dst, "t": rtype, "c": {}, "x": {}}
+            value = data[rid] = {"s": src, "d": dst, "t": rtype, "c": {}, "x": {}}
+        part.mark(b)  # every path from here changes the relation
         n = value["c"].get(chunk_id, 0) + sign
         if n > 0:
             value["c"][chunk_id] = n
@@ -180,10 +186,8 @@ def add_relations(part: BucketedMap, chunk_id: str, relations: Iterable[tuple[st
                 value["x"][description] = m
             else:
                 value["x"].pop(description, None)
-        if value["c"]:
-            part.set(rid, value)
-        else:
-            part.pop(rid)
+        if not value["c"]:
+            del data[rid]
 
 
 def claim_counts(claims: Iterable[Claim]) -> tuple[Counter[str], Counter[str]]:

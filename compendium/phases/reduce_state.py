@@ -77,6 +77,20 @@ class BucketedMap:
             raise KeyError(f"{self.name}: bucket of {key!r} was not read")
         return b, data
 
+    def bucket(self, key: str) -> dict[str, Any]:
+        """The map holding the key, to change in place: its bucket is written at the next save."""
+        b, data = self._of(key)
+        self._dirty.add(b)
+        return data
+
+    def slot(self, key: str) -> tuple[int, dict[str, Any]]:
+        """The key's bucket and the map holding it; a change made in that map is saved only once
+        `mark` names the bucket."""
+        return self._of(key)
+
+    def mark(self, bucket: int) -> None:
+        self._dirty.add(bucket)
+
     def get(self, key: str, default: Any = None) -> Any:
         return self._of(key)[1].get(key, default)
 
