@@ -311,7 +311,21 @@ def _finalize(context: Any, value: Any) -> Any:
 
 
 
-class GuardedSandbox(ImmutableSandboxedEnvironment):
+class _DictFields:
+    """`e.text` on a plain dict names its key (a dict takes no attributes of its own but its
+    methods): read at once, not after getattr() has raised AttributeError, which costs more
+    than the lookup and happens for every field of every evidence item."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)  # type: ignore[misc]
+
+
+class GuardedSandbox(_DictFields, ImmutableSandboxedEnvironment):
     # Intercepted operators and context filters are also never folded at compile time.
     intercepted_binops = frozenset({"**", "*", "%", "+"})
     code_generator_class = _BudgetedCode
@@ -328,17 +342,6 @@ class GuardedSandbox(ImmutableSandboxedEnvironment):
         if isinstance(owner, str):
             args = _guard_method(owner, getattr(__obj, "__name__", ""), args, kwargs)
         return super().call(__context, __obj, *args, **kwargs)
-
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        # `e.text` on a plain dict names its key (a dict takes no attributes of its own but its
-        # methods): read it at once, not after getattr() has raised AttributeError, which costs
-        # more than the lookup and happens for every field of every evidence item.
-        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
-            try:
-                return obj[attribute]
-            except KeyError:
-                pass
-        return super().getattr(obj, attribute)
 
     # Called by the code _BudgetedCode generates, once per loop step and per literal text.
     def spend_step(self) -> None:
@@ -387,18 +390,8 @@ def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str
     return generate_lorem_ipsum(n=n, html=html, min=min, max=max)
 
 
-class BuiltinEnvironment(Environment):
+class BuiltinEnvironment(_DictFields, Environment):
     """Jinja without the sandbox, for the prompts shipped in the package only (render.py)."""
-
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        # What GuardedSandbox.getattr does for a plain dict's field, without the AttributeError
-        # that Environment.getattr raises and catches first: the same value, sooner.
-        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
-            try:
-                return obj[attribute]
-            except KeyError:
-                pass
-        return super().getattr(obj, attribute)
 
 
 def make_builtin_environment(undefined: type[Undefined]) -> BuiltinEnvironment:
