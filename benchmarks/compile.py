@@ -269,6 +269,30 @@ def _tries(shown: Run, done: list[Run]) -> list[str]:
 
 # Why the targets are missed and what changed (issue 15, "get to the model's limit").
 NOTES = """
+## CPU round 4 (issue 15, sixth part)
+
+This session's machine ran 30-50% slower than the last one's fast stretch (the same 1x compile of
+the previous round's final code: 2.72-3.02 ms per chunk at load 0, against 1.93-1.96 then), and
+its speed moved by as much again within minutes. Whole compiles timed in pairs could not separate
+this round's changes from the drift, so they were judged by instruction counts: valgrind
+cachegrind, PYTHONHASHSEED=0, a 1,000-document compile (3,774 chunks) at 0 ms per call, the
+round's start (14b8620) and its end run side by side: 33.29 -> 31.53 G instructions for the
+whole process (-5.3%; corpus generation and bytecode included, so the compile's own share falls
+by more).
+
+- REFINE: built-in prompts render in a plain Jinja environment (a stranger's prompt still renders
+  in the sandbox, in a worker process); evidence ranking, candidates and the definition test do
+  less per item; count_tokens copies less. REFINE's replayed work: -11% of instructions.
+- PLAN: the outline's merge works out each group's items once per merge, not every step
+  (build_outline on a 1x compile's input: 27.0 -> 9.2 ms).
+- REDUCE: a mention's bucket is found once; a chunk's contribution builds no tuples (-10%).
+- MAP: a reply's labels map to their slots without a call per item (split_reply -10%).
+- Fingerprints: hex ids no longer send a fingerprint down the canonical path (21,684 -> 0 at 10x).
+- Store: bulk writes of records without vector or text index are encoded in one pass.
+- Left: at 10x a compile writes ~870 MB to SQLite (MAP alone 524 MB for 706 batches: each commit
+  rewrites the random-id index leaves its extracts land in, and the WAL and checkpoint write each
+  page twice); REDUCE takes ~114k fresh pages (page faults), and its system CPU varied 0.35-1.45 s
+  between runs of the same code; aiohttp's import is ~0.16 s, 0.04 s of it two TLS contexts.
 ## CPU round 3 (issue 15, fifth part)
 
 Own CPU per chunk at 50 ms per call, each compile in a new process. On these shared cores the
