@@ -210,8 +210,8 @@ _id_of = operator.attrgetter("id")
 _FILTER_GETTERS: dict[type[Record], Callable[[Record], tuple[Any, ...]]] = {}
 
 
-def _filter_getter(kind: type[Record]) -> Callable[[Record], tuple[Any, ...]]:
-    """A function giving a record's FILTERS column values, as a tuple."""
+def filters(record: Record, kind: type[Record]) -> tuple[Any, ...]:
+    """The record's FILTERS column values, checked as codec.filter_value checks them."""
     getter = _FILTER_GETTERS.get(kind)
     if getter is None:
         names = kind.FILTERS
@@ -223,28 +223,11 @@ def _filter_getter(kind: type[Record]) -> Callable[[Record], tuple[Any, ...]]:
         else:
             getter = operator.attrgetter(*names)
         _FILTER_GETTERS[kind] = getter
-    return getter
-
-
-def filters(record: Record, kind: type[Record]) -> tuple[Any, ...]:
-    """The record's FILTERS column values, checked as codec.filter_value checks them."""
-    values = _filter_getter(kind)(record)
+    values = getter(record)
     for value in values:
         if isinstance(value, list | dict | tuple | set):
             codec.filter_value(record, kind.FILTERS[values.index(value)])  # raises, naming the field
     return values
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _check_scalars(kind: type[Record], records: list[Record], rows: list[tuple[Any, ...]]) -> None:
-    """Every FILTERS value of the rows is a scalar (else the record's field is named), checked
-    column by column: a filter value is almost always a str."""
-    for column in range(2, 2 + len(kind.FILTERS)):
-        if not _SCALARS.issuperset(map(type, (row[column] for row in rows))):
-            for record in records:
-                filters(record, kind)  # raises, naming the field
 
 
 def _where(kind: type[Record], kb: str, where: Filter | None) -> tuple[str, list[Any]] | None:
@@ -347,20 +330,14 @@ class SQLiteStore(codec.GetOne):
             # One row per id, the last given (the index must be told each row's text once),
             # in id order: the (kb, id) index is then filled page after page.
             ordered = sorted({record.id: record for record in items}.values(), key=_id_of)
-            datas = codec.encode_all(kind, ordered)
-            values_of = _filter_getter(kind)
-            kb = self.kb
-            if kind.VECTOR or kind.TEXT:
-                for record, data in zip(ordered, datas, strict=True):
-                    row = (kb, record.id, *filters(record, kind), data, codec.encode_vector(codec.vector_of(record)))
-                    if kind.TEXT:
-                        ft = sqlite_text.key(kb, record.id)
-                        row = (*row, ft)
-                        texts.append(sqlite_text.add_params(kind, record, data, ft))
-                    rows.append(row)
-            else:  # the bulk of a compile's records (claims, extracts): no vector, no text index
-                rows = [(kb, record.id, *values_of(record), data, None) for record, data in zip(ordered, datas, strict=True)]
-                _check_scalars(kind, ordered, rows)
+            for record, data in zip(ordered, codec.encode_all(kind, ordered), strict=True):
+                vector = codec.vector_of(record)
+                row = (self.kb, record.id, *filters(record, kind), data, codec.encode_vector(vector))
+                if kind.TEXT:
+                    ft = sqlite_text.key(self.kb, record.id)
+                    row = (*row, ft)
+                    texts.append(sqlite_text.add_params(kind, record, data, ft))
+                rows.append(row)
             rows_by_kind.append((kind, rows, texts, len(items)))
 
         def work() -> int:
