@@ -1,5 +1,6 @@
 """Compendium compiles a knowledge base into a cited wiki, an entity graph and topics."""
 
+from . import blas  # noqa: F401  (first: before anything imports numpy)
 from .compiler.report import CompileReport
 from .errors import (
     BudgetExceeded,
