@@ -38,6 +38,13 @@ def _may_differ(text: bytes) -> bool:
     return b"0e" in digits or b"0.0000" in digits or b"null" in text
 
 
+def _many_items(text: bytes) -> bool:
+    """Whether a value has many items for its size (numbers, short strings): then its text is
+    scanned before the value is walked; a text of long strings is walked at once, in fewer steps
+    than its bytes (a compile's fingerprints: 42 -> 21-30 ms; a vector: 20% slower)."""
+    return text.count(b",") * 24 >= len(text)
+
+
 def _floats_differ(value: Any) -> bool:
     """Whether orjson's text of `value` may differ from the canonical text: True when it holds a
     float written with an exponent, NaN or an infinity, or anything but JSON's own types."""
@@ -65,7 +72,9 @@ def _canonical_bytes(value: Any) -> bytes:
         fast = orjson.dumps(value, default=_default, option=orjson.OPT_SORT_KEYS)
     except orjson.JSONEncodeError:  # non-string keys, 64-bit-plus integers, lone surrogates
         fast = None
-    if fast is None or (_may_differ(fast) and _floats_differ(value)):
+    if fast is None:
+        return canonical_json(value).encode("utf-8")
+    if (not _many_items(fast) or _may_differ(fast)) and _floats_differ(value):
         return canonical_json(value).encode("utf-8")
     return fast
 

@@ -32,7 +32,8 @@ def test_fingerprints_equal_the_hash_of_the_canonical_text():
     values += [{2: "int key", 1: "first"}, 2**70, {"s": {3, 1, 2}}, np.arange(3, dtype=np.float32) / 7,
                _Reply(name="x", score=1e-7), "string 1e5 and 0.00001 that looks numeric", math.pi,
                [math.nan, None], {"x": math.inf}, -math.inf, ["9e6f0a", 2.5, "null"], ["0e12", 1e-9],
-               np.float64(0.25), [-0.0, 0.0, 1e-4, 9999999999999998.0, 1e16]]
+               np.float64(0.25), [-0.0, 0.0, 1e-4, 9999999999999998.0, 1e16],
+               {"text": "long " * 200, "f": 1e-9}, ["words " * 300, math.nan], ["a 1e5 text " * 100, 0.5]]
     for value in values:
         assert fingerprint(value, "k") == _reference(value, "k")
 
