@@ -120,18 +120,22 @@ def chunk_mentions(ex: Extract) -> list[Mention]:
 
 def add_mentions(sigs: BucketedMap, chunk_id: str, document_id: str, mentions: Sequence[Mention]) -> None:
     """The chunk's mentions into their signatures' evidence (position: order within the chunk)."""
+    bucket = sigs.bucket
     for pos, m in enumerate(mentions):
-        key = mention_sig(m)
-        data = sigs.bucket(key)
+        key = _sig(m.category, m.type, m.name, tuple(m.aliases))  # mention_sig(m)
+        data = bucket(key)
         value = data.get(key)
         if value is None:
             value = data[key] = {"k": [m.category, m.type, m.name, list(m.aliases)], "c": {}, "n": {}, "d": {}, "s": {}}
-        if chunk_id not in value["c"]:
-            value["c"][chunk_id] = pos
+        chunks = value["c"]
+        if chunk_id not in chunks:
+            chunks[chunk_id] = pos
             if document_id:
-                value["d"][document_id] = value["d"].get(document_id, 0) + 1
+                documents = value["d"]
+                documents[document_id] = documents.get(document_id, 0) + 1
         else:  # mentioned again in the chunk: counted (only counts above one are kept)
-            value["n"][chunk_id] = value["n"].get(chunk_id, 1) + 1
+            again = value["n"]
+            again[chunk_id] = again.get(chunk_id, 1) + 1
         if m.description:
             value["s"].setdefault(m.description, {})[chunk_id] = 1
 
