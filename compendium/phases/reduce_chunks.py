@@ -178,26 +178,29 @@ def mention_entry(mentions: Sequence[Mention]) -> list[list[Any]]:
 
 def add_relations(part: BucketedMap, chunk_id: str, relations: Iterable[tuple[str, str, str, str, str]], sign: int) -> None:
     """Relation mentions into (sign 1) or out of (sign -1) the merged relations."""
+    slot, mark = part.slot, part.mark
     for rid, src, dst, rtype, description in relations:
-        b, data = part.slot(rid)
+        b, data = slot(rid)
         value = data.get(rid)
         if value is None:
             if sign < 0:
                 continue
             value = data[rid] = {"s": src, "d": dst, "t": rtype, "c": {}, "x": {}}
-        part.mark(b)  # every path from here changes the relation
-        n = value["c"].get(chunk_id, 0) + sign
+        mark(b)  # every path from here changes the relation
+        chunks = value["c"]
+        n = chunks.get(chunk_id, 0) + sign
         if n > 0:
-            value["c"][chunk_id] = n
+            chunks[chunk_id] = n
         else:
-            value["c"].pop(chunk_id, None)
+            chunks.pop(chunk_id, None)
         if description:
-            m = value["x"].get(description, 0) + sign
+            texts = value["x"]
+            m = texts.get(description, 0) + sign
             if m > 0:
-                value["x"][description] = m
+                texts[description] = m
             else:
-                value["x"].pop(description, None)
-        if not value["c"]:
+                texts.pop(description, None)
+        if not chunks:
             del data[rid]
 
 
