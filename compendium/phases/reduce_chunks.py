@@ -93,16 +93,23 @@ def contribution(ex: Extract, mentions: Sequence[Mention], sig_entity: dict[str,
         relations.append((relation_id(src, dst, rtype), src, dst, rtype, str(rel.get("description") or "").strip()))
     claims, chunk_id, document_id = out.claims, ex.id, ex.document_id
     for item in ex.claims:
-        text = str(item.get("text") or "").strip()
+        text = item.get("text")
+        text = text.strip() if type(text) is str else str(text or "").strip()
         if not text:
             continue
         entity_ids: list[str] = []
         for n in item.get("entities") or ():
-            eid = resolve(n)
+            # resolve(n), inline: a chunk's claims name ~20 entities
+            norm = normalize_name(n) if isinstance(n, str) else ""
+            eid = own_get(norm)
+            if eid is None and norm:
+                foreign.add(norm)
+                eid = best_get(norm)
             if eid is not None and eid not in entity_ids:
                 entity_ids.append(eid)
         cid = claim_id(chunk_id, text)
-        claims[cid] = Claim(id=cid, text=text, chunk_id=chunk_id, document_id=document_id, entity_ids=entity_ids)
+        # Positional (id, text, chunk_id, document_id, entity_ids): a KB has ~10 claims a chunk
+        claims[cid] = Claim(cid, text, chunk_id, document_id, entity_ids)
     out.foreign = sorted(foreign)
     return out
 
@@ -113,18 +120,22 @@ def chunk_mentions(ex: Extract) -> list[Mention]:
 
 def add_mentions(sigs: BucketedMap, chunk_id: str, document_id: str, mentions: Sequence[Mention]) -> None:
     """The chunk's mentions into their signatures' evidence (position: order within the chunk)."""
+    bucket = sigs.bucket
     for pos, m in enumerate(mentions):
-        key = mention_sig(m)
-        data = sigs.bucket(key)
+        key = _sig(m.category, m.type, m.name, tuple(m.aliases))  # mention_sig(m)
+        data = bucket(key)
         value = data.get(key)
         if value is None:
             value = data[key] = {"k": [m.category, m.type, m.name, list(m.aliases)], "c": {}, "n": {}, "d": {}, "s": {}}
-        if chunk_id not in value["c"]:
-            value["c"][chunk_id] = pos
+        chunks = value["c"]
+        if chunk_id not in chunks:
+            chunks[chunk_id] = pos
             if document_id:
-                value["d"][document_id] = value["d"].get(document_id, 0) + 1
+                documents = value["d"]
+                documents[document_id] = documents.get(document_id, 0) + 1
         else:  # mentioned again in the chunk: counted (only counts above one are kept)
-            value["n"][chunk_id] = value["n"].get(chunk_id, 1) + 1
+            again = value["n"]
+            again[chunk_id] = again.get(chunk_id, 1) + 1
         if m.description:
             value["s"].setdefault(m.description, {})[chunk_id] = 1
 
@@ -167,26 +178,29 @@ def mention_entry(mentions: Sequence[Mention]) -> list[list[Any]]:
 
 def add_relations(part: BucketedMap, chunk_id: str, relations: Iterable[tuple[str, str, str, str, str]], sign: int) -> None:
     """Relation mentions into (sign 1) or out of (sign -1) the merged relations."""
+    slot, mark = part.slot, part.mark
     for rid, src, dst, rtype, description in relations:
-        b, data = part.slot(rid)
+        b, data = slot(rid)
         value = data.get(rid)
         if value is None:
             if sign < 0:
                 continue
             value = data[rid] = {"s": src, "d": dst, "t": rtype, "c": {}, "x": {}}
-        part.mark(b)  # every path from here changes the relation
-        n = value["c"].get(chunk_id, 0) + sign
+        mark(b)  # every path from here changes the relation
+        chunks = value["c"]
+        n = chunks.get(chunk_id, 0) + sign
         if n > 0:
-            value["c"][chunk_id] = n
+            chunks[chunk_id] = n
         else:
-            value["c"].pop(chunk_id, None)
+            chunks.pop(chunk_id, None)
         if description:
-            m = value["x"].get(description, 0) + sign
+            texts = value["x"]
+            m = texts.get(description, 0) + sign
             if m > 0:
-                value["x"][description] = m
+                texts[description] = m
             else:
-                value["x"].pop(description, None)
-        if not value["c"]:
+                texts.pop(description, None)
+        if not chunks:
             del data[rid]
 
 

@@ -281,7 +281,8 @@ class Reduction:
                 claims[c.id] = c
         old = {c.id: c for c in old_claims}
         in_order = [claims[cid] for cid in sorted(claims)]
-        write_claims = [c for c in in_order if old.get(c.id) != c]
+        # A claim not stored before is written without comparing it (a Python __eq__ per claim)
+        write_claims = [c for c in in_order if (was := old.get(c.id)) is None or was != c]
         removed_claims = sorted(set(old) - set(claims))
 
         # Relations: the merged ones the redone chunks touched, beside every stored one.
