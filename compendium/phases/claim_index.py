@@ -31,6 +31,7 @@ from typing import Any
 
 import xxhash
 
+from ..engines.offline.whole_words import has_word, inside_sentence
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Claim, Entity
 
@@ -66,16 +67,6 @@ def name_word(entity: Entity) -> str | None:
     if not _PLAIN_TITLE_WORD.match(name) or any(a.lower() != name.lower() for a in entity.aliases):
         return None
     return name
-
-
-@lru_cache(maxsize=4096)
-def _inside(word: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<=[^\s.!?:]\s){re.escape(word)}\b|(?<=[(\"'“]){re.escape(word)}\b")
-
-
-@lru_cache(maxsize=4096)
-def _lowercase(word: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
 
 
 def words_of(entities: Iterable[Entity]) -> dict[str, list[str]]:
@@ -268,9 +259,9 @@ class ClaimIndex:
                     counts = self.words.get(eid)
                     if counts is None:
                         counts = self.words[eid] = [pair[0], 0, pair[1], 0]
-                    if _inside(pair[0]).search(c.text):
+                    if inside_sentence(c.text, pair[0]):
                         counts[1] += sign
-                    if _lowercase(pair[1]).search(c.text):
+                    if has_word(c.text, pair[1]):
                         counts[3] += sign
                 for gid, members in groups:
                     h = len(members.intersection(ents))
@@ -282,10 +273,9 @@ class ClaimIndex:
 
     def recount(self, entity_id: str, pair: Sequence[str], texts: Iterable[str]) -> None:
         """Word counts of an entity from the texts of all its claims."""
-        inside, lower = _inside(pair[0]), _lowercase(pair[1])
         texts = list(texts)
-        self.words[entity_id] = [pair[0], sum(1 for t in texts if inside.search(t)),
-                                 pair[1], sum(1 for t in texts if lower.search(t))]
+        self.words[entity_id] = [pair[0], sum(1 for t in texts if inside_sentence(t, pair[0])),
+                                 pair[1], sum(1 for t in texts if has_word(t, pair[1]))]
 
     def count_group(self, group_id: str, members: Sequence[str]) -> None:
         """A group's levels counted from its members' sets (all their parts in memory)."""
@@ -365,9 +355,9 @@ def built_index(claims: Iterable[Claim], entities: Iterable[Entity], tag: str | 
             by_entity[eid].append(c.id)
             found = counts.get(eid)
             if found is not None:
-                if _inside(found[0]).search(c.text):
+                if inside_sentence(c.text, found[0]):
                     found[1] += 1
-                if _lowercase(found[2]).search(c.text):
+                if has_word(c.text, found[2]):
                     found[3] += 1
     index = ClaimIndex(tag=tag, complete=True)
     for eid, ids in by_entity.items():

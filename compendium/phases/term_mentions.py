@@ -21,6 +21,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 
+from ..engines.offline.whole_words import caseless, count_code, count_words
 from ..storage.records import Claim
 
 MAX_CLAIMS_PER_TERM = 60  # enough to carry a page; more only slows the writer
@@ -53,11 +54,27 @@ def _spelling_pattern(spelling: str, code: bool) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){word}(?![\w-])", re.IGNORECASE)
 
 
-def _literal(spelling: str) -> str:
-    """What every mention of the spelling starts with, in lowercase (see _spelling_pattern)."""
+@lru_cache(maxsize=8192)
+def _spelling_parts(spelling: str) -> tuple[str, tuple[str, ...]] | None:
+    """(stem, its endings in the order _spelling_pattern tries them) of an ASCII spelling, which
+    whole_words finds in a caseless text where the pattern finds it; None for others."""
+    if not spelling or not spelling.isascii():
+        return None
     if spelling.endswith("y") and len(spelling) > 2 and spelling[-2] not in "aeiou":
-        return spelling[:-1]
-    return spelling
+        return spelling[:-1].lower(), ("y", "ies")
+    return spelling.lower(), ("s", "es", "")
+
+
+def _mentions(spelling: str, text: str, lower: str | None) -> tuple[int, int]:
+    """How often the text names the spelling as whole words, and how often as inline code;
+    `lower` is caseless(text)."""
+    parts = _spelling_parts(spelling)
+    if parts is not None and lower is not None:
+        # what the patterns find, without a pattern to compile per spelling
+        found = count_words(lower, *parts)
+        return found, count_code(lower, *parts) if found and "`" in text else 0
+    found = len(_spelling_pattern(spelling, code=False).findall(text))
+    return found, len(_spelling_pattern(spelling, code=True).findall(text)) if found and "`" in text else 0
 
 
 def claim_words(text: str) -> set[str]:
@@ -102,14 +119,12 @@ class SpellingHits:
     as_word: int = 0
 
     def add(self, claim_id: str, text: str, spelling: str, sign: int = 1) -> None:
-        if " " in spelling and text.isascii() and _literal(spelling) not in text.lower():
-            # A mention's words are in the lowercase text as written (ASCII lowercases that
-            # simply): most claims holding a rare word of a spelling hold no mention of it.
-            return
-        found = len(_spelling_pattern(spelling, code=False).findall(text))
+        self.add_counts(claim_id, *_mentions(spelling, text, caseless(text)), sign)
+
+    def add_counts(self, claim_id: str, found: int, code: int, sign: int = 1) -> None:
+        """A claim naming the spelling `found` times, `code` of them as inline code (see _mentions)."""
         if not found:
             return
-        code = len(_spelling_pattern(spelling, code=True).findall(text)) if "`" in text else 0
         self.as_code += sign * code
         self.as_word += sign * (found - code)
         (self.plain.add if sign > 0 else self.plain.discard)(claim_id)
@@ -152,12 +167,14 @@ def spelling_hits(spellings: Collection[str], claims: Iterable[Claim]) -> dict[s
     # name no term, and a list per word of the KB costs more than the search).
     wanted = {f for s in spellings for w in s.split() for f in plural_forms(w)}
     index: dict[str, list[Claim]] = defaultdict(list)
+    lowered: dict[int, str | None] = {}  # id(claim) -> caseless(claim.text), made once per claim
     if wanted:
         # A search of the text costs about what splitting every claim into words does over
         # _SPLIT_ALL words: a whole compile's thousands of words split instead.
         holding = list(claims) if len(wanted) > _SPLIT_ALL else _holding(claims, wanted)
         for claim in holding:
-            for word in wanted.intersection(_WORD.findall(claim.text.lower())):
+            lower = lowered[id(claim)] = caseless(claim.text)
+            for word in wanted.intersection(_WORD.findall(claim.text.lower() if lower is None else lower)):
                 index[word].append(claim)
     out: dict[str, SpellingHits] = {}
     for spelling in spellings:
@@ -170,7 +187,7 @@ def spelling_hits(spellings: Collection[str], claims: Iterable[Claim]) -> dict[s
         )
         hits = out[spelling] = SpellingHits()
         for claim in candidates.values():
-            hits.add(claim.id, claim.text, spelling)
+            hits.add_counts(claim.id, *_mentions(spelling, claim.text, lowered[id(claim)]))
     return out
 
 

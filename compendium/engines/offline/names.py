@@ -24,15 +24,19 @@ _CONNECT = r"(?:(?:of|for|de|du|von|van|la)\s+(?:the\s+)?)"
 _VERSION = r"(?:\s+v?\d+(?:\.\d+)*(?![\w.]))"
 
 # One pass over a sentence finds every candidate span; alternatives are tried in this order.
+# Each starts at a backtick, an asterisk or a word's first character: the opening assertion
+# turns away every other position at once. The possessive runs (++, *+) end where nothing
+# after them could match a character sooner, so they only spare the engine its backtracking.
 SPAN = re.compile(
+    r"(?:(?=[`*])|(?<!\w))(?:"
     r"`(?P<code>[^`\n]{1,60})`"
     r"|\*\*(?P<strong>[^*\n]{2,60}?)\*\*"
     r"|(?<![\w*])\*(?P<em>[^*\n\s][^*\n]{0,58}?)\*(?![\w*])"
-    r"|(?<![\w/.:-])(?P<file>[\w-]+\.(?:conf|py|c|h|sql|json|ya?ml|toml|sh|so|dll|exe|ini|cfg|js|ts|log))\b"
-    r"|(?P<ident>\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b(?:\(\))?"
-    r"|\b[a-z]+(?:[A-Z][a-z0-9]*)+\b(?:\(\))?"
-    r"|\b[A-Za-z_][\w.]*\(\))"
-    rf"|(?P<name>\b{_CAP}(?:\s+{_CONNECT}?{_CAP})*{_VERSION}?)"
+    r"|(?<![\w/.:-])(?P<file>[\w-]++\.(?:conf|py|c|h|sql|json|ya?ml|toml|sh|so|dll|exe|ini|cfg|js|ts|log))\b"
+    r"|(?P<ident>\b[A-Za-z][A-Za-z0-9]*+(?:_[A-Za-z0-9]++)++\b(?:\(\))?"
+    r"|\b[a-z]++(?:[A-Z][a-z0-9]*+)++\b(?:\(\))?"
+    r"|\b[A-Za-z_][\w.]*+\(\))"
+    rf"|(?P<name>\b{_CAP}(?:\s+{_CONNECT}?{_CAP})*{_VERSION}?))"
 )
 
 _ACRONYM = re.compile(r"^[A-Z][A-Z0-9&]{1,7}s?$")

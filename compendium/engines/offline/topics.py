@@ -7,6 +7,7 @@ import re
 from ...outline.titles import TOPIC_HEADING_SHARE, title_from_members
 from ..tasks import TopicReply, TopicRequest
 from .sentences import clean_heading
+from .whole_words import has_word
 from .words import BOILERPLATE
 
 _MAX_LISTED = 5
@@ -71,8 +72,8 @@ def _by_centrality(names: list[str], claims: list[str]) -> list[str]:
     lowered = [c.lower() for c in claims]
 
     def hits(name: str) -> int:
-        pattern = re.compile(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])")
-        return sum(1 for c in lowered if pattern.search(c))
+        word = name.lower()
+        return sum(1 for c in lowered if has_word(c, word))
 
     counts = {n: hits(n) for n in names}
     return sorted(names, key=lambda n: (-counts[n], names.index(n)))

@@ -225,16 +225,27 @@ def _prose_of(text: str) -> tuple[tuple[str, int, str, frozenset[str], frozenset
     Cached: the same chunk excerpt and claim reach many pages."""
     out = []
     for s in sentences_of(text):
-        if len(s.text.split()) < _MIN_WORDS or not (_ENDS_SENTENCE.search(s.text) or is_purpose_line(s.text)):
+        quoted = _quotable(s.text)
+        if quoted is None:
             out.append(("", s.position, "", frozenset(), frozenset()))
-            continue
-        lower = s.text.lower()
-        flat = " ".join(lower.split()).rstrip(".!")
-        words = frozenset(_WORD.findall(lower))  # the words of `flat` too: split once for both
-        marks = {m.strip().lower() for m in _CODE.findall(s.text)}
-        marks.update(w for w in words if not w.isalpha())
-        out.append((s.text, s.position, flat, _stemmed(words), frozenset(marks)))
+        else:
+            out.append((s.text, s.position, *quoted))
     return tuple(out)
+
+
+@lru_cache(maxsize=65536)
+def _quotable(sentence: str) -> tuple[str, frozenset[str], frozenset[str]] | None:
+    """(flat lowercase, stemmed content words, code names and numbers) of a sentence worth
+    quoting, else None. Cached apart from _prose_of: a claim is also a sentence of the excerpts
+    of its chunk (half the sentences of a compile's evidence recur so)."""
+    if len(sentence.split()) < _MIN_WORDS or not (_ENDS_SENTENCE.search(sentence) or is_purpose_line(sentence)):
+        return None
+    lower = sentence.lower()
+    flat = " ".join(lower.split()).rstrip(".!")
+    words = frozenset(_WORD.findall(lower))  # the words of `flat` too: split once for both
+    marks = {m.strip().lower() for m in _CODE.findall(sentence)}
+    marks.update(w for w in words if not w.isalpha())
+    return flat, _stemmed(words), frozenset(marks)
 
 
 def _stems(text: str) -> frozenset[str]:
