@@ -36,9 +36,11 @@ chunk whose last heading is X counts too (a glossary entry). A lead also defines
 the first sentence of a passage of X's own document (its title or a heading above it is X) and opens
 with X (a reference page's "ALTER SEQUENCE changes the parameters of ...").
 
-Connective lead: a lead opening with Also, However, This, These, That, Those, It, Its, They,
-Such, Thus, Therefore, Hence, Moreover, Furthermore, In addition, Otherwise, Instead, But,
-And, So, Then.
+Connective lead: a lead of any page, topics included, opening with Also, However, This, These,
+That, Those, It, Its, They, Such, Thus, Therefore, Hence, Moreover, Furthermore, In addition,
+Otherwise, Instead, But, And, So, Then; or with this, these, those, it, its, they, them or
+their among its first four words ("If this option is given", "Together they allow"), except
+an "it" that stands for nothing ("Often, it is necessary to ...").
 
 Repeated sentence: after dropping citations and list markers and folding case and spaces, two
 sentences of one page are equal, or one of at least four words is contained in another.
@@ -83,6 +85,8 @@ CONNECTIVES = re.compile(
     r"^(?:Also|However|This|These|That|Those|It|Its|They|Such|Thus|Therefore|Hence|Moreover|"
     r"Furthermore|In addition|Otherwise|Instead|But|And|So|Then)\b"
 )
+POINTING = re.compile(r"^(?:\S+\s+){0,3}?(this|these|those|it|its|they|them|their)\b", re.IGNORECASE)
+_IT_FOR_NOTHING = re.compile(r"it\s+(?:is|was|(?:may|can|might|would|will)\s+be)\s+(?:\w+\s+){1,3}?(?:to|that)\b", re.I)
 _CODE = re.compile(r"[=;{}\[\]<>$\\|\"]|->|::|:=|\|\||'[^']*'|^[^\w.]")
 _FORMAT = re.compile(r"%[-+ #0-9.]*[sdifxXeEgGcrq]\b|\{\w*\}")
 _VERSION = re.compile(r"^v?\d+(?:[.\-]\d+)*[a-z]?$|^[A-Z][a-z]+\s+[A-Z]?\d+(?:[.\-]\d+)*$")
@@ -179,6 +183,16 @@ def _opens_passage_about(chunk: Any, title: str, heads: set[str], names: list[st
     return own and any(opening.startswith(n.lower()) for n in names if n.strip())
 
 
+def leans_back(lead: str) -> bool:
+    """A connective lead (see the module docstring)."""
+    if CONNECTIVES.match(lead):
+        return True
+    pointing = POINTING.match(lead)
+    if pointing is None:
+        return False
+    return pointing[1].lower() != "it" or _IT_FOR_NOTHING.match(lead, pointing.start(1)) is None
+
+
 def page_body(markdown: str) -> tuple[str, list[str]]:
     """The page's lead and its cited sentences, citations and list markers removed."""
     lead = ""
@@ -264,10 +278,10 @@ def judge_wiki(data: dict[str, Any], *, seed: int, sample: int, topic_sample: in
             file_titles.append(p.title)
         if repeated(cited):
             rep.append(p.title)
+        if lead and leans_back(lead):
+            connective.append((p.title, lead[:80]))
         if p.kind == "topic":
             continue
-        if lead and CONNECTIVES.match(lead):
-            connective.append((p.title, lead[:80]))
         entity = by_id.get(p.subject_id)
         if entity is None:
             continue

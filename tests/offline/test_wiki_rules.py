@@ -82,6 +82,21 @@ async def test_a_glossary_entry_leads_and_a_connective_never_does():
     assert lead_of(page).startswith("A background process that runs VACUUM")
 
 
+async def test_a_lead_never_points_back_at_a_sentence_the_page_does_not_show():
+    evidence = [
+        EvidenceItem(ref=1, text="Together they allow point-in-time recovery of the whole cluster.", chunk_id="a",
+                     support=6, heading_path=["Backup"]),
+        EvidenceItem(ref=2, text="If this option is given, the archiver copies every finished segment.", chunk_id="b",
+                     support=5, heading_path=["Backup"]),
+        EvidenceItem(ref=3, text="Initially it returns every segment that has not been archived.", chunk_id="c",
+                     support=4, heading_path=["Backup"]),
+        EvidenceItem(ref=4, text="Often, it is necessary to keep archived segments for a week or more.", chunk_id="d",
+                     support=1, heading_path=["Backup"]),
+    ]
+    page = await OfflineEngine().write_page(request(evidence, "WAL archive", []), TEMPLATE)
+    assert lead_of(page).startswith("Often, it is necessary to keep archived segments")
+
+
 async def test_no_sentence_appears_twice_nor_inside_another():
     claim = "The checkpointer writes dirty buffers to disk at every checkpoint."
     evidence = [

@@ -28,6 +28,11 @@ _ANAPHORA = re.compile(
     r"Nonetheless|Meanwhile|Consequently|Accordingly|In\s+addition|In\s+this\s+case|"
     r"In\s+that\s+case|On\s+the\s+other\s+hand|As\s+a\s+result)\b"
 )
+# A pronoun or demonstrative among a sentence's first words points back too ("If this option is
+# given, ...", "Initially it returns ...", "Together they allow ..."), unless it is the "it" of
+# "it is possible to ..." that points at nothing.
+_POINTS_BACK = re.compile(r"^(?:\S+\s+){0,3}?(?P<word>this|these|those|it|its|they|them|their)\b", re.IGNORECASE)
+_EMPTY_IT = re.compile(r"it\s+(?:is|was|(?:may|can|might|would|will)\s+be)\s+(?:\w+\s+){1,3}?(?:to|that)\b", re.IGNORECASE)
 _OTHER_FACTS = "Other facts"
 # Sections whose first sentence says what the document's subject is.
 _DESCRIBING = frozenset({"description", "overview", "introduction", "name", "purpose", "summary",
@@ -416,7 +421,7 @@ def _choose_lead(
         for s in usable:
             if s.text == description or description in s.text:
                 return _lead(s), [p for p in pool if p is not s]
-        if not pool and not _ANAPHORA.match(description):
+        if not pool and not _leans_back(description):
             return {"text": description, "ref": None}, []
     if naming:
         best = min(naming, key=lambda x: (x[0] > 40, -x[1].support, x[0], x[1].order))[1]
@@ -432,7 +437,18 @@ def _choose_lead(
 def _may_lead(text: str) -> bool:
     """Neither leaning on the sentence before nor full of code marks (cached: a sentence is in
     the pool of every page it is evidence for)."""
-    return not _ANAPHORA.match(text) and len(_CODE_MARKS.findall(text)) < 4
+    return not _leans_back(text) and len(_CODE_MARKS.findall(text)) < 4
+
+
+def _leans_back(text: str) -> bool:
+    """Whether the sentence points at one before it: a connective or pronoun opening it, or a
+    pronoun among its first words other than an "it" that points at nothing."""
+    if _ANAPHORA.match(text):
+        return True
+    pointing = _POINTS_BACK.match(text)
+    if pointing is None:
+        return False
+    return pointing["word"].lower() != "it" or _EMPTY_IT.match(text, pointing.start("word")) is None
 
 
 def _opens_sentence(text: str) -> bool:
