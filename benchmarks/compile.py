@@ -269,6 +269,28 @@ def _tries(shown: Run, done: list[Run]) -> list[str]:
 
 # Why the targets are missed and what changed (issue 15, "get to the model's limit").
 NOTES = """
+## CPU round 5 (issue 15, seventh part)
+
+The machine ran slow again (the session-start code: 3.08-3.23 ms a chunk at 1x, against
+2.56-2.85 ms on the same code four hours before). Pairs, session start (ec5e2de) right
+before this round's code, each compile in a new process: 1x 3.51 -> 3.38, 3.64 -> 3.62,
+3.47 -> 3.30 s (0.95-0.99); 10x one pair 16.45 -> 17.69 s, inside the drift. Instruction
+counts (cachegrind, PYTHONHASHSEED=0, OPENBLAS_NUM_THREADS=1 on both sides so that only the
+code differs, a 300-document compile at 0 ms): 15.252 -> 15.098 G (-1.0%).
+- BLAS on one thread unless the environment chooses (compendium/blas.py): OpenBLAS started a
+  thread per core at numpy's import, each spinning ~0.1 s of CPU (import numpy: 0.17-0.19 ->
+  0.07 s of CPU on 2 cores; 2.6% of a 1x compile's perf samples). Not in the count above.
+- count_tokens: digit runs by split, line terms only where a line break is (-15-20% a text).
+- Fingerprints: a text of long strings is walked at once, not scanned first (42 -> 21-30 ms).
+- REDUCE: contribution, add_mentions, collect_mentions, add_relations, finish do less per item
+  (-4% to -10.5% in each; -0.4% of the whole compile).
+- Offline engine (quality sample): whole-word searches by str.find instead of a regex compiled
+  per word (term mentions, claim index, topic names), a span pattern without hopeless starts,
+  the writer's per-sentence cache: engine phases -4% to -13% in six interleaved pairs.
+- Left: at 10x MAP's SQLite writes (706 commits, ~550 MB) cost ~0.6 s, a third of it the
+  commits (4 batches a commit: 0.61 -> 0.40 s, but a killed process would then lose paid
+  replies); page size does not help (4 KiB: 0.86 s). pydantic's MAP reply parse ~0.35 ms a
+  65 KB reply. 3,152 frame-stack chunks (16 KiB mmap/munmap pairs) a 1x compile.
 ## CPU round 4 (issue 15, sixth part)
 
 This session's machine ran 30-50% slower than the last one's fast stretch (the same 1x compile of
