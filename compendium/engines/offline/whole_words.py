@@ -8,6 +8,8 @@ matches in a str pattern: a letter, digit or numeral, or "_".
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 def _free(text: str, at: int) -> bool:
     """No word character or hyphen at text[at] (or none at all: `at` is outside the text)."""
@@ -17,53 +19,55 @@ def _free(text: str, at: int) -> bool:
     return not (c.isalnum() or c == "_" or c == "-")
 
 
-def count_words(text: str, stem: str, endings: tuple[str, ...]) -> int:
-    """len(re.findall(rf"(?<![\\w-]){stem}(?:{'|'.join(endings)})(?![\\w-])", text)) for a
-    non-empty `stem` and endings in that order (stem and endings taken literally, "" for none)."""
+def _count(text: str, opening: str, end_of: Callable[[int], int]) -> int:
+    """Non-overlapping matches starting with `opening`, as re.findall counts them: `end_of(at)`
+    is where the match found at `at` ends, or -1 when none starts there."""
     count = 0
-    size = len(stem)
-    at = text.find(stem)
-    while at >= 0:
-        end = -1
-        if _free(text, at - 1):
-            after = at + size
-            for ending in endings:
-                if text.startswith(ending, after) and _free(text, after + len(ending)):
-                    end = after + len(ending)
-                    break
-        if end < 0:
-            at = text.find(stem, at + 1)
-        else:
-            count += 1
-            at = text.find(stem, end)
-    return count
-
-
-def count_code(text: str, stem: str, endings: tuple[str, ...]) -> int:
-    """len(re.findall(rf"`{stem}(?:{'|'.join(endings)})(?:\\(\\))?`", text)), stem and endings
-    taken literally ("" for none), in that order."""
-    count = 0
-    opening = "`" + stem
-    size = len(opening)
     at = text.find(opening)
     while at >= 0:
-        end = -1
-        after = at + size
-        for ending in endings:
-            if text.startswith(ending, after):
-                close = after + len(ending)
-                if text.startswith("()`", close):
-                    end = close + 3
-                    break
-                if text.startswith("`", close):
-                    end = close + 1
-                    break
+        end = end_of(at)
         if end < 0:
             at = text.find(opening, at + 1)
         else:
             count += 1
             at = text.find(opening, end)
     return count
+
+
+def count_words(text: str, stem: str, endings: tuple[str, ...]) -> int:
+    """len(re.findall(rf"(?<![\\w-]){stem}(?:{'|'.join(endings)})(?![\\w-])", text)) for a
+    non-empty `stem` and endings in that order (stem and endings taken literally, "" for none)."""
+    size = len(stem)
+
+    def end_of(at: int) -> int:
+        if _free(text, at - 1):
+            after = at + size
+            for ending in endings:
+                if text.startswith(ending, after) and _free(text, after + len(ending)):
+                    return after + len(ending)
+        return -1
+
+    return _count(text, stem, end_of)
+
+
+def count_code(text: str, stem: str, endings: tuple[str, ...]) -> int:
+    """len(re.findall(rf"`{stem}(?:{'|'.join(endings)})(?:\\(\\))?`", text)), stem and endings
+    taken literally ("" for none), in that order."""
+    opening = "`" + stem
+    size = len(opening)
+
+    def end_of(at: int) -> int:
+        after = at + size
+        for ending in endings:
+            if text.startswith(ending, after):
+                close = after + len(ending)
+                if text.startswith("()`", close):
+                    return close + 3
+                if text.startswith("`", close):
+                    return close + 1
+        return -1
+
+    return _count(text, opening, end_of)
 
 
 def has_word(text: str, word: str) -> bool:
