@@ -85,7 +85,7 @@ CONNECTIVES = re.compile(
     r"^(?:Also|However|This|These|That|Those|It|Its|They|Such|Thus|Therefore|Hence|Moreover|"
     r"Furthermore|In addition|Otherwise|Instead|But|And|So|Then)\b"
 )
-POINTING = re.compile(r"^(?:\S+\s+){0,3}?(this|these|those|it|its|they|them|their)\b", re.IGNORECASE)
+_POINTING = re.compile(r"^(?:\S+\s+){0,3}?(this|these|those|it|its|they|them|their)\b", re.IGNORECASE)
 _IT_FOR_NOTHING = re.compile(r"it\s+(?:is|was|(?:may|can|might|would|will)\s+be)\s+(?:\w+\s+){1,3}?(?:to|that)\b", re.I)
 _CODE = re.compile(r"[=;{}\[\]<>$\\|\"]|->|::|:=|\|\||'[^']*'|^[^\w.]")
 _FORMAT = re.compile(r"%[-+ #0-9.]*[sdifxXeEgGcrq]\b|\{\w*\}")
@@ -187,7 +187,7 @@ def leans_back(lead: str) -> bool:
     """A connective lead (see the module docstring)."""
     if CONNECTIVES.match(lead):
         return True
-    pointing = POINTING.match(lead)
+    pointing = _POINTING.match(lead)
     if pointing is None:
         return False
     return pointing[1].lower() != "it" or _IT_FOR_NOTHING.match(lead, pointing.start(1)) is None

@@ -46,7 +46,7 @@ def count_tokens(text: str) -> int:
     raw = text.encode("utf-8", "surrogatepass")
     words = raw.translate(_AS_WORDS)
     numbers = raw.translate(_AS_NUMBERS)
-    # A word or number starts after a space, or at the very start (not copied behind a space).
+    # A word starts after a space, or at the very start (the text is not copied behind a space).
     estimate = (
         _PER_WORD * (words.count(b" a") + words.startswith(b"a"))
         + _PER_LONG_WORD_PART[0] * words.count(b"a" * 10)

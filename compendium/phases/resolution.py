@@ -130,32 +130,22 @@ def _items(extract: Extract, kind: str) -> Iterable[tuple[int, dict[str, Any]]]:
 def collect_mentions(extracts: Iterable[Extract], document_of: dict[str, str] | None = None) -> list[Mention]:
     """Every named entity and concept of the extracts, in a stable order; nameless items skipped."""
     mentions: list[Mention] = []
-    add = mentions.append
     for ex in sorted(extracts, key=lambda e: e.id):
         doc = ex.document_id or (document_of or {}).get(ex.id, "")
         for i, item in _items(ex, "entities"):
-            # _field(item, key, ...) inline for the usual text value: a KB has ~6 mentions a chunk
-            name = item.get("name", "")
-            name = name.strip() if type(name) is str else _field(item, "name", ex, "entities", i)
+            name = _field(item, "name", ex, "entities", i)
             aliases = item.get("aliases") or []
             if not isinstance(aliases, list) or not all(isinstance(x, str) for x in aliases):
                 where = f"extract {ex.id}: entities[{i}]"
                 raise InputError(f"{where}.aliases must be a list of text", field=f"{where}.aliases")
             if normalize_name(name):
                 clean = [x.strip() for x in aliases if normalize_name(x)] if aliases else []
-                type_, description = item.get("type", ""), item.get("description", "")
-                type_ = type_.strip() if type(type_) is str else _field(item, "type", ex, "entities", i)
-                description = (description.strip() if type(description) is str
-                               else _field(item, "description", ex, "entities", i))
-                add(Mention(name, type_, "entity", description, clean, ex.id, doc))
+                mentions.append(Mention(name, _field(item, "type", ex, "entities", i), "entity",
+                                        _field(item, "description", ex, "entities", i), clean, ex.id, doc))
         for i, item in _items(ex, "concepts"):
-            term = item.get("term", "")
-            term = term.strip() if type(term) is str else _field(item, "term", ex, "concepts", i)
+            term = _field(item, "term", ex, "concepts", i)
             if normalize_name(term):
-                definition = item.get("definition", "")
-                definition = (definition.strip() if type(definition) is str
-                              else _field(item, "definition", ex, "concepts", i))
-                add(Mention(term, "", CONCEPT, definition, [], ex.id, doc))
+                mentions.append(Mention(term, "", CONCEPT, _field(item, "definition", ex, "concepts", i), [], ex.id, doc))
     return mentions
 
 

@@ -7,6 +7,8 @@ import re
 import string
 import sys
 
+import pytest
+
 from compendium.engines.offline.whole_words import (
     caseless,
     count_code,
@@ -59,31 +61,24 @@ def test_caseless_text_keeps_positions_word_characters_and_caseless_matches():
         assert not re.findall(letter, others, re.IGNORECASE), letter
 
 
-def test_count_words_matches_findall():
-    rng = random.Random(1)
+@pytest.mark.parametrize(
+    ("count", "shape", "seed", "shown"),
+    [
+        (count_words, r"(?<![\w-]){}(?![\w-])", 1, "{}"),  # whole words
+        (count_code, r"`{}(?:\(\))?`", 2, "`{}()`"),  # inline code
+    ],
+)
+def test_counts_match_findall(count, shape, seed, shown):
+    rng = random.Random(seed)
     for word in _WORDS:
         for stem, endings in ((word, ("s", "es", "")), (word[:-1], ("y", "ies"))):
-            pattern = re.compile(rf"(?<![\w-]){re.escape(stem)}(?:{'|'.join(map(re.escape, endings))})(?![\w-])")
+            pattern = re.compile(shape.format(f"{re.escape(stem)}(?:{'|'.join(map(re.escape, endings))})"))
             caseless_pattern = re.compile(pattern.pattern, re.IGNORECASE)
-            for text in _texts(rng, word):
-                assert count_words(text, stem, endings) == len(pattern.findall(text)), (text, stem)
+            for text in _texts(rng, shown.format(word)):
+                assert count(text, stem, endings) == len(pattern.findall(text)), (text, stem)
                 lowered = caseless(text)
                 if lowered is not None:
-                    found = count_words(lowered, stem.lower(), endings)
-                    assert found == len(caseless_pattern.findall(text)), (text, stem)
-
-
-def test_count_code_matches_findall():
-    rng = random.Random(2)
-    for word in _WORDS:
-        for stem, endings in ((word, ("s", "es", "")), (word[:-1], ("y", "ies"))):
-            pattern = re.compile(rf"`{re.escape(stem)}(?:{'|'.join(map(re.escape, endings))})(?:\(\))?`")
-            caseless_pattern = re.compile(pattern.pattern, re.IGNORECASE)
-            for text in _texts(rng, "`" + word + "()`"):
-                assert count_code(text, stem, endings) == len(pattern.findall(text)), (text, stem)
-                lowered = caseless(text)
-                if lowered is not None:
-                    found = count_code(lowered, stem.lower(), endings)
+                    found = count(lowered, stem.lower(), endings)
                     assert found == len(caseless_pattern.findall(text)), (text, stem)
 
 
