@@ -117,6 +117,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     result = PhaseResult(items=total, skipped=total - len(work.todo))
     totals = SplitCounts()
     changed: list[str] = []
+    made: list[Extract] = []  # this run's done extracts, handed to REDUCE when they are all of them
     fatal: list[BaseException] = []
     done_chunks = 0
     # The model's concurrency bounds the calls in flight; a batch's prompt is built before its
@@ -176,6 +177,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         async with store.transaction():  # a batch lands whole or not at all, with its reply
             await store.upsert([*records, *held])
         held.clear()
+        made.extend(records)
         totals.items += counts.items
         totals.dropped += counts.dropped - counts.capped
         totals.capped += counts.capped
@@ -213,6 +215,9 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     # REFINE writes pages from an incomplete extraction provisionally (see refine.py).
     incomplete = bool(result.failed) or launched < len(batches)
     ctx.state["map"] = {"changed_chunks": sorted(changed), "purged_chunks": work.purge, "incomplete": incomplete}
+    if not incomplete and since is None and not work.unchanged:
+        # Every stored extract was made just now: REDUCE takes them from here, not from the store.
+        ctx.state["map"]["extracts"] = sorted(made, key=lambda e: e.id)
     output = None
     if not incomplete:
         now = [(c.id, fps[c.id]) for c in chunks]

@@ -379,11 +379,20 @@ async def _changes(ctx: CompileContext, ledger: Ledger, produced: str) -> dict[s
     return {c: now.get(c) for c in changed}
 
 
+def _checked(handed: list[Extract] | None, produced: str) -> list[Extract] | None:
+    """The done extracts MAP made in this process (in id order, as the store gives them), when
+    they are what MAP says is stored; else None."""
+    if handed is None or extracts_fingerprint((e.id, e.fingerprint) for e in handed) != produced:
+        return None
+    return handed
+
+
 async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     started = time.perf_counter()
     store, settings = ctx.store, template.reduce
     # What MAP produced, as a fingerprint MAP handed on; scanned only when it could not.
     everything: list[Extract] | None = None
+    handed = (ctx.state.get("map") or {}).pop("extracts", None)  # taken once: not kept alive after
     produced = rollup(ctx.state, "map")
     if produced is None:
         everything = [e async for e in store.scan(Extract, {"status": "done"})]  # type: ignore[misc]
@@ -404,9 +413,11 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     if changed is None:
         ledger = Ledger.empty()
         if everything is None:
+            everything = _checked(handed, produced)
+        if everything is None:
             everything = [e async for e in store.scan(Extract, {"status": "done"})]  # type: ignore[misc]
         changed = {e.id: e for e in everything}
-    del everything
+    del everything, handed
     await fill_documents(store, [e for e in changed.values() if e is not None])
     work = Reduction(ledger, store)
     await work.replace_chunks(changed)

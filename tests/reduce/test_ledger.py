@@ -103,3 +103,24 @@ async def test_reduce_from_the_ledger_equals_reduce_from_scratch(tmp_path, backe
             await drop_kbs(store, [store.kb])
         await store.close()
     assert redone[0] == 30 and all(n < len(extracts) for n in redone[1:])
+
+
+@pytest.mark.parametrize("handed", ["all", "stale"])
+async def test_reduce_from_the_extracts_map_handed_on_equals_reduce_from_the_store(tmp_path, handed):
+    """A first compile's REDUCE takes MAP's extracts from memory, only when they are what MAP
+    says is stored: a hand-off missing one is not trusted, and the store is read instead."""
+    rng = random.Random(7)
+    extracts = {f"c{n:03d}": _extract(rng, f"c{n:03d}", 0) for n in range(30)}
+    store = await _open("sqlite", tmp_path)
+    try:
+        await store.upsert(list(extracts.values()))
+        ctx = CompileContext(store=store, engine=OfflineEngine(), embedder=OfflineEmbedder(), template=_template())
+        given = sorted(extracts.values(), key=lambda e: e.id)
+        ctx.state["map"] = {"changed_chunks": sorted(extracts), "purged_chunks": [], "incomplete": False,
+                            "extracts": given if handed == "all" else given[1:]}
+        set_rollup(ctx.state, "map", extracts_fingerprint((e.id, e.fingerprint) for e in extracts.values()))
+        await reduce.run(ctx.template, ctx)
+        assert "extracts" not in ctx.state["map"]  # not kept alive past REDUCE
+        assert await _kb(store) == await _reduce_from_scratch(tmp_path / "fresh.db", extracts)
+    finally:
+        await store.close()
