@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from compendium.phases.common_words import corpus_spellings
+import random
+import re
+from collections import Counter
+
+from compendium.phases.common_words import corpus_spellings, word_counts
 from tests.reduce.test_resolution import ent, extract, resolve
 
 
@@ -35,3 +39,15 @@ def test_a_defined_terms_other_spelling_finds_its_claims_in_the_prose():
     out, _, _ = resolve([first, extract("k2", claims=claims)])  # tier 1 joins the two spellings
     merged = next(e for e in out.entities if e.name == "TABLESPACE")
     assert {c.text for c in out.claims if merged.id in c.entity_ids} == {c["text"] for c in claims}
+
+
+def test_word_counts_are_those_of_every_match_in_the_text_whatever_the_separators():
+    pattern = re.compile(r"[A-Za-z][A-Za-z'-]*")
+    rng = random.Random(11)
+    alphabet = "abXY'-_1.,;é\u212a  \n\t\r\u00a0\u2028\x1c"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(2000)]
+    # and one text longer than a slice, whose lines and words cross the slice boundaries
+    texts.append("\n".join(" ".join(rng.choice(["Page", "page's", "write-ahead", "x--y", "a.b", "WAL,"])
+                                    for _ in range(rng.randint(1, 30))) for _ in range(40_000)))
+    for text in texts:
+        assert word_counts(text) == Counter(pattern.findall(text)), text[:80]
