@@ -15,6 +15,7 @@ from ..fingerprint import fingerprint
 from ..pipeline.collector import collector_paused
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, mark_stage, rollup, set_rollup, stage_mark
+from ..storage.base import Store
 from ..storage.records import CacheEntry, Claim, Entity, Extract, Record, Relation
 from ..storage.response_cache import answers_with_records
 from ..templates.render import prompt_source
@@ -379,6 +380,10 @@ async def _changes(ctx: CompileContext, ledger: Ledger, produced: str) -> dict[s
     return {c: now.get(c) for c in changed}
 
 
+async def _done_extracts(store: Store) -> list[Extract]:
+    return [e async for e in store.scan(Extract) if e.status == "done"]  # type: ignore[attr-defined,misc]
+
+
 def _checked(handed: list[Extract] | None, produced: str) -> list[Extract] | None:
     """The done extracts MAP made in this process (in id order, as the store gives them), when
     they are what MAP says is stored; else None."""
@@ -395,7 +400,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     handed = (ctx.state.get("map") or {}).pop("extracts", None)  # taken once: not kept alive after
     produced = rollup(ctx.state, "map")
     if produced is None:
-        everything = [e async for e in store.scan(Extract, {"status": "done"})]  # type: ignore[misc]
+        everything = await _done_extracts(store)
         produced = extracts_fingerprint([(e.id, e.fingerprint) for e in everything])
     fp = fingerprint(produced, template.phase_fingerprint(PHASE), ctx.engine.model, ctx.embedder.model, REDUCE_VERSION)
     mark = await stage_mark(store, PHASE)
@@ -415,7 +420,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         if everything is None:
             everything = _checked(handed, produced)
         if everything is None:
-            everything = [e async for e in store.scan(Extract, {"status": "done"})]  # type: ignore[misc]
+            everything = await _done_extracts(store)
         changed = {e.id: e for e in everything}
     del everything, handed
     await fill_documents(store, [e for e in changed.values() if e is not None])

@@ -144,6 +144,8 @@ class _Database:
                 f"CREATE INDEX IF NOT EXISTS {_q(f'{table}_{name}')} "
                 f"ON {_q(table)} (kb, {_q(name)}, id)"
             )
+        for name in have - {"kb", "id", "data", "vector", "ft", *kind.FILTERS}:  # a field no longer a filter
+            self.conn.execute(f"DROP INDEX IF EXISTS {_q(f'{table}_{name}')}")  # its column stays, unused
         if kind.TEXT:
             sqlite_text.ensure_index(self.conn, kind, have, _q)
         elif "ft" in have:

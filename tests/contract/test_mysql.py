@@ -118,6 +118,35 @@ class TestMySQLStore(StoreContract):
             await reopened.close()
 
 
+    async def test_a_store_whose_extracts_had_filter_indexes_drops_them_on_opening(self, store):
+        from compendium.storage.records import Extract
+
+        await store.upsert([Extract(id="a", document_id="d", status="done")])
+        table = f"{store._server.target.prefix}extract"
+
+        def with_old_filter(cursor):  # the extract table as it was when extracts had a status filter
+            cursor.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() "
+                           "AND table_name = %s", (table,))
+            if "status" not in {row[0].lower() for row in cursor.fetchall()}:
+                cursor.execute(f"ALTER TABLE `{table}` ADD COLUMN `status` VARCHAR(1024) NULL")
+            cursor.execute(f"ALTER TABLE `{table}` ADD KEY `ix_status` (kb, `status`(191), id)")
+
+        def indexes(cursor):
+            cursor.execute("SELECT DISTINCT index_name FROM information_schema.statistics WHERE table_schema = "
+                           "DATABASE() AND table_name = %s", (table,))
+            return {row[0].lower() for row in cursor.fetchall()}
+
+        await store._write("add an old index", with_old_filter)
+        assert "ix_status" in await store._read("list indexes", indexes)
+        reopened = await open_store(server_url(self.url_variable), kb=store.kb)
+        try:
+            assert "ix_status" not in await reopened._read("list indexes", indexes)
+            await reopened.upsert([Extract(id="b", document_id="d", status="failed")])
+            assert sorted([(e.id, e.status) async for e in reopened.scan(Extract)]) == [("a", "done"), ("b", "failed")]
+        finally:
+            await reopened.close()
+
+
 class TestTiDBStore(TestMySQLStore):
     url_variable = "COMPENDIUM_TEST_TIDB_URL"
     exact_knn = False  # an HNSW index answers approximately

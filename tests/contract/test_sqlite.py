@@ -11,7 +11,7 @@ import pytest
 
 from compendium.errors import StoreError
 from compendium.storage.factory import open_store
-from compendium.storage.records import Chunk, Claim, Entity, Extract
+from compendium.storage.records import Chunk, Claim, Entity, Extract, Relation
 
 from .store_contract import StoreContract, unit_vectors
 
@@ -196,6 +196,25 @@ class TestSQLiteStore(StoreContract):
             left = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'claim%'")}
         assert not {"claim__fts", "claim__text", "claim_ft"} & left
 
+    async def test_a_file_whose_extracts_had_filter_indexes_drops_them_and_keeps_its_extracts(self, tmp_path):
+        path = tmp_path / "old.db"
+        first = await open_store(str(path), kb="kb")
+        await first.upsert([Extract(id="a", document_id="d", status="done")])
+        await first.close()
+        with sqlite3.connect(path) as conn:  # extracts as they were stored when they had filters
+            for name in ("document_id", "status"):
+                conn.execute(f"ALTER TABLE extract ADD COLUMN {name}")
+                conn.execute(f"UPDATE extract SET {name} = json_extract(data, '$.{name}')")
+                conn.execute(f"CREATE INDEX extract_{name} ON extract (kb, {name}, id)")
+        again = await open_store(str(path), kb="kb")
+        await again.upsert([Extract(id="b", document_id="d", status="failed")])
+        assert sorted([(e.id, e.status) async for e in again.scan(Extract)]) == [("a", "done"), ("b", "failed")]
+        await again.close()
+        with sqlite3.connect(path) as conn:
+            left = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert not {"extract_document_id", "extract_status"} & left
+        assert "cache_namespace" in left  # other kinds keep theirs
+
     async def test_on_a_large_index_the_commonest_words_are_left_out_of_the_ranking(
         self, store, monkeypatch
     ):
@@ -243,11 +262,11 @@ class TestSQLiteStore(StoreContract):
             await store.upsert([Entity(id="e", name="ok", type=["person", "place"])])
         assert await store.count(Entity) == 0
 
-    async def test_a_dict_in_the_second_filter_field_of_a_bulk_kind_is_refused_naming_it(self, store):
-        good = [Extract(id=f"x{i}", document_id="d", status="done") for i in range(50)]
-        with pytest.raises(StoreError, match=r"extract\.status is a filter field"):
-            await store.upsert([*good, Extract(id="bad", document_id="d", status={"state": "done"})])
-        assert await store.count(Extract) == 0  # the write is refused whole
+    async def test_a_dict_in_the_second_filter_field_of_a_bulk_write_is_refused_naming_it(self, store):
+        good = [Relation(id=f"r{i}", source="a", target="b") for i in range(50)]
+        with pytest.raises(StoreError, match=r"relation\.target is a filter field"):
+            await store.upsert([*good, Relation(id="bad", source="a", target={"id": "b"})])
+        assert await store.count(Relation) == 0  # the write is refused whole
 
     async def test_a_bulk_write_holding_one_value_orjson_refuses_stores_every_record(self, store):
         huge = 2**70  # past 64 bits: orjson refuses it, the standard library writes it
