@@ -302,6 +302,12 @@ class OpenAIClient:
             )
         return EngineError(f"the {role} endpoint at {self.endpoint} failed: {self._scrub(str(exc))}")
 
+    def counts_ahead(self) -> bool:
+        """Must a call's tokens be estimated before it is sent? Only to check a budget or fill a
+        tokens-per-minute bucket; otherwise the server's usage says what the call cost (counting
+        a compile's prompts was ~3% of its CPU)."""
+        return self.usage.budget_tokens is not None or self.limits.tokens is not None
+
     def _scrub(self, text: str) -> str:
         """Servers sometimes echo the key back; it never reaches our messages."""
         if self._api_key and len(self._api_key) >= 4:
@@ -319,7 +325,8 @@ class OpenAIClient:
         max_tokens: int | None = None,
     ) -> Completion:
         """One chat completion (retried); usage is recorded; returns the reply text."""
-        estimated = sum(count_tokens(m["content"]) for m in messages)
+        counted = self.counts_ahead()
+        estimated = sum(count_tokens(m["content"]) for m in messages) if counted else 0
         # Every call states its reply bound: the budget reserves it, so a budget is a ceiling.
         reply_bound = max_tokens if max_tokens is not None else self.max_reply_tokens
         body: dict[str, Any] = {
@@ -340,8 +347,8 @@ class OpenAIClient:
             content, used, finish = self._read_completion(raw)
             prompt_tokens = used.get("prompt_tokens") if used else None
             completion_tokens = used.get("completion_tokens") if used else None
-            if not isinstance(prompt_tokens, int):
-                prompt_tokens = estimated
+            if not isinstance(prompt_tokens, int):  # a server that does not say: our estimate
+                prompt_tokens = estimated if counted else sum(count_tokens(m["content"]) for m in messages)
             if not isinstance(completion_tokens, int):
                 completion_tokens = count_tokens(content)
             self.usage.record_llm(prompt_tokens, completion_tokens)  # settles the reservation

@@ -95,7 +95,8 @@ class OpenAIEmbedder:
     async def _embed_batch(self, texts: list[str]) -> np.ndarray:
         # Empty strings are rejected by some servers; a single space embeds as "nothing".
         inputs = [t if t.strip() else " " for t in texts]
-        estimated = sum(count_tokens(t) for t in inputs)
+        counted = self.client.counts_ahead()
+        estimated = sum(count_tokens(t) for t in inputs) if counted else 0
         body = {"model": self.model, "input": inputs, "encoding_format": "base64"}
 
         async def send() -> bytes:
@@ -110,7 +111,8 @@ class OpenAIEmbedder:
         norms[norms == 0] = 1.0
         vectors /= norms
         self.dimensions = int(vectors.shape[1])
-        tokens = tokens if tokens is not None else estimated
+        if tokens is None:  # a server that does not say: our estimate
+            tokens = estimated if counted else sum(count_tokens(t) for t in inputs)
         self.usage.record_embedding(tokens)
         self.client.limits.settle(estimated, tokens)
         return vectors

@@ -81,3 +81,24 @@ async def test_concurrent_calls_never_spend_past_the_budget(llm_server):
     assert 1 < sum(answered) < 40
     assert 0 < spent <= budget, spent
     assert usage.total_tokens == spent and usage.in_flight == 0
+
+
+@pytest.mark.parametrize("budget", [None, 10_000])
+async def test_a_server_that_reports_no_usage_is_counted_by_our_estimate(llm_server, budget):
+    """Without a budget or a tokens-per-minute limit no prompt is counted before it is sent; a
+    reply without a usage block is then counted after it, as a budgeted call's estimate is."""
+    from compendium.tokens import count_tokens
+
+    llm_server.responder = lambda request: REPLY
+    llm_server.reports_usage = False
+    usage = UsageMeter(budget_tokens=budget)
+    llm = client(llm_server, usage)
+    prompt = "Where is IBM based? " * 20
+    try:
+        await llm.complete_text(system="Answer briefly.", prompt=prompt, temperature=0.0, max_tokens=100)
+    finally:
+        await llm.close()
+    used = usage.by_phase[next(iter(usage.by_phase))]
+    assert used.prompt_tokens == count_tokens("Answer briefly.") + count_tokens(prompt)
+    assert used.completion_tokens == count_tokens(REPLY.strip())
+    assert usage.in_flight == 0

@@ -135,3 +135,19 @@ async def test_a_reply_with_too_few_vectors_is_a_reply_error():
         read_embeddings(body, 2, "http://x/v1")
     with pytest.raises(ReplyError, match="not a vector of numbers"):
         read_embeddings(b'{"data": [{"index": 0, "embedding": "not base64!"}]}', 1, "http://x/v1")
+
+
+@pytest.mark.parametrize("budget", [None, 10_000])
+async def test_a_server_that_reports_no_usage_is_counted_by_our_estimate(llm_server, budget):
+    from compendium.tokens import count_tokens
+
+    llm_server.reports_usage = False
+    usage = UsageMeter(budget_tokens=budget)
+    embedder = embedder_for(llm_server, usage)
+    texts = ["buffer pool", "write-ahead log entries", "vacuum"]
+    try:
+        with UsageMeter.phase("reduce"):
+            await embedder.embed(texts)
+    finally:
+        await embedder.close()
+    assert usage.get("reduce").embedding_tokens == sum(count_tokens(t) for t in texts)

@@ -101,6 +101,7 @@ class LLMServer:
     the request, the answer's own work included); `responder` decides the
     content of chat replies (default: KnowledgeResponder, which answers Compendium's prompts);
     `embeddings_as_floats = True` answers float lists whatever `encoding_format` asks, as some
+    servers do; `reports_usage = False` leaves the usage block out of every reply, as some
     servers do. `most_in_flight` is the most requests (of each route) answered at once.
     """
 
@@ -112,6 +113,7 @@ class LLMServer:
         self.latency = 0.0
         self.embedding_dimensions = embedding_dimensions
         self.embeddings_as_floats = False
+        self.reports_usage = True
         self.model_names = ["test-chat", "test-embed"]
         self._embedder = OfflineEmbedder(dimensions=embedding_dimensions)
         self._faults: deque[str] = deque()
@@ -406,6 +408,8 @@ class _Handler(BaseHTTPRequestHandler):
         return None
 
     def _send(self, status: int, payload: dict[str, Any] | str, headers: dict[str, str] | None = None) -> None:
+        if isinstance(payload, dict) and not self.server_state.reports_usage:
+            payload = {k: v for k, v in payload.items() if k != "usage"}
         data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
         wait = self._due - time.monotonic()
         if wait > 0:
