@@ -17,6 +17,7 @@ from .batching import SplitCounts, label_batch, pack_batches, split_reply
 
 MAP_VERSION = 1
 PHASE = "map"
+HANDED_AT_MOST = 20_000  # extracts MAP keeps for REDUCE instead of REDUCE reading them back
 LABEL_CAUSE = "the model does not cite chunk labels"
 
 
@@ -117,7 +118,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     result = PhaseResult(items=total, skipped=total - len(work.todo))
     totals = SplitCounts()
     changed: list[str] = []
-    made: list[Extract] = []  # this run's done extracts, handed to REDUCE when they are all of them
+    # This run's done extracts, handed to REDUCE when they are all of them. Not above a bound: the
+    # collector walks what MAP holds, again and again (11k chunks: +0.06 s against REDUCE's
+    # -0.8 s; 30k chunks offline: +0.6 s against -0.5 s).
+    made: list[Extract] | None = [] if len(work.todo) <= HANDED_AT_MOST else None
     fatal: list[BaseException] = []
     done_chunks = 0
     # The model's concurrency bounds the calls in flight; a batch's prompt is built before its
@@ -177,7 +181,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         async with store.transaction():  # a batch lands whole or not at all, with its reply
             await store.upsert([*records, *held])
         held.clear()
-        made.extend(records)
+        if made is not None:
+            made.extend(records)
         totals.items += counts.items
         totals.dropped += counts.dropped - counts.capped
         totals.capped += counts.capped
@@ -215,7 +220,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     # REFINE writes pages from an incomplete extraction provisionally (see refine.py).
     incomplete = bool(result.failed) or launched < len(batches)
     ctx.state["map"] = {"changed_chunks": sorted(changed), "purged_chunks": work.purge, "incomplete": incomplete}
-    if not incomplete and since is None and not work.unchanged:
+    if made is not None and not incomplete and since is None and not work.unchanged:
         # Every stored extract was made just now: REDUCE takes them from here, not from the store.
         ctx.state["map"]["extracts"] = sorted(made, key=lambda e: e.id)
     output = None
