@@ -271,15 +271,19 @@ def _tries(shown: Run, done: list[Run]) -> list[str]:
 NOTES = """
 ## CPU round 6 (issue 15, eighth part)
 
-This session's machine ran fast for stretches (the session-start code, 5e46fa4: 1.82-2.03 ms a
-chunk at 1x, 1.01-1.23 ms at 10x) and drifted by 20% between runs minutes apart. Pairs, session
-start right before this round's code, each compile in a new process, 50 ms: 1x 2.28 -> 2.12,
-2.16 -> 2.20, 2.05 -> 1.98 s (0.93-1.02); 10x 13.91 -> 12.99, 13.23 -> 12.69, 11.41 -> 11.33 s
-(0.93-0.99). Instruction counts (cachegrind as in round 5, 0 ms, this process only): 1x 15.056
--> 14.714 G (-2.3%); 10x 73.632 -> 69.775 G (-5.2%).
+This session's machine ran fast for stretches and drifted by up to 20% between runs a minute
+apart, so pairs of whole compiles could not separate this round's changes from the drift.
+Pairs, the session start (5e46fa4) right before this round's final code, each compile in a new
+process, 50 ms: 1x 2.29 -> 2.13, 2.24 -> 2.65, 2.58 -> 2.62 s; 10x 14.28 -> 13.07, 11.82 ->
+13.43 s. Instruction counts (cachegrind as in round 5, 0 ms, this process only), which do not
+drift: 1x 15.056 -> 14.204 G (-5.7%), 10x 73.632 -> 68.270 G (-7.3%).
+- A call's tokens are estimated before it is sent only when a budget or a tokens-per-minute
+  limit needs them; otherwise the server's usage says what it cost (a reply without usage is
+  counted after it). Counting every prompt was 3.4% of the 1x instructions.
 - REDUCE takes a first compile's extracts from MAP in memory instead of reading and decoding
-  every one from the store (trusted only when they give the fingerprint MAP reports as stored):
-  REDUCE at 10x 4.95/4.29 -> 4.13/3.65 s in two pairs.
+  every one from the store (trusted only when they give the fingerprint MAP reports as stored),
+  up to 20,000 of them: the collector walks what MAP holds (30k chunks offline: +0.6 s of
+  collector work against REDUCE's -0.5 s). REDUCE at 10x 4.95/4.29 -> 4.13/3.65 s in two pairs.
 - Extracts have no filter fields (nothing filters them): their document_id and status indexes
   rewrote a B-tree page per extract at every MAP commit. 710 MAP-shaped commits: 0.72-0.78 ->
   0.56-0.62 s. A store with those indexes drops them on opening.
@@ -290,7 +294,9 @@ start right before this round's code, each compile in a new process, 50 ms: 1x 2
   0.69 ms at 10x in the compile, against 0.39 ms for the same replies alone (a TypedDict
   adapter would take it to ~0.21 ms alone: ~2% at 10x, a change across the engine seam, not
   made); aiohttp's import builds two TLS contexts (~40 ms of its ~100 ms) even for a plain-HTTP
-  endpoint; REFINE's evidence ranking is ~1.3 ms a page at 1x, spread over 23k candidate items.
+  endpoint; REFINE's evidence ranking is ~1.3 ms a page at 1x, spread over 23k candidate items
+  (looking for a page's names in a source's whole text at once, not paragraph by paragraph, was
+  tried: +0.3% instructions, taken back).
 ## CPU round 5 (issue 15, seventh part)
 
 The machine ran slow again (the session-start code: 3.08-3.23 ms a chunk at 1x, against
