@@ -305,3 +305,12 @@ def test_title_cased_terms_do_not_make_a_sentence_opening_word_a_name():
     defined = {c.term: c.definition for c in reply.concepts} | {e.name: e.description for e in reply.entities}
     assert defined.get("partitioning", "").startswith("Partitioning refers to splitting")
     assert "Partitioning" not in defined
+
+
+def test_a_sentence_shouted_in_capitals_names_nothing_and_names_beside_it_are_kept():
+    text = ("THE UNIVERSITY OF CALIFORNIA SPECIFICALLY DISCLAIMS ANY WARRANTIES, INCLUDING, BUT NOT LIMITED TO, "
+            "THE IMPLIED WARRANTIES OF MERCHANTABILITY AND FITNESS FOR A PARTICULAR PURPOSE.\n\n"
+            "The University of California released POSTGRES under the BSD licence. Run VACUUM FULL ON A TABLE rarely.")
+    names = {e.name for e in extract_chunk(ChunkInput(label="c1", text=text), TEMPLATE).entities}
+    assert not any("WARRANT" in n or "INCLUDING" in n or "PURPOSE" in n for n in names), names
+    assert {"University of California", "POSTGRES", "BSD"} <= names

@@ -46,6 +46,17 @@ _DIGITS = re.compile(r"\d+(?:\.\d+)*")
 _ORGANIZATION = re.compile(
     r"\b(?:Inc|Corp|Corporation|Ltd|LLC|GmbH|Foundation|University|Institute|Group|Project|Consortium|Association|Society|Committee|Agency|Department)\b\.?$"
 )
+_LETTER_RUN = re.compile(r"[^\W\d_]{2,}")
+_SHOUTED_WORDS = 8  # fewer words in capitals are a heading or a run of names, not a shouted sentence
+
+
+def shouted(sentence: str) -> bool:
+    """A sentence written in capitals throughout ("THE UNIVERSITY OF CALIFORNIA SPECIFICALLY
+    DISCLAIMS ANY WARRANTIES ..."): its capitals mark no names."""
+    words = _LETTER_RUN.findall(sentence)
+    return len(words) >= _SHOUTED_WORDS and sum(w.isupper() for w in words) * 10 >= len(words) * 9
+
+
 _BOILER_NUMBERED = re.compile(r"^(?:[A-Z][a-z]+)\s+[\dIVX]+(?:[.-]\d+)*$")
 
 
@@ -71,6 +82,7 @@ def find_spans(
     """
     spans: list[Span] = []
     lead = len(sentence) - len(sentence.lstrip("\"'“‘([*`"))
+    capitals_say_nothing = shouted(sentence)
     for m in SPAN.finditer(sentence):
         kind = m.lastgroup or "name"
         text = m.group(kind)
@@ -78,6 +90,8 @@ def find_spans(
         if kind in ("strong", "em"):
             kind = "term"
         if kind == "name":
+            if capitals_say_nothing:
+                continue
             span = _clean_name(
                 text, start, at_start=start <= lead, mid_caps=mid_caps, lowercase=lowercase
             )
