@@ -325,8 +325,7 @@ class OpenAIClient:
         max_tokens: int | None = None,
     ) -> Completion:
         """One chat completion (retried); usage is recorded; returns the reply text."""
-        counted = self.counts_ahead()
-        estimated = sum(count_tokens(m["content"]) for m in messages) if counted else 0
+        estimated = sum(count_tokens(m["content"]) for m in messages) if self.counts_ahead() else 0
         # Every call states its reply bound: the budget reserves it, so a budget is a ceiling.
         reply_bound = max_tokens if max_tokens is not None else self.max_reply_tokens
         body: dict[str, Any] = {
@@ -348,7 +347,7 @@ class OpenAIClient:
             prompt_tokens = used.get("prompt_tokens") if used else None
             completion_tokens = used.get("completion_tokens") if used else None
             if not isinstance(prompt_tokens, int):  # a server that does not say: our estimate
-                prompt_tokens = estimated if counted else sum(count_tokens(m["content"]) for m in messages)
+                prompt_tokens = estimated or sum(count_tokens(m["content"]) for m in messages)
             if not isinstance(completion_tokens, int):
                 completion_tokens = count_tokens(content)
             self.usage.record_llm(prompt_tokens, completion_tokens)  # settles the reservation

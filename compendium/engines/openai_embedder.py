@@ -95,8 +95,7 @@ class OpenAIEmbedder:
     async def _embed_batch(self, texts: list[str]) -> np.ndarray:
         # Empty strings are rejected by some servers; a single space embeds as "nothing".
         inputs = [t if t.strip() else " " for t in texts]
-        counted = self.client.counts_ahead()
-        estimated = sum(count_tokens(t) for t in inputs) if counted else 0
+        estimated = sum(count_tokens(t) for t in inputs) if self.client.counts_ahead() else 0
         body = {"model": self.model, "input": inputs, "encoding_format": "base64"}
 
         async def send() -> bytes:
@@ -112,7 +111,7 @@ class OpenAIEmbedder:
         vectors /= norms
         self.dimensions = int(vectors.shape[1])
         if tokens is None:  # a server that does not say: our estimate
-            tokens = estimated if counted else sum(count_tokens(t) for t in inputs)
+            tokens = estimated or sum(count_tokens(t) for t in inputs)
         self.usage.record_embedding(tokens)
         self.client.limits.settle(estimated, tokens)
         return vectors

@@ -384,7 +384,7 @@ async def _done_extracts(store: Store) -> list[Extract]:
     return [e async for e in store.scan(Extract) if e.status == "done"]  # type: ignore[attr-defined,misc]
 
 
-def _checked(handed: list[Extract] | None, produced: str) -> list[Extract] | None:
+def _handed_if_stored(handed: list[Extract] | None, produced: str) -> list[Extract] | None:
     """The done extracts MAP made in this process (in id order, as the store gives them), when
     they are what MAP says is stored; else None."""
     if handed is None or extracts_fingerprint((e.id, e.fingerprint) for e in handed) != produced:
@@ -418,9 +418,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     if changed is None:
         ledger = Ledger.empty()
         if everything is None:
-            everything = _checked(handed, produced)
-        if everything is None:
-            everything = await _done_extracts(store)
+            everything = _handed_if_stored(handed, produced) or await _done_extracts(store)
         changed = {e.id: e for e in everything}
     del everything, handed
     await fill_documents(store, [e for e in changed.values() if e is not None])

@@ -371,15 +371,17 @@ def add_new_filter_columns(cursor: Any, prefix: str, kind: type[Record]) -> None
             cursor.execute(
                 f"ALTER TABLE {quote(table)} ADD KEY {quote('ix_' + name)} (kb, {quote(name)}(191), id)"
             )
-    cursor.execute(
-        "SELECT DISTINCT index_name FROM information_schema.statistics WHERE table_schema = "
-        "DATABASE() AND table_name = %s",
-        (table,),
-    )
-    filters = {f"ix_{name}".lower() for name in kind.FILTERS}
-    for (index,) in cursor.fetchall():  # the index of a field no longer a filter; its column stays
-        if index.lower().startswith("ix_") and index.lower() not in filters:
-            cursor.execute(f"ALTER TABLE {quote(table)} DROP INDEX {quote(index)}")
+    # A field that is no longer a filter: its index goes (every write maintained it), its column stays.
+    stale = {f"ix_{name}" for name in have - {c.lower() for c in columns_of(kind)}}
+    if stale:
+        cursor.execute(
+            "SELECT DISTINCT index_name FROM information_schema.statistics WHERE table_schema = "
+            "DATABASE() AND table_name = %s",
+            (table,),
+        )
+        for (index,) in cursor.fetchall():
+            if index.lower() in stale:
+                cursor.execute(f"ALTER TABLE {quote(table)} DROP INDEX {quote(index)}")
     for name, _ in kind.TEXT:
         column = text_column(name)
         if column.lower() in have:

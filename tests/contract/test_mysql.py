@@ -117,7 +117,6 @@ class TestMySQLStore(StoreContract):
         finally:
             await reopened.close()
 
-
     async def test_a_store_whose_extracts_had_filter_indexes_drops_them_on_opening(self, store):
         from compendium.storage.records import Extract
 

@@ -95,10 +95,11 @@ async def test_a_server_that_reports_no_usage_is_counted_by_our_estimate(llm_ser
     llm = client(llm_server, usage)
     prompt = "Where is IBM based? " * 20
     try:
-        await llm.complete_text(system="Answer briefly.", prompt=prompt, temperature=0.0, max_tokens=100)
+        with UsageMeter.phase("refine"):
+            await llm.complete_text(system="Answer briefly.", prompt=prompt, temperature=0.0, max_tokens=100)
     finally:
         await llm.close()
-    used = usage.by_phase[next(iter(usage.by_phase))]
+    used = usage.get("refine")
     assert used.prompt_tokens == count_tokens("Answer briefly.") + count_tokens(prompt)
     assert used.completion_tokens == count_tokens(REPLY.strip())
     assert usage.in_flight == 0

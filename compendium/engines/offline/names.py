@@ -47,14 +47,17 @@ _ORGANIZATION = re.compile(
     r"\b(?:Inc|Corp|Corporation|Ltd|LLC|GmbH|Foundation|University|Institute|Group|Project|Consortium|Association|Society|Committee|Agency|Department)\b\.?$"
 )
 _LETTER_RUN = re.compile(r"[^\W\d_]{2,}")
+_CAPITAL_PAIR = re.compile(r"[A-Z]{2}")
 _SHOUTED_WORDS = 8  # fewer words in capitals are a heading or a run of names, not a shouted sentence
 
 
 def shouted(sentence: str) -> bool:
     """A sentence written in capitals throughout ("THE UNIVERSITY OF CALIFORNIA SPECIFICALLY
     DISCLAIMS ANY WARRANTIES ..."): its capitals mark no names."""
+    if sentence.isascii() and len(_CAPITAL_PAIR.findall(sentence)) < _SHOUTED_WORDS:
+        return False  # each word in capitals holds a pair of capitals: most sentences, told at once
     words = _LETTER_RUN.findall(sentence)
-    return len(words) >= _SHOUTED_WORDS and sum(w.isupper() for w in words) * 10 >= len(words) * 9
+    return len(words) >= _SHOUTED_WORDS and sum(map(str.isupper, words)) * 10 >= len(words) * 9
 
 
 _BOILER_NUMBERED = re.compile(r"^(?:[A-Z][a-z]+)\s+[\dIVX]+(?:[.-]\d+)*$")
