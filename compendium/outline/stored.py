@@ -7,7 +7,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..fingerprint import fingerprint
@@ -34,6 +34,7 @@ class PlannedOutline:
     overviews: list[Subject]
     reused: bool
     inputs: str  # fingerprint of what it was built from
+    stands_for: dict[str, str] = field(default_factory=dict)  # node id -> subject whose page is its overview
 
 
 async def stored_outline(store: Store) -> dict[str, Any] | None:
@@ -93,16 +94,44 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
                        passages, Structure(documents, limits.fan_out))
         roots = build_outline(leaves, edges, limits=limits, previous=previous)
     by_subject = {s.id: s for s in subjects}
+    stands_for = pages_named_like_nodes(roots, subjects)
     overviews = []
     for root in roots:
         for node, _depth in root.walk():
+            if node.id in stands_for:
+                continue
             members = [e for s in node.central for e in by_subject[s].entity_ids][:OVERVIEW_MEMBERS]
             overviews.append(Subject(
                 id=node.id, title=node.title, kind="topic", entity_ids=list(dict.fromkeys(members)),
                 description=f"Overview of {node.title}: {len(node.all_subjects())} pages.",
                 importance=float(len(node.all_subjects())),
             ))
-    return PlannedOutline(roots, overviews, reused, inputs)
+    return PlannedOutline(roots, overviews, reused, inputs, stands_for)
+
+
+def pages_named_like_nodes(roots: Sequence[OutlineNode], subjects: Sequence[Subject]) -> dict[str, str]:
+    """Node id -> the subject whose page is the node's overview: a node named like a page of the
+    wiki (the entity a reference document is about, the community of a section) has that page,
+    not a second page of the same title on the same subject. An entity or concept is preferred to
+    a topic; a page stands for one node, the one it is placed under if any, else the first."""
+    named: dict[str, list[Subject]] = {}
+    for s in subjects:
+        named.setdefault(s.title.casefold(), []).append(s)
+    for same in named.values():
+        same.sort(key=lambda s: s.kind == "topic")  # stable: entities and concepts first
+    nodes = [(node, named[key]) for root in roots for node, _depth in root.walk()
+             if (key := node.title.casefold()) in named]
+    stands_for: dict[str, str] = {}
+    used: set[str] = set()
+    for placed_only in (True, False):
+        for node, same in nodes:
+            if node.id in stands_for:
+                continue
+            under = set(node.all_subjects()) if placed_only else None
+            if s := next((s for s in same if s.id not in used and (under is None or s.id in under)), None):
+                stands_for[node.id] = s.id
+                used.add(s.id)
+    return stands_for
 
 
 async def keep_outline(store: Store, outline: PlannedOutline, plans: Sequence[PagePlan]) -> None:
@@ -111,7 +140,7 @@ async def keep_outline(store: Store, outline: PlannedOutline, plans: Sequence[Pa
     page_of = {p.subject_id: p.slug for p in plans if p.action != "DELETE" and p.subject_id}
     for root in outline.roots:
         for node, _depth in root.walk():
-            node.slug = page_of.get(node.id)
+            node.slug = page_of.get(node.id) or page_of.get(outline.stands_for.get(node.id, ""))
     value = {"roots": [r.to_dict() for r in outline.roots], "page_of": page_of, "inputs": outline.inputs}
     if outline.reused and await stored_outline(store) == value:
         return

@@ -51,8 +51,9 @@ def outline_json(roots: list[OutlineNode], page_of: dict[str, str], overview_of:
     are left out); `overview_of` maps node id -> its overview page's slug."""
 
     def plain(node: OutlineNode) -> dict[str, Any]:
-        pages = list(dict.fromkeys(page_of[s] for s in node.subjects if s in page_of))
-        return {"title": node.title, "slug": overview_of.get(node.id), "pages": pages,
+        slug = overview_of.get(node.id)  # a node's overview is not also one of its pages
+        pages = list(dict.fromkeys(page_of[s] for s in node.subjects if s in page_of and page_of[s] != slug))
+        return {"title": node.title, "slug": slug, "pages": pages,
                 "children": [plain(c) for c in node.children]}
 
     return {"title": "Contents", "slug": None, "pages": [], "children": [plain(r) for r in roots]}

@@ -92,6 +92,7 @@ def stored_plan(plan: PagePlan) -> dict[str, Any]:
 
 
 PLAN_INPUTS = "plan-inputs"  # ctx.state: the fingerprint of this plan's inputs, for REFINE's mark
+PLAN_VERSION = 2  # bump when the same inputs plan other pages (2: a node named like a page has it as overview)
 KB_VIEW = "plan-kb"  # ctx.state: the KB as PLAN read it, for REFINE's evidence in the same process
 UNCHANGED = "plan-unchanged"  # ctx.state: the pages REFINE finished last time, when nothing changed
 
@@ -103,7 +104,7 @@ def plan_inputs(template: Template, ctx: CompileContext) -> str | None:
     if None in before or (ctx.state.get("map") or {}).get("incomplete"):
         return None
     return fingerprint(before, template.phase_fingerprint(PHASE), template.phase_fingerprint("refine"),
-                       ctx.engine.name, ctx.engine.model, ctx.embedder.model)
+                       ctx.engine.name, ctx.engine.model, ctx.embedder.model, PLAN_VERSION)
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:
@@ -170,7 +171,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     if template.builds("outline"):
         outline = await plan_outline(store, subjects, entities, relations, folder=rollup(ctx.state, "ingest"))
         subjects.extend(outline.overviews)
-        details["outline_nodes"] = len(outline.overviews)
+        details["outline_nodes"] = sum(1 for root in outline.roots for _node in root.walk())
         details["outline_reused"] = int(outline.reused)
 
     titles_apart(subjects, outline_parents(outline.roots) if outline is not None else {})

@@ -1,18 +1,24 @@
-"""No two pages of a compiled wiki carry one title: a node of the outline named like the page of
-the entity its document is about gets an overview page titled apart."""
+"""No two pages of a compiled wiki carry one title, and no subject gets two pages: a node of the
+outline named like a page of the wiki (the entity its document is about) takes that page as its
+overview; a community named like it is titled apart."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from pathlib import Path
 
 from compendium.operations import compile_workspace, opened_store
+from compendium.outline import OutlineNode
+from compendium.outline.stored import published
 from compendium.settings import load_settings
 from compendium.storage.records import Page
 from tests.incremental.corpus import make_workspace
 
+from .test_outline_exports import _stored
 
-async def test_an_overview_never_takes_the_title_of_a_page_of_its_own(tmp_path: Path):
+
+async def test_a_node_named_like_a_page_has_that_page_as_its_overview(tmp_path: Path):
     workspace = make_workspace(tmp_path / "ws")
     report = (await compile_workspace(load_settings(workspace, env={}))).as_dict()
     assert report["status"] == "succeeded", report["error"]
@@ -20,5 +26,27 @@ async def test_an_overview_never_takes_the_title_of_a_page_of_its_own(tmp_path: 
         pages = [p async for p in store.scan(Page) if p.status == "active"]
     titles = Counter(p.title.casefold() for p in pages)
     assert [t for t, n in titles.items() if n > 1] == []
-    # storage.md is about the Storage Engine, and the Storage Engine is the centre of a community
-    assert {"Storage Engine", "Storage Engine overview", "Storage Engine topic"} <= {p.title for p in pages}
+    by_slug = {p.slug: p for p in pages}
+    # storage.md is about the Storage Engine, and the Storage Engine is the centre of a community:
+    # its entity page is the document's overview; the community is the "topic".
+    assert {"Storage Engine", "Storage Engine topic"} <= {p.title for p in pages}
+    assert "storage engine overview" not in titles
+    stored = await asyncio.to_thread(_stored, workspace)
+    nodes = [n for d in stored["roots"] for n, _depth in OutlineNode.from_dict(d).walk()]
+    engine = next(n for n in nodes if n.title == "Storage Engine")
+    overview = by_slug[engine.slug]
+    assert (overview.kind, overview.title) == ("entity", "Storage Engine")
+    published_node = next(n for n in _tree_nodes(published(stored, set(by_slug))) if n["title"] == "Storage Engine")
+    assert published_node["slug"] == overview.slug and overview.slug not in published_node["pages"]
+    # Every node still has a cited overview page; each page is the overview of one node at most.
+    assert all(n.slug in by_slug and by_slug[n.slug].cited_chunks for n in nodes)
+    assert len({n.slug for n in nodes}) == len(nodes)
+
+
+def _tree_nodes(tree: dict) -> list[dict]:
+    found, stack = [], list(tree["children"])
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(node["children"])
+    return found
