@@ -261,3 +261,22 @@ async def test_a_sentence_saying_what_the_subject_is_leads_over_one_saying_what_
     ]
     page = await write(request(slug="comment", title="comment", aliases=[], description="", evidence=evidence, links=[]))
     assert page.split("\n\n")[1].startswith("A comment is a sequence of characters")
+
+
+async def test_section_headings_drop_the_manuals_numbers_and_labels_but_not_to_a_bare_generic_word():
+    glossary = [
+        EvidenceItem(ref=i, text=text, chunk_id=f"g{i}", document=document, heading_path=path,
+                     about=["shared-buffer-pool"])
+        for i, (text, document, path) in enumerate([
+            ("The Shared Buffer Pool holds copies of table pages in memory.", "Appendix M. Glossary",
+             ["Appendix M. Glossary"]),
+            ("Each backend reads pages through the Shared Buffer Pool.", "Appendix M. Glossary",
+             ["Appendix M. Glossary"]),
+            ("The Shared Buffer Pool is shared by every server process.", "13.1. Introduction", []),
+            ("A full Shared Buffer Pool evicts the least recently used page.", "13.1. Introduction", []),
+            ("Dirty pages stay in the Shared Buffer Pool until a checkpoint writes them.", "13.1. Introduction", []),
+        ], start=1)
+    ]
+    headings = re.findall(r"^## (.+)$", await write(request(evidence=glossary)), flags=re.M)
+    assert "Glossary" in headings and "Appendix M. Glossary" not in headings
+    assert "13.1. Introduction" in headings and "Introduction" not in headings

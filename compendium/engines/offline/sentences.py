@@ -34,6 +34,7 @@ _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _STARTS_SENTENCE = re.compile(r"[\"'“‘(\[]?[A-Z0-9`*_]|[a-z]+_\w|[a-z]+[A-Z]")
 _LABEL = re.compile(r"(?:^|(?<=\s))(?:\*\*|__)[^*_\n]{1,60}?[.:](?:\*\*|__)\s+(?=[\"'“(`*A-Z0-9])")
 _SECTION_NUMBER = re.compile(r"^(?:[A-Z]\.)?\d+(?:\.\d+)*\.?\s+")
+_LABEL_PREFIX = re.compile(r"^(?:Chapter|Appendix|Part|Section)\s+[\dIVXA-Z]+(?:\.\d+)*\.?\s+")
 
 
 @dataclass(slots=True)
@@ -198,4 +199,9 @@ def sentences_of(text: str, blocks: list[list[Any]] | None = None) -> list[Sente
 def clean_heading(heading: str) -> str:
     """A heading without Markdown marks or its section number ("27.2. Log Shipping")."""
     return _SECTION_NUMBER.sub("", heading.strip().strip("#").strip()).strip()
+
+
+def without_label(heading: str) -> str:
+    """A heading as a title: also without a chapter or appendix label ("Appendix M. Glossary")."""
+    return _LABEL_PREFIX.sub("", clean_heading(heading)).strip()
 

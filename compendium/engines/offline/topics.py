@@ -6,7 +6,7 @@ import re
 
 from ...outline.titles import TOPIC_HEADING_SHARE, title_from_members
 from ..tasks import TopicReply, TopicRequest
-from .sentences import clean_heading
+from .sentences import without_label
 from .whole_words import has_word
 from .words import BOILERPLATE
 
@@ -15,7 +15,6 @@ _MAX_LISTED = 5
 
 _PILCROW = re.compile(r"\s*[¶#]+\s*$")
 _SITE_SUFFIX = re.compile(r"\s+[—|–]\s+[^—|–]*\b(?:documentation|manual|docs|guide)\b[^—|–]*$", re.IGNORECASE)
-_LABEL_PREFIX = re.compile(r"^(?:Chapter|Appendix|Part|Section)\s+[\dIVXA-Z]+(?:\.\d+)*\.?\s+")
 _MAX_TITLE_WORDS = 8
 # Headings that name a part of any document, not a subject.
 _GENERIC_HEADINGS = frozenset(
@@ -52,7 +51,7 @@ def clean_topic_heading(heading: str) -> str:
     """A source heading as a title: no section number, pilcrow, site name or chapter label."""
     text = _PILCROW.sub("", " ".join(heading.split()))
     text = _SITE_SUFFIX.sub("", text)
-    text = _LABEL_PREFIX.sub("", clean_heading(text)).strip().rstrip(":").strip()
+    text = without_label(text).rstrip(":").strip()
     return text
 
 

@@ -12,7 +12,7 @@ from ...tokens import count_tokens
 from ..tasks import EvidenceItem, PageRequest
 from .definitions import STRONG, WEAK, is_purpose_line
 from .layout import render_default
-from .sentences import clean_heading, sentences_of
+from .sentences import clean_heading, sentences_of, without_label
 from .summary import NEAR_DUPLICATE, content_tokens
 from .words import BOILERPLATE, FUNCTION_WORDS
 
@@ -215,9 +215,13 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
 
 @lru_cache(maxsize=16384)
 def _placed(document: str, heading_path: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]]:
-    """(the innermost specific heading, the innermost heading, every heading lowercased with the
-    document first) of an item's place: cached, a chunk's items reach many pages."""
-    heading = next((clean_heading(h) for h in reversed(heading_path) if _specific(clean_heading(h))), "")
+    """(the innermost specific heading, else the document's title, the innermost heading, every
+    heading lowercased with the document first) of an item's place: cached, a chunk's items reach
+    many pages. A heading loses its number and label ("Appendix M. Glossary" is "Glossary"); the
+    title keeps them if it is generic without ("13.1. Introduction" says more than "Introduction")."""
+    heading = next((h for h in map(without_label, reversed(heading_path)) if _specific(h)), "")
+    if not heading and _specific(title := without_label(document)):
+        heading = title
     section = clean_heading(heading_path[-1]) if heading_path else ""
     return heading, section, tuple(clean_heading(h).lower().strip("`*") for h in (document, *heading_path))
 
