@@ -121,6 +121,7 @@ async def read_topic(kb: KB, topic_id: str, request: Request) -> dict:
         raise NotFound(f"no topic {topic_id!r}", field="topic_id")
     topic: Topic = found[0]  # type: ignore[assignment]
     members = await scoped.get(Entity, topic.members)
-    slugs = await page_slugs(scoped, [topic.id])
-    return {**topic.to_dict(), "page": slugs.get(topic.id),
+    page_subject = topic.page_subject or topic.id  # a topic named like a member has the member's page
+    slugs = await page_slugs(scoped, [page_subject])
+    return {**topic.to_dict(), "page": slugs.get(page_subject),
             "member_entities": [{"id": m.id, "name": m.name, "type": m.type} for m in members]}  # type: ignore[attr-defined]

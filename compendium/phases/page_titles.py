@@ -30,3 +30,22 @@ def titles_apart(subjects: Sequence[Subject], overviews: Mapping[str, str] | Non
             title = f"{base} {n}"
         s.title = title
         seen.add(title.casefold())
+
+
+def member_named_like(title: str, members: Sequence[str], pages: Mapping[str, str]) -> str:
+    """The member a community is named after, when that member has a page of its own (`pages`:
+    casefolded title -> subject id of every entity and concept page): that page is the topic's
+    page, not a second page of the same name on the same subject ("WAL topic" beside "WAL").
+    Empty when there is none."""
+    found = pages.get(title.casefold(), "")
+    return found if found and found in set(members) else ""
+
+
+def page_titles(subjects: Sequence[Subject]) -> dict[str, str]:
+    """Casefolded title -> subject id of every entity and concept page among `subjects` (the
+    first of a title)."""
+    found: dict[str, str] = {}
+    for s in subjects:
+        if s.kind != "topic":
+            found.setdefault(s.title.casefold(), s.id)
+    return found

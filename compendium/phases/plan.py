@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ..engines.tasks import EntitySketch, MatchQuestion, TopicRequest
@@ -31,7 +31,7 @@ from .claim_index import (
     words_of,
 )
 from .communities import match_previous, membership_fingerprint, update_communities
-from .page_titles import titles_apart
+from .page_titles import member_named_like, page_titles, titles_apart
 from .planning import (
     DELETE,
     MAX_TOPIC_CLAIMS,
@@ -92,7 +92,8 @@ def stored_plan(plan: PagePlan) -> dict[str, Any]:
 
 
 PLAN_INPUTS = "plan-inputs"  # ctx.state: the fingerprint of this plan's inputs, for REFINE's mark
-PLAN_VERSION = 2  # bump when the same inputs plan other pages (2: a node named like a page has it as overview)
+PLAN_VERSION = 3  # bump when the same inputs plan other pages (2: a node named like a page has it as overview;
+# 3: so has a community named like a member)
 KB_VIEW = "plan-kb"  # ctx.state: the KB as PLAN read it, for REFINE's evidence in the same process
 UNCHANGED = "plan-unchanged"  # ctx.state: the pages REFINE finished last time, when nothing changed
 
@@ -156,11 +157,13 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
             # names once found: the stored topics stand until MAP has extracted everything.
             topics = [t async for t in store.scan(Topic)]  # type: ignore[misc]
         else:
-            topics = await _topics(template, ctx, entities, relations, pages, index, reader)
+            topics = await _topics(template, ctx, entities, relations, pages, index, reader, page_titles(subjects))
         details["topics"] = len(topics)
         for t in topics:
             for m in t.members:
-                topic_of[m].append(t.id)
+                topic_of[m].append(t.page_subject or t.id)
+            if t.page_subject:  # named like a member with a page: that page is the topic's
+                continue
             subjects.append(
                 Subject(id=t.id, title=t.title, kind="topic", description=t.summary,
                         entity_ids=list(t.members), importance=float(len(t.members)))
@@ -311,8 +314,11 @@ async def _topics(
     pages: Sequence[Page],
     index: ClaimIndex,
     reader: ClaimReader,
+    page_named: Mapping[str, str],
 ) -> list[Topic]:
-    """Communities of the entity graph as Topic records; unchanged memberships keep everything."""
+    """Communities of the entity graph as Topic records; unchanged memberships keep everything.
+    `page_named`: casefolded title -> subject id of the entity and concept pages planned (a
+    topic named like one of its members has that member's page)."""
     settings = template.plan.topics
     importance = {e.id: e.importance for e in entities}
     stored: dict[str, Topic] = {t.id: t async for t in ctx.store.scan(Topic)}  # type: ignore[misc]
@@ -376,6 +382,8 @@ async def _topics(
         # An unnamed topic stores no fingerprint, so the next run names it (keeping id and slug).
         topics.append(Topic(id=tid, slug=slug, title=title, summary=summary or "", members=list(members),
                             fingerprint=fp if summary is not None else ""))
+    for t in topics:
+        t.page_subject = member_named_like(t.title, t.members, page_named)
     keep = {t.id for t in topics}
     gone = [tid for tid in stored if tid not in keep]
     async with ctx.store.transaction():

@@ -285,7 +285,8 @@ def draft_plan(
     """Every subject's page (kept slug if matched, else a new unique one) with its claims,
     relations, links and evidence inputs; no fingerprint or action yet (see finish_plan).
 
-    `matched` maps subject id -> existing page slug; `topic_of` maps entity id -> topic ids;
+    `matched` maps subject id -> existing page slug; `topic_of` maps entity id -> the subjects whose
+    pages are its topics' (a topic's id, or the member a topic is named like);
     `claim_ids` subject id -> its claims (see subject_claims).
     """
     taken = {p.slug for p in pages}
@@ -318,7 +319,7 @@ def draft_plan(
                 other = r.target if r.source == s.id else r.source
                 strength[other] += r.strength
             link_ids = sorted((o for o in strength if o in slug_of and o != s.id), key=lambda o: (-strength[o], o))
-            link_ids = [*(t for t in topic_of.get(s.id, ()) if t in slug_of), *link_ids]
+            link_ids = [*(t for t in topic_of.get(s.id, ()) if t in slug_of and t != s.id), *link_ids]
         links = list(dict.fromkeys(slug_of[i] for i in link_ids))[:MAX_LINKS]
         link_pairs = sorted(set((slug_of[i], titles[i]) for i in link_ids if slug_of[i] in links))
         rel_texts = {rid: said.get(rid) or said.setdefault(rid, relation_text(kb.relations[rid], kb.names))

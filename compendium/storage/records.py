@@ -198,6 +198,9 @@ class Topic(Record):
     summary: str = ""
     members: list[str] = field(default_factory=list)  # entity ids
     fingerprint: str = ""  # of the membership
+    # The member whose page is this topic's page, when the topic is named like it (see
+    # phases/page_titles.member_named_like); empty: the topic has a page of its own.
+    page_subject: str = ""
 
 
 @dataclass(slots=True)

@@ -9,7 +9,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from compendium.engines.offline_embedder import OfflineEmbedder
-from compendium.storage.records import Entity, Page, Relation
+from compendium.storage.records import Entity, Page, Relation, Topic
 from compendium.tenancy import kb_store
 
 
@@ -121,3 +121,18 @@ async def test_search_by_words_and_by_meaning(kb):
                                  params={"q": "buffer pool caches pages", "mode": "vector", "kind": "entity"},
                                  headers=h)).json()
     assert near[0]["id"] == "bp" and near[0]["score"] > near[-1]["score"]
+
+
+async def test_a_topic_names_its_page_its_own_or_the_member_it_is_named_like(kb):
+    api, h, store = kb
+    await store.upsert([
+        Entity(id="wal", name="WAL"), Entity(id="ckpt", name="Checkpointer"), Entity(id="pool", name="Buffer Pool"),
+        Page(id="p1", slug="wal", title="WAL", subject_id="wal", kind="entity"),
+        Page(id="p2", slug="memory", title="Memory", subject_id="t2", kind="topic"),
+        Topic(id="t1", slug="wal-topic", title="WAL", members=["wal", "ckpt"], page_subject="wal"),
+        Topic(id="t2", slug="memory", title="Memory", members=["pool"]),
+    ])
+    named = (await api.client.get("/knowledge-bases/kb/topics/t1", headers=h)).json()
+    own = (await api.client.get("/knowledge-bases/kb/topics/t2", headers=h)).json()
+    assert (named["page"], own["page"]) == ("wal", "memory")
+    assert sorted(m["name"] for m in named["member_entities"]) == ["Checkpointer", "WAL"]

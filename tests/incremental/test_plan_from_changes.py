@@ -73,9 +73,17 @@ def _add_sentence(folder: Path) -> None:
         "Clock Sweep Policy. ", f"Clock Sweep Policy. {NEW_SENTENCE} ", 1), encoding="utf-8")
 
 
+CHECKPOINTER = (  # a subject of its own: a page to CREATE
+    "# Checkpointer\n\n## Duties\n\nThe Checkpointer flushes dirty pages of the Buffer Pool every five minutes. "
+    "The Checkpointer writes a checkpoint record to the Redo Journal.\n\n## Tuning\n\n"
+    "The Checkpointer spreads its writes over half the interval. "
+    "The Checkpointer wakes early when the Redo Journal grows past a gigabyte.\n"
+)
+
+
 def _remove_and_add(folder: Path) -> None:
     (folder / "gateway.md").unlink()
-    for name, text in MORE.items():
+    for name, text in {**MORE, "checkpointer.md": CHECKPOINTER}.items():
         (folder / name).write_text(text, encoding="utf-8")
 
 

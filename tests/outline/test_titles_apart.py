@@ -1,6 +1,6 @@
 """No two pages of a compiled wiki carry one title, and no subject gets two pages: a node of the
 outline named like a page of the wiki (the entity its document is about) takes that page as its
-overview; a community named like it is titled apart."""
+overview; so does a community named like one of its members, whose page it then is."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ import asyncio
 from collections import Counter
 from pathlib import Path
 
+from compendium.export.site import render_topics
+from compendium.export.snapshot import load_snapshot
 from compendium.operations import compile_workspace, opened_store
 from compendium.outline import OutlineNode
 from compendium.outline.stored import published
 from compendium.settings import load_settings
-from compendium.storage.records import Page
+from compendium.storage.records import Entity, Page, Topic
 from tests.incremental.corpus import make_workspace
 
 from .test_outline_exports import _stored
@@ -28,9 +30,9 @@ async def test_a_node_named_like_a_page_has_that_page_as_its_overview(tmp_path: 
     assert [t for t, n in titles.items() if n > 1] == []
     by_slug = {p.slug: p for p in pages}
     # storage.md is about the Storage Engine, and the Storage Engine is the centre of a community:
-    # its entity page is the document's overview; the community is the "topic".
-    assert {"Storage Engine", "Storage Engine topic"} <= {p.title for p in pages}
-    assert "storage engine overview" not in titles
+    # its entity page is the document's overview and the community's page.
+    assert "Storage Engine" in {p.title for p in pages}
+    assert not {"storage engine overview", "storage engine topic"} & set(titles)
     stored = await asyncio.to_thread(_stored, workspace)
     nodes = [n for d in stored["roots"] for n, _depth in OutlineNode.from_dict(d).walk()]
     engine = next(n for n in nodes if n.title == "Storage Engine")
@@ -50,3 +52,24 @@ def _tree_nodes(tree: dict) -> list[dict]:
         found.append(node)
         stack.extend(node["children"])
     return found
+
+
+async def test_a_community_named_like_a_member_has_that_members_page(tmp_path: Path):
+    workspace = make_workspace(tmp_path / "ws")
+    report = (await compile_workspace(load_settings(workspace, env={}))).as_dict()
+    assert report["status"] == "succeeded", report["error"]
+    async with opened_store(load_settings(workspace, env={})) as store:
+        pages = [p async for p in store.scan(Page) if p.status == "active"]
+        topics = [t async for t in store.scan(Topic)]
+        engine = next(e for e in [e async for e in store.scan(Entity)] if e.name == "Storage Engine")
+        wiki = await load_snapshot(store)
+    community = next(t for t in topics if t.title == "Storage Engine")
+    assert community.page_subject == engine.id and engine.id in community.members
+    assert not [p for p in pages if p.subject_id == community.id]  # no second page on the subject
+    page = next(p for p in pages if p.subject_id == engine.id)
+    assert page.slug not in page.outlinks  # the page does not link to itself as its topic
+    # The other members' pages link to it as their topic's page; the topics index links to it.
+    others = [p for p in pages if p.subject_id in community.members and p.subject_id != engine.id]
+    assert others and all(page.slug in p.outlinks for p in others)
+    heading = f'<section class="topic" id="{community.slug}">\n  <h2><a href="pages/{page.slug}.html">'
+    assert heading in render_topics(wiki, "KB")

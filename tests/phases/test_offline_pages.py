@@ -9,7 +9,7 @@ from compendium.phases import map as map_phase
 from compendium.phases import plan as plan_phase
 from compendium.phases import refine as refine_phase
 from compendium.pipeline.context import CompileContext
-from compendium.storage.records import Chunk, Document, Extract, Page
+from compendium.storage.records import Chunk, Document, Extract, Page, Topic
 from compendium.templates.schema import Template
 
 from .kb_seed import knowledge_base
@@ -51,11 +51,15 @@ async def test_offline_plan_and_refine_write_cited_linked_pages(store):
     ctx = offline_ctx(store, template)
     await plan_phase.run(template, ctx)
     result = await refine_phase.run(template, ctx)
-    assert result.details["created"] == 10 and result.failed == 0
+    # Eight entity pages; each community, named after its most central member, has that page.
+    assert result.details["created"] == 8 and result.failed == 0
     pages = {p.slug: p async for p in store.scan(Page)}
+    topics = [t async for t in store.scan(Topic)]
+    subjects = {p.subject_id for p in pages.values()}
+    assert len(topics) == 2 and all(t.page_subject in t.members and t.page_subject in subjects for t in topics)
     ada = pages["ada-lovelace"]
     assert ada.cited_chunks and "— chunk d1-k" in ada.markdown
     assert ada.summary and ada.engine == "offline"
     assert set(ada.outlinks) <= set(pages)
     again = await refine_phase.run(template, offline_ctx(store, template))
-    assert again.details["unchanged"] == 10
+    assert again.details["unchanged"] == 8
