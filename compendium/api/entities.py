@@ -121,7 +121,6 @@ async def read_topic(kb: KB, topic_id: str, request: Request) -> dict:
         raise NotFound(f"no topic {topic_id!r}", field="topic_id")
     topic: Topic = found[0]  # type: ignore[assignment]
     members = await scoped.get(Entity, topic.members)
-    page_subject = topic.page_subject or topic.id  # a topic named like a member has the member's page
-    slugs = await page_slugs(scoped, [page_subject])
-    return {**topic.to_dict(), "page": slugs.get(page_subject),
+    slugs = await page_slugs(scoped, [topic.subject_of_page()])
+    return {**topic.to_dict(), "page": slugs.get(topic.subject_of_page()),
             "member_entities": [{"id": m.id, "name": m.name, "type": m.type} for m in members]}  # type: ignore[attr-defined]

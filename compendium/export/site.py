@@ -196,7 +196,7 @@ def render_entities(wiki: WikiSnapshot, title: str) -> dict[str, str]:
 def render_topics(wiki: WikiSnapshot, title: str) -> str:
     rows = []
     for topic in sorted(wiki.topics, key=lambda t: (t.title.lower(), t.slug)):
-        page = wiki.page_of(topic.page_subject or topic.id)
+        page = wiki.page_of(topic.subject_of_page())
         members = []
         for member in topic.members:
             entity = wiki.entity_by_id.get(member)

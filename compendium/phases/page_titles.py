@@ -38,7 +38,7 @@ def member_named_like(title: str, members: Sequence[str], pages: Mapping[str, st
     page, not a second page of the same name on the same subject ("WAL topic" beside "WAL").
     Empty when there is none."""
     found = pages.get(title.casefold(), "")
-    return found if found and found in set(members) else ""
+    return found if found in members else ""
 
 
 def page_titles(subjects: Sequence[Subject]) -> dict[str, str]:

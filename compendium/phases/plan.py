@@ -161,7 +161,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         details["topics"] = len(topics)
         for t in topics:
             for m in t.members:
-                topic_of[m].append(t.page_subject or t.id)
+                topic_of[m].append(t.subject_of_page())
             if t.page_subject:  # named like a member with a page: that page is the topic's
                 continue
             subjects.append(

@@ -202,6 +202,10 @@ class Topic(Record):
     # phases/page_titles.member_named_like); empty: the topic has a page of its own.
     page_subject: str = ""
 
+    def subject_of_page(self) -> str:
+        """The subject whose page is this topic's: the member it is named like, else itself."""
+        return self.page_subject or self.id
+
 
 @dataclass(slots=True)
 class Page(Record):

@@ -20,10 +20,16 @@ from tests.incremental.corpus import make_workspace
 from .test_outline_exports import _stored
 
 
-async def test_a_node_named_like_a_page_has_that_page_as_its_overview(tmp_path: Path):
+async def _compiled(tmp_path: Path) -> Path:
+    """The incremental tests' small workspace, compiled offline."""
     workspace = make_workspace(tmp_path / "ws")
     report = (await compile_workspace(load_settings(workspace, env={}))).as_dict()
     assert report["status"] == "succeeded", report["error"]
+    return workspace
+
+
+async def test_a_node_named_like_a_page_has_that_page_as_its_overview(tmp_path: Path):
+    workspace = await _compiled(tmp_path)
     async with opened_store(load_settings(workspace, env={})) as store:
         pages = [p async for p in store.scan(Page) if p.status == "active"]
     titles = Counter(p.title.casefold() for p in pages)
@@ -55,9 +61,7 @@ def _tree_nodes(tree: dict) -> list[dict]:
 
 
 async def test_a_community_named_like_a_member_has_that_members_page(tmp_path: Path):
-    workspace = make_workspace(tmp_path / "ws")
-    report = (await compile_workspace(load_settings(workspace, env={}))).as_dict()
-    assert report["status"] == "succeeded", report["error"]
+    workspace = await _compiled(tmp_path)
     async with opened_store(load_settings(workspace, env={})) as store:
         pages = [p async for p in store.scan(Page) if p.status == "active"]
         topics = [t async for t in store.scan(Topic)]
