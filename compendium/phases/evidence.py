@@ -257,8 +257,9 @@ def _excerpt(paragraphs: Sequence[_Paragraph], wanted: Sequence[str], words: int
 
 def _run_from(paragraphs: Sequence[_Paragraph], first: int, start: int, words: int) -> str:
     """Paragraphs from `start` in paragraph `first` on, while they are prose and the words taken
-    are fewer than `words`; cut to `words` words. Paragraphs are single-spaced and start is a
-    word's start, so words are counted, not split."""
+    are fewer than `words`; cut to `words` words. Paragraphs stay apart (a blank line between),
+    so a list item's number never reads as the end of the sentence before it ("… it runs: 1.").
+    Paragraphs are single-spaced and start is a word's start, so words are counted, not split."""
     block = paragraphs[first].block
     taken = [block[start:]]
     count = paragraphs[first].words - block.count(" ", 0, start)
@@ -267,10 +268,10 @@ def _run_from(paragraphs: Sequence[_Paragraph], first: int, start: int, words: i
             break
         taken.append(block)
         count += block_words
-    text = " ".join(taken)
-    if count <= words:
-        return text
-    return " ".join(text.split(" ", words)[:words]) + " …"
+    if count > words:  # the last paragraph taken is cut to the words left
+        keep = words - (count - taken[-1].count(" ") - 1)
+        taken[-1] = " ".join(taken[-1].split(" ", keep)[:keep]) + " …"
+    return "\n\n".join(taken)
 
 
 class _Paragraph(NamedTuple):

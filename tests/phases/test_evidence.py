@@ -1,5 +1,6 @@
 """Evidence packs: most supported first, merged duplicates, excerpts, and a hard token budget."""
 
+from compendium.engines.offline.sentences import sentences_of
 from compendium.phases.evidence import (
     Source,
     Statement,
@@ -66,10 +67,29 @@ def test_an_excerpt_never_glues_a_heading_to_the_paragraph_after_it():
     )
     excerpt = excerpt_around(text, ["trigger data"], words=40)
     assert excerpt == "Returns OK when the trigger data was registered."
-    # From the mention's sentence on, through following prose paragraphs only.
+    # From the mention's sentence on, through following prose paragraphs only, kept apart.
     assert excerpt_around("Intro line here. The WAL records changes.\n\nIt is flushed at commit.", ["WAL"]) == (
-        "The WAL records changes. It is flushed at commit."
+        "The WAL records changes.\n\nIt is flushed at commit."
     )
+
+
+def test_an_excerpt_keeps_a_list_item_apart_from_the_sentence_before_it():
+    text = (
+        "A statement passes through four stages before it runs:\n\n"
+        "1. The parser checks the syntax and produces a parse tree.\n\n"
+        "2. The analyser resolves table and column names against the catalog and produces a query tree."
+    )
+    excerpt = excerpt_around(text, ["four stages"], words=24)
+    assert excerpt == (
+        "A statement passes through four stages before it runs:\n\n"
+        "1. The parser checks the syntax and produces a parse tree.\n\n2. The analyser resolves …"
+    )
+    # Read back as sentences, the item's number is not the end of the lead-in.
+    assert [s.text for s in sentences_of(excerpt)] == [
+        "A statement passes through four stages before it runs:",
+        "The parser checks the syntax and produces a parse tree.",
+        "The analyser resolves …",
+    ]
 
 
 def test_a_mention_in_a_heading_starts_the_excerpt_at_the_paragraph_under_it():
