@@ -113,6 +113,20 @@ def test_concepts_come_from_definitions():
     )
 
 
+def test_a_quantity_is_not_a_concept():
+    # Key phrases that recur only as measures: "million transactions", "kilobyte pages".
+    text = (
+        "Vacuum freezes a tuple once its age passes 50 million transactions.\n\n"
+        "Warnings start 40 million transactions before wraparound. Heap pages hold 8 kilobyte pages of rows.\n\n"
+        "An index is rebuilt when it holds 16 kilobyte pages of dead entries. The visibility map tracks frozen pages.\n\n"
+        "The visibility map is read by every index scan. A prepared two-phase commit holds its locks.\n\n"
+        "A coordinator ends each two-phase commit."
+    )
+    terms = {c.term for c in run(text).concepts}
+    assert {"visibility map", "two-phase commit"} <= terms  # recurring phrases still are
+    assert not {t for t in terms if "million" in t or "kilobyte" in t}, terms
+
+
 def test_claims_are_verbatim_sentences_not_code_tables_headings_or_questions():
     reply = run(STORAGE)
     texts = [c.text for c in reply.claims]

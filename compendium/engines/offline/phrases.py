@@ -11,6 +11,7 @@ from .words import (
     BOILERPLATE,
     FUNCTION_WORDS,
     GENERIC_HEADS,
+    NUMBER_WORDS,
     PARTICIPLE_PREPOSITIONS,
     SENTENCE_STARTERS,
     VERBS,
@@ -92,11 +93,12 @@ def key_phrases(
     for i, words in enumerate(tokens):
         taken = [(m.start, m.end) for m in mentions[i]]
         in_sentence: set[str] = set()
-        for run in _runs(words, taken):
+        for run, counted in _runs(words, taken):
             for n in _PHRASE_WORDS:
                 for j in range(len(run) - n + 1):
                     window = run[j : j + n]
-                    if not _phrase_shape(window):
+                    # a run after a numeral measures ("16 kilobyte pages"): its first words name nothing
+                    if (j == 0 and counted) or not _phrase_shape(window) or _measures(window, texts[i]):
                         continue
                     key = " ".join(w.key for w in window)
                     if key in in_sentence:
@@ -126,9 +128,13 @@ def key_phrases(
     return [v[1] for _, v in scored[:_MAX_PHRASES]]
 
 
-def _runs(words: list[Word], taken: list[tuple[int, int]]) -> list[list[Word]]:
-    runs: list[list[Word]] = []
+def _runs(words: list[Word], taken: list[tuple[int, int]]) -> list[tuple[list[Word], bool]]:
+    """Runs of words a key phrase may be cut from, each with whether a number counts it (the
+    word before the run is a numeral: "200 million transactions", "16 kilobyte pages")."""
+    runs: list[tuple[list[Word], bool]] = []
     current: list[Word] = []
+    counted = False
+    previous: Word | None = None
     for word in words:
         usable = (
             word.plain
@@ -137,13 +143,21 @@ def _runs(words: list[Word], taken: list[tuple[int, int]]) -> list[list[Word]]:
         )
         if usable and current and word.joined:
             current.append(word)
+            previous = word
             continue
         if len(current) >= 2:
-            runs.append(current)
+            runs.append((current, counted))
         current = [word] if usable else []
+        counted = usable and previous is not None and word.joined and previous.lower.isdigit()
+        previous = word
     if len(current) >= 2:
-        runs.append(current)
+        runs.append((current, counted))
     return runs
+
+
+def _measures(window: list[Word], text: str) -> bool:
+    """A quantity, not a name: "million transactions", "three replicas" (but "two-phase commit")."""
+    return any(w.lower in NUMBER_WORDS and text[w.end : w.end + 1] != "-" for w in window)
 
 
 def _phrase_shape(window: list[Word]) -> bool:

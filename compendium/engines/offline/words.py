@@ -111,6 +111,16 @@ ABBREVIATIONS = frozenset(
     """.split()
 ) - {"etc"}
 
+# Words of a quantity ("200 million transactions", "three replicas"): a phrase they open or
+# end measures something, it does not name it (hyphened, they name: "two-phase commit").
+NUMBER_WORDS = frozenset(
+    """
+    two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty sixty
+    seventy eighty ninety hundred hundreds thousand thousands million millions billion billions
+    trillion dozen dozens
+    """.split()
+)
+
 # Units and generic abbreviations: capitalised like names, but never the subject of a page.
 UNITS = frozenset(
     """
