@@ -183,6 +183,25 @@ async def test_sections_follow_source_headings_in_source_order_and_code_is_left_
     assert "- Checkpoints write every dirty buffer" in page
 
 
+async def test_a_passages_sentences_keep_the_passages_order_though_one_ranks_first():
+    # The claim about the planner ranks first (it names the subject); the excerpt of the same
+    # passage lists the stages in order: the page reads them in that order.
+    stages = ("The parser checks the syntax.", "The rewriter expands views.",
+              "The Query Planner turns the query tree into a plan tree.")
+    evidence = [
+        EvidenceItem(ref=1, text="The Query Planner is the part of the server that decides how a statement runs.",
+                     chunk_id="p", heading_path=["The Query Planner"]),
+        EvidenceItem(ref=2, text=stages[2], chunk_id="q", heading_path=["From SQL to plan"]),
+        EvidenceItem(ref=3, text="A statement passes through three stages before it runs:\n\n"
+                     + "\n\n".join(f"{n}. {t}" for n, t in enumerate(stages, start=1)),
+                     chunk_id="q", heading_path=["From SQL to plan"], kind="excerpt"),
+    ]
+    page = await write(request(slug="query-planner", title="Query Planner", aliases=[], evidence=evidence))
+    at = [page.index(t.rstrip(".")) for t in stages]
+    assert at == sorted(at), page
+    assert ": 1." not in page and "runs:" not in page  # the lead-in is not a sentence of its own
+
+
 async def test_a_sentence_leaning_on_a_missing_one_is_left_out():
     evidence = [
         EvidenceItem(ref=1, text="The Shared Buffer Pool is a cache of pages in memory.", chunk_id="a"),

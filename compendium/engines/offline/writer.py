@@ -72,6 +72,7 @@ class _Sentence:
     marks: frozenset[str] = field(default_factory=frozenset)  # code names and numbers, subject left out
     stems: frozenset[str] = field(default_factory=frozenset)  # stemmed content words
     document: str = ""
+    place: int = -1  # where its chunk's excerpt has it (sentence number), -1 if no excerpt does
 
 
 def write_page(request: PageRequest, template: Template) -> str:
@@ -163,7 +164,8 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
         previous = -1
         any_kept = False  # a prose sentence of this item came before
         opens_chunk = not item.text.startswith(("…", "..."))
-        for text, position, flat, stems, code in _prose_of(item.text):
+        excerpt = item.kind == "excerpt"
+        for place, (text, position, flat, stems, code) in enumerate(_prose_of(item.text)):
             if not text:
                 previous = -1
                 continue
@@ -183,6 +185,8 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     twin.own_support = support
                     exact[flat] = twin
                 twin.support += support
+                if excerpt and twin.place < 0 and twin.chunk_id == item.chunk_id:
+                    twin.place = place  # a claim the passage also holds: placed where the passage has it
                 if opens and not twin.opens_section:  # the claim is also a passage's first sentence
                     twin.opens_section, twin.section, twin.headings = True, section, path
                 previous = twin.order
@@ -206,6 +210,7 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     stems=stems,
                     document=item.document,
                     own_support=max(item.support, 1),
+                    place=place if excerpt else -1,
                 )
             )
             exact[flat] = pool[-1]
@@ -502,7 +507,7 @@ def _sections(request: PageRequest, chosen: list[_Sentence]) -> list[dict]:
     sections.sort(key=lambda kv: (-sum(s.support for s in kv[1]), min(s.order for s in kv[1])))
     out = [
         {"heading": heading, "paragraphs": _paragraphs(items), "bullets": [],
-         "sentences": _cited(sorted(items, key=lambda s: s.order))}
+         "sentences": _cited(_in_passage_order(items))}
         for heading, items in sections
     ]
     if loose:
@@ -513,13 +518,19 @@ def _sections(request: PageRequest, chosen: list[_Sentence]) -> list[dict]:
     return out
 
 
-def _paragraphs(items: list[_Sentence]) -> list[list[dict]]:
-    paragraphs: list[list[dict]] = []
+def _in_passage_order(items: list[_Sentence]) -> list[_Sentence]:
+    """Sentences grouped by chunk (in the order the chunks first come), each chunk's in the order
+    its excerpt has them ("1. The parser ... 4. The planner ..."), then its others as ranked."""
     first: dict[str, int] = {}
     for s in sorted(items, key=lambda s: s.order):
         first.setdefault(s.chunk_id, s.order)
+    return sorted(items, key=lambda s: (first[s.chunk_id], s.place < 0, s.place, s.order))
+
+
+def _paragraphs(items: list[_Sentence]) -> list[list[dict]]:
+    paragraphs: list[list[dict]] = []
     last_chunk = None
-    for s in sorted(items, key=lambda s: (first[s.chunk_id], s.order)):
+    for s in _in_passage_order(items):
         if s.chunk_id != last_chunk or len(paragraphs[-1]) >= _PARAGRAPH_MAX:
             paragraphs.append([])
         paragraphs[-1].append({"text": s.text, "ref": s.ref})
