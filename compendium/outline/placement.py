@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .build import Leaf
-from .titles import clean_heading, folder_title
+from .titles import clean_heading, folder_title, is_part_heading
 from .toc import TocPage, toc_tree
 
 _PREFIX = re.compile(r"^([A-Za-z0-9]+)[-_.]")
@@ -149,9 +149,10 @@ class Structure:
         headings = [clean_heading(h) for h in heading_path if h.strip()]
         if headings and headings[0] == doc_title:
             headings = headings[1:]
-        # A letter of an index ("D", "G") heads a list, not a subject.
+        # A letter of an index ("D", "G") heads a list, not a subject; a part of the document
+        # ("Description", "Parameters") is the document's own subject: its subjects stay there.
         headings = [h for h in headings if sum(c.isalpha() for c in h) >= 3]
-        if headings:
+        if headings and not is_part_heading(headings[0]):
             out.append((f"heading:{doc.path}#{headings[0]}", headings[0]))
         return out
 

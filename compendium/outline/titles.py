@@ -17,9 +17,17 @@ _SPACES = re.compile(r"\s+")
 # A topic is a community of the graph, spread over many documents, and is named from its central
 # members' first passages only: a heading over a third of those is what it is about.
 TOPIC_HEADING_SHARE = 1 / 3
-# Headings that name a part of any document, not what a group of subjects is about.
-_PART_HEADINGS = frozenset({"overview", "introduction", "summary", "description", "notes", "examples",
-                            "example", "see also", "contents", "table of contents", "details", "usage"})
+# Headings that name a part of any document ("Description" of a reference page, "Functions" of a
+# module), not what a group of subjects is about: never a topic's title or an outline node's.
+PART_HEADINGS = frozenset(
+    """overview introduction summary description notes examples example contents details usage
+    synopsis parameters arguments outputs inputs compatibility functions classes constants exceptions
+    methods attributes objects fields columns commands""".split()
+) | {"see also", "table of contents", "module contents", "further reading", "what's new", "return value"}
+
+
+def is_part_heading(heading: str) -> bool:
+    return clean_heading(heading).lower().rstrip(":") in PART_HEADINGS
 
 
 def clean_heading(text: str) -> str:
@@ -61,6 +69,6 @@ def title_from_members(headings: Sequence[tuple[str, int]], central: Sequence[st
         if covered < max(share * size, min(2, size)):
             break
         text = clean_heading(heading)
-        if text and text.lower() not in _PART_HEADINGS and usable(text) and not is_keyword_pair(text, names):
+        if text and text.lower() not in PART_HEADINGS and usable(text) and not is_keyword_pair(text, names):
             return text
     return central[0] if central else ""

@@ -92,6 +92,15 @@ def test_a_big_flat_folder_is_grouped_by_file_family_named_by_the_family_file():
     assert structure.segments("sql1", ())[-2][1] == "SQL"  # no family file: the prefix itself
 
 
+def test_a_part_heading_of_a_document_makes_no_node_of_its_own():
+    # A reference page's "Description" is about the page's command, not a subject of its own.
+    documents = [SourceDocument("sel", "ref/select.html", "SELECT"), SourceDocument("wal", "ref/wal.html", "WAL")]
+    structure = Structure(documents)
+    assert [t for _k, t in structure.segments("sel", ("SELECT", "Description"))] == ["REF", "SELECT"]
+    assert [t for _k, t in structure.segments("sel", ("SELECT", "Parameters", "FROM"))] == ["REF", "SELECT"]
+    assert [t for _k, t in structure.segments("wal", ("WAL", "WAL buffers"))] == ["REF", "WAL", "WAL buffers"]
+
+
 def test_titles_never_pair_two_member_names():
     groups, edges = cliques(40, 30, bridges=4)
     leaves = leaves_of(groups)

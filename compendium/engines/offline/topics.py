@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ...outline.titles import TOPIC_HEADING_SHARE, title_from_members
+from ...outline.titles import PART_HEADINGS, TOPIC_HEADING_SHARE, title_from_members
 from ..tasks import TopicReply, TopicRequest
 from .sentences import without_label
 from .whole_words import has_word
@@ -16,12 +16,6 @@ _MAX_LISTED = 5
 _PILCROW = re.compile(r"\s*[¶#]+\s*$")
 _SITE_SUFFIX = re.compile(r"\s+[—|–]\s+[^—|–]*\b(?:documentation|manual|docs|guide)\b[^—|–]*$", re.IGNORECASE)
 _MAX_TITLE_WORDS = 8
-# Headings that name a part of any document, not a subject.
-_GENERIC_HEADINGS = frozenset(
-    """synopsis contents functions classes constants exceptions methods attributes objects
-    notes examples outputs inputs arguments fields columns commands
-    """.split()
-) | {"table of contents", "module contents", "see also", "further reading", "what's new"}
 
 
 def name_topic(request: TopicRequest) -> TopicReply:
@@ -61,7 +55,7 @@ def _usable_heading(text: str, taken: set[str]) -> bool:
     lower = text.lower()
     if not words or len(words) > _MAX_TITLE_WORDS or lower in taken:
         return False
-    if lower in BOILERPLATE or lower in _GENERIC_HEADINGS or words[0].lower() in BOILERPLATE:
+    if lower in BOILERPLATE or lower in PART_HEADINGS or words[0].lower() in BOILERPLATE:
         return False
     return any(c.isalpha() for c in text)
 
