@@ -202,6 +202,20 @@ async def test_a_passages_sentences_keep_the_passages_order_though_one_ranks_fir
     assert ": 1." not in page and "runs:" not in page  # the lead-in is not a sentence of its own
 
 
+async def test_a_sentence_comparing_with_the_subject_does_not_lead_its_page():
+    # "As with SET, ..." is about REINDEX; on the SET page it may be a fact, not the lead.
+    evidence = [
+        EvidenceItem(ref=1, text="As with `SET`, a `REINDEX` might be needed to update the index entirely.",
+                     chunk_id="a", heading_path=["Notes"]),
+        EvidenceItem(ref=2, text="Run-time parameters of the session are changed with `SET` at any time.",
+                     chunk_id="b", heading_path=["Configuration"]),
+    ]
+    page = await write(request(slug="set", title="SET", aliases=[], evidence=evidence))
+    lead = page.split("\n\n")[1]
+    assert lead.startswith("Run-time parameters of the session"), page
+    assert "As with `SET`" in page  # still a fact of the page
+
+
 async def test_a_sentence_leaning_on_a_missing_one_is_left_out():
     evidence = [
         EvidenceItem(ref=1, text="The Shared Buffer Pool is a cache of pages in memory.", chunk_id="a"),

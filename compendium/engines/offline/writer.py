@@ -33,6 +33,13 @@ _ANAPHORA = re.compile(
 # "it is possible to ..." that points at nothing.
 _POINTS_BACK = re.compile(r"^(?:\S+\s+){0,3}?(?P<word>this|these|those|it|its|they|them|their)\b", re.IGNORECASE)
 _EMPTY_IT = re.compile(r"it\s+(?:is|was|(?:may|can|might|would|will)\s+be)\s+(?:\w+\s+){1,3}?(?:to|that)\b", re.IGNORECASE)
+# A sentence opening by comparing with something ("Similar to `clock_gettime()` but ...", "Unlike
+# `INHERITS`, the new table ..."): what it compares with is not what it is about.
+_COMPARES = re.compile(
+    r"^(?:Note:\s*)?(?:As\s+with|As\s+in|Just\s+as(?:\s+in|\s+with)?|Like|Unlike|Similar(?:ly)?\s+to|"
+    r"Compared\s+(?:to|with)|In\s+contrast\s+to|Contrary\s+to|Same\s+as|Equivalent\s+to|Identical\s+to)\s"
+    r"(?P<clause>(?:(?!\s(?:but|except|only|while|whereas)\b)[^,;:])*)"
+)
 _OTHER_FACTS = "Other facts"
 # Sections whose first sentence says what the document's subject is.
 _DESCRIBING = frozenset({"description", "overview", "introduction", "name", "purpose", "summary",
@@ -396,7 +403,7 @@ def _choose_lead(
     matcher = _matcher(_names(request))
     names = {n.lower() for n in _names(request)}
     description = " ".join(request.description.split())
-    usable = [s for s in pool if _may_lead(s.text)]
+    usable = [s for s in pool if _may_lead(s.text) and not _compares_with_subject(s.text, matcher)]
     tiers: list[tuple[float, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
     naming = []
     for s in usable:
@@ -440,6 +447,16 @@ def _choose_lead(
         best = min(plain, key=lambda s: (-s.support, s.order))
         return _lead(best), [s for s in pool if s is not best]
     return None, list(pool)
+
+
+def _compares_with_subject(text: str, matcher: _NameMatcher) -> bool:
+    """Whether the sentence opens by comparing with the subject ("Similar to X, but ..."): it is
+    about something else, so it never leads the subject's page."""
+    compared = _COMPARES.match(text)
+    if compared is None:
+        return False
+    at = matcher.first(text)
+    return 0 <= at < compared.end("clause")
 
 
 @lru_cache(maxsize=65536)
