@@ -18,11 +18,13 @@ _SPACES = re.compile(r"\s+")
 # members' first passages only: a heading over a third of those is what it is about.
 TOPIC_HEADING_SHARE = 1 / 3
 # Headings that name a part of any document ("Description" of a reference page, "Functions" of a
-# module), not what a group of subjects is about: never a topic's title or an outline node's.
+# module, an admonition's "Note" or "Tip"), not what a group of subjects is about: never a topic's
+# title or an outline node's.
 PART_HEADINGS = frozenset(
     """overview introduction summary description notes examples example contents details usage
     synopsis parameters arguments outputs inputs compatibility functions classes constants exceptions
-    methods attributes objects fields columns commands""".split()
+    methods attributes objects fields columns commands note tip tips warning warnings caution important
+    hint attention danger""".split()
 ) | {"see also", "table of contents", "module contents", "further reading", "what's new", "return value"}
 
 

@@ -113,6 +113,16 @@ def test_concepts_come_from_definitions():
     )
 
 
+def test_a_word_opening_a_clause_after_a_label_is_no_name():
+    text = (
+        "Changed in version 3.8: Similar to `bytes.hex()`, `memoryview.hex()` now supports separators.\n\n"
+        "Note: Granite writes the log first. Every write in Granite goes through the log."
+    )
+    names = set(by_name(run(text)))
+    assert "Similar" not in names and "Note" not in names
+    assert "Granite" in names  # capitalised mid-sentence too: a name wherever it stands
+
+
 def test_a_quantity_is_not_a_concept():
     # Key phrases that recur only as measures: "million transactions", "kilobyte pages".
     text = (

@@ -98,6 +98,7 @@ def test_a_part_heading_of_a_document_makes_no_node_of_its_own():
     structure = Structure(documents)
     assert [t for _k, t in structure.segments("sel", ("SELECT", "Description"))] == ["REF", "SELECT"]
     assert [t for _k, t in structure.segments("sel", ("SELECT", "Parameters", "FROM"))] == ["REF", "SELECT"]
+    assert [t for _k, t in structure.segments("sel", ("SELECT", "Tip"))] == ["REF", "SELECT"]  # an admonition
     assert [t for _k, t in structure.segments("wal", ("WAL", "WAL buffers"))] == ["REF", "WAL", "WAL buffers"]
 
 

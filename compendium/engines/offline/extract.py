@@ -40,7 +40,7 @@ from .words import (
     WEAK_MODIFIERS,
 )
 
-_MID_CAP = re.compile(r"(?<=[\s(\"'])[A-Z][\w'-]*")
+_MID_CAP = re.compile(r"(?<=[\s(\"'])(?<!: )[A-Z][\w'-]*")  # not opening a clause after a colon
 _CLAUSE_BREAK = re.compile(r"[;:]|\s[—–-]\s")
 _LOWER_WORD = re.compile(r"\b[a-z][a-z-]+\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")

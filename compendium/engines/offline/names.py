@@ -96,7 +96,9 @@ def find_spans(
             if capitals_say_nothing:
                 continue
             span = _clean_name(
-                text, start, at_start=start <= lead, mid_caps=mid_caps, lowercase=lowercase
+                # after a label's colon a clause starts: "Changed in version 3.8: Similar to ..."
+                text, start, at_start=start <= lead or sentence[start - 2 : start] == ": ",
+                mid_caps=mid_caps, lowercase=lowercase,
             )
             if span is not None:
                 spans.append(span)
