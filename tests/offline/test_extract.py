@@ -123,6 +123,15 @@ def test_a_word_opening_a_clause_after_a_label_is_no_name():
     assert "Granite" in names  # capitalised mid-sentence too: a name wherever it stands
 
 
+def test_a_phrase_cut_out_of_a_dotted_name_is_not_a_concept():
+    text = (
+        "The entry is a valid sys.path entry for the finder.\n\n"
+        "Every valid sys.path entry is tried in turn. A path entry finder reads each path entry. A path entry names a directory."
+    )
+    terms = {c.term for c in run(text).concepts}
+    assert "valid sys" not in terms and "path entry" in terms, terms
+
+
 def test_a_quantity_is_not_a_concept():
     # Key phrases that recur only as measures: "million transactions", "kilobyte pages".
     text = (

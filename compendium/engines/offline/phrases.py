@@ -98,7 +98,8 @@ def key_phrases(
                 for j in range(len(run) - n + 1):
                     window = run[j : j + n]
                     # a run after a numeral measures ("16 kilobyte pages"): its first words name nothing
-                    if (j == 0 and counted) or not _phrase_shape(window) or _measures(window, texts[i]):
+                    if (j == 0 and counted) or not _phrase_shape(window) or _measures(window, texts[i]) \
+                            or _cuts_a_code_name(window, texts[i]):
                         continue
                     key = " ".join(w.key for w in window)
                     if key in in_sentence:
@@ -158,6 +159,15 @@ def _runs(words: list[Word], taken: list[tuple[int, int]]) -> list[tuple[list[Wo
 def _measures(window: list[Word], text: str) -> bool:
     """A quantity, not a name: "million transactions", "three replicas" (but "two-phase commit")."""
     return any(w.lower in NUMBER_WORDS and text[w.end : w.end + 1] != "-" for w in window)
+
+
+def _cuts_a_code_name(window: list[Word], text: str) -> bool:
+    """Whether the phrase ends or starts inside a dotted name ("valid sys" of "a valid sys.path
+    entry", "exception asyncio" of "exception asyncio.TimeoutError"): words of code, not a phrase."""
+    after = text[window[-1].end : window[-1].end + 2]
+    before = text[max(0, window[0].start - 2) : window[0].start]
+    return (len(after) == 2 and after[0] == "." and (after[1].isalnum() or after[1] == "_")) or \
+        (len(before) == 2 and before[1] == "." and (before[0].isalnum() or before[0] == "_"))
 
 
 def _phrase_shape(window: list[Word]) -> bool:
