@@ -132,6 +132,15 @@ def test_a_phrase_cut_out_of_a_dotted_name_is_not_a_concept():
     assert "valid sys" not in terms and "path entry" in terms, terms
 
 
+def test_a_phrase_cut_out_of_a_hyphened_compound_is_not_a_concept():
+    text = (
+        "Just-in-time compilation speeds up long queries.\n\n"
+        "The planner decides whether just-in-time compilation pays. Point-in-time recovery replays the log."
+    )
+    terms = {c.term for c in run(text).concepts}
+    assert "time compilation" not in terms and "time recovery" not in terms, terms
+
+
 def test_a_quantity_is_not_a_concept():
     # Key phrases that recur only as measures: "million transactions", "kilobyte pages".
     text = (

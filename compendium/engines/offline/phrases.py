@@ -99,7 +99,7 @@ def key_phrases(
                     window = run[j : j + n]
                     # a run after a numeral measures ("16 kilobyte pages"): its first words name nothing
                     if (j == 0 and counted) or not _phrase_shape(window) or _measures(window, texts[i]) \
-                            or _cuts_a_code_name(window, texts[i]):
+                            or _cut_out(window, texts[i]):
                         continue
                     key = " ".join(w.key for w in window)
                     if key in in_sentence:
@@ -161,13 +161,14 @@ def _measures(window: list[Word], text: str) -> bool:
     return any(w.lower in NUMBER_WORDS and text[w.end : w.end + 1] != "-" for w in window)
 
 
-def _cuts_a_code_name(window: list[Word], text: str) -> bool:
-    """Whether the phrase ends or starts inside a dotted name ("valid sys" of "a valid sys.path
-    entry", "exception asyncio" of "exception asyncio.TimeoutError"): words of code, not a phrase."""
+def _cut_out(window: list[Word], text: str) -> bool:
+    """Whether the phrase ends or starts inside a dotted name or a hyphened compound: "valid sys"
+    of "a valid sys.path entry", "exception asyncio" of "exception asyncio.TimeoutError", "time
+    compilation" of "just-in-time compilation". Its words are part of something longer."""
     after = text[window[-1].end : window[-1].end + 2]
     before = text[max(0, window[0].start - 2) : window[0].start]
-    return (len(after) == 2 and after[0] == "." and (after[1].isalnum() or after[1] == "_")) or \
-        (len(before) == 2 and before[1] == "." and (before[0].isalnum() or before[0] == "_"))
+    return (len(after) == 2 and after[0] in ".-" and (after[1].isalnum() or after[1] == "_")) or \
+        (len(before) == 2 and before[1] in ".-" and (before[0].isalnum() or before[0] == "_"))
 
 
 def _phrase_shape(window: list[Word]) -> bool:
