@@ -141,6 +141,15 @@ def test_a_phrase_cut_out_of_a_hyphened_compound_is_not_a_concept():
     assert "time compilation" not in terms and "time recovery" not in terms, terms
 
 
+def test_the_tail_of_a_sentence_is_no_claim():
+    text = (
+        "The Granite Vacuum Daemon runs on every table.\n\n"
+        "is compared to the number of tuples the Granite Vacuum Daemon inserted since the last run."
+    )
+    claims = [c.text for c in run(text).claims]
+    assert claims == ["The Granite Vacuum Daemon runs on every table."], claims
+
+
 def test_a_quantity_is_not_a_concept():
     # Key phrases that recur only as measures: "million transactions", "kilobyte pages".
     text = (

@@ -216,6 +216,19 @@ async def test_a_sentence_comparing_with_the_subject_does_not_lead_its_page():
     assert "As with `SET`" in page  # still a fact of the page
 
 
+async def test_the_tail_of_a_sentence_cut_behind_a_formula_is_not_quoted():
+    evidence = [
+        EvidenceItem(ref=1, text="The Shared Buffer Pool is a cache of pages in memory.", chunk_id="a"),
+        EvidenceItem(ref=2, text="is compared to the total number of pages read since the pool was last reset.",
+                     chunk_id="b", heading_path=["Tuning"]),
+        EvidenceItem(ref=3, text="shared_buffers sets the size of the Shared Buffer Pool at startup.", chunk_id="c",
+                     heading_path=["Tuning"]),
+    ]
+    page = await write(request(evidence=evidence))
+    assert "is compared to the total" not in page
+    assert "shared_buffers sets the size" in page  # a lowercase name opens a sentence of its own
+
+
 async def test_a_sentence_leaning_on_a_missing_one_is_left_out():
     evidence = [
         EvidenceItem(ref=1, text="The Shared Buffer Pool is a cache of pages in memory.", chunk_id="a"),

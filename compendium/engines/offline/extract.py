@@ -30,7 +30,7 @@ from .names import (
 )
 from .phrases import Mention, definition_of, key_phrases, word_tokens
 from .relations import Typed, describe_between, relation_type
-from .sentences import Sentence, clean_heading, sentences_of
+from .sentences import Sentence, clean_heading, sentences_of, starts_mid_sentence
 from .words import (
     BOILERPLATE,
     FUNCTION_WORDS,
@@ -391,7 +391,7 @@ def _is_claim_sentence(text: str) -> bool:
         return False
     if text.endswith(("?", ":", ",", ";")) or text[-1:] not in ".!)\"'”`":
         return False
-    if text.count("`") > 6 or text.count("=") > 1:
+    if text.count("`") > 6 or text.count("=") > 1 or starts_mid_sentence(text):
         return False
     lower = [w.lower() for w in words]
     if lower[0] in BOILERPLATE and len(lower) < 8:

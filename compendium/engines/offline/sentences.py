@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .words import ABBREVIATIONS
+from .words import ABBREVIATIONS, FUNCTION_WORDS
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
@@ -102,6 +102,14 @@ def prose_blocks(text: str) -> list[str]:
         current.append(line.strip())
     flush()
     return blocks
+
+
+def starts_mid_sentence(text: str) -> bool:
+    """Whether the text is the tail of a sentence: it opens with a lowercase function word ("is
+    compared to the total ...", "and the rest ..."), the start left behind a formula or a line cut.
+    A lowercase name ("wal_level controls ...", "verbosity sets ...") opens a sentence of its own."""
+    first = text.split(None, 1)[0] if text.strip() else ""
+    return first.isalpha() and first.islower() and first in FUNCTION_WORDS
 
 
 def _is_code_line(line: str) -> bool:

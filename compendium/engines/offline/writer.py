@@ -12,7 +12,7 @@ from ...tokens import count_tokens
 from ..tasks import EvidenceItem, PageRequest
 from .definitions import STRONG, WEAK, is_purpose_line
 from .layout import render_default
-from .sentences import clean_heading, sentences_of, without_label
+from .sentences import clean_heading, sentences_of, starts_mid_sentence, without_label
 from .summary import NEAR_DUPLICATE, content_tokens
 from .words import BOILERPLATE, FUNCTION_WORDS
 
@@ -261,6 +261,8 @@ def _quotable(sentence: str) -> tuple[str, frozenset[str], frozenset[str]] | Non
     of its chunk (half the sentences of a compile's evidence recur so)."""
     if len(sentence.split()) < _MIN_WORDS or not (_ENDS_SENTENCE.search(sentence) or is_purpose_line(sentence)):
         return None
+    if starts_mid_sentence(sentence):
+        return None  # "is compared to the total ...": its start is not in the source's prose
     lower = sentence.lower()
     flat = " ".join(lower.split()).rstrip(".!")
     words = frozenset(_WORD.findall(lower))  # the words of `flat` too: split once for both
