@@ -148,6 +148,10 @@ def test_the_tail_of_a_sentence_is_no_claim():
     )
     claims = [c.text for c in run(text).claims]
     assert claims == ["The Granite Vacuum Daemon runs on every table."], claims
+    # A list item opening with an article is a statement of its own.
+    item = "Every relation has forks:\n\n- the **Granite init fork**, used only by unlogged tables to reset them."
+    assert [c.text for c in run(item).claims] == [
+        "the **Granite init fork**, used only by unlogged tables to reset them."]
 
 
 def test_a_quantity_is_not_a_concept():

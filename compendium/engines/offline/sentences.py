@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .words import ABBREVIATIONS, FUNCTION_WORDS
+from .words import ABBREVIATIONS
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
@@ -104,12 +104,21 @@ def prose_blocks(text: str) -> list[str]:
     return blocks
 
 
+# Words a sentence's tail opens with, never a sentence or a list item of its own: a verb that
+# needs its subject, a conjunction, a relative word ("the **init fork**, used ..." is an item).
+_TAIL_OPENERS = frozenset(
+    """is are was were be been being has have had does do did can cannot could will would should
+    may might must shall and or but nor which whose whom than""".split()
+)
+
+
 def starts_mid_sentence(text: str) -> bool:
-    """Whether the text is the tail of a sentence: it opens with a lowercase function word ("is
-    compared to the total ...", "and the rest ..."), the start left behind a formula or a line cut.
-    A lowercase name ("wal_level controls ...", "verbosity sets ...") opens a sentence of its own."""
+    """Whether the text is the tail of a sentence: it opens with a lowercase verb, conjunction or
+    relative word ("is compared to the total ...", "and the rest ..."), the start left behind a
+    formula or a line cut. A lowercase name ("wal_level controls ...") or article ("the **init
+    fork**, used only by ...", a list item) opens one of its own."""
     first = text.split(None, 1)[0] if text.strip() else ""
-    return first.isalpha() and first.islower() and first in FUNCTION_WORDS
+    return first in _TAIL_OPENERS
 
 
 def _is_code_line(line: str) -> bool:
