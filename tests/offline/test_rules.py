@@ -160,3 +160,23 @@ async def test_topic_title_names_the_members_its_claims_are_about():
     ]
     reply = await OfflineEngine().name_topic(TopicRequest(members=members, claims=claims), TEMPLATE)
     assert reply.title == "Buffer Pool"
+
+
+async def test_a_member_named_by_nearly_every_claim_names_the_topic_over_a_shared_heading():
+    # A third of the members sit under a monitoring chapter; the claims tying them are about WAL.
+    members = [sketch(n) for n in ("WAL", "LSN", "wal_buffers", "Checkpointer", "segment files", "standby")]
+    claims = [
+        "Every change is written to the WAL before the data page.",
+        "The WAL is divided into segment files.",
+        "An LSN is a position in the WAL.",
+        "wal_buffers sets the memory the WAL is staged in.",
+        "The Checkpointer decides which WAL segment files can be recycled.",
+    ]
+    headings = [("Monitoring with System Views", 2), ("Write-Ahead Log", 1)]
+    reply = await OfflineEngine().name_topic(TopicRequest(members=members, claims=claims, headings=headings),
+                                             TEMPLATE)
+    assert reply.title == "WAL"
+    # Too few claims to tell: the heading most of the central members sit under names the topic.
+    reply = await OfflineEngine().name_topic(TopicRequest(members=members, claims=claims[:2] + claims[4:],
+                                                          headings=headings), TEMPLATE)
+    assert reply.title == "Monitoring with System Views"

@@ -16,6 +16,8 @@ _MAX_LISTED = 5
 _PILCROW = re.compile(r"\s*[¶#]+\s*$")
 _SITE_SUFFIX = re.compile(r"\s+[—|–]\s+[^—|–]*\b(?:documentation|manual|docs|guide)\b[^—|–]*$", re.IGNORECASE)
 _MAX_TITLE_WORDS = 8
+_HUB_CLAIMS = 4  # claims a topic needs before one member may name it by the claims alone
+_HUB_SHARE = 0.75  # of its claims naming that member
 
 
 def name_topic(request: TopicRequest) -> TopicReply:
@@ -28,11 +30,17 @@ def name_topic(request: TopicRequest) -> TopicReply:
     names = _unique(m.name.strip() for m in request.members if m.name.strip())
     if not names:
         return TopicReply(title="Untitled topic", summary="")
-    central = _by_centrality(names, request.claims)
+    central, hits = _by_centrality(names, request.claims)
     taken = {t.lower() for t in request.taken_titles}
-    headings = [(clean_topic_heading(h), n) for h, n in request.headings]
-    title = title_from_members(headings, central, len(names), lambda h: _usable_heading(h, taken),
-                               share=TOPIC_HEADING_SHARE)
+    claims = len(request.claims)
+    if claims >= _HUB_CLAIMS and hits[central[0]] >= _HUB_SHARE * claims and central[0].lower() not in taken:
+        # One member named by nearly every claim that ties the community together is what it is
+        # about ("WAL" in 8 of 8), whatever heading a third of its members sit under.
+        title = central[0]
+    else:
+        headings = [(clean_topic_heading(h), n) for h, n in request.headings]
+        title = title_from_members(headings, central, len(names), lambda h: _usable_heading(h, taken),
+                                   share=TOPIC_HEADING_SHARE)
     if title.lower() in taken:  # another topic has this name: say which part of it this one is
         title = f"{title}: {next((n for n in central if n.lower() != title.lower()), central[0])}"
     listed = central[:_MAX_LISTED]
@@ -60,8 +68,9 @@ def _usable_heading(text: str, taken: set[str]) -> bool:
     return any(c.isalpha() for c in text)
 
 
-def _by_centrality(names: list[str], claims: list[str]) -> list[str]:
-    """Names ranked by how many claims mention them (word boundaries, any case), then given order."""
+def _by_centrality(names: list[str], claims: list[str]) -> tuple[list[str], dict[str, int]]:
+    """Names ranked by how many claims mention them (word boundaries, any case), then given
+    order; and each name's count."""
     lowered = [c.lower() for c in claims]
 
     def hits(name: str) -> int:
@@ -69,7 +78,7 @@ def _by_centrality(names: list[str], claims: list[str]) -> list[str]:
         return sum(1 for c in lowered if has_word(c, word))
 
     counts = {n: hits(n) for n in names}
-    return sorted(names, key=lambda n: (-counts[n], names.index(n)))
+    return sorted(names, key=lambda n: (-counts[n], names.index(n))), counts
 
 
 def _join(names: list[str]) -> str:
