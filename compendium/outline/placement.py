@@ -49,6 +49,17 @@ def _stem(path: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else name
 
 
+def _shared_folders(paths: Sequence[str]) -> int:
+    """How many leading folders every path shares ("corpus/a.html", "corpus/b/c.html": 1)."""
+    folders = [p.split("/")[:-1] for p in paths]
+    if not folders:
+        return 0
+    n = 0
+    while all(len(f) > n for f in folders) and len({f[n] for f in folders}) == 1:
+        n += 1
+    return n
+
+
 def toc_links(metadata: dict) -> tuple[tuple[int, str], ...]:
     """The (depth, href) pairs the HTML reader kept of a document's table of contents."""
     out = []
@@ -82,6 +93,9 @@ class Structure:
                 if d.title.strip():
                     self.folder_titles[folder] = self.titles[d.id]
                 self.folder_index[folder] = d.id
+        # The folders every document sits in name the whole knowledge base, not a part of it:
+        # beside a TOC's parts, the pages the TOC misses would otherwise make a root of that name.
+        self.root_folders = _shared_folders([d.path for d in documents]) if self.parent_of else 0
         ordered = sorted(self.documents.values(),
                          key=lambda d: (d.id not in position, position.get(d.id, 0), d.path, d.id))
         self.rank = {d.id: i for i, d in enumerate(ordered)}
@@ -137,6 +151,8 @@ class Structure:
             folders = doc.path.split("/")[:-1]
             out = []
             for i, f in enumerate(folders):
+                if i < self.root_folders:
+                    continue
                 path = "/".join(folders[:i + 1])
                 out.append((f"dir:{path}", self.folder_titles.get(path) or folder_title(f)))
             if doc.id in self.family:

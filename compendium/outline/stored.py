@@ -22,7 +22,8 @@ from .tree import OutlineNode, outline_json
 OUTLINE_KEY = "outline"
 CHUNKS_PER_SUBJECT = 24  # passages read to place a subject: enough to find where it lives
 OVERVIEW_MEMBERS = 12
-OUTLINE_VERSION = 2  # bump when the build changes what the same inputs give (2: part headings make no node)
+OUTLINE_VERSION = 3  # bump when the build changes what the same inputs give (2: part headings make no node;
+# 3: beside a TOC, the folder of every document is no node)
 
 
 @dataclass

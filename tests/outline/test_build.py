@@ -102,6 +102,19 @@ def test_a_part_heading_of_a_document_makes_no_node_of_its_own():
     assert [t for _k, t in structure.segments("wal", ("WAL", "WAL buffers"))] == ["REF", "WAL", "WAL buffers"]
 
 
+def test_pages_the_toc_misses_make_no_root_named_after_the_folder_of_every_document():
+    documents = [
+        SourceDocument("home", "docs/index.html", "Manual", ((1, "tutorial.html"),)),
+        SourceDocument("tut", "docs/tutorial.html", "Part I. Tutorial"),
+        SourceDocument("lone", "docs/extra/notes.html", "Release Notes"),
+    ]
+    structure = Structure(documents)
+    assert [t for _k, t in structure.segments("lone", ())] == ["Extra", "Release Notes"]  # not under "Manual"
+    # Without a TOC the folders are the whole structure, as they were.
+    plain = Structure([SourceDocument("a", "docs/a.md", "A"), SourceDocument("b", "docs/b/c.md", "C")])
+    assert [t for _k, t in plain.segments("b", ())] == ["Docs", "B", "C"]
+
+
 def test_titles_never_pair_two_member_names():
     groups, edges = cliques(40, 30, bridges=4)
     leaves = leaves_of(groups)
