@@ -154,6 +154,15 @@ def test_the_tail_of_a_sentence_is_no_claim():
         "the **Granite init fork**, used only by unlogged tables to reset them."]
 
 
+def test_a_bold_term_with_its_short_form_is_the_name_the_short_form_its_alias():
+    text = (
+        "The main parts are:\n\n- The **Write-Ahead Log (WAL)**, an append-only journal of every change.\n\n"
+        "Granite flushes the Write-Ahead Log (WAL) at every commit."
+    )
+    names = set(by_name(run(text)))
+    assert "Write-Ahead Log (WAL)" not in names and "Write-Ahead Log" in names, names
+
+
 def test_a_quantity_is_not_a_concept():
     # Key phrases that recur only as measures: "million transactions", "kilobyte pages".
     text = (

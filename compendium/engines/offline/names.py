@@ -106,6 +106,8 @@ def find_spans(
         text = text.strip()
         if kind in ("term", "code"):  # "**WAL.**", "`autovacuum:`": trailing punctuation is no part
             text = text.rstrip(".,:;").strip()
+        if kind == "term" and text.endswith(")"):  # "**Write-Ahead Log (WAL)**": the name, then its short form
+            text = _TRAILING_PARENTHESIS.sub("", text) or text
         if kind == "code" and not _code_name(text):
             continue  # a code fragment, not a name
         if kind == "term" and (len(text.split()) > 6 or text.lower() in BOILERPLATE):
@@ -170,6 +172,7 @@ def _clean_name(
     return Span(begin, begin + len(name), name, kind)
 
 
+_TRAILING_PARENTHESIS = re.compile(r"\s+\([^()]{1,40}\)$")
 _CODE_WORD = re.compile(r"[A-Za-z_][\w.-]*(?:\(\))?")
 _DOCUMENT_FILE = re.compile(r"\.(?:html?|md|markdown|rst|txt|pdf|docx?)$", re.I)
 
