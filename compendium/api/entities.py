@@ -121,6 +121,7 @@ async def read_topic(kb: KB, topic_id: str, request: Request) -> dict:
         raise NotFound(f"no topic {topic_id!r}", field="topic_id")
     topic: Topic = found[0]  # type: ignore[assignment]
     members = await scoped.get(Entity, topic.members)
-    slugs = await page_slugs(scoped, [topic.subject_of_page()])
-    return {**topic.to_dict(), "page": slugs.get(topic.subject_of_page()),
+    subject = topic.subject_of_page()
+    slugs = await page_slugs(scoped, [subject])
+    return {**topic.to_dict(), "page": slugs.get(subject),
             "member_entities": [{"id": m.id, "name": m.name, "type": m.type} for m in members]}  # type: ignore[attr-defined]

@@ -524,11 +524,11 @@ def _sections(request: PageRequest, chosen: list[_Sentence]) -> list[dict]:
         else:
             loose.extend(items)
     sections.sort(key=lambda kv: (-sum(s.support for s in kv[1]), min(s.order for s in kv[1])))
-    out = [
-        {"heading": heading, "paragraphs": _paragraphs(items), "bullets": [],
-         "sentences": _cited(_in_passage_order(items))}
-        for heading, items in sections
-    ]
+    out = []
+    for heading, items in sections:
+        ordered = _in_passage_order(items)
+        out.append({"heading": heading, "paragraphs": _paragraphs(ordered), "bullets": [],
+                    "sentences": _cited(ordered)})
     if loose:
         ordered = sorted(loose, key=lambda s: (-s.support, s.order))
         heading = _OTHER_FACTS if out else "Overview"
@@ -546,10 +546,11 @@ def _in_passage_order(items: list[_Sentence]) -> list[_Sentence]:
     return sorted(items, key=lambda s: (first[s.chunk_id], s.place < 0, s.place, s.order))
 
 
-def _paragraphs(items: list[_Sentence]) -> list[list[dict]]:
+def _paragraphs(ordered: list[_Sentence]) -> list[list[dict]]:
+    """A paragraph per chunk's run of sentences (at most _PARAGRAPH_MAX), `ordered` by _in_passage_order."""
     paragraphs: list[list[dict]] = []
     last_chunk = None
-    for s in _in_passage_order(items):
+    for s in ordered:
         if s.chunk_id != last_chunk or len(paragraphs[-1]) >= _PARAGRAPH_MAX:
             paragraphs.append([])
         paragraphs[-1].append({"text": s.text, "ref": s.ref})
