@@ -8,7 +8,7 @@ from typing import Any
 
 from ..outline import OutlineNode, build_outline, outline_json
 from ..outline.build import subject_edges
-from ..outline.placement import SourceDocument, SourcePassage, Structure, place, toc_links
+from ..outline.placement import SourceDocument, SourcePassage, Structure, place
 from ..outline.stored import CHUNKS_PER_SUBJECT, published
 from .snapshot import WikiSnapshot
 
@@ -36,7 +36,7 @@ def site_outline(wiki: WikiSnapshot) -> dict[str, Any]:
                for c in sorted(wiki.entity_by_id[e].chunk_ids)] or list(p.cited_chunks)
         chunk_ids[_subject(p)] = sorted(set(ids))[:CHUNKS_PER_SUBJECT]
     passages = {c.id: SourcePassage(c.id, c.document_id, c.ordinal, tuple(c.heading_path)) for c in wiki.chunks}
-    documents = [SourceDocument(d.id, d.path, d.title, toc_links(d.metadata)) for d in wiki.documents]
+    documents = [SourceDocument.of(d.id, d.path, d.title, d.metadata) for d in wiki.documents]
     leaves = place(chunk_ids, {_subject(p): p.title or p.slug for p in pages}, {}, passages, Structure(documents))
     edges = subject_edges(entity_of, ((r.source, r.target, float(max(r.strength, 1))) for r in wiki.relations))
     roots = build_outline(leaves, edges, previous=previous)

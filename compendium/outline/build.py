@@ -317,11 +317,30 @@ class _Builder:
             ready = self.merge(ready, limits.fan_out, child_cap, depth + 1)
             if len(ready) > limits.fan_out:  # no merge fits under the cap: past it, then
                 ready = self.merge(ready, limits.fan_out, None, depth + 1)
-        below = ancestors | {self._key_of(group)} | self._shared_keys(items)
+        ready, loose, spliced = self._splice_namesake(ready, loose, title, depth)
+        below = ancestors | {self._key_of(group)} | self._shared_keys(items) | spliced
         node.subjects = sorted(loose, key=self.rank.__getitem__)
         node.children = [self.node(p, depth + 1, below) for p in ready]
         _distinct_titles(node.children, self, node.title)
         return node
+
+    def _splice_namesake(self, ready: list[_Group], loose: list[str], title: str,
+                         depth: int) -> tuple[list[_Group], list[str], set[str]]:
+        """A node named after the part most of its members sit under ("Server Programming"
+        over that chapter and two small ones) lists that part's own parts beside the others,
+        where they fit, and its own pages as its pages: not a child of the same name."""
+        for i, part in enumerate(ready):
+            if not part.key or part.title != title:
+                continue
+            opened = self.expand(part, depth + 1)
+            # Its own pages, and parts too small to be nodes, are pages of this node.
+            small = [g for g in opened if g.key.endswith("#own") or len(g.items()) < self.limits.min_group]
+            parts = [g for g in opened if g not in small]
+            pages = [*loose, *(s for g in small for s in g.items())]
+            if not parts or len(ready) - 1 + len(parts) + len(pages) > self.limits.fan_out:
+                continue
+            return [*ready[:i], *parts, *ready[i + 1:]], pages, {part.key}
+        return ready, loose, set()
 
     @staticmethod
     def _key_of(group: _Group) -> str:

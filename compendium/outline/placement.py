@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .build import Leaf
 from .titles import clean_heading, folder_title, is_part_heading
-from .toc import TocPage, toc_tree
+from .toc import TocPage, cut_circles, resolve, toc_tree
 
 _PREFIX = re.compile(r"^([A-Za-z0-9]+)[-_.]")
 _SITE_SUFFIX = re.compile(r"\s+[—|·–-]\s+([^—|·–]+)$")  # "os — … — Python 3.11.2 documentation"
@@ -42,6 +42,12 @@ class SourceDocument:
     path: str
     title: str
     toc: tuple[tuple[int, str], ...] = ()  # (depth, href) of the table of contents it carries
+    up: tuple[str, str] | None = None  # (href, title) of its link up to the page it is part of
+
+    @classmethod
+    def of(cls, id: str, path: str, title: str, metadata: dict) -> SourceDocument:
+        """The document as the HTML reader described it in its metadata."""
+        return cls(id, path, title, toc_links(metadata), up_link(metadata))
 
 
 def _stem(path: str) -> str:
@@ -69,6 +75,14 @@ def toc_links(metadata: dict) -> tuple[tuple[int, str], ...]:
     return tuple(out)
 
 
+def up_link(metadata: dict) -> tuple[str, str] | None:
+    """The (href, title) of the link up to the page a document is part of, if the reader kept one."""
+    up = metadata.get("up")
+    if isinstance(up, (list, tuple)) and len(up) == 2 and all(isinstance(v, str) and v for v in up):
+        return up[0], up[1]
+    return None
+
+
 class Structure:
     """The authors' structure as leaf path segments: the manual's tables of contents where its
     pages carry them, else its folders and file-name families; then a document's headings."""
@@ -77,7 +91,7 @@ class Structure:
         documents = list(documents)
         suffix = site_suffix([d.title for d in documents])
         if suffix:
-            documents = [SourceDocument(d.id, d.path, d.title.removesuffix(suffix), d.toc) for d in documents]
+            documents = [SourceDocument(d.id, d.path, d.title.removesuffix(suffix), d.toc, d.up) for d in documents]
         self.documents = {d.id: d for d in documents}
         self.titles = {d.id: clean_heading(d.title or _stem(d.path)) for d in documents}
         by_path = {d.path: d.id for d in documents}
@@ -93,15 +107,38 @@ class Structure:
                 if d.title.strip():
                     self.folder_titles[folder] = self.titles[d.id]
                 self.folder_index[folder] = d.id
+        shared = _shared_folders([d.path for d in documents])
+        # Where no TOC lists a page, its link up names its parent (DocBook's and Sphinx's pages
+        # carry one): that page, or, when it is not in the knowledge base, a part of the link's
+        # title ("Chapter 13. Concurrency Control"). A missing index page stands for its folder.
+        self.missing_parent: dict[str, tuple[str, str]] = {}  # document id -> (key, title)
+        for d in documents:
+            if d.up is None or d.id in self.parent_of:
+                continue
+            path = resolve(d.path, d.up[0])
+            title = clean_heading(d.up[1])
+            if path is None or not title:
+                continue
+            parent = by_path.get(path)
+            if parent is not None:
+                if parent != d.id:
+                    self.parent_of[d.id] = parent
+            elif _stem(path).lower() not in INDEX_NAMES:
+                self.missing_parent[d.id] = (f"doc:{path}", title)
+            elif path.count("/") > shared:  # not the manual's home page
+                folder = path.rpartition("/")[0]
+                self.folder_titles.setdefault(folder, title)
+                self.missing_parent[d.id] = (f"dir:{folder}", self.folder_titles[folder])
+        cut_circles(self.parent_of)
         # The folders every document sits in name the whole knowledge base, not a part of it:
         # beside a TOC's parts, the pages the TOC misses would otherwise make a root of that name.
-        self.root_folders = _shared_folders([d.path for d in documents]) if self.parent_of else 0
+        self.root_folders = shared if self.parent_of else 0
         ordered = sorted(self.documents.values(),
                          key=lambda d: (d.id not in position, position.get(d.id, 0), d.path, d.id))
         self.rank = {d.id: i for i, d in enumerate(ordered)}
         by_folder: dict[str, list[SourceDocument]] = defaultdict(list)
         for d in ordered:
-            if not self._in_toc(d):
+            if not self._in_toc(d) and d.id not in self.missing_parent:
                 by_folder[d.path.rpartition("/")[0]].append(d)
         self.family: dict[str, tuple[str, str]] = {}  # document id -> (family key, title)
         for folder, docs in by_folder.items():
@@ -125,15 +162,20 @@ class Structure:
     def _in_toc(self, doc: SourceDocument) -> bool:
         return doc.id in self.parent_of
 
-    def _chain(self, doc_id: str) -> list[str]:
-        """The documents above one in the TOC tree, outermost first, without the TOC's own
-        home page (its parts are the roots)."""
+    def _above(self, doc_id: str) -> list[tuple[str, str]]:
+        """The segments of the documents above one in the TOC tree, outermost first, without
+        the manual's home page (its parts are the roots). The outermost is the home unless it
+        links up to a page of its own: then it is a part, under that page if one is missing."""
         chain = []
         node = self.parent_of.get(doc_id)
         while node is not None:
             chain.append(node)
             node = self.parent_of.get(node)
-        return list(reversed(chain))[1:]
+        chain.reverse()
+        out = [(f"doc:{self.documents[a].path}", self.titles[a]) for a in chain]
+        if self.documents[chain[0]].up is None:
+            return out[1:]
+        return [self.missing_parent[chain[0]], *out] if chain[0] in self.missing_parent else out
 
     def segments(self, document_id: str, heading_path: Sequence[str]) -> list[tuple[str, str]]:
         doc = self.documents.get(document_id)
@@ -142,10 +184,10 @@ class Structure:
         folder = doc.path.rpartition("/")[0]
         index = self.folder_index.get(folder)
         if doc.id in self.parent_of:
-            out = [(f"doc:{self.documents[a].path}", self.titles[a]) for a in self._chain(doc.id)]
+            out = self._above(doc.id)
         elif index is not None and index in self.parent_of and index != doc.id:
             # Missed by the TOC, but its folder's index page is in it: hang under that page.
-            out = [(f"doc:{self.documents[a].path}", self.titles[a]) for a in self._chain(index)]
+            out = self._above(index)
             out.append((f"doc:{self.documents[index].path}", self.titles[index]))
         else:
             folders = doc.path.split("/")[:-1]
@@ -155,7 +197,10 @@ class Structure:
                     continue
                 path = "/".join(folders[:i + 1])
                 out.append((f"dir:{path}", self.folder_titles.get(path) or folder_title(f)))
-            if doc.id in self.family:
+            if doc.id in self.missing_parent:
+                if self.missing_parent[doc.id] not in out:  # a missing index page: its folder
+                    out.append(self.missing_parent[doc.id])
+            elif doc.id in self.family:
                 out.append(self.family[doc.id])
         doc_title = self.titles[doc.id]
         family = self.family.get(doc.id)

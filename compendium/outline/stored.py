@@ -16,14 +16,14 @@ from ..phases.planning import PagePlan, Subject, sorted_unique
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Document, Entity, Relation
 from .build import OutlineLimits, build_outline, subject_edges
-from .placement import SourceDocument, SourcePassage, Structure, place, toc_links
+from .placement import SourceDocument, SourcePassage, Structure, place
 from .tree import OutlineNode, outline_json
 
 OUTLINE_KEY = "outline"
 CHUNKS_PER_SUBJECT = 24  # passages read to place a subject: enough to find where it lives
 OVERVIEW_MEMBERS = 12
-OUTLINE_VERSION = 3  # bump when the build changes what the same inputs give (2: part headings make no node;
-# 3: beside a TOC, the folder of every document is no node)
+OUTLINE_VERSION = 4  # bump when the build changes what the same inputs give (2: part headings make no node;
+# 3: beside a TOC, the folder of every document is no node; 4: a page links up to its parent, a node lists the parts of its namesake child)
 
 
 @dataclass
@@ -53,7 +53,7 @@ def _inputs(subjects: Sequence[Subject], chunk_ids: dict[str, list[str]], passag
         OUTLINE_VERSION, asdict(limits),
         [(s.id, s.title, s.importance, chunk_ids[s.id]) for s in subjects],
         sorted((p.id, p.document_id, p.ordinal, list(p.heading_path)) for p in passages.values()),
-        sorted((d.id, d.path, d.title, [list(t) for t in d.toc]) for d in documents),
+        sorted((d.id, d.path, d.title, [list(t) for t in d.toc], d.up) for d in documents),
         edges,
     )
 
@@ -79,7 +79,7 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
     listed = await stored_documents(store, folder)
     if listed is None:
         listed = [(d.id, d.path, d.title, d.metadata) async for d in store.scan(Document)]  # type: ignore[attr-defined]
-    documents = [SourceDocument(i, path, title, toc_links(metadata)) for i, path, title, metadata in listed]
+    documents = [SourceDocument.of(i, path, title, metadata) for i, path, title, metadata in listed]
     wanted = sorted({c for ids in chunk_ids.values() for c in ids})
     chunks: list[Chunk] = await store.get(Chunk, wanted)  # type: ignore[assignment]
     passages = {c.id: SourcePassage(c.id, c.document_id, c.ordinal, tuple(c.heading_path)) for c in chunks}

@@ -15,11 +15,29 @@ class TocPage:
     links: tuple[tuple[int, str], ...]  # (depth, href) in the TOC's order
 
 
-def _target(base: str, href: str, by_path: dict[str, str]) -> str | None:
-    if "://" in href or href.startswith(("mailto:", "#", "/")):
+def resolve(base: str, href: str) -> str | None:
+    """The path a relative link from the document at `base` points to (None: not a page here)."""
+    if "://" in href or href.startswith(("mailto:", "#", "/")) or not href.split("#", 1)[0]:
         return None
-    path = posixpath.normpath(posixpath.join(posixpath.dirname(base), href.split("#", 1)[0]))
-    return by_path.get(path)
+    return posixpath.normpath(posixpath.join(posixpath.dirname(base), href.split("#", 1)[0]))
+
+
+def _target(base: str, href: str, by_path: dict[str, str]) -> str | None:
+    path = resolve(base, href)
+    return by_path.get(path) if path is not None else None
+
+
+def cut_circles(parent_of: dict[str, str]) -> None:
+    """A circle of pages naming each other as parent is cut where it closes."""
+    for child in list(parent_of):
+        seen = {child}
+        node = parent_of.get(child)
+        while node is not None:
+            if node in seen:
+                del parent_of[child]
+                break
+            seen.add(node)
+            node = parent_of.get(node)
 
 
 def toc_tree(pages: Sequence[TocPage], all_paths: dict[str, str]) -> tuple[dict[str, str], dict[str, int]]:
@@ -45,16 +63,7 @@ def toc_tree(pages: Sequence[TocPage], all_paths: dict[str, str]) -> tuple[dict[
             if target not in best or depth < best[target][0]:
                 best[target] = (depth, order, parent)
     parent_of = {child: parent for child, (_d, _o, parent) in best.items()}
-    # A circle of pages listing each other is cut where it closes.
-    for child in list(parent_of):
-        seen = {child}
-        node = parent_of.get(child)
-        while node is not None:
-            if node in seen:
-                del parent_of[child]
-                break
-            seen.add(node)
-            node = parent_of.get(node)
+    cut_circles(parent_of)
     for child, parent in parent_of.items():
         children.setdefault(parent, []).append((best[child][1], child))
     position: dict[str, int] = {}

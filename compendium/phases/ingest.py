@@ -51,7 +51,7 @@ _STAT_KEY = "ingest:files"
 # finished run left them, under that run's folder fingerprint: the next run compares the folder
 # with it instead of reading every Document, and the outline reads the documents' structure
 # from it (see stored_documents).
-_STORED_KEY = "ingest:stored-documents"  # path -> [hash, template, title, toc, document id]
+_STORED_KEY = "ingest:stored-documents"  # path -> [hash, template, title, toc, document id, up]
 STABLE_NS = 2_000_000_000
 
 
@@ -364,7 +364,7 @@ async def run(
     )
 
 
-_LISTING_VERSION = 1  # bump when a listed document's fields change
+_LISTING_VERSION = 2  # bump when a listed document's fields change (2: its link up)
 
 
 def _listing_of(value: Any, folder: str | None) -> bool:
@@ -373,16 +373,16 @@ def _listing_of(value: Any, folder: str | None) -> bool:
 
 
 def _listed(content_hash: str, template: str, title: str, metadata: dict[str, Any], doc_id: str) -> list[Any]:
-    return [content_hash, template, title, metadata.get("toc") or [], doc_id]
+    return [content_hash, template, title, metadata.get("toc") or [], doc_id, metadata.get("up")]
 
 
 async def stored_documents(store: Store, folder: str | None) -> list[tuple[str, str, str, dict[str, Any]]] | None:
-    """(id, path, title, {"toc": ...}) of every stored document, by id, as the ingest that ended
+    """(id, path, title, {"toc": ..., "up": ...}) of every stored document, by id, as the ingest that ended
     with folder fingerprint `folder` listed them; None when the listing is not that one."""
     found = await store.get(CacheEntry, [_STORED_KEY]) if folder is not None else []
     if not found or not _listing_of(found[0].value, folder):  # type: ignore[attr-defined]
         return None
-    rows = [(v[4], path, v[2], {"toc": v[3]}) for path, v in found[0].value["documents"].items()]  # type: ignore[attr-defined]
+    rows = [(v[4], path, v[2], {"toc": v[3], "up": v[5]}) for path, v in found[0].value["documents"].items()]  # type: ignore[attr-defined]
     return sorted(rows)
 
 

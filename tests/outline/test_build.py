@@ -115,6 +115,40 @@ def test_pages_the_toc_misses_make_no_root_named_after_the_folder_of_every_docum
     assert [t for _k, t in plain.segments("b", ())] == ["Docs", "B", "C"]
 
 
+def test_pages_no_toc_lists_hang_under_the_page_they_link_up_to_present_or_not():
+    documents = [
+        SourceDocument("sql", "html/sql.html", "Part II. The SQL Language", (), ("index.html", "PostgreSQL Documentation")),
+        SourceDocument("ddl", "html/ddl.html", "Chapter 5. Data Definition", (), ("sql.html", "Part II. The SQL Language")),
+        SourceDocument("basics", "html/ddl-basics.html", "5.1. Table Basics", (), ("ddl.html", "Chapter 5. Data Definition")),
+        # Its chapter is not in the knowledge base: the link's title names the part it sits in.
+        SourceDocument("intro", "html/mvcc-intro.html", "13.1. Introduction", (), ("mvcc.html", "Chapter 13. Concurrency Control")),
+        SourceDocument("iso", "html/transaction-iso.html", "13.2. Transaction Isolation", (), ("mvcc.html", "Chapter 13. Concurrency Control")),
+        SourceDocument("os", "html/library/os.html", "os", (), ("index.html", "The Python Standard Library")),
+    ]
+    structure = Structure(documents)
+    assert [t for _k, t in structure.segments("basics", ())] == ["The SQL Language", "Data Definition", "Table Basics"]
+    assert structure.segments("intro", ()) == [("doc:html/mvcc.html", "Concurrency Control"),
+                                               ("doc:html/mvcc-intro.html", "Introduction")]
+    assert structure.segments("iso", ())[0] == structure.segments("intro", ())[0]
+    # A missing index page stands for its folder, under the title its pages give it.
+    assert [t for _k, t in structure.segments("os", ())] == ["The Python Standard Library", "os"]
+    # The manual's home page makes no node: its parts are the roots.
+    assert [t for _k, t in structure.segments("sql", ())] == ["The SQL Language"]
+
+
+def test_a_node_named_after_its_largest_part_lists_that_parts_chapters_not_a_child_of_its_own_name():
+    groups, edges = cliques(5, 12)
+    paths = {}
+    for g, group in enumerate(groups):
+        for s in group:  # four chapters of one part, and a small chapter of another part
+            paths[s] = ([("doc:sp.html", "Server Programming"), (f"doc:ch{g}.html", f"Chapter {g}")] if g < 4
+                        else [("doc:other.html", "Other Part"), ("doc:ch4.html", "Chapter 4")])
+    limits = OutlineLimits(min_roots=1, max_roots=1, leaf_pages=10)
+    roots = build_outline(leaves_of(groups, paths), edges, limits=limits)
+    assert [r.title for r in roots] == ["Server Programming"]
+    assert sorted(c.title for c in roots[0].children) == ["Chapter 0", "Chapter 1", "Chapter 2", "Chapter 3", "Other Part"]
+
+
 def test_titles_never_pair_two_member_names():
     groups, edges = cliques(40, 30, bridges=4)
     leaves = leaves_of(groups)

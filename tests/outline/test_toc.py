@@ -54,3 +54,20 @@ def test_tocs_with_as_many_entries_are_read_in_the_same_order_by_every_process()
     assert len(orders) == 1
     position = json.loads(orders.pop())
     assert [d for d in sorted(position, key=position.get) if d.startswith("index")] == [f"index-{n}" for n in range(8)]
+
+
+def test_a_pages_link_up_to_its_parent_is_kept_with_the_parents_title():
+    docbook = (b'<html><head><title>13.1. Introduction</title></head><body><div class="navheader"><table><tr>'
+               b'<td><a accesskey="u" href="mvcc.html" title="Chapter 13. Concurrency Control">Up</a></td>'
+               b'</tr></table></div><p>PostgreSQL provides tools for concurrent access.</p></body></html>')
+    sphinx = (b'<html><head><title>os</title></head><body><div class="related"><ul>'
+              b'<li><a href="../index.html">3.11 Documentation</a> &#187;</li>'
+              b'<li class="nav-item nav-item-2"><a href="allos.html" accesskey="U">Generic Operating '
+              b'System Services</a></li></ul></div><p>This module is portable.</p></body></html>')
+    linked = b'<html><head><link rel="up" href="ddl.html" title="Chapter 5. Data Definition"/></head><body><p>x</p></body></html>'
+    read = [read_html(data, Path("page.html"), Deadline("page.html", 10)).metadata.get("up")
+            for data in (docbook, sphinx, linked)]
+    assert read == [["mvcc.html", "Chapter 13. Concurrency Control"], ["allos.html", "Generic Operating System Services"],
+                    ["ddl.html", "Chapter 5. Data Definition"]]
+    plain = read_html(b"<html><body><p><a href='x.html'>Up</a></p></body></html>", Path("p.html"), Deadline("p.html", 10))
+    assert "up" not in plain.metadata

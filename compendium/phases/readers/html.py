@@ -9,7 +9,7 @@ from typing import Any
 from ...errors import InputError
 from .model import Builder, Deadline, ParsedDocument, one_line
 from .source import title_from_name
-from .toc import TocLinks
+from .toc import TocLinks, UpLink
 
 # Never content: scripts, embedded media, form controls and the site's own chrome.
 _SKIP = frozenset(
@@ -94,6 +94,7 @@ class _Events:
         self.title_text = ""
         self.meta: dict[str, Any] = {}
         self.toc = TocLinks()
+        self.up = UpLink()
 
     # -- parser target protocol ------------------------------------------------------------
 
@@ -109,6 +110,7 @@ class _Events:
             self._meta(attrib)
         self.open[tag] = self.open.get(tag, 0) + 1
         self.toc.start(tag, attrib)
+        self.up.start(tag, attrib)
         if self.skip:
             self.skip += 1
             self.stack.append((tag, "skip"))
@@ -132,6 +134,7 @@ class _Events:
             open_tag, role = self.stack.pop()
             self.open[open_tag] -= 1
             self.toc.end(open_tag)
+            self.up.end(open_tag)
             self._close(open_tag, role)
             if open_tag == tag:
                 break
@@ -140,6 +143,7 @@ class _Events:
         if self.title is not None:
             self.title.append(text)
         self.toc.data(text)
+        self.up.data(text)
         if self.skip:
             return
         if self.table_depth:
@@ -390,4 +394,6 @@ def read_html(data: bytes, path: Path, deadline: Deadline) -> ParsedDocument:
     title = events.title_text or out.first_heading() or title_from_name(path)
     if events.toc.links:
         events.meta["toc"] = events.toc.links
+    if events.up.found and events.up.found[1]:
+        events.meta["up"] = events.up.found
     return out.finish("html", title, events.meta, [])

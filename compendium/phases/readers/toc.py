@@ -1,5 +1,6 @@
-"""The links of an HTML table of contents, kept as document metadata so the outline can follow
-the manual's own parts and chapters (the reader drops the TOC from the text as navigation)."""
+"""The links of an HTML table of contents, and the page's link up to the page it is part of, kept
+as document metadata so the outline can follow the manual's own parts and chapters (the reader
+drops both from the text as navigation)."""
 
 from __future__ import annotations
 
@@ -51,3 +52,35 @@ class TocLinks:
     def data(self, text: str) -> None:
         if self.href is not None:
             self.text.append(text)
+
+
+class UpLink:
+    """The page's link to its parent: `<link rel="up">`, or the navigation anchor with access key
+    "u" (DocBook's "Up", Sphinx's last breadcrumb). `found` is [href, title] once seen: the
+    link's title attribute, else its text (DocBook's says "Up"; its title names the chapter)."""
+
+    def __init__(self) -> None:
+        self.found: list[str] | None = None
+        self._open: tuple[str, str] | None = None  # (href, title) of the anchor being read
+        self._text: list[str] = []
+
+    def start(self, tag: str, attrib: Any) -> None:
+        if self.found is not None or not attrib:
+            return
+        href = attrib.get("href")
+        if not href:
+            return
+        if tag == "link" and "up" in (attrib.get("rel") or "").lower().split():
+            self.found = [str(href)[:1000], " ".join(str(attrib.get("title") or "").split())[:MAX_TEXT]]
+        elif tag == "a" and (attrib.get("accesskey") or "").lower() == "u" and self._open is None:
+            self._open, self._text = (str(href)[:1000], " ".join(str(attrib.get("title") or "").split())), []
+
+    def end(self, tag: str) -> None:
+        if tag == "a" and self._open is not None:
+            href, title = self._open
+            self.found = [href, (title or " ".join("".join(self._text).split()))[:MAX_TEXT]]
+            self._open = None
+
+    def data(self, text: str) -> None:
+        if self._open is not None and len(self._text) < 64:
+            self._text.append(text)
