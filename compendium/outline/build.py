@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..fingerprint import short_id
 from ..phases.communities import WeightedGraph, leiden, match_previous, update_communities
-from .titles import is_keyword_pair
+from .titles import clean_heading, is_keyword_pair, is_part_heading
 from .tree import OutlineNode
 
 
@@ -425,7 +425,24 @@ def build_outline(leaves: Sequence[Leaf], edges: Iterable[tuple[str, str, float]
     builder = _Builder(leaves, edges, limits, previous)
     roots = builder.roots()
     _assign_ids(roots, previous, limits, {lf.title for lf in leaves})
+    _name_parts_with_their_parent(roots)
     return roots
+
+
+def _name_parts_with_their_parent(roots: Sequence[OutlineNode]) -> None:
+    """A node titled like a part of any document ("13.1. Introduction", "Examples") says what it
+    is about only beside its parent, and a title that a node nearer the top already has names
+    two things: such a node is named with its parent, "Introduction (Concurrency Control)"."""
+    seen = {r.title for r in roots}
+    level = [(r, "") for r in roots]
+    while level:  # level by level, so the node nearer the top keeps the plain title
+        below = []
+        for node, parent in level:
+            if parent and (is_part_heading(node.title) or node.title in seen):
+                node.title = f"{clean_heading(node.title)} ({parent})"
+            seen.add(node.title)
+            below.extend((c, node.title) for c in node.children)
+        level = below
 
 
 def subject_edges(entity_of: dict[str, Sequence[str]],

@@ -24,8 +24,9 @@ PART_HEADINGS = frozenset(
     """overview introduction summary description notes examples example contents details usage
     synopsis parameters arguments outputs inputs compatibility functions classes constants exceptions
     methods attributes objects fields columns commands note tip tips warning warnings caution important
-    hint attention danger""".split()
-) | {"see also", "table of contents", "module contents", "further reading", "what's new", "return value"}
+    hint attention danger requirements background basics miscellaneous""".split()
+) | {"see also", "table of contents", "module contents", "further reading", "what's new", "return value",
+     "getting started"}
 
 
 def is_part_heading(heading: str) -> bool:

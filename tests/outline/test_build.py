@@ -149,6 +149,29 @@ def test_a_node_named_after_its_largest_part_lists_that_parts_chapters_not_a_chi
     assert sorted(c.title for c in roots[0].children) == ["Chapter 0", "Chapter 1", "Chapter 2", "Chapter 3", "Other Part"]
 
 
+def test_a_node_titled_like_a_part_of_any_document_is_named_with_its_parent():
+    groups, edges = cliques(4, 12)
+    chapters = ["Concurrency Control", "Concurrency Control", "Server Setup", "Server Setup"]
+    docs = ["Introduction", "Transaction Isolation", "Introduction", "Creating a Cluster"]  # as Structure cleans them
+    paths = {s: [(f"doc:{chapters[g]}.html", chapters[g]), (f"doc:{g}.html", docs[g])]
+             for g, group in enumerate(groups) for s in group}
+    roots = build_outline(leaves_of(groups, paths), edges, limits=OutlineLimits(min_roots=1, leaf_pages=12))
+    titles = sorted(n.title for n in _nodes(roots))
+    assert titles == ["Concurrency Control", "Creating a Cluster", "Introduction (Concurrency Control)",
+                      "Introduction (Server Setup)", "Server Setup", "Transaction Isolation"]
+
+
+def test_a_title_a_node_nearer_the_top_has_is_named_with_its_parent():
+    groups, edges = cliques(3, 12)
+    paths = {s: [(f"doc:{g}.html", title)] for g, title in enumerate(["Write-Ahead Log", "Server Configuration"])
+             for s in groups[g]}
+    paths.update({s: [("doc:1.html", "Server Configuration"), ("doc:2.html", "Write-Ahead Log")] for s in groups[2]})
+    roots = build_outline(leaves_of(groups, paths), edges, limits=OutlineLimits(min_roots=1, leaf_pages=12))
+    titles = [n.title for n in _nodes(roots)]
+    assert [t for t in titles if "Write-Ahead" in t] == ["Write-Ahead Log", "Write-Ahead Log (Server Configuration)"]
+    assert len(set(titles)) == len(titles)
+
+
 def test_titles_never_pair_two_member_names():
     groups, edges = cliques(40, 30, bridges=4)
     leaves = leaves_of(groups)
