@@ -333,6 +333,8 @@ class _Builder:
             if not part.key or part.title != title:
                 continue
             opened = self.expand(part, depth + 1)
+            if any(not g.key for g in opened):  # communities of one document stay inside it
+                continue
             # Its own pages, and parts too small to be nodes, are pages of this node.
             small = [g for g in opened if g.key.endswith("#own") or len(g.items()) < self.limits.min_group]
             parts = [g for g in opened if g not in small]
