@@ -432,15 +432,17 @@ def build_outline(leaves: Sequence[Leaf], edges: Iterable[tuple[str, str, float]
 
 
 def _name_parts_with_their_parent(roots: Sequence[OutlineNode]) -> None:
-    """A node titled like a part of any document ("13.1. Introduction", "Examples") says what it
-    is about only beside its parent, and a title that a node nearer the top already has names
+    """A document titled like a part of any document ("13.1. Introduction", "Examples") says what
+    it is about only beside its parent, and a title that a node nearer the top already has names
     two things: such a node is named with its parent, "Introduction (Concurrency Control)"."""
     seen = {r.title for r in roots}
     level = [(r, "") for r in roots]
     while level:  # level by level, so the node nearer the top keeps the plain title
         below = []
         for node, parent in level:
-            if parent and (is_part_heading(node.title) or node.title in seen):
+            # A folder so named is the authors' own part ("overview/"): only a document's title is generic.
+            generic = node.key.startswith("doc:") and is_part_heading(node.title)
+            if parent and (generic or node.title in seen):
                 node.title = f"{clean_heading(node.title)} ({parent})"
             seen.add(node.title)
             below.extend((c, node.title) for c in node.children)
