@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..fingerprint import short_id
 from ..phases.communities import WeightedGraph, leiden, match_previous, update_communities
-from .titles import clean_heading, is_keyword_pair, is_part_heading
+from .titles import is_keyword_pair, is_part_heading
 from .tree import OutlineNode
 
 
@@ -336,9 +336,12 @@ class _Builder:
             if any(not g.key for g in opened):  # communities of one document stay inside it
                 continue
             # Its own pages, and parts too small to be nodes, are pages of this node.
-            small = [g for g in opened if g.key.endswith("#own") or len(g.items()) < self.limits.min_group]
-            parts = [g for g in opened if g not in small]
-            pages = [*loose, *(s for g in small for s in g.items())]
+            parts, pages = [], list(loose)
+            for g in opened:
+                if g.key.endswith("#own") or len(g.items()) < self.limits.min_group:
+                    pages.extend(g.items())
+                else:
+                    parts.append(g)
             if not parts or len(ready) - 1 + len(parts) + len(pages) > self.limits.fan_out:
                 continue
             return [*ready[:i], *parts, *ready[i + 1:]], pages, {part.key}
@@ -443,7 +446,7 @@ def _name_parts_with_their_parent(roots: Sequence[OutlineNode]) -> None:
             # A folder so named is the authors' own part ("overview/"): only a document's title is generic.
             generic = node.key.startswith("doc:") and is_part_heading(node.title)
             if parent and (generic or node.title in seen):
-                node.title = f"{clean_heading(node.title)} ({parent})"
+                node.title = f"{node.title} ({parent})"
             seen.add(node.title)
             below.extend((c, node.title) for c in node.children)
         level = below

@@ -108,27 +108,7 @@ class Structure:
                     self.folder_titles[folder] = self.titles[d.id]
                 self.folder_index[folder] = d.id
         shared = _shared_folders([d.path for d in documents])
-        # Where no TOC lists a page, its link up names its parent (DocBook's and Sphinx's pages
-        # carry one): that page, or, when it is not in the knowledge base, a part of the link's
-        # title ("Chapter 13. Concurrency Control"). A missing index page stands for its folder.
-        self.missing_parent: dict[str, tuple[str, str]] = {}  # document id -> (key, title)
-        for d in documents:
-            if d.up is None or d.id in self.parent_of:
-                continue
-            path = resolve(d.path, d.up[0])
-            title = clean_heading(d.up[1])
-            if path is None or not title:
-                continue
-            parent = by_path.get(path)
-            if parent is not None:
-                if parent != d.id:
-                    self.parent_of[d.id] = parent
-            elif _stem(path).lower() not in INDEX_NAMES:
-                self.missing_parent[d.id] = (f"doc:{path}", title)
-            elif path.count("/") > shared:  # not the manual's home page
-                folder = path.rpartition("/")[0]
-                self.folder_titles.setdefault(folder, title)
-                self.missing_parent[d.id] = (f"dir:{folder}", self.folder_titles[folder])
+        self.missing_parent = self._follow_links_up(documents, by_path, shared)
         cut_circles(self.parent_of)
         # The folders every document sits in name the whole knowledge base, not a part of it:
         # beside a TOC's parts, the pages the TOC misses would otherwise make a root of that name.
@@ -158,6 +138,32 @@ class Structure:
                 title = self.titles[head.id] if head and head.title else folder_title(prefix)
                 for d in members:
                     self.family[d.id] = (f"family:{folder}/{prefix}", title)
+
+    def _follow_links_up(self, documents: list[SourceDocument], by_path: dict[str, str],
+                         shared: int) -> dict[str, tuple[str, str]]:
+        """Where no TOC lists a page, its link up names its parent (DocBook's and Sphinx's pages
+        carry one): that page, added to `parent_of`, or, when it is not in the knowledge base, a
+        part of the link's title ("Chapter 13. Concurrency Control"), returned as document id ->
+        (key, title). A missing index page stands for its folder; the manual's home, for nothing."""
+        missing: dict[str, tuple[str, str]] = {}
+        for d in documents:
+            if d.up is None or d.id in self.parent_of:
+                continue
+            path = resolve(d.path, d.up[0])
+            title = clean_heading(d.up[1])
+            if path is None or not title:
+                continue
+            parent = by_path.get(path)
+            if parent is not None:
+                if parent != d.id:
+                    self.parent_of[d.id] = parent
+            elif _stem(path).lower() not in INDEX_NAMES:
+                missing[d.id] = (f"doc:{path}", title)
+            elif path.count("/") > shared:  # deeper than the folders every document shares
+                folder = path.rpartition("/")[0]
+                self.folder_titles.setdefault(folder, title)
+                missing[d.id] = (f"dir:{folder}", self.folder_titles[folder])
+        return missing
 
     def _in_toc(self, doc: SourceDocument) -> bool:
         return doc.id in self.parent_of

@@ -69,5 +69,6 @@ def test_a_pages_link_up_to_its_parent_is_kept_with_the_parents_title():
             for data in (docbook, sphinx, linked)]
     assert read == [["mvcc.html", "Chapter 13. Concurrency Control"], ["allos.html", "Generic Operating System Services"],
                     ["ddl.html", "Chapter 5. Data Definition"]]
-    plain = read_html(b"<html><body><p><a href='x.html'>Up</a></p></body></html>", Path("p.html"), Deadline("p.html", 10))
-    assert "up" not in plain.metadata
+    for page in (b"<html><body><p><a href='x.html'>Up</a></p></body></html>",  # not the navigation's
+                 b"<html><body><p><a accesskey='u' href='x.html'>Up</a></p></body></html>"):  # names nothing
+        assert "up" not in read_html(page, Path("p.html"), Deadline("p.html", 10)).metadata

@@ -78,7 +78,8 @@ class UpLink:
     def end(self, tag: str) -> None:
         if tag == "a" and self._open is not None:
             href, title = self._open
-            self.found = [href, (title or " ".join("".join(self._text).split()))[:MAX_TEXT]]
+            text = " ".join("".join(self._text).split())
+            self.found = [href, (title or ("" if text.lower() == "up" else text))[:MAX_TEXT]]
             self._open = None
 
     def data(self, text: str) -> None:
