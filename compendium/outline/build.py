@@ -312,6 +312,15 @@ class _Builder:
         big = [p for p, m in sized if len(m) >= limits.min_group]
         if len(big) + len(loose) <= limits.fan_out:
             ready = big  # tiny parts are pages of this node
+            # So are the pages of the node's own document (a chapter's index page), where they
+            # fit: as a child they would take the chapter's title, then a member's ("heappush()").
+            mine = self._key_of(group) + "#own"
+            own = next((p for p, m in sized if p in big and p.key == mine
+                        and len(m) <= limits.leaf_pages and len(big) - 1 + len(loose) + len(m) <= limits.fan_out),
+                       None)
+            if own is not None:
+                ready = [p for p in big if p is not own]
+                loose = [*loose, *own.items()]
         else:
             loose = []  # no room: tiny parts join the groups they are tied to
             ready = self.merge(ready, limits.fan_out, child_cap, depth + 1)
@@ -437,15 +446,18 @@ def build_outline(leaves: Sequence[Leaf], edges: Iterable[tuple[str, str, float]
 def _name_parts_with_their_parent(roots: Sequence[OutlineNode]) -> None:
     """A document titled like a part of any document ("13.1. Introduction", "Examples") says what
     it is about only beside its parent, and a title that a node nearer the top already has names
-    two things: such a node is named with its parent, "Introduction (Concurrency Control)"."""
+    two things: such a node is named with its parent, "Introduction (Concurrency Control)". A
+    community named like a part of the authors' structure anywhere (after a member titled like
+    a document) is the one named with its parent: the part keeps its authors' title."""
     seen = {r.title for r in roots}
+    authors = {n.title for r in roots for n, _d in r.walk() if n.key}
     level = [(r, "") for r in roots]
     while level:  # level by level, so the node nearer the top keeps the plain title
         below = []
         for node, parent in level:
             # A folder so named is the authors' own part ("overview/"): only a document's title is generic.
             generic = node.key.startswith("doc:") and is_part_heading(node.title)
-            if parent and (generic or node.title in seen):
+            if parent and (generic or node.title in seen or (not node.key and node.title in authors)):
                 node.title = f"{node.title} ({parent})"
             seen.add(node.title)
             below.extend((c, node.title) for c in node.children)

@@ -11,6 +11,7 @@ from typing import Any
 from ..engines.tasks import EntitySketch, MatchQuestion, TopicRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint, short_id
+from ..outline import stored as outline_rules
 from ..outline.stored import keep_outline, plan_outline
 from ..outline.titles import TOPIC_HEADING_SHARE, title_from_members
 from ..outline.tree import parent_titles as outline_parents
@@ -105,7 +106,8 @@ def plan_inputs(template: Template, ctx: CompileContext) -> str | None:
     if None in before or (ctx.state.get("map") or {}).get("incomplete"):
         return None
     return fingerprint(before, template.phase_fingerprint(PHASE), template.phase_fingerprint("refine"),
-                       ctx.engine.name, ctx.engine.model, ctx.embedder.model, PLAN_VERSION)
+                       ctx.engine.name, ctx.engine.model, ctx.embedder.model, PLAN_VERSION,
+                       outline_rules.OUTLINE_VERSION)  # new outline rules re-plan a KB nothing else changed in
 
 
 async def run(template: Template, ctx: CompileContext) -> PhaseResult:

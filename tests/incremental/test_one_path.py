@@ -86,6 +86,26 @@ async def test_nothing_changed_skips_every_phase_on_fingerprints(tmp_path: Path)
     assert again["counts"] == first["counts"]
 
 
+async def test_new_outline_rules_rebuild_the_outline_of_a_kb_nothing_else_changed_in(tmp_path: Path, monkeypatch):
+    """An upgrade whose outline rules changed (OUTLINE_VERSION) applies them on the next compile,
+    though no document, template or model changed; only pages whose evidence moved are rewritten."""
+    from compendium.outline import stored
+
+    workspace = make_workspace(tmp_path / "ws")
+    first = await _compile_offline(workspace)
+    async with opened_store(load_settings(workspace, env={})) as store:
+        built = (await stored_outline(store))["inputs"]
+    monkeypatch.setattr(stored, "OUTLINE_VERSION", stored.OUTLINE_VERSION + 1)
+    again = await _compile_offline(workspace)
+    assert again["phases"]["plan"]["candidates"] > 0  # planned again, not skipped on the fingerprint
+    assert again["phases"]["map"]["batches"] == 0 and again["phases"]["reduce"]["done"] == 0
+    assert again["counts"] == first["counts"]
+    async with opened_store(load_settings(workspace, env={})) as store:
+        assert (await stored_outline(store))["inputs"] != built  # built again, under the new rules
+    settled = await _compile_offline(workspace)
+    assert settled["phases"]["plan"]["candidates"] == 0
+
+
 async def test_inputs_that_come_back_after_a_half_finished_run_are_worked_again(llm_server: LLMServer, tmp_path: Path):
     """An edit whose extraction failed, then undone: the documents are those of the first
     compile again, but the store is not, so no phase may trust its old mark."""

@@ -149,6 +149,39 @@ def test_a_node_named_after_its_largest_part_lists_that_parts_chapters_not_a_chi
     assert sorted(c.title for c in roots[0].children) == ["Chapter 0", "Chapter 1", "Chapter 2", "Chapter 3", "Other Part"]
 
 
+def test_the_pages_of_a_chapters_own_index_page_are_its_pages_not_a_child_named_after_one():
+    groups, edges = cliques(5, 10)
+    paths = {s: [("doc:types.html", "Data Types")] for s in groups[0]}  # the chapter's index page
+    for g, title in ((1, "heapq"), (2, "bisect")):
+        paths.update({s: [("doc:types.html", "Data Types"), (f"doc:{title}.html", title)] for s in groups[g]})
+    for g, title in ((3, "re"), (4, "string")):
+        paths.update({s: [("doc:text.html", "Text Processing"), (f"doc:{title}.html", title)] for s in groups[g]})
+    roots = build_outline(leaves_of(groups, paths), edges, limits=OutlineLimits(min_roots=1, leaf_pages=10))
+    chapter = next(r for r in roots if r.title == "Data Types")
+    assert sorted(c.title for c in chapter.children) == ["bisect", "heapq"]
+    assert sorted(chapter.subjects) == sorted(groups[0])
+
+
+def test_a_community_named_like_a_document_elsewhere_is_the_one_named_with_its_parent():
+    groups, edges = cliques(4, 12)
+
+    def outline(doc_title):
+        paths = {}
+        for g, part in ((0, "Part A"), (1, "Part B")):
+            for i, s in enumerate(groups[g]):  # each part: two documents of six subjects
+                doc = (f"doc:{g}{i // 6}.html", doc_title if (g, i // 6) == (0, 0) else f"Module {g}{i // 6}")
+                paths[s] = [("doc:lib.html", "Library"), (f"doc:{part}.html", part), doc]
+        paths.update({s: [("doc:glossary.html", "Glossary")] for g in (2, 3) for s in groups[g]})
+        return build_outline(leaves_of(groups, paths), edges, limits=OutlineLimits(min_roots=1, leaf_pages=8))
+
+    glossary = next(r for r in outline("Module 00") if r.title == "Glossary")
+    community = glossary.children[0].title  # named after its central member, a level above the documents
+    roots = outline(community)  # a document of Part A titled like that member
+    named = {n.title: n.key for n in _nodes(roots)}
+    assert named[community] == "doc:00.html"
+    assert named[f"{community} (Glossary)"] == ""
+
+
 def test_a_node_titled_like_a_part_of_any_document_is_named_with_its_parent():
     groups, edges = cliques(4, 12)
     chapters = ["Concurrency Control", "Concurrency Control", "Server Setup", "Server Setup"]
