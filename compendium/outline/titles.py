@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-# "Chapter 5. ", "Part II. ", "Appendix F. ", "5.4. ", "16. " at the start of a heading.
+# "Chapter 5. ", "Part II. ", "Appendix F. ", "5.4. ", "16. " at the start of a heading (a part
+# lettered in capitals only: "Section a new approach" keeps its words).
 _NUMBERING = re.compile(
-    r"^\s*(?:(?:chapter|part|appendix|section|book)\s+[0-9ivxlcdm]+[a-z]?\.?\s*[:.\-–—]?\s+"
+    r"^\s*(?:(?:chapter|part|appendix|section|book)\s+(?:[0-9ivxlcdm]+[a-z]?|(?-i:[A-Z]))\.?\s*[:.\-–—]?\s+"
     r"|[0-9]+(?:\.[0-9]+)*\.?\s+(?=\S))",
     re.IGNORECASE,
 )

@@ -217,6 +217,8 @@ def test_titles_never_pair_two_member_names():
     assert clean_heading("Chapter 5. Data Definition") == "Data Definition"
     assert clean_heading("5.4. Constraints") == "Constraints"
     assert clean_heading("F.2. amcheck") == "amcheck" and clean_heading("III. Server Administration") == "Server Administration"
+    assert clean_heading("Appendix F. Additional Supplied Modules") == "Additional Supplied Modules"
+    assert clean_heading("Part A: Basics") == "Basics" and clean_heading("Section a new approach") == "Section a new approach"
 
 
 def _moves(before, after):
