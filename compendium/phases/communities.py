@@ -11,6 +11,7 @@ SEED = 7  # fixed so the same graph always gives the same topics
 
 
 MAX_DRIFT = 0.2  # share of the graph's nodes new or gone past which topics are found afresh
+SPLIT_DEPTH = 3  # times an oversized community is partitioned again on its own edges
 
 
 class WeightedGraph:
@@ -94,6 +95,45 @@ def leiden(graph: WeightedGraph, *, resolution: float = 1.0,
     return [sorted(m) for _c, m in sorted(groups.items())]
 
 
+def split_oversized(graph: WeightedGraph, groups: Iterable[Sequence[str]], *, max_size: int | None,
+                    resolution: float = 1.0, depth: int = SPLIT_DEPTH) -> list[list[str]]:
+    """Communities larger than `max_size`, partitioned again by Leiden on their own edges (up to
+    `depth` times; one Leiden cannot split stays whole).
+
+    Modularity over a whole sparse graph merges small, barely tied clusters and gathers hub
+    entities' neighbours ("None", "name", "path") into communities of hundreds that no title
+    fits; on its own edges such a community falls apart into the clusters it was made of."""
+    todo = [list(g) for g in groups]
+    if max_size is None:
+        return todo
+    done: list[list[str]] = []
+    for _ in range(depth):
+        big = [g for g in todo if len(g) > max_size]
+        done += [g for g in todo if len(g) <= max_size]
+        todo = []
+        for group, inner in zip(big, _inner_edges(graph, big), strict=True):
+            parts = leiden(WeightedGraph(group, inner), resolution=resolution) if inner else [group]
+            if len(parts) > 1:
+                todo += parts
+            else:
+                done.append(group)
+        if not todo:
+            break
+    return done + todo
+
+
+def _inner_edges(graph: WeightedGraph, groups: Sequence[Sequence[str]]) -> list[list[tuple[str, str, float]]]:
+    """Each group's edges between its own members, in one pass over the graph's edges."""
+    where = {graph.index[n]: i for i, g in enumerate(groups) for n in g if n in graph.index}
+    inner: list[list[tuple[str, str, float]]] = [[] for _ in groups]
+    nodes = graph.nodes
+    for (a, b), w in zip(graph.edges, graph.weights, strict=True):
+        i = where.get(a)
+        if i is not None and where.get(b) == i:
+            inner[i].append((nodes[a], nodes[b], w))
+    return inner
+
+
 def _ordered(groups: Iterable[Iterable[str]], min_size: int, max_topics: int,
              importance: dict[str, float] | None) -> list[list[str]]:
     weights = importance or {}
@@ -110,17 +150,20 @@ def find_communities(
     min_size: int = 3,
     max_topics: int = 200,
     importance: dict[str, float] | None = None,
+    max_size: int | None = None,
 ) -> list[list[str]]:
     """Leiden communities of the weighted graph, each a sorted list of node ids.
 
-    Communities smaller than `min_size` are dropped; the rest are ordered by size, then by
-    the summed importance of their members, then by their first id, and cut at `max_topics`.
-    Parallel edges add their weights.
+    Communities larger than `max_size` are partitioned again on their own edges; those smaller
+    than `min_size` are dropped; the rest are ordered by size, then by the summed importance of
+    their members, then by their first id, and cut at `max_topics`. Parallel edges add their
+    weights.
     """
     graph = nodes if isinstance(nodes, WeightedGraph) else WeightedGraph(nodes, edges)
     if not graph.edges:
         return []
-    return _ordered(leiden(graph, resolution=resolution), min_size, max_topics, importance)
+    found = split_oversized(graph, leiden(graph, resolution=resolution), max_size=max_size, resolution=resolution)
+    return _ordered(found, min_size, max_topics, importance)
 
 
 def update_communities(
@@ -134,6 +177,7 @@ def update_communities(
     max_topics: int = 200,
     importance: dict[str, float] | None = None,
     max_drift: float = MAX_DRIFT,
+    max_size: int | None = None,
 ) -> list[list[str]]:
     """Communities that move only where the graph did: after a small change, every topic keeps
     its members that still exist, each new node joins the topic it is most strongly tied to,
@@ -141,7 +185,9 @@ def update_communities(
     members, `previous_nodes` are the nodes the previous communities were found among.
 
     A graph whose nodes changed by more than `max_drift` is partitioned afresh (Leiden from
-    scratch would reshuffle many topics for a one-document change: measured).
+    scratch would reshuffle many topics for a one-document change: measured). Topics found
+    afresh, here or among the new nodes, are split past `max_size` as `find_communities` does;
+    a kept topic keeps its members.
     """
     graph = WeightedGraph(nodes, edges)
     before = set(previous_nodes)
@@ -149,7 +195,7 @@ def update_communities(
     changed = len(now - before) + len(before - now)
     if not previous or not before or changed > max_drift * max(len(before), 1):
         return find_communities(graph, (), resolution=resolution, min_size=min_size, max_topics=max_topics,
-                                importance=importance)
+                                importance=importance, max_size=max_size)
     groups = {tid: [n for n in members if n in now] for tid, members in sorted(previous.items())}
     placed = {n: tid for tid, members in groups.items() for n in members}
     leftover = []
@@ -166,7 +212,7 @@ def update_communities(
     extra: list[list[str]] = []
     sub = graph.subgraph(leftover)
     if sub.edges:
-        extra = leiden(sub, resolution=resolution)
+        extra = split_oversized(sub, leiden(sub, resolution=resolution), max_size=max_size, resolution=resolution)
     return _ordered([*groups.values(), *extra], min_size, max_topics, importance)
 
 

@@ -330,7 +330,7 @@ async def _topics(
         importance, ((r.source, r.target, float(max(r.strength, 1))) for r in relations),
         {tid: t.members for tid, t in stored.items()}, known[0].value if known else (),  # type: ignore[attr-defined]
         resolution=settings.resolution, min_size=settings.min_size, max_topics=settings.max_topics,
-        importance=importance,
+        importance=importance, max_size=settings.max_size,
     )
     await ctx.store.upsert([CacheEntry(id=graph_key, namespace="topic-graph", value=sorted(importance),
                                        created_at=time.time())])

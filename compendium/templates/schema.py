@@ -65,6 +65,13 @@ class TopicSettings(Strict):
     resolution: float = Field(1.0, gt=0)
     min_size: int = Field(3, ge=2)
     max_topics: int = Field(200, ge=1)
+    max_size: int = Field(60, ge=3)  # members past which a community is partitioned again on its own edges
+
+    @model_validator(mode="after")
+    def _sizes(self) -> TopicSettings:
+        if self.max_size < self.min_size:
+            raise ValueError(f"max_size must be at least min_size ({self.min_size}); it is {self.max_size}")
+        return self
 
 
 class PlanSettings(Strict):

@@ -74,3 +74,39 @@ def test_a_removed_node_leaves_its_topic_and_a_large_change_starts_afresh():
     fresh_nodes, fresh_edges = ring_of_cliques(4)
     again = update_communities(fresh_nodes, fresh_edges, previous, nodes, min_size=3)
     assert again == find_communities(fresh_nodes, fresh_edges, min_size=3)
+
+
+def ring_of_small_cliques(count: int, size: int) -> tuple[list[list[str]], list[tuple[str, str, float]]]:
+    """The textbook case modularity merges: many small cliques, each tied to the next by one edge."""
+    groups = [[f"k{g:02d}n{i}" for i in range(size)] for g in range(count)]
+    edges = [(x, y, 1.0) for group in groups for x, y in combinations(group, 2)]
+    edges += [(groups[g][0], groups[(g + 1) % count][1], 1.0) for g in range(count)]
+    return groups, edges
+
+
+def test_a_community_past_max_size_is_partitioned_again_into_the_clusters_it_was_made_of():
+    cliques, edges = ring_of_small_cliques(40, 4)
+    nodes = [n for c in cliques for n in c]
+    merged = find_communities(nodes, edges, min_size=3, max_topics=1000)
+    assert max(len(g) for g in merged) > 4  # over the whole graph, neighbouring cliques merge
+    split = find_communities(nodes, edges, min_size=3, max_topics=1000, max_size=4)
+    assert sorted(split) == sorted(cliques)
+    # A full compile is an incremental one from empty: the same split.
+    assert update_communities(nodes, edges, {}, [], min_size=3, max_topics=1000, max_size=4) == split
+
+
+def test_a_community_that_does_not_fall_apart_stays_whole():
+    clique = [f"n{i}" for i in range(8)]
+    edges = [(x, y, 1.0) for x, y in combinations(clique, 2)]
+    assert find_communities(clique, edges, min_size=3, max_size=4) == [clique]
+
+
+def test_new_nodes_forming_an_oversized_community_of_their_own_are_split_too():
+    nodes, edges = ring_of_cliques(6)
+    previous = {f"t{i}": g for i, g in enumerate(find_communities(nodes, edges, min_size=3))}
+    cliques, island = ring_of_small_cliques(30, 4)  # tied to no existing topic
+    island_nodes = [n for c in cliques for n in c]
+    grown = update_communities([*nodes, *island_nodes], [*edges, *island], previous, nodes,
+                               min_size=3, max_topics=1000, max_size=4, max_drift=10.0)
+    assert all(g in grown for g in previous.values())
+    assert sorted(g for g in grown if g[0].startswith("k")) == sorted(cliques)
