@@ -216,6 +216,23 @@ async def test_a_sentence_comparing_with_the_subject_does_not_lead_its_page():
     assert "As with `SET`" in page  # still a fact of the page
 
 
+async def test_an_aside_leads_its_page_only_when_no_other_sentence_can():
+    # "Note: ..." and "Changed in version ...: ..." qualify the subject; they do not introduce it.
+    evidence = [
+        EvidenceItem(ref=1, text="Note: Unlike `iter()`, `aiter()` has no 2-argument variant.", chunk_id="a",
+                     heading_path=["Built-in Functions"]),
+        EvidenceItem(ref=2, text="Changed in version 3.10: `aiter()` accepts any asynchronous iterable.",
+                     chunk_id="b", heading_path=["Built-in Functions"]),
+        EvidenceItem(ref=3, text="Return an asynchronous iterator for an asynchronous iterable, as `aiter()` does.",
+                     chunk_id="c", heading_path=["Built-in Functions"]),
+    ]
+    page = await write(request(slug="aiter", title="aiter()", aliases=[], evidence=evidence))
+    assert page.split("\n\n")[1].startswith("Return an asynchronous iterator"), page
+    assert "Note: Unlike" in page and "Changed in version 3.10" in page  # still facts of the page
+    alone = await write(request(slug="aiter", title="aiter()", aliases=[], evidence=evidence[:1]))
+    assert alone.split("\n\n")[1].startswith("Note: Unlike"), alone
+
+
 async def test_the_tail_of_a_sentence_cut_behind_a_formula_is_not_quoted():
     evidence = [
         EvidenceItem(ref=1, text="The Shared Buffer Pool is a cache of pages in memory.", chunk_id="a"),

@@ -28,6 +28,13 @@ _ANAPHORA = re.compile(
     r"Nonetheless|Meanwhile|Consequently|Accordingly|In\s+addition|In\s+this\s+case|"
     r"In\s+that\s+case|On\s+the\s+other\s+hand|As\s+a\s+result)\b"
 )
+# An aside the authors set apart ("Note: ...", "Changed in version 3.8: ..."): it qualifies the
+# subject, so it leads its page only when no other sentence can.
+_ASIDE = re.compile(
+    r"^(?:(?:Note|Notes|Warning|Caution|Tip|Hint|Important|Attention|Danger|See\s+also)\s*:"
+    r"|(?:New|Changed)\s+in\s+version\b|Deprecated\s+(?:since|in)\s+version\b)",
+    re.IGNORECASE,
+)
 # A pronoun or demonstrative among a sentence's first words points back too ("If this option is
 # given, ...", "Initially it returns ...", "Together they allow ..."), unless it is the "it" of
 # "it is possible to ..." that points at nothing.
@@ -400,12 +407,23 @@ def _choose_lead(
     ..."); the first sentence under a source heading named after the subject (a glossary
     entry, a reference page); a sentence opening with the subject; the description; a
     sentence naming it early; any plain sentence. A sentence opening with a connective
-    ("Also", "However", "This") is never a lead.
+    ("Also", "However", "This") is never a lead; an aside ("Note: ...", "Changed in version
+    3.8: ...") leads only when no other sentence can.
     """
     matcher = _matcher(_names(request))
+    usable = [s for s in pool if _may_lead(s.text) and not _compares_with_subject(s.text, matcher)]
+    plain = [s for s in usable if not _ASIDE.match(s.text)]
+    lead, rest = _best_lead(request, pool, plain, matcher)
+    if lead is None and len(plain) < len(usable):
+        lead, rest = _best_lead(request, pool, usable, matcher)
+    return lead, rest
+
+
+def _best_lead(
+    request: PageRequest, pool: list[_Sentence], usable: list[_Sentence], matcher: _NameMatcher
+) -> tuple[dict | None, list[_Sentence]]:
     names = {n.lower() for n in _names(request)}
     description = " ".join(request.description.split())
-    usable = [s for s in pool if _may_lead(s.text) and not _compares_with_subject(s.text, matcher)]
     tiers: list[tuple[float, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
     naming = []
     for s in usable:
