@@ -341,6 +341,16 @@ def test_inline_code_names_are_entities_and_code_fragments_are_not():
     assert not names & {"mode='r'", "--force", "README.txt"}
 
 
+def test_a_single_letter_in_inline_code_is_a_placeholder_not_an_entity():
+    text = (
+        "If `x` is a `float`, `round()` returns the nearest integer to `x`. "
+        "Given classes `A` and `B`, `super()` looks up `f()` in the `__mro__` of `B`."
+    )
+    names = {e.name for e in run(text).entities}
+    assert {"float", "round()", "super()", "__mro__"} <= names
+    assert not names & {"x", "A", "B", "f()"}
+
+
 def test_a_definition_list_term_names_its_definition_and_its_acronym():
     chunk = _with_blocks(
         [("heading", "Acronyms"), ("term", "GIN"), ("definition", "Generalized Inverted Index"),
