@@ -14,6 +14,8 @@ File-name title: a page title ending in a document extension (.html, .md, .rst, 
 .docx), or equal to a document's file name that the text itself never writes.
 - `version`: only digits, dots and `v` (`15`, `3.11.2`, `v1.2`), or a label with a number
   (`Table 9.3`, `Section 25.1`, `Example 9-1`, `Chapter 8`);
+- `placeholder`: a single letter, with or without a trailing `()` (`x`, `A`, `f()`): an
+  example's variable, not a subject;
 - `function-words`: it opens or closes with a function word or a participle used as a
   preposition ("time using", "object representing", "by default", "the other", "values of"),
   a lowercase phrase closes with a past participle ("function invoked"), or half its words or
@@ -116,6 +118,8 @@ def noise_reason(name: str, file_names: set[str], lowercase_more: frozenset[str]
         return "file"
     if _VERSION.match(text):
         return "version"
+    if len(core) == 1 and core.isalpha():
+        return "placeholder"
     words = [w.lower() for w in text.split()]
     if not words:
         return "code"
