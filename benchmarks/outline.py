@@ -16,7 +16,8 @@ add), then without another (the delete). Printed and written to benchmarks/repor
 - pages moved and nodes renamed after the add and after the delete, target <= 2% of pages
   moved and 0 renames of nodes whose membership changed by less than 20%.
 
-    python -m benchmarks.outline [--manual postgres|python] [--limit N] [--no-write]
+    python -m benchmarks.outline [--manual postgres|python] [--limit N] [--no-write] [--dump FILE]
+    python -m benchmarks.outline --render FILE   # the report again from a dump, once its new titles are judged
 """
 
 from __future__ import annotations
@@ -280,8 +281,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="documents per manual, evenly spread")
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--dump", type=Path, help="also write the raw results as YAML here")
+    parser.add_argument("--render", type=Path,
+                        help="compile nothing: render the report from a --dump (after judging its new titles)")
     args = parser.parse_args()
-    results = [run_manual(m, args.limit) for m in (args.manual or ["postgres", "python"])]
+    if args.render:
+        results = yaml.safe_load(args.render.read_text(encoding="utf-8"))
+    else:
+        results = [run_manual(m, args.limit) for m in (args.manual or ["postgres", "python"])]
     text = render(results)
     print(text)
     for r in results:
@@ -292,7 +298,9 @@ def main() -> None:
     if args.dump:
         args.dump.write_text(yaml.safe_dump(results, allow_unicode=True, sort_keys=False), encoding="utf-8")
     if not args.no_write:
-        REPORT.write_text(text + "\n", encoding="utf-8")
+        old = REPORT.read_text(encoding="utf-8") if REPORT.exists() else ""
+        findings = old[old.index("## Findings"):] if "## Findings" in old else ""  # written by hand: kept
+        REPORT.write_text(text + "\n" + (f"\n{findings}" if findings else ""), encoding="utf-8")
 
 
 if __name__ == "__main__":
