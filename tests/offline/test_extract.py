@@ -121,6 +121,8 @@ def test_a_word_opening_a_clause_after_a_label_is_no_name():
     names = set(by_name(run(text)))
     assert "Similar" not in names and "Note" not in names
     assert "Granite" in names  # capitalised mid-sentence too: a name wherever it stands
+    names = set(by_name(run("Changed in version 3.2: Added Windows support. The Windows installer sets PATH.")))
+    assert "Windows" in names and "Added Windows" not in names
 
 
 def test_a_phrase_cut_out_of_a_dotted_name_is_not_a_concept():

@@ -134,6 +134,7 @@ def _clean_name(
         tokens[0].lower() in SENTENCE_STARTERS
         or tokens[0].lower() in WEEKDAYS_MONTHS
         or _is_filler(tokens[0])
+        or (at_start and first and tokens[0] in _CHANGE_VERBS)
     ):
         if len(tokens) > 1 and _BOILER_NUMBERED.match(" ".join(tokens[:2])):
             return None  # "Table 3", "Section 25.1"
@@ -172,6 +173,9 @@ def _clean_name(
     return Span(begin, begin + len(name), name, kind)
 
 
+# A change note's verb, capitalised because it opens the clause ("Changed in version 3.2: Added
+# Windows support."): no part of the name after it.
+_CHANGE_VERBS = frozenset("Added Removed Renamed Deprecated Moved Replaced Dropped Improved Updated Extended".split())
 _TRAILING_PARENTHESIS = re.compile(r"\s+\([^()]{1,40}\)$")
 _CODE_WORD = re.compile(r"[A-Za-z_][\w.-]*(?:\(\))?")
 _DOCUMENT_FILE = re.compile(r"\.(?:html?|md|markdown|rst|txt|pdf|docx?)$", re.I)
