@@ -110,6 +110,8 @@ class Structure:
         shared = _shared_folders([d.path for d in documents])
         self.missing_parent = self._follow_links_up(documents, by_path, shared)
         cut_circles(self.parent_of)
+        self.home = self._home()
+        self.tops = set(self.parent_of.values()) - set(self.parent_of)  # pages at the top of a tree
         # The folders every document sits in name the whole knowledge base, not a part of it:
         # beside a TOC's parts, the pages the TOC misses would otherwise make a root of that name.
         self.root_folders = shared if self.parent_of else 0
@@ -165,6 +167,20 @@ class Structure:
                 missing[d.id] = (f"dir:{folder}", self.folder_titles[folder])
         return missing
 
+    def _home(self) -> str | None:
+        """The manual's home page: of the pages at the top of a tree of pages (none above them),
+        the one most pages sit under. Another top page without a link up ("Distributing Python
+        Modules (Legacy version)", which no TOC lists and which links up to nothing) is a part."""
+        below: Counter[str] = Counter()
+        for doc_id in self.parent_of:
+            node = doc_id
+            while node in self.parent_of:
+                node = self.parent_of[node]
+            below[node] += 1
+        if not below:
+            return None
+        return min(below, key=lambda d: (-below[d], self.documents[d].path, d))
+
     def _in_toc(self, doc: SourceDocument) -> bool:
         return doc.id in self.parent_of
 
@@ -178,10 +194,11 @@ class Structure:
             chain.append(node)
             node = self.parent_of.get(node)
         chain.reverse()
+        top = chain[0] if chain else doc_id
         out = [(f"doc:{self.documents[a].path}", self.titles[a]) for a in chain]
-        if self.documents[chain[0]].up is None:
+        if self.documents[top].up is None and top == self.home:
             return out[1:]
-        return [self.missing_parent[chain[0]], *out] if chain[0] in self.missing_parent else out
+        return [self.missing_parent[top], *out] if top in self.missing_parent else out
 
     def segments(self, document_id: str, heading_path: Sequence[str]) -> list[tuple[str, str]]:
         doc = self.documents.get(document_id)
@@ -189,8 +206,8 @@ class Structure:
             return []
         folder = doc.path.rpartition("/")[0]
         index = self.folder_index.get(folder)
-        if doc.id in self.parent_of:
-            out = self._above(doc.id)
+        if doc.id in self.parent_of or (doc.id in self.tops and doc.id != self.home):
+            out = self._above(doc.id)  # a page of a tree, or the top page of a part
         elif index is not None and index in self.parent_of and index != doc.id:
             # Missed by the TOC, but its folder's index page is in it: hang under that page.
             out = self._above(index)
@@ -227,10 +244,14 @@ class Structure:
 def place(subject_chunks: dict[str, Sequence[str]], titles: dict[str, str], importance: dict[str, float],
           passages: dict[str, SourcePassage], structure: Structure) -> list[Leaf]:
     """One leaf per subject, under the document (then heading) most of its passages come from;
-    ties go to the earliest in reading order. A subject with no known passage sits at the top."""
+    ties go to the earliest in reading order. A subject with no known passage sits at the top.
+    The manual's home page lists every part: a subject it names is about it only when nothing
+    else names that subject."""
     leaves = []
+    home = structure.home
     for subject, chunk_ids in subject_chunks.items():
         found = [passages[c] for c in chunk_ids if c in passages]
+        found = [p for p in found if p.document_id != home] or found
         if not found:
             leaves.append(Leaf(subject, titles[subject], importance.get(subject, 0.0), [], (10**9, 0)))
             continue

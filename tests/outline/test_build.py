@@ -136,6 +136,34 @@ def test_pages_no_toc_lists_hang_under_the_page_they_link_up_to_present_or_not()
     assert [t for _k, t in structure.segments("sql", ())] == ["The SQL Language"]
 
 
+def test_a_top_page_that_links_up_to_nothing_is_a_part_not_the_home():
+    documents = [
+        SourceDocument("home", "html/contents.html", "Contents", (
+            (1, "tutorial/index.html"), (2, "tutorial/intro.html"), (1, "library/index.html"), (2, "library/os.html"))),
+        SourceDocument("tut", "html/tutorial/index.html", "The Tutorial"),
+        SourceDocument("intro", "html/tutorial/intro.html", "1. Introduction"),
+        SourceDocument("lib", "html/library/index.html", "The Library"),
+        SourceDocument("os", "html/library/os.html", "os"),
+        # No TOC lists the legacy guide; its index page links up to nothing, its chapters up to it.
+        SourceDocument("legacy", "html/distutils/index.html", "Distributing (Legacy)", ((1, "setup.html"),)),
+        SourceDocument("setup", "html/distutils/setup.html", "2. Writing the Setup Script", (),
+                       ("index.html", "Distributing (Legacy)")),
+        SourceDocument("ext", "html/distutils/ext.html", "3. Extending", (), ("index.html", "Distributing (Legacy)")),
+    ]
+    structure = Structure(documents)
+    assert [t for _k, t in structure.segments("os", ())] == ["The Library", "os"]  # the home makes no node
+    assert [t for _k, t in structure.segments("setup", ())] == ["Distributing (Legacy)", "Writing the Setup Script"]
+    assert structure.segments("legacy", ()) == [("doc:html/distutils/index.html", "Distributing (Legacy)")]
+    assert structure.segments("ext", ())[0] == structure.segments("legacy", ())[0]
+    # The home lists every part: a subject it names sits where the rest of the manual names it.
+    passages = {"c1": SourcePassage("c1", "home", 0, ()), "c2": SourcePassage("c2", "home", 1, ()),
+                "c3": SourcePassage("c3", "os", 0, ())}
+    leaves = place({"listed": ["c1", "c2", "c3"], "only": ["c1"]}, {"listed": "getcwd()", "only": "Contents"},
+                   {}, passages, structure)
+    where = {leaf.id: [t for _k, t in leaf.path] for leaf in leaves}
+    assert where == {"listed": ["The Library", "os"], "only": ["Contents"]}
+
+
 def test_a_node_named_after_its_largest_part_lists_that_parts_chapters_not_a_child_of_its_own_name():
     groups, edges = cliques(5, 12)
     paths = {}
