@@ -343,8 +343,10 @@ async def _topics(
         previous = stored.get(pairing[i]) if i in pairing else None
         if previous is not None and previous.fingerprint == fp:
             kept.append(previous)
-        elif previous is not None and previous.fingerprint and _overlap(previous.members, members) >= KEEP_NAME_OVERLAP:
-            # A few members came or went: the topic is still what its name says; no call.
+        elif (previous is not None and previous.fingerprint and _overlap(previous.members, members) >= KEEP_NAME_OVERLAP
+              and (not previous.page_subject or previous.page_subject in members)):
+            # A few members came or went: the topic is still what its name says; no call. (Named
+            # after a member that left, it would name what is no longer in it: named again.)
             kept.append(Topic(id=previous.id, slug=previous.slug, title=previous.title, summary=previous.summary,
                               members=list(members), fingerprint=fp))
         else:

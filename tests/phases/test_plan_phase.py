@@ -2,7 +2,7 @@
 
 from compendium.phases import plan as plan_phase
 from compendium.phases.plan import load_plan
-from compendium.storage.records import CacheEntry, Claim, Page, Relation, Topic
+from compendium.storage.records import CacheEntry, Claim, Entity, Page, Relation, Topic
 from compendium.templates.schema import Template
 
 from .kb_seed import entity_id, knowledge_base
@@ -61,6 +61,22 @@ async def test_a_topic_whose_membership_drifts_keeps_its_id_and_slug(server, sto
     assert len(changed) == 1 and after[changed[0]].id == before[changed[0]].id
     assert after[changed[0]].title == before[changed[0]].title
     assert entity_id("Pluto") in after[changed[0]].members
+
+
+async def test_a_drifted_topic_named_after_a_member_that_left_it_is_named_again(server, store, make_ctx):
+    await store.upsert(knowledge_base(planets=["Mercury", "Venus", "Mars", "Jupiter", "Pluto"]))
+    await plan_phase.run(TEMPLATE, make_ctx(TEMPLATE))
+    planets = next(t for t in await topics_of(store) if entity_id("Mars") in t.members)
+    # As a topic is stored when named like its member Mars, which has a page.
+    planets.title, planets.summary, planets.page_subject = "Mars", "Mars: Mars and 4 more.", entity_id("Mars")
+    await store.upsert([planets])
+    await store.delete(Entity, {"id": [entity_id("Mars")]})  # Mars is gone from the KB
+    server.reset()
+    await plan_phase.run(TEMPLATE, make_ctx(TEMPLATE))
+    after = next(t for t in await topics_of(store) if t.id == planets.id)
+    assert entity_id("Mars") not in after.members and len(after.members) == 4  # 4 of 5 stayed
+    assert server.calls["topic"] == 1 and after.title != "Mars"  # its name named what left
+    assert after.slug == planets.slug
 
 
 async def test_an_orphan_page_close_to_a_new_subject_is_updated_not_duplicated(server, store, make_ctx):
