@@ -93,8 +93,8 @@ def stored_plan(plan: PagePlan) -> dict[str, Any]:
 
 
 PLAN_INPUTS = "plan-inputs"  # ctx.state: the fingerprint of this plan's inputs, for REFINE's mark
-PLAN_VERSION = 3  # bump when the same inputs plan other pages (2: a node named like a page has it as overview;
-# 3: so has a community named like a member)
+PLAN_VERSION = 4  # bump when the same inputs plan other pages (2: a node named like a page has it as overview;
+# 3: so has a community named like a member; 4: a topic named after a member that left it is named again)
 KB_VIEW = "plan-kb"  # ctx.state: the KB as PLAN read it, for REFINE's evidence in the same process
 UNCHANGED = "plan-unchanged"  # ctx.state: the pages REFINE finished last time, when nothing changed
 
@@ -341,12 +341,12 @@ async def _topics(
     for i, members in enumerate(groups):
         fp = membership_fingerprint(members)
         previous = stored.get(pairing[i]) if i in pairing else None
-        if previous is not None and previous.fingerprint == fp:
+        if previous is not None and previous.page_subject and previous.page_subject not in members:
+            kept.append(None)  # named after a member that has left it: its name says what it no longer holds
+        elif previous is not None and previous.fingerprint == fp:
             kept.append(previous)
-        elif (previous is not None and previous.fingerprint and _overlap(previous.members, members) >= KEEP_NAME_OVERLAP
-              and (not previous.page_subject or previous.page_subject in members)):
-            # A few members came or went: the topic is still what its name says; no call. (Named
-            # after a member that left, it would name what is no longer in it: named again.)
+        elif previous is not None and previous.fingerprint and _overlap(previous.members, members) >= KEEP_NAME_OVERLAP:
+            # A few members came or went: the topic is still what its name says; no call.
             kept.append(Topic(id=previous.id, slug=previous.slug, title=previous.title, summary=previous.summary,
                               members=list(members), fingerprint=fp))
         else:
