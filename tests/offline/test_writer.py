@@ -253,6 +253,13 @@ async def test_a_sentence_leaning_on_a_missing_one_is_left_out():
     ]
     page = await write(request(evidence=evidence))
     assert "It is also flushed" not in page
+    # "With it, ..." and "For this reason, ..." lean back as much as "It ..." does.
+    evidence += [
+        EvidenceItem(ref=3, text="With it, a reader never waits for the Shared Buffer Pool to fill.", chunk_id="c"),
+        EvidenceItem(ref=4, text="For this reason, the Shared Buffer Pool is sized at startup.", chunk_id="d"),
+    ]
+    page = await write(request(evidence=evidence))
+    assert "With it" not in page and "For this reason" not in page
 
 
 async def test_related_links_only_from_request_links_without_self():

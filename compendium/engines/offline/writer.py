@@ -26,7 +26,8 @@ _ANAPHORA = re.compile(
     r"Also|However|Otherwise|Instead|Therefore|Thus|Hence|Second|Third|Finally|Next|"
     r"But|And|Or|So|Yet|Moreover|Furthermore|Besides|Likewise|Similarly|Still|Nevertheless|"
     r"Nonetheless|Meanwhile|Consequently|Accordingly|In\s+addition|In\s+this\s+case|"
-    r"In\s+that\s+case|On\s+the\s+other\s+hand|As\s+a\s+result)\b"
+    r"In\s+that\s+case|On\s+the\s+other\s+hand|As\s+a\s+result|For\s+this\s+reason|"
+    r"(?:With|Without|From|For|By|In|On|To|Of|Through)\s+(?:it|them)(?=[\s,]))\b"
 )
 # An aside the authors set apart ("Note: ...", "Changed in version 3.8: ..."): it qualifies the
 # subject, so it leads its page only when no other sentence can.
