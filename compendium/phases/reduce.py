@@ -12,6 +12,7 @@ import numpy as np
 
 from ..engines.tasks import DescriptionRequest, EntitySketch, PairQuestion
 from ..fingerprint import fingerprint
+from ..identifiers import identifier_edges
 from ..pipeline.collector import collector_paused
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, mark_stage, rollup, set_rollup, stage_mark
@@ -45,7 +46,8 @@ __all__ = ["claim_id", "judge", "reduce", "run"]
 # 2: tier 2 embeds names alone; 3: declared aliases type generic mentions; 4: defined terms in every claim;
 # 5: the corpus's lowercase spelling of common words, code-only terms gather code-marked claims only
 # 6: a ledger kept between runs (reduce_state.py): only the chunks a change touches are redone
-REDUCE_VERSION = "reduce-6"
+# 7: underscores at an identifier's ends make another name (`__abs__()` is not `abs()`)
+REDUCE_VERSION = "reduce-7"
 PHASE = "reduce"
 ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
 OLD_HASHES_KEY = "reduce:record-hashes"  # content hashes kept before the ledger; removed on a full run
@@ -434,6 +436,10 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     sims = np.einsum("ij,ij->i", vectors[a], vectors[b]) if len(a) else np.empty(0, np.float32)
     kinds = np.array([type_key(g.type) for g in groups], dtype=object)
     merge, review = split_pairs(sims, kinds[a] == kinds[b], settings.auto_merge, settings.review_band)
+    if len(a):  # names whose ends differ in underscores are other identifiers: neither merged nor asked
+        edges = [identifier_edges(g.name) for g in groups]
+        apart = np.fromiter((edges[x] != edges[y] for x, y in zip(a.tolist(), b.tolist(), strict=True)), bool, len(a))
+        merge, review = merge & ~apart, review & ~apart
     auto = connected_labels(len(groups), a[merge], b[merge])
     ctx.progress(PHASE, 2, 4)
 

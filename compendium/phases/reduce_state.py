@@ -21,7 +21,8 @@ from ..storage.base import Store
 from ..storage.records import CacheEntry
 
 NAMESPACE = "reduce"
-LEDGER_VERSION = 3  # 3: claim-words counts a word's occurrences, no longer the claims holding it
+LEDGER_VERSION = 4  # 3: claim-words counts a word's occurrences, no longer the claims holding it;
+# 4: name keys keep the underscores at an identifier's ends
 EMPTY_BASE = "0" * 32
 _GET_BATCH = 500
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..fingerprint import short_id
+from ..identifiers import identifier_edges
 from ..storage.records import Extract
 
 CONCEPT = "concept"
@@ -23,13 +24,18 @@ _SEPARATORS = re.compile(r"[^\w+#&@]+|_+")
 
 @lru_cache(maxsize=1 << 16)
 def normalize_name(name: str) -> str:
-    """Tier-1 form of a name: NFKC, casefolded, punctuation and hyphens as spaces, single-spaced.
+    """Tier-1 form of a name: NFKC, casefolded, punctuation and hyphens as spaces, single-spaced;
+    underscores at an identifier's ends kept as words of their own.
 
     A trailing plural 's' is kept on purpose: "Process" and "Processes" are left to tier 2.
     Cached: REDUCE normalises the same few thousand names ~100 times each.
     """
     text = unicodedata.normalize("NFKC", name).casefold()
-    return " ".join(_SEPARATORS.sub(" ", text).split())
+    words = " ".join(_SEPARATORS.sub(" ", text).split())
+    if "_" not in text or not words:
+        return words
+    lead, trail = identifier_edges(text)  # `__abs__()` is not `abs()`
+    return " ".join(part for part in (lead, words, trail) if part)
 
 
 def connected_labels(n: int, a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray) -> np.ndarray:

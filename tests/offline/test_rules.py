@@ -35,6 +35,7 @@ SAME = [
     ),
     ("alias", sketch("Write-Ahead Logging", aliases=["WAL"]), sketch("WAL")),
     ("generic type", sketch("Vacuum", "concept"), sketch("vacuum", "component")),
+    ("underscores inside a name separate words", sketch("max_wal_size"), sketch("max wal size")),
 ]
 
 DIFFERENT = [
@@ -53,6 +54,8 @@ DIFFERENT = [
      sketch("Object-Relational Database Management System")),
     ("one letter apart keywords", sketch("ALTER ROLE"), sketch("ALTER RULE")),
     ("one letter apart identifiers", sketch("pg_stat_user_tables"), sketch("pg_stat_user_table5")),
+    ("a dunder method is not the builtin", sketch("__abs__()"), sketch("abs()")),
+    ("a private name is not the public one", sketch("_exit()"), sketch("exit()", aliases=["sys.exit()"])),
 ]
 
 

@@ -58,6 +58,9 @@ def test_normalised_names_ignore_case_spacing_and_punctuation_but_keep_plurals()
     assert normalize_name("Straße") == normalize_name("STRASSE")
     assert normalize_name("C++") != normalize_name("C#") != normalize_name("C")
     assert normalize_name("Replicas") != normalize_name("Replica")
+    # Underscores separate words inside a name, but an identifier's edge underscores make another one.
+    assert normalize_name("max_wal_size") == normalize_name("max wal size")
+    assert len({normalize_name(n) for n in ("__abs__()", "abs()", "_exit()", "exit()", "class_")}) == 5
 
 
 def test_tier1_joins_spelling_variants_and_aliases_of_one_type_only():

@@ -6,7 +6,8 @@ punctuation dropped, hyphens and underscores as spaces, each word singular):
 - type agreement: the types must be equal unless one is generic (concept, other, thing,
   entity, term, topic, or empty); otherwise the answer is no;
 - digits: names that carry different numbers are different ("PostgreSQL 14" vs
-  "PostgreSQL 15"), whatever the other rules say;
+  "PostgreSQL 15"), whatever the other rules say; so are names whose ends differ in
+  underscores (`__abs__()` vs `abs()`, `_exit()` vs `exit()`);
 - equal: the normalised names (or any alias of one and a name or alias of the other) are
   equal; this covers singular/plural ("Standby Server" / "standby servers");
 - acronym: one side is an acronym (2-8 capitals) that abbreviates the other's name, every
@@ -23,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ...identifiers import identifier_edges
 from ..tasks import EntitySketch, MatchQuestion, PairQuestion
 from .names import acronym_matches, digits_of, is_acronym, is_generic_type, name_key
 
@@ -50,14 +52,14 @@ def same_thing(a: EntitySketch, b: EntitySketch) -> bool:
     names_b = [n for n in (b.name, *b.aliases) if n.strip()]
     if not names_a or not names_b:
         return False
-    if _digits_differ(a.name, b.name):
+    if _digits_differ(a.name, b.name) or identifier_edges(a.name) != identifier_edges(b.name):
         return False
     return any(same_name(x, y) for x in names_a for y in names_b)
 
 
 def same_name(x: str, y: str) -> bool:
     """One name against one name, by the rules in the module docstring."""
-    if _digits_differ(x, y):
+    if _digits_differ(x, y) or identifier_edges(x) != identifier_edges(y):
         return False
     kx, ky = name_key(x), name_key(y)
     if not kx or not ky:
