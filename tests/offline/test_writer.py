@@ -233,6 +233,22 @@ async def test_an_aside_leads_its_page_only_when_no_other_sentence_can():
     assert alone.split("\n\n")[1].startswith("Note: Unlike"), alone
 
 
+async def test_a_definition_under_compatibility_leads_only_after_one_from_elsewhere():
+    evidence = [
+        EvidenceItem(ref=1, text="`ALTER INDEX` is a PostgreSQL extension.", chunk_id="a",
+                     heading_path=["ALTER INDEX", "Compatibility"]),
+        EvidenceItem(ref=2, text="ALTER INDEX — change the definition of an index.", chunk_id="b",
+                     heading_path=["ALTER INDEX"]),
+        EvidenceItem(ref=3, text="Nor does ALTER INDEX rebuild the index by itself.", chunk_id="c",
+                     heading_path=["ALTER INDEX", "Notes"]),
+    ]
+    page = await write(request(slug="alter-index", title="ALTER INDEX", aliases=[], evidence=evidence))
+    assert page.split("\n\n")[1].startswith("ALTER INDEX — change the definition"), page
+    assert "is a PostgreSQL extension" in page  # still a fact of the page
+    alone = await write(request(slug="alter-index", title="ALTER INDEX", aliases=[], evidence=[evidence[2]]))
+    assert not alone.split("\n\n")[1].startswith("Nor does"), alone  # "Nor" leans on what came before
+
+
 async def test_the_tail_of_a_sentence_cut_behind_a_formula_is_not_quoted():
     evidence = [
         EvidenceItem(ref=1, text="The Shared Buffer Pool is a cache of pages in memory.", chunk_id="a"),

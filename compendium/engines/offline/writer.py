@@ -24,7 +24,7 @@ _ENDS_SENTENCE = re.compile(r"[.!](?:[\"')\]”’*_`]*)$")
 _ANAPHORA = re.compile(
     r"^(?:It|Its|This|These|That|Those|They|Their|Them|He|She|Such|Both|Here|There|Then|"
     r"Also|However|Otherwise|Instead|Therefore|Thus|Hence|Second|Third|Finally|Next|"
-    r"But|And|Or|So|Yet|Moreover|Furthermore|Besides|Likewise|Similarly|Still|Nevertheless|"
+    r"But|And|Or|Nor|So|Yet|Moreover|Furthermore|Besides|Likewise|Similarly|Still|Nevertheless|"
     r"Nonetheless|Meanwhile|Consequently|Accordingly|In\s+addition|In\s+this\s+case|"
     r"In\s+that\s+case|On\s+the\s+other\s+hand|As\s+a\s+result|For\s+this\s+reason|"
     r"(?:With|Without|From|For|By|In|On|To|Of|Through)\s+(?:it|them)(?=[\s,]))\b"
@@ -50,6 +50,11 @@ _COMPARES = re.compile(
 )
 _OTHER_FACTS = "Other facts"
 # Sections whose first sentence says what the document's subject is.
+# Sections that qualify a subject rather than say what it is: their sentences lead only after
+# the same kind of sentence from anywhere else ("ALTER INDEX is a PostgreSQL extension", under
+# "Compatibility", after "ALTER INDEX — change the definition of an index").
+_QUALIFYING = frozenset({"compatibility", "notes", "note", "see also", "examples", "example", "history",
+                         "caveats", "bugs", "deprecated", "portability"})
 _DESCRIBING = frozenset({"description", "overview", "introduction", "name", "purpose", "summary",
                          "definition", "about", "basics", ""})
 _CODE_MARKS = re.compile(r"[=;{}\[\]<>]|\(\(|--|\)\)")  # a sentence this full of them is code, not a lead
@@ -449,6 +454,8 @@ def _best_lead(
             if found >= 0 and _opens_sentence(s.text):
                 naming.append((found, s))
             continue
+        if s.section.lower().strip("`*: ") in _QUALIFYING:
+            tier += 0.25
         tiers.append((tier, -s.support, s.order, s))
 
     if tiers:
