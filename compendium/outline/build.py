@@ -451,16 +451,18 @@ def _name_parts_with_their_parent(roots: Sequence[OutlineNode]) -> None:
     a document) is the one named with its parent: the part keeps its authors' title."""
     seen = {r.title for r in roots}
     authors = {n.title for r in roots for n, _d in r.walk() if n.key}
-    level = [(r, "") for r in roots]
+    level: list[tuple[OutlineNode, tuple[str, ...]]] = [(r, ()) for r in roots]
     while level:  # level by level, so the node nearer the top keeps the plain title
         below = []
-        for node, parent in level:
+        for node, above in level:  # `above`: the titles of its ancestors, nearest first
             # A folder so named is the authors' own part ("overview/"): only a document's title is generic.
             generic = node.key.startswith("doc:") and is_part_heading(node.title)
+            # Named with the nearest ancestor of another title: "xmlrpc.client (xmlrpc.client)" says nothing.
+            parent = next((t for t in above if t != node.title), "")
             if parent and (generic or node.title in seen or (not node.key and node.title in authors)):
                 node.title = f"{node.title} ({parent})"
             seen.add(node.title)
-            below.extend((c, node.title) for c in node.children)
+            below.extend((c, (node.title, *above)) for c in node.children)
         level = below
 
 

@@ -3,7 +3,7 @@ that name subjects, ids and titles stable when one document comes or goes."""
 
 from __future__ import annotations
 
-from compendium.outline import Leaf, OutlineLimits, build_outline
+from compendium.outline import Leaf, OutlineLimits, OutlineNode, build_outline
 from compendium.outline.placement import SourceDocument, SourcePassage, Structure, place
 from compendium.outline.titles import clean_heading, is_keyword_pair
 
@@ -296,3 +296,13 @@ def test_limits_are_settings():
     roots = build_outline(leaves_of(groups), edges, limits=OutlineLimits(max_roots=3, leaf_pages=20, fan_out=20))
     assert len(roots) <= 3
     assert all(len(n.children) + len(n.subjects) <= 20 for n in _nodes(roots))
+
+
+def test_a_node_titled_like_its_parent_is_named_with_the_nearest_ancestor_of_another_title():
+    from compendium.outline.build import _name_parts_with_their_parent
+
+    child = OutlineNode(id="c", title="xmlrpc.client", key="", subjects=["s1", "s2"])
+    parent = OutlineNode(id="p", title="xmlrpc.client", key="doc:lib/index.html#own", children=[child])
+    root = OutlineNode(id="r", title="The Python Standard Library", key="doc:lib/index.html", children=[parent])
+    _name_parts_with_their_parent([root])
+    assert (parent.title, child.title) == ("xmlrpc.client", "xmlrpc.client (The Python Standard Library)")
