@@ -353,6 +353,13 @@ def test_a_single_letter_in_inline_code_is_a_placeholder_not_an_entity():
     assert not names & {"x", "A", "B", "f()"}
 
 
+def test_a_possessive_is_no_part_of_a_name():
+    text = ("Unlike Java’s garbage collector, CPython counts references. "
+            "Note that C’s `strlen()` stops at a null byte, as in Java.")
+    names = {e.name for e in run(text).entities} | {c.term for c in run(text).concepts}
+    assert "Java" in names and not {"Java’s", "C’s", "C"} & names
+
+
 def test_a_definition_list_term_names_its_definition_and_its_acronym():
     chunk = _with_blocks(
         [("heading", "Acronyms"), ("term", "GIN"), ("definition", "Generalized Inverted Index"),

@@ -143,7 +143,9 @@ def _clean_name(
         first = False
     while tokens and (tokens[-1].lower() in FUNCTION_WORDS or tokens[-1].lower() in UNITS):
         tokens = tokens[:-1]
-    if not tokens:
+    if tokens and tokens[-1][-2:] in _POSSESSIVES:  # "Java’s garbage collector": the name is Java
+        tokens[-1] = tokens[-1][:-2]
+    if not tokens or not tokens[-1]:
         return None
     # a connector left dangling at the front ("of Write-Ahead Log") is dropped too
     while tokens and tokens[0] in ("of", "for", "de", "du", "von", "van", "la", "the"):
@@ -176,6 +178,7 @@ def _clean_name(
 # A change note's verb, capitalised because it opens the clause ("Changed in version 3.2: Added
 # Windows support."): no part of the name after it.
 _CHANGE_VERBS = frozenset("Added Removed Renamed Deprecated Moved Replaced Dropped Improved Updated Extended".split())
+_POSSESSIVES = ("’s", "'s")
 _TRAILING_PARENTHESIS = re.compile(r"\s+\([^()]{1,40}\)$")
 _CODE_WORD = re.compile(r"[A-Za-z_][\w.-]*(?:\(\))?")
 _DOCUMENT_FILE = re.compile(r"\.(?:html?|md|markdown|rst|txt|pdf|docx?)$", re.I)
