@@ -249,6 +249,22 @@ async def test_a_definition_under_compatibility_leads_only_after_one_from_elsewh
     assert not alone.split("\n\n")[1].startswith("Nor does"), alone  # "Nor" leans on what came before
 
 
+async def test_a_topic_page_opens_on_its_most_central_member_not_on_a_line_repeating_its_title():
+    evidence = [
+        EvidenceItem(ref=1, text="Concurrent Execution", chunk_id="a", heading_path=["Concurrent Execution"]),
+        EvidenceItem(ref=2, text="Permitted key expressions are restricted as described in the match statement.",
+                     chunk_id="b", heading_path=["Patterns"]),
+        EvidenceItem(ref=3, text="Permitted key expressions are restricted as described in the match statement.",
+                     chunk_id="c", heading_path=["Patterns"]),  # the best supported sentence
+        EvidenceItem(ref=4, text="A pool of worker threads runs calls asynchronously with `ThreadPoolExecutor`.",
+                     chunk_id="d", heading_path=["concurrent.futures"]),
+    ]
+    links = [LinkTarget("threadpoolexecutor", "ThreadPoolExecutor"), LinkTarget("match", "match statement")]
+    page = await write(request(slug="concurrent-execution", title="Concurrent Execution", kind="topic",
+                               description="", aliases=[], evidence=evidence, links=links))
+    assert page.split("\n\n")[1].startswith("A pool of worker threads"), page
+
+
 async def test_the_tail_of_a_sentence_cut_behind_a_formula_is_not_quoted():
     evidence = [
         EvidenceItem(ref=1, text="The Shared Buffer Pool is a cache of pages in memory.", chunk_id="a"),

@@ -418,7 +418,10 @@ def _choose_lead(
     """
     matcher = _matcher(_names(request))
     usable = [s for s in pool if _may_lead(s.text) and not _compares_with_subject(s.text, matcher)]
-    plain = [s for s in usable if not _ASIDE.match(s.text)]
+    title = _WORD.findall(request.title.lower())
+    # An aside, or a line that only repeats the title ("zoneinfo — IANA time zone support" atop
+    # the page so titled), leads only when nothing else can.
+    plain = [s for s in usable if not _ASIDE.match(s.text) and _WORD.findall(s.flat or s.text.lower()) != title]
     lead, rest = _best_lead(request, pool, plain, matcher)
     if lead is None and len(plain) < len(usable):
         lead, rest = _best_lead(request, pool, usable, matcher)
@@ -472,9 +475,24 @@ def _best_lead(
         return _lead(best), [s for s in pool if s is not best]
     plain = [s for s in usable if _opens_sentence(s.text)]
     if plain:
-        best = min(plain, key=lambda s: (-s.support, s.order))
+        # A topic's page opens on what its members share: a sentence naming its most central
+        # member (its links come most central first) before any well-supported one.
+        rank = _member_rank(request, plain) if request.kind == "topic" else {}
+        best = min(plain, key=lambda s: (rank.get(s.order, len(request.links)), -s.support, s.order))
         return _lead(best), [s for s in pool if s is not best]
     return None, list(pool)
+
+
+def _member_rank(request: PageRequest, sentences: list[_Sentence]) -> dict[int, int]:
+    """Sentence order -> index of the first (most central) member page it names."""
+    matchers = [_matcher((link.title,)) for link in request.links]
+    out: dict[int, int] = {}
+    for s in sentences:
+        for i, m in enumerate(matchers):
+            if m.first(s.text) >= 0:
+                out[s.order] = i
+                break
+    return out
 
 
 def _compares_with_subject(text: str, matcher: _NameMatcher) -> bool:
