@@ -1,17 +1,40 @@
 """Underscores at an identifier's ends make another name: `__abs__()` is not `abs()`, `_exit()`
-is not `exit()`, `class_` is not `class`. Name matching that treats underscores as spaces keeps
-these apart by the ends (inside a name, `max_wal_size`, they only separate words)."""
+is not `exit()`, `class_` is not `class`; so do the dashes opening a command-line option
+(`--version` is not `version()`). Name matching that treats underscores and hyphens as spaces
+keeps these apart by the ends (inside a name, `max_wal_size`, they only separate words)."""
 
 from __future__ import annotations
 
 import re
 
-_EDGES = re.compile(r"^(_*)[^_]?.*?(_*)(?:\(\))?$", re.DOTALL)
+_EDGES = re.compile(r"^(--?(?=\w)|_*)[^_]?.*?(_*)(?:\(\))?$", re.DOTALL)
 
 
 def identifier_edges(name: str) -> tuple[str, str]:
-    """The underscores opening and closing the name (a trailing `()` aside)."""
-    if "_" not in name:
+    """The underscores (or an option's dashes) opening the name, and the underscores closing it
+    (a trailing `()` aside)."""
+    if "_" not in name and not name.lstrip().startswith("-"):
         return "", ""
     found = _EDGES.match(name.strip())
     return (found.group(1), found.group(2)) if found else ("", "")
+
+
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def is_identifier(name: str) -> bool:
+    """A code name: one token joined by underscores, dots or a call's parentheses."""
+    text = name.strip()
+    return " " not in text and any(mark in text for mark in ("_", ".", "()"))
+
+
+def other_identifiers(a: str, b: str) -> bool:
+    """Whether two names are certainly two identifiers, however alike their letters: their ends
+    differ in underscores or dashes, or one is an identifier and they hold the same words in
+    another order (`update_wrapper()` / `WRAPPER_UPDATES`)."""
+    if identifier_edges(a) != identifier_edges(b):
+        return True
+    if not (is_identifier(a) or is_identifier(b)):
+        return False
+    wa, wb = _WORDS.findall(a.lower()), _WORDS.findall(b.lower())
+    return wa != wb and sorted(wa) == sorted(wb)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..engines.tasks import DescriptionRequest, EntitySketch, PairQuestion
 from ..fingerprint import fingerprint
-from ..identifiers import identifier_edges
+from ..identifiers import other_identifiers
 from ..pipeline.collector import collector_paused
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, mark_stage, rollup, set_rollup, stage_mark
@@ -436,9 +436,9 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     sims = np.einsum("ij,ij->i", vectors[a], vectors[b]) if len(a) else np.empty(0, np.float32)
     kinds = np.array([type_key(g.type) for g in groups], dtype=object)
     merge, review = split_pairs(sims, kinds[a] == kinds[b], settings.auto_merge, settings.review_band)
-    if len(a):  # names whose ends differ in underscores are other identifiers: neither merged nor asked
-        edges = [identifier_edges(g.name) for g in groups]
-        apart = np.fromiter((edges[x] != edges[y] for x, y in zip(a.tolist(), b.tolist(), strict=True)), bool, len(a))
+    if len(a):  # certainly two identifiers (`__abs__()` / `abs()`): neither merged nor asked
+        apart = np.fromiter((other_identifiers(groups[x].name, groups[y].name)
+                             for x, y in zip(a.tolist(), b.tolist(), strict=True)), bool, len(a))
         merge, review = merge & ~apart, review & ~apart
     auto = connected_labels(len(groups), a[merge], b[merge])
     ctx.progress(PHASE, 2, 4)

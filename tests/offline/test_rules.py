@@ -56,6 +56,8 @@ DIFFERENT = [
     ("one letter apart identifiers", sketch("pg_stat_user_tables"), sketch("pg_stat_user_table5")),
     ("a dunder method is not the builtin", sketch("__abs__()"), sketch("abs()")),
     ("a private name is not the public one", sketch("_exit()"), sketch("exit()", aliases=["sys.exit()"])),
+    ("an option is not the function", sketch("--version"), sketch("version()")),
+    ("an identifier's words in another order", sketch("update_wrapper()"), sketch("WRAPPER_UPDATES")),
 ]
 
 

@@ -89,7 +89,8 @@ async def test_builds_canonical_records_with_tier3_and_summaries(ctx):
 
 async def test_a_dunder_method_and_the_builtin_of_its_name_stay_two_entities(tmp_path):
     # Tier 1 reads underscores as spaces and the offline embedder sees nearly the same letters:
-    # `__len__()` and `len()` (or `os._exit()`'s `_exit()` and `exit()`) met every merge rule.
+    # `__len__()` and `len()` (or `os._exit()`'s `_exit()` and `exit()`, `update_wrapper()` and
+    # WRAPPER_UPDATES, `--version` and `version()`) met every merge rule.
     store = await open_store(f"sqlite:///{tmp_path / 'kb.db'}", "kb")
     try:
         ctx = CompileContext(store=store, engine=OfflineEngine(), embedder=OfflineEmbedder(), template=Template(name="wiki"))
@@ -97,10 +98,13 @@ async def test_a_dunder_method_and_the_builtin_of_its_name_stay_two_entities(tmp
             extract("c1", "d1", entities=[ent("len()", description="Return the length of an object."),
                                           ent("__len__()", description="Called to implement len().")]),
             extract("c2", "d2", entities=[ent("_exit()"), ent("exit()"), ent("max_wal_size"), ent("max wal size")]),
+            extract("c3", "d3", entities=[ent("update_wrapper"), ent("WRAPPER_UPDATES"), ent("--version"),
+                                          ent("version()")]),
         ])
         await reduce.run(ctx.template, ctx)
         names = set(await entities(ctx))
-        assert {"len()", "__len__()", "_exit()", "exit()"} <= names and len(names) == 5  # max_wal_size: one
+        apart = {"len()", "__len__()", "_exit()", "exit()", "update_wrapper", "WRAPPER_UPDATES", "--version", "version()"}
+        assert apart <= names and len(names) == 9  # max_wal_size and max wal size: one
     finally:
         await store.close()
 

@@ -61,6 +61,7 @@ def test_normalised_names_ignore_case_spacing_and_punctuation_but_keep_plurals()
     # Underscores separate words inside a name, but an identifier's edge underscores make another one.
     assert normalize_name("max_wal_size") == normalize_name("max wal size")
     assert len({normalize_name(n) for n in ("__abs__()", "abs()", "_exit()", "exit()", "class_")}) == 5
+    assert normalize_name("--version") != normalize_name("version()")  # an option is another name
 
 
 def test_tier1_joins_spelling_variants_and_aliases_of_one_type_only():

@@ -13,7 +13,8 @@ punctuation dropped, hyphens and underscores as spaces, each word singular):
 - acronym: one side is an acronym (2-8 capitals) that abbreviates the other's name, every
   word giving its first letter, a word may give more letters, stop words may be skipped
   ("WAL" / "Write-Ahead Log", "MVCC" / "multiversion concurrency control");
-- word order: the same words in another order;
+- word order: the same words in another order, unless one is an identifier
+  (`update_wrapper` / `WRAPPER_UPDATES`);
 - spelling slip: one doubled letter more or less between plain words of 5 to 12 letters
   ("Postgres" / "Postgress"); never between acronyms, keywords or identifiers, and never
   an added word ("Relational ..." / "Object-Relational ...": a modifier makes another thing).
@@ -24,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ...identifiers import identifier_edges
+from ...identifiers import is_identifier, other_identifiers
 from ..tasks import EntitySketch, MatchQuestion, PairQuestion
 from .names import acronym_matches, digits_of, is_acronym, is_generic_type, name_key
 
@@ -52,14 +53,14 @@ def same_thing(a: EntitySketch, b: EntitySketch) -> bool:
     names_b = [n for n in (b.name, *b.aliases) if n.strip()]
     if not names_a or not names_b:
         return False
-    if _digits_differ(a.name, b.name) or identifier_edges(a.name) != identifier_edges(b.name):
+    if _digits_differ(a.name, b.name) or other_identifiers(a.name, b.name):
         return False
     return any(same_name(x, y) for x in names_a for y in names_b)
 
 
 def same_name(x: str, y: str) -> bool:
     """One name against one name, by the rules in the module docstring."""
-    if _digits_differ(x, y) or identifier_edges(x) != identifier_edges(y):
+    if _digits_differ(x, y) or other_identifiers(x, y):
         return False
     kx, ky = name_key(x), name_key(y)
     if not kx or not ky:
@@ -70,8 +71,8 @@ def same_name(x: str, y: str) -> bool:
         return acronym_matches(x.strip(), y)
     if is_acronym(y.strip()) and not is_acronym(x.strip()):
         return acronym_matches(y.strip(), x)
-    if sorted(kx.split()) == sorted(ky.split()):
-        return True  # the same words in another order
+    if sorted(kx.split()) == sorted(ky.split()) and not (is_identifier(x) or is_identifier(y)):
+        return True  # the same words in another order (not in an identifier: `update_wrapper` is no WRAPPER_UPDATES)
     # A spelling slip: one doubled letter more or less, in plain words of some length
     # ("Postgres" / "Postgress"). Any other one-letter difference is another name as often as
     # not ("ALTER ROLE" / "ALTER RULE", "int4" / "int8"), and so is an added word
