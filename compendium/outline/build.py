@@ -22,6 +22,7 @@ class OutlineLimits:
     max_depth: int = 3  # levels of topics; the third is opened only where 50 x 50 pages do not fit
     min_group: int = 3  # smaller groups become pages of their parent
     keep_title_overlap: float = 0.8  # a matched node keeps its title at this membership overlap
+    reopen_share: float = 0.8  # a node that had subtopics keeps them down to this share of leaf_pages
     resolution: float = 1.0
 
 
@@ -101,6 +102,28 @@ class _Builder:
                     self.was_in[s] = node.id
                     self.trail[s] = ids
                 stack.extend((c, [*ids, c.id]) for c in node.children)
+
+    def _stays_open(self, items: Sequence[str], depth: int) -> bool:
+        """Whether a group at or under a leaf's size keeps the subtopics it had: it had them last
+        time (most of its subjects sat deeper than this level) and it is still past
+        `limits.reopen_share` of a leaf. Without that margin one page more or less flips a node of
+        about 50 pages between a leaf and its subtopics, moving every page in it."""
+        if len(items) <= self.limits.reopen_share * self.limits.leaf_pages:
+            return False
+        placed = [len(t) for s in items if (t := self.trail.get(s))]
+        return len(placed) * 2 > len(items) and sum(n > depth for n in placed) * 2 > len(placed)
+
+    def _stays_spread(self, items: Sequence[str], depth: int, cap: int) -> bool:
+        """Whether a part that fits under `cap` as one node at `depth` stays opened into its own
+        parts, as it was last time (less than `limits.reopen_share` of its subjects were in one node
+        at that depth), while it is past that share of the cap: the margin of `_stays_open`."""
+        if len(items) <= self.limits.reopen_share * cap:
+            return False
+        placed = [t for s in items if (t := self.trail.get(s))]
+        if len(placed) * 2 <= len(items):
+            return False
+        together = Counter(t[depth - 1] for t in placed if len(t) >= depth)
+        return not together or together.most_common(1)[0][1] < self.limits.reopen_share * len(placed)
 
     # -- splitting ------------------------------------------------------------------------------
     def expand(self, group: _Group, depth: int) -> list[_Group]:
@@ -291,7 +314,7 @@ class _Builder:
         title = self.title(group, items, ancestors)
         node = OutlineNode(id="", title=title, key=group.key)
         node.central = self.central(items)[:12]
-        if depth >= limits.max_depth or len(items) <= limits.leaf_pages:
+        if depth >= limits.max_depth or (len(items) <= limits.leaf_pages and not self._stays_open(items, depth)):
             node.subjects = sorted(items, key=self.rank.__getitem__)
             return node
         # What one child can hold: a leaf's pages, times the fan-out for each level left below it.
@@ -301,7 +324,7 @@ class _Builder:
         ready: list[_Group] = []
         while parts:
             part = parts.pop(0)
-            if len(part.items()) > child_cap:
+            if len(part.items()) > child_cap or self._stays_spread(part.items(), depth + 1, child_cap):
                 opened = self.expand(part, depth + 1)
                 if len(opened) > 1:
                     parts[:0] = opened

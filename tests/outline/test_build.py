@@ -306,3 +306,26 @@ def test_a_node_titled_like_its_parent_is_named_with_the_nearest_ancestor_of_ano
     root = OutlineNode(id="r", title="The Python Standard Library", key="doc:lib/index.html", children=[parent])
     _name_parts_with_their_parent([root])
     assert (parent.title, child.title) == ("xmlrpc.client", "xmlrpc.client (The Python Standard Library)")
+
+
+def test_subtopics_stay_when_their_node_shrinks_a_little_below_a_leafs_size():
+    # A chapter holds a document of four sections (52 pages: past a leaf, so opened into its
+    # sections) and a small one. One page less would fit a leaf; as one, every page would move.
+    groups, edges = cliques(7, 13)
+    groups[4] = groups[4][:10]
+    paths = {}
+    for g, group in enumerate(groups):
+        for s in group:
+            paths[s] = ([("doc:net.html", "Internet"), ("doc:req.html", "urllib.request"), (f"heading:req.html#{g}", f"Section {g}")]
+                        if g < 4 else [("doc:net.html", "Internet"), ("doc:http.html", "http")] if g == 4
+                        else [("doc:text.html", "Text"), (f"doc:t{g}.html", f"Text {g}")])
+    fewer = [groups[0][:-1], groups[1][:-1], *groups[2:]]  # the document now has 50 pages
+    for depth in (3, 2):  # its sections under the document's node, or (no room) under the chapter
+        limits = OutlineLimits(min_roots=1, leaf_pages=50, max_depth=depth)
+        first = build_outline(leaves_of(groups, paths), edges, limits=limits)
+        again = build_outline(leaves_of(fewer, paths), edges, limits=limits, previous=first)
+        fresh = build_outline(leaves_of(fewer, paths), edges, limits=limits)
+        sections = {n.id for r in first for n, _d in r.walk() if n.title.startswith("Section")}
+        assert len(sections) == 4
+        assert sections <= {n.id for r in again for n, _d in r.walk()}, depth  # no page moved
+        assert not sections & {n.id for r in fresh for n, _d in r.walk()}, depth  # from scratch: one leaf
