@@ -78,6 +78,14 @@ def test_aliases_from_parenthesised_acronym_and_also_known_as():
     assert names["streaming replication"] == ["log shipping"]
 
 
+def test_a_plain_word_after_or_is_an_alternative_not_an_alias():
+    text = ("The `with_query` must be a `UNION` of two `SELECT` (or equivalent) commands. "
+            "Granite Server (or Granite) keeps its pages in the Shared Buffer Pool.")
+    entities = by_name(run(text))
+    assert "equivalent" not in entities["SELECT"].aliases
+    assert entities["Granite Server"].aliases == ["Granite"]  # a name after "or" is still an alias
+
+
 def test_also_known_with_an_adverb_between():
     reply = run(
         "The Autovacuum Daemon, also known simply as autovacuum, is the background process "

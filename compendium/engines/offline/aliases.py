@@ -97,6 +97,8 @@ def _paren_alias(text: str, m: re.Match[str], spans: list[Span], links: dict[str
     if cue:
         before = _span_ending(spans, m.start())
         alias = cue.group("alias").strip().strip("`\"'“”")
+        if _loose_alternative(cue.group(0), alias, m.group(1)):
+            return  # "two SELECT (or equivalent) commands": an alternative, not another name
         if before is not None and 0 < len(alias.split()) <= 6:
             _link(links, long=before, short=_add_span(spans, alias, m.start(1) + inner.find(alias)))
         return
@@ -120,6 +122,13 @@ def _paren_alias(text: str, m: re.Match[str], spans: list[Span], links: dict[str
         _link(
             links, long=_add_span(spans, inner, m.start(1) + m.group(1).find(inner)), short=before
         )
+
+
+def _loose_alternative(cue: str, alias: str, inner: str) -> bool:
+    """After a bare "or", one plain lowercase word ("or equivalent", "or later", "or both") offers
+    an alternative; a name there has capitals, digits or code marks ("or Postgres", "or `pg_ctl`")."""
+    return (cue.lower().startswith("or") and " " not in alias and alias.isalpha() and alias.islower()
+            and "`" not in inner)
 
 
 def _expansion_before(text: str, paren_start: int, acronym: str) -> tuple[int, str] | None:
