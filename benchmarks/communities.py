@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.findings import kept_findings
+
 REPORT = Path(__file__).parent / "reports" / "communities.md"
 SEED = 20261201
 COMMUNITY = 100
@@ -142,8 +144,7 @@ def main() -> None:
         print(lines[-1], flush=True)
     if args.no_write:
         return
-    old = REPORT.read_text(encoding="utf-8") if REPORT.exists() else ""
-    findings = old[old.index("## Findings"):] if "## Findings" in old else ""
+    findings = kept_findings(REPORT)
     REPORT.write_text("\n".join([
         "# Topic communities at scale",
         "",

@@ -33,6 +33,7 @@ from typing import Any
 
 import yaml
 
+from benchmarks.findings import kept_findings
 from benchmarks.offline_corpus import debian_doc, postgres_manual
 
 REPORT = Path(__file__).parent / "reports" / "outline.md"
@@ -298,8 +299,7 @@ def main() -> None:
     if args.dump:
         args.dump.write_text(yaml.safe_dump(results, allow_unicode=True, sort_keys=False), encoding="utf-8")
     if not args.no_write:
-        old = REPORT.read_text(encoding="utf-8") if REPORT.exists() else ""
-        findings = old[old.index("## Findings"):] if "## Findings" in old else ""  # written by hand: kept
+        findings = kept_findings(REPORT)  # written by hand: kept
         REPORT.write_text(text + "\n" + (f"\n{findings}" if findings else ""), encoding="utf-8")
 
 

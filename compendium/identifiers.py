@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-_EDGES = re.compile(r"^(--?(?=\w)|_*)[^_]?.*?(_*)(?:\(\))?$", re.DOTALL)
+_EDGES = re.compile(r"^(--?(?=\w)|_*).*?(_*)(?:\(\))?$", re.DOTALL)
 
 
 def identifier_edges(name: str) -> tuple[str, str]:
@@ -36,5 +36,11 @@ def other_identifiers(a: str, b: str) -> bool:
         return True
     if not (is_identifier(a) or is_identifier(b)):
         return False
-    wa, wb = _WORDS.findall(a.lower()), _WORDS.findall(b.lower())
+    wa, wb = _words(a), _words(b)
     return wa != wb and sorted(wa) == sorted(wb)
+
+
+def _words(name: str) -> list[str]:
+    """The name's words, lowercase, a plural's s dropped (`WRAPPER_UPDATES`: wrapper, update)."""
+    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+            for w in _WORDS.findall(name.lower())]

@@ -32,10 +32,8 @@ def normalize_name(name: str) -> str:
     """
     text = unicodedata.normalize("NFKC", name).casefold()
     words = " ".join(_SEPARATORS.sub(" ", text).split())
-    if ("_" not in text and not text.lstrip().startswith("-")) or not words:
-        return words
     lead, trail = identifier_edges(text)  # `__abs__()` is not `abs()`
-    return " ".join(part for part in (lead, words, trail) if part)
+    return " ".join(part for part in (lead, words, trail) if part) if words and (lead or trail) else words
 
 
 def connected_labels(n: int, a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from compendium.errors import InputError
+from compendium.identifiers import other_identifiers
 from compendium.phases.reduce import reduce
 from compendium.phases.resolution import (
     assign_ids,
@@ -62,6 +63,15 @@ def test_normalised_names_ignore_case_spacing_and_punctuation_but_keep_plurals()
     assert normalize_name("max_wal_size") == normalize_name("max wal size")
     assert len({normalize_name(n) for n in ("__abs__()", "abs()", "_exit()", "exit()", "class_")}) == 5
     assert normalize_name("--version") != normalize_name("version()")  # an option is another name
+
+
+def test_names_that_are_certainly_two_identifiers_are_told_apart_before_any_merge():
+    # Tier 2 neither merges nor asks about these, however alike their letters.
+    assert other_identifiers("__abs__()", "abs()") and other_identifiers("--version", "version()")
+    assert other_identifiers("update_wrapper", "WRAPPER_UPDATES")  # an identifier's words in another order
+    assert not other_identifiers("max_wal_size", "max wal size")
+    assert not other_identifiers("standby servers", "Standby Server")
+    assert not other_identifiers("Write-Ahead Log", "log write-ahead")  # plain words: the judge decides
 
 
 def test_tier1_joins_spelling_variants_and_aliases_of_one_type_only():

@@ -49,12 +49,12 @@ _COMPARES = re.compile(
     r"(?P<clause>(?:(?!\s(?:but|except|only|while|whereas)\b)[^,;:])*)"
 )
 _OTHER_FACTS = "Other facts"
-# Sections whose first sentence says what the document's subject is.
 # Sections that qualify a subject rather than say what it is: their sentences lead only after
 # the same kind of sentence from anywhere else ("ALTER INDEX is a PostgreSQL extension", under
 # "Compatibility", after "ALTER INDEX — change the definition of an index").
 _QUALIFYING = frozenset({"compatibility", "notes", "note", "see also", "examples", "example", "history",
                          "caveats", "bugs", "deprecated", "portability"})
+# Sections whose first sentence says what the document's subject is.
 _DESCRIBING = frozenset({"description", "overview", "introduction", "name", "purpose", "summary",
                          "definition", "about", "basics", ""})
 _CODE_MARKS = re.compile(r"[=;{}\[\]<>]|\(\(|--|\)\)")  # a sentence this full of them is code, not a lead
@@ -418,14 +418,18 @@ def _choose_lead(
     """
     matcher = _matcher(_names(request))
     usable = [s for s in pool if _may_lead(s.text) and not _compares_with_subject(s.text, matcher)]
-    title = _WORD.findall(request.title.lower())
     # An aside, or a line that only repeats the title ("zoneinfo — IANA time zone support" atop
     # the page so titled), leads only when nothing else can.
-    plain = [s for s in usable if not _ASIDE.match(s.text) and _WORD.findall(s.flat or s.text.lower()) != title]
+    plain = [s for s in usable if not _ASIDE.match(s.text) and not _repeats_title(s, request.title)]
     lead, rest = _best_lead(request, pool, plain, matcher)
     if lead is None and len(plain) < len(usable):
         lead, rest = _best_lead(request, pool, usable, matcher)
     return lead, rest
+
+
+def _repeats_title(s: _Sentence, title: str) -> bool:
+    """Whether the sentence holds the title's words and nothing else (its length tells first)."""
+    return abs(len(s.text) - len(title)) <= 16 and _WORD.findall(s.flat or s.text.lower()) == _WORD.findall(title.lower())
 
 
 def _best_lead(
