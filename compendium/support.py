@@ -1,0 +1,242 @@
+"""Does a sentence say what its citations' evidence says? A check by content words, per sentence.
+
+Used on written pages (REFINE) and on answers (retrieval): every sentence must cite evidence,
+and every evidence item it cites must share enough of the sentence's content words. A sentence
+that fails is dropped (or sent back for a repair); a text keeps only its supported sentences.
+
+The measure is deliberately plain (no model): the share of the sentence's content words that
+occur in the cited evidence, after case folding and a light suffix fold, so "writes" meets
+"written" and "pages" meets "page". Numbers and identifiers count as content words and must
+match exactly after folding: a sentence that changes a number or a name loses support.
+
+Pure and dependency-free: any layer may import it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+# The share of a sentence's content words its evidence must hold. Measured on pages written by
+# Qwen2.5-Coder 1.5B over the sample corpus (benchmarks/reports/real_model.md): sentences that
+# restate their evidence score 0.6-1.0, sentences citing unrelated evidence 0.0-0.3.
+SUPPORT_THRESHOLD = 0.5
+# A sentence with fewer content words than this is a connective ("See also.") and is checked
+# against the union of all its citations rather than each one.
+MIN_CONTENT_WORDS = 2
+
+# A citation marker [^3] (footnote definitions "[^3]:" are not citations).
+CITE = re.compile(r"\[\^([^\]\s]+)\](?!:)")
+_LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
+_MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
+_WORD = re.compile(r"[^\W_]+(?:[_.'-][^\W_]+)*", re.UNICODE)
+# A sentence ends at . ! ? followed by its citations, then space or the end.
+_STOP = re.compile(r"[.!?](?:[ \t]*\[\^[^\]\s]+\])*(?=\s|$)|(?:\[\^[^\]\s]+\])+(?=\s*$)")
+
+STOPWORDS = frozenset(
+    """a about above after again against all also an and any are as at be because been before
+    being below between both but by can could did do does doing down during each either else
+    etc every few for from further had has have having he her here hers him his how however i
+    if in into is it its itself just may might more most much must no nor not now of off on
+    once one only or other our ours out over own same shall she should so some such than that
+    the their theirs them then there these they this those through thus to too under until up
+    upon us very via was we were what when where whether which while who whom whose why will
+    with within without would yet you your page section see called known used using uses use
+    e.g i.e""".split()
+)
+
+
+def fold(word: str) -> str:
+    """A word's comparable form: case folded, common English suffixes taken off (light)."""
+    w = word.casefold().strip("'")
+    if len(w) <= 3 or not w.isalpha():
+        return w
+    for suffix in ("ational", "ization", "ations", "ation", "ments", "ment", "ness", "ings", "ing",
+                   "edly", "ies", "ied", "ers", "er", "ed", "es", "ly", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            stem = w[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                stem += "y"
+            return stem
+    return w
+
+
+def content_words(text: str) -> set[str]:
+    """The folded content words of a text: no stopwords, no one-letter words, links as their text."""
+    text = CITE.sub(" ", text)
+    text = _LINK.sub(lambda m: f" {m.group(2) or m.group(1)} ", text)
+    text = _MD_LINK.sub(lambda m: f" {m.group(1)} ", text)
+    out = set()
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        lower = word.casefold()
+        if lower in STOPWORDS or (len(lower) < 2 and not lower.isdigit()):
+            continue
+        out.add(fold(word))
+        if any(ch in word for ch in "_.-'"):  # max_wal_size also as its parts
+            out.update(fold(p) for p in re.split(r"[_.'-]", word) if len(p) > 1 and p.casefold() not in STOPWORDS)
+    return out
+
+
+def overlap(sentence: str | set[str], evidence: str | set[str]) -> float:
+    """The share of the sentence's content words the evidence holds (1.0 when it has none)."""
+    words = sentence if isinstance(sentence, set) else content_words(sentence)
+    if not words:
+        return 1.0
+    held = evidence if isinstance(evidence, set) else content_words(evidence)
+    return len(words & held) / len(words)
+
+
+def split_sentences(line: str) -> list[str]:
+    """A line of prose cut after each sentence's stop and the citations that follow it."""
+    out, at = [], 0
+    for match in _STOP.finditer(line):
+        out.append(line[at : match.end()])
+        at = match.end()
+    if line[at:].strip():
+        out.append(line[at:])
+    return out
+
+
+@dataclass
+class SentenceCheck:
+    text: str
+    cited: list[str]  # citation keys as written
+    supported: list[str]  # of those, the ones whose evidence shares enough content words
+    unknown: list[str]  # keys naming no evidence
+    scores: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.cited) and not self.unknown and len(self.supported) == len(self.cited)
+
+
+@dataclass
+class SupportReport:
+    """A text's sentences, checked: what it says without support, and its kept text."""
+
+    sentences: list[SentenceCheck] = field(default_factory=list)
+    kept_text: str = ""
+
+    @property
+    def citations(self) -> int:
+        return sum(len(s.cited) for s in self.sentences)
+
+    @property
+    def supported_citations(self) -> int:
+        return sum(len(s.supported) for s in self.sentences)
+
+    @property
+    def uncited(self) -> list[str]:
+        return [s.text for s in self.sentences if not s.cited]
+
+    @property
+    def unsupported(self) -> list[SentenceCheck]:
+        return [s for s in self.sentences if s.cited and not s.ok]
+
+    @property
+    def dropped(self) -> int:
+        return sum(1 for s in self.sentences if not s.ok)
+
+    @property
+    def share(self) -> float:
+        """Supported citations over all citations (1.0 for a text with none)."""
+        return self.supported_citations / self.citations if self.citations else 1.0
+
+
+def _is_prose(line: str) -> bool:
+    stripped = line.lstrip()
+    return bool(stripped) and not stripped.startswith(("#", "|", "```", "<", ">", "[^")) and not set(stripped) <= set("-*_= ")
+
+
+def check_text(
+    text: str,
+    evidence: Mapping[str, str] | Callable[[str], str | None],
+    *,
+    threshold: float = SUPPORT_THRESHOLD,
+    keep_partial: bool = True,
+) -> SupportReport:
+    """Check every prose sentence of `text` against the evidence its [^key] markers name.
+
+    `evidence` maps a citation key to the evidence text (or is a function doing so; None: no
+    such evidence). A sentence is kept when it cites at least one item and every item it
+    cites holds `threshold` of its content words; with `keep_partial`, a sentence some of
+    whose citations hold is kept with only those (the others are taken off). Headings, tables,
+    code and list markers stay as they are; a heading whose section lost everything goes.
+    """
+    look = evidence if callable(evidence) else evidence.get
+    words_of: dict[str, set[str] | None] = {}
+
+    def words(key: str) -> set[str] | None:
+        if key not in words_of:
+            found = look(key)
+            words_of[key] = content_words(found) if found is not None else None
+        return words_of[key]
+
+    report = SupportReport()
+    out_lines: list[str] = []
+    in_code = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+            out_lines.append(line)
+            continue
+        if in_code or not _is_prose(line):
+            out_lines.append(line)
+            continue
+        prefix = re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", line)
+        lead = prefix.group(0) if prefix else ""
+        kept: list[str] = []
+        for raw in split_sentences(line[len(lead):]):
+            if not content_words(raw) and not CITE.search(raw):
+                kept.append(raw)  # punctuation, a bare link: nothing to check
+                continue
+            keys = list(dict.fromkeys(m.group(1) for m in CITE.finditer(raw)))
+            sentence_words = content_words(raw)
+            check = SentenceCheck(text=raw.strip(), cited=keys, supported=[], unknown=[])
+            pooled: set[str] = set()
+            for key in keys:
+                held = words(key)
+                if held is None:
+                    check.unknown.append(key)
+                    continue
+                pooled |= held
+                score = overlap(sentence_words, held)
+                check.scores[key] = round(score, 3)
+                if score >= threshold:
+                    check.supported.append(key)
+            if len(sentence_words) < MIN_CONTENT_WORDS and keys and not check.unknown and pooled:
+                check.supported = list(keys)  # a connective: its citations together suffice
+            report.sentences.append(check)
+            if check.ok:
+                kept.append(raw)
+            elif keep_partial and check.supported:
+                bad = set(check.cited) - set(check.supported)
+                kept.append(CITE.sub(lambda m, bad=bad: "" if m.group(1) in bad else m.group(0), raw))
+        body = "".join(kept).strip()
+        if body:
+            out_lines.append(lead + body)
+    report.kept_text = _drop_empty_headings("\n".join(out_lines))
+    return report
+
+
+def _drop_empty_headings(text: str) -> str:
+    blocks = [b for b in re.split(r"\n\s*\n", text) if b.strip()]
+    out: list[str] = []
+    for i, block in enumerate(blocks):
+        stripped = block.strip()
+        heading = stripped.startswith("#") and "\n" not in stripped
+        level = len(stripped) - len(stripped.lstrip("#"))
+        nxt = blocks[i + 1].strip() if i + 1 < len(blocks) else ""
+        next_level = len(nxt) - len(nxt.lstrip("#")) if nxt.startswith("#") else 0
+        if heading and (not nxt or 0 < next_level <= level):
+            continue
+        out.append(block.strip("\n"))
+    return "\n\n".join(out)
+
+
+def supported_share(checks: Iterable[SentenceCheck]) -> float:
+    checks = list(checks)
+    cited = sum(len(c.cited) for c in checks)
+    return sum(len(c.supported) for c in checks) / cited if cited else 1.0
