@@ -58,7 +58,7 @@ def _one(n: int, method: str) -> dict:
     names, edges, home = synthetic_graph(n)
     cpu0, t0 = time.process_time(), time.perf_counter()
     if method in ("leiden", "leiden-whole"):
-        from compendium.phases.communities import WeightedGraph, find_communities
+        from compendium.graph.communities import WeightedGraph, find_communities
         from compendium.templates.schema import TopicSettings
         graph = WeightedGraph(names, edges)
         built = time.perf_counter() - t0
@@ -71,7 +71,7 @@ def _one(n: int, method: str) -> dict:
 
         import igraph
 
-        from compendium.phases.communities import WeightedGraph
+        from compendium.graph.communities import WeightedGraph
         graph = WeightedGraph(names, edges)
         built = time.perf_counter() - t0
         igraph.set_random_number_generator(random.Random(7))
@@ -152,7 +152,7 @@ def main() -> None:
         f"(`load` is the 1-minute load average as each run started), Python {platform.python_version()}.",
         "Each run is a fresh process; `peak_mib` is its max RSS, which includes the synthetic graph "
         "itself (ids and edge tuples). `build_s` turns the edge list into the graph; `total_s` "
-        "includes it. `leiden` is `compendium.phases.communities.find_communities` as topics run it "
+        "includes it. `leiden` is `compendium.graph.communities.find_communities` as topics run it "
         "(leidenalg RBConfiguration, resolution 1, seed 7, 2 iterations; a community past "
         "`plan.topics.max_size`, 60 members, partitioned again on its own edges, up to 3 times); "
         "`leiden-whole` is the first pass alone; `louvain` is networkx "

@@ -18,6 +18,12 @@ FORBIDDEN = [
     ("compendium.engines", "compendium.storage", "engines keep replies in the ResponseCache they are given"),
     ("compendium.distributed", "compendium.phases", "tasks carry engine calls; the phases run in the compile"),
     ("compendium.distributed", "compendium.compiler", "task workers answer engine calls; they run no compile"),
+    ("compendium.outline", "compendium.phases", "the outline reads records, plans and graphs, never phase internals"),
+    ("compendium.export", "compendium.phases", "exports read stored records"),
+    ("compendium.retrieval", "compendium.phases", "retrieval reads a compiled knowledge base"),
+    ("compendium.graph", "compendium.phases", "graph algorithms sit below everything that uses them"),
+    ("compendium.graph", "compendium.outline", "graph algorithms sit below everything that uses them"),
+    ("compendium.storage", "compendium.phases", "records, plans and slugs sit below the phases"),
 ]
 FRONT_ENDS = ("compendium.cli", "compendium.api")  # the core never imports these
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from ..errors import InputError
 from ..outline.stored import stored_outline
-from ..phases.slugs import slugify
 from ..storage.base import Store
 from ..storage.records import Chunk, Claim, Document, Entity, Page, Relation, Topic
+from ..storage.slugs import slugify
 
 # Slugs become file names: keep them to one path segment with no hidden or reserved names.
 _SAFE_SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from ..phases.slugs import slugify
 from ..storage.records import Chunk, Document, Page
+from ..storage.slugs import slugify
 from .folder import ExportFolder
 from .markdown_html import sentence_before, split_footnotes
 from .outline_view import site_outline

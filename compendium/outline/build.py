@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..fingerprint import short_id
-from ..phases.communities import WeightedGraph, leiden, match_previous, update_communities
+from ..graph.communities import WeightedGraph, leiden, match_previous, update_communities
 from .titles import is_keyword_pair, is_part_heading
 from .tree import OutlineNode
 

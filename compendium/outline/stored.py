@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..fingerprint import fingerprint
-from ..phases.ingest import stored_documents
-from ..phases.planning import PagePlan, Subject, sorted_unique
 from ..storage.base import Store
+from ..storage.document_listing import stored_documents
+from ..storage.plans import PagePlan, Subject, sorted_unique
 from ..storage.records import CacheEntry, Chunk, Document, Entity, Relation
 from .build import OutlineLimits, build_outline, subject_edges
 from .placement import SourceDocument, SourcePassage, Structure, place

@@ -8,7 +8,7 @@ from collections.abc import Set as AbstractSet
 from typing import NamedTuple
 
 from ..engines.tasks import EvidenceItem
-from .slugs import slugify
+from ..storage.slugs import slugify
 
 _LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
 _CITE = re.compile(r"[ \t]*\[\^([^\]\s]+)\](?!:)")

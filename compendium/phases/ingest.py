@@ -19,6 +19,12 @@ from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.events import PhaseProgress
 from ..pipeline.stages import clear_stage, mark_stage, set_rollup, stage_mark
 from ..storage.base import Store
+from ..storage.document_listing import (
+    LISTING_KEY,
+    LISTING_VERSION,
+    listed_document,
+    listing_of,
+)
 from ..storage.records import CacheEntry, Chunk, Document
 from ..templates.schema import Template
 from .chunking import ChunkSpan, chunk_document
@@ -47,11 +53,6 @@ _CHUNKING_KEY = "ingest:chunking"
 # Each file's size, modification time and content hash when last hashed: an untouched file is
 # not read again to learn that it did not change.
 _STAT_KEY = "ingest:files"
-# Each stored document's content hash, template, title and table of contents as the last
-# finished run left them, under that run's folder fingerprint: the next run compares the folder
-# with it instead of reading every Document, and the outline reads the documents' structure
-# from it (see stored_documents).
-_STORED_KEY = "ingest:stored-documents"  # path -> [hash, template, title, toc, document id, up]
 STABLE_NS = 2_000_000_000
 
 
@@ -243,12 +244,12 @@ async def run(
 
     # What the store holds per document: as the last finished run left it (one read), else from
     # the documents themselves.
-    listed = await store.get(CacheEntry, [_STORED_KEY]) if previous is not None else []
+    listed = await store.get(CacheEntry, [LISTING_KEY]) if previous is not None else []
     listing: dict[str, list[Any]]
-    if listed and _listing_of(listed[0].value, previous):  # type: ignore[attr-defined]
+    if listed and listing_of(listed[0].value, previous):  # type: ignore[attr-defined]
         listing = dict(listed[0].value["documents"])  # type: ignore[attr-defined]
     else:
-        listing = {d.path: _listed(d.content_hash, d.template, d.title, d.metadata, d.id)  # type: ignore[attr-defined]
+        listing = {d.path: listed_document(d.content_hash, d.template, d.title, d.metadata, d.id)  # type: ignore[attr-defined]
                    async for d in store.scan(Document)}
     if await _stored_chunking(store) != chunking:
         stored_hashes = {p: "" for p in listing}  # re-chunk everything
@@ -297,7 +298,7 @@ async def run(
             added, removed = await group.add(
                 rel, doc_id, parsed, spans, found[rel], sizes[rel], stored_docs.get(rel), ctx.document_template(rel),
             )
-            written[rel] = _listed(found[rel], ctx.document_template(rel), parsed.title, parsed.metadata, doc_id)
+            written[rel] = listed_document(found[rel], ctx.document_template(rel), parsed.title, parsed.metadata, doc_id)
             changed_ids.append(doc_id)
             removed_chunks.extend(removed)
             new_chunks += added
@@ -333,8 +334,8 @@ async def run(
         for doc in regrouped:
             listing[doc.path] = [listing[doc.path][0], doc.template, *listing[doc.path][2:]]
         async with store.transaction():
-            await store.upsert([CacheEntry(id=_STORED_KEY, namespace=PHASE, created_at=time.time(),
-                                           value={"folder": folder, "version": _LISTING_VERSION,
+            await store.upsert([CacheEntry(id=LISTING_KEY, namespace=PHASE, created_at=time.time(),
+                                           value={"folder": folder, "version": LISTING_VERSION,
                                                   "documents": listing})])
             await mark_stage(store, PHASE, folder, **counts)
     set_rollup(ctx.state, PHASE, None if read_failures else folder)
@@ -362,28 +363,6 @@ async def run(
         },
         seconds=time.perf_counter() - started,
     )
-
-
-_LISTING_VERSION = 2  # bump when a listed document's fields change (2: its link up)
-
-
-def _listing_of(value: Any, folder: str | None) -> bool:
-    """Whether a stored listing is of this version and describes the folder `folder`."""
-    return isinstance(value, dict) and value.get("version") == _LISTING_VERSION and value.get("folder") == folder
-
-
-def _listed(content_hash: str, template: str, title: str, metadata: dict[str, Any], doc_id: str) -> list[Any]:
-    return [content_hash, template, title, metadata.get("toc") or [], doc_id, metadata.get("up")]
-
-
-async def stored_documents(store: Store, folder: str | None) -> list[tuple[str, str, str, dict[str, Any]]] | None:
-    """(id, path, title, {"toc": ..., "up": ...}) of every stored document, by id, as the ingest that ended
-    with folder fingerprint `folder` listed them; None when the listing is not that one."""
-    found = await store.get(CacheEntry, [_STORED_KEY]) if folder is not None else []
-    if not found or not _listing_of(found[0].value, folder):  # type: ignore[attr-defined]
-        return None
-    rows = [(v[4], path, v[2], {"toc": v[3], "up": v[5]}) for path, v in found[0].value["documents"].items()]  # type: ignore[attr-defined]
-    return sorted(rows)
 
 
 async def _read_all(

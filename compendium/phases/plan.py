@@ -11,6 +11,7 @@ from typing import Any
 from ..engines.tasks import EntitySketch, MatchQuestion, TopicRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint, short_id
+from ..graph.communities import match_previous, membership_fingerprint, update_communities
 from ..outline import stored as outline_rules
 from ..outline.stored import keep_outline, plan_outline
 from ..outline.titles import TOPIC_HEADING_SHARE, title_from_members
@@ -20,6 +21,7 @@ from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, rollup, stage_mark
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Page, Relation, Topic
+from ..storage.slugs import unique_slug
 from ..templates.schema import Template
 from .claim_index import (
     ClaimIndex,
@@ -31,7 +33,6 @@ from .claim_index import (
     reset_index,
     words_of,
 )
-from .communities import match_previous, membership_fingerprint, update_communities
 from .page_titles import member_named_like, page_titles, titles_apart
 from .planning import (
     DELETE,
@@ -50,7 +51,6 @@ from .planning import (
     subject_claim_parts,
     subject_claims,
 )
-from .slugs import unique_slug
 from .topic_names import Name, distinct_names
 
 PHASE = "plan"

@@ -2,7 +2,7 @@
 
 from itertools import combinations
 
-from compendium.phases.communities import (
+from compendium.graph.communities import (
     find_communities,
     match_previous,
     membership_fingerprint,

@@ -1,6 +1,6 @@
 """Slugs are readable, ASCII, unique, and the same subject gets the same slug every run."""
 
-from compendium.phases.slugs import slugify, unique_slug
+from compendium.storage.slugs import slugify, unique_slug
 
 
 def test_slugify_folds_accents_and_punctuation():

@@ -1,0 +1,1 @@
+"""Graph algorithms the phases, the outline and retrieval share: the weighted graph and its communities."""
