@@ -1,18 +1,25 @@
 """Reads an offline-compiled wiki the way a knowledge manager would, and counts what is wrong.
 
-Two public manuals of different shape, fetched at run time from Debian -doc packages into a
-cache folder (never committed) and subsampled with a fixed seed so a run takes minutes:
-- `postgres`: the PostgreSQL 15 manual (DocBook HTML, `postgresql-doc-15`);
-- `python`: the Python 3.11 documentation (Sphinx HTML, `python3.11-doc`).
+Measured on the public manuals of `benchmarks/manuals.py` (fetched once into a cache folder,
+never committed): the six that count (git, django, sphinx, mkdocs, commons-lang, gettext) and
+two regression checks whose figures never count (postgres, python). Each manual is sampled to
+`--documents` documents with a fixed seed, compiled offline in a temporary workspace, and its
+wiki measured with the mechanical rules of `benchmarks/quality_rules.py` (the written rule):
+pages, noise among a seeded sample of 100 page subjects, leads that open with the subject's
+authored definition where the evidence holds one, sentence occurrences published on three or
+more pages, cited pieces not verbatim in their passage, and the older measures (defining leads
+by regex, connective leads, file-name titles, repeats; the regression checks' checklists, false
+merges and PostgreSQL's alias gold set).
 
-Each corpus is compiled offline in a temporary workspace and its wiki measured with the
-mechanical rules of `benchmarks/quality_rules.py`: noise share in a seeded sample of 100
-entities, pages with no cited fact, links-only pages, file-name titles, defining leads,
-connective leads, pages repeating or containing one of their own sentences, "X and Y" topic
-titles, coverage of a checklist of expected concepts, named false merges, and (PostgreSQL)
-alias precision and recall against the manual's acronyms appendix, read at run time.
+For a reader, each manual's folder under `--out` (default build/quality/<manual>/) receives
+`subjects.txt` (the 100 sampled page subjects with their mechanical verdict), `pages/` (a
+seeded sample of 45 pages) and `topics/` (20 topic pages), each page as the Markdown published.
 
-    python -m benchmarks.quality [--corpus postgres|python|all] [--documents N] [--no-write]
+    python -m benchmarks.quality --manual git --documents 80          # one manual, report not written
+    python -m benchmarks.quality --manual git --manual django --documents 80
+    python -m benchmarks.quality --manual six --documents 80          # the six; writes reports/quality.md
+    python -m benchmarks.quality --manual all --documents 80          # the six and the regression checks
+    python -m benchmarks.quality --manual postgres --documents 150 --dump build/quality-json
 """
 
 from __future__ import annotations
@@ -27,12 +34,17 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import quality_rules as rules
+from benchmarks.findings import kept_findings
+from benchmarks.manuals import MANUALS, SIX
 from benchmarks.offline_corpus import CACHE, debian_doc, peak_memory_mb, postgres_manual
 
 REPORT = Path(__file__).parent / "reports" / "quality.md"
 SEED = 13
 SAMPLE = 100
 TOPIC_SAMPLE = 30
+READ_PAGES = 45  # pages a reader judges in full
+READ_TOPICS = 20  # topic and overview pages a reader judges
+OUT = Path("build") / "quality"
 
 PYTHON_PACKAGE = "python3.11-doc"
 
@@ -180,40 +192,80 @@ def compile_corpus(folder: Path, documents: list[Path], vault: Path | None = Non
         shutil.rmtree(root, ignore_errors=True)
 
 
-def measure(name: str, size: int, vault: Path | None = None) -> dict[str, Any]:
-    spec = CORPORA[name]
-    folder = spec["folder"]()
-    documents = sample_documents(folder, spec["keep"], spec["skip"], size)
+def manual_documents(name: str, size: int) -> tuple[Path, list[Path]]:
+    """The manual's folder and its seeded sample; a regression check keeps its checklist's documents."""
+    if name in CORPORA:
+        spec = CORPORA[name]
+        folder = spec["folder"]()
+        return folder, sample_documents(folder, spec["keep"], spec["skip"], size)
+    manual = MANUALS[name]
+    return manual.path(), manual.documents(size, SEED)
+
+
+def measure(name: str, size: int, out: Path | None = None, vault: Path | None = None) -> dict[str, Any]:
+    manual = MANUALS[name]
+    spec = CORPORA.get(name, {"checklist": (), "apart": ()})
+    folder, documents = manual_documents(name, size)
     data = compile_corpus(folder, documents, vault / name if vault else None)
     result = rules.judge_wiki(data, seed=SEED, sample=SAMPLE, topic_sample=TOPIC_SAMPLE,
                               checklist=spec["checklist"], apart=spec["apart"])
+    result.update(rules.judge_manual(data, seed=SEED, pages=READ_PAGES, topics=READ_TOPICS))
     if name == "postgres":
         gold = rules.acronym_gold(folder / "acronyms.html")
         result["aliases"] = rules.alias_scores(gold, data["entities"])
-    result.update(corpus=name, shape=spec["shape"], documents=len(documents),
+    result.update(corpus=name, shape=manual.toolchain, counts=manual.counts, documents=len(documents),
                   chunks=data["report"]["chunks"], words=sum(len(c.text.split()) for c in data["chunks"]),
                   wall=data["wall"], cpu=data["cpu"], phase_cpu=data["phase_cpu"], peak_mb=peak_memory_mb(),
                   phases={k: v.get("seconds", 0.0) for k, v in data["report"]["phases"].items()})
+    if out is not None:
+        write_samples(out / name, result)
     return result
+
+
+def write_samples(folder: Path, result: dict[str, Any]) -> None:
+    """The sampled subjects, pages and topic pages, as files a reader opens one by one."""
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "pages").mkdir(parents=True)
+    (folder / "topics").mkdir()
+    verdicts = result["noise_pages"][3]
+    (folder / "subjects.txt").write_text(
+        "".join(f"{n:3}. {name}" + (f"    [noise: {why}]" if why else "") + "\n"
+                for n, (name, why) in enumerate(verdicts, 1)), encoding="utf-8")
+    for kind, pages in (("pages", result["page_sample"]), ("topics", result["topic_sample"])):
+        for n, page in enumerate(pages, 1):
+            (folder / kind / f"{n:02}-{page.slug[:80]}.md").write_text(page.markdown, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", choices=(*CORPORA, "all"), default="all")
-    parser.add_argument("--documents", type=int, default=150, help="documents sampled per corpus")
+    parser.add_argument("--manual", "--corpus", action="append", choices=(*MANUALS, "six", "all"),
+                        help="a manual of benchmarks/manuals.py, 'six' (default) or 'all'; may repeat")
+    parser.add_argument("--documents", type=int, default=80, help="documents sampled per manual")
+    parser.add_argument("--out", type=Path, default=OUT, help="folder for the samples a reader judges")
+    parser.add_argument("--write", action="store_true", help=f"write {REPORT.name} (the default for six/all)")
     parser.add_argument("--no-write", action="store_true", help=f"do not write {REPORT.name}")
     parser.add_argument("--dump", type=Path, default=None,
-                        help="folder (under build/) for each corpus's vault export and the measures as JSON")
+                        help="folder (under build/) for each manual's vault export and the measures as JSON")
     args = parser.parse_args(argv)
-    names = list(CORPORA) if args.corpus == "all" else [args.corpus]
-    results = [measure(n, args.documents, args.dump) for n in names]
-    text = rules.render(results, documents=args.documents, seed=SEED)
+    asked = args.manual or ["six"]
+    names: list[str] = []
+    for a in asked:
+        group = list(SIX) if a == "six" else [m for m in MANUALS if m != "sqlite"] if a == "all" else [a]
+        names += [n for n in group if n not in names]
+    results = []
+    for name in names:
+        result = measure(name, args.documents, args.out, args.dump)
+        print(f"{name}: measured ({result['chunks']} chunks, {result['cpu']:.0f} CPU s)", flush=True)
+        results.append(result)
+    text = rules.render_manuals(results, documents=args.documents, seed=SEED, out=args.out.as_posix())
     print(text)
     if args.dump:
         rules.dump(results, args.dump / "measures.json")
-    if not args.no_write:
+    whole = any(a in ("six", "all") for a in asked)
+    if (whole or args.write) and not args.no_write:
+        findings = kept_findings(REPORT)
         REPORT.parent.mkdir(parents=True, exist_ok=True)
-        REPORT.write_text(text, encoding="utf-8")
+        REPORT.write_text(text + ("\n" + findings if findings else ""), encoding="utf-8")
     return 0
 
 

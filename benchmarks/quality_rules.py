@@ -46,6 +46,27 @@ an "it" that stands for nothing ("Often, it is necessary to ...").
 
 Repeated sentence: after dropping citations and list markers and folding case and spaces, two
 sentences of one page are equal, or one of at least four words is contained in another.
+
+Authored definition of a subject X (its name or an alias) in the page's evidence (the chunks
+its entity was found in), read from the blocks each chunk records, never from a regex over prose:
+- a `definition` block whose text opens with a term naming X and a colon ("`--squash`: Produce ...");
+- a `term` block naming X followed by a `definition` block (a definition list whose term is
+  kept apart from its description);
+- the first paragraph under a heading, shaped "NAMES - purpose" where one of the
+  comma-separated names is X (a man page's NAME line: "git-add - Add file contents to the index");
+- the first paragraph under a heading naming X (a reference heading with the paragraph under it).
+A term names X when the term, or one of its comma-separated parts with its argument or signature
+cut off (`--date=<format>`, `-a, --all`, `escape(String str)`, `class Foo(bar)`), keys to X.
+The lead opens with that definition when the lead's first 60 characters (markup, links and a
+leading "term:" folded away) occur in the definition's text, or the definition's first 60 in
+the lead.
+
+Spread: the share of sentence occurrences (one cited sentence on one page) whose sentence,
+folded as for repeats, is published on three or more pages.
+
+Altered citation: a cited piece of text (what stands before a marker, back to the previous
+marker or the paragraph's start, links replaced by their labels) that is not verbatim in the
+text of the chunk its footnote names (spaces folded).
 """
 
 from __future__ import annotations
@@ -355,6 +376,149 @@ def judge_wiki(data: dict[str, Any], *, seed: int, sample: int, topic_sample: in
     }
 
 
+# ---- authored definitions, spread, altered citations ------------------------------------------
+
+_TERM_CUT = re.compile(r"[\s=\[(<{]")  # where a term's argument or signature begins
+_NAME_LINE = re.compile(r"^(?P<names>[^\s].{0,200}?)\s+[-\u2013\u2014]{1,2}\s+(?P<purpose>\S.*)$", re.S)
+_MARKS = re.compile(r"[`*]+")
+_LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
+_FOOTNOTE_DEF = re.compile(r"^\[\^(\d+)\]: .*? — chunk (\S+)$", re.M)
+_MARKER = re.compile(r"\[\^(\d+)\](?!:)")
+
+
+def _fold(text: str) -> str:
+    return " ".join(_MARKS.sub("", text).lower().split())
+
+
+def term_keys(term: str) -> set[str]:
+    """Keys a definition's term names: the whole term and each comma-separated part, each also
+    with its argument or signature cut off (see the module docstring)."""
+    term = _MARKS.sub("", term).strip().rstrip(":")
+    out = {key(term)}
+    for part in re.split(r",\s+|\s+\|\s+", term):
+        part = part.strip()
+        if not part:
+            continue
+        out.add(key(part))
+        head = _TERM_CUT.split(part, maxsplit=1)[0]
+        if head:
+            out.add(key(head))
+            out.add(key(head.rsplit(".", 1)[-1]))  # a qualified name: Foo.bar names bar
+    return out - {""}
+
+
+def authored_definitions(chunk: Any) -> list[tuple[set[str], str]]:
+    """(term keys, definition text) of each authored definition a chunk's blocks hold."""
+    text, blocks = chunk.text, chunk.blocks or []
+    out = []
+    previous = ""
+    for i, (kind, start, end) in enumerate(blocks):
+        piece = text[start:end]
+        if kind == "definition":
+            term, sep, _ = piece.partition(": ")
+            if previous == "term":
+                out.append((term_keys(text[blocks[i - 1][1]:blocks[i - 1][2]]), piece))
+            elif sep and len(term) <= 200 and "\n" not in term:
+                out.append((term_keys(term), piece))
+        elif kind == "paragraph" and (previous == "heading" or (i == 0 and chunk.heading_path)):
+            line = _NAME_LINE.match(piece.strip())
+            if line and len(line["names"].split(",")[0].split()) <= 3:
+                out.append((term_keys(line["names"]), line["purpose"]))
+            if chunk.heading_path:
+                out.append(({key(chunk.heading_path[-1])}, piece))
+        previous = kind
+    return out
+
+
+def opens_with(lead: str, definition: str) -> bool:
+    """Does `lead` open with `definition` (see the module docstring)?"""
+    lead_f = _fold(_LINK.sub(lambda m: m.group(2) or m.group(1), lead))
+    body = _fold(definition)
+    if not lead_f or not body:
+        return False
+    term, sep, rest = lead_f.partition(": ")
+    candidates = [lead_f, rest] if sep and len(term) <= 80 else [lead_f]
+    return any(c[:60] in body or body[:60] in c for c in candidates if c)
+
+
+def spread(pages: list[Any]) -> tuple[int, int, list[tuple[str, int]]]:
+    """(occurrences on 3+ pages, all occurrences, the most spread sentences) over cited sentences."""
+    where: dict[str, set[str]] = {}
+    per_page: list[list[str]] = []
+    for p in pages:
+        _, cited = page_body(p.markdown)
+        folded = list({" ".join(_LINK.sub(lambda m: m.group(2) or m.group(1), one).lower().split())
+                       for s in cited for one in _SENTENCE_END.split(s) if one.strip()})
+        per_page.append(folded)
+        for s in folded:
+            where.setdefault(s, set()).add(p.id)
+    total = sum(len(f) for f in per_page)
+    wide = sum(1 for f in per_page for s in f if len(where[s]) >= 3)
+    top = sorted(((s, len(ids)) for s, ids in where.items() if len(ids) >= 3), key=lambda x: -x[1])[:10]
+    return wide, total, top
+
+
+def altered_citations(pages: list[Any], chunks: dict[str, Any]) -> tuple[int, int, list[tuple[str, str]]]:
+    """(altered, checked, examples) over every citation marker of every page."""
+    altered, checked, examples = 0, 0, []
+    flat = {}
+    for p in pages:
+        notes = dict(_FOOTNOTE_DEF.findall(p.markdown))
+        body = _FOOTNOTE_DEF.sub("", p.markdown)
+        for paragraph in re.split(r"\n\s*\n", body):
+            start = 0
+            for m in _MARKER.finditer(paragraph):
+                piece = paragraph[start:m.start()]
+                start = m.end()
+                lines = [ln.strip() for ln in piece.splitlines() if ln.strip()]
+                text = " ".join(ln[2:] if ln.startswith(("- ", "* ")) else ln for ln in lines[-1:])
+                text = " ".join(_LINK.sub(lambda x: x.group(2) or x.group(1), text).split())
+                text = text.removeprefix("- ").removeprefix("* ").strip()
+                if not text:
+                    continue
+                checked += 1
+                cid = notes.get(m.group(1), "")
+                if cid not in flat and cid in chunks:
+                    flat[cid] = " ".join(chunks[cid].text.split())
+                if cid not in flat or text not in flat[cid]:
+                    altered += 1
+                    if len(examples) < 10:
+                        examples.append((p.title, text[:160]))
+    return altered, checked, examples
+
+
+def judge_manual(data: dict[str, Any], *, seed: int, pages: int, topics: int) -> dict[str, Any]:
+    """The issue's measures on one compiled manual, with seeded samples for a reader."""
+    entities = {e.id: e for e in data["entities"]}
+    chunks = {c.id: c for c in data["chunks"]}
+    active = data["pages"]
+    entity_pages = [p for p in active if p.kind != "topic"]
+    topic_pages = [p for p in active if p.kind == "topic"]
+    with_authored, leads_authored, missed = 0, 0, []
+    for p in entity_pages:
+        entity = entities.get(p.subject_id)
+        if entity is None:
+            continue
+        names = {key(n) for n in (entity.name, *entity.aliases, p.title)}
+        found = [d for cid in entity.chunk_ids if cid in chunks for keys, d in authored_definitions(chunks[cid])
+                 if keys & names]
+        if not found:
+            continue
+        with_authored += 1
+        lead, _ = page_body(p.markdown)
+        if lead and any(opens_with(lead, d) for d in found):
+            leads_authored += 1
+        elif len(missed) < 15:
+            missed.append((p.title, lead[:100], found[0][:100]))
+    rng = random.Random(seed)
+    return {
+        "authored": (leads_authored, with_authored), "authored_missed": missed,
+        "spread": spread(active), "altered": altered_citations(active, chunks),
+        "page_sample": rng.sample(entity_pages, min(pages, len(entity_pages))),
+        "topic_sample": rng.sample(topic_pages, min(topics, len(topic_pages))),
+    }
+
+
 # ---- alias gold set --------------------------------------------------------------------------
 
 def acronym_gold(path: Path) -> list[tuple[str, str]]:
@@ -484,10 +648,80 @@ def render(results: list[dict[str, Any]], *, documents: int, seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_manuals(results: list[dict[str, Any]], *, documents: int, seed: int, out: str) -> str:
+    """The report: one column per manual, the issue's measures first, then the older ones."""
+    lines = [
+        "# Wiki quality benchmark",
+        "",
+        f"`python -m benchmarks.quality --manual all --documents {documents}`: each manual of "
+        f"`benchmarks/manuals.py` sampled to {documents} documents (seed {seed}; the regression checks "
+        "keep their checklist documents), compiled offline in a temporary workspace and measured with the "
+        "mechanical rules of `benchmarks/quality_rules.py` (its docstring is the written rule). "
+        f"The 100 sampled page subjects, 45 sampled pages and 20 topic pages of each manual are written "
+        f"under `{out}/<manual>/` for a reader.",
+        "",
+        "| measure | target | " + " | ".join(r["corpus"] for r in results) + " |",
+        "|---|---|" + "---|" * len(results),
+    ]
+
+    def row(label: str, target: str, cell) -> None:  # type: ignore[no-untyped-def]
+        lines.append(f"| {label} | {target} | " + " | ".join(cell(r) for r in results) + " |")
+
+    engine = ("map", "reduce", "plan", "refine")
+    row("toolchain", "", lambda r: r["shape"])
+    row("counts toward the targets", "", lambda r: "yes" if r["counts"] else "no (regression check)")
+    row("documents / chunks", "", lambda r: f"{r['documents']} / {r['chunks']}")
+    row("pages (entity / topic)", "", lambda r: f"{r['pages']} ({r['entity_pages']} / {r['topics']})")
+    row("noise among page subjects (sample of 100)", "≤ 8%", lambda r: _share(*r["noise_pages"][:2]))
+    row("leads opening with the authored definition, where the evidence holds one", "≥ 90%",
+        lambda r: _share(*r["authored"]))
+    row("defining leads where the evidence defines (regex proxy)", "",
+        lambda r: _share(len(r["defining"]), len(r["with_definition"])))
+    row("sentence occurrences published on 3+ pages", "≤ 15%", lambda r: _share(*r["spread"][:2]))
+    row("cited pieces not verbatim in their passage", "0", lambda r: f"{r['altered'][0]} of {r['altered'][1]}")
+    row("noise among every page subject (no sample)", "", lambda r: _share(*r["noise_every"]))
+    row("pages with no cited fact", "0", lambda r: _share(len(r["no_fact"]), r["pages"]))
+    row("pages titled with a file name", "0", lambda r: str(len(r["file_titles"])))
+    row("leads opening with a connective", "0", lambda r: str(len(r["connective"])))
+    row("pages repeating or containing a sentence", "0", lambda r: _share(len(r["repeated"]), r["pages"]))
+    row("checklist concepts with a page", "", lambda r: _share(len(r["covered"]), r["checklist"]) if r["checklist"] else "—")
+    row("named false merges", "0", lambda r: f"{len(r['merged'])} of {r['apart']}" if r["apart"] else "—")
+    row("alias precision / recall (acronyms appendix)", "≥ 0.95",
+        lambda r: f"{r['aliases']['precision']:.2f} / {r['aliases']['recall']:.2f}" if "aliases" in r else "—")
+    row("compile wall s / CPU s", "", lambda r: f"{r['wall']:.0f} / {r['cpu']:.0f}")
+    row("offline engine (MAP+REDUCE+PLAN+REFINE) chunks per CPU second", "≥ 200",
+        lambda r: f"{r['chunks'] / max(sum(r['phase_cpu'].get(p, 0.0) for p in engine), 1e-9):.0f}")
+    row("CPU seconds by phase (ingest, map, reduce, plan, refine)", "",
+        lambda r: " / ".join(f"{r['phase_cpu'].get(p, 0.0):.1f}" for p in ("ingest", *engine)))
+    for r in results:
+        lines += ["", f"## {r['corpus']} ({r['shape']})", ""]
+        reasons = r["noise_pages"][2]
+        lines.append("- Noise reasons among sampled page subjects: "
+                     + (", ".join(f"{k} {v}" for k, v in reasons.most_common()) or "none"))
+        noisy = [f"`{n}` ({why})" for n, why in r["noise_pages"][3] if why]
+        lines.append("- Noisy page subjects in the sample: " + ("; ".join(noisy) or "none"))
+        lines.append("- Authored definition in the evidence, lead does not open with it (first 5): " + (
+            "; ".join(f"{t}: lead \"{lead}\" / definition \"{d}\"" for t, lead, d in r["authored_missed"][:5]) or "none"))
+        lines.append("- Most spread sentences (pages): " + (
+            "; ".join(f"\"{s[:80]}\" ({n})" for s, n in r["spread"][2][:5]) or "none"))
+        lines.append("- Cited pieces not verbatim (first 5): " + (
+            "; ".join(f"{t}: \"{x}\"" for t, x in r["altered"][2][:5]) or "none"))
+        lines.append("- File-name titles (first 10): " + ("; ".join(r["file_titles"][:10]) or "none"))
+        lines.append("- Connective leads (first 5): " + (
+            "; ".join(f"{t}: {lead}" for t, lead in r["connective"][:5]) or "none"))
+        if r["checklist"]:
+            lines.append("- Checklist missing: " + ("; ".join(r["missing"]) or "none"))
+            lines.append("- False merges: " + ("; ".join(r["merged"]) or "none"))
+        if "aliases" in r:
+            a = r["aliases"]
+            lines.append("- Wrong alias pairs: " + ("; ".join(a["wrong"][:15]) or "none"))
+    return "\n".join(lines) + "\n"
+
+
 def dump(results: list[dict[str, Any]], path: Path) -> None:
     plain = []
     for r in results:
         plain.append({k: (list(v) if isinstance(v, tuple) else v) for k, v in r.items()
-                      if k not in ("noise_pages", "noise_all")}
+                      if k not in ("noise_pages", "noise_all", "page_sample", "topic_sample")}
                      | {"noise_pages": r["noise_pages"][3], "noise_all": r["noise_all"][3]})
     path.write_text(json.dumps(plain, indent=1, default=str), encoding="utf-8")
