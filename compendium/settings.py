@@ -33,6 +33,10 @@ class LLMSettings:
     # The reply bound (max_tokens) of calls that set none of their own: the token budget
     # reserves it before each call, so the budget is a ceiling.
     max_reply_tokens: int = 8192
+    # The endpoint's profile: what it supports (auto | json_schema | json_object | plain) and
+    # its model's context window in tokens (None: as /v1/models states it, else unknown).
+    response_format: str = "auto"
+    context_tokens: int | None = None
     price_per_1k_prompt: float = 0.0  # for cost estimates in reports
     price_per_1k_completion: float = 0.0
 
@@ -110,6 +114,8 @@ class _LLMFile(_FileModel):
     retry_wait: float | None = Field(None, ge=0)
     max_concurrency: int | None = Field(None, ge=1)
     max_reply_tokens: int | None = Field(None, ge=16)
+    response_format: str | None = Field(None, pattern=r"^(auto|json_schema|json_object|plain)$")
+    context_tokens: int | None = Field(None, ge=512)
     price_per_1k_prompt: float | None = Field(None, ge=0)
     price_per_1k_completion: float | None = Field(None, ge=0)
 
@@ -147,6 +153,8 @@ ENV_OVERRIDES: Mapping[str, str] = {
     "COMPENDIUM_LLM_BASE_URL": "llm.base_url",
     "COMPENDIUM_LLM_API_KEY": "llm.api_key",
     "COMPENDIUM_LLM_MODEL": "llm.model",
+    "COMPENDIUM_LLM_RESPONSE_FORMAT": "llm.response_format",
+    "COMPENDIUM_LLM_CONTEXT_TOKENS": "llm.context_tokens",
     "COMPENDIUM_EMBED_BASE_URL": "embedding.base_url",
     "COMPENDIUM_EMBED_API_KEY": "embedding.api_key",
     "COMPENDIUM_EMBED_MODEL": "embedding.model",
