@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from ..storage.document_listing import (
 )
 from ..storage.records import CacheEntry, Chunk, Document
 from ..templates.schema import Template
+from .bounded_reading import POOL_SIZE, READERS, ReadLimits
 from .chunking import ChunkSpan, chunk_document
 from .readers import (
     DEFAULT_MAX_BYTES,
@@ -35,7 +35,6 @@ from .readers import (
     READER_VERSION,
     ParsedDocument,
     inside,
-    read_document,
 )
 
 PHASE = "ingest"
@@ -370,56 +369,41 @@ async def _read_all(
 ) -> AsyncIterator[tuple[str, ParsedDocument | InputError]]:
     """(relative path, document or why it cannot be read) of each (path, file, size), in order.
 
-    Read in worker threads, small files several to a thread call (handing each file to a thread
-    cost a third of reading a short one)."""
-    batch: list[tuple[str, Path]] = []
+    Read in bounded child processes (bounded_reading.py), small files several to a request (a
+    round trip cost a third of reading a short one), as many requests at once as there are
+    children, so that chunking one batch overlaps reading the next."""
+    batches: list[list[tuple[str, Path]]] = [[]]
     size = 0
     for rel, path, bytes_ in documents:
-        if batch and (len(batch) >= READ_TOGETHER or size + bytes_ > READ_TOGETHER_BYTES):
-            for outcome in await _read_together(batch, root, max_bytes, max_seconds):
-                yield outcome
-            batch, size = [], 0
-        batch.append((rel, path))
+        if batches[-1] and (len(batches[-1]) >= READ_TOGETHER or size + bytes_ > READ_TOGETHER_BYTES):
+            batches.append([])
+            size = 0
+        batches[-1].append((rel, path))
         size += bytes_
-    if batch:
-        for outcome in await _read_together(batch, root, max_bytes, max_seconds):
-            yield outcome
+    batches = [b for b in batches if b]
+    pending: list[asyncio.Task[list[tuple[str, ParsedDocument | InputError]]]] = []
+    try:
+        for batch in batches:
+            pending.append(asyncio.ensure_future(_read_together(batch, root, max_bytes, max_seconds)))
+            if len(pending) > POOL_SIZE:
+                for outcome in await pending.pop(0):
+                    yield outcome
+        while pending:
+            for outcome in await pending.pop(0):
+                yield outcome
+    finally:
+        for task in pending:
+            task.cancel()
 
 
 async def _read_together(
     batch: list[tuple[str, Path]], root: Path, max_bytes: int, max_seconds: float
 ) -> list[tuple[str, ParsedDocument | InputError]]:
-    """Read files one after the other in one thread. Readers check their deadline as they go; a
-    library that overruns it inside one call (docutils, libxml2) is left behind, not waited for:
-    that file fails on the time bound and the files after it are read again, each alone."""
-    read: list[tuple[str, ParsedDocument | InputError]] = []
-    given_up = threading.Event()
-
-    def work() -> None:
-        for rel, path in batch:
-            if given_up.is_set():
-                return
-            try:
-                read.append((rel, read_document(path, max_bytes=max_bytes, max_seconds=max_seconds, root=root)))
-            except InputError as exc:
-                read.append((rel, exc))
-
-    try:
-        await asyncio.wait_for(asyncio.to_thread(work), timeout=len(batch) * (max_seconds * 1.5 + 1))
-        return read
-    except TimeoutError:
-        given_up.set()
-        done = read[:]  # what the thread finishes from now on is not used
-    if len(done) == len(batch):  # it finished as the time ran out
-        return done
-    rel, path = batch[len(done)]
-    done.append((rel, InputError(
-        f"{path}: reading took longer than the {max_seconds:g} s limit",
-        hint="split the file into smaller ones or raise the time limit",
-    )))
-    for rest in batch[len(done):]:
-        done += await _read_together([rest], root, max_bytes, max_seconds)
-    return done
+    """Read files one after the other in one child process, which is killed past a file's time
+    bound (a library stuck in one call, or a named pipe that never opens): that file fails on
+    the bound and the files after it are read by another child."""
+    limits = ReadLimits(max_bytes=max_bytes, max_seconds=max_seconds)
+    return await asyncio.to_thread(READERS.read, batch, root, limits)
 
 
 async def _stored_chunking(store: Store) -> str | None:

@@ -1,0 +1,437 @@
+"""Reads documents in bounded child processes: a stranger's file can cost a child its memory,
+CPU time or reply size, never the process that compiles (or serves).
+
+A child is started once and fed batches of files through a pipe, so a file costs a round
+trip, not a process start. Each child runs under an address-space limit (RLIMIT_AS); before
+each file it sets its CPU-time limit (RLIMIT_CPU) to what it has used plus the file's share,
+so a reader stuck in C code is stopped by the kernel. The parent also keeps a wall deadline
+per file and kills a child past it. A zip member's declared and actual sizes are both
+checked before a reader unpacks it. Replies are JSON (the child reads strangers' bytes, so
+its words are data) and bounded in size. A child whose memory grew past RETIRE_RSS ends
+after its reply, so memory a large file took goes back to the system.
+
+Requests are pickled: we trust what we send. The child side is `python -m` of this module."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import math
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .readers import DEFAULT_MAX_BYTES, DEFAULT_MAX_SECONDS, Block, ParsedDocument
+
+MEMORY_LIMIT = 2 << 30  # bytes of address space a reading child may map (deeply nested reST takes 1.3 GB)
+MAX_REPLY = 96 << 20  # bytes of one document's reply: its text, blocks and metadata as JSON
+MAX_UNPACKED = 128 << 20  # bytes a zip file (DOCX) may unpack to, declared or actual
+MAX_UPLOAD_UNPACKED = 512 << 20  # and all the zip files of one upload together
+RETIRE_RSS = 256 << 20  # a child past this resident size after a file ends, giving it back
+POOL_SIZE = 2  # children reading at once; more callers wait their turn
+STARTUP_DEADLINE = 60.0  # importing the readers in a child; generous on a loaded machine
+_MODULE = "compendium.phases.bounded_reading"
+
+_HEADER = struct.Struct(">I")
+# The child imports this package from the parent's copy without running its __init__ (which
+# loads the whole application), then runs this module as __main__.
+_BOOT = (
+    "import runpy, sys, types; package = types.ModuleType('compendium'); package.__path__ = [sys.argv[1]]; "
+    "sys.modules['compendium'] = package; runpy.run_module(sys.argv[2], run_name='__main__')"
+)
+_READY = b"compendium-document-reader ready\n"
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """What reading one document may cost."""
+
+    max_bytes: int = DEFAULT_MAX_BYTES  # of the file itself
+    max_seconds: float = DEFAULT_MAX_SECONDS  # of CPU time, and 1.5x that + 1 s of wall time
+    memory: int = MEMORY_LIMIT  # address space of the child reading it
+    max_reply: int = MAX_REPLY  # bytes of the document read, as JSON
+    max_unpacked: int = MAX_UNPACKED  # of a zip file (DOCX)
+
+    @property
+    def wall_seconds(self) -> float:
+        return self.max_seconds * 1.5 + 1.0
+
+
+# ---- the parent side -----------------------------------------------------------------------
+
+
+class _Gone(Exception):
+    """The child ended (or was killed); `how` says why, in words naming the limit."""
+
+
+class _Child:
+    def __init__(self) -> None:
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _BOOT, str(Path(__file__).resolve().parents[1]), _MODULE],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
+        )  # fmt: skip
+        self.ready = False
+        self.killed_on_deadline = False
+
+    def send(self, request: Any) -> None:
+        assert self.process.stdin is not None
+        if not self.ready:
+            if self.read(len(_READY), time.monotonic() + STARTUP_DEADLINE) != _READY:
+                self.kill()
+                raise _Gone("the document reader did not start")
+            self.ready = True
+        payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.process.stdin.write(_HEADER.pack(len(payload)) + payload)
+            self.process.stdin.flush()
+        except OSError as exc:
+            self.kill()
+            raise _Gone("the document reader stopped") from exc
+
+    def reply(self, deadline: float, max_bytes: int) -> dict[str, Any]:
+        size = _HEADER.unpack(self.read(_HEADER.size, deadline))[0]
+        if size > max_bytes + 4096:
+            self.kill()
+            raise _Gone(f"its reply is larger than the {max_bytes >> 20} MB limit")
+        return json.loads(self.read(size, deadline))
+
+    def read(self, count: int, deadline: float) -> bytes:
+        assert self.process.stdout is not None
+        fd, parts, got = self.process.stdout.fileno(), [], 0
+        while got < count:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                self.killed_on_deadline = True
+                self.kill()
+                raise _Gone("deadline")
+            part = os.read(fd, min(count - got, 1 << 20))
+            if not part:
+                self.kill()
+                raise _Gone("ended")
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
+class ReadingPool:
+    """Idle reading children, started on demand, at most `size` at work."""
+
+    def __init__(self, size: int = POOL_SIZE) -> None:
+        self._size = size
+        self._idle: list[_Child] = []
+        self._all: set[_Child] = set()
+        self._busy = 0
+        self._ready = threading.Condition()
+
+    def read(self, files: list[tuple[str, Path]], root: Path | None,
+             limits: ReadLimits = ReadLimits()) -> list[tuple[str, ParsedDocument | InputError]]:
+        """(relative path, document or why it cannot be read) of each (path, file), in order.
+        A file past a limit fails alone, the limit named; the files after it are read."""
+        out: list[tuple[str, ParsedDocument | InputError]] = []
+        while len(out) < len(files):
+            rest = files[len(out):]
+            child = self._take()
+            healthy = False
+            try:
+                child.send(("read", {"files": [(rel, os.fspath(p)) for rel, p in rest],
+                                     "root": None if root is None else os.fspath(root), "limits": asdict(limits)}))
+                for rel, path in rest:
+                    reply = child.reply(time.monotonic() + limits.wall_seconds, limits.max_reply)
+                    out.append((rel, _document(reply, path)))
+                    if reply.get("retire"):
+                        child.kill()
+                        break
+                else:
+                    healthy = True
+            except _Gone as gone:
+                if len(out) < len(files) and child.ready:
+                    rel, path = files[len(out)]
+                    out.append((rel, _failure(path, child, gone, limits)))
+                elif not child.ready:
+                    raise InputError(f"{files[len(out)][1]}: the document reader did not start; try again") from gone
+            except BaseException:
+                child.kill()
+                raise
+            finally:
+                self._give(child, dead=not healthy)
+        return out
+
+    def unpacked_size(self, path: Path, limits: ReadLimits = ReadLimits()) -> int:
+        """What the zip file at `path` unpacks to (every member read, the declared and the
+        actual sizes checked against limits.max_unpacked); InputError naming the limit."""
+        child = self._take()
+        healthy = False
+        try:
+            child.send(("unpacked", {"path": os.fspath(path), "limits": asdict(limits)}))
+            reply = child.reply(time.monotonic() + limits.wall_seconds, 4096)
+            healthy = True
+        except _Gone as gone:
+            raise _failure(path, child, gone, limits) from None
+        finally:
+            self._give(child, dead=not healthy)
+        if "error" in reply:
+            raise InputError(str(reply["error"]), hint=reply.get("hint"))
+        return int(reply["ok"])
+
+    def _take(self) -> _Child:
+        with self._ready:
+            while self._busy >= self._size:
+                self._ready.wait()
+            self._busy += 1
+            if self._idle:
+                return self._idle.pop()
+        try:
+            child = _Child()
+        except BaseException:
+            with self._ready:
+                self._busy -= 1
+                self._ready.notify()
+            raise
+        with self._ready:
+            self._all.add(child)
+        return child
+
+    def _give(self, child: _Child, *, dead: bool) -> None:
+        if dead:
+            child.kill()
+        with self._ready:
+            self._busy -= 1
+            if dead:
+                self._all.discard(child)
+            else:
+                self._idle.append(child)
+            self._ready.notify()
+
+    def children(self) -> list[int]:
+        """The process ids of the children alive now (for tests and benchmarks)."""
+        with self._ready:
+            return [c.process.pid for c in self._all if c.process.poll() is None]
+
+    def close(self) -> None:
+        """Kill every child (at exit: a child must not outlive us)."""
+        with self._ready:
+            children, self._all, self._idle = list(self._all), set(), []
+        for child in children:
+            child.kill()
+
+
+READERS = ReadingPool()
+atexit.register(READERS.close)
+
+
+def _document(reply: dict[str, Any], path: Path) -> ParsedDocument | InputError:
+    if "error" in reply:
+        return InputError(str(reply["error"]), hint=reply.get("hint"))
+    doc = reply["ok"]
+    paths = [tuple(str(h) for h in p) for p in doc["paths"]]
+    blocks = [Block(str(kind), int(start), int(end), paths[path_at], int(level), str(language),
+                    tuple(tuple(str(c) for c in row) for row in rows))
+              for kind, start, end, path_at, level, language, rows in doc["blocks"]]  # fmt: skip
+    return ParsedDocument(str(doc["text"]), str(doc["title"]), str(doc["format"]), blocks,
+                          dict(doc["metadata"]), [str(w) for w in doc["warnings"]])  # fmt: skip
+
+
+def _failure(path: Path, child: _Child, gone: _Gone, limits: ReadLimits) -> InputError:
+    """Why the file a child was reading when it ended cannot be read, the limit named."""
+    code = child.process.returncode
+    if child.killed_on_deadline:
+        return InputError(f"{path}: reading took longer than the {limits.max_seconds:g} s limit",
+                          hint="split the file into smaller ones or raise the time limit")
+    if code == -signal.SIGXCPU:
+        return InputError(f"{path}: reading took more than the {limits.max_seconds:g} s CPU time limit",
+                          hint="split the file into smaller ones or raise the time limit")
+    if str(gone).startswith("its reply"):
+        return InputError(f"{path}: the document read is larger than the {limits.max_reply >> 20} MB output limit",
+                          hint="split it into smaller files")
+    return InputError(
+        f"{path}: the reader stopped ({f'signal {-code}' if code and code < 0 else f'exit code {code}'}); "
+        f"reading it may need more than the {limits.memory >> 20} MB memory limit",
+        hint="check that the file is valid, or split it into smaller files",
+    )
+
+
+# ---- the child side ------------------------------------------------------------------------
+
+
+def _encode(doc: ParsedDocument) -> dict[str, Any]:
+    paths: dict[tuple[str, ...], int] = {}
+    blocks = []
+    for b in doc.blocks:
+        at = paths.setdefault(b.heading_path, len(paths))
+        blocks.append((b.kind, b.start, b.end, at, b.level, b.language, b.rows))
+    return {"text": doc.text, "title": doc.title, "format": doc.format, "paths": list(paths),
+            "blocks": blocks, "metadata": doc.metadata, "warnings": doc.warnings}  # fmt: skip
+
+
+def check_zip(path: Path, limit: int) -> int:
+    """What the zip file unpacks to: the members' declared sizes, then what their data actually
+    inflates to (a header may lie; the data is inflated here, whatever size it declares), both
+    counted against `limit`; InputError past it."""
+    too_big = InputError(f"{path}: unpacks to more than the {limit / 1e6:.0f} MB limit",
+                         hint="a document this large unpacked is likely a zip bomb; re-save it or split it")
+    try:
+        with zipfile.ZipFile(path) as archive, open(path, "rb") as raw:
+            members = archive.infolist()
+            if sum(m.file_size for m in members) > limit:
+                raise too_big
+            total = 0
+            for member in members:
+                total += _inflated_size(raw, member, limit - total)
+                if total > limit:
+                    raise too_big
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError, EOFError,
+            RuntimeError, OSError, zlib.error) as exc:  # fmt: skip
+        raise InputError(f"{path}: corrupt or unreadable zip file: {exc}", hint="re-save it") from exc
+    return total
+
+
+def _inflated_size(raw: Any, member: zipfile.ZipInfo, room: int) -> int:
+    """Bytes the member's data inflates to, counted up to `room` + 1 (then it stops)."""
+    raw.seek(member.header_offset)
+    header = raw.read(30)
+    if len(header) < 30 or header[:4] != b"PK\x03\x04":
+        raise zipfile.BadZipFile(f"no local header for {member.filename!r}")
+    name_length, extra_length = struct.unpack("<HH", header[26:30])
+    raw.seek(member.header_offset + 30 + name_length + extra_length)
+    left = member.compress_size
+    if member.compress_type == zipfile.ZIP_STORED:
+        return left
+    if member.compress_type != zipfile.ZIP_DEFLATED:
+        raise NotImplementedError(f"compression method {member.compress_type} of {member.filename!r}")
+    inflate, size = zlib.decompressobj(-15), 0
+    while left > 0 and size <= room and not inflate.eof:
+        data = raw.read(min(left, 1 << 16))
+        if not data:
+            break
+        left -= len(data)
+        while data and size <= room:
+            size += len(inflate.decompress(data, 1 << 20))
+            data = inflate.unconsumed_tail
+    return size
+
+
+def _set_cpu(seconds: float) -> None:
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    soft = math.ceil(used.ru_utime + used.ru_stime + seconds) + 1
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _resident() -> int:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _read_one(rel: str, path: Path, root: Path | None, limits: ReadLimits) -> dict[str, Any]:
+    from .readers import read_document
+
+    try:
+        _set_cpu(limits.max_seconds)
+        if path.suffix.lower() == ".docx" and zipfile.is_zipfile(path):
+            check_zip(path, limits.max_unpacked)
+        doc = read_document(path, max_bytes=limits.max_bytes, max_seconds=limits.max_seconds, root=root)
+        return {"ok": _encode(doc)}
+    except MemoryError:
+        return _out_of_memory(path, limits)
+    except InputError as exc:
+        if isinstance(exc.__cause__, MemoryError):
+            return _out_of_memory(path, limits)
+        return {"error": exc.message, "hint": exc.hint}
+
+
+def _out_of_memory(path: Path, limits: ReadLimits) -> dict[str, Any]:
+    return {"error": f"{path}: reading it needs more than the {limits.memory >> 20} MB memory limit",
+            "hint": "split it into smaller files", "retire": True}
+
+
+def _unpacked(args: dict[str, Any]) -> dict[str, Any]:
+    limits = ReadLimits(**args["limits"])
+    try:
+        _set_cpu(limits.max_seconds)
+        return {"ok": check_zip(Path(args["path"]), limits.max_unpacked)}
+    except InputError as exc:
+        return {"error": exc.message, "hint": exc.hint}
+    except MemoryError:
+        return _out_of_memory(Path(args["path"]), limits)
+
+
+def _serve() -> None:
+    """Answer requests on stdin until the parent goes."""
+    import resource
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which ends us
+    limited = False
+    stdin, stdout = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything printed goes to stderr, never into a reply
+    sys.stdout = sys.stderr
+    stdout.write(_READY)
+    stdout.flush()
+
+    def send(reply: dict[str, Any], max_reply: int) -> bool:
+        """Write one reply; True when this child ends after it (the reply says so)."""
+        if _resident() > RETIRE_RSS:
+            reply["retire"] = True
+        data = json.dumps(reply, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        if len(data) > max_reply:
+            data = json.dumps({"error": f"{reply.get('path', 'the document')}: the document read is larger than "
+                                        f"the {max_reply >> 20} MB output limit",
+                               "hint": "split it into smaller files", "retire": True}).encode()
+            reply["retire"] = True
+        stdout.write(_HEADER.pack(len(data)) + data)
+        stdout.flush()
+        return bool(reply.get("retire"))
+
+    while True:
+        header = stdin.read(_HEADER.size)
+        if len(header) < _HEADER.size:
+            return  # the parent is gone
+        job, args = pickle.loads(stdin.read(_HEADER.unpack(header)[0]))
+        limits = ReadLimits(**args["limits"])
+        if not limited:  # once, before the first stranger's byte
+            try:
+                resource.setrlimit(resource.RLIMIT_AS, (limits.memory, limits.memory))
+            except (ValueError, OSError):
+                pass
+            limited = True
+        if job == "unpacked":
+            if send(_unpacked(args), 4096):
+                return
+            continue
+        root = None if args["root"] is None else Path(args["root"])
+        for rel, path in args["files"]:
+            reply = _read_one(rel, Path(path), root, limits)
+            reply["path"] = path
+            if send(reply, limits.max_reply):
+                return
+
+
+if __name__ == "__main__":
+    _serve()
