@@ -18,18 +18,29 @@ Variables every prompt may use (template authors can override any prompt):
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any, TypeVar
 
 from ..errors import LabelError, ReplyError
+from ..fingerprint import text_hash
 from ..spacing import single_spaced
 from ..templates.render import prompt_source, render, renders_here
 from ..templates.schema import Template
-from .openai_client import JsonCheck, OpenAIClient
-from .replies import label_problem, page_problem, page_repair, unknown_labels, usable_additions
+from .openai_client import JsonCheck, OpenAIClient, strict_schema
+from .replies import (
+    label_key,
+    label_problem,
+    page_problem,
+    page_repair,
+    unknown_labels,
+    usable_additions,
+)
 from .tasks import (
+    ITEMS_PER_CHUNK,
     ChunkInput,
     DescriptionReply,
     DescriptionRequest,
@@ -50,8 +61,32 @@ from .usage import UsageMeter
 T = TypeVar("T")
 
 SEPARATOR = " › "
+# MAP batch sizing on a model of known context: what one chunk's reply costs until replies
+# are measured (Qwen2.5-Coder 1.5B over the sample corpus wrote 150-450 tokens per chunk).
+REPLY_TOKENS_PER_CHUNK = 350
+MAP_PROMPT_OVERHEAD = 1200  # tokens of the MAP prompt besides its chunks (rules, types, example)
+MAX_LIST_ITEMS = 12  # items per list per chunk a prompt asks for at most
 _SECTION = re.compile(r"^#{2,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 UPDATE_LABEL = "u"  # pages of a grouped update are u1, u2, ...
+
+
+def fence_key(*texts: str) -> str:
+    """A delimiter key for one call: a hash of the untrusted texts it fences. A text cannot
+    hold the key of the fence around it (it would have to contain its own hash), and the key
+    differs between calls that carry different texts."""
+    return text_hash("\0".join(texts))[:8]
+
+
+# Tags a document could write to look like our fences; made harmless inside fenced text.
+_TAG = re.compile(r"<(/?)(chunk|evidence|page|data)\b", re.IGNORECASE)
+_FORGED_HEADER = re.compile(r"^(\s*#+[ \t]*)\[([^\]\n]{1,12})\]", re.MULTILINE)  # "### [c2] ..."
+
+
+def as_data(text: str) -> str:
+    """Untrusted text as it goes inside a fence: no tag that looks like ours, no citation
+    marker a writer could mistake for one of the evidence refs."""
+    text = _TAG.sub(lambda m: f"‹{m.group(1)}{m.group(2)}", text).replace("[^", "[ ^")
+    return _FORGED_HEADER.sub(r"\1(\2)", text) if "[" in text else text
 
 
 def chunk_header(chunk: ChunkInput) -> str:
@@ -120,16 +155,46 @@ class LLMEngine:
     def map_prompt(self, batch: ExtractionBatch, template: Template) -> tuple[str, str]:
         """(system, prompt) for one batch; separate so prompt size can be measured."""
         system = self._render(template.map.system, "map_system", f"{template.name}: map.system")
+        chunks = [{"label": c.label, "header": as_data(chunk_header(c)), "text": as_data(c.text.strip())}
+                  for c in batch.chunks]
+        key = fence_key(*(f"{c['header']}\n{c['text']}" for c in chunks))
         prompt = self._render(
             template.map.prompt,
             "map",
             f"{template.name}: map.prompt",
             entity_types=[{"name": t.name, "description": t.description} for t in template.entity_types],
             relation_types=[{"name": t.name, "description": t.description} for t in template.relation_types],
-            chunks=[{"label": c.label, "header": chunk_header(c), "text": c.text.strip()} for c in batch.chunks],
-            max_items=template.map.max_items_per_chunk,
+            chunks=chunks,
+            max_items=min(template.map.max_items_per_chunk, MAX_LIST_ITEMS),
+            key=key,
+            example=map_example(template),
+            labels=[c.label for c in batch.chunks],
         )
         return system, prompt
+
+    def map_limits(self, template: Template) -> tuple[int, int, int | None]:
+        """(chunks, chunk tokens, reply tokens) of one MAP batch on this model. With the
+        model's context known: replies measured so far (else REPLY_TOKENS_PER_CHUNK) say how
+        many chunks one reply holds within the reply cap (a quarter of the context, at most
+        llm.max_reply_tokens), and the rest of the context bounds the chunks' tokens; the
+        template's limits bound both. Unknown context: the template's limits, as they are."""
+        chunks, tokens = template.map.batch_chunks, template.map.batch_tokens
+        context = self.client.context_tokens
+        if not context:
+            return chunks, tokens, None
+        cap = max(256, min(self.client.max_reply_tokens, context // 4))
+        measured = self.client.reply_tokens.get("extraction:per_chunk") or []
+        per_chunk = max(sum(measured) / len(measured), 64.0) if measured else float(REPLY_TOKENS_PER_CHUNK)
+        fit = max(1, int(cap * 0.6 / per_chunk))  # room for a reply half as long again as usual
+        room = max(256, context - cap - MAP_PROMPT_OVERHEAD)
+        return min(chunks, fit), min(tokens, room), cap
+
+    def map_schema(self, n_chunks: int) -> dict[str, Any]:
+        """The extraction schema with its lists bounded for a batch of `n_chunks` chunks."""
+        schema = copy.deepcopy(strict_schema(ExtractionReply))
+        for kind, per_chunk in ITEMS_PER_CHUNK.items():
+            schema["properties"][kind]["maxItems"] = per_chunk * max(1, n_chunks)
+        return schema
 
     async def extract(self, batch: ExtractionBatch, template: Template) -> ExtractionReply:
         if not batch.chunks:
@@ -137,8 +202,12 @@ class LLMEngine:
         system, prompt = await self._prepared(self.map_prompt, batch, template, sources=_map_sources(template))
         labels = [c.label for c in batch.chunks]
         last: list[tuple[int, int, str]] = []  # (items, unknown, problem) of replies that failed the check
+        _chunks, _tokens, reply_cap = self.map_limits(template)
 
         def check(reply: ExtractionReply) -> str | None:
+            # Items are placed first: a missing or forged label is read from the item's own
+            # text where that text is found in exactly one chunk of the batch.
+            place_items(reply, batch)
             # A reply most of whose items name no chunk of the batch is asked again once,
             # with the valid labels; it is never cached.
             written = labels_of(reply)
@@ -148,8 +217,18 @@ class LLMEngine:
             return problem
 
         try:
-            reply: ExtractionReply = await self._ask_json(
-                template, system, prompt, ExtractionReply, "extraction", check
+            measured = len(self.client.reply_tokens.get("extraction") or [])
+            reply: ExtractionReply = await self.client.complete_json(
+                system=system,
+                prompt=prompt,
+                reply_type=ExtractionReply,
+                schema_name="extraction",
+                temperature=template.models.temperature,
+                check=check,
+                schema=self.map_schema(len(batch.chunks)),
+                # A batch of several chunks cut off is split by MAP; one chunk is repaired.
+                split_on_cutoff=len(batch.chunks) > 1,
+                max_tokens=reply_cap,
             )
         except ReplyError as exc:
             if not last or exc.problem != last[-1][2]:
@@ -162,6 +241,9 @@ class LLMEngine:
                 unknown=unknown,
                 hint="the model does not cite chunk labels",
             ) from exc
+        used = self.client.reply_tokens.get("extraction") or []
+        if len(used) > measured:  # measured reply sizes size the next batches (map_limits)
+            self.client.reply_tokens.setdefault("extraction:per_chunk", []).append(used[-1] / len(batch.chunks))
         return reply
 
     # ---- REDUCE ----------------------------------------------------------------------------
@@ -344,6 +426,86 @@ def sent_refs(request: PageRequest) -> list[str]:
     """What a page reply must cite one of: the evidence it was sent, by ref or chunk id."""
     sent = sent_evidence(request)
     return list(dict.fromkeys([*(str(e.ref) for e in sent), *(e.chunk_id for e in sent)]))
+
+
+def map_example(template: Template) -> str:
+    """One short, valid MAP reply for an imaginary chunk "c0", in the template's own types:
+    the shape every item takes, shown whatever the transport (a grammar-only server never
+    shows the model the schema). Its label names no chunk, so a copied example is dropped."""
+    types = [t.name for t in template.entity_types]
+    relations = [t.name for t in template.relation_types]
+
+    def pick(wanted: str, names: list[str], default: str) -> str:
+        return wanted if wanted in names else (names[0] if names else default)
+
+    example = {
+        "entities": [
+            {"chunk": "c0", "name": "Cluster Manager", "type": pick("component", types, "component"),
+             "description": "Runs the cluster.", "aliases": ["CM"]},
+            {"chunk": "c0", "name": "Raft", "type": pick("algorithm", types, "algorithm"),
+             "description": "A consensus algorithm.", "aliases": []},
+        ],
+        "concepts": [{"chunk": "c0", "term": "leader election", "definition": "Choosing one node to lead."}],
+        "claims": [{"chunk": "c0", "text": "The Cluster Manager uses Raft to elect a leader.",
+                    "entities": ["Cluster Manager", "Raft"]}],
+        "relations": [{"chunk": "c0", "source": "Cluster Manager", "target": "Raft", "type": pick("uses", relations, "uses"),
+                       "description": "elects a leader", "strength": 9}],
+        "topics": [{"chunk": "c0", "name": "Consensus"}],
+    }
+    return json.dumps(example, ensure_ascii=False, separators=(",", ":"))
+
+
+EXAMPLE_LABEL = "c0"  # the example's chunk: never one of a batch (labels start at c1)
+_SPACE = re.compile(r"\s+")
+
+
+def _flat(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+def place_items(reply: ExtractionReply, batch: ExtractionBatch) -> int:
+    """Give each item of a MAP reply the chunk it comes from; returns how many were moved.
+
+    One chunk: every item is its. Otherwise a claim whose text is found in exactly one chunk
+    belongs to that chunk whatever label it carries (a document cannot make its sentences
+    count for another chunk by writing a label into itself); any other item without a label
+    of the batch takes the one chunk its name or text is found in, if there is one."""
+    labels = [c.label for c in batch.chunks]
+    if not labels:
+        return 0
+    known = {label_key(x) for x in labels}
+    moved = 0
+    if len(labels) == 1:
+        for item in _items(reply):
+            if item.chunk != labels[0] and label_key(item.chunk or "") != EXAMPLE_LABEL:
+                item.chunk, moved = labels[0], moved + 1
+        return moved
+    texts = {c.label: _flat(c.text) for c in batch.chunks}
+
+    def where(text: str) -> str | None:
+        quoted = _flat(text).rstrip(".")
+        if len(quoted) < 3:
+            return None
+        found = [label for label, body in texts.items() if quoted in body]
+        return found[0] if len(found) == 1 else None
+
+    for claim in reply.claims:
+        home = where(claim.text)
+        if home is not None and claim.chunk != home:
+            claim.chunk, moved = home, moved + 1
+    for item in _items(reply):
+        if label_key(item.chunk or "") in known:
+            continue
+        text = getattr(item, "name", None) or getattr(item, "term", None) or getattr(item, "source", None) or ""
+        home = where(text) or where(getattr(item, "text", "") or "")
+        if home is not None:
+            item.chunk, moved = home, moved + 1
+    return moved
+
+
+def _items(reply: ExtractionReply) -> Iterable[Any]:
+    for group in (reply.entities, reply.concepts, reply.claims, reply.relations, reply.topics):
+        yield from group
 
 
 def labels_of(reply: ExtractionReply) -> list[str]:

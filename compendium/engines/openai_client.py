@@ -45,6 +45,7 @@ JsonCheck = Callable[[Any], str | None]  # the parsed reply
 class Completion(NamedTuple):
     text: str
     finish_reason: str | None  # "stop", "length" (cut off at max_tokens), ...
+    completion_tokens: int = 0
 
 
 MESSAGE_OVERHEAD = 4  # tokens a chat template adds per message, reserved on top of the text
@@ -84,6 +85,9 @@ def strict_schema(reply_type: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+DEFAULT_MAX_ITEMS = 64  # a list's bound when its type names none: a grammar cannot loop in it
+
+
 def _tighten(node: Any) -> None:
     if isinstance(node, list):
         for item in node:
@@ -92,6 +96,9 @@ def _tighten(node: Any) -> None:
     if not isinstance(node, dict):
         return
     node.pop("default", None)  # strict mode rejects defaults
+    node.pop("title", None)  # words a grammar-only server never shows; a prompt-borne schema is shorter
+    if node.get("type") == "array" and "maxItems" not in node:
+        node["maxItems"] = DEFAULT_MAX_ITEMS
     properties = node.get("properties")
     if node.get("type") == "object" and isinstance(properties, dict):
         node["additionalProperties"] = False
@@ -101,6 +108,30 @@ def _tighten(node: Any) -> None:
     for key, value in node.items():
         if key != "properties":
             _tighten(value)
+
+
+def schema_errors(exc: ValidationError, limit: int = 8) -> str:
+    """The exact errors of a reply, one per line, as `where: what` ("entities.0.name: Field
+    required"), at most `limit` of them: what a repair asks the model to fix, and only that."""
+    lines = []
+    for error in exc.errors()[:limit]:
+        where = ".".join(str(p) for p in error.get("loc", ())) or "(the reply)"
+        lines.append(f"- {where}: {error.get('msg', 'invalid')}")
+    more = exc.error_count() - limit
+    if more > 0:
+        lines.append(f"- and {more} more like these")
+    return "\n".join(lines)
+
+
+def repair_temperature(base: float, attempt: int) -> float:
+    """The sampling temperature of repair `attempt` (1, 2...): raised, so a repair is not the
+    same draw again (at temperature 0 a model repeats its reply nearly word for word)."""
+    return round(min(1.0, max(base, 0.0) + 0.3 * attempt), 2)
+
+
+class CutOff(ReplyError):
+    """A reply cut off at its token bound (finish_reason length), or a prompt over the context:
+    the work is too big for one call. The caller splits it; repairing it whole fails again."""
 
 
 def parse_reply(content: str, reply_type: type[M]) -> M:
@@ -171,6 +202,8 @@ class OpenAIClient:
         tokens_per_minute: int | None = None,
         max_reply_tokens: int = DEFAULT_MAX_REPLY_TOKENS,
         role: str = "LLM",
+        response_format: str = "auto",
+        context_tokens: int | None = None,
     ):
         self.base_url = base_url
         self.model = model
@@ -186,7 +219,14 @@ class OpenAIClient:
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
         )
-        self.json_schema_supported = True  # flipped for good when the server rejects it
+        # What the endpoint supports: json_schema (structured outputs), json_object (a JSON
+        # grammar only; the schema travels in the prompt) or plain (neither: the schema travels
+        # in the prompt and the reply is read as JSON). auto: json_schema until the server
+        # rejects it with a 400, then json_object for good.
+        self.response_format = response_format
+        self.json_schema_supported = response_format in ("auto", "json_schema")
+        self.context_tokens = context_tokens  # the model's context window, when known
+        self.reply_tokens: dict[str, list[int]] = {}  # completion tokens of accepted replies, by schema
         self.retries = 0  # attempts repeated after a transient failure, over the client's life
         self.repairs = 0  # replies asked again because they failed their schema or check
         self._api_key = api_key or ""
@@ -213,7 +253,24 @@ class OpenAIClient:
             requests_per_minute=settings.requests_per_minute,
             tokens_per_minute=settings.tokens_per_minute,
             max_reply_tokens=settings.max_reply_tokens,
+            response_format=getattr(settings, "response_format", "auto"),
+            context_tokens=getattr(settings, "context_tokens", None),
         )
+
+    async def detect_context(self) -> int | None:
+        """The model's context window where the server states it (vLLM's max_model_len, a
+        llama.cpp server's n_ctx, LM Studio's context_length in /v1/models); else the
+        configured value. Asked once; a server that does not say costs one small GET."""
+        if self.context_tokens is not None or getattr(self, "_detected", False):
+            return self.context_tokens
+        self._detected = True
+        try:
+            raw = await self._transport.get("/models")
+            data = json_text.loads(raw)
+        except Exception:  # detection is a courtesy: any failure means "not stated"
+            return None
+        self.context_tokens = _stated_context(data, self.model)
+        return self.context_tokens
 
     @property
     def endpoint(self) -> str:
@@ -352,7 +409,7 @@ class OpenAIClient:
                 completion_tokens = count_tokens(content)
             self.usage.record_llm(prompt_tokens, completion_tokens)  # settles the reservation
         self.limits.settle(estimated, prompt_tokens + completion_tokens)
-        return Completion(content, finish)
+        return Completion(content, finish, completion_tokens)
 
     def _read_completion(self, raw: bytes) -> tuple[str, dict[str, Any] | None, str | None]:
         """The first choice's text, the usage block and the finish reason of a completion body."""
@@ -397,21 +454,23 @@ class OpenAIClient:
         what: str = "text",
     ) -> str:
         """Free text (page writing). A reply that fails `check` is asked again (at most
-        `repairs` times, with `repair(problem)` as the instruction), is never cached, and in
-        the end is a ReplyError naming the problem."""
+        `repairs` times, with `repair(problem)` as the instruction and a higher temperature),
+        is never cached, and in the end is a ReplyError naming the problem. The same problem
+        twice in a row ends the repairs: asking a third time would only cost time."""
         messages = _messages(system, prompt)
         key = fingerprint(self.model, messages, None, temperature, max_tokens)
         cached = await self._cached(key)
         if cached is not None and (check is None or check(cached, None) is None):
             self.usage.record_cached()
             return cached
-        asked, problem = messages, ""
+        asked, problem, problems = messages, "", []
         try:
             for attempt in range(repairs + 1):
                 if attempt:
                     self.repairs += 1
-                text, finish = await self._chat(
-                    asked, temperature=temperature, response_format=None, max_tokens=max_tokens
+                text, finish, _used = await self._chat(
+                    asked, temperature=repair_temperature(temperature, attempt) if attempt else temperature,
+                    response_format=None, max_tokens=max_tokens,
                 )
                 text = text.strip()
                 found = check(text, finish) if check is not None else None
@@ -419,14 +478,20 @@ class OpenAIClient:
                     await self._remember(key, text)
                     return text
                 problem = found
+                problems.append(found)
+                if len(problems) >= 2 and problems[-1] == problems[-2]:
+                    break  # two identical failures: the model cannot do this one
                 instruction = repair(problem) if repair else f"That reply cannot be used: {problem}. Answer again."
                 asked = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": instruction}]
         except Exception as exc:
             if not sdk_error(exc):
                 raise
             raise self.translate(exc) from exc
+        tries = len(problems) - 1
+        same = len(problems) >= 2 and problems[-1] == problems[-2] and len(problems) <= repairs
         error = ReplyError(
-            f"the model's {what} was not usable after {repairs} repairs: {problem}",
+            f"the model's {what} was not usable after {tries} repair{'s' if tries != 1 else ''}"
+            f"{' (the same failure twice)' if same else ''}: {problem}",
             hint="try a stronger model, or a lower temperature",
             field=what,
         )
@@ -442,11 +507,18 @@ class OpenAIClient:
         schema_name: str,
         temperature: float,
         check: JsonCheck | None = None,
+        schema: dict[str, Any] | None = None,
+        split_on_cutoff: bool = False,
+        max_tokens: int | None = None,
     ) -> M:
         """A reply validated as `reply_type` and by `check`; one repair attempt, else ReplyError.
 
+        The repair names the exact errors and is drawn at a higher temperature. With
+        `split_on_cutoff`, a reply cut off at its token bound (or a prompt over the context)
+        raises CutOff at once: the caller splits the work rather than have it repaired whole.
+        `schema` replaces the reply type's own (e.g. bounds sized to the batch).
         Only a reply that passed both is cached."""
-        schema = strict_schema(reply_type)
+        schema = schema if schema is not None else strict_schema(reply_type)
         schema_format = {
             "type": "json_schema",
             "json_schema": {"name": schema_name, "schema": schema, "strict": True},
@@ -469,20 +541,36 @@ class OpenAIClient:
             for attempt in range(JSON_REPAIRS + 1):
                 if attempt:
                     self.repairs += 1
-                content, finish = await self._json_call(asked, schema_name, schema, schema_format, temperature)
+                try:
+                    content, finish, used = await self._json_call(
+                        asked, schema_name, schema, schema_format,
+                        repair_temperature(temperature, attempt) if attempt else temperature, max_tokens,
+                    )
+                except Exception as exc:
+                    if split_on_cutoff and sdk_error(exc, "BadRequestError") and _over_context(exc):
+                        raise CutOff(f"the prompt for {schema_name!r} is longer than the model's context",
+                                     field=schema_name) from exc
+                    raise
+                if finish == "length" and split_on_cutoff:
+                    error = CutOff(f"the reply for {schema_name!r} was cut off at {used} tokens "
+                                   "(finish_reason: length)", field=schema_name)
+                    error.problem = "cut off"
+                    raise error
                 try:
                     reply = parse_reply(content, reply_type)
                 except ValidationError as exc:
-                    problem = str(exc)[:_ERROR_TEXT_LIMIT]
+                    problem = schema_errors(exc)
                     if finish == "length":
-                        problem = f"the reply was cut off at the token limit (finish_reason: length)\n{problem}"
+                        problem = f"- the reply was cut off at the token limit (finish_reason: length)\n{problem}"
                     instruction = (
-                        f"That reply is not valid for the required JSON schema:\n{problem}\n"
-                        "Answer again with only the corrected JSON object."
+                        f"That reply is not valid for the required JSON shape. The errors:\n{problem}\n"
+                        "Fix exactly these and answer again with only the whole corrected JSON object "
+                        "(shorter if it was cut off)."
                     )
                 else:
                     found = check(reply) if check is not None else None
                     if found is None:  # kept as it came: it parses to this reply (no re-encoding)
+                        self.reply_tokens.setdefault(schema_name, []).append(used)
                         await self._remember(key, content)
                         return reply
                     problem = found
@@ -494,7 +582,7 @@ class OpenAIClient:
             raise self.translate(exc) from exc
         error = ReplyError(
             f"the model's reply for {schema_name!r} is not usable, even after one repair: "
-            f"{problem.splitlines()[0] if problem else 'no reply'}",
+            f"{problem.splitlines()[0].lstrip('- ') if problem else 'no reply'}",
             hint="try a stronger model, or a lower temperature",
             field=schema_name,
         )
@@ -508,10 +596,12 @@ class OpenAIClient:
         schema: dict[str, Any],
         schema_format: dict[str, Any],
         temperature: float,
+        max_tokens: int | None = None,
     ) -> Completion:
         if self.json_schema_supported:
             try:
-                return await self._chat(messages, temperature=temperature, response_format=schema_format)
+                return await self._chat(messages, temperature=temperature, response_format=schema_format,
+                                        max_tokens=max_tokens)
             except Exception as exc:
                 if not sdk_error(exc, "BadRequestError"):
                     raise
@@ -522,8 +612,30 @@ class OpenAIClient:
         return await self._chat(
             _with_schema(messages, schema_name, schema),
             temperature=temperature,
-            response_format={"type": "json_object"},
+            response_format=None if self.response_format == "plain" else {"type": "json_object"},
+            max_tokens=max_tokens,
         )
+
+
+def _over_context(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "context_length_exceeded" in text or "maximum context length" in text or "context length" in text
+
+
+def _stated_context(data: Any, model: str) -> int | None:
+    """The context window a /v1/models answer states for `model` (or its only model)."""
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return None
+    mine = [e for e in entries if isinstance(e, dict) and e.get("id") == model] or (
+        entries if len(entries) == 1 else [])
+    for entry in mine:
+        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+        for value in (entry.get("max_model_len"), entry.get("context_length"), entry.get("n_ctx"),
+                      meta.get("n_ctx"), meta.get("n_ctx_train")):
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
 
 
 def _messages(system: str, prompt: str) -> list[dict[str, str]]:

@@ -9,12 +9,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Reply(BaseModel):
-    # Every field required and no extras: what strict structured outputs accept.
+    # Extras ignored. The schema sent marks every field required (strict structured outputs
+    # ask for it, and a grammar then writes them all); a default here only lets a reply that
+    # left a field out (json_object or plain servers) still be read.
     model_config = ConfigDict(extra="ignore")
+
+
+def bound(items: int | None = None, chars: int | None = None) -> Any:
+    """Schema bounds a model sees (maxItems, maxLength), so a grammar cannot loop in a list or a
+    string; not enforced when reading (MAP caps items per chunk itself)."""
+    extra: dict[str, int] = {}
+    if items is not None:
+        extra["maxItems"] = items
+    if chars is not None:
+        extra["maxLength"] = chars
+    return extra
+
+
+NAME_CHARS = 100
+SENTENCE_CHARS = 400
 
 
 # ---- MAP ---------------------------------------------------------------------------------
@@ -34,46 +51,81 @@ class ExtractionBatch:
     chunks: list[ChunkInput]
 
 
+# "chunk" may be left out: the engine infers it when the batch has one chunk, or when the
+# item's text is found in exactly one chunk (MAP). The lists' maxItems are per batch; the
+# engine raises them for a batch of several chunks (extraction_schema).
 class EntityItem(Reply):
-    chunk: str
-    name: str
-    type: str
-    description: str
-    aliases: list[str]
+    chunk: str = Field("", json_schema_extra=bound(chars=12))
+    name: str = Field(json_schema_extra=bound(chars=NAME_CHARS))
+    type: str = Field("", json_schema_extra=bound(chars=40))
+    description: str = Field("", json_schema_extra=bound(chars=SENTENCE_CHARS))
+    aliases: list[str] = Field(default_factory=list, json_schema_extra=bound(items=5))
 
 
 class ConceptItem(Reply):
-    chunk: str
-    term: str
-    definition: str
+    chunk: str = Field("", json_schema_extra=bound(chars=12))
+    term: str = Field(json_schema_extra=bound(chars=NAME_CHARS))
+    definition: str = Field("", json_schema_extra=bound(chars=SENTENCE_CHARS))
 
 
 class ClaimItem(Reply):
-    chunk: str
-    text: str
-    entities: list[str]
+    chunk: str = Field("", json_schema_extra=bound(chars=12))
+    text: str = Field(json_schema_extra=bound(chars=SENTENCE_CHARS))
+    entities: list[str] = Field(default_factory=list, json_schema_extra=bound(items=6))
 
 
 class RelationItem(Reply):
-    chunk: str
-    source: str
-    target: str
-    type: str
-    description: str
-    strength: float
+    chunk: str = Field("", json_schema_extra=bound(chars=12))
+    source: str = Field(json_schema_extra=bound(chars=NAME_CHARS))
+    target: str = Field(json_schema_extra=bound(chars=NAME_CHARS))
+    type: str = Field("related_to", json_schema_extra=bound(chars=40))
+    description: str = Field("", json_schema_extra=bound(chars=SENTENCE_CHARS))
+    strength: float = 5.0
 
 
 class TopicItem(Reply):
-    chunk: str
-    name: str
+    chunk: str = Field("", json_schema_extra=bound(chars=12))
+    name: str = Field(json_schema_extra=bound(chars=NAME_CHARS))
+
+
+# Items per list of one chunk, as the schema states them (a batch of n chunks: n times these).
+ITEMS_PER_CHUNK = {"entities": 12, "concepts": 8, "claims": 12, "relations": 10, "topics": 3}
+# A list item a model may write as a bare string: the field the string fills.
+_STRING_ITEM = {"entities": "name", "concepts": "term", "claims": "text", "topics": "name"}
 
 
 class ExtractionReply(Reply):
-    entities: list[EntityItem]
-    concepts: list[ConceptItem]
-    claims: list[ClaimItem]
-    relations: list[RelationItem]
-    topics: list[TopicItem]
+    entities: list[EntityItem] = Field(default_factory=list, json_schema_extra=bound(items=ITEMS_PER_CHUNK["entities"]))
+    concepts: list[ConceptItem] = Field(default_factory=list, json_schema_extra=bound(items=ITEMS_PER_CHUNK["concepts"]))
+    claims: list[ClaimItem] = Field(default_factory=list, json_schema_extra=bound(items=ITEMS_PER_CHUNK["claims"]))
+    relations: list[RelationItem] = Field(default_factory=list, json_schema_extra=bound(items=ITEMS_PER_CHUNK["relations"]))
+    topics: list[TopicItem] = Field(default_factory=list, json_schema_extra=bound(items=ITEMS_PER_CHUNK["topics"]))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lenient(cls, data: Any) -> Any:
+        """Read what small models write: a bare string for an item ("topics": ["WAL"]), null
+        for a field they mean to leave out, a list given as null. Items that are neither a
+        string nor an object are dropped."""
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        for kind in ("entities", "concepts", "claims", "relations", "topics"):
+            items = out.get(kind)
+            if items is None:
+                out.pop(kind, None)
+                continue
+            if not isinstance(items, list):
+                continue
+            fixed = []
+            for item in items:
+                if isinstance(item, str) and kind in _STRING_ITEM:
+                    if item.strip():
+                        fixed.append({_STRING_ITEM[kind]: item})
+                elif isinstance(item, dict):
+                    fixed.append({k: v for k, v in item.items() if v is not None})
+            out[kind] = fixed
+        return out
 
 
 # ---- REDUCE ------------------------------------------------------------------------------
@@ -97,12 +149,12 @@ class PairQuestion:
 
 
 class PairDecision(Reply):
-    pair: str
+    pair: str = Field(json_schema_extra=bound(chars=12))
     same: bool
 
 
 class PairReply(Reply):
-    decisions: list[PairDecision]
+    decisions: list[PairDecision] = Field(json_schema_extra=bound(items=64))
 
 
 @dataclass(slots=True)
@@ -114,7 +166,7 @@ class DescriptionRequest:
 
 
 class DescriptionReply(Reply):
-    description: str
+    description: str = Field(json_schema_extra=bound(chars=2000))
 
 
 # ---- PLAN --------------------------------------------------------------------------------
@@ -130,12 +182,12 @@ class MatchQuestion:
 
 
 class MatchDecision(Reply):
-    question: str
+    question: str = Field(json_schema_extra=bound(chars=12))
     same: bool
 
 
 class MatchReply(Reply):
-    decisions: list[MatchDecision]
+    decisions: list[MatchDecision] = Field(json_schema_extra=bound(items=64))
 
 
 @dataclass(slots=True)
@@ -149,8 +201,8 @@ class TopicRequest:
 
 
 class TopicReply(Reply):
-    title: str
-    summary: str
+    title: str = Field(json_schema_extra=bound(chars=80))
+    summary: str = Field(json_schema_extra=bound(chars=600))
 
 
 # ---- REFINE ------------------------------------------------------------------------------
@@ -194,9 +246,10 @@ class PageRequest:
 
 
 class PageAddition(Reply):
-    page: str  # the label of a page in a grouped update ("u1")
-    markdown: str  # the new sentences only, under the "## Heading" they belong to
+    page: str = Field(json_schema_extra=bound(chars=12))  # the label of a page in a grouped update ("u1")
+    # the new sentences only, under the "## Heading" they belong to
+    markdown: str = Field(json_schema_extra=bound(chars=4000))
 
 
 class PageAdditionsReply(Reply):
-    pages: list[PageAddition]
+    pages: list[PageAddition] = Field(json_schema_extra=bound(items=32))

@@ -126,6 +126,25 @@ class Transport:
             raise status_error(httpx.Response(status, headers=headers, content=payload, request=_request(url)))
         return payload
 
+    async def get(self, path: str) -> bytes:
+        """GET /<path> (e.g. /models); the reply body, or an openai.APIError."""
+        import aiohttp
+
+        url = self.base_url + path.lstrip("/")
+        try:
+            async with self._session().get(url, proxy=self._proxy, proxy_auth=self._proxy_auth) as response:
+                payload = await response.read()
+                status = response.status
+        except TimeoutError as exc:
+            raise openai_sdk().APITimeoutError(request=_request(url)) from exc
+        except aiohttp.ClientError as exc:
+            raise openai_sdk().APIConnectionError(message=_failure(exc), request=_request(url)) from exc
+        if status >= 400:
+            import httpx
+
+            raise status_error(httpx.Response(status, content=payload, request=_request(url)))
+        return payload
+
     async def close(self) -> None:
         current = asyncio.get_running_loop()
         for loop, session in list(self._sessions.items()):

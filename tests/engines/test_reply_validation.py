@@ -3,6 +3,8 @@ and the real openai client, with the faults models and proxies produce."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from compendium.engines.factory import build_engine
@@ -72,19 +74,29 @@ async def test_a_bad_page_reply_is_repaired_and_only_the_good_one_is_kept(fault,
 @pytest.mark.parametrize("reply", [TRUNCATED_JSON, "", REFUSAL, GARBAGE_MARKDOWN, '{"markdown": "Ada. [^1]"}'])
 async def test_a_page_that_stays_bad_is_an_error_naming_why_and_is_never_cached(reply, engine, llm_server, store):
     llm_server.responder = lambda request: reply
-    with pytest.raises(ReplyError, match="page 'ada-lovelace' was not usable after 2 repairs") as caught:
+    with pytest.raises(ReplyError, match=r"page 'ada-lovelace' was not usable after 1 repair \(the same failure twice\)") as caught:
         await engine.write_page(PAGE, TEMPLATE)
     assert caught.value.problem
-    assert llm_server.calls["text"] == 3  # the bound: one ask, two repairs
+    assert llm_server.calls["text"] == 2  # two identical failures end it: a third ask would fail the same way
     assert await cached_replies(store) == []
+    # The repair was drawn at a higher temperature than the ask: not the same draw again.
+    assert llm_server.requests[1].temperature > llm_server.requests[0].temperature
+
+
+async def test_a_page_failing_differently_each_time_gets_both_repairs(engine, llm_server, store):
+    replies = iter([REFUSAL, "", GARBAGE_MARKDOWN])
+    llm_server.responder = lambda request: next(replies)
+    with pytest.raises(ReplyError, match=r"not usable after 2 repairs: the reply (has no prose|cites none)"):
+        await engine.write_page(PAGE, TEMPLATE)
+    assert llm_server.calls["text"] == 3 and await cached_replies(store) == []
 
 
 @pytest.mark.parametrize("fault", PAGE_FAULTS)
 async def test_a_page_that_keeps_meeting_a_fault_is_never_published_or_cached(fault, engine, llm_server, store):
     llm_server.fail_next(3, fault)
-    with pytest.raises(ReplyError, match="not usable after 2 repairs"):
+    with pytest.raises(ReplyError, match="not usable after 1 repair"):
         await engine.write_page(PAGE, TEMPLATE)
-    assert llm_server.calls["text"] == 3 and await cached_replies(store) == []
+    assert llm_server.calls["text"] == 2 and await cached_replies(store) == []
 
 
 async def test_a_clean_rerun_asks_again_after_a_bad_reply(llm_server, store):
@@ -131,18 +143,35 @@ async def test_map_label_variants_are_read_not_dropped(engine, llm_server):
     assert by_varied == by_clean and counts.unknown_labels == 0  # ...and were all read
 
 
-async def test_a_map_reply_naming_no_chunk_is_repaired_with_the_valid_labels(engine, llm_server, store):
+async def test_a_map_reply_naming_no_chunk_is_placed_by_its_text(engine, llm_server, store):
     llm_server.fail_next(1, "unknown_labels")
     reply = await engine.extract(BATCH, TEMPLATE)
-    assert {item.chunk for item in reply.entities} <= {"c1", "c2"}
+    # Every item's name or sentence is found in one chunk of the batch: no repair is needed.
+    assert {item.chunk for item in reply.entities + reply.claims} == {"c1", "c2"}
+    assert all(claim.text in BATCH.chunks[int(claim.chunk[1:]) - 1].text for claim in reply.claims)
+    assert llm_server.calls["extraction"] == 1
+
+
+def _unplaceable(request) -> str:  # type: ignore[no-untyped-def]
+    """A MAP reply whose items name no chunk and whose names no chunk holds."""
+    item = {"chunk": "x9", "name": "Somebody Else", "type": "person", "description": "", "aliases": []}
+    return json.dumps({"entities": [item, {**item, "name": "Nobody"}], "concepts": [], "claims": [],
+                       "relations": [], "topics": []})
+
+
+async def test_a_map_reply_naming_no_chunk_is_repaired_with_the_valid_labels(engine, llm_server, store):
+    replies = iter([_unplaceable, lambda request: _unplaceable(request).replace('"x9"', '"c1"')])
+    llm_server.responder = lambda request: next(replies)(request)
+    reply = await engine.extract(BATCH, TEMPLATE)
+    assert {item.chunk for item in reply.entities} == {"c1"}
     assert llm_server.calls["extraction"] == 2
     repair = llm_server.requests[1].repair
-    assert "name no chunk of this batch" in repair and "c1, c2" in repair and "'x1'" in repair
-    assert all('"x1"' not in content for content in await cached_replies(store))
+    assert "name no chunk of this batch" in repair and "c1, c2" in repair and "'x9'" in repair
+    assert all('"x9"' not in content for content in await cached_replies(store))
 
 
 async def test_a_map_reply_that_keeps_naming_no_chunk_fails_and_is_never_cached(engine, llm_server, store):
-    llm_server.fail_next(2, "unknown_labels")
+    llm_server.responder = _unplaceable
     with pytest.raises(LabelError) as caught:
         await engine.extract(BATCH, TEMPLATE)
     assert caught.value.unknown == caught.value.items > 0
