@@ -124,6 +124,8 @@ class ExtractionReply(Reply):
                         fixed.append({_STRING_ITEM[kind]: item})
                 elif isinstance(item, dict):
                     fixed.append({k: v for k, v in item.items() if v is not None})
+                elif isinstance(item, BaseModel):  # built by an engine of rules, already valid
+                    fixed.append(item)
             out[kind] = fixed
         return out
 
