@@ -1,34 +1,36 @@
-"""Retrieval quality and speed on the PostgreSQL 15 manual, offline.
+"""Retrieval quality and speed on three public manuals of different toolchains, offline.
 
-Quality: 54 questions a user would ask (benchmarks/retrieval_questions.yaml), each with the
-manual pages that answer it. recall@5 at document level is the share of a question's pages
-among the first five distinct documents of the 25 best passages, averaged over questions, for
-`retrieve` (hybrid, and each entity ranking), plain BM25 over chunks (the store's full-text
-search) and vector-only search over chunks (kNN on chunk embeddings).
+Manuals (Debian -doc packages, fetched with apt-get download and unpacked with dpkg-deb -x, as
+benchmarks/offline_corpus.py does): sqlite3-doc (a flat HTML folder), libjsoncpp-doc (Doxygen
+HTML) and python-click-doc (Sphinx HTML). Each has a question set written by reading its pages
+before any retrieval was run (benchmarks/retrieval_<name>.yaml: questions and the documents
+that answer them). A manual larger than --sample documents is cut to a seeded sample that
+keeps every answering document.
 
-Also reported, not held to the targets: 15 questions in a user's own words, avoiding the
-manual's terms (benchmarks/retrieval_questions_own_words.yaml).
+Scores, over the ranked passages of each method (a passage counts for its document):
+- recall@k: the share of questions with an answering document among the first k passages;
+- MRR@10: the mean of 1/rank of the first passage from an answering document (0 past 10).
+Methods: plain BM25 over chunks (the store's full-text search, no rewriting), dense vectors
+over chunks, and `retrieve` in each mode, plus variants that drop one stage each.
+Checks: the top 5 of --top 10 equal --top 5; at most 2 passages from one document in the
+top 5 unless fewer documents match.
 
-Speed: p50/p95 latency of `retrieve` on the embedded SQLite store at 10k and 100k chunks. The
-manual has about 7.3k chunks; the scale-up adds synthetic documents whose chunks mix the
-sentences of real ones (so full text and vectors meet realistic term statistics), and
-entities copied with new names in proportion, then times every question (warm, the index built).
+Speed: median `retrieve` in-process (warm) and of a `compendium retrieve` process, on each
+compiled manual. Embedder candidates: recall, CPU per 1,000 chunks, install size, licence.
 
-The manual comes from Debian's postgresql-doc-15 (benchmarks/offline_corpus.py fetches it);
-the compiled workspace is kept in build/retrieval-bench/ and reused.
-
-    python -m benchmarks.retrieval [--scale 10000,100000] [--no-scale] [--no-write]
+    python -m benchmarks.retrieval [--manuals sqlite,jsoncpp,click] [--sample 300] [--no-write]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import platform
 import random
 import shutil
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -37,310 +39,262 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build" / "retrieval-bench"
-QUESTIONS = Path(__file__).with_name("retrieval_questions.yaml")
-OWN_WORDS = Path(__file__).with_name("retrieval_questions_own_words.yaml")
 REPORT = Path(__file__).parent / "reports" / "retrieval.md"
-K = 5
-DEPTH = 25  # passages every method ranks; its first K distinct documents are scored
+MANUALS = {"sqlite": "sqlite3-doc", "jsoncpp": "libjsoncpp-doc", "click": "python-click-doc"}
+SAMPLE = 300  # documents of one manual at most: runs stay within minutes
+SEED = 37
+DEPTH = 10
 
 
-def load_questions(path: Path = QUESTIONS) -> list[dict[str, Any]]:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+def question_set(name: str) -> dict[str, Any]:
+    return yaml.safe_load(Path(__file__).with_name(f"retrieval_{name}.yaml").read_text(encoding="utf-8"))
 
 
-def compiled_workspace() -> Path:
-    """The manual compiled offline in build/retrieval-bench/ws (compiled on first use)."""
-    from benchmarks.offline_corpus import postgres_manual
+def manual_folder(spec: dict[str, Any]) -> Path:
+    from benchmarks.offline_corpus import debian_doc
+
+    return debian_doc(spec["manual"], Path(spec["root"]))
+
+
+def sample_documents(folder: Path, gold: set[str], limit: int) -> list[str]:
+    """Every answering document, and others chosen at random (seeded) up to `limit`."""
+    from benchmarks.offline_corpus import SUFFIXES
+
+    every = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                   if p.is_file() and p.suffix.lower() in SUFFIXES)
+    missing = gold - set(every)
+    if missing:
+        raise SystemExit(f"answering documents not in {folder}: {', '.join(sorted(missing))}")
+    others = [p for p in every if p not in gold]
+    room = max(0, limit - len(gold))
+    chosen = random.Random(SEED).sample(others, min(room, len(others)))
+    return sorted(gold | set(chosen))
+
+
+def compiled_workspace(name: str, limit: int) -> Path:
+    """The sampled manual compiled offline in build/retrieval-bench/NAME (reused when done)."""
     from compendium.operations import compile_workspace
     from compendium.settings import load_settings
     from compendium.workspace import add_documents, init_workspace
 
-    workspace = BUILD / "ws"
+    spec = question_set(name)
+    workspace = BUILD / name
     done = workspace / ".compendium" / "compiled"
     if done.exists():
         return workspace
+    folder = manual_folder(spec)
+    gold = {d for q in spec["questions"] for d in q["docs"]}
     shutil.rmtree(workspace, ignore_errors=True)
+    staging = BUILD / f"{name}-sample" / spec["manual"]
+    shutil.rmtree(staging.parent, ignore_errors=True)
+    for relative in sample_documents(folder, gold, limit):
+        target = staging / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(folder / relative, target)
     init_workspace(workspace)
-    add_documents(workspace, [postgres_manual()])
+    add_documents(workspace, [staging])
     started = time.perf_counter()
     report = asyncio.run(compile_workspace(load_settings(workspace, env={})))
     if report.status != "succeeded":
-        raise SystemExit(f"the compile {report.status}: {report.error}")
+        raise SystemExit(f"the compile of {name} {report.status}: {report.error}")
     done.write_text(f"{time.perf_counter() - started:.1f} s\n")
     return workspace
 
 
-def first_documents(paths: list[str], k: int = K) -> list[str]:
-    """The first k distinct documents (file names) in ranked order."""
-    out: list[str] = []
-    for path in paths:
-        name = path.rsplit("/", 1)[-1]
-        if name not in out:
-            out.append(name)
-        if len(out) == k:
-            break
-    return out
+def answered(paths: list[str], wanted: list[str]) -> list[bool]:
+    """Per ranked passage: is its document one that answers (paths end with a wanted path)?"""
+    return [any(p == w or p.endswith("/" + w) for w in wanted) for p in paths]
 
 
-def recall(found: list[str], wanted: list[str]) -> float:
-    return len(set(found) & set(wanted)) / len(wanted)
+def scores(hits: list[bool]) -> tuple[float, float, float]:
+    first = next((i for i, h in enumerate(hits[:DEPTH]) if h), None)
+    return (float(any(hits[:5])), float(any(hits[:10])), 0.0 if first is None else 1.0 / (first + 1))
 
 
-async def quality(settings: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
+def most_from_one(paths: list[str]) -> int:
+    return max((paths.count(p) for p in set(paths)), default=0)
+
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    # name: changes to Options; the first three are the modes
+    "retrieve (default: hybrid)": {},
+    "retrieve --mode local": {"mode": "local"},
+    "retrieve --mode global": {"mode": "global"},
+    "  without the graph": {"graph": False},
+    "  without dense vectors": {"vectors": False},
+    "  without the rerank": {"rerank": False},
+    "  without the document cap": {"per_document": 0},
+}
+
+
+async def quality(settings: Any, spec: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
     from compendium.operations import opened_store
-    from compendium.retrieval import RANKINGS, Options, ensure_index, retrieve
+    from compendium.retrieval import Options, retrieve
     from compendium.retrieval.workspace import sources_for
     from compendium.storage.records import Chunk, ChunkEmbedding, Document
 
+    questions = spec["questions"]
+    from compendium.retrieval.index import build_index
+
     async with opened_store(settings) as store, sources_for(store, settings) as src:
-        started = time.perf_counter()
-        await ensure_index(store, src.embedder)
-        index_seconds = time.perf_counter() - started
+        await build_index(store, src.passages)  # what the compile does; a no-op when up to date
         paths = {d.id: d.path async for d in store.scan(Document)}  # type: ignore[attr-defined]
-
-        async def chunk_paths(chunks: list[Any]) -> list[str]:
-            return [paths.get(c.document_id, "?") for c in chunks]
-
-        variants: dict[str, Options] = {
-            "retrieve (hybrid)": Options(top_k=DEPTH),
-            "retrieve (local)": Options(top_k=DEPTH, mode="local"),
-            "retrieve (global)": Options(top_k=DEPTH, mode="global"),
-            "retrieve, no graph lists": Options(top_k=DEPTH, weights=(1.0, 0.2, 0.0, 0.0)),
-            "retrieve, full text only": Options(top_k=DEPTH, weights=(1.0, 0.0, 0.0, 0.0)),
-            "retrieve, equal weights": Options(top_k=DEPTH, weights=(1.0, 1.0, 1.0, 1.0)),
-            "retrieve, no document boost": Options(top_k=DEPTH, document_boost=0.0),
-            "retrieve, RRF k=60": Options(top_k=DEPTH, rrf_k=60),
-        }
-        for name in RANKINGS:
-            variants[f"retrieve, ranking {name}"] = Options(top_k=DEPTH, ranking=name)
-        scores: dict[str, list[float]] = {"BM25 over chunks": [], "vector over chunks": []}
-        scores.update({name: [] for name in variants})
-        misses: list[str] = []
+        table: dict[str, list[tuple[float, float, float]]] = {"BM25 over chunks": [], "dense vectors over chunks": []}
+        table.update({name: [] for name in variants})
+        misses, cut_equal, capped, times = [], 0, 0, []
         for item in questions:
             question, wanted = item["q"], item["docs"]
             bm25 = await store.search_text(Chunk, question, DEPTH)
-            scores["BM25 over chunks"].append(
-                recall(first_documents(await chunk_paths([c for c, _ in bm25])), wanted))
-            vector = (await src.embedder.embed([question]))[0]
-            near = await store.knn(ChunkEmbedding, vector, DEPTH, {"model": src.embedder.model})
-            scores["vector over chunks"].append(
-                recall(first_documents(await chunk_paths([c for c, _ in near])), wanted))
-            for name, options in variants.items():
-                result = await retrieve(question, store, embedder=src.embedder, options=options)
-                found = first_documents([c["document"] for c in result.chunks])
-                scores[name].append(recall(found, wanted))
-                if name == "retrieve (hybrid)" and scores[name][-1] < 1.0:
-                    misses.append(f"{question} → wanted {', '.join(wanted)}; got {', '.join(found)}")
+            table["BM25 over chunks"].append(scores(answered([paths.get(c.document_id, "?") for c, _ in bm25], wanted)))  # type: ignore[attr-defined]
+            vector = (await src.passages.embed([question]))[0]
+            near = await store.knn(ChunkEmbedding, vector, DEPTH, {"model": src.passages.model})
+            table["dense vectors over chunks"].append(
+                scores(answered([paths.get(c.document_id, "?") for c, _ in near], wanted)))  # type: ignore[attr-defined]
+            for name, change in variants.items():
+                started = time.perf_counter()
+                result = await retrieve(question, store, embedder=src.embedder, passages=src.passages,
+                                        options=Options(top_k=DEPTH, **change))
+                if not change:
+                    times.append((time.perf_counter() - started) * 1000)
+                found = [c["document"] for c in result.chunks]
+                table[name].append(scores(answered(found, wanted)))
+                if not change:
+                    five = await retrieve(question, store, embedder=src.embedder, passages=src.passages,
+                                          options=Options(top_k=5))
+                    cut_equal += [c["chunk_id"] for c in five.chunks] == [c["chunk_id"] for c in result.chunks[:5]]
+                    capped += most_from_one(found[:5]) <= 2 or len(set(found)) < 3
+                    if not table[name][-1][0]:
+                        short = [f.rsplit("/", 1)[-1] for f in found[:5]]
+                        misses.append(f"{question} → wanted {', '.join(wanted)}; got {', '.join(short)}")
         return {
             "questions": len(questions),
-            "recall": {name: statistics.fmean(values) for name, values in scores.items()},
-            "index_seconds": index_seconds,
-            "chunks": await store.count(Chunk),
-            "documents": len(paths),
-            "misses": misses,
+            "table": {name: tuple(statistics.fmean(s[i] for s in values) for i in range(3))
+                      for name, values in table.items()},
+            "cut_equal": cut_equal, "capped": capped,
+            "median_ms": statistics.median(times) if times else 0.0,
+            "chunks": await store.count(Chunk), "documents": len(paths), "misses": misses,
         }
 
 
-def remove_database(target: Path) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{target}{suffix}").unlink(missing_ok=True)
+def cli_seconds(workspace: Path, question: str, rounds: int = 5) -> float:
+    """Median wall time of a `compendium retrieve` process (start-up included)."""
+    exe = Path(sys.executable).with_name("compendium")
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        subprocess.run([str(exe), "retrieve", question, "--json"], cwd=workspace, check=True,
+                       capture_output=True, text=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
 
 
-async def scaled_store(source_url: str, target: Path, chunks: int, exists: bool) -> str:
-    """A copy of the compiled knowledge base grown to `chunks` chunks with synthetic documents."""
-    from compendium.storage.copy import copy_store
-    from compendium.storage.factory import open_store
-    from compendium.storage.records import Chunk, Document, Entity
+def embedder_candidates(workspace: Path) -> list[dict[str, Any]]:
+    """CPU per 1,000 chunks of the manual and install size of each offline embedder."""
+    from compendium.engines.offline_embedder import OfflineEmbedder
+    from compendium.engines.static_embedder import StaticEmbedder, package_folder
+    from compendium.operations import opened_store
+    from compendium.retrieval.index import chunk_text
+    from compendium.settings import load_settings
+    from compendium.storage.records import Chunk
 
-    url = f"sqlite:///{target}"
-    if exists:
-        store = await open_store(url)
-        have = await store.count(Chunk)
-        await store.close()
-        if have == chunks:
-            return url
-        await asyncio.to_thread(remove_database, target)
-    source = await open_store(source_url)
-    store = await open_store(url)
-    try:
-        await copy_store(source, store)
-        real = [c async for c in store.scan(Chunk)]
-        entities = [e async for e in store.scan(Entity)]
-        rng = random.Random(7)
-        sentences = [s for c in real for s in c.text.split(". ") if len(s) > 30]  # type: ignore[attr-defined]
-        missing = chunks - len(real)
-        per_document = 8
-        batch: list[Any] = []
-        for i in range(missing):
-            model = real[i % len(real)]
-            document = f"synthetic-{i // per_document:06d}"
-            if i % per_document == 0:
-                batch.append(Document(id=document, path=f"synthetic/{document}.html", title=document))
-            text = ". ".join(rng.sample(sentences, 6)) + "."
-            batch.append(Chunk(id=f"syn{i:07d}", document_id=document, ordinal=i % per_document,
-                               text=text, heading_path=[*model.heading_path[:1], f"Part {i}"],  # type: ignore[attr-defined]
-                               tokens=len(text) // 4, content_hash=f"syn{i}"))
-            if len(batch) >= 2000:
-                await store.upsert(batch)
-                batch = []
-        # entities grow with the corpus: copies under new names, vectors shared
-        grow = int(len(entities) * (chunks / max(1, len(real)) - 1))
-        for i in range(grow):
-            e = entities[i % len(entities)]
-            batch.append(Entity(id=f"syn-e{i:07d}", name=f"{e.name} {i}", type=e.type,  # type: ignore[attr-defined]
-                                category=e.category, description=e.description,  # type: ignore[attr-defined]
-                                chunk_ids=[f"syn{rng.randrange(max(1, missing)):07d}"],
-                                embedding=e.embedding))  # type: ignore[attr-defined]
-            if len(batch) >= 2000:
-                await store.upsert(batch)
-                batch = []
-        await store.upsert(batch)
-    finally:
-        await source.close()
-        await store.close()
-    return url
+    async def texts() -> list[str]:
+        async with opened_store(load_settings(workspace, env={})) as store:
+            return [chunk_text(c) async for c in store.scan(Chunk)]  # type: ignore[arg-type]
+
+    chunks = asyncio.run(texts())[:1000]
+    out = []
+    for name, embedder, size, licence in (
+        ("hashed character n-grams (ours)", OfflineEmbedder(), 0.0, "ours"),
+        ("WordLlama l2_supercat 256-d (wordllama 0.4.0)", StaticEmbedder(),
+         sum(p.stat().st_size for p in package_folder().rglob("*") if p.is_file()) / 2**20, "MIT"),
+    ):
+        embedder.embed_sync(chunks[:10])  # loads the table
+        started = time.process_time()
+        embedder.embed_sync(chunks)
+        cpu = (time.process_time() - started) * 1000 / max(1, len(chunks))
+        out.append({"name": name, "cpu_s_per_1000": cpu, "install_mb": size, "licence": licence})
+    return out
 
 
-async def latency(settings: Any, url: str, questions: list[dict[str, Any]], rounds: int = 3) -> dict[str, Any]:
-    import dataclasses
+def report(results: dict[str, dict[str, Any]], candidates: list[dict[str, Any]], cli: dict[str, float]) -> str:
+    from benchmarks.findings import kept_findings
 
-    from compendium.retrieval import Options, ensure_index, retrieve
-    from compendium.retrieval.workspace import sources_for
-    from compendium.storage.factory import open_store
-    from compendium.storage.records import Chunk, Entity
-
-    store = await open_store(url)
-    try:
-        scaled = dataclasses.replace(settings, store_url=url)
-        async with sources_for(store, scaled) as src:
-            started = time.perf_counter()
-            await ensure_index(store, src.embedder)
-            index_seconds = time.perf_counter() - started
-            for item in questions[:5]:  # warm the caches (vector matrices, page cache)
-                await retrieve(item["q"], store, embedder=src.embedder, options=Options())
-            times = []
-            load_before = os.getloadavg()[0]
-            for _ in range(rounds):
-                for item in questions:
-                    t = time.perf_counter()
-                    await retrieve(item["q"], store, embedder=src.embedder, options=Options())
-                    times.append((time.perf_counter() - t) * 1000)
-        times.sort()
-        return {
-            "chunks": await store.count(Chunk),
-            "entities": await store.count(Entity),
-            "index_seconds": index_seconds,
-            "p50": statistics.median(times),
-            "p95": times[int(0.95 * (len(times) - 1))],
-            "calls": len(times),
-            "load": (load_before + os.getloadavg()[0]) / 2,
-        }
-    finally:
-        await store.close()
-
-
-def report(result: dict[str, Any], scales: list[dict[str, Any]], questions: int,
-           own: dict[str, Any] | None = None) -> str:
-    other = (own or {}).get("recall", {})
-    recall_table = "\n".join(
-        f"| {name} | {value:.3f} | {other[name]:.3f} |" if name in other else f"| {name} | {value:.3f} | |"
-        for name, value in result["recall"].items()
-    )
-    speed = "\n".join(
-        f"| {s['chunks']:,} | {s['entities']:,} | {s['p50']:.1f} | {s['p95']:.1f} | {s['calls']} | {s['load']:.1f} | {s['index_seconds']:.0f} |"
-        for s in scales
-    ) or "| (not run) | | | | | | |"
-    misses = "\n".join(f"- {m}" for m in result["misses"]) or "- none"
-    got = result["recall"].get("retrieve (hybrid)", 0.0)
-    bm25 = result["recall"].get("BM25 over chunks", 0.0)
-    rankings = {n: v for n, v in result["recall"].items() if n.startswith("retrieve, ranking")}
-    verdict = (
-        f"retrieve {got:.3f}: {'meets' if got >= 0.85 else 'misses'} 0.85; "
-        f"BM25 + 0.10 = {bm25 + 0.10:.3f}, {'met' if got >= bm25 + 0.10 else 'not met'} "
-        f"(retrieve is {got - bm25:+.3f} over BM25). Entity rankings: "
-        + ", ".join(f"{n.removeprefix('retrieve, ranking ')} {v:.3f}" for n, v in rankings.items())
-        + "."
-    )
-    if other:
-        verdict += (
-            f" In the user's own words: BM25 {other.get('BM25 over chunks', 0):.3f}, retrieve "
-            f"{other.get('retrieve (hybrid)', 0):.3f}, vectors {other.get('vector over chunks', 0):.3f}."
+    lines = []
+    for name, result in results.items():
+        spec = question_set(name)
+        lines.append(f"\n### {spec['manual']} ({result['documents']} documents, {result['chunks']:,} chunks, "
+                     f"{result['questions']} questions)\n")
+        lines.append("| ranker | recall@5 | recall@10 | MRR@10 |\n|---|---|---|---|")
+        for method, (r5, r10, mrr) in result["table"].items():
+            lines.append(f"| {method} | {r5:.3f} | {r10:.3f} | {mrr:.3f} |")
+        r5, _, mrr = result["table"]["retrieve (default: hybrid)"]
+        bm25 = result["table"]["BM25 over chunks"][0]
+        lines.append(
+            f"\nDefault mode: recall@5 {r5:.3f} ({'meets' if r5 >= 0.9 else 'misses'} 0.90; BM25 + 0.10 = "
+            f"{bm25 + 0.1:.3f}, {'met' if r5 >= bm25 + 0.1 - 1e-9 else 'not met'}), MRR@10 {mrr:.3f} "
+            f"({'meets' if mrr >= 0.75 else 'misses'} 0.75). Top 5 of --top 10 equal to --top 5: "
+            f"{result['cut_equal']}/{result['questions']}. At most 2 passages of one document in the "
+            f"top 5: {result['capped']}/{result['questions']}. Median retrieve in-process: "
+            f"{result['median_ms']:.0f} ms; as a CLI process: {cli.get(name, 0.0):.2f} s."
         )
-    return f"""# Retrieval on the PostgreSQL 15 manual
+        misses = "\n".join(f"- {m}" for m in result["misses"]) or "- none"
+        lines.append(f"\nNot answered in the first five passages:\n\n{misses}")
+    embedders = "\n".join(
+        f"| {c['name']} | {c['cpu_s_per_1000']:.2f} | {c['install_mb']:.0f} | {c['licence']} |" for c in candidates
+    )
+    findings = kept_findings(REPORT) or "## Findings\n\n(to be written)\n"
+    return f"""# Retrieval on three manuals, offline
 
-Corpus: Debian's postgresql-doc-15 HTML manual, compiled offline ({result['documents']} documents,
-{result['chunks']:,} chunks). {questions} questions with the pages that answer them
-(benchmarks/retrieval_questions.yaml). Machine: {platform.machine()}, Python {platform.python_version()},
-a 2-core machine shared with other work, so latencies are upper bounds.
+Written by `python -m benchmarks.retrieval`. Machine: {platform.machine()}, Python
+{platform.python_version()}, 2 cores shared with other work (times are upper bounds).
+recall@k: share of questions with an answering document among the first k passages;
+MRR@10: mean reciprocal rank of the first such passage. Questions and their documents:
+benchmarks/retrieval_<manual>.yaml, written before any retrieval was run.
+{"".join(chr(10) + line for line in lines)}
 
-## recall@5 at document level
+## Offline embedder candidates
 
-| method | recall@5 | in the user's own words ({(own or {}).get("questions", 0)} questions) |
-|---|---|---|
-{recall_table}
+| embedder | CPU s per 1,000 chunks | install MB | licence |
+|---|---|---|---|
+{embedders}
 
-Targets: retrieve ≥ 0.85 and ≥ BM25 + 0.10. {verdict}
-
-Reading: the questions use the manual's own words (a user who read the table of contents),
-so BM25 over chunks with heading paths is already strong and leaves less than 0.10 of
-headroom; the offline embedder (hashed character n-grams) makes weak passage vectors, and
-the offline compile's entities are coarse, so vectors and graph evidence are fused at low
-weight and add about one question. The entity rankings change which entities and pages come
-first, but hardly the documents of the passages; similarity × (1 + PageRank) is kept. In a
-user's own words every method falls: offline there are no synonyms, and hashed n-gram
-vectors do not carry meaning; an embedding endpoint and the LLM rewrite (both supported,
-not measurable here without a network) are what would close that gap.
-
-## retrieve latency, embedded SQLite store, offline
-
-| chunks | entities | p50 ms | p95 ms | calls | load average (2 cores) | index build s |
-|---|---|---|---|---|---|---|
-{speed}
-
-Target: p95 ≤ 200 ms at 100k chunks. The index build (chunk embeddings, PageRank) runs once
-per compile, not per question.
-
-## Questions retrieve (hybrid) did not fully answer in its first five documents
-
-{misses}
-"""
+{findings}"""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", default="10000,100000", help="chunk counts to time retrieve at")
-    parser.add_argument("--no-scale", action="store_true", help="quality only")
-    parser.add_argument("--no-write", action="store_true", help="print, do not write the report")
-    parser.add_argument("--no-quality", action="store_true", help="latency only (no report)")
+    parser.add_argument("--manuals", default=",".join(MANUALS))
+    parser.add_argument("--sample", type=int, default=SAMPLE)
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--no-cli", action="store_true", help="skip timing CLI processes")
     args = parser.parse_args()
 
-    from compendium.operations import store_url
     from compendium.settings import load_settings
 
-    questions = load_questions()
-    workspace = compiled_workspace()
-    settings = load_settings(workspace, env={})
-    result = {"recall": {}, "misses": [], "documents": 0, "chunks": 0}
-    own = None
-    if not args.no_quality:
-        result = asyncio.run(quality(settings, questions))
-        own = asyncio.run(quality(settings, load_questions(OWN_WORDS)))
-    for name, value in result["recall"].items():
-        print(f"recall@5 {name:<40} {value:.3f}" + (f"   own words {own['recall'][name]:.3f}" if own else ""))
-    scales = []
-    if not args.no_scale:
-        for count in (int(c) for c in args.scale.split(",") if c):
-            target = BUILD / f"scaled-{count}.db"
-            url = asyncio.run(scaled_store(store_url(settings), target, count, target.exists()))
-            figures = asyncio.run(latency(settings, url, questions))
-            print(f"{figures['chunks']:>7} chunks: p50 {figures['p50']:.1f} ms, p95 {figures['p95']:.1f} ms "
-                  f"(index {figures['index_seconds']:.0f} s, load {figures['load']:.1f})")
-            scales.append(figures)
-    text = report(result, scales, len(questions), own)
-    if not args.no_write and not args.no_quality:
-        REPORT.write_text(text, encoding="utf-8")
+    results: dict[str, dict[str, Any]] = {}
+    cli: dict[str, float] = {}
+    workspaces = {}
+    for name in [m for m in args.manuals.split(",") if m]:
+        workspace = compiled_workspace(name, args.sample)
+        workspaces[name] = workspace
+        settings = load_settings(workspace, env={})
+        result = asyncio.run(quality(settings, question_set(name), VARIANTS))
+        results[name] = result
+        for method, (r5, r10, mrr) in result["table"].items():
+            print(f"{name:8} {method:<32} R@5 {r5:.3f}  R@10 {r10:.3f}  MRR@10 {mrr:.3f}")
+        print(f"{name:8} cut-off equal {result['cut_equal']}/{result['questions']}, capped "
+              f"{result['capped']}/{result['questions']}, median {result['median_ms']:.0f} ms")
+        if not args.no_cli:
+            cli[name] = cli_seconds(workspace, question_set(name)["questions"][0]["q"])
+            print(f"{name:8} CLI process median {cli[name]:.2f} s")
+    candidates = embedder_candidates(next(iter(workspaces.values()))) if workspaces else []
+    for c in candidates:
+        print(f"{c['name']}: {c['cpu_s_per_1000']:.2f} CPU s per 1,000 chunks, {c['install_mb']:.0f} MB")
+    if not args.no_write:
+        REPORT.write_text(report(results, candidates, cli), encoding="utf-8")
         print(f"wrote {REPORT}")
 
 
 if __name__ == "__main__":
     main()
+

@@ -82,7 +82,7 @@ def build_server(settings: Settings) -> MCPServer[Any]:
         best first, with a Markdown context block to answer from (cite its labels)."""
         src = sources()
         try:
-            result = await retrieve(question, src.store, embedder=src.embedder, llm=src.llm,
+            result = await retrieve(question, src.store, embedder=src.embedder, passages=src.passages, llm=src.llm,
                                     options=Options(top_k=top_k, mode=mode))
         except CompendiumError as exc:
             return failed(exc)
@@ -92,7 +92,7 @@ def build_server(settings: Settings) -> MCPServer[Any]:
     async def ask_tool(question: str, mode: Literal["local", "global", "hybrid"] = "hybrid") -> dict[str, Any]:
         """An answer from the knowledge base whose every sentence cites its evidence."""
         src = sources()
-        async for event in ask(question, src.store, embedder=src.embedder, llm=src.llm,
+        async for event in ask(question, src.store, embedder=src.embedder, passages=src.passages, llm=src.llm,
                                options=Options(mode=mode)):
             if event["type"] == "error":
                 return {"error": event["message"]}

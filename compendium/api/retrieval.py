@@ -61,7 +61,7 @@ async def post_retrieve(kb: KB, body: RetrieveIn, request: Request) -> dict[str,
     """Entities, relations, pages, topics and passages for a question, best first, and a
     Markdown context block (labels E1, R1, P1, T1, C1 name the items) for a RAG prompt."""
     async with _sources(request, kb) as src:
-        result = await retrieve(body.question, src.store, embedder=src.embedder, llm=src.llm,
+        result = await retrieve(body.question, src.store, embedder=src.embedder, passages=src.passages, llm=src.llm,
                                 options=_options(body, kb))
     return result.as_dict()
 
@@ -131,7 +131,7 @@ async def post_ask(
 
     async def events() -> AsyncIterator[dict[str, Any]]:
         async with _sources(request, kb) as src:
-            async for event in ask(body.question, src.store, embedder=src.embedder, llm=src.llm,
+            async for event in ask(body.question, src.store, embedder=src.embedder, passages=src.passages, llm=src.llm,
                                    options=options):
                 yield event
 

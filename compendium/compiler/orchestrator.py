@@ -73,6 +73,8 @@ async def _run_phases(ctx: CompileContext, phases: Sequence[tuple[str, Phase]] |
         if report.status != SUCCEEDED:
             break
     report.settle_status()
+    if report.status not in (FAILED, CANCELLED, BUDGET_EXCEEDED):
+        await _build_retrieval_index(ctx)
     await _fill_counts(store, ctx, report)
     if report.documents == 0 and report.status == SUCCEEDED:
         # No folder named: on a server it is the server's, not the reader's.
@@ -82,6 +84,17 @@ async def _run_phases(ctx: CompileContext, phases: Sequence[tuple[str, Phase]] |
     await _remember(store, report)
     events.emit(CompileFinished(report.as_dict()))
     return report
+
+
+async def _build_retrieval_index(ctx: CompileContext) -> None:
+    """Passage vectors for retrieval, made here so that no question pays for them."""
+    from ..engines.factory import passage_embedder
+    from ..retrieval.index import build_index
+
+    try:
+        await build_index(ctx.store, passage_embedder(ctx.embedder))
+    except CompendiumError as exc:
+        ctx.events.emit(Message("warning", f"the retrieval index was not built: {exc}"))
 
 
 async def _fill_counts(store: Store, ctx: CompileContext, report: CompileReport) -> None:

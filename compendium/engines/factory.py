@@ -62,3 +62,20 @@ def build_embedder(
     from .offline_embedder import OfflineEmbedder
 
     return OfflineEmbedder(usage=usage)
+
+
+HASHED = "offline-hash-ngram"
+
+
+def passage_embedder(embedder: Embedder) -> Embedder:
+    """The embedder of retrieval's passages for a knowledge base compiled with `embedder`.
+
+    An endpoint's embedder serves both. The hashed n-gram embedder matches letters, which is
+    what names in REDUCE need, but not meaning: passages get the offline semantic embedder
+    (static vectors shipped in an installed wheel; engines/static_embedder.py) instead.
+    """
+    if str(getattr(embedder, "model", "")).startswith(HASHED):
+        from .static_embedder import StaticEmbedder
+
+        return StaticEmbedder(usage=getattr(embedder, "usage", None))
+    return embedder

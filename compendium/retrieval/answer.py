@@ -181,13 +181,15 @@ async def ask(
     store: Store,
     *,
     embedder: Any,
+    passages: Any | None = None,
     llm: Any | None = None,
     options: Options | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """The answer to `question` as a stream of events (see the module docstring)."""
     yield {"type": "stage", "stage": "retrieve"}
     try:
-        retrieval = await retrieve(question, store, embedder=embedder, llm=llm, options=options)
+        retrieval = await retrieve(question, store, embedder=embedder, passages=passages, llm=llm,
+                                   options=options)
     except CompendiumError as exc:
         yield {"type": "error", "message": str(exc), "field": exc.field}
         return

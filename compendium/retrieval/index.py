@@ -1,45 +1,28 @@
-"""What retrieval keeps beside the compiled records: chunk embeddings and the graph's PageRank.
+"""What retrieval keeps beside the compiled records: chunk vectors and a mark.
 
-Both are rebuilt only when the knowledge base changed (a new compile, or a different number of
-chunks), so a question pays for neither. Chunk vectors are kept per content hash: a recompile
-embeds only the chunks that are new or changed.
+The compile builds the index (build_index, run by the orchestrator after the phases), so a
+question pays for none of it: a question only reads the index's mark, one small record that
+says which embedder made the vectors and when. Chunk vectors are kept per content hash: a
+recompile embeds only the chunks that are new or changed.
+
+A knowledge base whose vectors were made by another embedder than the one configured is
+refused with a message naming both and the command that re-embeds; it is never re-embedded
+behind a question's back (with an endpoint that is a bill).
 """
 
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..fingerprint import fingerprint
+from ..errors import ConfigError
 from ..storage.base import Store
-from ..storage.records import CacheEntry, Chunk, ChunkEmbedding, Entity, Page, Relation, Topic
-from .ranking import pagerank
+from ..storage.records import CacheEntry, Chunk, ChunkEmbedding
 
 MARK_ID = "retrieval:index"
 NAMESPACE = "retrieval"
 EMBED_BATCH = 256
 EMBED_CHARS = 2000  # of a chunk's text: the start says what it is about, and it bounds the cost
-_MEMO: OrderedDict[tuple[str, str, str], GraphFacts] = OrderedDict()
-_MEMO_SIZE = 8
-
-
-@dataclass(slots=True)
-class GraphFacts:
-    """Per-compile facts every question reads: PageRank (max 1.0), each entity's strongest
-    relations (strength, other end, relation id; at most NEIGHBOURS), and the topics."""
-
-    key: str
-    pagerank: dict[str, float]
-    neighbours: dict[str, list[tuple[int, str, str]]]
-    topics: list[Topic]
-    max_strength: int
-    topics_of: dict[str, list[int]] = field(default_factory=dict)  # entity id -> topic indexes
-    page_of: dict[str, str] = field(default_factory=dict)  # entity id -> slug of its live page
-
-
-NEIGHBOURS = 8  # relations per entity the graph walk may follow: bounds it on hubs
 
 
 def chunk_text(chunk: Chunk) -> str:
@@ -48,16 +31,10 @@ def chunk_text(chunk: Chunk) -> str:
     return f"{heading}\n{chunk.text[:EMBED_CHARS]}" if heading else chunk.text[:EMBED_CHARS]
 
 
-async def index_key(store: Store, model: str) -> str:
-    """Changes when the knowledge base does: the last compile, the chunk count, the embedder."""
-    last = await store.get(CacheEntry, ["compile:last"])
-    compiled_at = last[0].created_at if last else 0.0  # type: ignore[attr-defined]
-    return fingerprint(compiled_at, await store.count(Chunk), model)
-
-
 async def refresh_chunk_vectors(store: Store, embedder: Any) -> int:
-    """Embed the chunks whose vector is missing or stale, drop vectors of deleted chunks;
-    returns how many chunks were embedded."""
+    """Embed the chunks whose vector is missing or stale (a vector by another embedder is
+    replaced: its id is the chunk's), drop vectors of deleted chunks; returns how many chunks
+    were embedded."""
     model = embedder.model
     have: dict[str, str] = {}
     async for record in store.scan(ChunkEmbedding, {"model": model}):
@@ -92,71 +69,48 @@ async def refresh_chunk_vectors(store: Store, embedder: Any) -> int:
     return embedded
 
 
-async def graph_facts(store: Store, key: str) -> GraphFacts:
-    """PageRank over relations weighted by strength, adjacency and topics; built once per
-    process and index key (one scan of entities and relations), then read from memory."""
-    memo_key = (store.url, store.kb, key)
-    found = _MEMO.get(memo_key)
-    if found is not None:
-        _MEMO.move_to_end(memo_key)
-        return found
-    nodes = [e.id async for e in store.scan(Entity)]
-    edges: list[tuple[str, str, float]] = []
-    adjacency: dict[str, list[tuple[int, str, str]]] = {}
-    max_strength = 1
-    async for relation in store.scan(Relation):
-        r: Relation = relation  # type: ignore[assignment]
-        max_strength = max(max_strength, r.strength)
-        edges.append((r.source, r.target, float(max(r.strength, 1))))
-        adjacency.setdefault(r.source, []).append((r.strength, r.target, r.id))
-        adjacency.setdefault(r.target, []).append((r.strength, r.source, r.id))
-    neighbours = {
-        node: sorted(out, key=lambda e: (-e[0], e[1]))[:NEIGHBOURS] for node, out in adjacency.items()
-    }
-    topics = [t async for t in store.scan(Topic)]
-    topics_of: dict[str, list[int]] = {}
-    for index, topic in enumerate(topics):
-        for member in topic.members:  # type: ignore[attr-defined]
-            topics_of.setdefault(member, []).append(index)
-    page_of = {}
-    async for page in store.scan(Page, {"status": "active"}):
-        if page.subject_id:  # type: ignore[attr-defined]
-            page_of[page.subject_id] = page.id  # type: ignore[attr-defined]
-    facts = GraphFacts(key, pagerank(nodes, edges), neighbours, topics, max_strength,  # type: ignore[arg-type]
-                       topics_of, page_of)
-    _MEMO[memo_key] = facts
-    if len(_MEMO) > _MEMO_SIZE:
-        _MEMO.popitem(last=False)
-    return facts
+async def build_index(store: Store, embedder: Any) -> dict[str, Any]:
+    """Bring the index up to date with the knowledge base (run by the compile): chunk vectors
+    by `embedder` (the passage embedder), then a new mark. Returns what it did."""
+    embedded = await refresh_chunk_vectors(store, embedder)
+    chunks = await store.count(Chunk)
+    value = {"model": embedder.model, "built_at": time.time(), "chunks": chunks}
+    await store.upsert([CacheEntry(id=MARK_ID, namespace=NAMESPACE, value=value, created_at=time.time())])
+    return {"embedded": embedded, "chunks": chunks, "model": embedder.model}
 
 
-RECHECK_SECONDS = 10.0
-_CHECKED: dict[tuple[str, str, str], tuple[float, str]] = {}  # -> (when, key)
+async def index_mark(store: Store) -> dict[str, Any] | None:
+    found = await store.get(CacheEntry, [MARK_ID])
+    return (found[0].value or None) if found else None  # type: ignore[attr-defined]
 
 
-async def _current_key(store: Store, model: str) -> str:
-    """index_key, read at most every RECHECK_SECONDS per knowledge base in this process: the
-    last compile's record (a whole report) and the chunk count cost tens of ms on a large
-    knowledge base, so a recompile is seen by a running server within that time."""
-    memo = (store.url, store.kb, model)
-    seen = _CHECKED.get(memo)
-    now = time.monotonic()
-    if seen and now - seen[0] < RECHECK_SECONDS:
-        return seen[1]
-    key = await index_key(store, model)
-    _CHECKED[memo] = (now, key)
-    return key
+class IndexMismatch(ConfigError):
+    """The knowledge base's vectors were made by another embedder than the one configured."""
 
 
-async def ensure_index(store: Store, embedder: Any) -> GraphFacts:
-    """The index for the knowledge base as it stands: refreshed first if it changed."""
-    key = await _current_key(store, embedder.model)
-    memo = _MEMO.get((store.url, store.kb, key))
-    if memo is not None:
-        return memo
-    mark = await store.get(CacheEntry, [MARK_ID])
-    if not mark or (mark[0].value or {}).get("key") != key:  # type: ignore[attr-defined]
-        await refresh_chunk_vectors(store, embedder)
-        await store.upsert([CacheEntry(id=MARK_ID, namespace=NAMESPACE, value={"key": key},
-                                       created_at=time.time())])
-    return await graph_facts(store, key)
+async def ensure_index(store: Store, embedder: Any) -> dict[str, Any]:
+    """The mark of the index the last compile built, checked against `embedder` (the passage
+    embedder); {} for an empty knowledge base.
+
+    One with chunks but no mark (compiled before
+    the compile built the index), or with vectors by another embedder, raises IndexMismatch
+    naming the command that builds it: nothing is embedded here."""
+    mark = await index_mark(store)
+    if mark is None:
+        chunks = await store.count(Chunk)
+        if chunks == 0:
+            return {}
+        raise IndexMismatch(
+            f"this knowledge base has no retrieval index ({chunks:,} chunks; it was compiled before "
+            "the compile built one)",
+            hint=f"run `compendium compile`: it embeds the {chunks:,} chunks with {embedder.model} once",
+        )
+    if mark.get("model") != embedder.model:
+        chunks = int(mark.get("chunks") or 0)
+        raise IndexMismatch(
+            f"this knowledge base's passages were embedded with {mark.get('model')!r}, but the "
+            f"configured embedder is {embedder.model!r}; vectors of one cannot be searched with the other",
+            hint=f"configure {mark.get('model')!r} again, or run `compendium compile` to re-embed the "
+                 f"{chunks:,} chunks with {embedder.model!r} (one embedding input per chunk)",
+        )
+    return mark

@@ -1,30 +1,42 @@
-"""retrieve(): a question to typed evidence (entities, relations, pages, topics, passages) and a
-Markdown context block, using what compiling built: names and aliases, the graph, pages."""
+"""retrieve(): a question to typed evidence (passages first; then the entities, relations,
+pages and topics of the subjects it names) and a Markdown context block.
+
+Passages are ranked the same way in every mode: full text (BM25) and dense vectors over
+chunks, fused by reciprocal rank, with the passages of the question's named subjects as a
+third list, then capped per document. The ranking does not depend on `top_k`: --top 5 is the
+first five of --top 10. The graph only adds what is linked to a subject the question names
+(an entity whose whole name or alias the question spells out as a name); a word of the
+question that merely equals an entity's name is not evidence.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
 from ..storage.base import Store
-from ..storage.records import Chunk, ChunkEmbedding, Document, Entity, Page, Relation
-from ..storage.text import words
+from ..storage.records import Chunk, ChunkEmbedding, Document, Entity, Page, Relation, Topic
+from ..storage.text import STOPWORDS, words
 from .context import build_context
-from .index import GraphFacts, ensure_index
-from .ranking import DEFAULT_RANKING, RANKINGS, expand, fuse, normalised, ranked, strength_weight
+from .index import ensure_index
+from .ranking import DEFAULT_RANKING, RANKINGS, expand, fuse, ranked, strength_weight
 from .terms import QuestionTerms, clip_question, llm_terms, rule_terms
 
-Mode = Literal["local", "global", "hybrid"]
 MODES: tuple[str, ...] = ("local", "global", "hybrid")
+MODE_HELP = {
+    "hybrid": "passages, and the entities, relations, pages and topics of the subjects the question names",
+    "local": "passages, and the named subjects with their neighbours and relations (no topics)",
+    "global": "passages, and the pages and topics of the named subjects (fewer entities)",
+}
 DEFAULT_BUDGET = 2000  # tokens of context
-_CANDIDATES = 40  # per ranked chunk list before fusion
-_SEEDS = 8  # entities the graph walk starts from
-_MIN_COSINE = 0.35  # below this an embedding neighbour is noise (offline embedder, measured)
-_NAME_VECTORS = 2  # names of the question looked up by embedding, besides the question itself
+POOL = 50  # candidates per ranked list; fixed, so the ranking is the same for every top_k
+MAX_TOP = 50
+_NAME_COSINE = 0.8  # a question's name this close to an entity's (hashed n-grams) is a typo of it
+_NEIGHBOURS = 8
 
 
 @dataclass(slots=True)
@@ -35,13 +47,15 @@ class Options:
     mode: str = "hybrid"
     budget_tokens: int = DEFAULT_BUDGET
     ranking: str = DEFAULT_RANKING
-    hops: int = 2
-    # weights of the fused chunk lists: full text, vectors, entity evidence, relation/page evidence
-    # Measured on the PostgreSQL manual and the sample corpus (benchmarks/reports/retrieval.md):
-    # full text carries most of the weight; offline vectors and graph evidence add a little.
-    weights: tuple[float, float, float, float] = (1.0, 0.2, 0.2, 0.1)
-    rrf_k: int = 20
-    document_boost: float = 0.05  # share of its document's other candidates a passage gains
+    hops: int = 1
+    # weights of the fused passage lists: full text, dense vectors, the named subjects' passages
+    weights: tuple[float, float, float] = (1.0, 1.0, 0.5)
+    rrf_k: int = 60
+    per_document: int = 2  # passages of one document in the first five (0: no cap)
+    graph: bool = True  # the subjects' passages as a list of their own
+    vectors: bool = True
+    rerank: bool = False
+    path_prefix: str | None = None  # only documents whose path starts with it
 
 
 @dataclass(slots=True)
@@ -57,10 +71,11 @@ class Retrieval:
     context: str
     refs: dict[str, tuple[str, str]] = field(default_factory=dict)
     terms: QuestionTerms | None = None
+    notes: list[str] = field(default_factory=list)  # what degraded (the LLM unreachable...)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON of `retrieve --json` and of the API."""
-        return {
+        out = {
             "question": self.question,
             "entities": [_pick(e, "id", "name", "type", "score", "page") for e in self.entities],
             "relations": [
@@ -74,6 +89,9 @@ class Retrieval:
             ],
             "context": self.context,
         }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
 
 
 def _pick(item: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -85,14 +103,16 @@ async def retrieve(
     store: Store,
     *,
     embedder: Any,
+    passages: Any | None = None,
     llm: Any | None = None,
     options: Options | None = None,
 ) -> Retrieval:
     """Evidence for `question` from the knowledge base `store` is scoped to.
 
-    `embedder` must be the one the knowledge base was compiled with (its entity vectors);
-    `llm`, an OpenAIClient, rewrites the question into names and keywords (one cached call);
-    without it, rules and the alias table do.
+    `embedder` is the one the knowledge base was compiled with (entity names); `passages` the
+    one its passages were embedded with at compile time (default: `embedder`); `llm`, an
+    OpenAIClient, rewrites the question into names and keywords (one cached call); without it,
+    or when it cannot be reached, rules and the alias table do.
     """
     opts = options or Options()
     if opts.mode not in MODES:
@@ -104,39 +124,40 @@ async def retrieve(
     text = clip_question(question)
     if not words(text):
         raise InputError("the question has no words", field="question")
-    top_k = max(1, min(int(opts.top_k), 50))
-    facts = await ensure_index(store, embedder)
-    terms = await llm_terms(text, llm) if llm is not None else rule_terms(text)
-    vectors = await embedder.embed([text, *terms.names])
+    passages = passages or embedder
+    top_k = max(1, min(int(opts.top_k), MAX_TOP))
+    mark = await ensure_index(store, passages)
+    notes: list[str] = []
+    terms = await _terms(text, llm, notes)
+    if not mark:  # an empty knowledge base
+        return Retrieval(question=text, entities=[], relations=[], pages=[], topics=[], chunks=[],
+                         context=build_context(text, {}, 200)[0], terms=terms, notes=notes)
     search = " ".join([*terms.words, *terms.names])
+    documents = await _documents_under(store, opts.path_prefix) if opts.path_prefix else None
 
-    entity_scores, entity_records = await _entities(store, text, search, terms, vectors, facts, opts)
-    relations = await _relations(store, search, entity_scores, entity_records, facts, opts)
+    subjects = await _subjects(store, embedder, text, terms)
+    entity_scores, entity_records, relations = await _graph(store, subjects, opts)
+    chunks = await _passages(store, passages, text, search, subjects, entity_records, documents, opts, top_k)
+
     top_entities = ranked(entity_scores, top_k)
-    pages = await _pages(store, search, entity_scores, top_entities, facts, opts, top_k)
-    topics = _topics(facts, entity_scores, opts, top_k) if opts.mode != "local" else []
-    chunks = await _chunks(store, embedder, search, vectors[0], entity_scores, entity_records,
-                           relations, pages, opts, top_k)
-
-    slugs = facts.page_of
+    pages = await _pages(store, entity_scores, top_entities, opts, top_k)
+    topics = await _topics(store, entity_scores, top_k) if opts.mode != "local" and subjects else []
     entities = [
         {
             "id": i, "name": entity_records[i].name, "type": entity_records[i].type,
-            "score": round(entity_scores[i], 4), "page": slugs.get(i),
+            "score": round(entity_scores[i], 4), "page": next((p["slug"] for p in pages if p["subject_id"] == i), None),
             "description": entity_records[i].description,
         }
         for i in top_entities
     ]
+    if opts.mode == "global":
+        entities = entities[: max(1, top_k // 2)]
     names = {i: e.name for i, e in entity_records.items()}
-    ends = {end for r in relations[:top_k] for end in (r["source"], r["target"]) if end not in names}
-    names.update({e.id: e.name for e in await store.get(Entity, sorted(ends))})  # type: ignore[attr-defined]
     relation_items = [
         {**r, "source_name": names.get(r["source"], r["source"]),
          "target_name": names.get(r["target"], r["target"])}
         for r in relations[:top_k]
     ]
-    if opts.mode == "global":
-        entities = entities[: max(1, top_k // 2)]
     parts = {"entities": entities, "relations": relation_items, "pages": pages[:top_k],
              "topics": topics, "chunks": chunks}
     context, labels = build_context(text, parts, max(200, int(opts.budget_tokens)))
@@ -150,107 +171,123 @@ async def retrieve(
                 refs[ref] = (kind, item[id_key])
     return Retrieval(question=text, entities=entities, relations=relation_items,
                      pages=pages[:top_k], topics=topics, chunks=chunks, context=context,
-                     refs=refs, terms=terms)
+                     refs=refs, terms=terms, notes=notes)
 
 
-async def _entities(
-    store: Store, text: str, search: str, terms: QuestionTerms, vectors: np.ndarray,
-    facts: GraphFacts, opts: Options,
-) -> tuple[dict[str, float], dict[str, Entity]]:
-    """Similarity from names and aliases (full text, exact phrases) and embeddings of the question
-    and its first names, times graph importance, then a bounded walk along relations weighted
-    by strength."""
-    by_text = await store.search_text(Entity, search, 30)
-    known = {" ".join(words(n)) for e, _ in by_text for n in [e.name, *e.aliases]}  # type: ignore[attr-defined]
-    # a name the alias table already holds needs no embedding lookup (each one reads every
-    # entity vector); the question's own vector always goes
-    unmatched = [v for n, v in zip(terms.names, vectors[1:], strict=False) if " ".join(words(n)) not in known]
-    by_vector = await asyncio.gather(
-        *(store.knn(Entity, v, 20) for v in [vectors[0], *unmatched[:_NAME_VECTORS]])
-    )
-    records: dict[str, Entity] = {}
-    similarity: dict[str, float] = {}
-    phrase = " " + " ".join(words(text)) + " "
-    text_scores = normalised({e.id: s for e, s in by_text})
-    for entity, _ in by_text:
-        score = text_scores.get(entity.id, 0.0)
-        records[entity.id] = entity  # type: ignore[assignment]
-        named = any(
-            (w := " ".join(words(n))) and f" {w} " in phrase
-            for n in [entity.name, *entity.aliases]  # type: ignore[attr-defined]
-        )
-        similarity[entity.id] = 1.0 if named else 0.85 * score
-    for found in by_vector:
-        for entity, cosine in found:
-            records.setdefault(entity.id, entity)  # type: ignore[arg-type]
-            if cosine >= _MIN_COSINE and cosine > similarity.get(entity.id, 0.0):
-                similarity[entity.id] = cosine
+async def _terms(text: str, llm: Any | None, notes: list[str]) -> QuestionTerms:
+    """The LLM's rewrite when one is configured and answers; the rules' terms otherwise."""
+    if llm is None:
+        return rule_terms(text)
+    from ..errors import CompendiumError
+
+    try:
+        return await llm_terms(text, llm)
+    except CompendiumError as exc:
+        notes.append(f"the model could not rewrite the question ({exc}); searched with the question's own words")
+        return rule_terms(text)
+
+
+async def _documents_under(store: Store, prefix: str) -> list[str]:
+    """Ids of the documents whose path starts with `prefix` ('/'-separated, no leading '/')."""
+    want = prefix.strip().lstrip("/")
+    return [d.id async for d in store.scan(Document) if d.path.startswith(want)]  # type: ignore[attr-defined]
+
+
+def _phrase(text: str) -> str:
+    return " " + " ".join(words(text)) + " "
+
+
+async def _subjects(store: Store, embedder: Any, text: str, terms: QuestionTerms) -> dict[str, tuple[float, Entity]]:
+    """The entities the question names: an entity whose name or alias the question holds as a
+    whole phrase, when that phrase is a name in the question (written as one: quoted,
+    capitalised, an identifier) or more than one word; a question's name an entity's name
+    only misspells (hashed n-gram cosine ≥ 0.8) also counts. id -> (score, entity)."""
+    phrase = _phrase(text)
+    named = {" ".join(words(n)) for n in terms.names}
+    exact = [n for n in terms.names if n]
+    found: dict[str, tuple[float, Entity]] = {}
+    candidates = [e for e, _ in await store.search_text(Entity, " ".join([*terms.words, *terms.names]), 40,
+                                                        fields=["name", "aliases"])]
+    if exact:
+        candidates += [e async for e in store.scan(Entity, {"name": exact})]
+    for entity in candidates:
+        for name in [entity.name, *entity.aliases]:  # type: ignore[attr-defined]
+            key = " ".join(words(name))
+            if not key or f" {key} " not in phrase:
+                continue
+            several = len(key.split()) > 1 and not all(w in STOPWORDS for w in key.split())
+            if key in named or several:
+                found[entity.id] = (1.0, entity)  # type: ignore[assignment]
+                break
+    unmatched = [n for n in terms.names if " ".join(words(n)) not in
+                 {" ".join(words(x)) for _, e in found.values() for x in [e.name, *e.aliases]}]
+    if unmatched:
+        vectors = await embedder.embed(unmatched[:2])
+        near = await asyncio.gather(*(store.knn(Entity, v, 3) for v in vectors))
+        for hits in near:
+            for entity, cosine in hits:
+                if cosine >= _NAME_COSINE and entity.id not in found:
+                    found[entity.id] = (float(cosine), entity)  # type: ignore[assignment]
+    return found
+
+
+async def _graph(
+    store: Store, subjects: dict[str, tuple[float, Entity]], opts: Options,
+) -> tuple[dict[str, float], dict[str, Entity], list[dict[str, Any]]]:
+    """Scores of the subjects and their neighbours (one hop by default, weighted by strength and
+    by degree), their records, and the relations between them."""
+    records = {i: e for i, (_, e) in subjects.items()}
+    if not subjects:
+        return {}, records, []
     combine = RANKINGS[opts.ranking]
-    scores = {i: combine(s, facts.pagerank.get(i, 0.0)) for i, s in similarity.items() if s > 0}
-    frontier = dict((i, scores[i]) for i in ranked(scores, _SEEDS))
+    top_degree = max([e.degree for e in records.values()] + [1])  # type: ignore[attr-defined]
+    scores = {i: combine(s, e.degree / top_degree) for i, (s, e) in subjects.items()}  # type: ignore[attr-defined]
+    ids = sorted(subjects)
+    found: dict[str, Relation] = {}
+    for end in ("source", "target"):
+        async for r in store.scan(Relation, {end: ids}):
+            found[r.id] = r  # type: ignore[assignment]
+    neighbours: dict[str, list[tuple[int, str, str]]] = {}
+    max_strength = max([r.strength for r in found.values()] + [1])
+    for r in found.values():
+        neighbours.setdefault(r.source, []).append((r.strength, r.target, r.id))
+        neighbours.setdefault(r.target, []).append((r.strength, r.source, r.id))
+    neighbours = {n: sorted(v, key=lambda e: (-e[0], e[1]))[:_NEIGHBOURS] for n, v in neighbours.items()}
+    frontier = dict(scores)
     for _ in range(max(0, opts.hops)):
+        reached = expand(frontier, neighbours, max_strength)
+        frontier = {n: s for n, s in reached.items() if s > scores.get(n, 0.0)}
+        scores.update(frontier)
         if not frontier:
             break
-        reached = expand(frontier, facts.neighbours, facts.max_strength)
-        frontier = {}
-        for node, score in reached.items():
-            if score > scores.get(node, 0.0):
-                scores[node] = score
-                frontier[node] = score
-        frontier = dict((i, frontier[i]) for i in ranked(frontier, _SEEDS))
-    unknown = [i for i in scores if i not in records]
-    for entity in await store.get(Entity, unknown):
+    missing = [i for i in scores if i not in records]
+    for entity in await store.get(Entity, missing):
         records[entity.id] = entity  # type: ignore[assignment]
-    return {i: s for i, s in scores.items() if i in records}, records
-
-
-async def _relations(
-    store: Store, search: str, scores: dict[str, float], records: dict[str, Entity],
-    facts: GraphFacts, opts: Options,
-) -> list[dict[str, Any]]:
-    """Relations between the scored entities (strength-weighted), and by their descriptions."""
-    top = ranked(scores, 2 * _SEEDS)
-    between = {rid for node in top for _, other, rid in facts.neighbours.get(node, ()) if other in scores}
-    found: dict[str, Relation] = {r.id: r for r in await store.get(Relation, sorted(between))}  # type: ignore[misc]
+    scores = {i: s for i, s in scores.items() if i in records}
     relation_scores = {
-        r.id: strength_weight(r.strength, facts.max_strength)
-        * (scores.get(r.source, 0.0) + scores.get(r.target, 0.0)) / 2
-        for r in found.values()
+        r.id: strength_weight(r.strength, max_strength) * (scores.get(r.source, 0.0) + scores.get(r.target, 0.0)) / 2
+        for r in found.values() if r.source in scores and r.target in scores
     }
-    if opts.mode != "local":
-        by_text = await store.search_text(Relation, search, 20)
-        text_scores = normalised({r.id: s for r, s in by_text})
-        for r, _ in by_text:
-            s = text_scores.get(r.id, 0.0)
-            found.setdefault(r.id, r)  # type: ignore[arg-type]
-            relation_scores[r.id] = relation_scores.get(r.id, 0.0) + 0.5 * s
-    return [
+    relations = [
         {"id": i, "source": found[i].source, "target": found[i].target, "type": found[i].type,
          "description": found[i].description, "strength": found[i].strength,
          "score": round(relation_scores[i], 4), "chunk_ids": found[i].chunk_ids}
-        for i in ranked(relation_scores, 3 * _SEEDS)
+        for i in ranked(relation_scores, 3 * _NEIGHBOURS)
     ]
+    return scores, records, relations
 
 
 async def _pages(
-    store: Store, search: str, scores: dict[str, float], top_entities: list[str],
-    facts: GraphFacts, opts: Options, top_k: int,
+    store: Store, scores: dict[str, float], top_entities: list[str], opts: Options, top_k: int,
 ) -> list[dict[str, Any]]:
+    """The live pages of the best-scored entities (the subjects first)."""
+    if not top_entities:
+        return []
     page_scores: dict[str, float] = {}
     pages: dict[str, Page] = {}
-    if top_entities and opts.mode != "global":
-        slugs = [facts.page_of[i] for i in top_entities if i in facts.page_of]
-        for page in await store.get(Page, slugs):
-            if page.status != "active":  # type: ignore[attr-defined]
-                continue
-            pages[page.id] = page  # type: ignore[assignment]
-            page_scores[page.id] = scores.get(page.subject_id, 0.0)  # type: ignore[attr-defined]
-    by_text = await store.search_text(Page, search, top_k, {"status": "active"}, fields=["title", "aliases", "summary"])
-    text_scores = normalised({p.id: s for p, s in by_text})
-    for page, _ in by_text:
-        s = text_scores.get(page.id, 0.0)
-        pages.setdefault(page.id, page)  # type: ignore[arg-type]
-        page_scores[page.id] = max(page_scores.get(page.id, 0.0), 0.9 * s)
+    async for page in store.scan(Page, {"subject_id": top_entities, "status": "active"}):
+        pages[page.id] = page  # type: ignore[assignment]
+        page_scores[page.id] = scores.get(page.subject_id, 0.0)  # type: ignore[attr-defined]
     return [
         {"slug": pages[i].slug, "title": pages[i].title, "score": round(page_scores[i], 4),
          "summary": pages[i].summary, "subject_id": pages[i].subject_id,
@@ -259,15 +296,15 @@ async def _pages(
     ]
 
 
-def _topics(facts: GraphFacts, scores: dict[str, float], opts: Options, top_k: int) -> list[dict[str, Any]]:
-    overlap: dict[int, float] = {}
-    for entity, score in scores.items():
-        for index in facts.topics_of.get(entity, ()):
-            overlap[index] = overlap.get(index, 0.0) + score
-    topic_scores = {
-        facts.topics[i].id: total / len(facts.topics[i].members) ** 0.5 for i, total in overlap.items()
-    }
-    by_id = {t.id: t for t in facts.topics}
+async def _topics(store: Store, scores: dict[str, float], top_k: int) -> list[dict[str, Any]]:
+    """Topics holding the subjects and their neighbours, by their share of the topic."""
+    topic_scores: dict[str, float] = {}
+    by_id: dict[str, Topic] = {}
+    async for topic in store.scan(Topic):
+        total = sum(scores.get(m, 0.0) for m in topic.members)  # type: ignore[attr-defined]
+        if total > 0:
+            by_id[topic.id] = topic  # type: ignore[assignment]
+            topic_scores[topic.id] = total / len(topic.members) ** 0.5  # type: ignore[attr-defined]
     return [
         {"id": i, "slug": by_id[i].slug, "title": by_id[i].title, "summary": by_id[i].summary,
          "score": round(topic_scores[i], 4)}
@@ -275,67 +312,84 @@ def _topics(facts: GraphFacts, scores: dict[str, float], opts: Options, top_k: i
     ]
 
 
-async def _chunks(
-    store: Store, embedder: Any, search: str, vector: np.ndarray, entity_scores: dict[str, float],
-    entity_records: dict[str, Entity], relations: list[dict[str, Any]], pages: list[dict[str, Any]],
-    opts: Options, top_k: int,
+async def _passages(
+    store: Store, embedder: Any, text: str, search: str, subjects: dict[str, tuple[float, Entity]],
+    records: dict[str, Entity], documents: list[str] | None, opts: Options, top_k: int,
 ) -> list[dict[str, Any]]:
-    """Passages: full-text and vector chunk search fused (RRF) with the graph's evidence."""
+    """Full text and dense vectors over chunks, and the subjects' passages, fused (RRF), then
+    at most `per_document` passages of one document in the first five."""
+    where: dict[str, Any] = {} if documents is None else {"document_id": documents}
+    vector = (await embedder.embed([text]))[0] if opts.vectors else None
     by_text, by_vector = await asyncio.gather(
-        store.search_text(Chunk, search, _CANDIDATES),
-        store.knn(ChunkEmbedding, vector, _CANDIDATES, {"model": embedder.model}),
+        store.search_text(Chunk, search, POOL, where or None),
+        store.knn(ChunkEmbedding, vector, POOL, {"model": embedder.model, **where})
+        if vector is not None else _nothing(),
     )
+    w_text, w_vector, w_subject = opts.weights
     text_ids = [c.id for c, _ in by_text]
-    position = {i: n for n, i in enumerate(text_ids)}
-    w_text, w_vector, w_entity, w_graph = opts.weights
-    lists: list[tuple[list[str], float]] = [(text_ids, w_text), ([c.id for c, _ in by_vector], w_vector)]
-    if opts.mode != "global":
-        support: dict[str, float] = {}
-        for i in ranked(entity_scores, _SEEDS):
-            for chunk_id in entity_records[i].chunk_ids:
-                support[chunk_id] = support.get(chunk_id, 0.0) + entity_scores[i]
-        lists.append((_by_support(support, position), w_entity))
-    if opts.mode != "local":
-        support = {}
-        for r in relations:
-            for chunk_id in r["chunk_ids"]:
-                support[chunk_id] = support.get(chunk_id, 0.0) + r["score"]
-        for p in pages:
-            for chunk_id in p["cited_chunks"]:
-                support[chunk_id] = support.get(chunk_id, 0.0) + p["score"] / 2
-        lists.append((_by_support(support, position), w_graph))
+    vector_ids = [c.id for c, _ in by_vector]
+    lists: list[tuple[list[str], float]] = [(text_ids, w_text), (vector_ids, w_vector)]
+    if opts.graph and subjects:
+        # a subject's passages, in the order the other lists put them (unranked ones after)
+        position = {i: n for n, i in enumerate(ranked(fuse(lists[:2], opts.rrf_k)))}
+        support = {c for i in subjects for c in records[i].chunk_ids}  # type: ignore[attr-defined]
+        if documents is not None:
+            allowed = {c.id for c, _ in by_text} | set(vector_ids)
+            support &= allowed
+        lists.append((sorted(support, key=lambda c: (position.get(c, POOL * 2), c))[:POOL], w_subject))
     fused = fuse(lists, opts.rrf_k)
-    # A document several lists point into is likelier the answer than a stray passage: each
-    # passage gains a share of its document's other candidates' scores.
-    pool = ranked(fused, 4 * top_k)
-    known = {c.id: c for c, _ in by_text}
-    chunks = {c.id: c for c in await store.get(Chunk, [i for i in pool if i not in known])}
-    chunks.update({i: known[i] for i in pool if i in known})
-    mass: dict[str, float] = {}
-    for i, chunk in chunks.items():
-        mass[chunk.document_id] = mass.get(chunk.document_id, 0.0) + fused[i]  # type: ignore[attr-defined]
-    final = {
-        i: fused[i] + opts.document_boost * (mass[c.document_id] - fused[i])  # type: ignore[attr-defined]
-        for i, c in chunks.items()
-    }
-    best = ranked(final, top_k)
-    documents = {d.id: d for d in await store.get(
-        Document, list({chunks[i].document_id for i in best}))}  # type: ignore[attr-defined]
-    out = []
-    for i in best:  # evidence of a chunk deleted since the compile is not in `chunks`
-        chunk = chunks[i]
-        document = documents.get(chunk.document_id)  # type: ignore[attr-defined]
-        out.append({
+    pool = ranked(fused, POOL)
+    known: dict[str, Chunk] = {c.id: c for c, _ in by_text}  # type: ignore[misc]
+    for chunk in await store.get(Chunk, [i for i in pool if i not in known]):
+        known[chunk.id] = chunk  # type: ignore[assignment]
+    pool = [i for i in pool if i in known]  # evidence of a chunk deleted since the compile
+    if opts.rerank and vector is not None:
+        pool = await _reranked(store, embedder, vector, pool, fused)
+    order = _capped(pool, {i: known[i].document_id for i in pool}, opts.per_document)  # type: ignore[attr-defined]
+    best = order[:top_k]
+    paths = {d.id: d.path for d in await store.get(Document, list({known[i].document_id for i in best}))}  # type: ignore[attr-defined]
+    return [
+        {
             "chunk_id": i,
-            "document": document.path if document else chunk.document_id,  # type: ignore[attr-defined]
-            "heading_path": list(chunk.heading_path),  # type: ignore[attr-defined]
-            "text": chunk.text,  # type: ignore[attr-defined]
-            "score": round(final[i], 5),
-        })
-    return out
+            "document": paths.get(known[i].document_id, known[i].document_id),  # type: ignore[attr-defined]
+            "heading_path": list(known[i].heading_path),  # type: ignore[attr-defined]
+            "text": known[i].text,  # type: ignore[attr-defined]
+            "score": round(fused[i], 5),
+        }
+        for i in best
+    ]
 
 
-def _by_support(support: dict[str, float], position: dict[str, int]) -> list[str]:
-    """The best-supported chunks first; ties go to the full-text rank, then the id."""
-    order = sorted(support, key=lambda c: (-support[c], position.get(c, _CANDIDATES), c))
-    return order[:_CANDIDATES]
+async def _nothing() -> list[Any]:
+    return []
+
+
+async def _reranked(store: Store, embedder: Any, vector: np.ndarray, pool: list[str],
+                    fused: dict[str, float]) -> list[str]:
+    """The fused candidates again, by fused rank plus the passage vector's cosine."""
+    head = pool[:20]
+    stored = {r.id: r.embedding for r in await store.get(ChunkEmbedding, head)}  # type: ignore[attr-defined]
+    top = max(fused[i] for i in head) if head else 1.0
+    score = {i: fused[i] / top + 0.5 * float(np.dot(stored[i], vector)) if i in stored else fused[i] / top
+             for i in head}
+    return sorted(head, key=lambda i: (-score[i], i)) + pool[20:]
+
+
+def _capped(order: list[str], document_of: dict[str, str], cap: int, window: int = 5) -> list[str]:
+    """`order` with at most `cap` passages of one document among the first `window`: a passage
+    past the cap moves to just after the window (with too few documents it comes back in)."""
+    if cap <= 0:
+        return list(order)
+    head: list[str] = []
+    waiting: list[str] = []
+    count: dict[str, int] = {}
+    for n, i in enumerate(order):
+        if len(head) >= window:
+            return head + waiting + order[n:]
+        document = document_of[i]
+        if count.get(document, 0) >= cap:
+            waiting.append(i)
+            continue
+        head.append(i)
+        count[document] = count.get(document, 0) + 1
+    return head + waiting

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..engines.factory import build_embedder, build_engine
+from ..engines.factory import build_embedder, build_engine, passage_embedder
 from ..engines.usage import UsageMeter
 from ..operations import opened_store, resolve_template
 from ..settings import Settings
@@ -23,9 +23,10 @@ class Sources:
     """What one question is answered from."""
 
     store: Store
-    embedder: Any
+    embedder: Any  # the compile's: entity names
     llm: Any | None  # an OpenAIClient, or None offline
     usage: UsageMeter
+    passages: Any = None  # the passages' (engines.factory.passage_embedder)
 
 
 @contextlib.asynccontextmanager
@@ -41,17 +42,19 @@ async def sources_for(
         stack.push_async_callback(embedder.close)
         engine = build_engine(settings, template, usage=usage, cache=StoreResponseCache(store))
         stack.push_async_callback(engine.close)
-        yield Sources(store, embedder, getattr(engine, "client", None), usage)
+        yield Sources(store, embedder, getattr(engine, "client", None), usage, passage_embedder(embedder))
 
 
 async def retrieve_in_workspace(settings: Settings, question: str, options: Options) -> Retrieval:
     async with opened_store(settings) as store, sources_for(store, settings) as src:
-        return await retrieve(question, store, embedder=src.embedder, llm=src.llm, options=options)
+        return await retrieve(question, store, embedder=src.embedder, passages=src.passages,
+                              llm=src.llm, options=options)
 
 
 async def ask_in_workspace(
     settings: Settings, question: str, options: Options
 ) -> AsyncIterator[dict[str, Any]]:
     async with opened_store(settings) as store, sources_for(store, settings) as src:
-        async for event in ask(question, store, embedder=src.embedder, llm=src.llm, options=options):
+        async for event in ask(question, store, embedder=src.embedder, passages=src.passages,
+                               llm=src.llm, options=options):
             yield event
