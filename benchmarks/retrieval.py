@@ -57,11 +57,10 @@ def manual_folder(spec: dict[str, Any]) -> Path:
 
 
 def sample_documents(folder: Path, gold: set[str], limit: int) -> list[str]:
-    """Every answering document, and others chosen at random (seeded) up to `limit`."""
-    from benchmarks.offline_corpus import SUFFIXES
-
-    every = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
-                   if p.is_file() and p.suffix.lower() in SUFFIXES)
+    """Every answering document, and other pages chosen at random (seeded) up to `limit`. Only
+    the manual's HTML pages: Sphinx's _sources/ copies would answer twice under other names."""
+    every = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.html")
+                   if p.is_file() and not p.relative_to(folder).parts[0].startswith("_"))
     missing = gold - set(every)
     if missing:
         raise SystemExit(f"answering documents not in {folder}: {', '.join(sorted(missing))}")
@@ -120,9 +119,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "retrieve (default: hybrid)": {},
     "retrieve --mode local": {"mode": "local"},
     "retrieve --mode global": {"mode": "global"},
-    "  without the graph": {"graph": False},
+    "  fused by rank (RRF) instead of by score": {"fusion": "rrf"},
     "  without dense vectors": {"vectors": False},
-    "  without the rerank": {"rerank": False},
     "  without the document cap": {"per_document": 0},
 }
 

