@@ -49,7 +49,7 @@ def entity_subjects(
     counts = facts or {}
     chosen = [
         e for e in entities
-        if _distinct_at_least(e.chunk_ids, min_support) and (min_facts <= 0 or counts.get(e.id, 0) >= min_facts)
+        if _earns_page(e, counts.get(e.id, 0), min_support, min_facts)
         and (e.id not in (common or ()) or e.id in (titles or {}))
     ]
     chosen.sort(key=lambda e: (-e.importance, -len(e.chunk_ids), e.id))
@@ -67,6 +67,22 @@ def entity_subjects(
         )
         for e in chosen[:max_pages]
     ]
+
+
+def _earns_page(entity: Entity, facts: int, min_support: int, min_facts: int) -> bool:
+    """Whether a subject gets a page: seen in `min_support` chunks and named by `min_facts` claims.
+
+    The offline engine describes a subject only where the authors define it (a definition list's
+    term, a glossary entry, a reference page's purpose line, a sentence defining it), and names
+    in a claim only what the claim is about. So there a defined subject earns its page with one
+    fact of its own, and one that is never defined must be what statements of two documents are
+    about: a name met in one document only is a link target, not a page."""
+    if entity.engine == "offline":
+        if entity.description.strip():
+            return facts >= 1
+        return (_distinct_at_least(entity.document_ids, 2) and _distinct_at_least(entity.chunk_ids, min_support)
+                and facts >= min_facts)
+    return _distinct_at_least(entity.chunk_ids, min_support) and (min_facts <= 0 or facts >= min_facts)
 
 
 def _distinct_at_least(ids: Sequence[str], k: int) -> bool:

@@ -47,7 +47,8 @@ __all__ = ["claim_id", "judge", "reduce", "run"]
 # 5: the corpus's lowercase spelling of common words, code-only terms gather code-marked claims only
 # 6: a ledger kept between runs (reduce_state.py): only the chunks a change touches are redone
 # 7: underscores at an identifier's ends make another name (`__abs__()` is not `abs()`)
-REDUCE_VERSION = "reduce-7"
+# 8: a defined term gathers the claims it is the subject of (opening with it), not every mention
+REDUCE_VERSION = "reduce-8"
 PHASE = "reduce"
 ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
 OLD_HASHES_KEY = "reduce:record-hashes"  # content hashes kept before the ledger; removed on a full run

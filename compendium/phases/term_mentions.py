@@ -77,6 +77,24 @@ def _mentions(spelling: str, text: str, lower: str | None) -> tuple[int, int]:
     return found, len(_spelling_pattern(spelling, code=True).findall(text)) if found and "`" in text else 0
 
 
+_OPENING = re.compile(r"^(?:(?:the|a|an|this|each|every|all|both|any|some)\s+)?[`*\"'“(]*", re.IGNORECASE)
+
+
+def opens_with(spelling: str, text: str) -> bool:
+    """Whether the claim's grammatical subject is the spelling: the claim opens with it (or its
+    plural), after at most an article or determiner and markup. A claim that only mentions a
+    term elsewhere is the term's mention, not its fact: it stays on its own subject's page."""
+    lower = text.lower()
+    start = _OPENING.match(lower)
+    at = start.end() if start else 0
+    for form in plural_forms(spelling.lower()):
+        if lower.startswith(form, at):
+            after = lower[at + len(form) : at + len(form) + 1]
+            if not after or not (after.isalnum() or after in "_-"):
+                return True
+    return False
+
+
 def claim_words(text: str) -> set[str]:
     """The lowercase words of a claim, as terms are looked up."""
     return set(_WORD.findall(text.lower()))
@@ -119,7 +137,8 @@ class SpellingHits:
     as_word: int = 0
 
     def add(self, claim_id: str, text: str, spelling: str, sign: int = 1) -> None:
-        self.add_counts(claim_id, *_mentions(spelling, text, caseless(text)), sign)
+        if opens_with(spelling, text):
+            self.add_counts(claim_id, *_mentions(spelling, text, caseless(text)), sign)
 
     def add_counts(self, claim_id: str, found: int, code: int, sign: int = 1) -> None:
         """A claim naming the spelling `found` times, `code` of them as inline code (see _mentions)."""
@@ -187,7 +206,8 @@ def spelling_hits(spellings: Collection[str], claims: Iterable[Claim]) -> dict[s
         )
         hits = out[spelling] = SpellingHits()
         for claim in candidates.values():
-            hits.add_counts(claim.id, *_mentions(spelling, claim.text, lowered[id(claim)]))
+            if opens_with(spelling, claim.text):
+                hits.add_counts(claim.id, *_mentions(spelling, claim.text, lowered[id(claim)]))
     return out
 
 

@@ -196,7 +196,7 @@ def test_claims_are_verbatim_sentences_not_code_tables_headings_or_questions():
         assert "SELECT" not in text and "|" not in text and not text.startswith("#")
         assert not text.endswith("?")
     claim = next(c for c in reply.claims if c.text.startswith("Granite uses the WAL"))
-    assert claim.entities == ["Granite", "Write-Ahead Log"]
+    assert claim.entities == ["Granite"]  # what it is about; the WAL is only mentioned (a link)
 
 
 def test_relations_typed_by_cue_words_with_strength():
@@ -405,3 +405,65 @@ def test_a_sentence_shouted_in_capitals_names_nothing_and_names_beside_it_are_ke
     names = {e.name for e in extract_chunk(ChunkInput(label="c1", text=text), TEMPLATE).entities}
     assert not any("WARRANT" in n or "INCLUDING" in n or "PURPOSE" in n for n in names), names
     assert {"University of California", "POSTGRES", "BSD"} <= names
+
+
+def _chunk(text: str, title: str, blocks: list[list]) -> ChunkInput:
+    return ChunkInput(label="c1", text=text, heading_path=["OPTIONS"], document_title=title, blocks=blocks)
+
+
+def _definition_list(pairs: list[tuple[str, str]]) -> tuple[str, list[list]]:
+    text, blocks = "", []
+    for term, description in pairs:
+        for kind, part in (("term", term), ("definition", description)):
+            start = len(text)
+            text += part
+            blocks.append([kind, start, len(text)])
+            text += "\n\n"
+    return text, blocks
+
+
+def test_an_option_is_a_fact_of_its_owner_and_never_a_subject_of_its_own():
+    text, blocks = _definition_list([
+        ("--squash", "Produce the working tree and index state as if a real merge happened."),
+        ("--no-squash", "Perform the merge and commit the result, overriding the earlier option."),
+        ("-a", "Show all the branches, both local and remote ones, in the listing."),
+    ])
+    reply = extract_chunk(_chunk(text, "git-merge(1)", blocks), TEMPLATE)
+    names = {e.name for e in reply.entities} | {c.term for c in reply.concepts}
+    assert not any(n.startswith("-") for n in names)
+    assert all(c.entities == ["git-merge"] for c in reply.claims), reply.claims
+    assert {c.text for c in reply.claims} >= {
+        "Produce the working tree and index state as if a real merge happened.",
+        "Perform the merge and commit the result, overriding the earlier option.",
+    }
+
+
+def test_a_glossary_entry_defines_its_own_subject():
+    text, blocks = _definition_list([
+        ("builder", "A class that takes parsed documents and performs an action on them."),
+    ])
+    reply = extract_chunk(_chunk(text, "Glossary", blocks), TEMPLATE)
+    described = {c.term: c.definition for c in reply.concepts} | {e.name: e.description for e in reply.entities}
+    assert described["builder"] == "A class that takes parsed documents and performs an action on them."
+    assert [c.entities for c in reply.claims] == [["builder"]]
+
+
+def test_contractions_single_letters_and_lone_adjectives_are_never_subjects():
+    from compendium.engines.offline.subjects import never_subject
+
+    for noise in ("I’d", "CC’d", "a", "z", "just m", "X-provided", "Perl-compatible", "dangerous", "-a"):
+        assert never_subject(noise), noise
+    for name in ("Git", "JSON", "table", "checkpoint", "Write-Ahead Log", "git-rebase"):
+        assert not never_subject(name), name
+
+
+def test_a_scope_owner_is_the_document_title_without_its_site_or_man_section():
+    from compendium.engines.offline.subjects import owner_name, release_notes
+
+    assert owner_name("git-rebase(1)") == "git-rebase"
+    assert owner_name("StringUtils (Apache Commons Lang 3.12.0 API)") == "StringUtils"
+    assert owner_name("Plugins - MkDocs") == "Plugins"
+    assert owner_name("File handling — Django 3.2.25 documentation") == "File handling"
+    assert owner_name("GNU gettext utilities: 2. The User's View") == "The User's View"
+    assert release_notes("Django 1.11.4 release notes — Django 3.2.25 documentation")
+    assert release_notes("Manual", ["Changes in 1.7.1"]) and not release_notes("Getting Started - MkDocs")

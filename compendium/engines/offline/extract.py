@@ -31,6 +31,7 @@ from .names import (
 from .phrases import Mention, definition_of, key_phrases, word_tokens
 from .relations import Typed, describe_between, relation_type
 from .sentences import Sentence, clean_heading, sentences_of, starts_mid_sentence
+from .subjects import is_member, never_subject, owner_name, release_notes, term_name
 from .words import (
     BOILERPLATE,
     FUNCTION_WORDS,
@@ -171,12 +172,14 @@ def extract_chunk(
             items[key] = _Item(key, phrase, "phrase", 10**6)
     _find_word_mentions(items, tokens, mentions)
     _drop_common_code_words(items, sentences, mentions, headings, chunk.text)
+    _drop_never_subjects(items, mentions)
     for i, found in enumerate(mentions):
         for mention in found:
             item = items[mention.key]
             if not item.sentences or item.sentences[-1] != i:
                 item.sentences.append(i)
             item.first = min(item.first, i)
+    about = _about(chunk, items, sentences, mentions, alias_of, claim_like)
     for key, item in items.items():
         if name_key(item.name) != key:  # named by its short form: the long form may be in a heading
             long = _alias_text(key, every_spans, item)
@@ -189,6 +192,7 @@ def extract_chunk(
                 if alias and alias not in item.aliases and alias != item.name:
                     item.aliases.append(alias)
 
+    # Every name stays an entity (a link target, an alias); the claims name only their subjects.
     ranked = _rank([it for it in items.values() if it.sentences or it.definition], headings)
     kept = {it.key for it in ranked[: 2 * limit]}
     label = chunk.label
@@ -197,7 +201,9 @@ def extract_chunk(
     for item in ranked:
         if item.key not in kept:
             continue
-        description = item.definition or _subject_sentence(item, sentences, claim_like, mentions)
+        # Only what the authors define describes a subject: a sentence merely naming it first
+        # is a fact of its page, not what it is.
+        description = item.definition
         if item.is_concept and not item.aliases:  # a concept cannot carry aliases: keep them
             if len(concepts) < limit:
                 concepts.append(ConceptItem(chunk=label, term=item.name, definition=description))
@@ -213,7 +219,7 @@ def extract_chunk(
             )
     named = {e.name for e in entities} | {c.term for c in concepts}
     names = {key: it.name for key, it in items.items() if it.name in named}
-    claims = _claims(label, sentences, claim_like, mentions, names, limit)
+    claims = _claims(label, sentences, claim_like, about, names, limit)
     relations = _relations(label, sentences, mentions, names, relation_rules, limit)
     topics = [TopicItem(chunk=label, name=t) for t in _topics(chunk, ranked, names)]
     return ExtractionReply(
@@ -225,7 +231,7 @@ def _purpose_headings(chunk: ChunkInput) -> list[Sentence]:
     """The chunk's headings shaped as purpose lines ("json — JSON encoder and decoder"), read
     as sentences: the text holds them verbatim, so they can be cited."""
     out = []
-    for kind, start, end in chunk.blocks or ():
+    for kind, start, end, *_ in chunk.blocks or ():  # a definition adds its term and scope
         if kind == "heading":
             line = " ".join(chunk.text[start:end].split())
             if purpose_name(line):
@@ -402,19 +408,18 @@ def _is_claim_sentence(text: str) -> bool:
     return any(w in VERBS or (len(w) > 4 and w.endswith("ed")) for w in lower)
 
 
-def _claims(label: str, sentences, claim_like, mentions, names, limit: int) -> list[ClaimItem]:
-    scored = []
+def _claims(label: str, sentences, claim_like, about: list[list[str]], names, limit: int) -> list[ClaimItem]:
+    """The chunk's claim sentences, each naming only the subjects it is about, in text order."""
+    out = []
     for i, sentence in enumerate(sentences):
         if not claim_like[i]:
             continue
-        mentioned = _names_in(mentions[i], names)
-        if not mentioned:
-            continue
-        scored.append(
-            (-len(mentioned), i, ClaimItem(chunk=label, text=sentence.text, entities=mentioned))
-        )
-    best = sorted(scored)[:limit]
-    return [claim for _, _, claim in sorted(best, key=lambda x: x[1])]
+        subjects = [names[k] for k in about[i] if k in names]
+        if subjects:
+            out.append(ClaimItem(chunk=label, text=sentence.text, entities=list(dict.fromkeys(subjects))))
+        if len(out) >= limit:
+            break
+    return out
 
 
 def _names_in(found: list[Mention], names: dict[str, str]) -> list[str]:
@@ -495,3 +500,128 @@ def _topics(chunk: ChunkInput, ranked: list[_Item], names: dict[str, str]) -> li
         if item.key in names and len(item.sentences) >= 2 and item.name not in topics:
             topics.append(item.name)
     return topics
+
+
+# What may stand before a sentence's grammatical subject: an article or determiner, markup.
+_BEFORE_SUBJECT = re.compile(r"^(?:(?:the|a|an|this|each|every|all|both|only|any|some|no)\s+)?[`*\"'“(]*$", re.IGNORECASE)
+
+
+def _drop_never_subjects(items: dict[str, _Item], mentions: list[list[Mention]]) -> None:
+    """Options, contractions, single letters and lone adjectives are never subjects: an option
+    is a part of its owner, the rest are words."""
+    dropped = {key for key, item in items.items() if never_subject(item.name)}
+    if dropped:
+        for key in dropped:
+            del items[key]
+        for found in mentions:
+            found[:] = [m for m in found if m.key not in dropped]
+
+
+def _subject_of(sentence: Sentence, found: list[Mention]) -> str | None:
+    """The key of the sentence's grammatical subject: the name it opens with, after at most an
+    article or determiner ("The `-s` option ..." is about what follows "The")."""
+    if not found:
+        return None
+    first = min(found, key=lambda m: m.start)
+    if first.start > _SUBJECT_OFFSET or not _BEFORE_SUBJECT.match(sentence.text[: first.start]):
+        return None
+    after = sentence.text[first.end : first.end + 2]
+    if after.startswith(("’s", "'s")):
+        return None  # "Git's object store ...": the possessor is not the subject
+    return first.key
+
+
+def _about(
+    chunk: ChunkInput,
+    items: dict[str, _Item],
+    sentences: list[Sentence],
+    mentions: list[list[Mention]],
+    alias_of: dict[str, str],
+    claim_like: list[bool],
+) -> list[list[str]]:
+    """For each sentence, the keys of the subjects it is about: the term a definition block
+    defines (its owner's, for a member such as an option or a method), the subject the
+    sentence opens with, and the subject whose home the section is (the heading naming it, or
+    the document's own subject). A release note is about its notes only."""
+    owner = owner_name(chunk.document_title)
+    owner_key = name_key(owner) if owner and not never_subject(owner) else ""
+    owner_key = alias_of.get(owner_key, owner_key)
+    notes = release_notes(chunk.document_title, chunk.heading_path)
+    out: list[list[str]] = []
+    for i, sentence in enumerate(sentences):
+        keys: list[str] = []
+        if sentence.term:
+            out.append(keys)
+            continue
+        own = False  # a definition block of a subject of its own: no fact of the document's
+        if sentence.defines:
+            term = term_name(sentence.defines)
+            if is_member(sentence.defines) or (owner_key and not _defines_a_thing(sentence, term)):
+                if owner_key:
+                    keys.append(owner_key)
+            elif term and not never_subject(term):
+                key = alias_of.get(name_key(term), name_key(term))
+                if key:
+                    item = items.get(key)
+                    if item is None:
+                        item = items[key] = _Item(key, term, "defined", i)
+                    if not item.definition and sentence.position == 0:
+                        item.definition = sentence.text
+                    keys.append(key)
+                    own = True
+        if not notes:
+            subject = _subject_of(sentence, mentions[i])
+            if subject and subject not in keys:
+                keys.append(subject)
+        heading = clean_heading(sentence.heading or (chunk.heading_path[-1] if chunk.heading_path else ""))
+        home = alias_of.get(name_key(heading), name_key(heading)) if heading else ""
+        if home and home in items and not never_subject(items[home].name):
+            if home not in keys:
+                keys.append(home)
+        elif owner_key and owner_key not in keys and claim_like[i] and not own:
+            keys.append(owner_key)
+        out.append(keys)
+    if owner_key and owner_key not in items and any(owner_key in keys for keys in out):
+        kind = "code" if _IDENTIFIER.fullmatch(owner) else "name"
+        items[owner_key] = _Item(owner_key, owner, kind, 0)
+    if owner_key in items and not items[owner_key].definition:
+        # A document's title names what its authors define there: its introduction, or the
+        # section describing it, says what it is where no sentence defines it.
+        top = not chunk.heading_path or clean_heading(chunk.heading_path[-1]).lower() in _DESCRIBING
+        for i, keys in enumerate(out):
+            if owner_key in keys and claim_like[i] and (top or keys[0] == owner_key) and not sentence_leans(sentences[i]):
+                items[owner_key].definition = sentences[i].text
+                break
+    for i, keys in enumerate(out):
+        for key in keys:
+            item = items.get(key)
+            if item is not None and (not item.sentences or item.sentences[-1] != i) and i not in item.sentences:
+                item.sentences.append(i)
+                item.sentences.sort()
+                item.first = min(item.first, i)
+    return out
+
+
+# How a description of a thing opens: an article or determiner ("A class that ...", "The
+# default ..."), where an option's, a value's or a subcommand's opens with what it does
+# ("Remove a matching credential", "Generate a diff ...", "This option forces ...").
+_THING_OPENING = re.compile(r"^(?:`[^`]+`:\s+)?(?:an?|the|one|any|each|every|some)\s", re.IGNORECASE)
+
+
+def _defines_a_thing(sentence: Sentence, term: str) -> bool:
+    """Whether a definition block describes its term as a thing of its own (a glossary entry),
+    not as a member of the document's subject: it opens with an article, or with the term."""
+    text = sentence.text
+    if _THING_OPENING.match(text):
+        return True
+    return bool(term) and text.lower().lstrip("`*").startswith(term.lower())
+
+
+# Sections whose sentences say what the document's subject is.
+_DESCRIBING = frozenset({"description", "overview", "introduction", "name", "purpose", "summary", "about", "synopsis"})
+_LEANS = re.compile(r"^(?:It|Its|This|These|That|Those|They|Otherwise|However|But|And|Or|So|Also|Then)\b")
+
+
+def sentence_leans(sentence: Sentence) -> bool:
+    """A sentence that leans on the one before ("It ...", "Otherwise ..."): no description alone."""
+    return bool(_LEANS.match(sentence.text))

@@ -43,6 +43,8 @@ class Sentence:
     block: int  # index of the paragraph or list item it came from
     position: int  # 0 for the first sentence of its block
     term: bool = False  # a definition list's or glossary's term: a name over its definition, no claim
+    defines: str = ""  # in a definition block: the term it defines, as the authors wrote it
+    heading: str = ""  # the chunk's last heading above it, "" when none is inside the chunk
 
 
 def prose_blocks(text: str) -> list[str]:
@@ -196,20 +198,45 @@ def sentences_of(text: str, blocks: list[list[Any]] | None = None) -> list[Sente
     """Every prose sentence of a text, with the block it belongs to. Given the chunk's blocks
     ([kind, start, end] in `text`), only prose blocks are read, each on its own: code, tables
     and headings are never sentences, a term is one sentence marked as a term, and no
-    sentence runs from one block into the next."""
-    parts = (
-        [(text[s:e], kind in _TERM_KINDS) for kind, s, e in blocks if kind in _PROSE_KINDS or kind in _TERM_KINDS]
-        if blocks
-        else [(text, False)]
-    )
+    sentence runs from one block into the next. A sentence of a definition block knows the
+    term it defines (the term block before it, or its own "`term`: description" opening) and
+    every sentence the heading above it inside the chunk."""
     out: list[Sentence] = []
+    if not blocks:
+        for b, block in enumerate(prose_blocks(text)):
+            out.extend(Sentence(sentence, b, p) for p, sentence in enumerate(split_sentences(block)))
+        return out
     b = 0
-    for part, term in parts:
+    heading = ""
+    term_text = ""
+    for block_spec in blocks:
+        kind, s, e = block_spec[0], block_spec[1], block_spec[2]
+        if kind == "heading":
+            heading = " ".join(text[s:e].split())
+            term_text = ""
+            continue
+        term = kind in _TERM_KINDS
+        if not term and kind not in _PROSE_KINDS:
+            continue
+        part = text[s:e]
+        if term:
+            term_text = " ".join(part.split())
+        defines = ""
+        if kind == "definition":
+            given = block_spec[3] if len(block_spec) > 3 and isinstance(block_spec[3], str) else ""
+            opening = _DEFINED_TERM.match(part.lstrip())
+            defines = given or (opening.group(1) if opening else term_text)
+        elif not term:
+            term_text = ""
         for block in prose_blocks(part):
             for p, sentence in enumerate([" ".join(block.split())] if term else split_sentences(block)):
-                out.append(Sentence(sentence, b, p, term))
+                out.append(Sentence(sentence, b, p, term, defines, heading))
             b += 1
     return out
+
+
+# A definition block's own opening: "`--squash`: Produce the working tree ..."
+_DEFINED_TERM = re.compile(r"`([^`\n]{1,120})`:\s")
 
 
 @lru_cache(maxsize=8192)

@@ -7,6 +7,7 @@ import re
 from ...outline.titles import PART_HEADINGS, TOPIC_HEADING_SHARE, title_from_members
 from ..tasks import TopicReply, TopicRequest
 from .sentences import without_label
+from .subjects import owner_name
 from .whole_words import has_word
 from .words import BOILERPLATE
 
@@ -53,7 +54,7 @@ def clean_topic_heading(heading: str) -> str:
     """A source heading as a title: no section number, pilcrow, site name or chapter label."""
     text = _PILCROW.sub("", " ".join(heading.split()))
     text = _SITE_SUFFIX.sub("", text)
-    text = without_label(text).rstrip(":").strip()
+    text = without_label(owner_name(text)).rstrip(":").strip()
     return text
 
 

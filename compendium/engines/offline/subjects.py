@@ -1,0 +1,108 @@
+"""What a chunk's sentences are about: their scope's owner, the terms they define, and names that
+can never be a subject.
+
+A subject has a scope: an option, field or method the authors define in a list belongs to its
+owner (the command, class or settings group the document is about), and a sentence defining
+it is a fact of the owner's page, written with the member's name ("`--squash`: Produce ...").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# A command-line option, alone or with its value or its other spellings ("-a, --all",
+# "--[no-]squash", "--format=<format>", "+x").
+_OPTION = re.compile(r"^[-+]{1,2}[\[\w]")
+# A member of a scope written as code: a call ("abbreviate(String str, int maxWidth)"), a
+# dotted or underscored identifier, a constant, camelCase.
+_CALL = re.compile(r"^[A-Za-z_][\w.$]*\s*\(")
+_MEMBER_IDENT = re.compile(r"^[A-Za-z_][\w$]*(?:[._][\w$]+)+$|^[a-z]+[A-Z]\w*$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+# A title's site or manual name after a separator ("File handling — Django 3.2 documentation",
+# "Plugins - MkDocs", "StringUtils (Apache Commons Lang 3.12.0 API)"), and a man page's section
+# ("git-rebase(1)").
+_SITE_SUFFIX = re.compile(r"\s+(?:[—–|]|-(?=\s))\s+[^—–|]*$")
+_API_SUFFIX = re.compile(r"\s+\([^()]*\b(?:API|documentation|manual|docs?)\b[^()]*\)$", re.IGNORECASE)
+_MAN_SECTION = re.compile(r"\(\d[a-z]*\)$")
+# A contraction or possessive written as a name ("I’d", "CC’d", "we'll").
+_CONTRACTION = re.compile(r"[’'](?:d|ll|re|ve|m|s|t)$", re.IGNORECASE)
+# Adjective and participle endings of a lone word or a hyphenated compound's last part
+# ("X-provided", "Perl-compatible", "C-style", "noncumulative").
+_ADJECTIVE_END = re.compile(
+    r"(?:-(?:provided|based|compatible|style|like|specific|aware|safe|only|friendly|related|free|wide|level)"
+    r"|[a-z]{3}(?:ible|ous|ful|less))$",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=4096)
+def owner_name(document_title: str) -> str:
+    """The name a document is about, from its title: without the site's or manual's name and a
+    man page's section ("git-rebase(1)" -> "git-rebase"). Empty for an empty title."""
+    title = " ".join(document_title.split())
+    for _ in range(2):
+        title = _SITE_SUFFIX.sub("", title)
+        title = _API_SUFFIX.sub("", title)
+    title = _BOOK_PREFIX.sub("", title)
+    return _SECTION_LABEL.sub("", _MAN_SECTION.sub("", title)).strip()
+
+
+# A book's name before a numbered section's title ("GNU gettext utilities: 2. The User's View").
+_BOOK_PREFIX = re.compile(r"^[^:]{1,80}:\s+(?=(?:[A-Z]|\d+)(?:\.\d+)*\.?\s)")
+_SECTION_LABEL = re.compile(r"^(?:[A-Z]\.|\d+\.)(?:\d+\.?)*\s+")
+# Release notes and changelogs, by their title or heading: "Django 1.11.4 release notes",
+# "Changes in 2.3", "Version 1.7.1", "What's new in 3.11", "Changelog", "NEWS".
+_RELEASE = re.compile(
+    r"\b(?:release\s+notes?|releases?\s+\d|change\s*log|changes\s+(?:in|since|for)\s+(?:version\s+)?v?\d"
+    r"|what[’']s\s+new|news\s+(?:for|in)\b|version\s+v?\d+\.\d+|^v?\d+\.\d+(?:\.\d+)*(?:\s|$))",
+    re.IGNORECASE,
+)
+
+
+def release_notes(document_title: str, heading_path: list[str] | tuple[str, ...] = ()) -> bool:
+    """Whether a passage is a release note: its document's title, or a heading above it, names a
+    release ("Django 1.11.4 release notes", "Changes in 7.2", "v1.4.0")."""
+    return bool(_RELEASE.search(document_title)) or any(_RELEASE.search(h) for h in heading_path[:2])
+
+
+def is_option(name: str) -> bool:
+    """A command-line option ("--squash", "-a", "-a, --all")."""
+    return bool(_OPTION.match(name.strip().strip("`*")))
+
+
+def is_member(term: str) -> bool:
+    """A defined term that is a member of its scope, not a subject of its own: an option, or a
+    name written as code (a call, a dotted, underscored or camelCase identifier)."""
+    inner = term.strip().strip("`*").strip()
+    if not inner:
+        return False
+    if inner[0] in "<[{":  # a placeholder or an optional part of a synopsis ("<repository>")
+        return True
+    return is_option(inner) or bool(_CALL.match(inner)) or bool(_MEMBER_IDENT.match(inner.split()[0]))
+
+
+def term_name(term: str) -> str:
+    """The name a definition list's term gives, without its marks and its signature's tail: the
+    first of several spellings ("-a, --all" -> "-a"), a call's name."""
+    inner = term.strip().strip("`*").strip()
+    inner = re.split(r",\s|\s\|\s", inner, maxsplit=1)[0].strip()
+    return inner
+
+
+def never_subject(name: str) -> bool:
+    """A name that can never be a subject, whatever the text around it: a contraction, a single
+    letter or digit, a number, an adjective or participle standing alone, an option."""
+    text = name.strip().strip("`*\"'").strip()
+    if len(text) <= 1 or text.replace(".", "").replace(",", "").isdigit():
+        return True
+    if _CONTRACTION.search(text) or is_option(text):
+        return True
+    words = text.split()
+    if len(words) == 1 and text.isalpha() and text.islower() and len(text) <= 2:
+        return True  # "a", "z", "ok"
+    if len(words) > 1 and len(words[-1]) == 1 and words[-1].islower():
+        return True  # a fragment ending in a letter: "just m"
+    if len(words) == 1 and not any(c.isupper() for c in text[1:]) and "_" not in text and "`" not in name:
+        if _ADJECTIVE_END.search(text):
+            return True
+    return False
