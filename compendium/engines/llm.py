@@ -466,21 +466,17 @@ def _flat(text: str) -> str:
 def place_items(reply: ExtractionReply, batch: ExtractionBatch) -> int:
     """Give each item of a MAP reply the chunk it comes from; returns how many were moved.
 
-    One chunk: every item is its. Otherwise a claim whose text is found in exactly one chunk
-    belongs to that chunk whatever label it carries (a document cannot make its sentences
-    count for another chunk by writing a label into itself); any other item without a label
-    of the batch takes the one chunk its name or text is found in, if there is one."""
+    A claim whose text is found in exactly one chunk belongs to that chunk whatever label it
+    carries: a document cannot make its sentences count for another chunk by writing a label
+    into itself. An item with no label (or a heading where the label goes) takes the batch's
+    one chunk, else the one chunk its name or text is found in; an item whose label names no
+    chunk of the batch is placed only by its text. The example's label (c0) is never placed."""
     labels = [c.label for c in batch.chunks]
     if not labels:
         return 0
     known = {label_key(x) for x in labels}
-    moved = 0
-    if len(labels) == 1:
-        for item in _items(reply):
-            if item.chunk != labels[0] and label_key(item.chunk or "") != EXAMPLE_LABEL:
-                item.chunk, moved = labels[0], moved + 1
-        return moved
     texts = {c.label: _flat(c.text) for c in batch.chunks}
+    moved = 0
 
     def where(text: str) -> str | None:
         quoted = _flat(text).rstrip(".")
@@ -491,10 +487,14 @@ def place_items(reply: ExtractionReply, batch: ExtractionBatch) -> int:
 
     for claim in reply.claims:
         home = where(claim.text)
-        if home is not None and claim.chunk != home:
+        if home is not None and claim.chunk != home and label_key(claim.chunk or "") != EXAMPLE_LABEL:
             claim.chunk, moved = home, moved + 1
     for item in _items(reply):
-        if label_key(item.chunk or "") in known:
+        key = label_key(item.chunk or "")
+        if key in known or key == EXAMPLE_LABEL:
+            continue
+        if key is None and len(labels) == 1:  # no label at all: the batch has one chunk
+            item.chunk, moved = labels[0], moved + 1
             continue
         text = getattr(item, "name", None) or getattr(item, "term", None) or getattr(item, "source", None) or ""
         home = where(text) or where(getattr(item, "text", "") or "")

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ..engines.openai_client import CutOff
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable, LabelError, ReplyError
 from ..fingerprint import fingerprint, text_hash
 from ..pipeline.context import CompileContext, PhaseResult
@@ -109,14 +110,18 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     titles = {d.id: d.title or d.path for d in documents.values()}
     batches: list[tuple[Template, list[Chunk]]] = []
+    if work.todo:
+        await _know_context(engine)
     for name in sorted({template_of[c.id].name for c in work.todo}):
         group = [c for c in work.todo if template_of[c.id].name == name]
         own = template_of[group[0].id]
-        batches += [(own, b) for b in pack_batches(group, own.map.batch_chunks, own.map.batch_tokens)]
+        max_chunks, max_tokens = batch_limits(engine, own)
+        batches += [(own, b) for b in pack_batches(group, max_chunks, max_tokens)]
 
     total = len(chunks) if since is None else await store.count(Chunk)
     result = PhaseResult(items=total, skipped=total - len(work.todo))
     totals = SplitCounts()
+    extra = {"splits": 0, "empty": 0}  # batches split in two; chunks extracted with nothing
     changed: list[str] = []
     # This run's done extracts, handed to REDUCE when they are all of them. Not above a bound: the
     # collector walks what MAP holds, again and again (11k chunks: +0.06 s against REDUCE's
@@ -146,6 +151,17 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
                 if fatal or ctx.cancel.is_set():
                     return  # stopped while it waited: never asked, the next run extracts it
                 reply = await engine.extract(request, batch_template)
+        except CutOff as exc:
+            if len(batch) < 2:
+                raise EngineError(str(exc)) from exc  # engines split only batches of several chunks
+            # Too big for one reply (or one prompt): each half is asked on its own, not repaired whole.
+            extra['splits'] += 1
+            ctx.warn(f"map: a batch of {len(batch)} chunks was too big for one reply ({exc}); split in two")
+            half = len(batch) // 2
+            for part in (batch[:half], batch[half:]):
+                async with answers_with_records(store) as part_held:
+                    await extract(batch_template, part, part_held)
+            return
         except (EngineUnavailable, BudgetExceeded) as exc:
             fatal.append(exc)
             return
@@ -190,6 +206,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         totals.retyped += counts.retyped
         changed.extend(c.id for c in batch)
         result.done += len(batch)
+        extra['empty'] += sum(1 for r in records if not (r.entities or r.concepts or r.claims))
 
     tasks: list[asyncio.Task[None]] = []
     launched = 0
@@ -207,6 +224,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     result.details = {
         "batches": launched,
+        "split_batches": extra["splits"],
+        "empty_chunks": extra["empty"],
         "dropped_items": totals.dropped + totals.capped,
         "unknown_label_items": totals.unknown_labels,
         "retyped_items": totals.retyped,
@@ -215,6 +234,17 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     problem = most_dropped(totals)
     if problem is not None:
         raise ReplyError(problem, hint="use a model that follows the MAP prompt, or lower the temperature")
+    if work.todo and result.failed == len(work.todo) and launched == len(batches):
+        raise EngineError(
+            f"map: every one of the {result.failed} chunks failed extraction; nothing was extracted",
+            hint="see the warnings above for each batch's error; check the model and llm.response_format",
+        )
+    if engine.name != "offline":  # rules find what they find; a model answering nothing is a fault
+        empty = empty_problem(result.done, extra['empty'], engine.name)
+        if empty is not None:
+            raise ReplyError(empty[0], hint=empty[1])
+        if result.done >= 3 and extra['empty'] * 2 >= result.done:
+            ctx.warn(f"map: {extra['empty']} of the {result.done} chunks extracted came back empty")
     if launched < len(batches):
         result.details["cancelled"] = True
     # REFINE writes pages from an incomplete extraction provisionally (see refine.py).
@@ -241,6 +271,43 @@ async def _get(store, kind, ids: Sequence[str]) -> list:  # type: ignore[no-unty
     for s in range(0, len(ids), 500):
         out += await store.get(kind, list(ids[s : s + 500]))
     return out
+
+
+EMPTY_SHARE = 0.9  # of a MAP run's extracted chunks come back empty: the model is not extracting
+
+
+def empty_problem(done: int, empty: int, engine_name: str) -> tuple[str, str] | None:
+    """Pure: (why, what to try) when all or nearly all of the chunks extracted came back with
+    nothing (no entity, concept or claim), which a corpus of prose never does. Few chunks
+    (under 3) are not judged: a short note may truly hold nothing."""
+    if done < 3 or empty < EMPTY_SHARE * done:
+        return None
+    share = "all" if empty == done else f"{empty} of the {done}"
+    return (
+        f"map: {share} chunks came back empty from the {engine_name} engine: the model answered "
+        "with empty lists, so the wiki would be empty. Likely causes: a server that enforces the "
+        "schema by a grammar without showing it (the model closes every list), or a context too "
+        "small for the prompt",
+        "set llm.response_format: json_object (or plain) so the schema travels in the prompt, set "
+        "llm.context_tokens to the model's context, or use a larger model",
+    )
+
+
+def batch_limits(engine: object, template: Template) -> tuple[int, int]:
+    """The chunks and chunk tokens of one MAP batch: the template's, bounded by what the engine
+    says its model holds (an LLM of known context); an offline engine takes the template's."""
+    limits = getattr(engine, "map_limits", None)
+    if limits is None:
+        return template.map.batch_chunks, template.map.batch_tokens
+    chunks, tokens, _reply = limits(template)
+    return chunks, tokens
+
+
+async def _know_context(engine: object) -> None:
+    client = getattr(engine, "client", None)
+    detect = getattr(client, "detect_context", None)
+    if detect is not None:
+        await detect()
 
 
 def most_dropped(totals: SplitCounts) -> str | None:

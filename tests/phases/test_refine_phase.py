@@ -136,7 +136,7 @@ async def test_an_update_that_cites_none_of_the_new_evidence_keeps_the_page(serv
     server.responder = lambda request: "Hopper was a pioneer of computing."
     server.reset()
     _ctx, result = await compile_pages(template, make_ctx)
-    assert server.calls["text"] == 3  # asked, then two repairs
+    assert server.calls["text"] == 2  # asked, then one repair: the same failure twice ends it
     assert result.failed == 1 and "cites none of the evidence" in result.details["failed_pages"]["grace-hopper"]
     kept = (await pages_of(store))["grace-hopper"]
     assert (kept.markdown, kept.version) == (old.markdown, old.version)

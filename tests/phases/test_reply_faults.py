@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from compendium.compiler.orchestrator import run_compile
@@ -46,10 +48,11 @@ async def test_a_page_whose_replies_stay_bad_fails_and_keeps_its_previous_versio
     server.responder = lambda request: reply
     server.reset()
     result = await write_pages(make_ctx)
-    # One small update: its grouped call and one repair, then the page alone, asked and repaired twice.
-    assert (server.calls["page_additions"], server.calls["text"]) == (2, 3)
+    # One small update: its grouped call and one repair, then the page alone, asked and repaired
+    # once: the same failure twice ends the repairs.
+    assert (server.calls["page_additions"], server.calls["text"]) == (2, 2)
     assert result.failed == 1 and list(result.details["failed_pages"]) == ["grace-hopper"]
-    assert "not usable after 2 repairs" in result.details["failed_pages"]["grace-hopper"]
+    assert "not usable after 1 repair (the same failure twice)" in result.details["failed_pages"]["grace-hopper"]
     after = await pages_of(store)
     kept = after["grace-hopper"]
     assert (kept.markdown, kept.version, kept.status) == (before["grace-hopper"].markdown, 1, "active")
@@ -92,9 +95,29 @@ async def test_one_bad_reply_per_page_costs_a_repair_and_changes_nothing(fault, 
         await other.close()
 
 
+def unplaceable(request) -> str:  # type: ignore[no-untyped-def]
+    """A MAP reply whose items name no chunk of the batch and whose names no chunk holds."""
+    item = {"chunk": "x9", "name": "Somebody Else", "type": "person", "description": "", "aliases": []}
+    return json.dumps({"entities": [item, {**item, "name": "Nobody"}], "concepts": [], "claims": [],
+                       "relations": [], "topics": []})
+
+
+async def test_a_map_reply_naming_no_chunk_is_placed_by_its_text(server, store, make_ctx):
+    await seed(store)
+    server.fault_rate("unknown_labels", 1.0)  # every label is wrong
+    result = await map_phase.run(MAP, make_ctx(MAP))
+    # Claims and most names are found in one chunk of their batch and go there, with no repair;
+    # what sits in both chunks or in neither (a topic named after a heading) is dropped.
+    assert (result.done, result.failed) == (5, 0) and server.calls["extraction"] == 3
+    stored = await extracts(store)
+    assert all(e.claims for e in stored.values())  # each chunk kept its own sentence
+    assert all(c["text"] in TEXTS[int(e_id[1:])] for e_id, e in stored.items() for c in e.claims)
+
+
 async def test_a_map_reply_naming_no_chunk_is_retried_then_fails_the_compile(server, store, make_ctx):
     await seed(store)
-    server.fail_next(6, "unknown_labels")  # three batches, each asked and repaired
+    default = server.responder
+    server.responder = unplaceable  # three batches, each asked and repaired
     report = await run_compile(make_ctx(MAP), phases=[("map", map_phase.run)])
     assert server.calls["extraction"] == 6  # each batch asked, then repaired once
     assert report.status == "failed"
@@ -102,6 +125,7 @@ async def test_a_map_reply_naming_no_chunk_is_retried_then_fails_the_compile(ser
     stored = await extracts(store)
     assert {e.status for e in stored.values()} == {"failed"}  # a rerun asks again
 
+    server.responder = default
     server.reset()
     rerun = await run_compile(make_ctx(MAP), phases=[("map", map_phase.run)])
     assert rerun.status == "succeeded" and server.calls["extraction"] == 3
@@ -110,7 +134,17 @@ async def test_a_map_reply_naming_no_chunk_is_retried_then_fails_the_compile(ser
 
 async def test_a_map_reply_naming_no_chunk_once_is_repaired(server, store, make_ctx):
     await seed(store)
-    server.fault_rate("unknown_labels", 1.0)  # each batch's first reply; its repair is clean
+    default, asked = server.responder, []
+
+    def first_unplaceable(request):  # type: ignore[no-untyped-def]
+        # Each batch's first reply names no chunk and holds no chunk's text; its repair is clean.
+        key = request.prompt
+        if request.repair or key in asked:
+            return default(request)
+        asked.append(key)
+        return unplaceable(request)
+
+    server.responder = first_unplaceable
     result = await map_phase.run(MAP, make_ctx(MAP))
     assert (result.done, result.failed, result.details["unknown_label_items"]) == (5, 0, 0)
     assert server.calls["extraction"] == 6
