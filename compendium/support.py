@@ -30,6 +30,7 @@ MIN_CONTENT_WORDS = 2
 CITE = re.compile(r"\[\^([^\]\s]+)\](?!:)")
 _LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
+_SEE_ALSO = re.compile(r"\b(?:see also|see|related|compare)\b:?", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+(?:[_.'-][^\W_]+)*", re.UNICODE)
 # A sentence ends at . ! ? followed by its citations, then space or the end.
 _STOP = re.compile(r"[.!?](?:[ \t]*\[\^[^\]\s]+\])*(?=\s|$)|(?:\[\^[^\]\s]+\])+(?=\s*$)")
@@ -188,11 +189,26 @@ def check_text(
         prefix = re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", line)
         lead = prefix.group(0) if prefix else ""
         kept: list[str] = []
-        for raw in split_sentences(line[len(lead):]):
+        parts = split_sentences(line[len(lead):])
+        # A sentence with no marker of its own is answered for by the next marker of its
+        # paragraph (a citation closing a run of sentences covers them): each is checked
+        # against that evidence. Nothing after it in the paragraph: it cites nothing.
+        following: list[list[str]] = []
+        after: list[str] = []
+        for raw in reversed(parts):
+            own = list(dict.fromkeys(m.group(1) for m in CITE.finditer(raw)))
+            after = own or after
+            following.append(after)
+        following.reverse()
+        pending: list[tuple[int, list[str]]] = []  # kept sentences without a marker of their own
+        for raw, inherited in zip(parts, following, strict=True):
             if not content_words(raw) and not CITE.search(raw):
-                kept.append(raw)  # punctuation, a bare link: nothing to check
+                kept.append(raw)  # punctuation: nothing to check
                 continue
-            keys = list(dict.fromkeys(m.group(1) for m in CITE.finditer(raw)))
+            if not content_words(_LINK.sub(" ", _SEE_ALSO.sub(" ", raw))) and _LINK.search(raw):
+                kept.append(raw)  # "See also [[a]], [[b]].": navigation, not a statement
+                continue
+            keys = list(dict.fromkeys(m.group(1) for m in CITE.finditer(raw))) or inherited
             sentence_words = content_words(raw)
             check = SentenceCheck(text=raw.strip(), cited=keys, supported=[], unknown=[])
             pooled: set[str] = set()
@@ -209,16 +225,32 @@ def check_text(
             if len(sentence_words) < MIN_CONTENT_WORDS and keys and not check.unknown and pooled:
                 check.supported = list(keys)  # a connective: its citations together suffice
             report.sentences.append(check)
-            if check.ok:
-                kept.append(raw)
-            elif keep_partial and check.supported:
+            if check.ok or (keep_partial and check.supported):
                 bad = set(check.cited) - set(check.supported)
-                kept.append(CITE.sub(lambda m, bad=bad: "" if m.group(1) in bad else m.group(0), raw))
+                text_kept = CITE.sub(lambda m, bad=bad: "" if m.group(1) in bad else m.group(0), raw) if bad else raw
+                if not CITE.search(raw):
+                    pending.append((len(kept), check.supported))  # answered for by a later marker
+                else:
+                    pending.clear()
+                kept.append(text_kept)
+            elif CITE.search(raw) and pending:
+                # The sentence that carried the marker goes: the earlier ones it answered for
+                # get their markers written out, so each still cites its evidence.
+                for at, keys_kept in pending:
+                    kept[at] = _with_markers(kept[at], keys_kept)
+                pending.clear()
+        for at, keys_kept in pending:  # the paragraph ended with no kept marker after them
+            kept[at] = _with_markers(kept[at], keys_kept)
         body = "".join(kept).strip()
         if body:
             out_lines.append(lead + body)
     report.kept_text = _drop_empty_headings("\n".join(out_lines))
     return report
+
+
+def _with_markers(sentence: str, keys: list[str]) -> str:
+    stripped = sentence.rstrip()
+    return stripped + "".join(f"[^{k}]" for k in keys) + sentence[len(stripped):]
 
 
 def _drop_empty_headings(text: str) -> str:
