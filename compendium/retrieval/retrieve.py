@@ -54,6 +54,7 @@ class Options:
     fusion: str = "convex"
     alpha: float = 0.4
     vectors: bool = True  # False: full text alone
+    heading_weight: float = 0.2  # a passage under a heading that names a subject of the question
     per_document: int = 2  # passages of one document in the first five (0: no cap)
     path_prefix: str | None = None  # only documents whose path starts with it
 
@@ -110,7 +111,8 @@ async def retrieve(
     """Evidence for `question` from the knowledge base `store` is scoped to.
 
     `embedder` is the one the knowledge base was compiled with (entity names); `passages` the
-    one its passages were embedded with at compile time (default: `embedder`); `llm`, an
+    one its passages were embedded with at compile time (default: the one the compile chose for
+    `embedder`, engines.factory.passage_embedder); `llm`, an
     OpenAIClient, rewrites the question into names and keywords (one cached call); without it,
     or when it cannot be reached, rules and the alias table do.
     """
@@ -124,7 +126,10 @@ async def retrieve(
     text = clip_question(question)
     if not words(text):
         raise InputError("the question has no words", field="question")
-    passages = passages or embedder
+    if passages is None:
+        from ..engines.factory import passage_embedder
+
+        passages = passage_embedder(embedder)
     top_k = max(1, min(int(opts.top_k), MAX_TOP))
     mark = await ensure_index(store, passages)
     notes: list[str] = []
@@ -137,7 +142,8 @@ async def retrieve(
 
     subjects = await _subjects(store, embedder, text, terms)
     entity_scores, entity_records, relations = await _graph(store, subjects, opts)
-    chunks = await _passages(store, passages, text, search, documents, opts, top_k)
+    headings = {" ".join(words(n)) for _, e in subjects.values() for n in [e.name, *e.aliases]} if opts.heading_weight else set()
+    chunks = await _passages(store, passages, text, search, documents, opts, top_k, headings)
 
     top_entities = ranked(entity_scores, top_k)
     pages = await _pages(store, entity_scores, top_entities, opts, top_k)
@@ -314,7 +320,7 @@ async def _topics(store: Store, scores: dict[str, float], top_k: int) -> list[di
 
 async def _passages(
     store: Store, embedder: Any, text: str, search: str, documents: list[str] | None, opts: Options,
-    top_k: int,
+    top_k: int, headings: set[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Full text (BM25) and dense vectors over chunks, fused, then at most `per_document`
     passages of one document in the first five."""
@@ -333,6 +339,11 @@ async def _passages(
     known: dict[str, Chunk] = {c.id: c for c, _ in by_text}  # type: ignore[misc]
     for chunk in await store.get(Chunk, [i for i in pool if i not in known]):
         known[chunk.id] = chunk  # type: ignore[assignment]
+    if headings:
+        for i in pool:
+            if i in known and any(f" {h} " in _phrase(" ".join(known[i].heading_path)) for h in headings):  # type: ignore[attr-defined]
+                fused[i] += opts.heading_weight
+        pool = ranked({i: fused[i] for i in pool})
     pool = [i for i in pool if i in known]  # a vector whose chunk was deleted since the compile
     order = _capped(pool, {i: known[i].document_id for i in pool}, opts.per_document)  # type: ignore[attr-defined]
     best = order[:top_k]
