@@ -152,11 +152,21 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from .workspace import add_documents
+    from .workspace import SUPPORTED_EXTENSIONS, Added, add_documents
 
     settings = _settings(args)
-    copied = add_documents(settings.workspace, [Path(p) for p in args.paths])
-    print(f"Added {len(copied)} document(s) to {settings.workspace / 'documents'}")
+    added = Added()
+    add_documents(settings.workspace, [Path(p) for p in args.paths], added)
+    for folder in added.empty:
+        print(f"warning: {folder} holds no document to add (supported: "
+              f"{', '.join(sorted(SUPPORTED_EXTENSIONS))}; hidden files are left out)", file=sys.stderr)
+    for source, why in added.refused:
+        print(f"refused {source}: {why}", file=sys.stderr)
+    others = f"; {added.other_types} file(s) of other types left out" if added.other_types else ""
+    print(f"Added {len(added.copied)} document(s) to {settings.workspace / 'documents'}{others}")
+    if added.refused:
+        print(f"error: {len(added.refused)} file(s) refused; the others were added", file=sys.stderr)
+        return 2
     return 0
 
 

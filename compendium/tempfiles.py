@@ -12,13 +12,16 @@ mkstemp made them, are swept once that old too: in documents/ `.adding-XXXXXXXX`
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from .errors import InputError
 from .processes import process_alive, this_host
 
 PREFIX = ".compendium-tmp-"
@@ -83,3 +86,28 @@ def sweep(
                     continue  # its writer finished (renamed it) or another sweep took it
                 swept.append(path)
     return swept
+
+
+def disk_full(path: Path, needed: int, exc: OSError) -> OSError | InputError:
+    """The error to raise for `exc`, met writing `needed` bytes to `path`: when the disk (or
+    the user's quota) is full, an InputError naming the path, the space the write needs and
+    the space free there; any other error as it is."""
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return exc
+    folder = Path(path).parent
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        free = 0
+    return InputError(
+        f"{path}: no space left on the device of {folder}: writing it needs {_size(needed)}, "
+        f"{_size(free)} free there",
+        hint=f"free at least {_size(max(needed - free, 0) or needed)} there, or choose another folder",
+    )
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} bytes"

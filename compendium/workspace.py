@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .errors import InputError, WorkspaceError
-from .tempfiles import DOCUMENTS, sweep, temp_file
+from .tempfiles import DOCUMENTS, disk_full, sweep, temp_file
 
 CONFIG_FILE = "compendium.yaml"
 DOCUMENTS_DIR = "documents"
@@ -135,38 +136,108 @@ def document_path(workspace: Path, relative: str) -> Path:
     return target
 
 
-def add_documents(workspace: Path, paths: list[Path]) -> list[Path]:
+# What a file of each kind starts with; a text file starting with any of these is not text.
+_MAGIC = {".pdf": b"%PDF-", ".docx": b"PK\x03\x04"}
+_BINARY = {
+    b"%PDF-": "a PDF", b"PK\x03\x04": "a zip archive (DOCX, XLSX, ...)", b"\x89PNG": "a PNG image",
+    b"GIF8": "a GIF image", b"\xff\xd8\xff": "a JPEG image", b"\x7fELF": "a program (ELF)",
+    b"\xd0\xcf\x11\xe0": "an old Office file (DOC, XLS)", b"\x1f\x8b": "a gzip archive",
+    b"BZh": "a bzip2 archive", b"7z\xbc\xaf": "a 7-Zip archive", b"Rar!": "a RAR archive",
+    b"\xfd7zXZ": "an xz archive", b"RIFF": "a RIFF file (WAV, AVI, WEBP)", b"MZ": "a Windows program",
+    b"\x00\x00\x01\x00": "an icon", b"OggS": "an Ogg file", b"ID3": "an MP3 file", b"fLaC": "a FLAC file",
+    b"\xca\xfe\xba\xbe": "a Java class", b"SQLite format 3": "an SQLite database", b"wOF": "a web font",
+}
+SNIFF_BYTES = 8192  # what sniff() needs of a file's start
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f\x1b")
+
+
+def sniff(name: str, head: bytes) -> str | None:
+    """Why a file called `name` whose first SNIFF_BYTES are `head` is not of its extension's
+    type, or None when it may be: a PDF starts with %PDF-, a DOCX is a zip; Markdown, reST,
+    text and HTML are text (UTF-16 with its byte-order mark included), start with no binary
+    signature, and HTML has a tag."""
+    suffix = PurePosixPath(name).suffix.lower()
+    magic = _MAGIC.get(suffix)
+    if magic is not None:
+        found = head.find(magic, 0, 1024) if suffix == ".pdf" else (0 if head.startswith(magic) else -1)
+        return None if found >= 0 else f"its content is not a {suffix} file{_what(head)}"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None  # UTF-16 text: the reader checks it
+    for signature, what in _BINARY.items():
+        if head.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(signature):
+            return f"its content is {what}, not a {suffix} text file"
+    if b"\x00" in head:
+        return f"its content is binary (NUL bytes), not a {suffix} text file"
+    controls = sum(1 for byte in head if byte < 32 and byte not in _TEXT_CONTROLS)
+    if controls > max(8, len(head) // 20):
+        return f"its content is binary ({controls} control bytes in the first {len(head)}), not a {suffix} text file"
+    if suffix in (".html", ".htm") and head.strip() and b"<" not in head:
+        return f"its content has no HTML tag in the first {len(head)} bytes, so it is not a {suffix} file"
+    return None
+
+
+def _what(head: bytes) -> str:
+    for signature, what in _BINARY.items():
+        if head.lstrip().startswith(signature):
+            return f" but {what}"
+    return ""
+
+
+def sniff_file(path: Path, name: str | None = None) -> str | None:
+    """sniff() of the file at `path` (named `name`, else its own name); OSError if unreadable."""
+    with open(path, "rb") as handle:
+        return sniff(name or path.name, handle.read(SNIFF_BYTES))
+
+
+@dataclass
+class Added:
+    """What `add` did: the files copied, each refused (source, why), the folders holding no
+    document, and how many files of other types it left out."""
+
+    copied: list[Path] = field(default_factory=list)
+    refused: list[tuple[Path, str]] = field(default_factory=list)
+    empty: list[Path] = field(default_factory=list)
+    other_types: int = 0
+
+
+def add_documents(workspace: Path, paths: list[Path], report: Added | None = None) -> list[Path]:
     """Copy files, and folders recursively, into WORKSPACE/documents/. A folder keeps its
     structure under a folder of its own name. Hidden files and folders, symlinks met while
-    walking a folder, and unsupported extensions are skipped. Returns the files written."""
+    walking a folder, and files of unsupported extensions in a folder are left out. Returns
+    the files written.
+
+    A file that cannot be added (missing, of an unsupported type, whose content is not its
+    extension's type, whose name no documents folder can hold, or that cannot be copied) is
+    refused without stopping the others: listed in `report` when one is given, else raised
+    as one InputError once every other file is copied."""
+    added = report if report is not None else Added()
     root = documents_dir(workspace)
     root.mkdir(parents=True, exist_ok=True)
     sweep(root, earlier=DOCUMENTS)  # what a killed add left half-copied
-    copied: list[Path] = []
     for source in paths:
         source = Path(source).expanduser()
-        if not source.exists():
-            raise InputError(f"{source}: no such file or folder")
         if source.is_dir():
-            copied += _add_folder(workspace, source)
+            _add_folder(workspace, source, added)
+        elif not source.exists():
+            added.refused.append((source, "no such file or folder"))
         elif source.suffix.lower() not in SUPPORTED_EXTENSIONS:
-            raise InputError(
-                f"{source}: unsupported file type {source.suffix or '(none)'!r}",
-                hint="supported: " + ", ".join(sorted(SUPPORTED_EXTENSIONS)),
-            )
+            added.refused.append((source, f"unsupported file type {source.suffix or '(none)'!r} "
+                                          f"(supported: {', '.join(sorted(SUPPORTED_EXTENSIONS))})"))
         else:
-            target = _copy(workspace, source, source.name)
-            if target is not None:
-                copied.append(target)
-    return copied
+            _add_file(workspace, source, source.name, added)
+    if report is None and added.refused:
+        first, why = added.refused[0]
+        more = f"; {len(added.refused) - 1} more refused" if len(added.refused) > 1 else ""
+        raise InputError(f"{first}: {why}{more}", hint="the other files were added" if added.copied else None)
+    return added.copied
 
 
-def _add_folder(workspace: Path, folder: Path) -> list[Path]:
+def _add_folder(workspace: Path, folder: Path, added: Added) -> None:
     root = documents_dir(workspace).resolve()
     folder = folder.resolve()
     if folder.is_relative_to(root):
-        return []  # already inside documents/
-    copied = []
+        return  # already inside documents/
+    before = len(added.copied) + len(added.refused)
     for current, dirs, files in os.walk(folder):  # never follows symlinked folders
         here = Path(current)
         # Skip hidden folders and the workspace's own documents/ (adding the workspace).
@@ -176,12 +247,29 @@ def _add_folder(workspace: Path, folder: Path) -> list[Path]:
             if name.startswith(".") or source.is_symlink():
                 continue
             if source.suffix.lower() not in SUPPORTED_EXTENSIONS:
+                added.other_types += 1
                 continue
-            relative = source.relative_to(folder.parent).as_posix()
-            target = _copy(workspace, source, relative)
-            if target is not None:
-                copied.append(target)
-    return copied
+            _add_file(workspace, source, source.relative_to(folder.parent).as_posix(), added)
+    if len(added.copied) + len(added.refused) == before:
+        added.empty.append(folder)
+
+
+def _add_file(workspace: Path, source: Path, relative: str, added: Added) -> None:
+    """Copy one file, or list it in `added.refused` with why."""
+    try:
+        why = sniff_file(source)
+        if why is not None:
+            added.refused.append((source, why))
+            return
+        target = _copy(workspace, source, relative)
+    except InputError as exc:
+        added.refused.append((source, str(exc).removeprefix(f"{source}: ")))
+        return
+    except OSError as exc:
+        added.refused.append((source, f"cannot be read: {exc.strerror or exc}"))
+        return
+    if target is not None:
+        added.copied.append(target)
 
 
 def _copy(workspace: Path, source: Path, relative: str) -> Path | None:
@@ -192,7 +280,10 @@ def _copy(workspace: Path, source: Path, relative: str) -> Path | None:
     if target.is_symlink():
         raise InputError(f"{target} is a symlink; refusing to write through it")
     # Copy beside the target then rename: a reader never sees half a document.
-    fd, temp = temp_file(target.parent)
+    try:
+        fd, temp = temp_file(target.parent)
+    except OSError as exc:
+        raise _copy_error(source, target, exc) from exc
     os.close(fd)
     try:
         shutil.copyfile(source, temp)
@@ -200,8 +291,19 @@ def _copy(workspace: Path, source: Path, relative: str) -> Path | None:
         os.replace(temp, target)
     except OSError as exc:
         temp.unlink(missing_ok=True)
-        raise InputError(f"{source}: cannot copy: {exc.strerror}") from exc
+        raise _copy_error(source, target, exc) from exc
     return target
+
+
+def _copy_error(source: Path, target: Path, exc: OSError) -> InputError:
+    try:
+        needed = source.stat().st_size
+    except OSError:
+        needed = 0
+    full = disk_full(target, needed, exc)
+    if isinstance(full, InputError):
+        return full
+    return InputError(f"{source}: cannot copy: {exc.strerror or exc}")
 
 
 def remove_document_file(workspace: Path, path: Path | str) -> Path:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import logging
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,6 +14,8 @@ from fastapi import Depends, FastAPI
 
 from .. import __version__
 from ..compiler.worker import WorkerOptions, run_worker
+from ..errors import InputError
+from ..phases.bounded_reading import MAX_UNPACKED, MAX_UPLOAD_UNPACKED, ReadLimits
 from ..settings import Settings
 from ..storage.factory import open_store
 from ..templates import worker as template_worker
@@ -33,7 +38,7 @@ from . import (
 )
 from .auth import Service
 from .headers import SecurityHeaders
-from .limits import BodyLimit, upload_request_limit
+from .limits import BodyLimit, FailedLogins, redact_query, upload_request_limit
 from .query import one_value_each
 
 ROUTERS = (
@@ -46,10 +51,13 @@ def create_app(
     settings: Settings, *, data_dir: Path, run_worker: bool = True, admin_key: str | None = None,
     worker_options: WorkerOptions | None = None, max_upload_bytes: int | None = None,
     max_request_bytes: int | None = None, ui: bool = True, workspace: WorkspaceLink | None = None,
+    max_unpacked_bytes: int | None = None, max_upload_unpacked: int | None = None,
 ) -> FastAPI:
     """The API over one store and one data folder. With run_worker, a worker runs in this
     process (leasing jobs from the shared store like any `compendium worker`).
-    max_upload_bytes bounds one uploaded file, max_request_bytes one upload request. With
+    max_upload_bytes bounds one uploaded file, max_request_bytes one upload request,
+    max_unpacked_bytes what one zip-based file (DOCX) may unpack to and max_upload_unpacked
+    what those of one upload may together. With
     `workspace` (`compendium serve` in a workspace) its knowledge base is the tenants'
     (attach_workspace)."""
     svc = Service(settings=settings, data_dir=Path(data_dir).resolve(), admin_key=admin_key or None)
@@ -85,6 +93,9 @@ def create_app(
         dependencies=[Depends(one_value_each)],
     )
     app.state.service = svc
+    app.state.failed_logins = FailedLogins()
+    app.state.document_limits = ReadLimits(max_unpacked=max_unpacked_bytes or MAX_UNPACKED)
+    app.state.max_upload_unpacked = max_upload_unpacked or MAX_UPLOAD_UNPACKED
     if max_upload_bytes is not None:
         app.state.max_upload_bytes = max_upload_bytes
     file_bytes = max_upload_bytes or documents.MAX_FILE_BYTES
@@ -108,9 +119,48 @@ async def run_worker_task(svc: Service, stop: asyncio.Event, options: WorkerOpti
 
 def serve(settings: Settings, *, data_dir: Path, host: str = "127.0.0.1", port: int = 8321,
           admin_key: str | None = None, run_worker: bool = True, workspace: WorkspaceLink | None = None) -> None:
-    """`compendium serve`: run the API (and a worker) with uvicorn until interrupted."""
+    """`compendium serve`: run the API (and a worker) with uvicorn until interrupted. A port
+    another program holds is an InputError naming it; a credential in a logged query string
+    is redacted."""
     import uvicorn
 
+    sock = bind(host, port)
     app = create_app(settings, data_dir=data_dir, run_worker=run_worker, admin_key=admin_key,
                      workspace=workspace)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    config = uvicorn.Config(app, host=host, port=port, log_level="info")
+    server = uvicorn.Server(config)
+    config.load()  # configures uvicorn's loggers; the filter goes on after
+    logging.getLogger("uvicorn.access").addFilter(RedactCredentials())
+    server.run(sockets=[sock])
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on (host, port); InputError (exit 2) naming the port when another
+    program holds it or it cannot be had."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise InputError(f"port {port} on {host} is in use by another program",
+                             hint="stop that program or choose another port with --port") from None
+        raise InputError(f"cannot listen on port {port} of {host}: {exc.strerror or exc}",
+                         hint="choose another port with --port or another address with --host") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+class RedactCredentials(logging.Filter):
+    """Rewrites an access log line's path so that no credential in its query string is kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            record.args = (*args[:2], redact_query(args[2]), *args[3:])
+        elif isinstance(record.msg, str):
+            record.msg = redact_query(record.msg)
+        return True

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..settings import Settings
 from ..storage.base import Store
@@ -23,6 +23,7 @@ from ..tenancy import (
     system_store,
 )
 from .errors import COMMON, ApiError, errors
+from .limits import CREDENTIAL_PARAMETERS, FailedLogins
 from .pagination import Paged, PageParams, page_of_scan
 from .schemas import KeyIn, KeyOut, MeOut, TenantIn, TenantOut
 
@@ -50,20 +51,33 @@ def store_of(request: Request) -> Store:
 
 
 _bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <API key>")
-_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="or X-API-Key: <API key>")
 
 
 async def caller(
     request: Request,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-    header: Annotated[str | None, Depends(_header)],
 ) -> Caller:
-    key = (bearer.credentials if bearer else None) or header
+    """The caller the request's key belongs to. A key is taken from the Authorization header
+    only: one in the URL is refused (URLs are logged and kept in histories). An address whose
+    keys failed too often is answered 429 until it has waited (limits.FailedLogins)."""
+    address = request.client.host if request.client else ""
+    failures: FailedLogins = request.app.state.failed_logins
+    wait = failures.retry_after(address)
+    if wait:
+        raise ApiError(429, "too_many_requests", f"too many failed sign-ins from {address or 'this address'}; "
+                       f"try again in {wait} s", headers={"Retry-After": str(wait)})
+    in_url = sorted(CREDENTIAL_PARAMETERS & {k.lower() for k in request.query_params})
+    if in_url:
+        failures.failed(address)
+        raise ApiError(401, "unauthorized", f"a key in the URL ({in_url[0]}=) is never accepted: URLs are "
+                       "logged; send it as Authorization: Bearer KEY", in_url[0])
+    key = bearer.credentials if bearer else None
     if not key:
         raise ApiError(401, "unauthorized", "an API key is required (Authorization: Bearer KEY)")
     svc = service(request)
     found = await authenticate(svc.store, key, admin_key=svc.admin_key)  # type: ignore[arg-type]
     if found is None:
+        failures.failed(address)
         raise ApiError(401, "unauthorized", "unknown or revoked API key")
     return found
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from pathlib import Path, PurePosixPath
@@ -12,11 +13,18 @@ from starlette.datastructures import UploadFile as StarletteUpload
 
 from ..compiler.orchestrator import last_compile
 from ..errors import InputError, NotFound
+from ..phases.bounded_reading import READERS, ReadLimits
 from ..phases.ingest import file_hash, find_documents
 from ..storage.records import Document
-from ..tempfiles import temp_file
+from ..tempfiles import disk_full, temp_file
 from ..tenancy import kb_records, kb_root
-from ..workspace import SUPPORTED_EXTENSIONS, document_path, remove_document_file
+from ..workspace import (
+    SNIFF_BYTES,
+    SUPPORTED_EXTENSIONS,
+    document_path,
+    remove_document_file,
+    sniff,
+)
 from .auth import KB, service, store_of
 from .errors import COMMON, ApiError, errors
 from .pagination import Paged, PageParams, page_of
@@ -42,7 +50,6 @@ CONTENT_TYPES: dict[str, set[str]] = {
         "application/octet-stream",
     },
 }
-_MAGIC = {".pdf": b"%PDF-", ".docx": b"PK\x03\x04"}
 
 
 def max_file_bytes(request: Request) -> int:
@@ -95,11 +102,9 @@ def _check(name: str, content_type: str | None, head: bytes) -> None:
     if declared not in CONTENT_TYPES.get(suffix, set()):
         raise ApiError(415, "unsupported_media_type",
                        f"{name}: content type {declared!r} does not match a {suffix} file", "files")
-    magic = _MAGIC.get(suffix)
-    if magic is not None and not head.startswith(magic):
-        raise ApiError(415, "unsupported_media_type", f"{name}: this is not a {suffix} file", "files")
-    if magic is None and b"\x00" in head:
-        raise ApiError(415, "unsupported_media_type", f"{name}: binary data in a text file", "files")
+    why = sniff(name, head)
+    if why is not None:
+        raise ApiError(415, "unsupported_media_type", f"{name}: {why}", "files")
 
 
 def _temp_beside(target: Path, name: str) -> tuple[int, str]:
@@ -110,8 +115,10 @@ def _temp_beside(target: Path, name: str) -> tuple[int, str]:
     return fd, str(temp)
 
 
-async def _save(upload: StarletteUpload, target: Path, limit: int, name: str) -> int:
-    """Copy beside the target, then rename: a compile never reads half a document."""
+async def _save(upload: StarletteUpload, target: Path, limit: int, name: str) -> tuple[int, str]:
+    """Copy into a temp file beside the target; (size, temp path). The caller renames it into
+    place once the whole upload passed, so a compile never reads half a document, nor half an
+    upload."""
     fd, temp = _temp_beside(target, name)
     size = 0
     try:
@@ -120,12 +127,28 @@ async def _save(upload: StarletteUpload, target: Path, limit: int, name: str) ->
                 size += len(block)
                 if size > limit:
                     raise ApiError(413, "too_large", f"{name}: larger than {limit} bytes", "files")
-                out.write(block)
-        os.replace(temp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):  # renamed into place, or never written
+                try:
+                    out.write(block)
+                except OSError as exc:
+                    full = disk_full(target, size, exc)
+                    if full is exc:
+                        raise
+                    raise ApiError(507, "insufficient_storage", str(full), "files") from exc
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
-    return size
+        raise
+    return size, temp
+
+
+async def _unpacked(temp: str, name: str, limits: ReadLimits) -> int:
+    """What a zip-based document (DOCX) unpacks to, read in a bounded child process; 413
+    naming the limit past MAX_UNPACKED, 415 when it is no zip that can be read."""
+    try:
+        return await asyncio.to_thread(READERS.unpacked_size, Path(temp), limits)
+    except InputError as exc:
+        status, code = (413, "too_large") if "limit" in exc.message else (415, "unsupported_media_type")
+        raise ApiError(status, code, f"{name}: {exc.message.partition(': ')[2]}", "files") from None
 
 
 # The form is read in the route, after the key and the knowledge base are checked: a stranger's
@@ -141,7 +164,7 @@ UPLOAD_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
 }}}}
 
 
-@router.post("", status_code=201, response_model=list[DocumentOut], responses=errors(415),
+@router.post("", status_code=201, response_model=list[DocumentOut], responses=errors(415, 507),
              openapi_extra={"requestBody": UPLOAD_BODY})
 async def upload(kb: KB, request: Request) -> list[dict[str, Any]]:
     """The request as a whole is bounded before it is read (api/limits.py); each file here."""
@@ -168,15 +191,30 @@ async def _store_uploads(request: Request, kb: Any, files: list[StarletteUpload]
             raise InputError("a file has no name", field="files")
         check_name(name)
         target = document_path(root, name)  # refuses '..', absolute paths, symlinks out
-        head = await upload_file.read(512)
+        head = await upload_file.read(SNIFF_BYTES)
         await upload_file.seek(0)
         _check(name, upload_file.content_type, head)
         planned.append((upload_file, target, PurePosixPath(*PurePosixPath(name).parts).as_posix()))
-    out = []
-    for upload_file, target, name in planned:
-        size = await _save(upload_file, target, limit, name)
-        out.append({"path": name, "size": size, "format": "", "compiled": False, "status": "new"})
-    return out
+    saved: list[tuple[str, Path, str, int]] = []  # (temp, target, name, size)
+    try:
+        unpacked = 0
+        for upload_file, target, name in planned:
+            size, temp = await _save(upload_file, target, limit, name)
+            saved.append((temp, target, name, size))
+            if target.suffix.lower() == ".docx":
+                unpacked += await _unpacked(temp, name, request.app.state.document_limits)
+                if unpacked > request.app.state.max_upload_unpacked:
+                    raise ApiError(413, "too_large", f"{name}: the upload's documents unpack to more than the "
+                                   f"{request.app.state.max_upload_unpacked / 1e6:.0f} MB limit of one upload; "
+                                   "send them in several uploads", "files")
+        for temp, target, _, _ in saved:
+            os.replace(temp, target)
+    finally:
+        for temp, _, _, _ in saved:
+            with contextlib.suppress(FileNotFoundError):  # renamed into place, or refused
+                os.unlink(temp)
+    return [{"path": name, "size": size, "format": "", "compiled": False, "status": "new"}
+            for _, _, name, size in saved]
 
 
 async def _records(request: Request, kb: Any) -> dict[str, Document]:

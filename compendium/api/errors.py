@@ -28,9 +28,11 @@ from ..tenancy import AlreadyExists
 class ApiError(Exception):
     """An HTTP error raised by a route: status, a stable code, a message, the offending field."""
 
-    def __init__(self, status: int, code: str, message: str, field: str | None = None):
+    def __init__(self, status: int, code: str, message: str, field: str | None = None,
+                 headers: dict[str, str] | None = None):
         super().__init__(message)
         self.status, self.code, self.message, self.field = status, code, message, field
+        self.headers = headers
 
 
 class ErrorDetail(BaseModel):
@@ -45,15 +47,17 @@ class ErrorBody(BaseModel):
 
 _MEANING = {
     400: "the request cannot be read",
-    401: "no API key, or an unknown or revoked one",
+    401: "no API key, an unknown or revoked one, or a key in the URL (keys go in the Authorization header)",
     403: "this key may not do this (the admin key manages tenants; tenant keys the rest)",
     404: "no such resource for this tenant",
     409: "it exists already, or conflicts with the current state",
     413: "the body (an upload, or JSON over 8 MiB) is larger than the server accepts",
     415: "the file's type is not one a knowledge base takes",
     422: "a parameter or the body is invalid; `field` names it",
+    429: "too many failed sign-ins from this address: wait the seconds Retry-After gives",
     502: "the language model or embedding service failed",
     503: "the server is starting or stopping, or its store is unreachable",
+    507: "the server's disk is full: the message names the space needed",
 }
 
 
@@ -63,7 +67,7 @@ def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 # What any route may answer: no or a wrong key, a bad parameter or body, the store away.
-COMMON = errors(400, 401, 403, 413, 422, 503)
+COMMON = errors(400, 401, 403, 413, 422, 429, 503)
 
 
 def error_response(status: int, code: str, message: str, field: str | None = None,
@@ -86,7 +90,8 @@ _STATUS: list[tuple[type[CompendiumError], int, str]] = [
 
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                405: "method_not_allowed", 409: "conflict", 413: "too_large",
-               415: "unsupported_media_type", 422: "invalid_input"}
+               415: "unsupported_media_type", 422: "invalid_input", 429: "too_many_requests",
+               507: "insufficient_storage"}
 
 
 def _api_routes(routes: Any) -> Any:
@@ -146,7 +151,7 @@ def _field_of(loc: Any) -> str | None:
 def install(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api(_: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message, exc.field)
+        return error_response(exc.status, exc.code, exc.message, exc.field, exc.headers)
 
     @app.exception_handler(CompendiumError)
     async def _ours(_: Request, exc: CompendiumError) -> JSONResponse:

@@ -3,7 +3,9 @@ cut off while streaming when a chunked body passes the bound."""
 
 from __future__ import annotations
 
+import math
 import re
+import time
 from typing import Any
 
 from fastapi import HTTPException
@@ -67,3 +69,48 @@ def _header(scope: Scope, name: bytes) -> Any:
         if key == name:
             return value.decode("latin-1").strip()
     return None
+
+
+# Query parameters that carry a credential: refused (keys go in the Authorization header) and
+# never written to a log.
+CREDENTIAL_PARAMETERS = frozenset({"api_key", "apikey", "api-key", "key", "token", "access_token",
+                                   "auth", "authorization", "password", "secret", "session"})
+_CREDENTIAL = re.compile(r"(?i)(^|[?&])((?:api[_-]?key|apikey|key|token|access_token|auth|authorization|"
+                         r"password|secret|session)=)[^&#]*")
+
+
+def redact_query(text: str) -> str:
+    """`text` (a path with its query string, or the query alone) with every credential's
+    value replaced by 'REDACTED'."""
+    if "=" not in text:
+        return text
+    return _CREDENTIAL.sub(r"\1\2REDACTED", text)
+
+
+class FailedLogins:
+    """Failed authentications per client address: a burst of `burst` is let through, then one
+    per `every` seconds; past that an address is answered 429 with the seconds to wait, even
+    with a right key, so guessing costs time. At most `addresses` are remembered (the longest
+    quiet ones are forgotten first)."""
+
+    def __init__(self, burst: int = 20, every: float = 3.0, addresses: int = 10_000) -> None:
+        self.burst, self.every, self.addresses = burst, every, addresses
+        self._debt: dict[str, tuple[float, float]] = {}  # address -> (failures owed, as of when)
+
+    def _owed(self, address: str, now: float) -> float:
+        owed, since = self._debt.get(address, (0.0, now))
+        return max(owed - (now - since) / self.every, 0.0)
+
+    def retry_after(self, address: str, now: float | None = None) -> int:
+        """Whole seconds `address` must wait before trying again; 0 when it may try now."""
+        now = time.monotonic() if now is None else now
+        over = self._owed(address, now) - (self.burst - 1)
+        return math.ceil(over * self.every) if over > 0 else 0
+
+    def failed(self, address: str, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        owed = self._owed(address, now) + 1
+        self._debt.pop(address, None)
+        self._debt[address] = (owed, now)  # the newest last: the first are the quietest
+        while len(self._debt) > self.addresses:
+            del self._debt[next(iter(self._debt))]

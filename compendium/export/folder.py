@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import NoReturn
 
 from ..errors import InputError
-from ..tempfiles import earlier_exports, sweep, temp_file
+from ..tempfiles import disk_full, earlier_exports, sweep, temp_file
 
 MANIFEST = ".compendium-export.json"
 
@@ -32,8 +33,11 @@ class ExportFolder:
 
     def write(self, relative: str, content: str | bytes) -> Path:
         path = self.root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = content.encode("utf-8") if isinstance(content, str) else content
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            _raise_full(path, len(data), exc)
         if not _same_bytes(path, data):  # an unchanged file keeps its mtime: sync tools skip it
             write_atomic(path, data)
         self.written.append(relative)
@@ -73,8 +77,12 @@ def _same_bytes(path: Path, data: bytes) -> bool:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside `path`, then rename: readers never see half a file."""
-    fd, tmp = temp_file(path.parent)
+    """Write to a temporary file beside `path`, then rename: readers never see half a file. A
+    full disk is an InputError naming the file, the space it needs and the space free."""
+    try:
+        fd, tmp = temp_file(path.parent)
+    except OSError as exc:
+        _raise_full(path, len(data), exc)
     try:
         # mkstemp makes the file private (0600); an export is published, so it gets the mode any
         # new file would get under the umask (0644 under 022), and a web server can read it.
@@ -82,9 +90,19 @@ def write_atomic(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        _raise_full(path, len(data), exc)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _raise_full(path: Path, needed: int, exc: OSError) -> NoReturn:
+    error = disk_full(path, needed, exc)
+    if error is exc:
+        raise exc
+    raise error from exc
 
 
 def current_umask() -> int:

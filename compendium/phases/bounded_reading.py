@@ -15,6 +15,7 @@ Requests are pickled: we trust what we send. The child side is `python -m` of th
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import json
 import math
 import os
@@ -245,9 +246,13 @@ def _document(reply: dict[str, Any], path: Path) -> ParsedDocument | InputError:
         return InputError(str(reply["error"]), hint=reply.get("hint"))
     doc = reply["ok"]
     paths = [tuple(str(h) for h in p) for p in doc["paths"]]
-    blocks = [Block(str(kind), int(start), int(end), paths[path_at], int(level), str(language),
-                    tuple(tuple(str(c) for c in row) for row in rows))
-              for kind, start, end, path_at, level, language, rows in doc["blocks"]]  # fmt: skip
+    if doc["fields"] != _BLOCK_FIELDS:
+        return InputError(f"{path}: the document reader is of another version; try again")
+    blocks = []
+    for values in doc["blocks"]:
+        values[_PATH_AT] = paths[values[_PATH_AT]]
+        values[_ROWS_AT] = tuple(tuple(row) for row in values[_ROWS_AT]) if values[_ROWS_AT] else ()
+        blocks.append(Block(*values))
     return ParsedDocument(str(doc["text"]), str(doc["title"]), str(doc["format"]), blocks,
                           dict(doc["metadata"]), [str(w) for w in doc["warnings"]])  # fmt: skip
 
@@ -274,14 +279,21 @@ def _failure(path: Path, child: _Child, gone: _Gone, limits: ReadLimits) -> Inpu
 # ---- the child side ------------------------------------------------------------------------
 
 
+# A block goes as the list of its fields' values, in this order.
+_BLOCK_FIELDS = [f.name for f in dataclasses.fields(Block)]
+_PATH_AT = _BLOCK_FIELDS.index("heading_path")
+_ROWS_AT = _BLOCK_FIELDS.index("rows")
+
+
 def _encode(doc: ParsedDocument) -> dict[str, Any]:
     paths: dict[tuple[str, ...], int] = {}
     blocks = []
     for b in doc.blocks:
-        at = paths.setdefault(b.heading_path, len(paths))
-        blocks.append((b.kind, b.start, b.end, at, b.level, b.language, b.rows))
+        values = [getattr(b, name) for name in _BLOCK_FIELDS]
+        values[_PATH_AT] = paths.setdefault(b.heading_path, len(paths))  # a path is sent once
+        blocks.append(values)
     return {"text": doc.text, "title": doc.title, "format": doc.format, "paths": list(paths),
-            "blocks": blocks, "metadata": doc.metadata, "warnings": doc.warnings}  # fmt: skip
+            "fields": _BLOCK_FIELDS, "blocks": blocks, "metadata": doc.metadata, "warnings": doc.warnings}  # fmt: skip
 
 
 def check_zip(path: Path, limit: int) -> int:
@@ -351,11 +363,16 @@ def _resident() -> int:
 
 
 def _read_one(rel: str, path: Path, root: Path | None, limits: ReadLimits) -> dict[str, Any]:
+    from ..workspace import SNIFF_BYTES, sniff
     from .readers import read_document
 
     try:
         _set_cpu(limits.max_seconds)
-        if path.suffix.lower() == ".docx" and zipfile.is_zipfile(path):
+        with open(path, "rb") as handle:
+            why = sniff(path.name, handle.read(SNIFF_BYTES))
+        if why is not None:
+            raise InputError(f"{path}: {why}", hint="rename it after its content, or convert it")
+        if path.suffix.lower() == ".docx":
             check_zip(path, limits.max_unpacked)
         doc = read_document(path, max_bytes=limits.max_bytes, max_seconds=limits.max_seconds, root=root)
         return {"ok": _encode(doc)}

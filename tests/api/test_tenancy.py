@@ -44,7 +44,9 @@ async def test_keys_are_required_checked_and_stored_hashed(make_api):
         r = await c.get("/knowledge-bases", headers=api.as_("cmp_0123456789abcdef_wrong"))
         assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
         key = await api.tenant_key("gamma")
-        assert (await c.get("/knowledge-bases", headers={"X-API-Key": key})).status_code == 200
+        assert (await c.get("/knowledge-bases", headers=api.as_(key))).status_code == 200
+        # Keys go in the Authorization header only.
+        assert (await c.get("/knowledge-bases", headers={"X-API-Key": key})).status_code == 401
         # A tenant key cannot make tenants; the admin key owns no knowledge bases.
         assert (await c.post("/tenants", json={"name": "x"}, headers=api.as_(key))).status_code == 403
         assert (await c.get("/knowledge-bases", headers=api.as_(ADMIN_KEY))).status_code == 403
