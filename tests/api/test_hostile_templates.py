@@ -64,8 +64,10 @@ async def test_other_tenants_are_answered_while_a_hostile_template_is_checked(tw
     api, mallory, alice = two_tenants
     assert (await api.client.get("/me", headers=alice)).status_code == 200  # warm
 
-    async def hostile() -> httpx.Response:
-        return await api.client.post("/templates/validate", json={"yaml": SLOW}, headers=mallory)
+    async def hostile() -> tuple[httpx.Response, float]:
+        started = time.monotonic()
+        r = await api.client.post("/templates/validate", json={"yaml": SLOW}, headers=mallory)
+        return r, time.monotonic() - started
 
     checks = [asyncio.create_task(hostile()) for _ in range(3)]
     await asyncio.sleep(0.1)
@@ -76,10 +78,16 @@ async def test_other_tenants_are_answered_while_a_hostile_template_is_checked(tw
         latencies.append(time.monotonic() - started)
         assert r.status_code == 200 and r.json()["tenant"] == "alice"
         await asyncio.sleep(0.05)
+    took = []
     for check in checks:  # stopped by the CPU budget, or on a loaded machine by the deadline
-        message = _error(await check)["message"]
+        r, seconds = await check
+        took.append(seconds)
+        message = _error(r)["message"]
         assert "to render" in message or "took longer than" in message, message
-    assert len(latencies) >= 3 and max(latencies) < 0.2, latencies
+    # Answered while the checks ran, each in less time than one check takes: a check that held
+    # the event loop would hold every answer for as long as itself. Relative, so a loaded
+    # machine, which slows both, does not fail it.
+    assert len(latencies) >= 3 and max(latencies) < min(took), (latencies, took)
     ok = await api.client.post("/templates/validate", json={"yaml": "name: fine\n"}, headers=mallory)
     assert ok.status_code == 200 and ok.json()["valid"] is True
 
@@ -154,6 +162,7 @@ async def test_a_template_gated_on_the_data_neither_freezes_the_compile_nor_the_
                                                             "default_template": "gated"}, headers=mallory)
         assert r.status_code == 201, r.text
         await api.upload_corpus("kb", mallory_key)
+        compile_started = time.monotonic()
         job = (await api.client.post("/knowledge-bases/kb/compile", headers=mallory)).json()
         follow = asyncio.create_task(api.follow(job["id"], mallory_key))
         latencies = []
@@ -163,7 +172,9 @@ async def test_a_template_gated_on_the_data_neither_freezes_the_compile_nor_the_
             latencies.append(time.monotonic() - started)
             await asyncio.sleep(0.05)
         final = (await follow)[-1][1]
-        assert max(latencies) < 0.2, latencies
+        # Each answer took a small part of the compile (relative, so load slows both alike): a
+        # render holding the event loop would hold an answer for the whole of its deadline.
+        assert len(latencies) >= 3 and max(latencies) < (time.monotonic() - compile_started) / 3, latencies
         assert final["status"] != "succeeded" or final.get("error"), final
         # The first page to spring the trap names the limit; the pages after it are refused at once.
         assert re.search(r"page_layout: (the prompt (runs|takes) more than|this prompt ran past its step)",
