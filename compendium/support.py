@@ -30,6 +30,7 @@ MIN_CONTENT_WORDS = 2
 CITE = re.compile(r"\[\^([^\]\s]+)\](?!:)")
 _LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
+_LETTERS = re.compile(r"[^\W_]", re.UNICODE)
 _SEE_ALSO = re.compile(r"\b(?:see also|see|related|compare)\b:?", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+(?:[_.'-][^\W_]+)*", re.UNICODE)
 # A sentence ends at . ! ? followed by its citations, then space or the end.
@@ -91,13 +92,22 @@ def overlap(sentence: str | set[str], evidence: str | set[str]) -> float:
 
 def split_sentences(line: str) -> list[str]:
     """A line of prose cut after each sentence's stop and the citations that follow it."""
-    out, at = [], 0
+    out: list[str] = []
+    at = 0
     for match in _STOP.finditer(line):
-        out.append(line[at : match.end()])
+        _take(out, line[at : match.end()])
         at = match.end()
     if line[at:].strip():
-        out.append(line[at:])
+        _take(out, line[at:])
     return out
+
+
+def _take(out: list[str], piece: str) -> None:
+    """A piece of markers and stops only ("[^4]." after "... [^3]") joins the sentence before it."""
+    if out and not _LETTERS.search(CITE.sub("", piece)):
+        out[-1] += piece
+    else:
+        out.append(piece)
 
 
 @dataclass
@@ -226,7 +236,8 @@ def check_text(
                 check.supported = list(keys)  # a connective: its citations together suffice
             report.sentences.append(check)
             if check.ok or (keep_partial and check.supported):
-                bad = set(check.cited) - set(check.supported)
+                # Keys naming no evidence are left for the caller to remove and count.
+                bad = set(check.scores) - set(check.supported)
                 text_kept = CITE.sub(lambda m, bad=bad: "" if m.group(1) in bad else m.group(0), raw) if bad else raw
                 if not CITE.search(raw):
                     pending.append((len(kept), check.supported))  # answered for by a later marker

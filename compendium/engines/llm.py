@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from ..errors import LabelError, ReplyError
 from ..fingerprint import text_hash
 from ..spacing import single_spaced
+from ..support import check_text
 from ..templates.render import prompt_source, render, renders_here
 from ..templates.schema import Template
 from .openai_client import JsonCheck, OpenAIClient, strict_schema
@@ -296,6 +297,8 @@ class LLMEngine:
     def page_prompt(self, request: PageRequest, template: Template) -> tuple[str, str]:
         system = self._render(template.refine.system, "page_system", f"{template.name}: refine.system")
         evidence = [_evidence_line(e) for e in sent_evidence(request)]
+        existing = as_data(request.existing_markdown.strip()).replace("[ ^", "[^")  # its own citations stay
+        key = fence_key(*(e["text"] for e in evidence), existing)
         prompt = self._render(
             template.refine.writer_prompt,
             "page",
@@ -307,10 +310,11 @@ class LLMEngine:
             evidence=evidence,
             links=[{"slug": link.slug, "title": link.title} for link in request.links],
             writer_example=template.refine.writer_example.strip(),
-            existing_markdown=request.existing_markdown.strip(),
+            existing_markdown=existing,
             removed_refs=request.removed_refs,
             max_tokens=request.max_tokens,
             new_evidence_only=bool(request.existing_markdown.strip() and request.new_refs),
+            key=key,
         )
         return system, prompt
 
@@ -319,16 +323,22 @@ class LLMEngine:
         evidence it was sent. Raises ReplyError when repairs did not give such a page."""
         system, prompt = await self._prepared(self.page_prompt, request, template, sources=_page_sources(template))
         refs = sent_refs(request)
+        evidence = evidence_texts(sent_evidence(request))
+
+        def check(text: str, finish: str | None) -> str | None:
+            return page_problem(text, refs, finish_reason=finish) or support_problem(text, evidence)
+
         # Room for the page plus some slack, so a page is not cut mid-sentence.
-        return await self.client.complete_text(
+        written = await self.client.complete_text(
             system=system,
             prompt=prompt,
             temperature=template.models.temperature,
             max_tokens=int(request.max_tokens * 1.5),
-            check=lambda text, finish: page_problem(text, refs, finish_reason=finish),
+            check=check,
             repair=lambda problem: page_repair(problem, refs),
             what=f"page {request.slug!r}",
         )
+        return supported_text(written, evidence)
 
     # ---- REFINE: several small updates in one call ------------------------------------------
 
@@ -348,7 +358,8 @@ class LLMEngine:
                 "evidence": [_evidence_line(e) for e in evidence],
                 "links": [{"slug": link.slug, "title": link.title} for link in request.links if link.slug in named],
             })
-        return system, self._render("", "page_updates", "page_updates", pages=pages)
+        key = fence_key(*(e["text"] for p in pages for e in p["evidence"]))
+        return system, self._render("", "page_updates", "page_updates", pages=pages, key=key)
 
     async def update_pages(self, requests: Sequence[PageRequest], template: Template) -> dict[str, str]:
         """The new sentences of each page, by slug, in one call; a page whose item is missing or
@@ -361,9 +372,18 @@ class LLMEngine:
         )
         by_label = {f"{UPDATE_LABEL}{n}": r for n, r in enumerate(requests, start=1)}
         refs = {label: [str(ref) for ref in r.new_refs] or sent_refs(r) for label, r in by_label.items()}
+        texts = {label: evidence_texts(sent_evidence(r)) for label, r in by_label.items()}
 
         def read(reply: PageAdditionsReply) -> tuple[dict[str, str], dict[str, str]]:
-            return usable_additions(((item.page, item.markdown) for item in reply.pages), refs)
+            kept, problems = usable_additions(((item.page, item.markdown) for item in reply.pages), refs)
+            for label in list(kept):
+                text = supported_text(kept[label], texts[label])
+                if page_problem(text, refs[label]) is None:
+                    kept[label] = text
+                else:  # nothing it says is supported by its evidence
+                    problems[label] = "none of its sentences is supported by the evidence it cites"
+                    del kept[label]
+            return kept, problems
 
         def check(reply: PageAdditionsReply) -> str | None:
             kept, problems = read(reply)
@@ -404,12 +424,48 @@ def _updates_sources(template: Template) -> tuple[str, str]:
 
 
 def _evidence_line(e: EvidenceItem) -> dict[str, Any]:
+    source = SEPARATOR.join([p for p in (e.document, *e.heading_path) if p]) or e.chunk_id
     return {
         "ref": e.ref,
-        "source": SEPARATOR.join([p for p in (e.document, *e.heading_path) if p]) or e.chunk_id,
-        "text": single_spaced(e.text),
+        "source": as_data(single_spaced(source)).replace("(", "[").replace(")", "]"),
+        "text": as_data(single_spaced(e.text)),
         "chunk_id": e.chunk_id,
     }
+
+
+def evidence_texts(evidence: Sequence[EvidenceItem]) -> dict[str, str]:
+    """What each citation key a page may write names: by ref and by chunk id."""
+    out: dict[str, str] = {}
+    for e in evidence:
+        out[str(e.ref)] = e.text
+        out[e.chunk_id] = f"{out[e.chunk_id]} {e.text}" if e.chunk_id in out else e.text
+    return out
+
+
+# A page most of whose sentences lack support is asked again, naming them; past this share of
+# supported sentences it is kept with its unsupported sentences dropped (support.check_text).
+MIN_SUPPORTED_SHARE = 0.5
+
+
+def support_problem(text: str, evidence: dict[str, str]) -> str | None:
+    """Why a page's sentences cannot be kept as written: most of them cite nothing, or cite
+    evidence that does not say what they say. Names up to three of them."""
+    report = check_text(text, evidence)
+    if not report.sentences:
+        return None
+    kept = sum(1 for s in report.sentences if s.ok or s.supported)
+    if kept >= MIN_SUPPORTED_SHARE * len(report.sentences):
+        return None
+    bad = [s for s in report.sentences if not (s.ok or s.supported)][:3]
+    shown = "; ".join(f"{s.text[:120]!r} ({'cites nothing' if not s.cited else 'its evidence does not say this'})"
+                      for s in bad)
+    return (f"{len(report.sentences) - kept} of {len(report.sentences)} sentences are not supported by the "
+            f"evidence they cite, e.g. {shown}. Each sentence must restate its cited evidence, in its words")
+
+
+def supported_text(text: str, evidence: dict[str, str]) -> str:
+    """The page with only its supported sentences (support.check_text)."""
+    return check_text(text, evidence).kept_text
 
 
 def sent_evidence(request: PageRequest) -> list[EvidenceItem]:

@@ -13,6 +13,7 @@ from compendium.phases.refine import shrank_too_much
 from compendium.settings import EmbeddingSettings
 from compendium.storage.records import Claim, Entity, Page
 from compendium.templates.schema import Template
+from tests.support.llm_responder import EVIDENCE_LINE
 
 from .kb_seed import PEOPLE, entity_id, knowledge_base
 
@@ -176,7 +177,11 @@ async def test_deleted_subjects_mark_pages_deleted_and_links_to_them_go(server, 
 async def test_unknown_links_and_citations_are_removed_and_counted(server, store, make_ctx):
     template = Template(name="t", artifacts=["wiki_pages"])
     await store.upsert(knowledge_base(people=PEOPLE[:2], planets=[]))
-    server.responder = lambda request: "Fact [^1] and made up [^42]. See [[nowhere]] and [[charles-babbage]]."
+    def responder(request):  # type: ignore[no-untyped-def]
+        first = EVIDENCE_LINE.search(request.prompt)
+        return f"{first['text']} [^{first['ref']}] [^42]. See [[nowhere]] and [[charles-babbage]]."
+
+    server.responder = responder
     _ctx, result = await compile_pages(template, make_ctx)
     # [^42] on both pages; [[nowhere]] on both, and Babbage's own page may not link to itself.
     assert result.details["removed_citations"] == 2 and result.details["unlinked_links"] == 3
