@@ -31,7 +31,7 @@ from ..spacing import single_spaced
 from ..support import check_text
 from ..templates.render import prompt_source, render, renders_here
 from ..templates.schema import Template
-from .openai_client import JsonCheck, OpenAIClient, strict_schema
+from .openai_client import EMPTY_REPLY, JsonCheck, OpenAIClient, strict_schema
 from .replies import (
     label_key,
     label_problem,
@@ -67,6 +67,7 @@ SEPARATOR = " › "
 REPLY_TOKENS_PER_CHUNK = 350
 MAP_PROMPT_OVERHEAD = 1200  # tokens of the MAP prompt besides its chunks (rules, types, example)
 MAX_LIST_ITEMS = 12  # items per list per chunk a prompt asks for at most
+MIN_FACT_WORDS = 25  # words of a batch's chunks past which an empty MAP reply is refused once
 _SECTION = re.compile(r"^#{2,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 UPDATE_LABEL = "u"  # pages of a grouped update are u1, u2, ...
 
@@ -204,14 +205,22 @@ class LLMEngine:
         labels = [c.label for c in batch.chunks]
         last: list[tuple[int, int, str]] = []  # (items, unknown, problem) of replies that failed the check
         _chunks, _tokens, reply_cap = self.map_limits(template)
+        wordy = sum(len(c.text.split()) for c in batch.chunks) >= MIN_FACT_WORDS
+        refused: list[bool] = []  # an empty reply is refused once; a second one stands (MAP judges)
 
         def check(reply: ExtractionReply) -> str | None:
             # Items are placed first: a missing or forged label is read from the item's own
             # text where that text is found in exactly one chunk of the batch.
             place_items(reply, batch)
+            written = labels_of(reply)
+            if not written and wordy and not refused:
+                # Nothing at all from chunks of prose: asked again once (the client sends that
+                # repair with the schema in the prompt when a grammar gave the empty reply).
+                refused.append(True)
+                return (f"{EMPTY_REPLY}, but these chunks state facts. List the entities, concepts, "
+                        f"claims, relations and topics of each chunk ({', '.join(labels)}), shaped like the example")
             # A reply most of whose items name no chunk of the batch is asked again once,
             # with the valid labels; it is never cached.
-            written = labels_of(reply)
             problem = label_problem(written, labels)
             if problem is not None:
                 last.append((len(written), len(unknown_labels(written, labels, distinct=False)), problem))

@@ -129,6 +129,13 @@ def repair_temperature(base: float, attempt: int) -> float:
     return round(min(1.0, max(base, 0.0) + 0.3 * attempt), 2)
 
 
+# How a check says a reply holds nothing at all. Under a json_schema grammar a small model
+# that was never shown the schema closes every list at once; the repair of such a reply goes
+# out with the schema in the prompt (json_object), and when that one holds something the
+# client keeps to json_object for good (an endpoint profile found by its behaviour).
+EMPTY_REPLY = "every list of the reply is empty"
+
+
 class CutOff(ReplyError):
     """A reply cut off at its token bound (finish_reason length), or a prompt over the context:
     the work is too big for one call. The caller splits it; repairing it whole fails again."""
@@ -537,6 +544,7 @@ class OpenAIClient:
                     self.usage.record_cached()
                     return reply
         asked, problem = messages, ""
+        grammar_gave_nothing = False
         try:
             for attempt in range(JSON_REPAIRS + 1):
                 if attempt:
@@ -545,6 +553,7 @@ class OpenAIClient:
                     content, finish, used = await self._json_call(
                         asked, schema_name, schema, schema_format,
                         repair_temperature(temperature, attempt) if attempt else temperature, max_tokens,
+                        in_prompt=grammar_gave_nothing,
                     )
                 except Exception as exc:
                     if split_on_cutoff and sdk_error(exc, "BadRequestError") and _over_context(exc):
@@ -570,10 +579,13 @@ class OpenAIClient:
                 else:
                     found = check(reply) if check is not None else None
                     if found is None:  # kept as it came: it parses to this reply (no re-encoding)
+                        if grammar_gave_nothing and self.response_format == "auto" and _holds_items(reply):
+                            self.json_schema_supported = False  # the grammar route answers nothing here
                         self.reply_tokens.setdefault(schema_name, []).append(used)
                         await self._remember(key, content)
                         return reply
                     problem = found
+                    grammar_gave_nothing = found.startswith(EMPTY_REPLY) and self.json_schema_supported
                     instruction = f"That reply cannot be used: {problem}\nAnswer again with only the corrected JSON object."
                 asked = [*messages, {"role": "assistant", "content": content}, {"role": "user", "content": instruction}]
         except Exception as exc:
@@ -597,8 +609,9 @@ class OpenAIClient:
         schema_format: dict[str, Any],
         temperature: float,
         max_tokens: int | None = None,
+        in_prompt: bool = False,
     ) -> Completion:
-        if self.json_schema_supported:
+        if self.json_schema_supported and not in_prompt:
             try:
                 return await self._chat(messages, temperature=temperature, response_format=schema_format,
                                         max_tokens=max_tokens)
@@ -615,6 +628,10 @@ class OpenAIClient:
             response_format=None if self.response_format == "plain" else {"type": "json_object"},
             max_tokens=max_tokens,
         )
+
+
+def _holds_items(reply: BaseModel) -> bool:
+    return any(isinstance(v, list) and v for v in vars(reply).values())
 
 
 def _over_context(exc: BaseException) -> bool:

@@ -236,7 +236,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         raise ReplyError(problem, hint="use a model that follows the MAP prompt, or lower the temperature")
     if work.todo and result.failed == len(work.todo) and launched == len(batches):
         raise EngineError(
-            f"map: every one of the {result.failed} chunks failed extraction; nothing was extracted",
+            f"every one of the {result.failed} chunks failed extraction; nothing was extracted",
             hint="see the warnings above for each batch's error; check the model and llm.response_format",
         )
     if engine.name != "offline":  # rules find what they find; a model answering nothing is a fault
@@ -282,9 +282,9 @@ def empty_problem(done: int, empty: int, engine_name: str) -> tuple[str, str] | 
     (under 3) are not judged: a short note may truly hold nothing."""
     if done < 3 or empty < EMPTY_SHARE * done:
         return None
-    share = "all" if empty == done else f"{empty} of the {done}"
+    share = f"all {done}" if empty == done else f"{empty} of the {done}"
     return (
-        f"map: {share} chunks came back empty from the {engine_name} engine: the model answered "
+        f"{share} chunks came back empty from the {engine_name} engine: the model answered "
         "with empty lists, so the wiki would be empty. Likely causes: a server that enforces the "
         "schema by a grammar without showing it (the model closes every list), or a context too "
         "small for the prompt",
