@@ -29,9 +29,14 @@ class RetrieveIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=2000)
-    top_k: int = Field(8, ge=1, le=50)
-    mode: Literal["local", "global", "hybrid"] = "hybrid"
+    top_k: int = Field(8, ge=1, le=50, description="passages and items per list: a cut-off of one ranking")
+    mode: Literal["local", "global", "hybrid"] = Field(
+        "hybrid", description="passages are ranked alike in every mode; hybrid adds the entities, relations, "
+                              "pages and topics of the subjects the question names, local the subjects with "
+                              "their neighbours and relations, global their pages and topics")
     budget_tokens: int = Field(2000, ge=200, le=32000, description="tokens of the context block")
+    path_prefix: str | None = Field(None, max_length=1000,
+                                    description="only documents whose path starts with this")
 
 
 class AskIn(RetrieveIn):
@@ -44,7 +49,7 @@ def _options(body: RetrieveIn, kb: KnowledgeBase) -> Options:
     budget = body.budget_tokens
     if kb.token_budget:  # the context must leave the answer room within the knowledge base's budget
         budget = max(200, min(budget, kb.token_budget // 2))
-    return Options(top_k=body.top_k, mode=body.mode, budget_tokens=budget)
+    return Options(top_k=body.top_k, mode=body.mode, budget_tokens=budget, path_prefix=body.path_prefix)
 
 
 @contextlib.asynccontextmanager
@@ -61,7 +66,8 @@ async def post_retrieve(kb: KB, body: RetrieveIn, request: Request) -> dict[str,
     """Entities, relations, pages, topics and passages for a question, best first, and a
     Markdown context block (labels E1, R1, P1, T1, C1 name the items) for a RAG prompt."""
     async with _sources(request, kb) as src:
-        result = await retrieve(body.question, src.store, embedder=src.embedder, passages=src.passages, llm=src.llm,
+        result = await retrieve(body.question, src.store, embedder=src.embedder, passages=src.passages,
+                                llm=src.llm,
                                 options=_options(body, kb))
     return result.as_dict()
 
@@ -107,7 +113,8 @@ async def _with_heartbeats(
 
 
 ASK_EVENT = {"type": "object", "required": ["type"], "properties": {
-    "type": {"type": "string", "enum": ["stage", "delta", "final", "error", "heartbeat"]}}}
+    "type": {"type": "string", "enum": ["stage", "note", "delta", "sentence", "retract", "final", "error",
+                                        "heartbeat"]}}}
 # An SSE event is described as its fields: `event` names the type, `data` is the JSON object.
 SSE_EVENT = {"type": "object", "required": ["event", "data"], "properties": {
     "event": ASK_EVENT["properties"]["type"], "data": {"type": "string"}}}
@@ -121,7 +128,10 @@ async def post_ask(
     kb: KB, body: AskIn, request: Request,
     accept: Annotated[str | None, Header()] = None,
 ) -> StreamingResponse:
-    """The answer, streamed: `stage` events (retrieve, answer), `delta` events with the text,
+    """The answer, streamed: `stage` events (retrieve, answer), `note` events (an extractive
+    answer, an unreachable model), `delta` events with the model's tokens as they arrive,
+    `sentence` events with each sentence that passed its citation check as soon as it is
+    complete, `retract` events naming a streamed sentence that failed it (drop its tokens),
     a `final` event with the answer, its citations and the evidence (the retrieve JSON), or an
     `error` event; `heartbeat` events keep the connection alive while the model thinks.
     Every sentence of the answer cites evidence labels such as [C1]."""
@@ -131,9 +141,11 @@ async def post_ask(
 
     async def events() -> AsyncIterator[dict[str, Any]]:
         async with _sources(request, kb) as src:
-            async for event in ask(body.question, src.store, embedder=src.embedder, passages=src.passages, llm=src.llm,
-                                   options=options):
-                yield event
+            answer = ask(body.question, src.store, embedder=src.embedder, passages=src.passages,
+                         llm=src.llm, options=options)
+            async with contextlib.aclosing(answer):
+                async for event in answer:
+                    yield event
 
     async def body_text() -> AsyncIterator[str]:
         async for event in _with_heartbeats(events(), every):

@@ -1,7 +1,7 @@
 """Retrieval and answers over a compiled knowledge base: `retrieve` gives typed evidence and a
 context block, `ask` a cited answer as a stream of events."""
 
-from .answer import ask, citation_problems, extractive_answer, split_answer
+from .answer import NOTHING, ask, citation_problems, extractive_answer, split_answer
 from .index import ensure_index
 from .ranking import DEFAULT_RANKING, RANKINGS
 from .retrieve import MODES, Options, Retrieval, retrieve
@@ -10,6 +10,7 @@ from .terms import QuestionTerms, rule_terms
 __all__ = [
     "DEFAULT_RANKING",
     "MODES",
+    "NOTHING",
     "RANKINGS",
     "Options",
     "QuestionTerms",

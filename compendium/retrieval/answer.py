@@ -1,30 +1,61 @@
-"""ask(): an answer from one retrieval whose every sentence cites its evidence, as a stream of events.
+"""ask(): an answer from one retrieval, every sentence citing its evidence, as a stream of events.
 
-Events, in order: {"type": "stage", "stage": "retrieve"}, {"type": "stage", "stage": "answer",
-"refs": {label: {kind, id}}}, then {"type": "delta", "text"} per sentence, then {"type": "final", "answer",
-"citations", "evidence"}; or {"type": "error", "message"} in place of what could not be done.
-A model's reply is checked before any of it is sent: sentences without a citation, or citing
-a label the context does not hold, get one repair request; a reply still wrong is an error.
+Events, in order:
+- {"type": "stage", "stage": "retrieve"}, then {"type": "stage", "stage": "answer", "engine":
+  "llm" | "offline" | "none", "refs": {label: {kind, id}}};
+- {"type": "note", "message"}: what the answer is (extractive) or what degraded (the model
+  could not be reached);
+- {"type": "delta", "text"}: the model's tokens as they arrive (with a model only);
+- {"type": "sentence", "index", "text", "cites"}: a sentence that passed its check, sent as
+  soon as it is complete: it cites labels of the evidence, and the evidence it cites holds
+  enough of its content words (compendium/support.py);
+- {"type": "retract", "text", "reason"}: a streamed sentence that failed its check; a client
+  showing tokens removes it, and it is not part of the answer;
+- {"type": "final", "answer", "citations", "evidence", "engine", "notes"}, or {"type": "error",
+  "message", "field"} in place of what could not be done.
+
+The answer is the kept sentences. A reply with no sentence kept gets one repair request (also
+streamed); a reply still without one is an error. Only an answer whose every sentence passed
+is cached (by endpoint, model and prompt): a rejected one never is. An empty knowledge base,
+or evidence that shares no word with the question, answers that nothing in the knowledge base
+answers it, without calling the model.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 from ..engines.offline.sentences import sentences_of
-from ..errors import CompendiumError, ReplyError
+from ..errors import CompendiumError, EngineUnavailable, ReplyError
+from ..fingerprint import fingerprint
 from ..storage.base import Store
 from ..storage.text import STOPWORDS, words
+from ..support import MIN_CONTENT_WORDS, SUPPORT_THRESHOLD, content_words, overlap
 from .retrieve import Options, Retrieval, retrieve
 
+_GROUP = r"\[(?:[ERPTC]\d+)(?:\s*[,;]\s*[ERPTC]\d+)*\]"
 _CITATION = re.compile(r"\[((?:[ERPTC]\d+)(?:\s*[,;]\s*[ERPTC]\d+)*)\]")
 _LABEL = re.compile(r"[ERPTC]\d+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=\])\s+(?=[A-Z])")
+# Where a sentence of a streamed reply ends: citations and a stop, as soon as a space follows;
+# else its stop and any citations after it, or citations with no stop, once what follows opens
+# another sentence (a citation may still come after a bare stop).
+_BOUNDARY = re.compile(
+    rf"{_GROUP}[.!?](?=\s)|(?:[.!?](?:\s*{_GROUP})*|{_GROUP})(?=\s+[\"'“(A-Z0-9`*_])"
+)
 EXTRACTIVE_SENTENCES = 3
 ANSWER_TOKENS = 600
+ANSWER_VERSION = 2  # of the prompts and checks: a cached answer of another version is not used
+CACHE_KIND = "answer"
+NOTHING = "Nothing in the knowledge base answers this."
+EXTRACTIVE_NOTE = ("An extractive answer: no model is configured, so these are sentences quoted "
+                   "from the best passages, each citing its source.")
+UNREACHABLE_NOTE = ("The model could not be reached ({error}); this is the extractive answer "
+                    "instead: sentences quoted from the best passages.")
 
 ANSWER_SYSTEM = (
     "You answer questions from the evidence you are given and from nothing else. Every "
@@ -39,7 +70,7 @@ Answer in at most {sentences} sentences of plain prose, citing labels from the e
 REPAIR_PROMPT = """Your answer broke the citation rule:
 {problems}
 Write the answer again. Every sentence must end with one or more labels from the evidence,
-such as [C1], and cite no other label."""
+such as [C1], cite no other label, and say only what the evidence it cites says."""
 
 
 def split_answer(text: str) -> list[str]:
@@ -54,14 +85,54 @@ def split_answer(text: str) -> list[str]:
     return out
 
 
+def cited_labels(text: str) -> list[str]:
+    return list(dict.fromkeys(
+        label for group in _CITATION.findall(text) for label in _LABEL.findall(group)
+    ))
+
+
+def evidence_text(retrieval: Retrieval, label: str) -> str:
+    """What the item a label stands for says (a passage's text, an entity's description...)."""
+    kind, _ = retrieval.refs[label]
+    index = int(label[1:]) - 1
+    if kind == "chunk":
+        item = retrieval.chunks[index]
+        return " ".join([*item["heading_path"], item["text"]])
+    if kind == "entity":
+        item = retrieval.entities[index]
+        return f"{item['name']} {item.get('description', '')}"
+    if kind == "relation":
+        item = retrieval.relations[index]
+        return f"{item['source_name']} {item['type']} {item['target_name']} {item.get('description', '')}"
+    item = (retrieval.pages if kind == "page" else retrieval.topics)[index]
+    return f"{item['title']} {item.get('summary', '')}"
+
+
+def sentence_problem(sentence: str, retrieval: Retrieval) -> str | None:
+    """Why a sentence cannot stand (None: it can): it cites nothing, cites a label the context
+    does not hold, or its cited evidence holds too few of its content words."""
+    cited = cited_labels(sentence)
+    if not cited:
+        return f"this sentence cites nothing: {sentence[:200]!r}"
+    unknown = [c for c in cited if c not in retrieval.refs]
+    if unknown:
+        return f"this sentence cites {', '.join(unknown)}, not in the evidence: {sentence[:200]!r}"
+    said = content_words(_CITATION.sub(" ", sentence))
+    if len(said) >= MIN_CONTENT_WORDS:
+        held = set().union(*(content_words(evidence_text(retrieval, c)) for c in cited))
+        if overlap(said, held) < SUPPORT_THRESHOLD:
+            return f"this sentence says what {', '.join(cited)} does not: {sentence[:200]!r}"
+    return None
+
+
 def citation_problems(text: str, allowed: set[str]) -> list[str]:
-    """What is wrong with an answer's citations (nothing: a valid answer)."""
+    """What is wrong with an answer's citations, by labels alone (nothing: a valid answer)."""
     sentences = split_answer(text)
     if not sentences:
         return ["the answer is empty"]
     problems = []
     for sentence in sentences:
-        cited = [label for group in _CITATION.findall(sentence) for label in _LABEL.findall(group)]
+        cited = cited_labels(sentence)
         if not cited:
             problems.append(f"- this sentence cites nothing: {sentence[:200]!r}")
         unknown = [c for c in cited if c not in allowed]
@@ -70,34 +141,147 @@ def citation_problems(text: str, allowed: set[str]) -> list[str]:
     return problems
 
 
-def cited_labels(text: str) -> list[str]:
-    return list(dict.fromkeys(
-        label for group in _CITATION.findall(text) for label in _LABEL.findall(group)
-    ))
+class SentenceCutter:
+    """Cuts a stream of text into sentences as soon as each one is complete."""
+
+    def __init__(self) -> None:
+        self.buffer = ""
+
+    def feed(self, text: str) -> list[str]:
+        self.buffer += text
+        out = []
+        while (match := _BOUNDARY.search(self.buffer)) is not None:
+            out.append(self.buffer[: match.end()].strip())
+            self.buffer = self.buffer[match.end():]
+        return [s for s in out if s]
+
+    def rest(self) -> list[str]:
+        rest, self.buffer = self.buffer.strip(), ""
+        return split_answer(rest) if rest else []
 
 
-async def llm_answer(retrieval: Retrieval, client: Any) -> str:
-    """One call with the context; one repair when a sentence is uncited or cites what is not there."""
-    allowed = set(retrieval.refs)
-    prompt = ANSWER_PROMPT.format(context=retrieval.context, question=retrieval.question,
-                                  sentences=6)
-    reply = await client.complete_text(system=ANSWER_SYSTEM, prompt=prompt, temperature=0.0,
-                                       max_tokens=ANSWER_TOKENS)
-    problems = citation_problems(reply, allowed)
-    if not problems:
-        return reply.strip()
-    repair = (f"{prompt}\n\nYour previous answer:\n{reply}\n\n"
-              + REPAIR_PROMPT.format(problems="\n".join(problems)))
-    again = await client.complete_text(system=ANSWER_SYSTEM, prompt=repair, temperature=0.0,
-                                       max_tokens=ANSWER_TOKENS)
-    still = citation_problems(again, allowed)
-    if still:
-        raise ReplyError(
-            "the model's answer is not cited as required, even after one repair: " + still[0][2:],
-            hint="try a stronger model",
-            field="answer",
+# ---- the model's answer, streamed ------------------------------------------------------------
+
+
+async def model_tokens(client: Any, system: str, prompt: str, max_tokens: int) -> AsyncIterator[str]:
+    """The reply's text as the endpoint streams it (stream=True), under the client's retries,
+    limits and budget; the stream is closed however the caller stops reading."""
+    from ..engines.openai_client import count_tokens, sdk_error
+
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+    estimated = count_tokens(system) + count_tokens(prompt) if client.counts_ahead() else 0
+
+    async def send() -> Any:
+        return await client.sdk.chat.completions.create(
+            model=client.model, messages=messages, temperature=0.0, max_tokens=max_tokens,
+            stream=True, stream_options={"include_usage": True},
         )
-    return again.strip()
+
+    said: list[str] = []
+    used: dict[str, int] = {}
+    with client.usage.reserve(estimated, max_tokens):
+        try:
+            stream = await client.call(send, estimated_tokens=estimated)
+        except Exception as exc:
+            if not sdk_error(exc):
+                raise
+            raise client.translate(exc) from exc
+        try:
+            async for chunk in stream:
+                if getattr(chunk, "usage", None) is not None:
+                    used = {"prompt": chunk.usage.prompt_tokens, "completion": chunk.usage.completion_tokens}
+                for choice in chunk.choices or ():
+                    text = getattr(choice.delta, "content", None) if choice.delta else None
+                    if text:
+                        said.append(text)
+                        yield text
+        except Exception as exc:
+            if not sdk_error(exc):
+                raise
+            raise client.translate(exc) from exc
+        finally:
+            with contextlib.suppress(Exception):
+                await stream.close()
+            client.usage.record_llm(used.get("prompt") or estimated or count_tokens(system + prompt),
+                                    used.get("completion") or count_tokens("".join(said)))
+
+
+def answer_key(client: Any, prompt: str) -> str:
+    """An answer's cache key: the endpoint, the model and everything asked."""
+    return fingerprint(CACHE_KIND, ANSWER_VERSION, client.base_url, client.model, ANSWER_SYSTEM, prompt,
+                       ANSWER_TOKENS)
+
+
+async def llm_answer(retrieval: Retrieval, client: Any) -> AsyncIterator[dict[str, Any]]:
+    """Events of the model's answer: tokens, checked sentences, retractions; ends with
+    {"type": "answer", "text", "cached"} or raises ReplyError when no sentence stood."""
+    prompt = ANSWER_PROMPT.format(context=retrieval.context, question=retrieval.question, sentences=6)
+    key = answer_key(client, prompt)
+    cache = getattr(client, "cache", None)
+    if cache is not None:
+        cached = (await cache.get([key])).get(key)
+        text = cached.get("answer") if isinstance(cached, dict) else None
+        if text and all(sentence_problem(s, retrieval) is None for s in split_answer(text)):
+            client.usage.record_cached()
+            for index, sentence in enumerate(split_answer(text)):
+                yield {"type": "sentence", "index": index, "text": sentence, "cites": cited_labels(sentence)}
+            yield {"type": "answer", "text": text, "cached": True}
+            return
+    asked, problems, kept = prompt, [], []
+    for attempt in range(2):
+        cutter, retracted = SentenceCutter(), 0
+        tokens = model_tokens(client, ANSWER_SYSTEM, asked, ANSWER_TOKENS)
+        async with contextlib.aclosing(tokens):
+            async for token in tokens:
+                yield {"type": "delta", "text": token}
+                for sentence in cutter.feed(token):
+                    event = _checked(sentence, retrieval, kept, problems)
+                    retracted += event["type"] == "retract"
+                    yield event
+        for sentence in cutter.rest():
+            event = _checked(sentence, retrieval, kept, problems)
+            retracted += event["type"] == "retract"
+            yield event
+        if kept:
+            text = " ".join(kept)
+            if not retracted and cache is not None:  # only an answer that passed whole
+                await cache.put(CACHE_KIND, {key: {"answer": text}})
+            yield {"type": "answer", "text": text, "cached": False}
+            return
+        if attempt == 0:
+            asked = (f"{prompt}\n\nYour previous answer broke the rule.\n\n"
+                     + REPAIR_PROMPT.format(problems="\n".join(f"- {p}" for p in problems[-6:] or ["it was empty"])))
+    raise ReplyError(
+        "the model's answer is not cited as required, even after one repair: "
+        + (problems[-1] if problems else "it was empty"),
+        hint="try a stronger model",
+        field="answer",
+    )
+
+
+def _checked(sentence: str, retrieval: Retrieval, kept: list[str], problems: list[str]) -> dict[str, Any]:
+    problem = sentence_problem(sentence, retrieval)
+    if problem is None:
+        kept.append(sentence)
+        return {"type": "sentence", "index": len(kept) - 1, "text": sentence, "cites": cited_labels(sentence)}
+    problems.append(problem)
+    return {"type": "retract", "text": sentence, "reason": problem}
+
+
+# ---- the extractive answer -------------------------------------------------------------------
+
+_DANGLING = frozenset({"with", "the", "a", "an", "to", "of", "by", "for", "from", "and", "or", "as",
+                       "in", "on", "at", "into", "is", "are", "be", "use", "using", "run", "see"})
+
+
+def _whole(sentence: str) -> bool:
+    """A sentence that reads whole: a stop at its end, not after a word that needs more (a code
+    span the reader left out: "you can undo it with.")."""
+    stripped = sentence.rstrip()
+    if stripped[-1:] not in (".", "!", "?") and not stripped.endswith(".)"):
+        return False
+    last = words(stripped)
+    return bool(last) and last[-1] not in _DANGLING
 
 
 def extractive_answer(retrieval: Retrieval, limit: int = EXTRACTIVE_SENTENCES) -> str:
@@ -106,8 +290,6 @@ def extractive_answer(retrieval: Retrieval, limit: int = EXTRACTIVE_SENTENCES) -
     asked = {w for w in words(retrieval.question) if w not in STOPWORDS}
     if not asked:
         asked = set(words(retrieval.question))
-    # Passages first: they are the sources. An entity's opening sentence (a definition) comes
-    # after the two best passages.
     sources = [(ref, retrieval.chunks[int(ref[1:]) - 1]["text"]) for ref in retrieval.refs if ref[0] == "C"]
     definitions = [
         (ref, (sentences_of(retrieval.entities[int(ref[1:]) - 1].get("description", "")) or [None])[0])
@@ -117,10 +299,7 @@ def extractive_answer(retrieval: Retrieval, limit: int = EXTRACTIVE_SENTENCES) -
     seen_in: dict[str, int] = {}
     per_source = []
     for rank, (ref, text) in enumerate(sources):
-        # only whole sentences: a heading line has no full stop, and a sentence ending in ":"
-        # introduces a list it does not hold
-        sentences = [s.text for s in sentences_of(text)
-                     if 20 <= len(s.text) <= 400 and s.text.rstrip()[-1:] in (".", "!", "?", ")")]
+        sentences = [s.text for s in sentences_of(text) if 20 <= len(s.text) <= 400 and _whole(s.text)]
         per_source.append((rank, ref, sentences))
         for sentence in sentences:
             for w in set(words(sentence)) & asked:
@@ -149,23 +328,31 @@ def extractive_answer(retrieval: Retrieval, limit: int = EXTRACTIVE_SENTENCES) -
         if len(chosen) >= limit:
             break
     chosen.sort(key=lambda c: (c[1], c[2]))  # in reading order
-    return " ".join(f"{_without_end_citations(c[3])} [{c[4]}]" for c in chosen)
+    return " ".join(_cite(c[3], c[4]) for c in chosen)
 
 
-def _without_end_citations(sentence: str) -> str:
-    return _CITATION.sub("", sentence).strip()
+def _cite(sentence: str, ref: str) -> str:
+    """The sentence with its label before its stop, so the label cannot slide onto the next."""
+    body = _CITATION.sub("", sentence).strip()
+    stop = ""
+    while body and body[-1] in ".!?":
+        stop, body = body[-1] + stop, body[:-1]
+    return f"{body.rstrip()} [{ref}]{stop or '.'}"
 
 
 def citations(retrieval: Retrieval, answer: str) -> list[dict[str, Any]]:
     """Each label the answer cites, resolved to the record it stands for."""
     out = []
     for label in cited_labels(answer):
+        if label not in retrieval.refs:
+            continue
         kind, record_id = retrieval.refs[label]
         item: dict[str, Any] = {"ref": label, "kind": kind, "id": record_id}
         index = int(label[1:]) - 1
         if kind == "chunk":
             chunk = retrieval.chunks[index]
-            item.update(document=chunk["document"], heading_path=chunk["heading_path"])
+            item.update(document=chunk["document"], heading_path=chunk["heading_path"],
+                        chunk_id=chunk["chunk_id"])
         elif kind == "entity":
             item.update(name=retrieval.entities[index]["name"], page=retrieval.entities[index]["page"])
         elif kind == "page":
@@ -174,6 +361,13 @@ def citations(retrieval: Retrieval, answer: str) -> list[dict[str, Any]]:
             item.update(title=retrieval.topics[index]["title"])
         out.append(item)
     return out
+
+
+def has_evidence(retrieval: Retrieval) -> bool:
+    """Does any passage share a meaningful word of the question? (Vectors always return their
+    nearest passages, however far: a question the knowledge base knows nothing of gets some.)"""
+    asked = {w for w in words(retrieval.question) if w not in STOPWORDS}
+    return any(asked & set(words(" ".join([*c["heading_path"], c["text"]]))) for c in retrieval.chunks)
 
 
 async def ask(
@@ -193,21 +387,39 @@ async def ask(
     except CompendiumError as exc:
         yield {"type": "error", "message": str(exc), "field": exc.field}
         return
-    # the labels the answer may cite, so a client can link citations while the text streams
+    notes = list(retrieval.notes)
     refs = {label: {"kind": kind, "id": record_id} for label, (kind, record_id) in retrieval.refs.items()}
-    yield {"type": "stage", "stage": "answer", "engine": "llm" if llm is not None else "offline",
-           "refs": refs}
-    try:
-        if llm is not None:
-            text = await llm_answer(retrieval, llm)
-        else:
-            text = extractive_answer(retrieval)
-    except CompendiumError as exc:
-        yield {"type": "error", "message": str(exc), "field": exc.field}
+    if not has_evidence(retrieval):
+        yield {"type": "stage", "stage": "answer", "engine": "none", "refs": refs}
+        yield {"type": "sentence", "index": 0, "text": NOTHING, "cites": []}
+        yield {"type": "final", "answer": NOTHING, "citations": [], "evidence": retrieval.as_dict(),
+               "engine": "none", "notes": notes}
         return
+    unreachable = retrieval.model_error
+    engine = "llm" if llm is not None and not unreachable else "offline"
+    yield {"type": "stage", "stage": "answer", "engine": engine, "refs": refs}
+    text = ""
+    if engine == "llm":
+        events = llm_answer(retrieval, llm)
+        try:
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    if event["type"] == "answer":
+                        text = event["text"]
+                    else:
+                        yield event
+        except EngineUnavailable as exc:
+            unreachable = str(exc)
+        except CompendiumError as exc:
+            yield {"type": "error", "message": str(exc), "field": exc.field}
+            return
     if not text:
-        text = ""
-    for sentence in split_answer(text):
-        yield {"type": "delta", "text": sentence + " "}
+        note = UNREACHABLE_NOTE.format(error=unreachable) if unreachable else EXTRACTIVE_NOTE
+        notes.append(note)
+        yield {"type": "note", "message": note}
+        engine = "offline"
+        text = extractive_answer(retrieval)
+        for index, sentence in enumerate(split_answer(text)):
+            yield {"type": "sentence", "index": index, "text": sentence, "cites": cited_labels(sentence)}
     yield {"type": "final", "answer": text, "citations": citations(retrieval, text),
-           "evidence": retrieval.as_dict()}
+           "evidence": retrieval.as_dict(), "engine": engine, "notes": notes}

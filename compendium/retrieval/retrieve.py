@@ -73,6 +73,7 @@ class Retrieval:
     refs: dict[str, tuple[str, str]] = field(default_factory=dict)
     terms: QuestionTerms | None = None
     notes: list[str] = field(default_factory=list)  # what degraded (the LLM unreachable...)
+    model_error: str | None = None  # the model could not be reached: why
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON of `retrieve --json` and of the API."""
@@ -133,10 +134,10 @@ async def retrieve(
     top_k = max(1, min(int(opts.top_k), MAX_TOP))
     mark = await ensure_index(store, passages)
     notes: list[str] = []
-    terms = await _terms(text, llm, notes)
-    if not mark:  # an empty knowledge base
+    if not mark:  # an empty knowledge base: nothing to look up, no model to ask
         return Retrieval(question=text, entities=[], relations=[], pages=[], topics=[], chunks=[],
-                         context=build_context(text, {}, 200)[0], terms=terms, notes=notes)
+                         context=build_context(text, {}, 200)[0], terms=rule_terms(text), notes=notes)
+    terms, model_error = await _terms(text, llm, notes)
     search = " ".join([*terms.words, *terms.names])
     documents = await _documents_under(store, opts.path_prefix) if opts.path_prefix else None
 
@@ -177,20 +178,21 @@ async def retrieve(
                 refs[ref] = (kind, item[id_key])
     return Retrieval(question=text, entities=entities, relations=relation_items,
                      pages=pages[:top_k], topics=topics, chunks=chunks, context=context,
-                     refs=refs, terms=terms, notes=notes)
+                     refs=refs, terms=terms, notes=notes, model_error=model_error)
 
 
-async def _terms(text: str, llm: Any | None, notes: list[str]) -> QuestionTerms:
-    """The LLM's rewrite when one is configured and answers; the rules' terms otherwise."""
+async def _terms(text: str, llm: Any | None, notes: list[str]) -> tuple[QuestionTerms, str | None]:
+    """The LLM's rewrite when one is configured and answers; the rules' terms otherwise (and,
+    when the model could not be reached, why)."""
     if llm is None:
-        return rule_terms(text)
-    from ..errors import CompendiumError
+        return rule_terms(text), None
+    from ..errors import CompendiumError, EngineUnavailable
 
     try:
-        return await llm_terms(text, llm)
+        return await llm_terms(text, llm), None
     except CompendiumError as exc:
         notes.append(f"the model could not rewrite the question ({exc}); searched with the question's own words")
-        return rule_terms(text)
+        return rule_terms(text), str(exc) if isinstance(exc, EngineUnavailable) else None
 
 
 async def _documents_under(store: Store, prefix: str) -> list[str]:

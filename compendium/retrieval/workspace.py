@@ -40,9 +40,12 @@ async def sources_for(
     async with contextlib.AsyncExitStack() as stack:
         embedder = build_embedder(settings, template, usage=usage, cache=StoreResponseCache(store))
         stack.push_async_callback(embedder.close)
-        engine = build_engine(settings, template, usage=usage, cache=StoreResponseCache(store))
-        stack.push_async_callback(engine.close)
-        yield Sources(store, embedder, getattr(engine, "client", None), usage, passage_embedder(embedder))
+        llm = None
+        if settings.llm.base_url:  # offline, a question needs no engine (nor its import)
+            engine = build_engine(settings, template, usage=usage, cache=StoreResponseCache(store))
+            stack.push_async_callback(engine.close)
+            llm = getattr(engine, "client", None)
+        yield Sources(store, embedder, llm, usage, passage_embedder(embedder))
 
 
 async def retrieve_in_workspace(settings: Settings, question: str, options: Options) -> Retrieval:
@@ -55,6 +58,8 @@ async def ask_in_workspace(
     settings: Settings, question: str, options: Options
 ) -> AsyncIterator[dict[str, Any]]:
     async with opened_store(settings) as store, sources_for(store, settings) as src:
-        async for event in ask(question, store, embedder=src.embedder, passages=src.passages,
-                               llm=src.llm, options=options):
-            yield event
+        events = ask(question, store, embedder=src.embedder, passages=src.passages, llm=src.llm,
+                     options=options)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                yield event

@@ -48,7 +48,7 @@ async def test_retrieve_and_ask_over_the_api(make_api):
         events = ndjson(r.text)
         kinds = [e["type"] for e in events]
         assert kinds[:2] == ["stage", "stage"] and kinds[-1] == "final"
-        assert set(kinds[2:-1]) == {"delta"}
+        assert set(kinds[2:-1]) == {"note", "sentence"}  # offline: an extractive answer, said so
         final = events[-1]
         returned = {c["chunk_id"] for c in final["evidence"]["chunks"]}
         returned |= {e["id"] for e in final["evidence"]["entities"]}
@@ -59,7 +59,12 @@ async def test_retrieve_and_ask_over_the_api(make_api):
                                   headers={**h, "Accept": "text/event-stream"})
         assert r.headers["content-type"].startswith("text/event-stream")
         names = [name for name, _ in parse_sse(r.text)]
-        assert names[0] == "stage" and names[-1] == "final" and "delta" in names
+        assert names[0] == "stage" and names[-1] == "final" and "sentence" in names
+
+        r = await api.client.post("/knowledge-bases/handbook/retrieve", headers=h,
+                                  json={"question": QUESTION, "top_k": 5, "path_prefix": "corpus/storage/"})
+        assert r.status_code == 200, r.text
+        assert r.json()["chunks"] and all(c["document"].startswith("corpus/storage/") for c in r.json()["chunks"])
 
         bad = await api.client.post("/knowledge-bases/handbook/retrieve",
                                     json={"question": QUESTION, "mode": "everything"}, headers=h)

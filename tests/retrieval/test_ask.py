@@ -23,9 +23,9 @@ def check_order(events):
     kinds = [e["type"] for e in events]
     assert kinds[:2] == ["stage", "stage"]
     assert [e["stage"] for e in events[:2]] == ["retrieve", "answer"]
-    assert kinds[-1] == "final" and set(kinds[2:-1]) == {"delta"}
+    assert kinds[-1] == "final" and set(kinds[2:-1]) <= {"delta", "sentence", "retract", "note"}
     final = events[-1]
-    assert "".join(e["text"] for e in events[2:-1]).strip() == final["answer"]
+    assert " ".join(e["text"] for e in events if e["type"] == "sentence") == final["answer"]
     return final
 
 
@@ -79,13 +79,20 @@ def answering(replies):
     return respond, asked
 
 
-async def test_llm_answer_is_one_call_with_the_context(compiled_copy, llm_server):
-    respond, asked = answering(["Vacuum skips pages the map marks all-visible [C1]. It sets bits [C2, E1]."])
+async def test_llm_answer_is_one_streamed_call_and_unsupported_sentences_are_retracted(compiled_copy, llm_server):
+    respond, asked = answering(["Vacuum skips pages the map marks all-visible [C1]. "
+                                "The moon is made of green cheese [C2, E1]."])
     llm_server.responder = respond
-    final = check_order(await events_of(llm_settings(compiled_copy, llm_server)))
+    events = await events_of(llm_settings(compiled_copy, llm_server))
+    final = check_order(events)
     check_citations(final)
     assert len(asked) == 1 and "## Passages" in asked[0].prompt and QUESTION in asked[0].prompt
-    assert {c["ref"] for c in final["citations"]} == {"C1", "C2", "E1"}
+    assert asked[0].body["stream"] is True
+    assert "".join(e["text"] for e in events if e["type"] == "delta").startswith("Vacuum skips pages")
+    retracted = [e for e in events if e["type"] == "retract"]
+    assert len(retracted) == 1 and "green cheese" in retracted[0]["text"] and "does not" in retracted[0]["reason"]
+    assert final["answer"] == "Vacuum skips pages the map marks all-visible [C1]."
+    assert {c["ref"] for c in final["citations"]} == {"C1"}
 
 
 async def test_an_uncited_reply_is_repaired_once(compiled_copy, llm_server):
@@ -101,7 +108,9 @@ async def test_a_reply_still_uncited_after_the_repair_is_an_error_event(compiled
     respond, asked = answering(["No citations here.", "Still none."])
     llm_server.responder = respond
     events = await events_of(llm_settings(compiled_copy, llm_server))
-    assert [e["type"] for e in events] == ["stage", "stage", "error"]
+    kinds = [e["type"] for e in events]
+    assert kinds[:2] == ["stage", "stage"] and kinds[-1] == "error" and "sentence" not in kinds
+    assert kinds.count("retract") == 2  # each reply's one sentence, taken back
     assert "not cited" in events[-1]["message"] and len(asked) == 2
 
 

@@ -103,6 +103,11 @@ class LLMServer:
     `embeddings_as_floats = True` answers float lists whatever `encoding_format` asks, as some
     servers do; `reports_usage = False` leaves the usage block out of every reply, as some
     servers do. `most_in_flight` is the most requests (of each route) answered at once.
+
+    Streaming (a chat request with "stream": true) answers server-sent events, one chunk a
+    word, `stream_delay` seconds apart; with `stream_hold` set, the stream stops after the word
+    that completes that text until `stream_release` is set. `streams_ended` counts streams
+    whose last event was sent.
     """
 
     def __init__(self, *, api_key: str | None = None, embedding_dimensions: int = 64):
@@ -115,6 +120,10 @@ class LLMServer:
         self.embeddings_as_floats = False
         self.reports_usage = True
         self.model_names = ["test-chat", "test-embed"]
+        self.stream_delay = 0.0
+        self.stream_hold: str | None = None
+        self.stream_release = threading.Event()
+        self.streams_ended = 0
         self._embedder = OfflineEmbedder(dimensions=embedding_dimensions)
         self._faults: deque[str] = deque()
         self._rate: tuple[str, float, int] | None = None
@@ -492,4 +501,43 @@ class _Handler(BaseHTTPRequestHandler):
             if fault in CONTENT_FAULTS:
                 state._count("faults", f"fault_{fault}")
             status, payload = state.chat(body, fault)
+            if status == 200 and body.get("stream"):
+                self._stream(state, payload, body)
+                return
         self._send(status, payload)
+
+    def _stream(self, state: LLMServer, payload: dict[str, Any], body: dict[str, Any]) -> None:
+        """The completion as server-sent events: a chunk a word, then usage, then [DONE]."""
+        wait = self._due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        content = payload["choices"][0]["message"]["content"]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+        def event(data: dict[str, Any] | str) -> None:
+            text = data if isinstance(data, str) else json.dumps(data)
+            self.wfile.write(f"data: {text}\n\n".encode())
+            self.wfile.flush()
+
+        base = {"id": payload["id"], "object": "chat.completion.chunk", "created": payload["created"],
+                "model": payload["model"]}
+        sent = ""
+        held = False
+        for piece in re.findall(r"\S+\s*|\s+", content):
+            event({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+            sent += piece
+            if state.stream_hold and not held and state.stream_hold in sent:
+                held = True
+                state.stream_release.wait(30)
+            elif state.stream_delay:
+                time.sleep(state.stream_delay)
+        event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": payload["choices"][0]["finish_reason"]}]})
+        if (body.get("stream_options") or {}).get("include_usage") and state.reports_usage:
+            event({**base, "choices": [], "usage": payload["usage"]})
+        event("[DONE]")
+        with state._lock:
+            state.streams_ended += 1
