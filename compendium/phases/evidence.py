@@ -98,6 +98,7 @@ def rank_evidence(
 
     defines = Definer(names).defines
     claims_per_chunk: dict[str, int] = {}
+    claimed: set[str] = set()  # chunks holding a claim about the page's subject
     candidates: list[tuple[bool, int, int, tuple[int, str], str, int, EvidenceItem]] = []
     for s in merged.values():
         ids = s.chunk_ids
@@ -108,6 +109,8 @@ def rank_evidence(
                 continue
             support = 1
             claims_per_chunk[only] = claims_per_chunk.get(only, 0) + 1
+            if s.kind == "claim":
+                claimed.add(only)
         else:
             known_chunks = [c for c in dict.fromkeys(ids) if c in sources]
             if not known_chunks:
@@ -115,6 +118,8 @@ def rank_evidence(
             first = sources[known_chunks[0]]
             for c in known_chunks:
                 claims_per_chunk[c] = claims_per_chunk.get(c, 0) + 1
+            if s.kind == "claim":
+                claimed.update(known_chunks)
             support = len(known_chunks)
         text = s.text.strip()
         about = [slug for slug in dict.fromkeys([*s.about, *first.about] if s.about else first.about) if slug != own]
@@ -122,6 +127,10 @@ def rank_evidence(
         candidates.append((not defines(text), -support, 0, (0, first.chunk_id), text, len(candidates), item))
     wanted = [n.lower() for n in names if n.strip()]
     for chunk_id, source in sources.items():
+        if claimed and chunk_id not in claimed:
+            # A passage that only mentions the subject is about something else: its sentences
+            # stay on their own subjects' pages (with no claim at all, any passage is all there is).
+            continue
         excerpt = _excerpt(source.paragraphs, wanted, EXCERPT_WORDS)
         if excerpt:
             # One passage is one source; among excerpts, those holding more of the page's claims first.

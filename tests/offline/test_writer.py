@@ -191,15 +191,31 @@ async def test_a_passages_sentences_keep_the_passages_order_though_one_ranks_fir
     evidence = [
         EvidenceItem(ref=1, text="The Query Planner is the part of the server that decides how a statement runs.",
                      chunk_id="p", heading_path=["The Query Planner"]),
-        EvidenceItem(ref=2, text=stages[2], chunk_id="q", heading_path=["From SQL to plan"]),
+        EvidenceItem(ref=2, text=stages[2], chunk_id="q", heading_path=["Query Planner", "From SQL to plan"]),
         EvidenceItem(ref=3, text="A statement passes through three stages before it runs:\n\n"
                      + "\n\n".join(f"{n}. {t}" for n, t in enumerate(stages, start=1)),
-                     chunk_id="q", heading_path=["From SQL to plan"], kind="excerpt"),
+                     chunk_id="q", heading_path=["Query Planner", "From SQL to plan"], kind="excerpt"),
     ]
     page = await write(request(slug="query-planner", title="Query Planner", aliases=[], evidence=evidence))
     at = [page.index(t.rstrip(".")) for t in stages]
     assert at == sorted(at), page
     assert ": 1." not in page and "runs:" not in page  # the lead-in is not a sentence of its own
+
+
+async def test_a_passages_sentences_about_other_subjects_stay_off_the_page():
+    # The passage around the planner's claim names the parser and the rewriter: outside the
+    # planner's own section, those sentences are theirs, not the planner's.
+    stages = ("The parser checks the syntax.", "The rewriter expands views.",
+              "The Query Planner turns the query tree into a plan tree.")
+    evidence = [
+        EvidenceItem(ref=1, text="The Query Planner is the part of the server that decides how a statement runs.",
+                     chunk_id="p", heading_path=["The Query Planner"]),
+        EvidenceItem(ref=2, text=stages[2], chunk_id="q", heading_path=["From SQL to plan"]),
+        EvidenceItem(ref=3, text="\n\n".join(stages), chunk_id="q", heading_path=["From SQL to plan"], kind="excerpt"),
+    ]
+    page = await write(request(slug="query-planner", title="Query Planner", aliases=[], evidence=evidence))
+    assert stages[2].rstrip(".") in page
+    assert "parser" not in page and "rewriter" not in page, page
 
 
 async def test_a_sentence_comparing_with_the_subject_does_not_lead_its_page():
@@ -382,3 +398,24 @@ async def test_section_headings_drop_the_manuals_numbers_and_labels_but_not_to_a
     headings = re.findall(r"^## (.+)$", await write(request(evidence=glossary)), flags=re.M)
     assert "Glossary" in headings and "Appendix M. Glossary" not in headings
     assert "13.1. Introduction" in headings and "Introduction" not in headings
+
+
+async def test_a_topic_page_says_what_the_group_is_then_lists_its_members_with_what_each_is():
+    evidence = [
+        EvidenceItem(ref=1, text="Merge strategies decide how the histories of two branches are combined.",
+                     chunk_id="a", heading_path=["Merge strategies"]),
+        EvidenceItem(ref=2, text="The ort strategy is the default strategy when pulling or merging one branch.",
+                     chunk_id="b", heading_path=["ort"]),
+        EvidenceItem(ref=3, text="`octopus` resolves cases with more than two heads.", chunk_id="c",
+                     heading_path=["octopus"]),
+        EvidenceItem(ref=4, text="Readers of the mailing list may remember a long thread about it.", chunk_id="d",
+                     heading_path=["History"]),
+    ]
+    links = [LinkTarget("ort", "ort strategy"), LinkTarget("octopus", "octopus"), LinkTarget("subtree", "subtree")]
+    page = await write(request(slug="merge-strategies", title="Merge strategies", kind="topic", description="",
+                               aliases=[], evidence=evidence, links=links))
+    assert page.split("\n\n")[1].startswith("Merge strategies decide how"), page
+    assert "- [[ort|The ort strategy]] is the default strategy" in page
+    assert "- [[octopus|`octopus`]] resolves cases" in page
+    assert "mailing list" not in page  # no member's line, nothing the group is
+    assert "[[subtree|subtree]]" in page  # a member with no line is a link

@@ -31,7 +31,15 @@ from .names import (
 from .phrases import Mention, definition_of, key_phrases, word_tokens
 from .relations import Typed, describe_between, relation_type
 from .sentences import Sentence, clean_heading, sentences_of, starts_mid_sentence
-from .subjects import is_member, never_subject, owner_name, release_notes, term_name
+from .subjects import (
+    is_member,
+    is_type,
+    never_subject,
+    owner_name,
+    release_notes,
+    scope_of,
+    term_name,
+)
 from .words import (
     BOILERPLATE,
     FUNCTION_WORDS,
@@ -506,6 +514,9 @@ def _topics(chunk: ChunkInput, ranked: list[_Item], names: dict[str, str]) -> li
 _BEFORE_SUBJECT = re.compile(r"^(?:(?:the|a|an|this|each|every|all|both|only|any|some|no)\s+)?[`*\"'“(]*$", re.IGNORECASE)
 
 
+_PREPOSITIONS = frozenset("of for to with in on from by at as into than".split())
+
+
 def _drop_never_subjects(items: dict[str, _Item], mentions: list[list[Mention]]) -> None:
     """Options, contractions, single letters and lone adjectives are never subjects: an option
     is a part of its owner, the rest are words."""
@@ -528,6 +539,9 @@ def _subject_of(sentence: Sentence, found: list[Mention]) -> str | None:
     after = sentence.text[first.end : first.end + 2]
     if after.startswith(("’s", "'s")):
         return None  # "Git's object store ...": the possessor is not the subject
+    following = sentence.text[first.end :].split(None, 1)
+    if following and following[0].lower() in _PREPOSITIONS:
+        return None  # "A `dict` of values ...": the name qualifies the subject, it is not it
     return first.key
 
 
@@ -556,8 +570,15 @@ def _about(
         own = False  # a definition block of a subject of its own: no fact of the document's
         if sentence.defines:
             term = term_name(sentence.defines)
-            if is_member(sentence.defines) or (owner_key and not _defines_a_thing(sentence, term)):
-                if owner_key:
+            if not is_type(sentence.defines) and (
+                    is_member(sentence.defines) or (owner_key and not _defines_a_thing(sentence, term))):
+                scope = scope_of(term)
+                if scope and not never_subject(scope):
+                    key = alias_of.get(name_key(scope), name_key(scope))
+                    if key not in items:
+                        items[key] = _Item(key, scope, "code", i)
+                    keys.append(key)
+                elif owner_key:
                     keys.append(owner_key)
             elif term and not never_subject(term):
                 key = alias_of.get(name_key(term), name_key(term))

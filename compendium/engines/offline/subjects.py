@@ -67,26 +67,72 @@ def release_notes(document_title: str, heading_path: list[str] | tuple[str, ...]
 
 def is_option(name: str) -> bool:
     """A command-line option ("--squash", "-a", "-a, --all")."""
-    return bool(_OPTION.match(name.strip().strip("`*")))
+    return bool(_OPTION.match(name.strip().strip(_QUOTES)))
 
 
-def is_member(term: str) -> bool:
-    """A defined term that is a member of its scope, not a subject of its own: an option, or a
-    name written as code (a call, a dotted, underscored or camelCase identifier)."""
-    inner = term.strip().strip("`*").strip()
-    if not inner:
-        return False
-    if inner[0] in "<[{":  # a placeholder or an optional part of a synopsis ("<repository>")
-        return True
-    return is_option(inner) or bool(_CALL.match(inner)) or bool(_MEMBER_IDENT.match(inner.split()[0]))
+# What a signature says before its name: a category label ("Function: ", texinfo), a kind
+# keyword ("class", "exception", "static"), a return type; and after it: a source link.
+_CATEGORY = re.compile(r"^[A-Z][a-z]+(?: [a-z]+)?:\s+")
+_KIND = re.compile(r"^(?:(?:class|exception|function|method|attribute|data|property|classmethod|staticmethod|"
+                   r"async|abstract|final|static|public|protected|private|module|struct|enum|interface|macro|"
+                   r"var|const|type|def|field|constructor|deprecated)\s+)+")
+_TYPE_KINDS = re.compile(r"^(?:[A-Z][a-z]+(?: [a-z]+)?:\s+)?(?:abstract\s+|final\s+|public\s+|static\s+)*"
+                         r"(?:class|exception|interface|struct|enum|module)\s", re.IGNORECASE)
+_SOURCE_LINK = re.compile(r"\s*(?:\[source\]|¶)+$")
+_QUOTES = "`*‘’'\"“” "
+_NAME_BEFORE_CALL = re.compile(r"([A-Za-z_$][\w$]*(?:[.:][A-Za-z_$][\w$]*)*)\s*\(")
+
+
+def _unmarked(term: str) -> str:
+    text = _SOURCE_LINK.sub("", " ".join(term.split()))
+    return text.replace("`", "").strip(_QUOTES)
 
 
 def term_name(term: str) -> str:
-    """The name a definition list's term gives, without its marks and its signature's tail: the
-    first of several spellings ("-a, --all" -> "-a"), a call's name."""
-    inner = term.strip().strip("`*").strip()
-    inner = re.split(r",\s|\s\|\s", inner, maxsplit=1)[0].strip()
-    return inner
+    """The name a definition list's term gives: without its marks, category label, kind
+    keyword, return type, arguments and source link, the first of several spellings ("-a,
+    --all" -> "-a", "Function: const char * po_file_domains (po_file_t file)" ->
+    "po_file_domains", "class HttpResponseRedirect[source]" -> "HttpResponseRedirect")."""
+    inner = _unmarked(term)
+    if is_option(inner) or inner[:1] in "<[{":
+        return re.split(r",\s|\s\|\s", inner, maxsplit=1)[0].strip()
+    labelled = _CATEGORY.match(inner) is not None
+    inner = _KIND.sub("", _CATEGORY.sub("", inner))
+    call = _NAME_BEFORE_CALL.search(inner)
+    if call is not None:
+        return call.group(1)
+    if labelled and inner:
+        return inner.split()[-1].strip("*&")  # "Variable: int po_x": the type goes before the name
+    return re.split(r",\s|\s\|\s", inner, maxsplit=1)[0].strip()
+
+
+def is_type(term: str) -> bool:
+    """A class, exception, interface or module a signature declares: a subject of its own."""
+    return bool(_TYPE_KINDS.match(_unmarked(term)))
+
+
+def is_member(term: str) -> bool:
+    """A defined term that is a member of its scope, not a subject of its own: an option, a
+    placeholder, a call's signature, a dotted, underscored or camelCase identifier."""
+    inner = _unmarked(term)
+    if not inner or is_type(term):
+        return False
+    if inner[0] in "<[{":  # a placeholder or an optional part of a synopsis ("<repository>")
+        return True
+    if is_option(inner) or _NAME_BEFORE_CALL.search(inner):
+        return True
+    name = term_name(term)
+    return bool(name) and bool(_MEMBER_IDENT.match(name.split()[0]))
+
+
+def scope_of(name: str) -> str:
+    """The owner a dotted member name states ("HttpResponse.set_cookie" -> "HttpResponse"), or
+    "" when it states none: a prefix naming a type (capitalised), not a module path."""
+    head, dot, _tail = name.rpartition(".")
+    if not dot or not head:
+        return ""
+    last = head.rpartition(".")[2]
+    return last if last[:1].isupper() else ""
 
 
 def never_subject(name: str) -> bool:

@@ -93,6 +93,7 @@ class _Sentence:
     stems: frozenset[str] = field(default_factory=frozenset)  # stemmed content words
     document: str = ""
     place: int = -1  # where its chunk's excerpt has it (sentence number), -1 if no excerpt does
+    claimed: bool = False  # a claim about the page's subject says it, not only a passage around one
 
 
 def write_page(request: PageRequest, template: Template) -> str:
@@ -103,7 +104,15 @@ def write_page(request: PageRequest, template: Template) -> str:
     words of our own are the section headings and the labels of the layout. The page is
     rebuilt from the evidence on UPDATE too, so writing twice gives the same page.
     """
+    if request.kind == "topic":
+        from .topic_pages import write_topic  # it builds on this module's parts
+
+        written = write_topic(request, template)
+        if written is not None:
+            return written
     pool = _evidence_sentences(request.evidence, _subject_words(request), _subject_marks(request))
+    if request.kind != "topic":
+        pool = _about_subject(request, pool)
 
     lead, rest = _choose_lead(request, pool)
     related = _related(request)
@@ -142,6 +151,19 @@ def write_page(request: PageRequest, template: Template) -> str:
         chosen.pop()  # the estimate ran low: drop the least supported sentences
         text = page(chosen)
     return text
+
+
+def _about_subject(request: PageRequest, pool: list[_Sentence]) -> list[_Sentence]:
+    """The sentences a subject's page may say: its claims (sentences about it), and the other
+    sentences of a passage only under a heading naming it (its home section) or when they
+    open with it. A passage's neighbours of a claim are about their own subjects: published
+    here too, one sentence would be on the page of every name it stands beside."""
+    if not any(s.claimed for s in pool):
+        return pool  # nothing but passages (an engine that names no claims): all there is
+    names = {n.lower().strip("`*") for n in _names(request)}
+    matcher = _matcher(_names(request))
+    return [s for s in pool if s.claimed or any(h in names for h in s.headings[1:])
+            or matcher.opening(s.text) is not None]
 
 
 # Sentences, headings and titles recur on many pages: their token counts are remembered.
@@ -205,6 +227,7 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     twin.own_support = support
                     exact[flat] = twin
                 twin.support += support
+                twin.claimed = twin.claimed or item.kind == "claim"
                 if excerpt and twin.place < 0 and twin.chunk_id == item.chunk_id:
                     twin.place = place  # a claim the passage also holds: placed where the passage has it
                 if opens and not twin.opens_section:  # the claim is also a passage's first sentence
@@ -231,6 +254,7 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     document=item.document,
                     own_support=max(item.support, 1),
                     place=place if excerpt else -1,
+                    claimed=item.kind == "claim",
                 )
             )
             exact[flat] = pool[-1]
@@ -448,8 +472,11 @@ def _best_lead(
             tier = 0.0  # "X is a ...", "X refers to ...", "X — does ..."
         elif headed or (m is not None and own and s.opens_section and s.section.lower() in _DESCRIBING):
             tier = 1.0  # a glossary entry, a reference page's "Description"
-        elif described and s.opens_section:
-            tier = 1.0  # MAP's definition, opening a passage (a definition list's entry)
+        elif described and (s.opens_section or request.kind != "topic"):
+            # MAP's description is the authors' definition (a definition list's entry, a NAME
+            # line, a glossary entry): it says what the subject is before any sentence merely
+            # opening with it does.
+            tier = 0.5 if not _ASIDE.match(s.text) else 1.0
         elif m is not None and WEAK.match(s.text[m:]):
             tier = 1.5  # "X is removed ...": says what X does, not what it is
         elif described:
