@@ -412,14 +412,15 @@ def authored_definitions(chunk: Any) -> list[tuple[set[str], str]]:
     text, blocks = chunk.text, chunk.blocks or []
     out = []
     previous = ""
-    for i, (kind, start, end) in enumerate(blocks):
+    for i, (kind, start, end, *_) in enumerate(blocks):
         piece = text[start:end]
         if kind == "definition":
             term, sep, _ = piece.partition(": ")
             if previous == "term":
                 out.append((term_keys(text[blocks[i - 1][1]:blocks[i - 1][2]]), piece))
             elif sep and len(term) <= 200 and "\n" not in term:
-                out.append((term_keys(term), piece))
+                given = blocks[i][3] if len(blocks[i]) > 3 and blocks[i][3] else ""
+                out.append((term_keys(term) | (term_keys(given) if given else set()), piece))
         elif kind == "paragraph" and (previous == "heading" or (i == 0 and chunk.heading_path)):
             line = _NAME_LINE.match(piece.strip())
             if line and len(line["names"].split(",")[0].split()) <= 3:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from ..fingerprint import short_id, text_hash
 from ..tokens import count_tokens, truncate_to_tokens
@@ -24,7 +25,8 @@ class ChunkSpan:
     heading_path: tuple[str, ...]
     tokens: int
     content_hash: str  # text_hash of text
-    blocks: tuple[tuple[str, int, int], ...] = ()  # (kind, start, end) in the chunk's text
+    # (kind, start, end) in the chunk's text; a definition adds (..., term, scope) when it has them
+    blocks: tuple[tuple[Any, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,12 +70,14 @@ def chunk_document(
     return chunks
 
 
-def _blocks_within(blocks: list[Block], start: int, end: int) -> tuple[tuple[str, int, int], ...]:
-    return tuple(
-        (b.kind, max(b.start, start) - start, min(b.end, end) - start)
-        for b in blocks
-        if b.end > start and b.start < end
-    )
+def _blocks_within(blocks: list[Block], start: int, end: int) -> tuple[tuple[Any, ...], ...]:
+    out: list[tuple[Any, ...]] = []
+    for b in blocks:
+        if b.end > start and b.start < end:
+            span = (b.kind, max(b.start, start) - start, min(b.end, end) - start)
+            # A definition cut by the chunk's start lost its term's text: it keeps the term.
+            out.append((*span, b.term, b.scope) if b.term or b.scope else span)
+    return tuple(out)
 
 
 def _sections(blocks: list[Block]) -> list[list[Block]]:

@@ -13,6 +13,8 @@ from ..storage.slugs import slugify
 _LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
 _CITE = re.compile(r"[ \t]*\[\^([^\]\s]+)\](?!:)")
 _MARKER = re.compile(r"\[\^([^\]\s]+)\](?!:)")  # _CITE without the spaces before it
+# Code, where "[^...]" is a regex's character class, never a citation: fenced blocks and inline spans.
+_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1[ \t]*$|(?<!`)(`+)(?!`)[^\n]*?(?<!`)\2(?!`)", re.M | re.S)
 _FOOTNOTE_DEF = re.compile(r"^[ \t]*\[\^[^\]\n]+\]:.*(?:\n(?:[ \t]{2,}|\t).*)*\n?", re.M)
 _REPEAT = re.compile(r"(\[\^\d+\])(?:\1)+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
@@ -86,11 +88,17 @@ def clean_page(markdown: str, allowed: Iterable[str], evidence: Sequence[Evidenc
 def _sub_citations(text: str, replace: Callable[[re.Match[str]], str]) -> str:
     """`_CITE.sub(replace, text)`, five times faster on a page: a pattern that opens with
     optional spaces is tried at every character, so the markers are found by their bracket and
-    the spaces and tabs just before each (never part of a marker) are taken with it."""
+    the spaces and tabs just before each (never part of a marker) are taken with it. A marker
+    inside code (a regex's `[^[:space:]]`) is left as it is."""
     parts: list[str] = []
     last = 0
+    code = [m.span() for m in _CODE.finditer(text)] if "`" in text or "~~~" in text else []
     for match in _MARKER.finditer(text):
         start = match.start()
+        while code and code[0][1] <= start:
+            code.pop(0)
+        if code and code[0][0] <= start:
+            continue  # inside code: text, not a citation
         while start > last and text[start - 1] in " \t":
             start -= 1
         parts.append(text[last:start])

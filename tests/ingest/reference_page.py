@@ -40,17 +40,18 @@ def reference_page(sections: int = 300) -> tuple[str, list[tuple[str, int, tuple
         style = i % 5
         if style == 0:
             html.append(f"<section id='s{i}'><h3>{name}</h3><p>The {name} carries load number {i}.</p></section>")
-            expected += [("heading", 3, path, name), ("paragraph", 0, path, f"The {name} carries load number {i}.")]
+            # a name heading's first paragraph defines the name; it names it already, so it reads as written
+            expected += [("heading", 3, path, name), ("definition", 0, path, f"The {name} carries load number {i}.")]
         elif style == 1:  # heading buried five divs deep, its text outside them
             html.append(f"<div><div><div><div><div><h3>{name}<a class='headerlink' href='#x'>¶</a></h3></div></div>"
                         f"</div></div></div><p>Rated at <code>{i} kV</code> nominal.</p>")
-            expected += [("heading", 3, path, name), ("paragraph", 0, path, f"Rated at `{i} kV` nominal.")]
-        elif style == 2:  # a signature as a definition list, footnote after it
+            expected += [("heading", 3, path, name), ("definition", 0, path, f"`{name}`: Rated at `{i} kV` nominal.")]
+        elif style == 2:  # a signature as a definition list (a definition under its signature), footnote after it
             html.append(f"<h3>{name}</h3><dl class='function'><dt class='sig'><span>connect_{i}</span>(a, b)</dt>"
                         f"<dd><p>Connects two buses.</p><p>Returns nothing.</p></dd></dl>"
                         f"<div class='footnote'><p>[{i}] Measured in 2024.</p></div>")
-            expected += [("heading", 3, path, name), ("term", 0, path, f"connect_{i}(a, b)"),
-                         ("definition", 0, path, "Connects two buses."), ("paragraph", 0, path, "Returns nothing."),
+            expected += [("heading", 3, path, name), ("definition", 0, path, f"`connect_{i}(a, b)`: Connects two buses."),
+                         ("paragraph", 0, path, "Returns nothing."),
                          ("paragraph", 0, path, f"[{i}] Measured in 2024.")]
         elif style == 3:  # a table, then a sub-sub-section whose heading sits in a <div>
             html.append(f"<h3>{name}</h3><table><tr><th>Field</th><th>Unit</th></tr><tr><td>flow</td><td>MW</td></tr>"

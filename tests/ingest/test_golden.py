@@ -28,6 +28,10 @@ def blocks_of(doc) -> list[dict]:
             item["language"] = b.language
         if b.rows:
             item["rows"] = [list(r) for r in b.rows]
+        if b.term:
+            item["term"] = b.term
+        if b.scope:
+            item["scope"] = b.scope
         out.append(item)
     return out
 

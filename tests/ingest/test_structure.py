@@ -33,11 +33,13 @@ def test_chunks_record_their_blocks(tmp_path):
     doc, chunks = chunks_of(tmp_path)
     assert len(chunks) == 1
     chunk = chunks[0]
-    kinds = [kind for kind, _, _ in chunk.blocks]
-    assert kinds == ["heading", "paragraph", "table", "paragraph", "code", "item", "item", "term", "definition"]
-    for _kind, start, end in chunk.blocks:
+    kinds = [kind for kind, *_ in chunk.blocks]
+    assert kinds == ["heading", "paragraph", "table", "paragraph", "code", "item", "item", "definition"]
+    for _kind, start, end, *_ in chunk.blocks:
         assert chunk.text[start:end] in doc.text
-    table = next(chunk.text[s:e] for k, s, e in chunk.blocks if k == "table")
+    # a definition keeps its term in its text and records the name it defines
+    assert chunk.blocks[-1][3:] == ("tg_event Flags", "")
+    table = next(chunk.text[s:e] for k, s, e, *_ in chunk.blocks if k == "table")
     assert table == "| Event | Timing |\n| --- | --- |\n| INSERT | BEFORE |\n| UPDATE | AFTER Statement Level |"
 
 
@@ -45,14 +47,14 @@ def test_sentences_come_from_prose_blocks_one_at_a_time(tmp_path):
     _, chunks = chunks_of(tmp_path)
     chunk = chunks[0]
     found = sentences_of(chunk.text, [list(b) for b in chunk.blocks])
-    # a definition list's term is read as a term (a name over its definition), never as prose
-    assert [s.text for s in found if s.term] == ["tg_event Flags"]
+    # a definition list's term opens its definition: the sentence names what it describes
+    assert [s.text for s in found if s.term] == []
     assert [s.text for s in found if not s.term] == [
         "A trigger runs a function when a table changes.",
         "The change remains visible to later triggers.",
         "Row triggers fire once per row",
         "Statement Triggers fire once",
-        "Describes the Event that fired.",
+        "tg_event Flags: Describes the Event that fired.",
     ]
 
 
@@ -68,7 +70,9 @@ def test_code_and_table_text_never_become_claims_or_names(tmp_path):
     # the definition list's term names what its definition describes: tg_event is a name there
     assert not [n for n in names if any(word in n for word in structure if word != "tg_event")]
     assert "tg_event" in names
-    assert not [c.text for c in reply.claims if any(word in c.text for word in structure) or "|" in c.text]
+    # a definition's sentence carries its term (tg_event); code and table words never reach a claim
+    assert not [c.text for c in reply.claims if any(word in c.text for word in structure if word != "tg_event")
+                or "|" in c.text]
 
 
 def test_an_over_budget_code_block_is_split_at_lines_not_sentences(tmp_path):

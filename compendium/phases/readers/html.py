@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
-from .model import Builder, Deadline, ParsedDocument, one_line
+from .model import Builder, Deadline, ParsedDocument, code_span, one_line
 from .source import title_from_name
 from .toc import TocLinks, UpLink
 
@@ -36,7 +36,17 @@ _CHROME_NAME = re.compile(
     re.I,
 )
 _CHROME_ID = re.compile(r"(?:nav|navbar|navigation|breadcrumbs?|menu|sidebar|header|footer|toc|masthead)", re.I)
-_INLINE_CHROME = frozenset({"headerlink"})  # Sphinx's "¶" anchors inside headings
+_INLINE_CHROME = frozenset({"headerlink", "viewcode-link"})  # Sphinx's "¶" anchors and "[source]" links
+# A signature's parts: the name it defines, and the owner written before it (Sphinx "Field." of
+# "Field.null"; Javadoc's member name).
+_SIG_NAME = frozenset({"sig-name", "descname", "element-name", "member-name-link"})
+_SIG_PRENAME = frozenset({"sig-prename", "descclassname"})
+_SIG_BOX = frozenset({"sig", "sig-object"})  # a dt that is an API signature (Sphinx)
+_MEMBER_SIGNATURE = frozenset({"member-signature", "memberSignature"})  # Javadoc's member details
+# Boxes that never start with a sentence: a pending definition term is written out before them.
+_NOT_PROSE = frozenset({"pre", "table", "ul", "ol", "dir", "dl", "blockquote"}) | frozenset(_HEADINGS)
+_KIND_WORDS = re.compile(r"^(?:Class|Interface|Enum|Enum Class|Annotation Type|Annotation Interface|Record|"
+                         r"Record Class|Exception|Error|Module|Package)\s+")
 _LANGUAGE = re.compile(r"^(?:language|lang|highlight|sourceCode)-([\w+#.-]+)$")
 
 
@@ -60,6 +70,8 @@ def _is_chrome(tag: str, attrib: Any) -> bool:
         return True
     # Ids name sections too ("#menu" of a page about menus): only non-section boxes count.
     ident = attrib.get("id") or ""
+    if ident == "header" and tag == "div":
+        return False  # a page header: read like <header> (its headings, then what they head)
     sectioning = tag in ("section", "article") or any(c.startswith(("section", "sect")) for c in classes)
     return bool(ident) and not sectioning and _CHROME_ID.fullmatch(ident) is not None
 
@@ -75,6 +87,7 @@ class _Events:
         self.open: dict[str, int] = {}  # how many of each tag are open
         self.skip = 0  # > 0 inside skipped chrome
         self.soft = 0  # > 0 inside a page-level <header>: its headings count, its text does not
+        self.soft_open = False  # a section heading (h2-h6) inside the header: what follows it is text
         self.sections = 0  # open article/section/main elements
         self.inline: list[str] = []
         self.code_marks: list[int] = []  # where each open inline code began in `inline`
@@ -82,6 +95,13 @@ class _Events:
         self.lists: list[list[int]] = []  # [ordered, counter] of each open list
         self.heading: list[str] | None = None
         self.heading_level = 0
+        self.heading_plain = False  # text outside code inside the heading: not a name heading
+        self.heading_code = 0  # open code elements inside the heading
+        self.h1 = ""  # the first h1: the owner of a Javadoc page's members ("Class StringUtils")
+        # Definition lists: per open dl, the terms (dt) waiting for their description.
+        self.dls: list[dict[str, Any]] = []
+        self.captures: list[tuple[int, str, int]] = []  # (depth, part, start in `inline`) in a signature
+        self.signature: dict[str, Any] | None = None  # an open Javadoc member signature
         self.pre: list[str] | None = None
         self.pre_language = ""
         self.languages: list[tuple[int, str]] = []  # (stack depth, language) of boxes naming one
@@ -154,7 +174,9 @@ class _Events:
             self.pre.append(text)
         elif self.heading is not None:
             self.heading.append(text)
-        elif not self.soft:
+            if not self.heading_code and text.strip():
+                self.heading_plain = True
+        elif not self.soft or self.soft_open:
             self.inline.append(text)
 
     def close(self) -> _Events:
@@ -175,17 +197,28 @@ class _Events:
                 self.pre.append("\n")
             return "inline"
         if self.heading is not None:
+            if tag in _INLINE_CODE:
+                self.heading_code += 1
+                return "heading-code"
             return "inline"
+        if tag in _NOT_PROSE:
+            self._terms_out()
         if tag in _HEADINGS:
             self.flush()
             self.heading, self.heading_level = [], _HEADINGS[tag]
+            self.heading_plain, self.heading_code = False, 0
             return "heading"
-        if tag == "header" and not self.sections:
+        if (tag == "header" or (tag == "div" and attrib.get("id") == "header")) and not self.sections:
             self.flush()
             self.soft += 1
             return "soft"
-        if self.soft:
+        if self.soft and not self.soft_open:
             return "inline"
+        classes = _classes(attrib)
+        if self.dls and self.contexts and self.contexts[-1][0] == "term" and classes:
+            self._capture(classes)
+        elif self.signature is not None and classes and _SIG_NAME.intersection(classes):
+            self.captures.append((len(self.stack), "name", len(self.inline)))
         if tag == "pre":
             self.flush()
             self.pre = []
@@ -211,6 +244,10 @@ class _Events:
             self.languages.append((len(self.stack), language))
         if tag in ("article", "section", "main"):
             self.sections += 1
+        if _MEMBER_SIGNATURE.intersection(_classes(attrib)) and self.signature is None:
+            self.signature = {"depth": len(self.stack), "names": []}
+        if tag == "dl":
+            self.dls.append({"terms": [], "names": [], "prenames": [], "sig": False, "id": "", "described": False})
         if tag in ("ul", "ol", "dir"):
             self.lists.append([tag == "ol", 0])
         elif tag == "li":
@@ -221,6 +258,12 @@ class _Events:
             self.contexts.append(["item", max(len(self.lists), 1), ordinal, False])
         elif tag == "dt":
             self.contexts.append(["term", 0, 0, False])
+            if self.dls:
+                dl = self.dls[-1]
+                if dl["described"]:  # a new item: the last one's terms were described
+                    dl.update(terms=[], names=[], prenames=[], sig=False, id="", described=False)
+                dl["sig"] = dl["sig"] or bool(_SIG_BOX.intersection(_classes(attrib)))
+                dl["id"] = dl["id"] or (attrib.get("id") or "")
         elif tag == "dd":
             self.contexts.append(["definition", 0, 0, False])
         elif tag == "blockquote":
@@ -252,11 +295,23 @@ class _Events:
         if self.table_depth:
             self._close_in_table(tag)
             return
-        if role == "heading" and self.heading is not None:
-            self.out.heading(self.heading_level, "".join(self.heading))
+        if self.captures and self.captures[-1][0] == len(self.stack):
+            self._captured()
+        if role == "heading-code":
+            self.heading_code -= 1
+        elif role == "heading" and self.heading is not None:
+            text = "".join(self.heading)
+            code = not self.heading_plain and bool(text.strip())
+            self.out.heading(self.heading_level, text, code=code)
+            if self.heading_level == 1 and not self.h1:
+                self.h1 = one_line(text)
+            if self.soft and self.heading_level >= 2:
+                self.soft_open = True
             self.heading = None
         elif role == "soft":
+            self.flush()
             self.soft -= 1
+            self.soft_open = False
         elif role == "pre" and self.pre is not None:
             self.out.code("".join(self.pre), self.pre_language)
             self.pre = None
@@ -264,6 +319,11 @@ class _Events:
             self._close_code()
         elif role in _BLOCKS:
             self.flush()
+            if self.signature is not None and self.signature["depth"] == len(self.stack):
+                self._signature_done()
+            if role == "dl" and self.dls:
+                self._terms_out(after=True)
+                self.dls.pop()
             if self.languages and self.languages[-1][0] == len(self.stack):
                 self.languages.pop()
             if role in ("article", "section", "main"):
@@ -297,8 +357,12 @@ class _Events:
         code = "".join(self.inline[mark + 1 :])
         if not code.strip():
             del self.inline[mark:]  # an empty <code/> leaves no stray backticks
-        elif "`" in code:
-            del self.inline[mark]  # code holding a backtick cannot be marked with one
+        elif "`" in code:  # fenced with a longer run of backticks than it holds
+            fence = code_span(code)
+            opening = fence[: len(fence) - len(fence.lstrip("`"))]
+            pad = " " if code.startswith("`") or code.endswith("`") else ""
+            self.inline[mark] = opening + pad
+            self.inline.append(pad + opening)
         else:
             self.inline.append("`")
 
@@ -314,6 +378,17 @@ class _Events:
         if not text.strip():
             return
         context = self.contexts[-1] if self.contexts else None
+        if self.signature is not None:
+            self.signature["text"] = self.signature.get("text", "") + " " + text
+            return
+        if context is not None and context[0] == "term" and self.dls:
+            self.dls[-1]["terms"].append(text)
+            return
+        if context is not None and context[0] == "definition" and self.dls and self.dls[-1]["terms"]:
+            if not context[3]:
+                context[3] = True
+                self._define(text)
+                return
         if context is None:
             self.out.prose("paragraph", text)
         elif context[0] == "quote":
@@ -323,6 +398,68 @@ class _Events:
         else:
             context[3] = True
             self.out.prose(context[0], text, level=context[1], ordinal=context[2])
+
+    # -- definitions ---------------------------------------------------------------------------
+
+    def _capture(self, classes: list[str]) -> None:
+        if _SIG_NAME.intersection(classes):
+            self.captures.append((len(self.stack), "name", len(self.inline)))
+        elif _SIG_PRENAME.intersection(classes):
+            self.captures.append((len(self.stack), "prename", len(self.inline)))
+
+    def _captured(self) -> None:
+        _, part, start = self.captures.pop()
+        text = one_line("".join(self.inline[start:]).replace("`", ""))
+        if not text:
+            return
+        if self.signature is not None:
+            self.signature["names"].append(text)
+        elif self.dls:
+            self.dls[-1]["names" if part == "name" else "prenames"].append(text)
+
+    def _term(self, dl: dict[str, Any]) -> tuple[str, str, str, bool]:
+        """(term as written, the name it defines, its owner, written as code) of a dl item."""
+        terms = [" ".join(t.replace("`", "").split()) if dl["sig"] else t for t in dl["terms"]]  # one signature
+        term = ", ".join(t.strip().strip("‘’“”'\"").strip() for t in terms)
+        name = dl["names"][0] if dl["names"] else ""
+        scope = next((p.strip(" .,") for p in dl["prenames"] if p.strip(" .,")), "")
+        ident = dl["id"]
+        if dl["sig"] and not scope and name and ident.endswith("." + name):
+            scope = ident[: -len(name) - 1]  # Sphinx's id of a member: its qualified name
+        return term, name, scope, dl["sig"] or None  # type: ignore[return-value]
+
+    def _define(self, description: str) -> None:
+        dl = self.dls[-1]
+        term, name, scope, code = self._term(dl)
+        dl["described"] = True
+        if len(dl["terms"]) == 1 and term.endswith(":"):  # a field label ("Returns:"), not a name
+            self.out.prose("paragraph", f"{term} {description}")
+            return
+        self.out.definition(term, description, name=name, scope=scope, code=code)
+
+    def _terms_out(self, *, after: bool = False) -> None:
+        """The open dl item's terms, when no sentence of its own describes them: written as a
+        term block, or (`after` its list, with an empty description, as Sphinx writes an API
+        entry whose text follows the list) left to the next paragraph to define."""
+        if not self.dls or not self.dls[-1]["terms"] or self.dls[-1]["described"]:
+            return
+        self.flush()
+        dl = self.dls[-1]
+        term, name, scope, code = self._term(dl)
+        dl["described"] = True
+        if after:
+            self.out.pending_term(term, name=name, scope=scope, code=code)
+        else:
+            self.out.prose("term", term)
+
+    def _signature_done(self) -> None:
+        sig, self.signature = self.signature, None
+        text = one_line((sig or {}).get("text", "").replace("`", ""))
+        if not text:
+            return
+        owner = _KIND_WORDS.sub("", self.h1).split("<", 1)[0].strip()
+        name = sig["names"][0] if sig and sig["names"] else ""
+        self.out.pending_term(text, name=name, scope=owner if " " not in owner else "", code=True)
 
     def _meta(self, attrib: Any) -> None:
         name, content = (attrib.get("name") or "").lower(), attrib.get("content")

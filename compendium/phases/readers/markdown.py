@@ -23,6 +23,7 @@ _TAG = re.compile(r"<[^>]*>")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"(\*{1,3}|_{1,3})(?=\S)(.+?)(?<=\S)\1")
+_ONE_CODE_SPAN = re.compile(r"(`+)[^`](?:.*?[^`])?\1")  # a heading that is all code: "## `DEBUG`"
 
 
 def front_matter(text: str, path: Path, warnings: list[str]) -> tuple[dict[str, Any], str]:
@@ -74,9 +75,12 @@ def _parser():  # type: ignore[no-untyped-def]
     parser = getattr(_PARSERS, "parser", None)
     if parser is None:
         from markdown_it import MarkdownIt
+        from mdit_py_plugins.deflist import deflist_plugin
 
         # Only block structure is needed: inline parsing (links, emphasis) would double the time.
-        parser = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).enable("table").disable("inline")
+        # Definition lists ("Term" over ": description") are authored definitions: kept as such.
+        parser = (MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).enable("table").disable("inline")
+                  .use(deflist_plugin))
         _PARSERS.parser = parser
     return parser
 
@@ -101,16 +105,40 @@ def _blocks(tokens: list[Any], out: Builder) -> None:
     contexts: list[list[Any]] = []  # [kind, depth, ordinal, emitted] of list items and quotes
     lists: list[list[int]] = []  # [ordered, next number]
     rows: list[list[str]] = []
+    terms: list[list[str]] = []  # per open definition list, the terms waiting for a description
     i = 0
     while i < len(tokens):
         tok = tokens[i]
         kind = tok.type
+        if terms and terms[-1] and kind in _NOT_PROSE:
+            out.prose("term", ", ".join(terms[-1]))  # described by code, a list or a table first
+            terms[-1].clear()
         if kind == "heading_open":
-            out.heading(int(tok.tag[1]), plain_inline(tokens[i + 1].content))
+            raw = tokens[i + 1].content.strip()
+            out.heading(int(tok.tag[1]), plain_inline(raw), code=_ONE_CODE_SPAN.fullmatch(raw) is not None)
             i += 2
         elif kind == "paragraph_open":
-            _prose(out, contexts, tokens[i + 1].content)
+            if terms and terms[-1] and contexts and contexts[-1][0] == "definition" and not contexts[-1][3]:
+                contexts[-1][3] = True
+                out.definition(", ".join(terms[-1]), tokens[i + 1].content)
+                terms[-1].clear()
+            else:
+                _prose(out, contexts, tokens[i + 1].content)
             i += 2
+        elif kind == "dl_open":
+            terms.append([])
+        elif kind == "dt_open":
+            terms[-1].append(tokens[i + 1].content)
+            i += 2
+        elif kind == "dd_open":
+            contexts.append(["definition", 0, 0, False])
+        elif kind == "dd_close":
+            contexts.pop()
+            if terms[-1]:
+                out.prose("term", ", ".join(terms[-1]))
+                terms[-1].clear()
+        elif kind == "dl_close":
+            terms.pop()
         elif kind in ("bullet_list_open", "ordered_list_open"):
             start = int(tok.attrGet("start") or 1) if kind == "ordered_list_open" else 0
             lists.append([kind == "ordered_list_open", start])
@@ -144,6 +172,10 @@ def _blocks(tokens: list[Any], out: Builder) -> None:
             if text.strip():
                 _prose(out, contexts, text)
         i += 1
+
+
+_NOT_PROSE = frozenset({"fence", "code_block", "table_open", "bullet_list_open", "ordered_list_open",
+                        "blockquote_open", "heading_open", "dl_open"})
 
 
 def _prose(out: Builder, contexts: list[list[Any]], text: str) -> None:

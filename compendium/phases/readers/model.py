@@ -20,9 +20,18 @@ class Block:
     """One structural piece of a document: `text[start:end]` of the ParsedDocument.
 
     Text conventions, the same for every format: a heading is its plain text; prose is plain
-    text with inline code in single backticks; an item starts with "- " (or "N. ") indented two
-    spaces per level; a quote starts with "> "; code is fenced with its language; a table is a
-    pipe table whose first row is the header.
+    text with inline code in backticks (a longer run of them when the code holds one); an item
+    starts with "- " (or "N. ") indented two spaces per level; a quote starts with "> "; code is
+    fenced with its language; a table is a pipe table whose first row is the header.
+
+    A definition is what the authors say a thing is (a definition-list item, a glossary entry,
+    an API entry, a man page's NAME line, an identifier heading's first paragraph). Its text
+    opens with the term as the source writes it (a signature for an API entry), code-like terms
+    in backticks, then ": " and the description ("`--squash`: Produce the working tree ..."),
+    so every sentence cited from it names what it is about. `term` is the bare name defined
+    ("--squash", "Field"), `scope` its owner where the source gives one (the command of a man
+    page, the class of a member, the group heading of a setting). A `term` block is a term
+    with no description of its own.
     """
 
     kind: str  # heading | paragraph | item | term | definition | quote | code | table
@@ -32,6 +41,8 @@ class Block:
     level: int = 0  # heading level (1-6), list depth of an item (1 = top)
     language: str = ""  # of a code block, when the source says
     rows: tuple[tuple[str, ...], ...] = ()  # cells of a table, header row first
+    term: str = ""  # of a definition: the name it defines
+    scope: str = ""  # of a definition: the owner of that name, "" when the source names none
 
 
 @dataclass(slots=True)
@@ -86,6 +97,73 @@ def table_text(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+# A man page's NAME line: "git-add - Add file contents to the index", "pg_dump — extract ...".
+_NAME_LINE = re.compile(r"(?P<names>\S.{0,120}?)\s+(?:-|--|\u2013|\u2014)\s+(?P<purpose>\S.*)")
+# A field line under a name heading, not its description: "Default: `False`", "Type: int".
+_FIELD_LINE = re.compile(r"[A-Z][\w -]{0,30}:\s+\S.{0,80}")
+_PLAIN_WORD = re.compile(r"[A-Za-z]+(?:[-'’][A-Za-z]+)*")  # "Python", "DEBUG", "built-in": words
+_ARGUMENT = re.compile(r"[\s=\[(<{]")  # where an option's argument or a signature begins
+_VERSION = re.compile(r"[vV]?\d")  # "v1.2", "3.11": a release, not a name
+_IDENTIFIER_MARK = re.compile(r"[_.(/]|::|\w-\w.*\(|^--?\w")  # what a word never holds
+
+
+def code_span(text: str) -> str:
+    """`text` as inline code: fenced with one more backtick than its longest run inside, and
+    padded with a space where it starts or ends with one (CommonMark's rule)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _unmarked(text: str) -> str:
+    """A term without its inline code marks (single backtick runs around plain code)."""
+    return re.sub(r"(`+)\s?(.*?)\s?\1", r"\2", text)
+
+
+def _parts(term: str) -> list[str]:
+    return [p.strip() for p in re.split(r",\s+|\s+\|\s+", term) if p.strip()]
+
+
+def code_like(term: str) -> bool:
+    """Is every part of a term a name written as code: an option ("-a, --all",
+    "--date=<format>"), an identifier ("ALLOWED_HOSTS", "os.path", "git-add(1)") or a signature
+    ("escape(String str)")? Words ("Write-Ahead Log", "Python", "always") are not."""
+    parts = _parts(term)
+    if not parts:
+        return False
+    for part in parts:
+        head = _ARGUMENT.split(part, maxsplit=1)[0]
+        if not head:
+            if part.startswith("<") and ">" in part:
+                continue  # a placeholder: "<pathspec>..."
+            return False
+        if head == part and _PLAIN_WORD.fullmatch(head):
+            return False
+        if head != part and not (part.startswith("-") or _ARGUMENT.match(part, len(head)).group() in "=[(<{"):
+            return False  # "Log file": words, not a name and its argument
+    return True
+
+
+def identifier_like(text: str) -> bool:
+    """A heading that is a name rather than a title: one token holding what words never hold
+    (an underscore, a dot, parentheses, "::", a leading dash): `max_wal_size`, `os.path`,
+    `git-add(1)`, `--verbose`."""
+    text = text.strip()
+    if not text or " " in text or len(text) > 80 or not any(c.isalpha() for c in text) or _VERSION.match(text):
+        return False
+    return _IDENTIFIER_MARK.search(text) is not None and not text.endswith(".")
+
+
+def bare_term(term: str) -> str:
+    """The name a term defines: its long option when it lists several ("-a, --all" -> "--all"),
+    else its first part, without argument, signature or code marks."""
+    parts = [(_ARGUMENT.split(p, maxsplit=1)[0] or p) if code_like(p) else p for p in _parts(_unmarked(term))]
+    if not parts:
+        return ""
+    return next((p for p in parts if p.startswith("--")), parts[0])
+
+
 class Builder:
     """Appends blocks to the normalised text, tracking the heading path and spans."""
 
@@ -93,24 +171,78 @@ class Builder:
         self.parts: list[str] = []
         self.length = 0
         self.blocks: list[Block] = []
-        self.headings: list[tuple[int, str]] = []  # (level, heading) of the open sections
+        self.headings: list[tuple[int, str, bool]] = []  # (level, heading, a name heading) of the open sections
         self.path: tuple[str, ...] = ()
         self.deadline = deadline
+        self.owner = ""  # the command a man page's NAME line names: the scope of its options
+        # What the next paragraph defines: a name heading's text, or a term whose description
+        # follows its list. (term, name, scope, code, written: False until the text holds the term)
+        self.named: tuple[str, str, str, bool | None, bool] | None = None
 
-    def heading(self, level: int, text: str) -> None:
+    def heading(self, level: int, text: str, *, code: bool = False) -> None:
+        """A heading; `code` when the source writes all of it as code (a setting, an API name):
+        its first paragraph is then the definition of that name, as it is for a heading that
+        is `identifier_like`."""
         text = one_line(text)
         if not text:
             return
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
-        self.headings.append((level, text))
-        self.path = tuple(h for _, h in self.headings)
+        self._term_out()
+        self.headings.append((level, text, (code and len(text) <= 120) or identifier_like(text)))
+        self.path = tuple(h for _, h, _ in self.headings)
         self._add(Block("heading", 0, 0, self.path, level=level), text)
+        named = (code and len(text) <= 120) or identifier_like(text)
+        self.named = (text, bare_term(text), self.path[-2] if len(self.path) > 1 else "", True, True) if named else None
+
+    def pending_term(self, term: str, *, name: str = "", scope: str = "", code: bool | None = None) -> None:
+        """A term whose description is the next paragraph (an API entry's signature written
+        before its text); a term block of its own if anything else comes first."""
+        term = one_line(term)
+        if term:
+            self._term_out()
+            self.named = (term, name or bare_term(term), scope, code, False)
+
+    def definition(self, term: str, description: str, *, name: str = "", scope: str = "",
+                   code: bool | None = None) -> None:
+        """A definition: `term` as the source writes it (inline code marked; a signature for an
+        API entry), its `description`, the bare `name` it defines (from the term when not
+        given) and its `scope`. An option or placeholder of a man page belongs to the page's
+        command when the source names no other owner. Written "term: description", the term as
+        code when `code` (or, when None, when it is `code_like`)."""
+        term, description = one_line(term), one_line(description)
+        if not term or not description:
+            self.prose("definition" if description else "term", description or term)
+            return
+        plain = ", ".join(p.strip("‘’“”'\"") for p in _parts(_unmarked(term)))
+        if code is None:
+            code = code_like(plain)
+        shown = code_span(plain) if code else term
+        name = name or bare_term(term)
+        if name and re.match(rf"(?:(?:The|the|An?|an?)\s+)?`*{re.escape(name)}\b", description):
+            shown = ""  # the description names it already: "The component_0 carries ..."
+        if not scope and name.startswith(("-", "<")):
+            scope = self.owner or next((h for _, h, is_name in reversed(self.headings) if is_name), "")
+        text = f"{shown}: {description}" if shown else description
+        self._add(Block("definition", 0, 0, self.path, term=name, scope=scope), text)
 
     def prose(self, kind: str, text: str, *, level: int = 0, ordinal: int = 0) -> None:
-        """A paragraph, item, term, definition or quote; whitespace runs become one space."""
+        """A paragraph, item, term, definition or quote; whitespace runs become one space. The
+        first paragraph under a NAME heading shaped "name - purpose" is a definition of that
+        name, as is the first paragraph under a name heading (field lines such as "Default:
+        `False`" aside)."""
         text = one_line(text)
         if not text:
+            return
+        if kind == "paragraph" and self.blocks and self.blocks[-1].kind == "heading" and self._name_line(text):
+            return
+        if kind == "paragraph" and self.named is not None:
+            if _FIELD_LINE.fullmatch(text) and len(text.split()) <= 8:
+                self._add(Block(kind, 0, 0, self.path), text, keep_named=True)
+                return
+            term, name, scope, code, _ = self.named
+            self.named = None
+            self.definition(term, text, name=name, scope=scope, code=code)
             return
         if kind == "item":
             marker = f"{ordinal}. " if ordinal else "- "
@@ -143,7 +275,28 @@ class Builder:
         block = Block("table", 0, 0, self.path, rows=tuple(tuple(r) for r in rows))
         self._add(block, table_text(rows))
 
-    def _add(self, block: Block, text: str) -> None:
+    def _name_line(self, text: str) -> bool:
+        """A man page's NAME line read as the definition of its command; False when it is not one."""
+        heading = self.headings[-1][1].strip() if self.headings else ""
+        match = _NAME_LINE.fullmatch(text)
+        if match is None or (heading.lower() != "name" and heading != match["names"]):
+            return False  # a NAME section's line, or one under a heading that is the name itself
+        names = _parts(match["names"])
+        if heading.lower() == "name" and any(" " in n for n in names):
+            return False  # names are single tokens: "git-add", "gitk, git-gui"
+        self.definition(match["names"], match["purpose"], name=names[0], code=True)
+        self.owner = self.owner or names[0]
+        return True
+
+    def _term_out(self) -> None:
+        """A pending term no paragraph described, written as a term block."""
+        named, self.named = self.named, None
+        if named is not None and not named[4]:
+            self._add(Block("term", 0, 0, self.path), named[0])
+
+    def _add(self, block: Block, text: str, *, keep_named: bool = False) -> None:
+        if not keep_named and self.named is not None:
+            self._term_out()
         if self.parts:
             self.parts.append("\n\n")
             self.length += 2
@@ -151,7 +304,8 @@ class Builder:
         self.parts.append(text)
         self.length += len(text)
         self.blocks.append(
-            Block(block.kind, start, self.length, block.heading_path, block.level, block.language, block.rows)
+            Block(block.kind, start, self.length, block.heading_path, block.level, block.language, block.rows,
+                  block.term, block.scope)
         )
         if self.deadline is not None and len(self.blocks) % 256 == 0:
             self.deadline.check()
@@ -165,4 +319,5 @@ class Builder:
         return best.heading_path[-1]
 
     def finish(self, fmt: str, title: str, metadata: dict[str, Any], warnings: list[str]) -> ParsedDocument:
+        self._term_out()
         return ParsedDocument("".join(self.parts), title, fmt, self.blocks, metadata, warnings)

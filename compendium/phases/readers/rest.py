@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .model import Builder, Deadline, ParsedDocument, clean
+from .model import Builder, Deadline, ParsedDocument, clean, code_span
 from .source import decode, title_from_name
 
 # What makes a .txt file reST rather than plain text: a section title underline, a directive,
@@ -137,28 +137,35 @@ class _Walk:
             if name == "section":
                 stack.extend((c, depth + 1, lists, 0) for c in reversed(children))
             elif name == "title" and isinstance(node.parent, nodes.section):
-                self.out.heading(depth, inline_text(node, plain=True))
+                code = bool(node.children) and all(
+                    c.tagname == "literal" or (isinstance(c, nodes.Text) and not c.strip()) for c in node.children)
+                self.out.heading(depth, inline_text(node, plain=True), code=code)
             elif name in ("title", "subtitle", "caption", "rubric", "attribution", "line"):
                 if not (name == "title" and node.parent.tagname in _ADMONITIONS | {"topic", "sidebar"}):
                     self._prose(inline_text(node))
             elif name == "paragraph":
                 self._prose(inline_text(node))
+            elif name in ("definition_list_item", "field", "option_list_item"):
+                self._item(stack, node, children, depth, lists)
             elif name in ("literal_block", "doctest_block", "math_block"):
+                self._term_first()
                 self.out.code(plain_text(node), _code_language(node))
-            elif name in ("term", "field_name", "option_group"):
-                self.out.prose("term", inline_text(node))
+            elif name in ("term", "field_name", "option_group", "classifier"):
+                continue  # read with their item
             elif name in ("bullet_list", "enumerated_list"):
+                self._term_first()
                 start = int(node.get("start", 1)) if name == "enumerated_list" else 0
                 for n, child in reversed(list(enumerate(children))):
                     stack.append((child, depth, lists + 1, start + n if start else 0))
             elif name == "table":
+                self._term_first()
                 self.out.table(_table_rows(node))
             elif name == "topic" and "contents" in node.get("classes", []):
                 continue  # a table of contents
             elif name == "list_item":
                 self._open(stack, ["item", lists, ordinal, False], children, depth, lists)
             elif name in ("definition", "field_body", "description"):
-                self._open(stack, ["definition", 0, 0, False], children, depth, lists)
+                stack.extend((c, depth, lists, 0) for c in reversed(children))
             elif name == "block_quote":
                 self._open(stack, ["quote", 0, 0, False], children, depth, lists)
             else:  # containers: admonitions, definition list items, figures, footnotes...
@@ -169,8 +176,45 @@ class _Walk:
         stack.append(self.contexts.pop)
         stack.extend((c, depth, lists, 0) for c in reversed(children))
 
+    def _item(self, stack: list[Any], node: Any, children: list[Any], depth: int, lists: int) -> None:
+        """A definition list, field list or option list item: its term, then its description,
+        whose first paragraph is the definition of the term (a term block when none comes)."""
+        terms = [c for c in children if c.tagname in ("term", "field_name", "option_group")]
+        term = ", ".join(_options(t) if t.tagname == "option_group" else inline_text(t) for t in terms)
+        kinds = node.get("classes", [])
+        code: bool | None = True if node.tagname == "option_list_item" or "object" in kinds else None
+        name, scope = _signature_name(term) if "object" in kinds else ("", "")
+        if ("object" in kinds or node.tagname == "field") and not scope:  # a member inside its owner's description
+            scope = next((c[5] for c in reversed(self.contexts) if len(c) > 5 and c[5]), "")
+        if "program" in kinds and term:
+            self.out.owner = term.strip("`")  # `.. program:: sphinx-build`: the owner of the options after it
+        context = ["definition", 0, 0, False, (term, name, scope, code) if term else None,
+                   name if "object" in kinds else ""]
+
+        def close() -> None:
+            self._term_first()
+            self.contexts.pop()
+
+        self.contexts.append(context)
+        stack.append(close)
+        stack.extend((c, depth, lists, 0) for c in reversed(children) if c.tagname not in ("term", "field_name",
+                                                                                            "option_group"))
+
+    def _term_first(self) -> None:
+        """The open item's term, written as a term block: what follows it is no sentence."""
+        context = self.contexts[-1] if self.contexts else None
+        if context is not None and len(context) > 4 and context[4] is not None:
+            self.out.prose("term", context[4][0])
+            context[4] = None
+
     def _prose(self, text: str) -> None:
         context = self.contexts[-1] if self.contexts else None
+        if context is not None and len(context) > 4 and context[4] is not None:
+            term, name, scope, code = context[4]
+            context[4] = None
+            context[3] = True
+            self.out.definition(term, text, name=name, scope=scope, code=code)
+            return
         if context is None:
             self.out.prose("paragraph", text)
         elif context[0] == "quote":
@@ -180,6 +224,27 @@ class _Walk:
         else:
             context[3] = True
             self.out.prose(context[0], text, level=context[1], ordinal=context[2])
+
+
+def _options(group: Any) -> str:
+    """An option list's options as written: "-a, --all", "-o FILE"."""
+    out = []
+    for option in group.children:
+        text = ""
+        for part in option.children:
+            if part.tagname == "option_argument":
+                text += part.get("delimiter", " ") + part.astext()
+            else:
+                text += part.astext()
+        out.append(text)
+    return ", ".join(out)
+
+
+def _signature_name(signature: str) -> tuple[str, str]:
+    """(name, owner) of an API signature: "Sphinx.add_builder(builder)" -> ("add_builder", "Sphinx")."""
+    head = re.split(r"[\s(\[=<]", signature.strip("`").strip(), maxsplit=1)[0]
+    owner, _, name = head.rpartition(".")
+    return name, owner
 
 
 def _code_language(node: Any) -> str:
@@ -229,7 +294,7 @@ def inline_text(node: Any, *, plain: bool = False) -> str:
         elif current.tagname in _LITERAL or (current.tagname == "math" and current is not node):
             text = plain_text(current).strip()
             if text:
-                parts.append(text if plain else f"`{text}`")
+                parts.append(text if plain else code_span(text))
         elif current.tagname in ("paragraph",) and current is not node:
             stack.append(" ")
             stack.extend(reversed(current.children))

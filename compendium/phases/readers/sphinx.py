@@ -83,7 +83,7 @@ class _Generic(Directive):
                 block["language"] = argument.split()[0]
             return [block]
         if self.kind == "object":
-            item = nodes.definition_list_item()
+            item = nodes.definition_list_item(classes=["object", name.split(":")[-1]])
             signatures = re.sub(r"\\[ \t]*\n[ \t]*", "", argument)  # "\" continues a signature
             for line in signatures.splitlines() or [name]:
                 if line.strip():

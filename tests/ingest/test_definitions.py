@@ -1,0 +1,242 @@
+"""Authored definitions are kept as data: a definition block opens with its term and records
+the name it defines and that name's owner, in every format that has them."""
+
+from __future__ import annotations
+
+from compendium.phases.chunking import chunk_document
+from compendium.phases.readers import read_document
+
+
+def definitions(doc) -> list[tuple[str, str, str]]:
+    """(text, term, scope) of each definition block."""
+    return [(doc.text[b.start : b.end], b.term, b.scope) for b in doc.blocks if b.kind == "definition"]
+
+
+def read(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return read_document(path)
+
+
+# ---- HTML -----------------------------------------------------------------------------------
+
+def test_html_definition_list_keeps_each_term_with_its_description(tmp_path):
+    doc = read(tmp_path, "opts.html", """<html><body><h1>Options</h1><dl>
+<dt>-n</dt><dt>--dry-run</dt><dd><p>Show what would be added.</p><p>Nothing is written.</p></dd>
+<dt>Write-Ahead Log</dt><dd>A log of every change, written before the change.</dd>
+<dt>Returns:</dt><dd>the number of files</dd>
+<dt>layout</dt><dd><pre>a/\n  b</pre></dd>
+</dl></body></html>""")
+    assert definitions(doc) == [
+        ("`-n, --dry-run`: Show what would be added.", "--dry-run", ""),
+        ("Write-Ahead Log: A log of every change, written before the change.", "Write-Ahead Log", ""),
+    ]
+    text = [(b.kind, doc.text[b.start : b.end]) for b in doc.blocks]
+    assert ("paragraph", "Nothing is written.") in text  # a later paragraph of the description
+    assert ("paragraph", "Returns: the number of files") in text  # a field label is no term
+    assert ("term", "layout") in text and ("code", "```\na/\n  b\n```") in text  # described by code only
+
+
+def test_asciidoc_man_page_name_line_defines_the_command_and_owns_its_options(tmp_path):
+    doc = read(tmp_path, "git-frob.html", """<html><head><title>git-frob(1)</title></head>
+<body class="manpage"><div id="header"><h1>git-frob(1) Manual Page</h1><h2>NAME</h2>
+<div class="sectionbody"><p>git-frob -
+   Frobnicate the working tree</p></div></div>
+<div id="content"><div class="sect1"><h2 id="_options">OPTIONS</h2><div class="sectionbody"><div class="dlist"><dl>
+<dt class="hdlist1">-a</dt><dt class="hdlist1">--all</dt><dd><p>Frobnicate every file.</p></dd>
+<dt class="hdlist1">&lt;pathspec&gt;&#8230;</dt><dd><p>Files to frobnicate.</p></dd>
+</dl></div></div></div></div></body></html>""")
+    assert definitions(doc) == [
+        ("`git-frob`: Frobnicate the working tree", "git-frob", ""),
+        ("`-a, --all`: Frobnicate every file.", "--all", "git-frob"),
+        ("`<pathspec>…`: Files to frobnicate.", "<pathspec>…", "git-frob"),
+    ]
+
+
+def test_docbook_refentry_and_groff_name_lines(tmp_path):
+    docbook = read(tmp_path, "app-frob.html", """<html><body><div class="refentry"><div class="refnamediv">
+<h2><span class="refentrytitle"><span class="application">pg_frob</span></span></h2>
+<p>pg_frob — copy a table into a frob file</p></div>
+<div class="refsect1"><h2>Options</h2><div class="variablelist"><dl class="variablelist">
+<dt><span class="term"><code class="option">-v</code><br></span><span class="term"><code class="option">--verbose</code></span></dt>
+<dd><p>Say what is being done.</p></dd></dl></div></div></div></body></html>""")
+    assert definitions(docbook) == [
+        ("`pg_frob`: copy a table into a frob file", "pg_frob", ""),
+        ("`-v --verbose`: Say what is being done.", "-v", "pg_frob"),
+    ]
+    groff = read(tmp_path, "frob.1.html", """<html><body><h1 align="center">FROB</h1>
+<h2>NAME <a name="NAME"></a></h2>
+<p style="margin-left:11%; margin-top: 1em">frob -
+prints frobs</p><h2>DESCRIPTION</h2><p>Frob prints.</p></body></html>""")
+    assert definitions(groff) == [("`frob`: prints frobs", "frob", "")]
+
+
+def test_sphinx_api_entries_keep_their_signature_name_and_owner(tmp_path):
+    doc = read(tmp_path, "fields.html", """<html><body><h1>Model fields</h1>
+<dl class="py class"><dt class="sig sig-object py" id="shop.models.Basket">
+<em class="property"><span class="pre">class</span><span class="w"> </span></em><code class="sig-name descname">
+<span class="pre">Basket</span></code>(<em><span class="pre">**options</span></em>)<a class="reference internal" href="x">
+<span class="viewcode-link"><span class="pre">[source]</span></span></a><a class="headerlink" href="#b">¶</a></dt>
+<dd><p>A basket of items.</p></dd></dl>
+<dl class="py attribute"><dt class="sig sig-object py" id="shop.models.Basket.size">
+<code class="sig-prename descclassname"><span class="pre">Basket.</span></code><code class="sig-name descname">\
+<span class="pre">size</span></code><a class="headerlink" href="#s">¶</a></dt><dd></dd></dl>
+<p>How many items fit.</p>
+<dl class="std option"><dt class="sig sig-object std" id="cmdoption-load-all">
+<code class="sig-name descname"><span class="pre">--all</span></code><code class="sig-prename descclassname"></code>\
+<code class="sig-prename descclassname"><span class="pre">,</span> </code><code class="sig-name descname">\
+<span class="pre">-a</span></code></dt><dd></dd></dl>
+<h2>Last</h2><p>Closing words.</p></body></html>""")
+    assert definitions(doc) == [
+        ("`class Basket(**options)`: A basket of items.", "Basket", "shop.models"),
+        ("`Basket.size`: How many items fit.", "size", "Basket"),  # Sphinx writes the text after an empty dd
+    ]
+    # a term whose description never comes stays a term
+    assert [doc.text[b.start : b.end] for b in doc.blocks if b.kind == "term"] == ["--all, -a"]
+
+
+def test_javadoc_member_details_define_the_member_of_the_page_class(tmp_path):
+    doc = read(tmp_path, "Strings.html", """<html><body><main><div class="header">
+<h1 title="Class Strings" class="title">Class Strings</h1></div>
+<section class="detail" id="isEmpty(java.lang.CharSequence)"><h3>isEmpty</h3>
+<div class="member-signature"><span class="modifiers">public static</span>&nbsp;<span class="return-type">boolean</span>
+&nbsp;<span class="element-name">isEmpty</span><wbr><span class="parameters">(CharSequence&nbsp;cs)</span></div>
+<div class="block"><p>Checks if a CharSequence is empty or null.</p><pre>Strings.isEmpty("") = true</pre></div>
+<dl class="notes"><dt>Parameters:</dt><dd><code>cs</code> - the CharSequence to check</dd></dl>
+</section></main></body></html>""")
+    assert definitions(doc) == [
+        ("`public static boolean isEmpty(CharSequence cs)`: Checks if a CharSequence is empty or null.",
+         "isEmpty", "Strings"),
+    ]
+    assert "Parameters: `cs` - the CharSequence to check" in doc.text
+
+
+def test_texinfo_table_terms_lose_their_quotes_and_keep_every_option(tmp_path):
+    doc = read(tmp_path, "invoking.html", """<html><body><h3>Input file location</h3><dl compact="compact">
+<dt> &lsquo;<samp>-f <var>file</var></samp>&rsquo;</dt>
+<dt> &lsquo;<samp>--files-from=<var>file</var></samp>&rsquo;</dt>
+<dd><p>Read the names of the input files from <var>file</var>.</p></dd></dl></body></html>""")
+    assert definitions(doc) == [
+        ("`-f file, --files-from=file`: Read the names of the input files from file.", "--files-from", ""),
+    ]
+
+
+def test_a_name_heading_is_defined_by_its_first_paragraph_after_its_field_lines(tmp_path):
+    doc = read(tmp_path, "settings.html", """<html><body><h1>Settings</h1><h2>Core</h2>
+<h3><code class="literal"><span class="pre">CACHE_TTL</span></code><a class="headerlink" href="#c">¶</a></h3>
+<p>Default: <code>300</code></p><p>Seconds a cached page is kept.</p><p>Zero turns caching off.</p>
+<h3>max_rows</h3><p>The largest result a query returns.</p>
+<h3><code>limit</code></h3><p>The <code>limit</code> caps what a page shows.</p>
+<h3>Introduction</h3><p>Plain headings define nothing.</p>
+<h3>Version 2.1</h3><p>Nor do releases.</p></body></html>""")
+    assert definitions(doc) == [
+        ("`CACHE_TTL`: Seconds a cached page is kept.", "CACHE_TTL", "Core"),
+        ("`max_rows`: The largest result a query returns.", "max_rows", "Core"),
+        ("The `limit` caps what a page shows.", "limit", "Core"),  # it names its term already
+    ]
+    assert "Default: `300`" in doc.text and "Zero turns caching off." in doc.text
+
+
+def test_html_inline_code_holding_backticks_is_fenced_with_a_longer_run(tmp_path):
+    doc = read(tmp_path, "code.html", "<html><body><p>Quote with <code>a`b</code>, match "
+                                      "<code>|[^[:space:]]</code> or <code>`x</code>.</p></body></html>")
+    assert doc.text == "Quote with ``a`b``, match `|[^[:space:]]` or `` `x ``."
+
+
+# ---- reST -----------------------------------------------------------------------------------
+
+REST = """Builders
+========
+
+.. program:: frob-build
+
+.. option:: -b buildername
+
+   Selects a builder.
+
+.. class:: Frobber(site)
+
+   A machine that frobs.
+
+   .. attribute:: speed
+
+      Frobs per second.
+
+.. glossary::
+
+   builder
+      A class that turns documents into output.
+
+-a, --all     Build all files.
+-q            Be quiet.
+
+:Author: Someone
+
+``DEBUG``
+---------
+
+Default: ``False``
+
+A boolean that turns on debug mode, as in ``a`b``.
+"""
+
+
+def test_rest_definition_option_and_field_lists_glossaries_and_object_descriptions(tmp_path):
+    doc = read(tmp_path, "builders.rst", REST)
+    assert definitions(doc) == [
+        ("`-b buildername`: Selects a builder.", "-b", "frob-build"),
+        ("`Frobber(site)`: A machine that frobs.", "Frobber", ""),
+        ("`speed`: Frobs per second.", "speed", "Frobber"),
+        ("builder: A class that turns documents into output.", "builder", ""),
+        ("`-a, --all`: Build all files.", "--all", "frob-build"),
+        ("`-q`: Be quiet.", "-q", "frob-build"),
+        ("Author: Someone", "Author", ""),
+        ("`DEBUG`: A boolean that turns on debug mode, as in ``a`b``.", "DEBUG", "Builders"),
+    ]
+
+
+# ---- Markdown -------------------------------------------------------------------------------
+
+MARKDOWN = """# Options
+
+`--squash`
+:   Produce the working tree and index state.
+
+    Later paragraph.
+
+Term two
+: Short definition
+
+Shown as code
+:   ```
+    x = 1
+    ```
+
+## `RETRIES`
+
+Default: `3`
+
+How often a failed call is tried again.
+"""
+
+
+def test_markdown_definition_lists_and_code_headings(tmp_path):
+    doc = read(tmp_path, "options.md", MARKDOWN)
+    assert definitions(doc) == [
+        ("`--squash`: Produce the working tree and index state.", "--squash", ""),
+        ("Term two: Short definition", "Term two", ""),
+        ("`RETRIES`: How often a failed call is tried again.", "RETRIES", "Options"),
+    ]
+    text = [(b.kind, doc.text[b.start : b.end]) for b in doc.blocks]
+    assert ("paragraph", "Later paragraph.") in text and ("term", "Shown as code") in text
+
+
+# ---- chunks -----------------------------------------------------------------------------------
+
+def test_chunks_record_each_definitions_term_and_scope(tmp_path):
+    doc = read(tmp_path, "builders.rst", REST)
+    chunk = chunk_document(doc, max_tokens=2000, overlap_tokens=0, document_id="d")[0]
+    recorded = [b for b in chunk.blocks if b[0] == "definition"]
+    assert recorded[0][3:] == ("-b", "frob-build")
+    assert chunk.text[recorded[0][1] : recorded[0][2]] == "`-b buildername`: Selects a builder."
+    assert all(len(b) == 3 for b in chunk.blocks if b[0] != "definition")
