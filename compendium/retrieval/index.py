@@ -109,8 +109,8 @@ async def ensure_index(store: Store, embedder: Any) -> dict[str, Any]:
         chunks = int(mark.get("chunks") or 0)
         raise IndexMismatch(
             f"this knowledge base's passages were embedded with {mark.get('model')!r}, but the "
-            f"configured embedder is {embedder.model!r}; vectors of one cannot be searched with the other",
-            hint=f"configure {mark.get('model')!r} again, or run `compendium compile` to re-embed the "
-                 f"{chunks:,} chunks with {embedder.model!r} (one embedding input per chunk)",
+            f"configured embedder is {embedder.model!r}: vectors of one cannot be searched with the other",
+            hint=f"configure the embedder the knowledge base was compiled with, or run `compendium compile` "
+                 f"to re-embed its {chunks:,} chunks with {embedder.model!r} ({chunks:,} embedding inputs)",
         )
     return mark

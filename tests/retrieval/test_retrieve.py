@@ -84,3 +84,49 @@ async def test_chunk_vectors_are_built_once_and_follow_deleted_chunks(compiled_c
                                            embedding=first.embedding)])
         assert await refresh_chunk_vectors(store, src.passages) == 1  # the stale one, again
         assert await store.count(ChunkEmbedding) == count  # the one without a chunk is gone
+
+
+QUESTIONS_MANY = [q for q, _ in QUESTIONS] + [
+    "How do streaming replication and the write-ahead log relate?",
+    "What happens to dead tuples?",
+]
+
+
+async def test_top_k_is_a_cut_off_of_one_ranking(compiled_offline):
+    for question in QUESTIONS_MANY:
+        five = await retrieve_in_workspace(compiled_offline, question, Options(top_k=5))
+        ten = await retrieve_in_workspace(compiled_offline, question, Options(top_k=10))
+        assert [c["chunk_id"] for c in ten.chunks[:5]] == [c["chunk_id"] for c in five.chunks], question
+
+
+async def test_at_most_two_passages_of_one_document_in_the_first_five(compiled_offline):
+    for question in QUESTIONS_MANY:
+        result = await retrieve_in_workspace(compiled_offline, question, Options(top_k=10))
+        documents = [c["document"] for c in result.chunks]
+        if len(set(documents)) >= 3:
+            assert max(documents[:5].count(d) for d in documents[:5]) <= 2, (question, documents)
+
+
+def test_the_document_cap_moves_a_third_passage_after_the_window():
+    from compendium.retrieval.retrieve import _capped
+
+    order = ["a1", "a2", "a3", "b1", "c1", "d1", "a4"]
+    document_of = {i: i[0] for i in order}
+    assert _capped(order, document_of, 2) == ["a1", "a2", "b1", "c1", "d1", "a3", "a4"]
+    assert _capped(["a1", "a2", "a3"], {"a1": "a", "a2": "a", "a3": "a"}, 2) == ["a1", "a2", "a3"]
+    assert _capped(order, document_of, 0) == order
+
+
+async def test_a_path_prefix_keeps_passages_to_those_documents(compiled_offline):
+    result = await retrieve_in_workspace(compiled_offline, "How are pages written to disk?",
+                                         Options(top_k=6, path_prefix="corpus/replication/"))
+    assert result.chunks and all(c["document"].startswith("corpus/replication/") for c in result.chunks)
+
+
+async def test_a_question_word_that_equals_an_entity_name_is_not_a_subject(compiled_offline):
+    # "plan" is an entity of the sample (the planner's output), but here only a question word
+    result = await retrieve_in_workspace(compiled_offline, "how do i plan for running out of disk space",
+                                         Options())
+    assert "plan" not in {e["name"].casefold() for e in result.entities}
+    named = await retrieve_in_workspace(compiled_offline, "What does the Query Planner do?", Options())
+    assert "Query Planner" in {e["name"] for e in named.entities}
