@@ -191,6 +191,15 @@ class LLMEngine:
         room = max(256, context - cap - MAP_PROMPT_OVERHEAD)
         return min(chunks, fit), min(tokens, room), cap
 
+    def page_limits(self, template: Template) -> tuple[int, int]:
+        """(evidence tokens, page tokens) of one page on this model: the template's, and with
+        the model's context known at most a quarter of it for evidence and an eighth for the page."""
+        budget, page = template.refine.context_budget, template.refine.max_page_tokens
+        context = self.client.context_tokens
+        if not context:
+            return budget, page
+        return min(budget, max(512, context // 4)), min(page, max(256, context // 8))
+
     def map_schema(self, n_chunks: int) -> dict[str, Any]:
         """The extraction schema with its lists bounded for a batch of `n_chunks` chunks."""
         schema = copy.deepcopy(strict_schema(ExtractionReply))

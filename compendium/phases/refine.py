@@ -158,7 +158,11 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             return await engine.update_pages(requests, template)
 
     # Small updates (a few new sentences) share a call; the context budget bounds each group.
-    groups = UpdateGroups(len(todo), template.refine.context_budget, ask_group)
+    # A model of known, small context is sent less evidence and asked for shorter pages.
+    limits = getattr(engine, "page_limits", None)
+    evidence_budget, page_tokens = (limits(template) if limits is not None
+                                    else (template.refine.context_budget, template.refine.max_page_tokens))
+    groups = UpdateGroups(len(todo), evidence_budget, ask_group)
     batches = PageBatches(store, ctx.embedder)
     fatal: list[BaseException] = []
     finished = 0
@@ -193,7 +197,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             tally.pending_edits.append(plan.slug)
             return
         ranked = candidates(plan, await reader.for_page(plan), reader.titles, slug_of_subject, chunk_about)
-        budget = template.refine.context_budget
+        budget = evidence_budget
         allowed = _SlugsBut(live.keys(), plan.slug)
         previous = packs.get(pack_key(plan.slug)) if page is not None and page.status == "active" else None
         if previous is not None and written_anew(plan.slug):
@@ -294,7 +298,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             links=[LinkTarget(s, live[s].title) for s in plan.links if s in live],
             existing_markdown=existing_markdown,
             removed_refs=removed,
-            max_tokens=template.refine.max_page_tokens,
+            max_tokens=page_tokens,
         )
 
     async def _store(plan: PagePlan, page: Page | None, cleaned: CleanPage, evidence: list[EvidenceItem],
