@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ MAX_TOPIC_CLAIMS = 60
 # Page statuses a plan keeps track of: "withheld" pages were written without a cited fact and
 # are not shown, but their evidence fingerprint spares writing them again.
 SHOWN_OR_WITHHELD = ("active", "withheld")
+_PLAIN_WORD = re.compile(r"[a-z]+")
 
 
 def lowercase_titles(entities: Iterable[Entity], common: Collection[str], index: ClaimIndex) -> dict[str, str]:
@@ -80,6 +82,8 @@ def _earns_page(entity: Entity, facts: int, min_support: int, min_facts: int) ->
     if entity.engine == "offline":
         if entity.description.strip():
             return facts >= 1
+        if _PLAIN_WORD.fullmatch(entity.name.strip()):
+            return False  # a lone common noun no one defines ("value", "user") is a word, not a name
         return (_distinct_at_least(entity.document_ids, 2) and _distinct_at_least(entity.chunk_ids, min_support)
                 and facts >= min_facts)
     return _distinct_at_least(entity.chunk_ids, min_support) and (min_facts <= 0 or facts >= min_facts)

@@ -467,3 +467,15 @@ def test_a_scope_owner_is_the_document_title_without_its_site_or_man_section():
     assert owner_name("GNU gettext utilities: 2. The User's View") == "The User's View"
     assert release_notes("Django 1.11.4 release notes — Django 3.2.25 documentation")
     assert release_notes("Manual", ["Changes in 1.7.1"]) and not release_notes("Getting Started - MkDocs")
+
+
+def test_release_notes_name_what_each_item_opens_with_and_define_nothing():
+    text = ("`MultiPartParser` allowed directory-traversal via uploaded files with crafted names.\n\n"
+            "Fixed a bug in Django 3.1 where the output was hidden on a test error or failure.")
+    chunk = ChunkInput(label="c1", text=text, heading_path=["Bugfixes"],
+                       document_title="Django 3.1.8 release notes — Django 3.2.25 documentation",
+                       blocks=[["paragraph", 0, text.index("\n\n")], ["paragraph", text.index("Fixed"), len(text)]])
+    reply = extract_chunk(chunk, TEMPLATE)
+    assert reply.entities == [] and reply.concepts == [] and reply.topics == []
+    assert [c.entities for c in reply.claims if c.text.startswith("`MultiPartParser`")] == [["MultiPartParser"]]
+    assert all("release notes" not in " ".join(c.entities) for c in reply.claims)

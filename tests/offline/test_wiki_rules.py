@@ -127,10 +127,13 @@ def test_an_enum_value_written_as_code_is_no_name_but_a_code_only_word_is():
     assert "asyncio" in names and "auto" in names  # written only as code: names
 
 
-def test_an_enum_value_named_twice_as_code_or_in_a_heading_is_a_name():
+def test_an_enum_value_that_is_a_function_word_is_never_a_name_however_often_written_as_code():
+    # An option value (`always`, `never`) is a value of its option, not a subject: the judging
+    # rules count it as noise wherever it stands, twice as code or in a heading.
     text = "In `always` mode every file is archived again.\n\nThe `always` mode costs more disk space."
-    assert "always" in names_of(text, ["Archiving"])[0]
-    assert "always" in names_of("Set it to `always` to archive every file.", ["always"])[0]
+    assert "always" not in names_of(text, ["Archiving"])[0]
+    assert "always" not in names_of("Set it to `always` to archive every file.", ["always"])[0]
+    assert "archive_mode" in names_of("Set `archive_mode` to `always` to archive every file.", [])[0]
 
 
 def test_a_glossary_term_is_defined_though_a_command_of_the_same_name_is_in_its_entry():

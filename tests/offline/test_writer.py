@@ -419,3 +419,16 @@ async def test_a_topic_page_says_what_the_group_is_then_lists_its_members_with_w
     assert "- [[octopus|`octopus`]] resolves cases" in page
     assert "mailing list" not in page  # no member's line, nothing the group is
     assert "[[subtree|subtree]]" in page  # a member with no line is a link
+
+
+async def test_release_notes_are_the_subjects_history_never_its_lead():
+    evidence = [
+        EvidenceItem(ref=1, text="`MultiPartParser` allowed directory-traversal via uploaded files.", chunk_id="n",
+                     document="Django 3.1.8 release notes — Django 3.2.25 documentation", heading_path=["Bugfixes"]),
+        EvidenceItem(ref=2, text="`MultiPartParser` parses multipart form data into files and fields.", chunk_id="r",
+                     document="File uploads", heading_path=["Upload handlers"]),
+    ]
+    page = await write(request(slug="multipartparser", title="MultiPartParser", description="", aliases=[],
+                               evidence=evidence, links=[]))
+    assert page.split("\n\n")[1].startswith("`MultiPartParser` parses multipart form data"), page
+    assert "## History\n\n- Django 3.1.8 release notes:\n  `MultiPartParser` allowed directory-traversal" in page

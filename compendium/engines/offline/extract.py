@@ -227,9 +227,14 @@ def extract_chunk(
             )
     named = {e.name for e in entities} | {c.term for c in concepts}
     names = {key: it.name for key, it in items.items() if it.name in named}
+    if release_notes(chunk.document_title, chunk.heading_path):
+        # Release notes define nothing and earn no page: their items are history of subjects
+        # defined elsewhere (REDUCE finds them by name), never a name of their own.
+        names = {k: items[k].name for keys in about for k in keys if k in items}
+        entities, concepts = [], []
     claims = _claims(label, sentences, claim_like, about, names, limit)
-    relations = _relations(label, sentences, mentions, names, relation_rules, limit)
-    topics = [TopicItem(chunk=label, name=t) for t in _topics(chunk, ranked, names)]
+    relations = _relations(label, sentences, mentions, names, relation_rules, limit) if entities or concepts else []
+    topics = [TopicItem(chunk=label, name=t) for t in _topics(chunk, ranked, names)] if entities or concepts else []
     return ExtractionReply(
         entities=entities, concepts=concepts, claims=claims, relations=relations, topics=topics
     )
@@ -556,7 +561,7 @@ def _about(
     """For each sentence, the keys of the subjects it is about: the term a definition block
     defines (its owner's, for a member such as an option or a method), the subject the
     sentence opens with, and the subject whose home the section is (the heading naming it, or
-    the document's own subject). A release note is about its notes only."""
+    the document's own subject). A release note is about what it opens with only."""
     owner = owner_name(chunk.document_title)
     owner_key = name_key(owner) if owner and not never_subject(owner) else ""
     owner_key = alias_of.get(owner_key, owner_key)
@@ -572,7 +577,7 @@ def _about(
             term = term_name(sentence.defines)
             if not is_type(sentence.defines) and (
                     is_member(sentence.defines) or (owner_key and not _defines_a_thing(sentence, term))):
-                scope = scope_of(term)
+                scope = sentence.scope or scope_of(term)
                 if scope and not never_subject(scope):
                     key = alias_of.get(name_key(scope), name_key(scope))
                     if key not in items:
@@ -590,10 +595,12 @@ def _about(
                         item.definition = sentence.text
                     keys.append(key)
                     own = True
-        if not notes:
-            subject = _subject_of(sentence, mentions[i])
-            if subject and subject not in keys:
-                keys.append(subject)
+        subject = _subject_of(sentence, mentions[i])
+        if subject and subject not in keys:
+            keys.append(subject)
+        if notes:
+            out.append(keys[:1])  # a release note is history of what it opens with, nothing more
+            continue
         heading = clean_heading(sentence.heading or (chunk.heading_path[-1] if chunk.heading_path else ""))
         home = alias_of.get(name_key(heading), name_key(heading)) if heading else ""
         if home and home in items and not never_subject(items[home].name):
@@ -608,9 +615,13 @@ def _about(
     if owner_key in items and not items[owner_key].definition:
         # A document's title names what its authors define there: its introduction, or the
         # section describing it, says what it is where no sentence defines it.
-        top = not chunk.heading_path or clean_heading(chunk.heading_path[-1]).lower() in _DESCRIBING
+        path = chunk.heading_path
+        top = not path or clean_heading(path[-1]).lower() in _DESCRIBING or (
+            len(path) == 1 and name_key(owner_name(path[0])) == owner_key)
         for i, keys in enumerate(out):
-            if owner_key in keys and claim_like[i] and (top or keys[0] == owner_key) and not sentence_leans(sentences[i]):
+            if not top:
+                break
+            if owner_key in keys and claim_like[i] and not sentence_leans(sentences[i]):
                 items[owner_key].definition = sentences[i].text
                 break
     for i, keys in enumerate(out):

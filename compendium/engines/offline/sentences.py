@@ -45,6 +45,7 @@ class Sentence:
     term: bool = False  # a definition list's or glossary's term: a name over its definition, no claim
     defines: str = ""  # in a definition block: the term it defines, as the authors wrote it
     heading: str = ""  # the chunk's last heading above it, "" when none is inside the chunk
+    scope: str = ""  # in a definition block: the owner of the term, where the reader names one
 
 
 def prose_blocks(text: str) -> list[str]:
@@ -221,16 +222,18 @@ def sentences_of(text: str, blocks: list[list[Any]] | None = None) -> list[Sente
         part = text[s:e]
         if term:
             term_text = " ".join(part.split())
-        defines = ""
+        defines = scope = ""
         if kind == "definition":
+            # A reader may give the term and its owner ([kind, start, end, term, scope]).
             given = block_spec[3] if len(block_spec) > 3 and isinstance(block_spec[3], str) else ""
+            scope = block_spec[4] if len(block_spec) > 4 and isinstance(block_spec[4], str) else ""
             opening = _DEFINED_TERM.match(part.lstrip())
             defines = given or (opening.group(1) if opening else term_text)
         elif not term:
             term_text = ""
         for block in prose_blocks(part):
             for p, sentence in enumerate([" ".join(block.split())] if term else split_sentences(block)):
-                out.append(Sentence(sentence, b, p, term, defines, heading))
+                out.append(Sentence(sentence, b, p, term, defines, heading, scope))
             b += 1
     return out
 

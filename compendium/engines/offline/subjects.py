@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .words import FUNCTION_WORDS
+
 # A command-line option, alone or with its value or its other spellings ("-a, --all",
 # "--[no-]squash", "--format=<format>", "+x").
 _OPTION = re.compile(r"^[-+]{1,2}[\[\w]")
@@ -21,7 +23,7 @@ _MEMBER_IDENT = re.compile(r"^[A-Za-z_][\w$]*(?:[._][\w$]+)+$|^[a-z]+[A-Z]\w*$|^
 # A title's site or manual name after a separator ("File handling — Django 3.2 documentation",
 # "Plugins - MkDocs", "StringUtils (Apache Commons Lang 3.12.0 API)"), and a man page's section
 # ("git-rebase(1)").
-_SITE_SUFFIX = re.compile(r"\s+(?:[—–|]|-(?=\s))\s+[^—–|]*$")
+_SITE_SUFFIX = re.compile(r"\s+(?:[—–|]|--?(?=\s))\s+[^—–|]*$")
 _API_SUFFIX = re.compile(r"\s+\([^()]*\b(?:API|documentation|manual|docs?)\b[^()]*\)$", re.IGNORECASE)
 _MAN_SECTION = re.compile(r"\(\d[a-z]*\)$")
 # A contraction or possessive written as a name ("I’d", "CC’d", "we'll").
@@ -44,7 +46,7 @@ def owner_name(document_title: str) -> str:
         title = _SITE_SUFFIX.sub("", title)
         title = _API_SUFFIX.sub("", title)
     title = _BOOK_PREFIX.sub("", title)
-    return _SECTION_LABEL.sub("", _MAN_SECTION.sub("", title)).strip()
+    return _SECTION_LABEL.sub("", _MAN_SECTION.sub("", title)).strip().rstrip(":").strip()
 
 
 # A book's name before a numbered section's title ("GNU gettext utilities: 2. The User's View").
@@ -117,8 +119,10 @@ def is_member(term: str) -> bool:
     inner = _unmarked(term)
     if not inner or is_type(term):
         return False
-    if inner[0] in "<[{":  # a placeholder or an optional part of a synopsis ("<repository>")
-        return True
+    if inner[0] in "<[{" or re.search(r"<[^<>\s]+>", inner):
+        return True  # a placeholder, or a name with one: "<repository>", "filter.<driver>.clean"
+    if not (inner[0].isalnum() or inner[0] in "_$@"):
+        return True  # markup of a directive or role (".. note::"), a symbol
     if is_option(inner) or _NAME_BEFORE_CALL.search(inner):
         return True
     name = term_name(term)
@@ -141,7 +145,7 @@ def never_subject(name: str) -> bool:
     text = name.strip().strip("`*\"'").strip()
     if len(text) <= 1 or text.replace(".", "").replace(",", "").isdigit():
         return True
-    if _CONTRACTION.search(text) or is_option(text):
+    if _CONTRACTION.search(text) or is_option(text) or text.lower() in FUNCTION_WORDS:
         return True
     words = text.split()
     if len(words) == 1 and text.isalpha() and text.islower() and len(text) <= 2:

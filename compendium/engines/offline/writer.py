@@ -13,6 +13,7 @@ from ..tasks import EvidenceItem, PageRequest
 from .definitions import STRONG, WEAK, is_purpose_line
 from .layout import render_default
 from .sentences import clean_heading, sentences_of, starts_mid_sentence, without_label
+from .subjects import owner_name, release_notes
 from .summary import NEAR_DUPLICATE, content_tokens
 from .words import BOILERPLATE, FUNCTION_WORDS
 
@@ -441,7 +442,8 @@ def _choose_lead(
     3.8: ...") leads only when no other sentence can.
     """
     matcher = _matcher(_names(request))
-    usable = [s for s in pool if _may_lead(s.text) and not _compares_with_subject(s.text, matcher)]
+    usable = [s for s in pool if _may_lead(s.text) and not _compares_with_subject(s.text, matcher)
+              and not _history(s)]
     # An aside, or a line that only repeats the title ("zoneinfo — IANA time zone support" atop
     # the page so titled), leads only when nothing else can.
     plain = [s for s in usable if not _ASIDE.match(s.text) and not _repeats_title(s, request.title)]
@@ -584,6 +586,8 @@ def _sections(request: PageRequest, chosen: list[_Sentence]) -> list[dict]:
     title = request.title.strip().lower()
     groups: dict[str, list[_Sentence]] = {}
     names: dict[str, str] = {}
+    history = [s for s in chosen if _history(s)]
+    chosen = [s for s in chosen if not _history(s)]
     for s in chosen:
         heading = s.heading if _specific(s.heading) else ""
         key = heading.lower()
@@ -609,7 +613,28 @@ def _sections(request: PageRequest, chosen: list[_Sentence]) -> list[dict]:
         heading = _OTHER_FACTS if out else "Overview"
         out.append({"heading": heading, "paragraphs": [], "bullets": _cited(ordered),
                     "sentences": _cited(ordered)})
+    if history:
+        # Each item under the release it comes from, on a line of its own: the sentence cited
+        # stays the authors' words alone.
+        items = [{"text": f"{_release(s)}:\n  {s.text}", "ref": s.ref}
+                 for s in sorted(history, key=lambda s: (s.document, s.order))]
+        out.append({"heading": "History", "paragraphs": [], "bullets": items, "sentences": items})
     return out
+
+
+def _history(s: _Sentence) -> bool:
+    """A sentence of release notes or a changelog: history of its subject, never what it is."""
+    return release_notes(s.document, s.headings[1:])
+
+
+def _release(s: _Sentence) -> str:
+    """The release a history sentence comes from: the heading or title naming it."""
+    if release_notes(s.document):
+        return owner_name(s.document) or s.document
+    for heading in reversed(s.headings[1:]):  # lowercased by _placed
+        if release_notes(heading):
+            return heading[:1].upper() + heading[1:]
+    return owner_name(s.document) or s.document
 
 
 def _in_passage_order(items: list[_Sentence]) -> list[_Sentence]:
