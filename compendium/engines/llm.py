@@ -64,9 +64,11 @@ T = TypeVar("T")
 SEPARATOR = " › "
 # MAP batch sizing on a model of known context: what one chunk's reply costs until replies
 # are measured (Qwen2.5-Coder 1.5B over the sample corpus wrote 150-450 tokens per chunk).
-REPLY_TOKENS_PER_CHUNK = 350
+REPLY_TOKENS_PER_CHUNK = 400
 MAP_PROMPT_OVERHEAD = 1200  # tokens of the MAP prompt besides its chunks (rules, types, example)
 MAX_LIST_ITEMS = 12  # items per list per chunk a prompt asks for at most
+SMALL_CONTEXT = 16384  # tokens of context up to which a model is served as a small one
+SMALL_MODEL_ITEMS = 6
 MIN_FACT_WORDS = 25  # words of a batch's chunks past which an empty MAP reply is refused once
 _SECTION = re.compile(r"^#{2,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 UPDATE_LABEL = "u"  # pages of a grouped update are u1, u2, ...
@@ -167,12 +169,18 @@ class LLMEngine:
             entity_types=[{"name": t.name, "description": t.description} for t in template.entity_types],
             relation_types=[{"name": t.name, "description": t.description} for t in template.relation_types],
             chunks=chunks,
-            max_items=min(template.map.max_items_per_chunk, MAX_LIST_ITEMS),
+            max_items=min(template.map.max_items_per_chunk, self.list_items()),
             key=key,
             example=map_example(template),
             labels=[c.label for c in batch.chunks],
         )
         return system, prompt
+
+    def list_items(self) -> int:
+        """Items per list per chunk a MAP prompt asks for at most: fewer on a model of small
+        context (a 1.5B model writes 2-10 tokens a second; every item costs ~40 of them)."""
+        context = self.client.context_tokens
+        return SMALL_MODEL_ITEMS if context and context <= SMALL_CONTEXT else MAX_LIST_ITEMS
 
     def map_limits(self, template: Template) -> tuple[int, int, int | None]:
         """(chunks, chunk tokens, reply tokens) of one MAP batch on this model. With the
@@ -512,24 +520,28 @@ def map_example(template: Template) -> str:
     def pick(wanted: str, names: list[str], default: str) -> str:
         return wanted if wanted in names else (names[0] if names else default)
 
+    # Claims first: pages are written from them, and a small model spends its reply in order.
     example = {
+        "claims": [{"chunk": EXAMPLE_LABEL, "text": "The Cluster Manager uses Raft to elect a leader.",
+                    "entities": ["Cluster Manager", "Raft"]}],
         "entities": [
-            {"chunk": "c0", "name": "Cluster Manager", "type": pick("component", types, "component"),
+            {"chunk": EXAMPLE_LABEL, "name": "Cluster Manager", "type": pick("component", types, "component"),
              "description": "Runs the cluster.", "aliases": ["CM"]},
-            {"chunk": "c0", "name": "Raft", "type": pick("algorithm", types, "algorithm"),
+            {"chunk": EXAMPLE_LABEL, "name": "Raft", "type": pick("algorithm", types, "algorithm"),
              "description": "A consensus algorithm.", "aliases": []},
         ],
-        "concepts": [{"chunk": "c0", "term": "leader election", "definition": "Choosing one node to lead."}],
-        "claims": [{"chunk": "c0", "text": "The Cluster Manager uses Raft to elect a leader.",
-                    "entities": ["Cluster Manager", "Raft"]}],
-        "relations": [{"chunk": "c0", "source": "Cluster Manager", "target": "Raft", "type": pick("uses", relations, "uses"),
-                       "description": "elects a leader", "strength": 9}],
-        "topics": [{"chunk": "c0", "name": "Consensus"}],
+        "concepts": [{"chunk": EXAMPLE_LABEL, "term": "leader election", "definition": "Choosing one node to lead."}],
+        "relations": [{"chunk": EXAMPLE_LABEL, "source": "Cluster Manager", "target": "Raft",
+                       "type": pick("uses", relations, "uses"), "description": "elects a leader", "strength": 9}],
+        "topics": [{"chunk": EXAMPLE_LABEL, "name": "Consensus"}],
     }
     return json.dumps(example, ensure_ascii=False, separators=(",", ":"))
 
 
 EXAMPLE_LABEL = "c0"  # the example's chunk: never one of a batch (labels start at c1)
+# The example's names: an item naming one of them that no chunk of the batch holds was copied
+# from the example (small models do), whatever label it carries.
+EXAMPLE_NAMES = ("cluster manager", "raft", "leader election", "consensus", "cm")
 _SPACE = re.compile(r"\s+")
 
 
@@ -551,6 +563,10 @@ def place_items(reply: ExtractionReply, batch: ExtractionBatch) -> int:
     known = {label_key(x) for x in labels}
     texts = {c.label: _flat(c.text) for c in batch.chunks}
     moved = 0
+    everything = " ".join(texts.values())
+    copied = {n for n in EXAMPLE_NAMES if not re.search(rf"\b{re.escape(n)}\b", everything)}
+    if copied:
+        _drop_copied(reply, copied)
 
     def where(text: str) -> str | None:
         quoted = _flat(text).rstrip(".")
@@ -575,6 +591,19 @@ def place_items(reply: ExtractionReply, batch: ExtractionBatch) -> int:
         if home is not None:
             item.chunk, moved = home, moved + 1
     return moved
+
+
+def _drop_copied(reply: ExtractionReply, copied: set[str]) -> None:
+    """Take out the items that name one of the example's names the batch does not hold."""
+    def named(*values: str) -> bool:
+        return any(_flat(v) in copied for v in values if v)
+
+    reply.entities = [e for e in reply.entities if not named(e.name)]
+    reply.concepts = [c for c in reply.concepts if not named(c.term)]
+    reply.relations = [r for r in reply.relations if not named(r.source, r.target)]
+    reply.claims = [c for c in reply.claims if not (c.entities and all(named(x) for x in c.entities))
+                    and _flat(c.text) != "the cluster manager uses raft to elect a leader."]
+    reply.topics = [t for t in reply.topics if not named(t.name)]
 
 
 def _items(reply: ExtractionReply) -> Iterable[Any]:

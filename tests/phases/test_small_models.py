@@ -116,7 +116,7 @@ async def test_the_map_prompt_shows_a_valid_example_item_whatever_the_transport(
 
     ctx = make_ctx(MAP)
     _, prompt = ctx.engine.map_prompt(ExtractionBatch([ChunkInput("c1", "Text.", [], "Doc")]), MAP)
-    shown = next(line for line in prompt.splitlines() if line.startswith('{"entities"'))
+    shown = next(line for line in prompt.splitlines() if line.startswith('{"claims"'))
     example = ExtractionReply.model_validate_json(shown)
     assert example.entities and example.claims and example.relations and example.topics
     assert {item.chunk for item in example.entities} == {"c0"}  # a label no batch has: never kept
