@@ -121,3 +121,24 @@ async def test_the_map_prompt_shows_a_valid_example_item_whatever_the_transport(
     assert example.entities and example.claims and example.relations and example.topics
     assert {item.chunk for item in example.entities} == {"c0"}  # a label no batch has: never kept
     assert "Item fields:" in prompt
+
+
+async def test_items_copied_from_the_example_are_dropped(server, store, make_ctx):
+    await seed(store)
+    default = server.responder
+
+    def copies_the_example(request):  # type: ignore[no-untyped-def]
+        reply = json.loads(default(request))
+        label = reply["claims"][0]["chunk"]
+        reply["entities"].append({"chunk": label, "name": "Cluster Manager", "type": "component",
+                                  "description": "Runs the cluster.", "aliases": ["CM"]})
+        reply["relations"].append({"chunk": label, "source": "Cluster Manager", "target": "Raft", "type": "uses",
+                                   "description": "elects a leader", "strength": 9})
+        reply["topics"].append({"chunk": label, "name": "Consensus"})
+        return json.dumps(reply)
+
+    server.responder = copies_the_example
+    await map_phase.run(MAP, make_ctx(MAP))
+    stored = (await extracts(store)).values()
+    names = {e["name"] for x in stored for e in x.entities} | {t for x in stored for t in x.topics}
+    assert names and not names & {"Cluster Manager", "Raft", "Consensus"}

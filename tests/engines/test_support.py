@@ -1,0 +1,52 @@
+"""The per-sentence support check pages and answers go through (compendium/support.py)."""
+
+from __future__ import annotations
+
+from compendium.support import check_text, content_words, overlap, split_sentences
+
+EVIDENCE = {
+    "1": "The WAL writer flushes write-ahead log records to disk before the data pages are written.",
+    "2": "TOAST stores large column values out of line, in a separate table.",
+}
+
+
+def test_a_sentence_restating_its_evidence_is_kept_and_one_its_evidence_does_not_say_is_dropped():
+    report = check_text(
+        "The WAL writer flushes log records to disk first.[^1] TOAST compresses every index.[^1]", EVIDENCE
+    )
+    assert report.kept_text == "The WAL writer flushes log records to disk first.[^1]"
+    assert (report.citations, report.supported_citations, report.dropped) == (2, 1, 1)
+    assert report.unsupported[0].scores["1"] < 0.5
+
+
+def test_an_uncited_sentence_is_dropped_and_a_page_keeps_only_its_supported_sentences():
+    page = "## Storage\n\nIt is very fast and loved by all.\n\nLarge column values are stored out of line.[^2]"
+    report = check_text(page, EVIDENCE)
+    assert report.uncited == ["It is very fast and loved by all."]
+    assert report.kept_text == "## Storage\n\nLarge column values are stored out of line.[^2]"
+
+
+def test_a_citation_closing_a_paragraph_answers_for_its_sentences_and_is_kept_on_them():
+    page = "TOAST stores large values out of line. It keeps them in a separate table. Invented claim here.[^2]"
+    report = check_text(page, EVIDENCE)
+    # The last sentence carried the marker and goes: the others keep it, written out.
+    assert report.kept_text == ("TOAST stores large values out of line.[^2] It keeps them in a separate table.[^2]")
+
+
+def test_a_heading_left_without_sentences_goes_and_navigation_stays():
+    page = "## Lies\n\nThe moon is cheese.[^1]\n\n## WAL\n\nRecords reach disk before data pages.[^1]\n\nSee also [[toast]]."
+    kept = check_text(page, EVIDENCE).kept_text
+    assert "## Lies" not in kept and "## WAL" in kept and "See also [[toast]]." in kept
+
+
+def test_a_changed_number_or_name_loses_support():
+    evidence = {"1": "The counter is 32 bits wide, so vacuum must freeze old tuples."}
+    assert check_text("The counter is 32 bits wide.[^1]", evidence).share == 1.0
+    words = content_words("The counter is 64 bits wide.")
+    assert overlap(words, evidence["1"]) < 1.0
+
+
+def test_unknown_citations_are_left_for_the_caller_and_markers_only_pieces_join_their_sentence():
+    assert split_sentences("Records go first. [^1] [^9]. Then pages.") == ["Records go first. [^1] [^9].", " Then pages."]
+    report = check_text("Records reach disk before data pages. [^1] [^9].", EVIDENCE)
+    assert "[^9]" in report.kept_text and report.sentences[0].unknown == ["9"]
