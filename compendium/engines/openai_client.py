@@ -265,9 +265,8 @@ class OpenAIClient:
         )
 
     async def detect_context(self) -> int | None:
-        """The model's context window where the server states it (vLLM's max_model_len, a
-        llama.cpp server's n_ctx, LM Studio's context_length in /v1/models); else the
-        configured value. Asked once; a server that does not say costs one small GET."""
+        """The model's context window where /v1/models states it (vLLM's max_model_len, LM
+        Studio's context_length); else the configured value (llm.context_tokens). Asked once; a server that does not say costs one small GET."""
         if self.context_tokens is not None or getattr(self, "_detected", False):
             return self.context_tokens
         self._detected = True
@@ -648,8 +647,10 @@ def _stated_context(data: Any, model: str) -> int | None:
         entries if len(entries) == 1 else [])
     for entry in mine:
         meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+        # Not llama.cpp's meta.n_ctx_train: the context the model was trained with, not the
+        # one the server was started with (-c), which /v1/models does not state.
         for value in (entry.get("max_model_len"), entry.get("context_length"), entry.get("n_ctx"),
-                      meta.get("n_ctx"), meta.get("n_ctx_train")):
+                      meta.get("n_ctx")):
             if isinstance(value, int) and value > 0:
                 return value
     return None
