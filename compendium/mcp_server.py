@@ -50,6 +50,9 @@ TopK = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=(
 Under = Annotated[str | None, Field(description=(
     "only documents whose path starts with this (e.g. 'reference/'); paths are relative to the "
     "workspace's documents folder, as the hits show them"))]
+Node = Annotated[str | None, Field(description=(
+    "only the documents of this outline topic and its subtopics, named by its title, id or "
+    "overview page slug"))]
 
 
 class ToolServer(MCPServer[Any]):
@@ -131,11 +134,12 @@ def build_server(settings: Settings) -> MCPServer[Any]:
         "id, text), and the entities, relations, pages and topics of the subjects it names, with a "
         "Markdown context block whose labels ([C1], [E1]...) an answer cites. " + MODES))
     async def retrieve_tool(question: Question, top_k: TopK = 8, mode: Mode = "hybrid",
-                            under: Under = None) -> dict[str, Any]:
+                            under: Under = None, node: Node = None) -> dict[str, Any]:
         src = sources()
+        options = Options(top_k=top_k, mode=mode, path_prefix=under, outline_node=node)
         try:
             result = await retrieve(question, src.store, embedder=src.embedder, passages=src.passages,
-                                    llm=src.llm, options=Options(top_k=top_k, mode=mode, path_prefix=under))
+                                    llm=src.llm, options=options)
         except CompendiumError as exc:
             raise _error(exc) from exc
         return result.as_dict()
@@ -147,10 +151,10 @@ def build_server(settings: Settings) -> MCPServer[Any]:
         "reached, the answer is extractive (sentences quoted from the passages) and `notes` says so. "
         + MODES))
     async def ask_tool(ctx: Context[Any, Any], question: Question, top_k: TopK = 8, mode: Mode = "hybrid",
-                       under: Under = None) -> dict[str, Any]:
+                       under: Under = None, node: Node = None) -> dict[str, Any]:
         src = sources()
         events = ask(question, src.store, embedder=src.embedder, passages=src.passages, llm=src.llm,
-                     options=Options(top_k=top_k, mode=mode, path_prefix=under))
+                     options=Options(top_k=top_k, mode=mode, path_prefix=under, outline_node=node))
         sent = 0
         async with contextlib.aclosing(events):
             async for event in events:

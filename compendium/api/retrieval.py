@@ -37,6 +37,8 @@ class RetrieveIn(BaseModel):
     budget_tokens: int = Field(2000, ge=200, le=32000, description="tokens of the context block")
     path_prefix: str | None = Field(None, max_length=1000,
                                     description="only documents whose path starts with this")
+    outline_node: str | None = Field(None, max_length=500, description=(
+        "only the documents of this outline topic and its subtopics (its title, id or overview slug)"))
 
 
 class AskIn(RetrieveIn):
@@ -49,7 +51,8 @@ def _options(body: RetrieveIn, kb: KnowledgeBase) -> Options:
     budget = body.budget_tokens
     if kb.token_budget:  # the context must leave the answer room within the knowledge base's budget
         budget = max(200, min(budget, kb.token_budget // 2))
-    return Options(top_k=body.top_k, mode=body.mode, budget_tokens=budget, path_prefix=body.path_prefix)
+    return Options(top_k=body.top_k, mode=body.mode, budget_tokens=budget, path_prefix=body.path_prefix,
+                   outline_node=body.outline_node)
 
 
 @contextlib.asynccontextmanager

@@ -57,6 +57,7 @@ class Options:
     heading_weight: float = 0.2  # a passage under a heading that names a subject of the question
     per_document: int = 2  # passages of one document in the first five (0: no cap)
     path_prefix: str | None = None  # only documents whose path starts with it
+    outline_node: str | None = None  # only the documents of this outline node (id, slug or title)
 
 
 @dataclass(slots=True)
@@ -140,6 +141,9 @@ async def retrieve(
     terms, model_error = await _terms(text, llm, notes)
     search = " ".join([*terms.words, *terms.names])
     documents = await _documents_under(store, opts.path_prefix) if opts.path_prefix else None
+    if opts.outline_node:
+        in_node = await _documents_in_node(store, opts.outline_node)
+        documents = in_node if documents is None else [d for d in documents if d in set(in_node)]
 
     subjects = await _subjects(store, embedder, text, terms)
     entity_scores, entity_records, relations = await _graph(store, subjects, opts)
@@ -199,6 +203,36 @@ async def _documents_under(store: Store, prefix: str) -> list[str]:
     """Ids of the documents whose path starts with `prefix` ('/'-separated, no leading '/')."""
     want = prefix.strip().lstrip("/")
     return [d.id async for d in store.scan(Document) if d.path.startswith(want)]  # type: ignore[attr-defined]
+
+
+async def _documents_in_node(store: Store, name: str) -> list[str]:
+    """Ids of the documents the subjects of an outline node (and of its subtopics) come from;
+    the node is named by its id, its overview page's slug or its title."""
+    from ..storage.records import CacheEntry
+
+    found = await store.get(CacheEntry, ["outline"])
+    outline = (found[0].value or {}) if found else {}  # type: ignore[attr-defined]
+    wanted = name.strip().casefold()
+    stack = list(outline.get("roots", []))
+    node = None
+    while stack and node is None:
+        item = stack.pop()
+        if wanted in (str(item.get("id", "")).casefold(), str(item.get("slug") or "").casefold(),
+                      str(item.get("title", "")).casefold()):
+            node = item
+        stack.extend(item.get("children", []))
+    if node is None:
+        raise InputError(f"no outline node {name!r} (name one by its title, id or overview slug)",
+                         field="outline_node")
+    subjects, stack = [], [node]
+    while stack:
+        item = stack.pop()
+        subjects += item.get("subjects", [])
+        stack.extend(item.get("children", []))
+    documents: set[str] = set()
+    for entity in await store.get(Entity, sorted(set(subjects))):
+        documents.update(entity.document_ids)  # type: ignore[attr-defined]
+    return sorted(documents)
 
 
 def _phrase(text: str) -> str:

@@ -130,3 +130,22 @@ async def test_a_question_word_that_equals_an_entity_name_is_not_a_subject(compi
     assert "plan" not in {e["name"].casefold() for e in result.entities}
     named = await retrieve_in_workspace(compiled_offline, "What does the Query Planner do?", Options())
     assert "Query Planner" in {e["name"] for e in named.entities}
+
+
+async def test_an_outline_node_keeps_passages_to_its_documents(compiled_offline):
+    from compendium.storage.records import CacheEntry, Entity
+
+    async with opened_store(compiled_offline) as store:
+        root = (await store.get(CacheEntry, ["outline"]))[0].value["roots"][0]
+        subjects, stack = [], [root]
+        while stack:
+            node = stack.pop()
+            subjects += node["subjects"]
+            stack += node["children"]
+        documents = {d for e in await store.get(Entity, subjects) for d in e.document_ids}
+        paths = {c.id: c.document_id async for c in store.scan(Chunk)}
+    result = await retrieve_in_workspace(compiled_offline, "How are pages written to disk?",
+                                         Options(top_k=6, outline_node=root["title"].upper()))
+    assert result.chunks and all(paths[c["chunk_id"]] in documents for c in result.chunks)
+    with pytest.raises(InputError, match="no outline node"):
+        await retrieve_in_workspace(compiled_offline, "pages", Options(outline_node="No Such Topic"))
