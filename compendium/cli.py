@@ -63,10 +63,10 @@ class PlainProgress:
             print(f"{event.phase}: started", file=self.out)
         elif isinstance(event, PhaseFinished):
             r = event.result
+            tokens = r.get("prompt_tokens", 0) + r.get("completion_tokens", 0)
             print(
                 f"{event.phase}: {r.get('done', 0)} done, {r.get('skipped', 0)} unchanged, "
-                f"{r.get('failed', 0)} failed, {r.get('prompt_tokens', 0) + r.get('completion_tokens', 0)} "
-                f"tokens, {r.get('seconds', 0):.2f}s",
+                f"{r.get('failed', 0)} failed, {f'{tokens} tokens, ' if tokens else ''}{r.get('seconds', 0):.2f}s",
                 file=self.out,
             )
         elif isinstance(event, Message):
@@ -77,7 +77,9 @@ class PlainProgress:
 
 
 class BarProgress:
-    """A progress bar per phase (items done/total, tokens) on a terminal."""
+    """A progress bar per phase on a terminal: items done of a total known before it is drawn
+    (a phase is shown from its first progress with a total), tokens once there are any, and an
+    end that says what was unchanged and what failed."""
 
     def __init__(self) -> None:
         from rich.console import Console
@@ -94,7 +96,7 @@ class BarProgress:
             TextColumn("{task.description:<8}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[tokens]} tokens"),
+            TextColumn("{task.fields[detail]}"),
             TimeElapsedColumn(),
             console=self.console,
         )
@@ -103,20 +105,12 @@ class BarProgress:
 
     def emit(self, event: Event) -> None:
         if isinstance(event, PhaseStarted):
-            self.tasks[event.phase] = self.progress.add_task(event.phase, total=None, tokens=0)
-        elif isinstance(event, PhaseProgress) and event.phase in self.tasks:
-            self.progress.update(
-                self.tasks[event.phase], completed=event.done, total=max(event.total, 1), tokens=event.tokens
-            )
+            self.tasks[event.phase] = self.progress.add_task(event.phase, total=None, detail="", visible=False)
+        elif isinstance(event, PhaseProgress) and event.phase in self.tasks and event.total > 0:
+            self.progress.update(self.tasks[event.phase], completed=event.done, total=event.total,
+                                 detail=f"{event.tokens} tokens" if event.tokens else "", visible=True)
         elif isinstance(event, PhaseFinished) and event.phase in self.tasks:
-            r = event.result
-            total = max(r.get("items", 0), 1)
-            self.progress.update(
-                self.tasks[event.phase],
-                completed=total,
-                total=total,
-                tokens=r.get("prompt_tokens", 0) + r.get("completion_tokens", 0),
-            )
+            self.progress.update(self.tasks[event.phase], visible=True, **bar_end(event.result))
         elif isinstance(event, Message):
             self.progress.console.print(f"[{'red' if event.level == 'error' else 'yellow'}]{event.level}[/]: {event.text}")
         elif isinstance(event, CompileFinished):
@@ -124,6 +118,19 @@ class BarProgress:
 
     def close(self) -> None:
         self.progress.stop()
+
+
+def bar_end(result: dict[str, Any]) -> dict[str, Any]:
+    """A finished phase's bar: done and unchanged items of the total, then what failed (or ✓)
+    and the tokens spent, if any."""
+    total = result.get("items", 0)
+    reached = min(result.get("done", 0) + result.get("skipped", 0), total)
+    tokens = result.get("prompt_tokens", 0) + result.get("completion_tokens", 0)
+    parts = [f"{result['skipped']} unchanged"] if result.get("skipped") else []
+    parts.append(f"{result['failed']} failed" if result.get("failed") else "✓")
+    if tokens:
+        parts.append(f"{tokens} tokens")
+    return {"completed": reached if total else 1, "total": total or 1, "detail": ", ".join(parts)}
 
 
 def _settings(args: argparse.Namespace, *, need_workspace: bool = True):  # type: ignore[no-untyped-def]
@@ -198,7 +205,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     totals = data["totals"]
     print(
         f"Compiled with the {data['engine']} engine: {data['documents']} documents, {data['chunks']} chunks, "
-        f"{counts.get('entities', 0)} entities, {counts.get('relations', 0)} relations, "
+        f"{counts.get('entities', 0)} entities, {counts.get('concepts', 0)} concepts, {counts.get('relations', 0)} relations, "
         f"{counts.get('topics', 0)} topics; pages {pages['created']} created, {pages['updated']} updated, "
         f"{pages['unchanged']} unchanged, {pages['deleted']} deleted; "
         f"{totals['llm_calls']} LLM calls, {totals['prompt_tokens'] + totals['completion_tokens']} tokens."
@@ -219,6 +226,10 @@ def _local_time(seconds: float | None) -> str:
     if not seconds:
         return "—"
     return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(seconds))
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def _counted(counts: dict[str, int], *names: str) -> str:
@@ -280,7 +291,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     from .operations import export_workspace
 
     result = asyncio.run(export_workspace(_settings(args), args.format, Path(args.out)))
-    print(f"Wrote {result.format} export to {result.path} ({result.pages} pages, {result.files} files)")
+    print(f"Wrote {result.format} export to {result.path} ({_plural(result.pages, 'page')}, "
+          f"{_plural(result.files, 'file')})")
     return 0
 
 

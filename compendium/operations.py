@@ -147,7 +147,9 @@ async def export_workspace(settings: Settings, fmt: str, out: Path) -> Any:
     from .export import export
 
     async with opened_store(settings) as store:
-        return await export(store, fmt, out, title=settings.site_title)
+        # A title the settings give (title:, or a knowledge base's own name); else the manual's own.
+        given = settings.title or (settings.knowledge_base if settings.knowledge_base != "default" else "")
+        return await export(store, fmt, out, title=given or None)
 
 
 async def remove_documents(settings: Settings, paths: list[Path]) -> list[str]:

@@ -206,6 +206,9 @@ class ProgressRecorder:
             entry.update(status="finished", result=event.result)
             entry["done"] = event.result.get("done", entry.get("done", 0))
             entry["total"] = event.result.get("items", entry.get("total", 0))
+            # How the bar ends: what was done or found unchanged of the total, and what failed.
+            entry["skipped"] = event.result.get("skipped", 0)
+            entry["failed"] = event.result.get("failed", 0)
         elif isinstance(event, CompileFinished):
             self.report = event.report
             data = {"event": "CompileFinished", "status": event.report.get("status", "")}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,12 +32,13 @@ class ExportResult:
     pages: int
 
 
-async def export(store: Store, fmt: str, out: Path, *, title: str = "Compendium") -> ExportResult:
+async def export(store: Store, fmt: str, out: Path, *, title: str | None = None) -> ExportResult:
     """Export the store's knowledge base as `fmt` into `out`.
 
     vault, site and tables write a folder (created if needed; files a previous export wrote and this one
     did not are removed, anything else in the folder is left alone). json and graphml write one
     file; when `out` is an existing folder, the file goes inside it. Deleted pages are not exported.
+    Without a `title`, the manual names itself (manual_title).
     """
     if fmt not in FORMATS:
         raise InputError(
@@ -46,10 +48,30 @@ async def export(store: Store, fmt: str, out: Path, *, title: str = "Compendium"
         )
     out = Path(out)
     # json reads the sources too: an outline built at export time follows their structure.
-    wiki = await load_snapshot(store, sources=fmt in ("site", "vault", "tables", "json"))
+    wiki = await load_snapshot(store, sources=fmt in ("site", "vault", "tables", "json") or not title)
+    title = title or manual_title(wiki)
     # Rendering and file writes are blocking work: keep them off the event loop (the API serves exports).
     out, files = await asyncio.to_thread(_write, wiki, fmt, out, title)
     return ExportResult(format=fmt, path=out, files=files, pages=len(wiki.pages))
+
+
+# Where authors name their manual: its front page, by file name, the shallowest first.
+_FRONT_PAGES = ("index", "readme", "home", "introduction", "intro", "overview", "contents", "about", "start")
+_FRONT_SUFFIX = re.compile(r"\s*(?:[:\u2014\u2013|-]|\s-\s)\s*(?:an?\s+)?(?:introduction|overview|contents|"
+                           r"home|start|about|index|readme)\s*$", re.IGNORECASE)
+
+
+def manual_title(wiki: WikiSnapshot) -> str:
+    """A title for a knowledge base whose settings give none: that of its front page (an
+    index, README or introduction, the shallowest in the folder; 'Lumen DB Handbook:
+    Introduction' gives 'Lumen DB Handbook'), since that is where authors name their manual;
+    else 'Compendium'. Not the first document's title, which names one subject of many
+    ('Checkpointer'), nor a folder's name ('W') or the default knowledge base's ('default')."""
+    fronts = [d for d in wiki.documents if Path(d.path).stem.lower() in _FRONT_PAGES and d.title]
+    if fronts:
+        front = min(fronts, key=lambda d: (d.path.count("/"), _FRONT_PAGES.index(Path(d.path).stem.lower()), d.path))
+        return _FRONT_SUFFIX.sub("", front.title).strip() or front.title
+    return "Compendium"
 
 
 def _write(wiki: WikiSnapshot, fmt: str, out: Path, title: str) -> tuple[Path, int]:

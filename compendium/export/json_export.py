@@ -8,7 +8,7 @@ from typing import Any
 
 from ..storage.records import Record
 from .outline_view import site_outline
-from .snapshot import WikiSnapshot
+from .snapshot import WikiSnapshot, wiki_counts
 
 FORMAT_VERSION = 1
 
@@ -25,6 +25,8 @@ def wiki_json(wiki: WikiSnapshot, title: str) -> str:
     document = {
         "title": title,
         "format_version": FORMAT_VERSION,
+        # As a compile report counts them: "entities" below lists concepts too.
+        "counts": wiki_counts(wiki),
         "pages": [_plain(p) for p in wiki.pages],
         "entities": [_plain(e) for e in wiki.entities],
         "relations": [_plain(r) for r in wiki.relations],

@@ -18,7 +18,7 @@ from .markdown_html import render_markdown
 from .outline_view import Placement, numbered, placement, site_outline
 from .site_graph import CANVAS_JS, graph_data, renderer_script
 from .site_sources import page_citer, source_file, source_view
-from .snapshot import WikiSnapshot
+from .snapshot import WikiSnapshot, wiki_counts
 
 ASSETS = Path(__file__).parent / "assets"
 ENTITIES_PER_FILE = 500  # entities.html is split into files of this many rows, never one huge page
@@ -154,7 +154,7 @@ def render_index(wiki: WikiSnapshot, title: str, tree: dict | None = None) -> st
         root="",
         outline=outline,
         search_json=search_index(wiki),
-        page_count=len(wiki.pages),
+        page_count=len(wiki.pages), counts=wiki_counts(wiki),
     )
 
 
@@ -187,7 +187,7 @@ def render_entities(wiki: WikiSnapshot, title: str) -> dict[str, str]:
                          len(every) - len(relations)))
         pager = [(entity_file(i), i) for i in range(1, count + 1)] if count > 1 else []
         files[entity_file(n)] = _env.get_template("entities.html.j2").render(
-            site_title=title, root="", rows=rows, total=len(ordered), pager=pager, current=n,
+            site_title=title, root="", rows=rows, total=len(ordered), counts=wiki_counts(wiki), pager=pager, current=n,
             first=(n - 1) * size + 1,
         )
     return files

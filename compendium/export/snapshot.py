@@ -133,3 +133,11 @@ async def load_snapshot(store: Store, *, sources: bool = True) -> WikiSnapshot:
         claims=sorted(claims, key=lambda c: c.id),  # type: ignore[arg-type]
         outline=outline,
     )
+
+
+def wiki_counts(wiki: WikiSnapshot) -> dict[str, int]:
+    """What a compile report counts, counted the same way in every export: pages, entities and
+    concepts apart (both are Entity records), relations, topics."""
+    concepts = sum(1 for e in wiki.entities if getattr(e, "category", "entity") == "concept")
+    return {"pages": len(wiki.pages), "entities": len(wiki.entities) - concepts, "concepts": concepts,
+            "relations": len(wiki.relations), "topics": len(wiki.topics)}

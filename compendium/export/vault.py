@@ -72,8 +72,23 @@ def _highlighted(chunk: Chunk, marked: set[int]) -> str:
                 sentence = f"{head}=={sentence[len(head):].strip()}=="
             text.append(sentence + spacing)
             k += 1
-        out.append("".join(text))
+        out.append(literal_brackets("".join(text)))
     return "\n\n".join(out)
+
+
+_CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.DOTALL)
+
+
+def literal_brackets(text: str) -> str:
+    """`text` with each [[ and ]] outside code escaped: a source that writes double brackets
+    ('[[Checkpointer]]', a wiki's own syntax) shows them, and is no link to a note that does
+    not exist. In code they are literal already."""
+    if "[[" not in text and "]]" not in text:
+        return text
+    parts = _CODE.split(text)
+    for i in range(0, len(parts), 2):  # the even parts lie outside code
+        parts[i] = parts[i].replace("[[", "\\[\\[").replace("]]", "\\]\\]")
+    return "".join(parts)
 
 
 def _source_link(wiki: WikiSnapshot, page: Page, label: str, note: str) -> str | None:

@@ -38,8 +38,8 @@ from .readers import DEFAULT_MAX_BYTES, DEFAULT_MAX_SECONDS, Block, ParsedDocume
 
 MEMORY_LIMIT = 2 << 30  # bytes of address space a reading child may map (deeply nested reST takes 1.3 GB)
 MAX_REPLY = 96 << 20  # bytes of one document's reply: its text, blocks and metadata as JSON
-MAX_UNPACKED = 128 << 20  # bytes a zip file (DOCX) may unpack to, declared or actual
-MAX_UPLOAD_UNPACKED = 512 << 20  # and all the zip files of one upload together
+MAX_UNPACKED = 128_000_000  # bytes a zip file (DOCX) may unpack to, declared or actual
+MAX_UPLOAD_UNPACKED = 512_000_000  # and all the zip files of one upload together
 RETIRE_RSS = 256 << 20  # a child past this resident size after a file ends, giving it back
 POOL_SIZE = 2  # children reading at once; more callers wait their turn
 STARTUP_DEADLINE = 60.0  # importing the readers in a child; generous on a loaded machine

@@ -246,9 +246,12 @@ function jobCard(job) {
     const total = entry.total || 0;
     const done = entry.done || 0;
     if (entry.status === "finished") {
-      slot.bar.max = 1;
-      slot.bar.value = 1;
-      slot.count.textContent = `${done}/${total} ✓`;
+      // Done or found unchanged, of the total; what failed is said, never a ✓ over it.
+      const reached = done + (entry.skipped || 0);
+      const failed = entry.failed || 0;
+      slot.bar.max = Math.max(total, 1);
+      slot.bar.value = total ? Math.min(reached, total) : 1;
+      slot.count.textContent = failed ? `${reached}/${total} · ${failed} failed` : `${reached}/${total} ✓`;
     } else if (total > 0) {
       slot.bar.max = total;
       slot.bar.value = done;
@@ -314,7 +317,7 @@ function follow(job, card, onFinished) {
       if (Date.now() - lastRefresh > 2000) refresh();
     } else if (name === "PhaseFinished") {
       const r = data.result || {};
-      phases[data.phase] = { status: "finished", done: r.done ?? 0, total: r.items ?? 0 };
+      phases[data.phase] = { status: "finished", done: r.done ?? 0, total: r.items ?? 0, skipped: r.skipped ?? 0, failed: r.failed ?? 0 };
       c.setPhase(data.phase, phases[data.phase]);
       refresh();
     } else if (name === "Message") {

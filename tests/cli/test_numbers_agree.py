@@ -1,0 +1,95 @@
+"""The numbers agree: created, unchanged and total counts are the same in the compile's output,
+`status`, `changes`, the job's progress and the exports, on the sample corpus; and the
+smaller things a user reads (no '0 tokens' offline, plurals, the site's title, literal [[...]])."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from compendium.cli import bar_end, main
+from compendium.compiler.jobs import ProgressRecorder
+from compendium.engines.usage import UsageMeter
+from compendium.pipeline.events import PhaseFinished
+from compendium.settings import LLMSettings
+
+SUMMARY = re.compile(r"(\d+) documents, (\d+) chunks, (\d+) entities, (\d+) concepts, (\d+) relations, "
+                     r"(\d+) topics; pages (\d+) created, (\d+) updated, (\d+) unchanged, (\d+) deleted")
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_counts_agree_between_compile_status_changes_and_exports(sample_workspace: Path, tmp_path, capsys):
+    ws = str(sample_workspace)
+    code, out, err = run(capsys, "-w", ws, "compile", "--plain", "--report", str(tmp_path / "first.json"))
+    assert code == 0, err
+    first = SUMMARY.search(out)
+    assert first, out
+    docs, chunks, entities, concepts, relations, topics, created, updated, unchanged, deleted = map(int, first.groups())
+    assert created > 0 and updated == unchanged == deleted == 0
+    assert " 0 tokens" not in err  # offline: no token column at all
+
+    code, out, _ = run(capsys, "-w", ws, "compile", "--plain")
+    again = SUMMARY.search(out)
+    assert again and tuple(map(int, again.groups())) == (
+        docs, chunks, entities, concepts, relations, topics, 0, 0, created, 0)  # what was created is now unchanged
+
+    code, out, _ = run(capsys, "-w", ws, "status", "--json")
+    status = json.loads(out)
+    assert (status["counts"]["documents"], status["counts"]["chunks"]) == (docs, chunks)
+    assert {k: status["counts"][k] for k in ("pages", "entities", "concepts", "relations", "topics")} == {
+        "pages": created, "entities": entities, "concepts": concepts, "relations": relations, "topics": topics}
+    assert status["last_compile"]["pages"]["unchanged"] == created
+
+    code, out, _ = run(capsys, "-w", ws, "changes")
+    assert f"0 created, 0 updated, {created} unchanged, 0 deleted" in out
+
+    report = json.loads((tmp_path / "first.json").read_text())
+    assert report["pages"]["created"] == created and report["counts"]["entities"] == entities
+
+    code, out, _ = run(capsys, "-w", ws, "export", "--format", "json", str(tmp_path / "kb.json"))
+    exported = json.loads((tmp_path / "kb.json").read_text())
+    assert exported["counts"] == {"pages": created, "entities": entities, "concepts": concepts,
+                                  "relations": relations, "topics": topics}
+    assert len(exported["pages"]) == created and len(exported["entities"]) == entities + concepts
+    assert f"({created} pages, 1 file)" in out  # one file, not '1 files'
+
+    code, out, _ = run(capsys, "-w", ws, "export", "--format", "site", str(tmp_path / "site"))
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert f"{created} pages in " in index and f"{entities} entities, {concepts} concepts, {topics} topics" in index
+    assert f"{entities} entities and {concepts} concepts" in (tmp_path / "site" / "entities.html").read_text()
+    # No title: set: the manual's own name (its introduction's title), not the folder's ('Ws').
+    assert "<h1>Lumen DB Engineering Handbook</h1>" in index
+
+
+def test_a_phase_ends_saying_what_was_unchanged_and_what_failed():
+    ok = {"items": 243, "done": 1, "skipped": 242, "failed": 0}
+    assert bar_end(ok) == {"completed": 243, "total": 243, "detail": "242 unchanged, ✓"}
+    failed = {"items": 738, "done": 721, "skipped": 0, "failed": 17, "prompt_tokens": 10, "completion_tokens": 5}
+    assert bar_end(failed) == {"completed": 721, "total": 738, "detail": "17 failed, 15 tokens"}
+    recorder = ProgressRecorder(UsageMeter(), LLMSettings())
+    recorder.emit(PhaseFinished("map", failed))
+    entry = recorder.snapshot()["phases"]["map"]
+    assert (entry["done"], entry["skipped"], entry["failed"], entry["total"]) == (721, 0, 17, 738)
+
+
+def test_literal_double_brackets_in_a_source_are_no_link_in_the_vault(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    assert run(capsys, "init", str(ws))[0] == 0
+    (ws / "documents" / "wiki-syntax.md").write_text(
+        "# Wiki syntax\n\nThe Lumen wiki links pages with double brackets: writing [[Checkpointer]] links to a "
+        "page, and [[nowhere at all]] to a missing one. The Checkpointer writes dirty pages to disk.\n\n"
+        "## Checkpointer\n\nThe Checkpointer is a background process that flushes dirty buffers. "
+        "Array access such as `arr[[0]]` is code.\n")
+    assert run(capsys, "-w", str(ws), "compile", "--plain")[0] == 0
+    assert run(capsys, "-w", str(ws), "export", "--format", "vault", str(tmp_path / "vault"))[0] == 0
+    every = "\n".join(p.read_text() for p in (tmp_path / "vault").rglob("*.md"))
+    links = set(re.findall(r"(?<!\\)\[\[([^\]|#]+)", re.sub(r"`[^`\n]*`", "", every)))  # code is no link
+    notes = {p.relative_to(tmp_path / "vault").with_suffix("").as_posix() for p in (tmp_path / "vault").rglob("*.md")}
+    assert links <= notes, links - notes  # every link in the vault leads to a note
+    assert "\\[\\[nowhere at all\\]\\]" in every and "`arr[[0]]`" in (tmp_path / "vault" / "sources" / "wiki-syntax.md").read_text()
