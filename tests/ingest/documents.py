@@ -47,6 +47,35 @@ def minimal_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
     return bytes(out)
 
 
+def tight_pdf(lines: list[str], gap: float = 1.0) -> bytes:
+    """A one-page PDF whose words are placed one by one (Courier, 12 pt) with `gap` points
+    between them and no space glyph, as tightly justified text is set."""
+    ops = ["BT", "/F1 12 Tf"]
+    for row, line in enumerate(lines):
+        x = 72.0
+        for word in line.split():
+            ops.append(f"1 0 0 1 {x:.2f} {720 - 16 * row} Tm ({_escape(word)}) Tj")
+            x += 7.2 * len(word) + gap  # Courier: every glyph 600/1000 of the size
+    ops.append("ET")
+    stream = "\n".join(ops).encode("latin-1")
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+               b"/Contents 5 0 R >>",
+               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
 def write_docx(path: Path, parts: list[tuple[str, str]], title: str = "") -> Path:
     """A DOCX with (style, text) paragraphs; style "table" takes rows as 'a|b' lines."""
     import docx
