@@ -115,6 +115,8 @@ class LLMEngine:
     def __init__(self, client: OpenAIClient):
         self.client = client
         self.model = client.model
+        self._probe = asyncio.Lock()
+        self._probed = False
 
     @property
     def usage(self) -> UsageMeter:
@@ -218,6 +220,19 @@ class LLMEngine:
     async def extract(self, batch: ExtractionBatch, template: Template) -> ExtractionReply:
         if not batch.chunks:
             return ExtractionReply(entities=[], concepts=[], claims=[], relations=[], topics=[])
+        if self._probed:
+            return await self._extract(batch, template)
+        # The first batch goes alone: its reply tells how this endpoint answers (a grammar that
+        # gives empty lists switches the client to json_object), before other batches are sent.
+        async with self._probe:
+            if self._probed:
+                return await self._extract(batch, template)
+            try:
+                return await self._extract(batch, template)
+            finally:
+                self._probed = True
+
+    async def _extract(self, batch: ExtractionBatch, template: Template) -> ExtractionReply:
         system, prompt = await self._prepared(self.map_prompt, batch, template, sources=_map_sources(template))
         labels = [c.label for c in batch.chunks]
         last: list[tuple[int, int, str]] = []  # (items, unknown, problem) of replies that failed the check

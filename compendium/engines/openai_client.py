@@ -365,6 +365,13 @@ class OpenAIClient:
             )
         return EngineError(f"the {role} endpoint at {self.endpoint} failed: {self._scrub(str(exc))}")
 
+    def default_reply_tokens(self) -> int:
+        """The reply bound of a call that sets none: llm.max_reply_tokens, and on a model of
+        known context at most a quarter of it (a looping reply stops there, not at the cap)."""
+        if self.context_tokens:
+            return max(256, min(self.max_reply_tokens, self.context_tokens // 4))
+        return self.max_reply_tokens
+
     def counts_ahead(self) -> bool:
         """Must a call's tokens be estimated before it is sent? Only to check a budget or fill a
         tokens-per-minute bucket; otherwise the server's usage says what the call cost (counting
@@ -390,7 +397,7 @@ class OpenAIClient:
         """One chat completion (retried); usage is recorded; returns the reply text."""
         estimated = sum(count_tokens(m["content"]) for m in messages) if self.counts_ahead() else 0
         # Every call states its reply bound: the budget reserves it, so a budget is a ceiling.
-        reply_bound = max_tokens if max_tokens is not None else self.max_reply_tokens
+        reply_bound = max_tokens if max_tokens is not None else self.default_reply_tokens()
         body: dict[str, Any] = {
             "model": self.model, "messages": messages, "temperature": temperature, "max_tokens": reply_bound,
         }
@@ -586,6 +593,11 @@ class OpenAIClient:
                     problem = found
                     grammar_gave_nothing = found.startswith(EMPTY_REPLY) and self.json_schema_supported
                     instruction = f"That reply cannot be used: {problem}\nAnswer again with only the corrected JSON object."
+                    if grammar_gave_nothing:
+                        # Asked afresh with the schema in the prompt: an empty reply in the
+                        # conversation only primes the model to write it again (measured).
+                        asked = messages
+                        continue
                 asked = [*messages, {"role": "assistant", "content": content}, {"role": "user", "content": instruction}]
         except Exception as exc:
             if not sdk_error(exc):

@@ -57,6 +57,8 @@ async def test_an_empty_reply_under_the_grammar_is_asked_again_with_the_schema_i
     # The first batch: asked under the grammar, then with the schema in the prompt; the client
     # then keeps to json_object, so the second batch costs one call.
     assert (server.calls["json_schema"], server.calls["json_object"]) == (1, 2)
+    # The retry is asked afresh: an empty reply in the conversation primes a model to repeat it.
+    assert len(server.requests[1].messages) == 2 and "JSON schema" in server.requests[1].messages[-1]["content"]
     assert ctx.engine.client.json_schema_supported is False
 
 
