@@ -7,7 +7,8 @@ they write its name as a name; a topic page from the claims naming most of its m
 every claim of a large KB for that costs seconds (737k claims at 100k chunks), so PLAN keeps:
 - per entity, the set of its claim ids, split by id prefix into parts of at most PART_LIMIT
   ids: an edit reads and rewrites the few parts its claims fall in, and an entity's first
-  claims are in the first parts of its set;
+  claims are in the first parts of its set; and the set of those shaped as authored
+  definitions, which its page is offered first;
 - per topic, for each member count, how many claims name that many members and the first
   RESERVE of them by id (exactly those: a claim that comes in is kept when it sorts among them,
   one that goes is dropped). A topic whose members change, or whose kept claims run short of
@@ -31,6 +32,8 @@ from typing import Any
 
 import xxhash
 
+from ..engines.offline.definitions import is_purpose_line
+from ..engines.offline.subjects import is_member
 from ..engines.offline.whole_words import has_word, inside_sentence
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Claim, Entity
@@ -47,6 +50,26 @@ _PLAIN_TITLE_WORD = re.compile(r"^[A-Z][a-z]+$")
 
 def entity_set(entity_id: str) -> str:
     return f"e:{entity_id}"
+
+
+def defining_set(entity_id: str) -> str:
+    """The entity's claims shaped as authored definitions ("`git-rebase`: Reapply commits ...",
+    "EXPLAIN — show the execution plan ..."): offered to its page before its other claims,
+    which are taken by id and may run to hundreds."""
+    return f"d:{entity_id}"
+
+
+def defining(text: str) -> bool:
+    """A claim shaped as the definition of a subject of its own: a purpose line, or a
+    definition block's "`term`: ..." whose term is no member (an option's, a placeholder's or
+    a method's definition is a fact of its owner's page, not what the owner is)."""
+    if not is_purpose_line(text):
+        return False
+    term = _DEFINED.match(text)
+    return term is None or not is_member(term.group(1))
+
+
+_DEFINED = re.compile(r"`([^`\n]{1,120})`:\s")
 
 
 @lru_cache(maxsize=65536)
@@ -235,7 +258,8 @@ class ClaimIndex:
 
     def claim_parts(self, claims: Iterable[Claim]) -> list[str]:
         """The parts `apply` reads and writes for these claims."""
-        return [self.part_of(entity_set(eid), c.id) for c in claims for eid in set(c.entity_ids)]
+        return [self.part_of(set_of(eid), c.id) for c in claims for eid in set(c.entity_ids)
+                for set_of in ((entity_set, defining_set) if defining(c.text) else (entity_set,))]
 
     def apply(self, removed: Iterable[Claim], added: Iterable[Claim], words: Mapping[str, Sequence[str]]) -> set[str]:
         """Take out the old versions of changed and removed claims, put in the new ones (their
@@ -251,8 +275,11 @@ class ClaimIndex:
             step = self._discard if sign < 0 else self._add
             for c in claims:
                 ents = dict.fromkeys(c.entity_ids)
+                defines = defining(c.text)
                 for eid in ents:
                     step(entity_set(eid), c.id)
+                    if defines:
+                        step(defining_set(eid), c.id)
                     pair = words.get(eid)
                     if pair is None or eid in stale:
                         continue
@@ -350,9 +377,13 @@ def built_index(claims: Iterable[Claim], entities: Iterable[Entity], tag: str | 
     words = words_of(entities)
     by_entity: dict[str, list[str]] = defaultdict(list)
     counts = {eid: [pair[0], 0, pair[1], 0] for eid, pair in words.items()}
+    defined: dict[str, list[str]] = defaultdict(list)
     for c in claims:
+        defines = defining(c.text)
         for eid in dict.fromkeys(c.entity_ids):
             by_entity[eid].append(c.id)
+            if defines:
+                defined[eid].append(c.id)
             found = counts.get(eid)
             if found is not None:
                 if inside_sentence(c.text, found[0]):
@@ -360,8 +391,9 @@ def built_index(claims: Iterable[Claim], entities: Iterable[Entity], tag: str | 
                 if has_word(c.text, found[2]):
                     found[3] += 1
     index = ClaimIndex(tag=tag, complete=True)
-    for eid, ids in by_entity.items():
-        set_id = entity_set(eid)
+    sets = [(entity_set(eid), ids) for eid, ids in by_entity.items()]
+    sets += [(defining_set(eid), ids) for eid, ids in defined.items()]
+    for set_id, ids in sets:
         unique = set(ids)
         depth = _depth_for(len(unique))
         parts: dict[str, set[str]] = defaultdict(set)

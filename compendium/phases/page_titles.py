@@ -33,12 +33,12 @@ def titles_apart(subjects: Sequence[Subject], overviews: Mapping[str, str] | Non
 
 
 def member_named_like(title: str, members: Sequence[str], pages: Mapping[str, str]) -> str:
-    """The member a community is named after, when that member has a page of its own (`pages`:
+    """The subject a community is named after, when it has a page of its own (`pages`:
     casefolded title -> subject id of every entity and concept page): that page is the topic's
     page, not a second page of the same name on the same subject ("WAL topic" beside "WAL").
-    Empty when there is none."""
-    found = pages.get(title.casefold(), "")
-    return found if found in members else ""
+    A member first; else any subject so titled (a community named after the document its
+    members are defined in, "git-worktree", is that document's subject). Empty when none."""
+    return pages.get(title.casefold(), "")
 
 
 def page_titles(subjects: Sequence[Subject]) -> dict[str, str]:

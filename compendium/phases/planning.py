@@ -12,11 +12,12 @@ from ..storage.plans import PagePlan, Subject, sorted_unique
 from ..storage.records import Claim, Entity, Page, Relation
 from ..storage.slugs import unique_slug
 from ..templates.schema import PlanSettings
-from .claim_index import ClaimIndex, entity_set
+from .claim_index import ClaimIndex, defining_set, entity_set
 
 CREATE, UPDATE, KEEP, DELETE = "CREATE", "UPDATE", "KEEP", "DELETE"
 MAX_LINKS = 40
 MAX_ENTITY_CLAIMS = 150
+MAX_DEFINING_CLAIMS = 8  # an entity's authored definitions, offered before its other claims
 MAX_TOPIC_CLAIMS = 60
 # Page statuses a plan keeps track of: "withheld" pages were written without a cited fact and
 # are not shown, but their evidence fingerprint spares writing them again.
@@ -220,11 +221,15 @@ def subject_claims(subject: Subject, index: ClaimIndex) -> list[str]:
         if ranked is None or index.members(subject.id) != sorted(set(subject.entity_ids)):
             raise ValueError(f"topic {subject.id!r} is not counted for its members: regroup it first")
         return sorted(ranked)
-    return index.head(entity_set(subject.id), MAX_ENTITY_CLAIMS)
+    defining = index.head(defining_set(subject.id), MAX_DEFINING_CLAIMS)
+    return list(dict.fromkeys([*defining, *index.head(entity_set(subject.id), MAX_ENTITY_CLAIMS)]))
 
 
 def subject_claim_parts(subject: Subject, index: ClaimIndex) -> list[str]:
-    return [] if subject.kind == "topic" else index.head_parts(entity_set(subject.id), MAX_ENTITY_CLAIMS)
+    if subject.kind == "topic":
+        return []
+    return [*index.head_parts(defining_set(subject.id), MAX_DEFINING_CLAIMS),
+            *index.head_parts(entity_set(subject.id), MAX_ENTITY_CLAIMS)]
 
 
 @dataclass

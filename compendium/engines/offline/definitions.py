@@ -12,7 +12,8 @@ STRONG = re.compile(
     r"^(?:\s*\([^)]*\))?(?:,[^,]{1,80},)?\s+(?:(?:is|are)\s+(?:\w+ly\s+)?(?:an?|the|one|any)\b|"
     r"refers?\s+to|means|denotes|stands\s+for|is\s+defined\s+as|is\s+short\s+for)\b"
     r"|^(?:\s*\([^)]*\))?,?\s+(?:short\s+for|also\s+(?:called|known\s+as))\b"
-    r"|^\s+[—–]\s+\w",  # a reference page's "NAME — what it does"
+    r"|^\s+[—–]\s+\w"  # a reference page's "NAME — what it does"
+    r"|^:\s+[A-Za-z]",  # a definition block's "`term`: what it is"
     re.IGNORECASE,
 )
 # Weak: the subject is said to be or do something ("A comment is removed ...").
@@ -29,8 +30,13 @@ _ARTICLE = re.compile(r"^(?:(?:the|a|an)\s+)?[`*\"']?", re.IGNORECASE)
 
 def is_purpose_line(text: str) -> bool:
     """A name, a dash, and what the named thing does: a definition though it has no full stop.
-    The name is up to four words, none of them a lowercase function word ("It was fast — ...")."""
-    return purpose_name(text) is not None
+    The name is up to four words, none of them a lowercase function word ("It was fast — ...").
+    So is a definition block's opening, its term in code marks then a colon ("`git-rebase`:
+    Reapply commits on top of another base tip", a man page's NAME line as the reader keeps it)."""
+    return purpose_name(text) is not None or bool(_DEFINITION_LINE.match(text))
+
+
+_DEFINITION_LINE = re.compile(r"^`[^`\n]{1,120}`:\s+[A-Za-z][^\s]*(?:\s+\S+){2,}")
 
 
 def purpose_name(text: str) -> str | None:

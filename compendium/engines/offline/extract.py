@@ -17,7 +17,7 @@ from ..tasks import (
     TopicItem,
 )
 from .aliases import find_aliases
-from .definitions import purpose_name
+from .definitions import is_purpose_line, purpose_name
 from .names import (
     Span,
     TypeRules,
@@ -34,6 +34,7 @@ from .sentences import Sentence, clean_heading, sentences_of, starts_mid_sentenc
 from .subjects import (
     is_member,
     is_type,
+    man_page_name,
     never_subject,
     owner_name,
     release_notes,
@@ -124,7 +125,10 @@ def extract_chunk(
     sentences = [every[i] for i in kept]
     spans = [every_spans[i] for i in kept]
     purposes = [purpose[i] for i in kept]
-    claim_like = [not s.term and (_is_claim_sentence(s.text) or bool(purposes[i])) for i, s in enumerate(sentences)]
+    # A definition block's first sentence is the authors' definition, with or without a full stop.
+    claim_like = [not s.term and (_is_claim_sentence(s.text) or bool(purposes[i])
+                                  or (bool(s.defines) and s.position == 0 and is_purpose_line(s.text)))
+                  for i, s in enumerate(sentences)]
     tokens = [word_tokens(s.text, mid_caps) for s in sentences]
     headings = " ".join(chunk.heading_path).lower()
 
@@ -133,6 +137,9 @@ def extract_chunk(
     for i, sentence_spans in enumerate(spans):
         found: list[Mention] = []
         for span in sentence_spans:
+            bare = man_page_name(span.text)
+            if bare != span.text:  # "git-config(1)" names the git-config page
+                span = Span(span.start, span.end, bare, span.kind)
             key = name_key(span.text)
             if not key:
                 continue
@@ -572,10 +579,16 @@ def _about(
         if sentence.term:
             out.append(keys)
             continue
-        own = False  # a definition block of a subject of its own: no fact of the document's
         if sentence.defines:
             term = term_name(sentence.defines)
-            if not is_type(sentence.defines) and (
+            if owner_key and name_key(term) == owner_key:
+                # The document's own subject defined (a man page's NAME line): its definition.
+                if owner_key not in items:
+                    items[owner_key] = _Item(owner_key, owner, "code" if _IDENTIFIER.fullmatch(owner) else "name", i)
+                if not items[owner_key].definition and sentence.position == 0:
+                    items[owner_key].definition = sentence.text
+                keys.append(owner_key)
+            elif not is_type(sentence.defines) and (
                     is_member(sentence.defines) or (owner_key and not _defines_a_thing(sentence, term))):
                 scope = sentence.scope or scope_of(term)
                 if scope and not never_subject(scope):
@@ -594,7 +607,6 @@ def _about(
                     if not item.definition and sentence.position == 0:
                         item.definition = sentence.text
                     keys.append(key)
-                    own = True
         subject = _subject_of(sentence, mentions[i])
         if subject and subject not in keys:
             keys.append(subject)
@@ -606,8 +618,8 @@ def _about(
         if home and home in items and not never_subject(items[home].name):
             if home not in keys:
                 keys.append(home)
-        elif owner_key and owner_key not in keys and claim_like[i] and not own:
-            keys.append(owner_key)
+        elif owner_key and not keys and claim_like[i]:
+            keys.append(owner_key)  # a sentence of the document about nothing else is its subject's
         out.append(keys)
     if owner_key and owner_key not in items and any(owner_key in keys for keys in out):
         kind = "code" if _IDENTIFIER.fullmatch(owner) else "name"
@@ -646,11 +658,20 @@ def _defines_a_thing(sentence: Sentence, term: str) -> bool:
     text = sentence.text
     if _THING_OPENING.match(text):
         return True
+    opening = _TERM_OPENING.match(text)
+    if opening is not None:  # "`term`: description", "term: description": what follows says
+        text = text[opening.end():]
+        if _THING_OPENING.match(text):
+            return True
     return bool(term) and text.lower().lstrip("`*").startswith(term.lower())
 
 
-# Sections whose sentences say what the document's subject is.
-_DESCRIBING = frozenset({"description", "overview", "introduction", "name", "purpose", "summary", "about", "synopsis"})
+_TERM_OPENING = re.compile(r"^(?:`+[^`]+`+|[^\s:`][^:`]{0,80}?):\s+")
+
+
+# Sections whose first sentence says what the document's subject is (a man page's
+# "DESCRIPTION" opens on how it is used: its NAME line says what it is).
+_DESCRIBING = frozenset({"overview", "introduction", "name", "purpose", "summary", "about"})
 _LEANS = re.compile(r"^(?:It|Its|This|These|That|Those|They|Otherwise|However|But|And|Or|So|Also|Then)\b")
 
 

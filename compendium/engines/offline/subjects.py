@@ -25,7 +25,8 @@ _MEMBER_IDENT = re.compile(r"^[A-Za-z_][\w$]*(?:[._][\w$]+)+$|^[a-z]+[A-Z]\w*$|^
 # ("git-rebase(1)").
 _SITE_SUFFIX = re.compile(r"\s+(?:[—–|]|--?(?=\s))\s+[^—–|]*$")
 _API_SUFFIX = re.compile(r"\s+\([^()]*\b(?:API|documentation|manual|docs?)\b[^()]*\)$", re.IGNORECASE)
-_MAN_SECTION = re.compile(r"\(\d[a-z]*\)$")
+_MAN_SECTION = re.compile(r"\(\d[a-z]*\)(?:\s+(?:Manual|Reference)\s+Page)?$", re.IGNORECASE)
+_MAN_REFERENCE = re.compile(r"^([\w.+-]+)\(\d[a-z]*\)$")  # "git-add(1)": a man page, not a call
 # A contraction or possessive written as a name ("I’d", "CC’d", "we'll").
 _CONTRACTION = re.compile(r"[’'](?:d|ll|re|ve|m|s|t)$", re.IGNORECASE)
 # Adjective and participle endings of a lone word or a hyphenated compound's last part
@@ -90,12 +91,21 @@ def _unmarked(term: str) -> str:
     return text.replace("`", "").strip(_QUOTES)
 
 
+def man_page_name(name: str) -> str:
+    """A man page's name without its section ("git-config(1)" -> "git-config"); others as given."""
+    found = _MAN_REFERENCE.match(name.strip("`*"))
+    return found.group(1) if found else name
+
+
 def term_name(term: str) -> str:
     """The name a definition list's term gives: without its marks, category label, kind
     keyword, return type, arguments and source link, the first of several spellings ("-a,
     --all" -> "-a", "Function: const char * po_file_domains (po_file_t file)" ->
     "po_file_domains", "class HttpResponseRedirect[source]" -> "HttpResponseRedirect")."""
-    inner = _unmarked(term)
+    inner = _unmarked(term).rstrip(".:;,").strip()
+    reference = _MAN_REFERENCE.match(inner)
+    if reference is not None:
+        return reference.group(1)
     if is_option(inner) or inner[:1] in "<[{":
         return re.split(r",\s|\s\|\s", inner, maxsplit=1)[0].strip()
     labelled = _CATEGORY.match(inner) is not None
@@ -123,6 +133,8 @@ def is_member(term: str) -> bool:
         return True  # a placeholder, or a name with one: "<repository>", "filter.<driver>.clean"
     if not (inner[0].isalnum() or inner[0] in "_$@"):
         return True  # markup of a directive or role (".. note::"), a symbol
+    if _MAN_REFERENCE.match(inner.rstrip(".:;, ")):
+        return False  # a man page named in a list of commands: a subject of its own
     if is_option(inner) or _NAME_BEFORE_CALL.search(inner):
         return True
     name = term_name(term)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..tasks import DescriptionRequest
+from .definitions import Definer
 from .names import name_key
 from .sentences import split_sentences
 from .words import FUNCTION_WORDS
@@ -45,15 +46,18 @@ def summarize(request: DescriptionRequest) -> str:
     if not kept:
         return ""
     subject = set(name_key(request.name).split())
+    definer = Definer([request.name])
 
     def rank(k: dict) -> tuple:
         lowered = k["text"].lower()
+        if definer.defines(k["text"]):  # "X is a ...", "`X`: what it is": the authors' definition
+            return (0, -k["support"], -min(len(k["tokens"]), 25), k["order"])
         defines = (
             bool(subject)
             and subject <= set(name_key(lowered).split())
             and bool(_DEFINES.search(lowered))
         )
-        return (not defines, -k["support"], -min(len(k["tokens"]), 25), k["order"])
+        return (1 if defines else 2, -k["support"], -min(len(k["tokens"]), 25), k["order"])
 
     chosen: list[dict] = []
     length = 0
