@@ -172,6 +172,8 @@ def extract_chunk(
             item.definition = sentences[i + 1].text
     # Terms defined by a sentence ("A checkpoint is a point in ...") and key phrases.
     for i, sentence in enumerate(sentences):
+        if sentence.defines:
+            continue  # a definition block defines its own term (or its owner's member): see _about
         term = purposes[i] or definition_of(sentence.text, spans[i], mid_caps)
         if term is None:
             continue
@@ -607,7 +609,7 @@ def _about(
                     if not item.definition and sentence.position == 0:
                         item.definition = sentence.text
                     keys.append(key)
-        subject = _subject_of(sentence, mentions[i])
+        subject = None if sentence.defines else _subject_of(sentence, mentions[i])
         if subject and subject not in keys:
             keys.append(subject)
         if notes:

@@ -228,7 +228,8 @@ def sentences_of(text: str, blocks: list[list[Any]] | None = None) -> list[Sente
             given = block_spec[3] if len(block_spec) > 3 and isinstance(block_spec[3], str) else ""
             scope = block_spec[4] if len(block_spec) > 4 and isinstance(block_spec[4], str) else ""
             opening = _DEFINED_TERM.match(part.lstrip())
-            defines = given or (opening.group(1) if opening else term_text)
+            # The term as the text writes it ("pretty.<name>") says more than the bare name.
+            defines = (opening.group(1) if opening else "") or given or term_text
         elif not term:
             term_text = ""
         for block in prose_blocks(part):

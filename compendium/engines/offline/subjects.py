@@ -82,6 +82,7 @@ _KIND = re.compile(r"^(?:(?:class|exception|function|method|attribute|data|prope
 _TYPE_KINDS = re.compile(r"^(?:[A-Z][a-z]+(?: [a-z]+)?:\s+)?(?:abstract\s+|final\s+|public\s+|static\s+)*"
                          r"(?:class|exception|interface|struct|enum|module)\s", re.IGNORECASE)
 _SOURCE_LINK = re.compile(r"\s*(?:\[source\]|¶)+$")
+_TYPED_NAME = re.compile(r"^([A-Za-z_][\w.]*)\s*(?::\s|=)")
 _QUOTES = "`*‘’'\"“” "
 _NAME_BEFORE_CALL = re.compile(r"([A-Za-z_$][\w$]*(?:[.:][A-Za-z_$][\w$]*)*)\s*\(")
 
@@ -113,6 +114,9 @@ def term_name(term: str) -> str:
     call = _NAME_BEFORE_CALL.search(inner)
     if call is not None:
         return call.group(1)
+    typed = _TYPED_NAME.match(inner)
+    if typed is not None:  # "is_section: bool = True", "timeout = 30": an attribute's signature
+        return typed.group(1)
     if labelled and inner:
         return inner.split()[-1].strip("*&")  # "Variable: int po_x": the type goes before the name
     return re.split(r",\s|\s\|\s", inner, maxsplit=1)[0].strip()
@@ -135,8 +139,8 @@ def is_member(term: str) -> bool:
         return True  # markup of a directive or role (".. note::"), a symbol
     if _MAN_REFERENCE.match(inner.rstrip(".:;, ")):
         return False  # a man page named in a list of commands: a subject of its own
-    if is_option(inner) or _NAME_BEFORE_CALL.search(inner):
-        return True
+    if is_option(inner) or _NAME_BEFORE_CALL.search(inner) or _TYPED_NAME.match(inner):
+        return True  # an option, a call's signature, an attribute's ("meta: MutableMapping")
     name = term_name(term)
     return bool(name) and bool(_MEMBER_IDENT.match(name.split()[0]))
 

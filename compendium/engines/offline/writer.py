@@ -71,6 +71,7 @@ _RESTATES_MIN = 5
 _RESTATES_LOOSE = 10
 _RESTATES_SPREAD = 0.3  # and this share of the longer one's: a long list holds any few words
 _CODE = re.compile(r"`([^`]+)`")
+_DEFINITION_OPENING = re.compile(r"`[^`\n]{1,120}`:\s")
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -647,11 +648,13 @@ def _in_passage_order(items: list[_Sentence]) -> list[_Sentence]:
 
 
 def _paragraphs(ordered: list[_Sentence]) -> list[list[dict]]:
-    """A paragraph per chunk's run of sentences (at most _PARAGRAPH_MAX), `ordered` by _in_passage_order."""
+    """A paragraph per chunk's run of sentences (at most _PARAGRAPH_MAX), `ordered` by
+    _in_passage_order; a definition's opening ("`--squash`: Produce ...") starts one of its own,
+    so an owner's options and fields read one by one."""
     paragraphs: list[list[dict]] = []
     last_chunk = None
     for s in ordered:
-        if s.chunk_id != last_chunk or len(paragraphs[-1]) >= _PARAGRAPH_MAX:
+        if s.chunk_id != last_chunk or len(paragraphs[-1]) >= _PARAGRAPH_MAX or _DEFINITION_OPENING.match(s.text):
             paragraphs.append([])
         paragraphs[-1].append({"text": s.text, "ref": s.ref})
         last_chunk = s.chunk_id
