@@ -176,7 +176,7 @@ async def _compile_and_read(workspace: Path, vault: Path | None) -> dict[str, An
 
 
 def compile_corpus(folder: Path, documents: list[Path], vault: Path | None = None) -> dict[str, Any]:
-    from compendium.workspace import add_documents, init_workspace
+    from compendium.workspace import Added, add_documents, init_workspace
 
     root = Path(tempfile.mkdtemp(prefix="compendium-quality-"))
     try:
@@ -186,8 +186,9 @@ def compile_corpus(folder: Path, documents: list[Path], vault: Path | None = Non
             copy = staging / path.relative_to(folder)
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, copy)
-        add_documents(workspace, [staging])
-        return asyncio.run(_compile_and_read(workspace, vault))
+        added = Added()  # a file the workspace refuses (binary content in a .html) is left out, and counted
+        add_documents(workspace, [staging], added)
+        return {**asyncio.run(_compile_and_read(workspace, vault)), "refused": [str(p) for p, _ in added.refused]}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -213,7 +214,8 @@ def measure(name: str, size: int, out: Path | None = None, vault: Path | None = 
     if name == "postgres":
         gold = rules.acronym_gold(folder / "acronyms.html")
         result["aliases"] = rules.alias_scores(gold, data["entities"])
-    result.update(corpus=name, shape=manual.toolchain, counts=manual.counts, documents=len(documents),
+    result.update(corpus=name, shape=manual.toolchain, counts=manual.counts,
+                  documents=len(documents) - len(data["refused"]), refused=data["refused"],
                   chunks=data["report"]["chunks"], words=sum(len(c.text.split()) for c in data["chunks"]),
                   wall=data["wall"], cpu=data["cpu"], phase_cpu=data["phase_cpu"], peak_mb=peak_memory_mb(),
                   phases={k: v.get("seconds", 0.0) for k, v in data["report"]["phases"].items()})

@@ -421,7 +421,7 @@ def authored_definitions(chunk: Any) -> list[tuple[set[str], str]]:
             elif sep and len(term) <= 200 and "\n" not in term:
                 given = blocks[i][3] if len(blocks[i]) > 3 and blocks[i][3] else ""
                 out.append((term_keys(term) | (term_keys(given) if given else set()), piece))
-        elif kind == "paragraph" and (previous == "heading" or (i == 0 and chunk.heading_path)):
+        elif kind == "paragraph" and previous == "heading":
             line = _NAME_LINE.match(piece.strip())
             if line and len(line["names"].split(",")[0].split()) <= 3:
                 out.append((term_keys(line["names"]), line["purpose"]))

@@ -98,13 +98,17 @@ def test_sphinx_api_entries_keep_their_signature_name_and_owner(tmp_path):
 def test_javadoc_member_details_define_the_member_of_the_page_class(tmp_path):
     doc = read(tmp_path, "Strings.html", """<html><body><main><div class="header">
 <h1 title="Class Strings" class="title">Class Strings</h1></div>
-<section class="detail" id="isEmpty(java.lang.CharSequence)"><h3>isEmpty</h3>
+<section class="class-description"><div class="type-signature"><span class="modifiers">public class </span>\
+<span class="element-name">Strings</span>
+<span class="extends-implements">extends Object</span></div><div class="block"><p>Operations on strings.</p></div></section>
+<ul class="member-list"><li><section class="detail" id="isEmpty(java.lang.CharSequence)"><h3>isEmpty</h3>
 <div class="member-signature"><span class="modifiers">public static</span>&nbsp;<span class="return-type">boolean</span>
 &nbsp;<span class="element-name">isEmpty</span><wbr><span class="parameters">(CharSequence&nbsp;cs)</span></div>
 <div class="block"><p>Checks if a CharSequence is empty or null.</p><pre>Strings.isEmpty("") = true</pre></div>
 <dl class="notes"><dt>Parameters:</dt><dd><code>cs</code> - the CharSequence to check</dd></dl>
-</section></main></body></html>""")
+</section></li></ul></main></body></html>""")
     assert definitions(doc) == [
+        ("`public class Strings extends Object`: Operations on strings.", "Strings", ""),
         ("`public static boolean isEmpty(CharSequence cs)`: Checks if a CharSequence is empty or null.",
          "isEmpty", "Strings"),
     ]
@@ -127,12 +131,14 @@ def test_a_name_heading_is_defined_by_its_first_paragraph_after_its_field_lines(
 <p>Default: <code>300</code></p><p>Seconds a cached page is kept.</p><p>Zero turns caching off.</p>
 <h3>max_rows</h3><p>The largest result a query returns.</p>
 <h3><code>limit</code></h3><p>The <code>limit</code> caps what a page shows.</p>
+<h3><code>src_uri: str</code> <small><code>class-attribute</code></small></h3><p>Where the source lies.</p>
 <h3>Introduction</h3><p>Plain headings define nothing.</p>
 <h3>Version 2.1</h3><p>Nor do releases.</p></body></html>""")
     assert definitions(doc) == [
         ("`CACHE_TTL`: Seconds a cached page is kept.", "CACHE_TTL", "Core"),
         ("`max_rows`: The largest result a query returns.", "max_rows", "Core"),
         ("The `limit` caps what a page shows.", "limit", "Core"),  # it names its term already
+        ("`src_uri: str class-attribute`: Where the source lies.", "src_uri", "Core"),
     ]
     assert "Default: `300`" in doc.text and "Zero turns caching off." in doc.text
 

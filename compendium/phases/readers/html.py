@@ -42,7 +42,8 @@ _INLINE_CHROME = frozenset({"headerlink", "viewcode-link"})  # Sphinx's "¶" anc
 _SIG_NAME = frozenset({"sig-name", "descname", "element-name", "member-name-link"})
 _SIG_PRENAME = frozenset({"sig-prename", "descclassname"})
 _SIG_BOX = frozenset({"sig", "sig-object"})  # a dt that is an API signature (Sphinx)
-_MEMBER_SIGNATURE = frozenset({"member-signature", "memberSignature"})  # Javadoc's member details
+# Javadoc's member details and type description: a signature over the text that defines it.
+_MEMBER_SIGNATURE = frozenset({"member-signature", "memberSignature", "type-signature"})
 # Boxes that never start with a sentence: a pending definition term is written out before them.
 _NOT_PROSE = frozenset({"pre", "table", "ul", "ol", "dir", "dl", "blockquote"}) | frozenset(_HEADINGS)
 _KIND_WORDS = re.compile(r"^(?:Class|Interface|Enum|Enum Class|Annotation Type|Annotation Interface|Record|"
@@ -205,6 +206,8 @@ class _Events:
             self._terms_out()
         if tag in _HEADINGS:
             self.flush()
+            if self.contexts and self.contexts[-1][0] == "item":
+                self.contexts[-1][3] = True  # a list item opening with a heading boxes a section: paragraphs
             self.heading, self.heading_level = [], _HEADINGS[tag]
             self.heading_plain, self.heading_code = False, 0
             return "heading"
@@ -459,7 +462,8 @@ class _Events:
             return
         owner = _KIND_WORDS.sub("", self.h1).split("<", 1)[0].strip()
         name = sig["names"][0] if sig and sig["names"] else ""
-        self.out.pending_term(text, name=name, scope=owner if " " not in owner else "", code=True)
+        scope = owner if " " not in owner and owner != name else ""  # a type is no member of itself
+        self.out.pending_term(text, name=name, scope=scope, code=True)
 
     def _meta(self, attrib: Any) -> None:
         name, content = (attrib.get("name") or "").lower(), attrib.get("content")

@@ -155,6 +155,19 @@ def identifier_like(text: str) -> bool:
     return _IDENTIFIER_MARK.search(text) is not None and not text.endswith(".")
 
 
+_KEYWORD = re.compile(r"(?:(?:async|abstract|static|final|public|class|def|function|method|exception|property|"
+                      r"attribute|data|module|enum|interface|struct)\s+)+")
+_HEAD_NAME = re.compile(r"[^\s:(=\[<]+")
+
+
+def heading_name(text: str) -> str:
+    """The name a name heading gives: "src_uri: str class-attribute" -> "src_uri", "class
+    Basket(items)" -> "Basket", "git-add(1)" -> "git-add"."""
+    text = _KEYWORD.sub("", text.strip(), count=1) if _KEYWORD.match(text.strip()) else text.strip()
+    found = _HEAD_NAME.match(text)
+    return found.group().rstrip(".") if found else text
+
+
 def bare_term(term: str) -> str:
     """The name a term defines: its long option when it lists several ("-a, --all" -> "--all"),
     else its first part, without argument, signature or code marks."""
@@ -193,7 +206,7 @@ class Builder:
         self.path = tuple(h for _, h, _ in self.headings)
         self._add(Block("heading", 0, 0, self.path, level=level), text)
         named = (code and len(text) <= 120) or identifier_like(text)
-        self.named = (text, bare_term(text), self.path[-2] if len(self.path) > 1 else "", True, True) if named else None
+        self.named = (text, heading_name(text), self.path[-2] if len(self.path) > 1 else "", True, True) if named else None
 
     def pending_term(self, term: str, *, name: str = "", scope: str = "", code: bool | None = None) -> None:
         """A term whose description is the next paragraph (an API entry's signature written
@@ -219,7 +232,8 @@ class Builder:
             code = code_like(plain)
         shown = code_span(plain) if code else term
         name = name or bare_term(term)
-        if name and re.match(rf"(?:(?:The|the|An?|an?)\s+)?`*{re.escape(name)}\b", description):
+        if name and len(description.split()) >= 4 and re.match(rf"(?:(?:The|the|An?|an?)\s+)?`*{re.escape(name)}\b",
+                                                           description):
             shown = ""  # the description names it already: "The component_0 carries ..."
         if not scope and name.startswith(("-", "<")):
             scope = self.owner or next((h for _, h, is_name in reversed(self.headings) if is_name), "")

@@ -244,7 +244,7 @@ def _signature_name(signature: str) -> tuple[str, str]:
     """(name, owner) of an API signature: "Sphinx.add_builder(builder)" -> ("add_builder", "Sphinx")."""
     head = re.split(r"[\s(\[=<]", signature.strip("`").strip(), maxsplit=1)[0]
     owner, _, name = head.rpartition(".")
-    return name, owner
+    return name, owner if re.search(r"\w", owner) else ""
 
 
 def _code_language(node: Any) -> str:
