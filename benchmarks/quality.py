@@ -37,6 +37,7 @@ from benchmarks import quality_rules as rules
 from benchmarks.findings import kept_findings
 from benchmarks.manuals import MANUALS, SIX
 from benchmarks.offline_corpus import CACHE, debian_doc, peak_memory_mb, postgres_manual
+from compendium.errors import InputError
 
 REPORT = Path(__file__).parent / "reports" / "quality.md"
 SEED = 13
@@ -176,7 +177,7 @@ async def _compile_and_read(workspace: Path, vault: Path | None) -> dict[str, An
 
 
 def compile_corpus(folder: Path, documents: list[Path], vault: Path | None = None) -> dict[str, Any]:
-    from compendium.workspace import Added, add_documents, init_workspace
+    from compendium.workspace import add_documents, init_workspace
 
     root = Path(tempfile.mkdtemp(prefix="compendium-quality-"))
     try:
@@ -186,9 +187,12 @@ def compile_corpus(folder: Path, documents: list[Path], vault: Path | None = Non
             copy = staging / path.relative_to(folder)
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, copy)
-        added = Added()  # a file the workspace refuses (binary content in a .html) is left out, and counted
-        add_documents(workspace, [staging], added)
-        return {**asyncio.run(_compile_and_read(workspace, vault)), "refused": [str(p) for p, _ in added.refused]}
+        refused: list[str] = []
+        try:  # a file the workspace refuses (binary content in a .html) is left out, and counted
+            add_documents(workspace, [staging])
+        except InputError as exc:  # raised once every other file is added
+            refused.append(str(exc))
+        return {**asyncio.run(_compile_and_read(workspace, vault)), "refused": refused}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
