@@ -16,10 +16,12 @@ from .tree import OutlineNode
 @dataclass(frozen=True)
 class OutlineLimits:
     max_roots: int = 12
+    max_parts: int = 20  # roots that are all the authors' parts are merged down to this many only
     min_roots: int = 5  # fewer authors' parts than this over a large KB: the largest is opened up
     fan_out: int = 50  # children plus pages of any node
     leaf_pages: int = 50  # a subtopic holds at most this many pages
     max_depth: int = 3  # levels of topics; the third is opened only where 50 x 50 pages do not fit
+    max_share: float = 0.25  # a root topic past this share of all pages is opened into its parts
     min_group: int = 3  # smaller groups become pages of their parent
     keep_title_overlap: float = 0.8  # a matched node keeps its title at this membership overlap
     reopen_share: float = 0.8  # a node that had subtopics keeps them down to this share of leaf_pages
@@ -288,14 +290,48 @@ class _Builder:
         while len(groups) < limits.min_roots and total > limits.min_roots * limits.leaf_pages:
             largest = max(range(len(groups)), key=lambda i: len(groups[i].items()))
             opened = self.expand(groups[largest], 1)
-            if len(opened) <= 1 or len(groups) - 1 + len(opened) > limits.max_roots * 4:
+            if len(opened) <= 1 or len(groups) - 1 + len(opened) > limits.max_roots * 4 or not _parts(opened):
                 break
             groups[largest:largest + 1] = opened
-        groups = self.merge(groups, limits.max_roots, None, 1)
+        # A root past its share of the pages is opened into the authors' parts (never into a
+        # document's headings or communities: those name no part of the manual), and no merge
+        # makes one past it again; up to `max_parts` roots then stand. A part whose parts would
+        # pass that stays whole: merging them again would name roots after a member.
+        cap = max(limits.max_share * total, limits.leaf_pages) if limits.max_roots * limits.max_share > 1 else None
+        room = min(max(limits.max_roots, limits.max_parts, len(groups)), limits.fan_out)
+        opened_once: set[int] = set()
+        while cap is not None and len(groups) < room:
+            over = [i for i, g in enumerate(groups) if id(g) not in opened_once
+                    and (len(g.items()) > cap or self._stays_spread(g.items(), 1, cap))]
+            if not over:
+                break
+            largest = max(over, key=lambda i: len(groups[i].items()))
+            opened = self.expand(groups[largest], 1)
+            opened_once.add(id(groups[largest]))
+            if len(groups) - 1 + len(opened) > room:
+                opened = self._open_partly(groups[largest], opened)
+            if len(opened) <= 1 or not _parts(opened) or len(groups) - 1 + len(opened) > room:
+                continue
+            groups[largest:largest + 1] = opened
+        most = max(limits.max_roots, limits.max_parts) if cap is not None and _parts(groups) else limits.max_roots
+        groups = self.merge(groups, most, cap, 1)
+        if len(groups) > limits.fan_out:
+            groups = self.merge(groups, limits.fan_out, None, 1)
         shared = self._shared_keys(list(self.leaf))
         roots = [self.node(g, 1, shared) for g in groups if g.items()]
         _distinct_titles(roots, self, "")
         return roots
+
+    def _open_partly(self, group: _Group, opened: list[_Group]) -> list[_Group]:
+        """A part too big to be one root and with too many parts to list them all as roots: its
+        parts that have parts of their own (a package's subpackages) become roots, the rest stay
+        together under the part's own title (the package's classes)."""
+        nested = [g for g in opened if len(g.parts) == 1 and g.parts[0].children]
+        rest = [g for g in opened if not any(g is n for n in nested)]
+        if not nested or not rest or not group.key:
+            return [group]
+        kept = _Group([t for g in rest for t in self._as_parts(g)], key=group.key, title=self.title(group, group.items(), set()))
+        return [*nested, kept]
 
     def _shared_keys(self, items: Sequence[str]) -> set[str]:
         """Structure keys every one of the items sits under: they name the parent, not a part."""
@@ -406,6 +442,12 @@ class _Builder:
             if count * 2 >= len(items):
                 return title
         return self.leaf[self.central(items)[0]].title if items else ""
+
+
+def _parts(groups: Sequence[_Group]) -> bool:
+    """Whether the groups are parts of the manual (folders, documents, contents sections), which
+    can be root topics: a document's headings and communities name no part of it."""
+    return all(g.key and not g.key.startswith("heading:") for g in groups)
 
 
 def _distinct_titles(nodes: list[OutlineNode], builder: _Builder, parent: str) -> None:

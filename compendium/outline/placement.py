@@ -6,14 +6,17 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .build import Leaf
+from .contents import Listing, contents_tree, entries_of
 from .titles import clean_heading, folder_title, is_part_heading
 from .toc import TocPage, cut_circles, resolve, toc_tree
 
 _PREFIX = re.compile(r"^([A-Za-z0-9]+)[-_.]")
-_SITE_SUFFIX = re.compile(r"\s+[—|·–-]\s+([^—|·–]+)$")  # "os — … — Python 3.11.2 documentation"
+# A trailing site name: "os — … — Python 3.11.2 documentation", "StringUtils (Apache Commons Lang 3.12.0 API)".
+_SITE_SUFFIX = re.compile(r"\s+[—|·–-]\s+([^—|·–]+)$|\s+\(([^()]+)\)$")
+_SITE_PREFIX = re.compile(r"^[^:—|·–]{3,80}?(?::|\s[—|·–])\s+(?=\S)")
 INDEX_NAMES = ("index", "readme", "contents", "_index")
 
 
@@ -24,6 +27,15 @@ def site_suffix(titles: Sequence[str]) -> str | None:
         return None
     end, count = ends.most_common(1)[0]
     return end if count >= 3 and count >= 0.3 * len(titles) else None
+
+
+def site_prefix(titles: Sequence[str]) -> str | None:
+    """A leading "Book title: " that most titles share ("GNU gettext utilities: 1. Introduction")."""
+    starts = Counter(m.group(0) for t in titles if (m := _SITE_PREFIX.match(t)))
+    if not starts:
+        return None
+    start, count = starts.most_common(1)[0]
+    return start if count >= 3 and count >= 0.3 * len(titles) else None
 
 
 @dataclass(frozen=True)
@@ -43,11 +55,12 @@ class SourceDocument:
     title: str
     toc: tuple[tuple[int, str], ...] = ()  # (depth, href) of the table of contents it carries
     up: tuple[str, str] | None = None  # (href, title) of its link up to the page it is part of
+    links: tuple[tuple[str, int, str, str], ...] = ()  # what its own content lists (contents.Listing)
 
     @classmethod
     def of(cls, id: str, path: str, title: str, metadata: dict) -> SourceDocument:
         """The document as the HTML reader described it in its metadata."""
-        return cls(id, path, title, toc_links(metadata), up_link(metadata))
+        return cls(id, path, title, toc_links(metadata), up_link(metadata), entries_of(metadata))
 
 
 def _stem(path: str) -> str:
@@ -91,12 +104,36 @@ class Structure:
         documents = list(documents)
         suffix = site_suffix([d.title for d in documents])
         if suffix:
-            documents = [SourceDocument(d.id, d.path, d.title.removesuffix(suffix), d.toc, d.up) for d in documents]
+            documents = [replace(d, title=d.title.removesuffix(suffix)) for d in documents]
+        prefix = site_prefix([d.title for d in documents])
+        if prefix:
+            documents = [replace(d, title=d.title.removeprefix(prefix)) for d in documents]
         self.documents = {d.id: d for d in documents}
         self.titles = {d.id: clean_heading(d.title or _stem(d.path)) for d in documents}
         by_path = {d.path: d.id for d in documents}
         self.parent_of, position = toc_tree(
             [TocPage(d.id, d.path, d.toc) for d in documents if d.toc], by_path)
+        # Where the tables of contents miss most pages, the pages that list others are the contents.
+        self.sections: dict[str, tuple[str, str]] = {}
+        self.contents_top: str | None = None
+        self.folder_front: dict[str, str] = {}
+        if len(self.parent_of) * 2 < len(documents):
+            found = contents_tree([Listing(d.id, d.path, self.titles[d.id], d.links) for d in documents if d.links],
+                                  by_path, len(documents))
+            for child, parent in found.parent_of.items():
+                self.parent_of.setdefault(child, parent)
+            self.sections = found.sections
+            self.contents_top = found.pages[0] if found.pages else None
+            # A folder's first contents page stands for the folder, as its index page would: a
+            # page the contents miss (a nested class of a package) hangs under it. Not the folder
+            # every document shares: a page no contents page lists is no part of the first one.
+            shared_depth = _shared_folders([d.path for d in documents])
+            for d in found.pages:
+                if self.documents[d].path.count("/") > shared_depth:
+                    self.folder_front.setdefault(self.documents[d].path.rpartition("/")[0], d)
+            base = len(position)
+            for item, at in found.position.items():
+                position.setdefault(item, base + at)
         # A folder is titled by its own index document ("library/index.html": "The Python
         # Standard Library"), else by its name; a page the TOC misses hangs under that index.
         self.folder_titles: dict[str, str] = {}
@@ -179,6 +216,8 @@ class Structure:
             below[node] += 1
         if not below:
             return None
+        if self.contents_top in below:  # the contents page of a manual without a table of contents
+            return self.contents_top
         return min(below, key=lambda d: (-below[d], self.documents[d].path, d))
 
     def _in_toc(self, doc: SourceDocument) -> bool:
@@ -195,9 +234,12 @@ class Structure:
             node = self.parent_of.get(node)
         chain.reverse()
         top = chain[0] if chain else doc_id
-        out = [(f"doc:{self.documents[a].path}", self.titles[a]) for a in chain]
+        out = [self.sections.get(a) or (f"doc:{self.documents[a].path}", self.titles[a]) for a in chain]
         if self.documents[top].up is None and top == self.home:
-            return out[1:]
+            # A contents page's sections are the parts; what it lists outside any section (a
+            # package's classes) stays under it, as the part of the manual it opens.
+            if top != self.contents_top or (len(chain) > 1 and chain[1] in self.sections):
+                return out[1:]
         return [self.missing_parent[top], *out] if top in self.missing_parent else out
 
     def segments(self, document_id: str, heading_path: Sequence[str]) -> list[tuple[str, str]]:
@@ -205,7 +247,7 @@ class Structure:
         if doc is None:
             return []
         folder = doc.path.rpartition("/")[0]
-        index = self.folder_index.get(folder)
+        index = self.folder_index.get(folder) or self.folder_front.get(folder)
         if doc.id in self.parent_of or (doc.id in self.tops and doc.id != self.home):
             out = self._above(doc.id)  # a page of a tree, or the top page of a part
         elif index is not None and index in self.parent_of and index != doc.id:

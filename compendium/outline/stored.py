@@ -22,13 +22,13 @@ from .tree import OutlineNode, outline_json
 OUTLINE_KEY = "outline"
 CHUNKS_PER_SUBJECT = 24  # passages read to place a subject: enough to find where it lives
 OVERVIEW_MEMBERS = 12
-OUTLINE_VERSION = 10  # bump when the build changes what the same inputs give (2: part headings make no node;
+OUTLINE_VERSION = 11  # bump when the build changes what the same inputs give (2: part headings make no node;
 # 3: beside a TOC, the folder of every document is no node; 4: a page links up to its parent, a node
 # lists the parts of its namesake child; 5: a node titled like a part of any document names its parent;
 # 6: the pages of a chapter's own index page are its pages, not a child; 7: lettered appendices
 # and parts lose their letter; 8: a top page other than the home is a part, not the home; 9: a node
 # titled like its parent is named with the nearest ancestor of another title; 10: a node that had
-# subtopics keeps them down to 80% of a leaf)
+# subtopics keeps them down to 80% of a leaf; 11: contents pages of any name, balanced roots)
 
 
 @dataclass
@@ -58,7 +58,7 @@ def _inputs(subjects: Sequence[Subject], chunk_ids: dict[str, list[str]], passag
         OUTLINE_VERSION, asdict(limits),
         [(s.id, s.title, s.importance, chunk_ids[s.id]) for s in subjects],
         sorted((p.id, p.document_id, p.ordinal, list(p.heading_path)) for p in passages.values()),
-        sorted((d.id, d.path, d.title, [list(t) for t in d.toc], d.up) for d in documents),
+        sorted((d.id, d.path, d.title, [list(t) for t in d.toc], d.up, [list(e) for e in d.links]) for d in documents),
         edges,
     )
 

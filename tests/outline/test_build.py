@@ -184,7 +184,8 @@ def test_the_pages_of_a_chapters_own_index_page_are_its_pages_not_a_child_named_
         paths.update({s: [("doc:types.html", "Data Types"), (f"doc:{title}.html", title)] for s in groups[g]})
     for g, title in ((3, "re"), (4, "string")):
         paths.update({s: [("doc:text.html", "Text Processing"), (f"doc:{title}.html", title)] for s in groups[g]})
-    roots = build_outline(leaves_of(groups, paths), edges, limits=OutlineLimits(min_roots=1, leaf_pages=10))
+    # Data Types holds 60% of these 50 pages: without a share cap it stays one root.
+    roots = build_outline(leaves_of(groups, paths), edges, limits=OutlineLimits(min_roots=1, leaf_pages=10, max_share=1.0))
     chapter = next(r for r in roots if r.title == "Data Types")
     assert sorted(c.title for c in chapter.children) == ["bisect", "heapq"]
     assert sorted(chapter.subjects) == sorted(groups[0])
@@ -216,7 +217,8 @@ def test_a_node_titled_like_a_part_of_any_document_is_named_with_its_parent():
     docs = ["Introduction", "Transaction Isolation", "Introduction", "Creating a Cluster"]  # as Structure cleans them
     paths = {s: [(f"doc:{chapters[g]}.html", chapters[g]), (f"doc:{g}.html", docs[g])]
              for g, group in enumerate(groups) for s in group}
-    roots = build_outline(leaves_of(groups, paths), edges, limits=OutlineLimits(min_roots=1, leaf_pages=12))
+    roots = build_outline(leaves_of(groups, paths), edges,  # two chapters of half the pages each: no share cap
+                          limits=OutlineLimits(min_roots=1, leaf_pages=12, max_share=1.0))
     titles = sorted(n.title for n in _nodes(roots))
     assert titles == ["Concurrency Control", "Creating a Cluster", "Introduction (Concurrency Control)",
                       "Introduction (Server Setup)", "Server Setup", "Transaction Isolation"]
@@ -227,7 +229,8 @@ def test_a_title_a_node_nearer_the_top_has_is_named_with_its_parent():
     paths = {s: [(f"doc:{g}.html", title)] for g, title in enumerate(["Write-Ahead Log", "Server Configuration"])
              for s in groups[g]}
     paths.update({s: [("doc:1.html", "Server Configuration"), ("doc:2.html", "Write-Ahead Log")] for s in groups[2]})
-    roots = build_outline(leaves_of(groups, paths), edges, limits=OutlineLimits(min_roots=1, leaf_pages=12))
+    roots = build_outline(leaves_of(groups, paths), edges,  # two chapters of half the pages each: no share cap
+                          limits=OutlineLimits(min_roots=1, leaf_pages=12, max_share=1.0))
     titles = [n.title for n in _nodes(roots)]
     assert [t for t in titles if "Write-Ahead" in t] == ["Write-Ahead Log", "Write-Ahead Log (Server Configuration)"]
     assert len(set(titles)) == len(titles)
@@ -329,3 +332,20 @@ def test_subtopics_stay_when_their_node_shrinks_a_little_below_a_leafs_size():
         assert len(sections) == 4
         assert sections <= {n.id for r in again for n, _d in r.walk()}, depth  # no page moved
         assert not sections & {n.id for r in fresh for n, _d in r.walk()}, depth  # from scratch: one leaf
+
+
+def test_a_root_past_a_quarter_of_the_pages_is_opened_into_the_authors_parts():
+    groups, edges = cliques(8, 40)
+    # One part holds six documents (75% of the pages); two other parts hold one each.
+    paths = {s: [("dir:big", "Commands"), (f"doc:{g}.html", f"cmd-{g}")] for g in range(6) for s in groups[g]}
+    paths.update({s: [(f"dir:other{g}", f"Part {'AB'[g - 6]}")] for g in (6, 7) for s in groups[g]})
+    roots = build_outline(leaves_of(groups, paths), edges)
+    total = sum(len(g) for g in groups)
+    assert all(len(r.all_subjects()) <= 0.25 * total for r in roots)
+    assert sorted(r.title for r in roots) == sorted([*(f"cmd-{g}" for g in range(6)), "Part A", "Part B"])
+    # A root that one document fills stays whole: a document's headings never name a root.
+    one = {s: [("doc:manual.html", "Manual"), (f"heading:manual.html#{g}", f"Section {g}")] for g in range(7)
+           for s in groups[g]}
+    one.update({s: [("doc:notes.html", "Notes on the manual")] for s in groups[7]})
+    roots = build_outline(leaves_of(groups, one), edges)
+    assert sorted(r.title for r in roots) == ["Manual", "Notes on the manual"]

@@ -9,7 +9,7 @@ from typing import Any
 from ...errors import InputError
 from .model import Builder, Deadline, ParsedDocument, code_span, one_line
 from .source import title_from_name
-from .toc import TocLinks, UpLink
+from .toc import PageLinks, TocLinks, UpLink
 
 # Never content: scripts, embedded media, form controls and the site's own chrome.
 _SKIP = frozenset(
@@ -39,7 +39,7 @@ _CHROME_ID = re.compile(r"(?:nav|navbar|navigation|breadcrumbs?|menu|sidebar|hea
 _INLINE_CHROME = frozenset({"headerlink", "viewcode-link"})  # Sphinx's "¶" anchors and "[source]" links
 # A signature's parts: the name it defines, and the owner written before it (Sphinx "Field." of
 # "Field.null"; Javadoc's member name).
-_SIG_NAME = frozenset({"sig-name", "descname", "element-name", "member-name-link"})
+_SIG_NAME = frozenset({"sig-name", "descname", "element-name", "member-name-link", "def-name"})
 _SIG_PRENAME = frozenset({"sig-prename", "descclassname"})
 _SIG_BOX = frozenset({"sig", "sig-object"})  # a dt that is an API signature (Sphinx)
 # Javadoc's member details and type description: a signature over the text that defines it.
@@ -116,6 +116,7 @@ class _Events:
         self.meta: dict[str, Any] = {}
         self.toc = TocLinks()
         self.up = UpLink()
+        self.links = PageLinks()  # the page's own listed links, outside chrome and TOC boxes
 
     # -- parser target protocol ------------------------------------------------------------
 
@@ -140,6 +141,8 @@ class _Events:
             self.skip = 1
             self.stack.append((tag, "skip"))
             return
+        if not self.toc.stack:
+            self.links.start(tag, attrib)
         role = self._open(tag, attrib)
         self.stack.append((tag, role))
 
@@ -156,6 +159,8 @@ class _Events:
             self.open[open_tag] -= 1
             self.toc.end(open_tag)
             self.up.end(open_tag)
+            if role != "skip":
+                self.links.end(open_tag)
             self._close(open_tag, role)
             if open_tag == tag:
                 break
@@ -167,6 +172,7 @@ class _Events:
         self.up.data(text)
         if self.skip:
             return
+        self.links.data(text)
         if self.table_depth:
             target = self.cell if self.cell is not None else self.caption
             if target is not None:
@@ -236,8 +242,9 @@ class _Events:
             if len(self.code_marks) == 1:
                 self.inline.append("`")
             return "code"
-        if tag == "br":
-            self.inline.append(" ")
+        if tag == "br":  # inside a term, a line break parts two names of one thing ("-a" over "--all")
+            in_term = bool(self.dls) and bool(self.contexts) and self.contexts[-1][0] == "term"
+            self.inline.append(", " if in_term else " ")
             return "inline"
         if tag not in _BLOCKS:
             return "inline"
@@ -423,7 +430,7 @@ class _Events:
     def _term(self, dl: dict[str, Any]) -> tuple[str, str, str, bool]:
         """(term as written, the name it defines, its owner, written as code) of a dl item."""
         terms = [" ".join(t.replace("`", "").split()) if dl["sig"] else t for t in dl["terms"]]  # one signature
-        term = ", ".join(t.strip().strip("‘’“”'\"").strip() for t in terms)
+        term = ", ".join(t.strip(" ,").strip("‘’“”'\"").strip() for t in terms)
         name = dl["names"][0] if dl["names"] else ""
         scope = next((p.strip(" .,") for p in dl["prenames"] if p.strip(" .,")), "")
         ident = dl["id"]
@@ -535,6 +542,8 @@ def read_html(data: bytes, path: Path, deadline: Deadline) -> ParsedDocument:
     title = events.title_text or out.first_heading() or title_from_name(path)
     if events.toc.links:
         events.meta["toc"] = events.toc.links
+    if any(entry[0] == "a" for entry in events.links.entries):
+        events.meta["links"] = events.links.entries
     if events.up.found and events.up.found[1]:
         events.meta["up"] = events.up.found
     return out.finish("html", title, events.meta, [])

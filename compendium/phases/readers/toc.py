@@ -10,6 +10,9 @@ TOC_CLASSES = frozenset({"toc", "toctree-wrapper"})  # DocBook's and Sphinx's
 LISTS = frozenset({"ul", "ol", "dl"})
 MAX_LINKS = 5000  # bounded: a stranger's page of a million links costs nothing more
 MAX_TEXT = 200
+# A box whose class names one of these ("rightsidebar", "md-nav") holds the site's links on every page.
+_SIDE_BOXES = ("sidebar", "nav", "menu", "breadcrumb", "footer")
+_BOXES = LISTS | {"li", "div", "p", "table", "section", "article", "pre"}
 
 
 class TocLinks:
@@ -85,3 +88,91 @@ class UpLink:
     def data(self, text: str) -> None:
         if self._open is not None and len(self._text) < 64:
             self._text.append(text)
+
+
+class PageLinks:
+    """The links of a page's own content in reading order, with what groups them, so the outline
+    can read a contents page of any name (a list of sections, a man page listing its commands).
+    `entries` are [kind, depth, href, text]: "h" a heading (depth: its level), "label" the text
+    of a list item that heads a nested list without linking anywhere (depth: list nesting), "a"
+    a link inside a list, definition list or table (depth: list nesting), "section" and
+    "/section" where an HTML section begins and ends (the headings inside it end there). Links in running text
+    are left out: a contents page lists, prose mentions."""
+
+    def __init__(self) -> None:
+        self.entries: list[list[Any]] = []
+        self.depth = 0
+        self.cells = 0  # open table cells: a table row lists like a list item
+        self.heading: list[str] | None = None
+        self.heading_level = 0
+        self.items: list[list[Any]] = []  # per open <li>: [text before any link or list, linked]
+        self.href: str | None = None
+        self.text: list[str] = []
+        self.boxes: list[bool] = []  # per open element: whether it is a side box (its links are furniture)
+
+    def _add(self, entry: list[Any]) -> None:
+        if len(self.entries) < MAX_LINKS:
+            self.entries.append(entry)
+
+    def _end_heading(self) -> None:
+        text = " ".join("".join(self.heading or ()).split())
+        if text:
+            self._add(["h", self.heading_level, "", text[:MAX_TEXT]])
+        self.heading = None
+
+    def start(self, tag: str, attrib: Any) -> None:
+        classes = (attrib.get("class") or "").lower() if attrib else ""
+        self.boxes.append(bool(self.boxes and self.boxes[-1]) or any(w in classes for w in _SIDE_BOXES))
+        if self.boxes[-1]:
+            return
+        if self.heading is not None and tag in _BOXES:
+            self._end_heading()  # a heading left open ("<h2>...</h1>") ends where a box begins
+        if tag in LISTS:
+            if self.items and self.items[-1][0] is not None:
+                label = " ".join("".join(self.items[-1][0]).split()).strip(" \u25ba\u25bc\u25b6\u2022:-")
+                if label and not self.items[-1][1]:
+                    self._add(["label", self.depth, "", label[:MAX_TEXT]])
+                self.items[-1][0] = None  # the label, if any, is said
+            self.depth += 1
+        elif tag == "li":
+            self.items.append([[], False])
+        elif tag == "section":
+            self._add(["section", self.depth, "", ""])  # headings inside it end with it
+        elif tag in ("td", "th"):
+            self.cells += 1
+        elif tag in ("h1", "h2", "h3", "h4", "h5", "h6") and self.heading is None:
+            self.heading, self.heading_level = [], int(tag[1])
+        elif tag == "a" and self.href is None and attrib and attrib.get("href"):
+            self.href, self.text = str(attrib.get("href")), []
+            if self.items:
+                self.items[-1][1] = True
+
+    def end(self, tag: str) -> None:
+        if self.boxes and self.boxes.pop():
+            return
+        if tag in LISTS:
+            self.depth = max(0, self.depth - 1)
+        elif tag == "li":
+            if self.items:
+                self.items.pop()
+        elif tag == "section":
+            self._add(["/section", self.depth, "", ""])
+        elif tag in ("td", "th"):
+            self.cells = max(0, self.cells - 1)
+        elif tag in ("h1", "h2", "h3", "h4", "h5", "h6") and self.heading is not None:
+            self._end_heading()
+        elif tag == "a" and self.href is not None:
+            text = " ".join("".join(self.text).split())
+            if text and self.heading is None and (self.depth or self.cells):
+                self._add(["a", max(self.depth, 1), self.href[:1000], text[:MAX_TEXT]])
+            self.href = None
+
+    def data(self, text: str) -> None:
+        if self.boxes and self.boxes[-1]:
+            return
+        if self.heading is not None:
+            self.heading.append(text)
+        if self.href is not None:
+            self.text.append(text)
+        elif self.items and self.items[-1][0] is not None and len(self.items[-1][0]) < 64:
+            self.items[-1][0].append(text)

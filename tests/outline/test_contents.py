@@ -1,0 +1,77 @@
+"""A contents page of any name, read from the links a page lists: its sections place the pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compendium.outline import build_outline
+from compendium.outline.placement import SourceDocument, Structure, place
+from compendium.phases.readers import read_document
+
+CONTENTS = """<html><head><title>tool(1)</title></head><body>
+<h1>tool(1)</h1>
+<h2>OPTIONS</h2><dl><dt>--help</dt><dd>See <a href="tool-help.html">tool-help(1)</a>.</dd></dl>
+<ul><li><a href="tool-help.html">tool-help(1)</a></li></ul>
+<h2>Commands</h2>
+<h3>Main commands</h3>
+<dl><dt><a href="tool-add.html">tool-add(1)</a></dt><dd>Add files.</dd>
+<dt><a href="tool-commit.html">tool-commit(1)</a></dt><dd>Record changes.</dd></dl>
+<h3>Helper commands</h3>
+<ul><li><a href="tool-help.html">tool-help(1)</a></li><li><a href="tool-gc.html">tool-gc(1)</a></li>
+<li><a href="tool-fsck.html">tool-fsck(1)</a></li></ul>
+<div class="rightsidebar"><ul><li><a href="tool-add.html">Add</a></li></ul></div>
+</body></html>"""
+
+ALPHABETICAL = "<html><head><title>All pages</title></head><body><ul>" + "".join(
+    f'<li><a href="{n}.html">{n}</a></li>' for n in
+    ["a-page", "b-page", "c-page", "d-page", "e-page", "f-page", "g-page", "h-page", "i-page", "j-page",
+     "tool-add", "tool-commit", "tool-fsck", "tool-gc", "tool-help"]) + "</ul></body></html>"
+
+
+def _page(title: str) -> str:
+    return f"<html><head><title>{title}</title></head><body><h1>{title}</h1><p>{title} does one thing.</p></body></html>"
+
+
+def _documents(tmp_path: Path) -> list[SourceDocument]:
+    files = {"tool.html": CONTENTS, "all.html": ALPHABETICAL}
+    for name in ("tool-add", "tool-commit", "tool-help", "tool-gc", "tool-fsck", *(f"{c}-page" for c in "abcdefghij")):
+        files[f"{name}.html"] = _page(f"{name}(1)")
+    out = []
+    for name, text in sorted(files.items()):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        parsed = read_document(path)
+        out.append(SourceDocument.of(name, name, parsed.title, parsed.metadata))
+    return out
+
+
+def test_the_reader_keeps_listed_links_with_their_sections_and_leaves_side_boxes_out(tmp_path: Path) -> None:
+    path = tmp_path / "tool.html"
+    path.write_text(CONTENTS, encoding="utf-8")
+    links = read_document(path).metadata["links"]
+    assert ["h", 3, "", "Main commands"] in links
+    assert ["a", 1, "tool-add.html", "tool-add(1)"] in links
+    assert not any(e[3] == "Add" for e in links)  # the side box's link
+
+
+def test_a_contents_page_places_pages_in_its_sections(tmp_path: Path) -> None:
+    structure = Structure(_documents(tmp_path))
+    assert structure.home == "tool.html"
+    assert [t for _k, t in structure.segments("tool-add.html", ())] == ["Commands", "Main commands", "tool-add(1)"]
+    # Listed under OPTIONS (a part of any reference page) it is a mention; its section is where it is listed.
+    assert [t for _k, t in structure.segments("tool-help.html", ())] == ["Commands", "Helper commands", "tool-help(1)"]
+    # An alphabetical list of every page is an index, not the contents: its pages stay where they are.
+    assert [t for _k, t in structure.segments("a-page.html", ())] == ["a-page(1)"]
+
+
+def test_the_outline_roots_are_the_contents_sections(tmp_path: Path) -> None:
+    from compendium.outline.placement import SourcePassage
+
+    documents = _documents(tmp_path)
+    structure = Structure(documents)
+    subjects = {f"s-{d.id}-{i}": [f"c-{d.id}-{i}"] for d in documents if d.id.startswith("tool-") for i in range(4)}
+    passages = {c[0]: SourcePassage(c[0], c[0].split("-", 1)[1].rsplit("-", 1)[0], 0, ()) for c in subjects.values()}
+    leaves = place(subjects, {s: s for s in subjects}, {}, passages, structure)
+    roots = build_outline(leaves, [])
+    titles = {n.title for r in roots for n, _d in r.walk()}
+    assert {"Main commands", "Helper commands"} <= titles or {"Commands"} <= titles
