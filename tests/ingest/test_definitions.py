@@ -62,7 +62,7 @@ def test_docbook_refentry_and_groff_name_lines(tmp_path):
 <dd><p>Say what is being done.</p></dd></dl></div></div></div></body></html>""")
     assert definitions(docbook) == [
         ("`pg_frob`: copy a table into a frob file", "pg_frob", ""),
-        ("`-v --verbose`: Say what is being done.", "-v", "pg_frob"),
+        ("`-v, --verbose`: Say what is being done.", "--verbose", "pg_frob"),
     ]
     groff = read(tmp_path, "frob.1.html", """<html><body><h1 align="center">FROB</h1>
 <h2>NAME <a name="NAME"></a></h2>
@@ -123,6 +123,14 @@ def test_texinfo_table_terms_lose_their_quotes_and_keep_every_option(tmp_path):
     assert definitions(doc) == [
         ("`-f file, --files-from=file`: Read the names of the input files from file.", "--files-from", ""),
     ]
+
+
+def test_texinfo_definition_commands_name_what_they_define(tmp_path):
+    doc = read(tmp_path, "functions.html", """<html><body><h3>Library functions</h3>
+<dl class="first-deffn"><dt class="deffn" id="index-frob_text"><span class="category-def">Function: </span>\
+<span><strong class="def-name">frob_text</strong> <var class="def-var-arguments">(const char *text)</var></span></dt>
+<dd><p>Frobs <var>text</var> in place.</p></dd></dl></body></html>""")
+    assert definitions(doc) == [("Function: frob_text (const char *text): Frobs text in place.", "frob_text", "")]
 
 
 def test_a_name_heading_is_defined_by_its_first_paragraph_after_its_field_lines(tmp_path):
