@@ -9,7 +9,7 @@ from typing import Any
 from ...errors import InputError
 from .model import Builder, Deadline, ParsedDocument, code_span, one_line
 from .source import title_from_name
-from .toc import TocLinks, UpLink
+from .toc import PageLinks, TocLinks, UpLink
 
 # Never content: scripts, embedded media, form controls and the site's own chrome.
 _SKIP = frozenset(
@@ -116,6 +116,7 @@ class _Events:
         self.meta: dict[str, Any] = {}
         self.toc = TocLinks()
         self.up = UpLink()
+        self.links = PageLinks()  # the page's own listed links, outside chrome and TOC boxes
 
     # -- parser target protocol ------------------------------------------------------------
 
