@@ -406,8 +406,9 @@ async def test_a_topic_page_says_what_the_group_is_then_lists_its_members_with_w
                      chunk_id="a", heading_path=["Merge strategies"]),
         EvidenceItem(ref=2, text="The ort strategy is the default strategy when pulling or merging one branch.",
                      chunk_id="b", heading_path=["ort"]),
-        EvidenceItem(ref=3, text="`octopus` resolves cases with more than two heads.", chunk_id="c",
+        EvidenceItem(ref=3, text="`octopus`: This resolves cases with more than two heads.", chunk_id="c",
                      heading_path=["octopus"]),
+        EvidenceItem(ref=5, text="subtree runs after the others.", chunk_id="e", heading_path=["subtree"]),
         EvidenceItem(ref=4, text="Readers of the mailing list may remember a long thread about it.", chunk_id="d",
                      heading_path=["History"]),
     ]
@@ -416,9 +417,10 @@ async def test_a_topic_page_says_what_the_group_is_then_lists_its_members_with_w
                                aliases=[], evidence=evidence, links=links))
     assert page.split("\n\n")[1].startswith("Merge strategies decide how"), page
     assert "- [[ort|The ort strategy]] is the default strategy" in page
-    assert "- [[octopus|`octopus`]] resolves cases" in page
+    assert "- [[octopus|`octopus`]]: This resolves cases" in page
     assert "mailing list" not in page  # no member's line, nothing the group is
-    assert "[[subtree|subtree]]" in page  # a member with no line is a link
+    # a sentence opening with a member but not saying what it is: the member is a link only
+    assert "runs after the others" not in page and "[[subtree|subtree]]" in page
 
 
 async def test_release_notes_are_the_subjects_history_never_its_lead():

@@ -33,7 +33,10 @@ def is_purpose_line(text: str) -> bool:
     The name is up to four words, none of them a lowercase function word ("It was fast — ...").
     So is a definition block's opening, its term in code marks then a colon ("`git-rebase`:
     Reapply commits on top of another base tip", a man page's NAME line as the reader keeps it)."""
-    return purpose_name(text) is not None or bool(_DEFINITION_LINE.match(text))
+    if purpose_name(text) is not None:
+        return True
+    # (an excerpt cut short, "… raised when …", is no line of the source)
+    return bool(_DEFINITION_LINE.match(text)) and not text.rstrip().endswith(("…", "..."))
 
 
 _DEFINITION_LINE = re.compile(r"^`[^`\n]{1,120}`:\s+[A-Za-z][^\s]*(?:\s+\S+){2,}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...templates.schema import Template
 from ...tokens import count_tokens
 from ..tasks import PageRequest
-from .definitions import STRONG
+from .definitions import STRONG, WEAK
 from .writer import (
     _ASIDE,
     _aliases,
@@ -87,8 +87,8 @@ def _group_lead(request: PageRequest, pool: list[_Sentence]) -> dict | None:
 
 def _member_lines(request: PageRequest, pool: list[_Sentence]) -> list[tuple[str, str, _Sentence]]:
     """(slug, the member's name as the sentence writes it, the sentence) for each member with a
-    sentence opening with its name, members most central first; a defining sentence, then one
-    opening a passage, then the best supported."""
+    sentence of the sources saying what it is, opening with its name, members most central
+    first: a defining sentence ("X is a ...", "`X`: ..."), else "X is ..." opening a passage."""
     out = []
     taken: set[int] = set()
     for link in request.links:
@@ -97,12 +97,17 @@ def _member_lines(request: PageRequest, pool: list[_Sentence]) -> list[tuple[str
         matcher = _matcher((link.title,))
         best = None
         for s in pool:
-            if s.order in taken or not _may_lead(s.text) or _ASIDE.match(s.text):
-                continue
+            if s.order in taken or _ASIDE.match(s.text):
+                continue  # (a line opens with the member's name: a pronoun after it points at it)
             end = matcher.opening(s.text)
             if end is None:
                 continue
-            rank = (0 if STRONG.match(s.text[end:]) else 1 if s.opens_section else 2, -s.support, s.order)
+            if STRONG.match(s.text[end:]):
+                rank = (0, -s.support, s.order)  # "X is a ...", "`X`: what it is"
+            elif s.opens_section and WEAK.match(s.text[end:]):
+                rank = (1, -s.support, s.order)  # "X is ...", opening the passage about it
+            else:
+                continue  # a sentence merely opening with the member says what it does, not what it is
             if best is None or rank < best[0]:
                 best = (rank, s, end)
         if best is not None:
