@@ -479,3 +479,19 @@ def test_release_notes_name_what_each_item_opens_with_and_define_nothing():
     assert reply.entities == [] and reply.concepts == [] and reply.topics == []
     assert [c.entities for c in reply.claims if c.text.startswith("`MultiPartParser`")] == [["MultiPartParser"]]
     assert all("release notes" not in " ".join(c.entities) for c in reply.claims)
+
+
+def test_a_term_under_a_code_name_is_its_member_and_one_under_a_group_heading_is_a_subject():
+    def about(text: str, heading: str, term: str, scope: str) -> list[str]:
+        chunk = ChunkInput(label="c1", text=text, heading_path=["Reference", heading], document_title="Settings",
+                           blocks=[["definition", 0, len(text), term, scope]])
+        return next(c.entities for c in extract_chunk(chunk, TEMPLATE).claims)
+
+    # a field of the class its section documents
+    assert about("`hint`: A single-line string providing a hint for fixing the problem.", "CheckMessage",
+                 "hint", "") == ["CheckMessage"]
+    # the reader's scope, written like code
+    assert about("`BACKEND`: The cache backend to use for the cache.", "CACHES", "BACKEND", "CACHES") == ["CACHES"]
+    # a term with a heading of its own is a subject of its own, whatever group holds it
+    assert about("`ALLOWED_HOSTS`: A list of strings representing the host names this site can serve.",
+                 "ALLOWED_HOSTS", "ALLOWED_HOSTS", "Core Settings") == ["ALLOWED_HOSTS"]

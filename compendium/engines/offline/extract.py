@@ -590,9 +590,10 @@ def _about(
                 if not items[owner_key].definition and sentence.position == 0:
                     items[owner_key].definition = sentence.text
                 keys.append(owner_key)
-            elif not is_type(sentence.defines) and (
-                    is_member(sentence.defines) or (owner_key and not _defines_a_thing(sentence, term))):
-                scope = sentence.scope or scope_of(term)
+            elif not is_type(sentence.defines) and (bool(_code_owner(sentence, chunk, term)) or (
+                    not _headed_by(sentence, chunk, term) and (
+                        is_member(sentence.defines) or (owner_key and not _defines_a_thing(sentence, term))))):
+                scope = _code_owner(sentence, chunk, term) or sentence.scope or scope_of(term)
                 if scope and not never_subject(scope):
                     key = alias_of.get(name_key(scope), name_key(scope))
                     if key not in items:
@@ -617,7 +618,7 @@ def _about(
             continue
         heading = clean_heading(sentence.heading or (chunk.heading_path[-1] if chunk.heading_path else ""))
         home = alias_of.get(name_key(heading), name_key(heading)) if heading else ""
-        if home and home in items and not never_subject(items[home].name):
+        if home and home in items and not sentence.defines and not never_subject(items[home].name):
             if home not in keys:
                 keys.append(home)
         elif owner_key and not keys and claim_like[i]:
@@ -680,3 +681,29 @@ _LEANS = re.compile(r"^(?:It|Its|This|These|That|Those|They|Otherwise|However|Bu
 def sentence_leans(sentence: Sentence) -> bool:
     """A sentence that leans on the one before ("It ...", "Otherwise ..."): no description alone."""
     return bool(_LEANS.match(sentence.text))
+
+
+_CODE_NAME = re.compile(r"^[A-Za-z_][\w.:$-]*(?:\(\))?$")
+
+
+def _code_owner(sentence: Sentence, chunk: ChunkInput, term: str) -> str:
+    """The code name a definition list's term is a member of: the scope the reader gives, or
+    the heading above it, when that is written like code ("CheckMessage" over its `hint`,
+    "CACHES" over its `BACKEND`). A group heading ("Core Settings", "Glossary") owns nothing:
+    its terms are subjects of their own."""
+    heading = clean_heading(sentence.heading or (chunk.heading_path[-1] if chunk.heading_path else ""))
+    for owner, given in ((sentence.scope, True), (heading, False)):
+        owner = owner.strip().strip("`")
+        if not owner or not _CODE_NAME.match(owner) or name_key(owner) == name_key(term):
+            continue
+        camel = any(c.isupper() for c in owner[1:]) and not owner.isupper()
+        if camel or any(c in owner for c in "_.:(") or (given and owner.isupper()):
+            return owner  # (a heading in capitals is a man page's section: "OPTIONS")
+    return ""
+
+
+def _headed_by(sentence: Sentence, chunk: ChunkInput, term: str) -> bool:
+    """Whether the authors gave the term a heading of its own (a reference heading: Django's
+    `ALLOWED_HOSTS` under "Core Settings"): a subject with its own section, whatever its shape."""
+    heading = clean_heading(sentence.heading or (chunk.heading_path[-1] if chunk.heading_path else ""))
+    return bool(term) and name_key(heading.strip("`")) == name_key(term)

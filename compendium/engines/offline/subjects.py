@@ -110,7 +110,10 @@ def term_name(term: str) -> str:
     if is_option(inner) or inner[:1] in "<[{":
         return re.split(r",\s|\s\|\s", inner, maxsplit=1)[0].strip()
     labelled = _CATEGORY.match(inner) is not None
+    declared_type = is_type(inner)
     inner = _KIND.sub("", _CATEGORY.sub("", inner))
+    if declared_type and inner:  # "public class StringUtils extends Object": the type's name
+        return re.split(r"[\s<(\[]", inner, maxsplit=1)[0]
     call = _NAME_BEFORE_CALL.search(inner)
     if call is not None:
         return call.group(1)
