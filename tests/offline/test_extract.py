@@ -495,3 +495,13 @@ def test_a_term_under_a_code_name_is_its_member_and_one_under_a_group_heading_is
     # a term with a heading of its own is a subject of its own, whatever group holds it
     assert about("`ALLOWED_HOSTS`: A list of strings representing the host names this site can serve.",
                  "ALLOWED_HOSTS", "ALLOWED_HOSTS", "Core Settings") == ["ALLOWED_HOSTS"]
+
+
+def test_an_acronym_defined_in_a_list_is_a_subject_with_its_expansion_as_an_alias():
+    text = "`GIN`: Generalized Inverted Index"
+    chunk = ChunkInput(label="c1", text=text, heading_path=["Acronyms"], document_title="Appendix L. Acronyms",
+                       blocks=[["definition", 0, len(text), "GIN", ""]])
+    reply = extract_chunk(chunk, TEMPLATE)
+    entity = next(e for e in reply.entities if "GIN" in (e.name, *e.aliases))
+    assert {entity.name, *entity.aliases} >= {"GIN", "Generalized Inverted Index"}
+    assert entity.description == text

@@ -43,6 +43,8 @@ def find_aliases(
         text = sentence.text
         if i + 1 < len(sentences) and _lone_acronym(sentence, spans[i]):
             _glossary_entry(sentence.text.strip(), sentences[i + 1], spans[i + 1], links)
+        elif sentence.defines and sentence.position == 0:
+            _definition_entry(sentence, spans[i], links)
         if "(" in text:
             for m in _PAREN.finditer(text):
                 _paren_alias(text, m, spans[i], links)
@@ -89,6 +91,25 @@ def _glossary_entry(acronym: str, following: Sentence, spans: list[Span], links:
     # ("JIT" / "Just-in-Time compilation", "GIN" / "Generalized Inverted Index")
     if acronym_matches(acronym, words) or (" " in words and acronym_matches(acronym, head)):
         _link(links, long=_add_span(spans, words, m.start("words")), short=acronym)
+
+
+_TERM_PREFIX = re.compile(r"^`?(?P<term>[^`:\n]{1,40})`?:\s+")
+
+
+def _definition_entry(sentence: Sentence, spans: list[Span], links: dict[str, str]) -> None:
+    """A definition block "`GIN`: Generalized Inverted Index ...", as the reader keeps a
+    definition list's entry: the acronym's expansion opens its description."""
+    prefix = _TERM_PREFIX.match(sentence.text)
+    if prefix is None or not is_acronym(prefix.group("term").strip()):
+        return
+    acronym = prefix.group("term").strip()
+    m = _GLOSSARY_LEAD.match(sentence.text[prefix.end():])
+    if m is None:
+        return
+    words = m.group("words")
+    head = words.rsplit(" ", 1)[0]
+    if acronym_matches(acronym, words) or (" " in words and acronym_matches(acronym, head)):
+        _link(links, long=_add_span(spans, words, prefix.end() + m.start("words")), short=acronym)
 
 
 def _paren_alias(text: str, m: re.Match[str], spans: list[Span], links: dict[str, str]) -> None:

@@ -25,6 +25,7 @@ from .names import (
     entity_type_rules,
     entity_type_specs,
     find_spans,
+    is_acronym,
     name_key,
     relation_type_rules,
 )
@@ -591,8 +592,9 @@ def _about(
                     items[owner_key].definition = sentence.text
                 keys.append(owner_key)
             elif not is_type(sentence.defines) and (bool(_code_owner(sentence, chunk, term)) or (
-                    not _headed_by(sentence, chunk, term) and (
-                        is_member(sentence.defines) or (owner_key and not _defines_a_thing(sentence, term))))):
+                    not _headed_by(sentence, chunk, term) and not is_acronym(term) and (
+                        is_member(sentence.defines)
+                        or (owner_key and _PLAIN_TERM.match(term) and not _defines_a_thing(sentence, term))))):
                 scope = _code_owner(sentence, chunk, term) or sentence.scope or scope_of(term)
                 if scope and not never_subject(scope):
                     key = alias_of.get(name_key(scope), name_key(scope))
@@ -683,6 +685,9 @@ def sentence_leans(sentence: Sentence) -> bool:
     return bool(_LEANS.match(sentence.text))
 
 
+# A term of plain words ("list", "erase", "merge backend"): described by what it does, it is a
+# subcommand or value of the document's subject; an identifier (`max_wal_size`) names a thing.
+_PLAIN_TERM = re.compile(r"^[A-Za-z][a-z]*(?: [a-z]+){0,3}$")
 _CODE_NAME = re.compile(r"^[A-Za-z_][\w.:$-]*(?:\(\))?$")
 
 

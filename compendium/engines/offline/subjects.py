@@ -19,7 +19,6 @@ _OPTION = re.compile(r"^[-+]{1,2}[\[\w]")
 # A member of a scope written as code: a call ("abbreviate(String str, int maxWidth)"), a
 # dotted or underscored identifier, a constant, camelCase.
 _CALL = re.compile(r"^[A-Za-z_][\w.$]*\s*\(")
-_MEMBER_IDENT = re.compile(r"^[A-Za-z_][\w$]*(?:[._][\w$]+)+$|^[a-z]+[A-Z]\w*$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 # A title's site or manual name after a separator ("File handling — Django 3.2 documentation",
 # "Plugins - MkDocs", "StringUtils (Apache Commons Lang 3.12.0 API)"), and a man page's section
 # ("git-rebase(1)").
@@ -142,10 +141,9 @@ def is_member(term: str) -> bool:
         return True  # markup of a directive or role (".. note::"), a symbol
     if _MAN_REFERENCE.match(inner.rstrip(".:;, ")):
         return False  # a man page named in a list of commands: a subject of its own
-    if is_option(inner) or _NAME_BEFORE_CALL.search(inner) or _TYPED_NAME.match(inner):
-        return True  # an option, a call's signature, an attribute's ("meta: MutableMapping")
-    name = term_name(term)
-    return bool(name) and bool(_MEMBER_IDENT.match(name.split()[0]))
+    # An option, a call's signature, an attribute's ("meta: MutableMapping"). A bare identifier
+    # (`max_wal_size`, `core.editor`) is a member only where a code name owns it (extract).
+    return bool(is_option(inner) or _NAME_BEFORE_CALL.search(inner) or _TYPED_NAME.match(inner))
 
 
 def scope_of(name: str) -> str:
