@@ -117,6 +117,10 @@ class OfflineEmbedder:
             keys.append((_mix(h ^ np.uint64(0xA5A5)), row[w_start]))
             weights.append(_WORD_WEIGHT)
 
+        if not keys:  # no text of the batch has a gram left (punctuation only)
+            blank = np.zeros((n, dim), dtype=np.float32)
+            blank[:, 0] = 1.0
+            return blank
         flat_index, flat_weight = [], []
         shift = np.uint64(64 - int(dim).bit_length() + 1)
         for (hashed, rows), weight in zip(keys, weights, strict=True):

@@ -261,7 +261,7 @@ async def _subjects(store: Store, embedder: Any, text: str, terms: QuestionTerms
             if key in named or several:
                 found[entity.id] = (1.0, entity)  # type: ignore[assignment]
                 break
-    unmatched = [n for n in terms.names if " ".join(words(n)) not in
+    unmatched = [n for n in terms.names if words(n) and " ".join(words(n)) not in
                  {" ".join(words(x)) for _, e in found.values() for x in [e.name, *e.aliases]}]
     if unmatched:
         vectors = await embedder.embed(unmatched[:2])

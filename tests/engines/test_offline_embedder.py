@@ -74,3 +74,10 @@ def test_spelling_variants_are_close_and_unrelated_names_are_not():
     assert all(score < 0.5 for score in apart.values()), apart
     # A one-letter typo is closer than a shared first name.
     assert cosine(embedder, "Jonathan Smith", "Jonathon Smith") > cosine(embedder, "Jonathan Smith", "Jonathan Brown")
+
+
+def test_a_batch_of_punctuation_only_gets_the_blank_vector():
+    embedder = OfflineEmbedder()
+    alone = embedder.embed_sync(["...", "?!"])
+    assert np.array_equal(alone, embedder.embed_sync(["", ""]))
+    assert np.array_equal(embedder.embed_sync(["...", "a name"])[0], alone[0])
