@@ -188,12 +188,10 @@ def _code_name(text: str) -> bool:
     """Inline code the text treats as a name: an identifier, dotted path or call (`os.path`,
     `max_wal_size`, `open()`), or a few keyword-like words (`CREATE TABLE`). Anything with
     arguments, quotes, operators, options or paths (`f(x)`, `'L'`, `a=1`, `--force`) is code,
-    and so is a document file name (`README.txt`). A single letter (`x`, `A`, `f()`) is an
-    example's placeholder, not a subject."""
+    and so is a document file name (`README.txt`). (A single letter, `x` or `f()`, is a name
+    here but never a subject: subjects.never_subject.)"""
     words = text.split()
     if not 1 <= len(words) <= 4 or not all(_CODE_WORD.fullmatch(w) for w in words):
-        return False
-    if len(words) == 1 and len(text.removesuffix("()")) == 1:
         return False
     if _DOCUMENT_FILE.search(text):
         return False

@@ -24,7 +24,7 @@ _INDENTED = re.compile(r"^(\t| {4,})\S")
 # keyword is code only without a full stop ending a sentence ("ALTER TABLE changes ... (x).").
 # (The opening forms are matched at the start only; a line ending in ; { or } is code too.)
 _CODE_LINE = re.compile(
-    r"\s*(\$ |# |>>> |=> |\w+=[#>] |postgres=# )|\s*[{}\])]|\s*(def|class|import|from|return|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\b(?=[^;(=]*[;(=])(?:[^.]|\.\w)*$"
+    r"\s*(\$ |# |>>> |=> |\w+=[#>] )|\s*[{}\])]|\s*(def|class|import|from|return|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\b(?=[^;(=]*[;(=])(?:[^.]|\.\w)*$"
 )
 _SYMBOL = re.compile(r"[=<>{}\[\]();|\\/$#@^~*+]")
 

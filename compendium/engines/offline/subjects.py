@@ -160,7 +160,7 @@ def never_subject(name: str) -> bool:
     """A name that can never be a subject, whatever the text around it: a contraction, a single
     letter or digit, a number, an adjective or participle standing alone, an option."""
     text = name.strip().strip("`*\"'").strip()
-    if len(text) <= 1 or text.replace(".", "").replace(",", "").isdigit():
+    if len(text.removesuffix("()")) <= 1 or text.replace(".", "").replace(",", "").isdigit():
         return True
     if _CONTRACTION.search(text) or is_option(text) or text.lower() in FUNCTION_WORDS:
         return True
