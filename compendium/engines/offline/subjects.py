@@ -141,6 +141,9 @@ def is_member(term: str) -> bool:
         return True  # markup of a directive or role (".. note::"), a symbol
     if _MAN_REFERENCE.match(inner.rstrip(".:;, ")):
         return False  # a man page named in a list of commands: a subject of its own
+    tokens = inner.split()
+    if len(tokens) >= 3 and any(t.startswith("-") or any(c in t for c in "./=<>'\"*$~") for t in tokens[1:]):
+        return True  # an example's command line ("git merge-file README.my README README.upstream")
     # An option, a call's signature, an attribute's ("meta: MutableMapping"). A bare identifier
     # (`max_wal_size`, `core.editor`) is a member only where a code name owns it (extract).
     return bool(is_option(inner) or _NAME_BEFORE_CALL.search(inner) or _TYPED_NAME.match(inner))
