@@ -64,11 +64,11 @@ T = TypeVar("T")
 SEPARATOR = " › "
 # MAP batch sizing on a model of known context: what one chunk's reply costs until replies
 # are measured (Qwen2.5-Coder 1.5B over the sample corpus wrote 150-450 tokens per chunk).
-REPLY_TOKENS_PER_CHUNK = 400
+REPLY_TOKENS_PER_CHUNK = 250
 MAP_PROMPT_OVERHEAD = 1200  # tokens of the MAP prompt besides its chunks (rules, types, example)
 MAX_LIST_ITEMS = 12  # items per list per chunk a prompt asks for at most
 SMALL_CONTEXT = 16384  # tokens of context up to which a model is served as a small one
-SMALL_MODEL_ITEMS = 6
+SMALL_MODEL_ITEMS = 4
 MIN_FACT_WORDS = 25  # words of a batch's chunks past which an empty MAP reply is refused once
 _SECTION = re.compile(r"^#{2,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 UPDATE_LABEL = "u"  # pages of a grouped update are u1, u2, ...
@@ -173,10 +173,19 @@ class LLMEngine:
             chunks=chunks,
             max_items=min(template.map.max_items_per_chunk, self.list_items()),
             key=key,
-            example=map_example(template),
+            example=map_example(template, lean=self.lean()),
             labels=[c.label for c in batch.chunks],
+            lean=self.lean(),
         )
         return system, prompt
+
+    def lean(self) -> bool:
+        """A model of small context is asked for claims and entity names only: on a CPU it writes
+        2-10 tokens a second, and relations, concepts, descriptions and topics cost three
+        quarters of a full reply (REDUCE and PLAN work from claims and names; relations are
+        then only the co-mentions REDUCE finds)."""
+        context = self.client.context_tokens
+        return bool(context and context <= SMALL_CONTEXT)
 
     def list_items(self) -> int:
         """Items per list per chunk a MAP prompt asks for at most: fewer on a model of small
@@ -525,7 +534,7 @@ def sent_refs(request: PageRequest) -> list[str]:
     return list(dict.fromkeys([*(str(e.ref) for e in sent), *(e.chunk_id for e in sent)]))
 
 
-def map_example(template: Template) -> str:
+def map_example(template: Template, lean: bool = False) -> str:
     """One short, valid MAP reply for an imaginary chunk "c0", in the template's own types:
     the shape every item takes, shown whatever the transport (a grammar-only server never
     shows the model the schema). Its label names no chunk, so a copied example is dropped."""
@@ -550,6 +559,10 @@ def map_example(template: Template) -> str:
                        "type": pick("uses", relations, "uses"), "description": "elects a leader", "strength": 9}],
         "topics": [{"chunk": EXAMPLE_LABEL, "name": "Consensus"}],
     }
+    if lean:  # claims and entity names only: what a slow model can afford to write
+        example = {"claims": example["claims"],
+                   "entities": [{k: e[k] for k in ("chunk", "name", "type")} for e in example["entities"]],
+                   "concepts": [], "relations": [], "topics": []}
     return json.dumps(example, ensure_ascii=False, separators=(",", ":"))
 
 
