@@ -108,8 +108,8 @@ def test_javadoc_member_details_define_the_member_of_the_page_class(tmp_path):
 <dl class="notes"><dt>Parameters:</dt><dd><code>cs</code> - the CharSequence to check</dd></dl>
 </section></li></ul></main></body></html>""")
     assert definitions(doc) == [
-        ("`public class Strings extends Object`: Operations on strings.", "Strings", ""),
-        ("`public static boolean isEmpty(CharSequence cs)`: Checks if a CharSequence is empty or null.",
+        ("`Strings`: Operations on strings.", "Strings", ""),
+        ("`isEmpty(CharSequence cs)`: Checks if a CharSequence is empty or null.",
          "isEmpty", "Strings"),
     ]
     assert "Parameters: `cs` - the CharSequence to check" in doc.text

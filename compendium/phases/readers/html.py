@@ -46,6 +46,7 @@ _SIG_BOX = frozenset({"sig", "sig-object"})  # a dt that is an API signature (Sp
 _MEMBER_SIGNATURE = frozenset({"member-signature", "memberSignature", "type-signature"})
 # Boxes that never start with a sentence: a pending definition term is written out before them.
 _NOT_PROSE = frozenset({"pre", "table", "ul", "ol", "dir", "dl", "blockquote"}) | frozenset(_HEADINGS)
+_SUPERTYPES = re.compile(r"\s+(?:extends|implements|throws|permits)\s")
 _KIND_WORDS = re.compile(r"^(?:Class|Interface|Enum|Enum Class|Annotation Type|Annotation Interface|Record|"
                          r"Record Class|Exception|Error|Module|Package)\s+")
 _LANGUAGE = re.compile(r"^(?:language|lang|highlight|sourceCode)-([\w+#.-]+)$")
@@ -468,7 +469,10 @@ class _Events:
         if not text:
             return
         owner = _KIND_WORDS.sub("", self.h1).split("<", 1)[0].strip()
-        name = sig["names"][0] if sig and sig["names"] else ""
+        name = sig["names"][0].split("<", 1)[0].strip() if sig and sig["names"] else ""  # "DiffResult<T>"
+        at = re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) if name else None
+        if at is not None:  # from the name on, without modifiers, annotations, supertypes or throws
+            text = _SUPERTYPES.split(text[at.start():], maxsplit=1)[0]
         scope = owner if " " not in owner and owner != name else ""  # a type is no member of itself
         self.out.pending_term(text, name=name, scope=scope, code=True)
 
