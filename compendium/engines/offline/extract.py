@@ -577,10 +577,12 @@ def _about(
     owner_key = alias_of.get(owner_key, owner_key)
     notes = release_notes(chunk.document_title, chunk.heading_path)
     out: list[list[str]] = []
+    member_of: dict[str, str] = {}  # key of a member defined here -> key of its owner
     for i, sentence in enumerate(sentences):
         keys: list[str] = []
-        if sentence.term:
-            out.append(keys)
+        section = clean_heading(sentence.heading or (chunk.heading_path[-1] if chunk.heading_path else ""))
+        if sentence.term or section.lower().rstrip(":") in _FURNITURE:
+            out.append(keys)  # a term line; a colophon's copyright, credits or bug address
             continue
         if sentence.defines:
             term = term_name(sentence.defines)
@@ -592,7 +594,7 @@ def _about(
                     items[owner_key].definition = sentence.text
                 keys.append(owner_key)
             elif not is_type(sentence.defines) and (bool(_code_owner(sentence, chunk, term)) or (
-                    not _headed_by(sentence, chunk, term) and not is_acronym(term) and (
+                    not _headed_by(sentence, chunk, term) and not _expanded(term, alias_of) and (
                         is_member(sentence.defines)
                         or (owner_key and _PLAIN_TERM.match(term) and not _defines_a_thing(sentence, term))))):
                 scope = _code_owner(sentence, chunk, term) or sentence.scope or scope_of(term)
@@ -603,6 +605,8 @@ def _about(
                     keys.append(key)
                 elif owner_key:
                     keys.append(owner_key)
+                if keys and name_key(term):
+                    member_of[name_key(term)] = keys[-1]  # its section's other sentences are the owner's too
             elif term and not never_subject(term):
                 key = alias_of.get(name_key(term), name_key(term))
                 if key:
@@ -620,6 +624,7 @@ def _about(
             continue
         heading = clean_heading(sentence.heading or (chunk.heading_path[-1] if chunk.heading_path else ""))
         home = alias_of.get(name_key(heading), name_key(heading)) if heading else ""
+        home = member_of.get(home, home)
         if home and home in items and not sentence.defines and not never_subject(items[home].name):
             if home not in keys:
                 keys.append(home)
@@ -674,6 +679,11 @@ def _defines_a_thing(sentence: Sentence, term: str) -> bool:
 _TERM_OPENING = re.compile(r"^(?:`+[^`]+`+|[^\s:`][^:`]{0,80}?):\s+")
 
 
+# A document's furniture, the same in every page of a manual: its copyright and licence, its
+# authors and credits, where to report bugs. No sentence there is a fact of a subject, and the
+# people it names are not subjects (the judging rules' "people's names from credits").
+_FURNITURE = frozenset({"copyright", "license", "licence", "licensing", "author", "authors", "credits",
+                        "acknowledgements", "acknowledgments", "reporting bugs", "colophon", "thanks"})
 # Sections whose first sentence says what the document's subject is (a man page's
 # "DESCRIPTION" opens on how it is used: its NAME line says what it is).
 _DESCRIBING = frozenset({"overview", "introduction", "name", "purpose", "summary", "about"})
@@ -712,3 +722,12 @@ def _headed_by(sentence: Sentence, chunk: ChunkInput, term: str) -> bool:
     `ALLOWED_HOSTS` under "Core Settings"): a subject with its own section, whatever its shape."""
     heading = clean_heading(sentence.heading or (chunk.heading_path[-1] if chunk.heading_path else ""))
     return bool(term) and name_key(heading.strip("`")) == name_key(term)
+
+
+def _expanded(term: str, alias_of: dict[str, str]) -> bool:
+    """An acronym whose definition spells it out ("`GIN`: Generalized Inverted Index"): a
+    subject of its own. A code list's entry ("`MO`: Macao") spells nothing: a value."""
+    if not is_acronym(term):
+        return False
+    key = name_key(term)
+    return alias_of.get(key, key) != key

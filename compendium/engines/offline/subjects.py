@@ -87,8 +87,12 @@ _NAME_BEFORE_CALL = re.compile(r"([A-Za-z_$][\w$]*(?:[.:][A-Za-z_$][\w$]*)*)\s*\
 
 
 def _unmarked(term: str) -> str:
+    """The term without code marks, quotes, a source link or annotations ("@Deprecated")."""
     text = _SOURCE_LINK.sub("", " ".join(term.split()))
-    return text.replace("`", "").strip(_QUOTES)
+    return _ANNOTATIONS.sub("", text.replace("`", "").strip(_QUOTES))
+
+
+_ANNOTATIONS = re.compile(r"^(?:@[A-Za-z_][\w.]*(?:\([^)]*\))?\s+)+")
 
 
 def man_page_name(name: str) -> str:
