@@ -8,7 +8,8 @@ reason is reported):
 - `format`: a format placeholder (`%s`, `%d`, `{}`, `{0}`, `{name}`);
 - `file`: the corpus's own document file names (`sql-vacuum.html`, `sql-vacuum`) that the
   text never writes as inline code (a module documented in `codecs.html` and written `codecs`
-  is a name);
+  is a name), nor its own document's title opens with (a Javadoc class documented in
+  `StringUtils.html` titled "StringUtils (... API)" is a name);
 
 File-name title: a page title ending in a document extension (.html, .md, .rst, .txt, .pdf,
 .docx), or equal to a document's file name that the text itself never writes.
@@ -252,7 +253,10 @@ def judge_wiki(data: dict[str, Any], *, seed: int, sample: int, topic_sample: in
     file_names: set[str] = set()
     for d in data["documents"]:
         base = d.path.rsplit("/", 1)[-1]
-        file_names |= {base, base.rsplit(".", 1)[0]}
+        stem = base.rsplit(".", 1)[0]
+        file_names.add(base)
+        if stem != re.split(r"[\s(]", d.title.strip(), maxsplit=1)[0]:  # "StringUtils (... API)": its name
+            file_names.add(stem)
     entity_pages = [p for p in pages if p.kind != "topic"]
     rng = random.Random(seed)
 
