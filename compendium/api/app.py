@@ -52,12 +52,13 @@ def create_app(
     worker_options: WorkerOptions | None = None, max_upload_bytes: int | None = None,
     max_request_bytes: int | None = None, ui: bool = True, workspace: WorkspaceLink | None = None,
     max_unpacked_bytes: int | None = None, max_upload_unpacked: int | None = None,
+    failed_logins: FailedLogins | None = None,
 ) -> FastAPI:
     """The API over one store and one data folder. With run_worker, a worker runs in this
     process (leasing jobs from the shared store like any `compendium worker`).
     max_upload_bytes bounds one uploaded file, max_request_bytes one upload request,
     max_unpacked_bytes what one zip-based file (DOCX) may unpack to and max_upload_unpacked
-    what those of one upload may together. With
+    what those of one upload may together; `failed_logins` how failed sign-ins are limited. With
     `workspace` (`compendium serve` in a workspace) its knowledge base is the tenants'
     (attach_workspace)."""
     svc = Service(settings=settings, data_dir=Path(data_dir).resolve(), admin_key=admin_key or None)
@@ -93,7 +94,7 @@ def create_app(
         dependencies=[Depends(one_value_each)],
     )
     app.state.service = svc
-    app.state.failed_logins = FailedLogins()
+    app.state.failed_logins = failed_logins or FailedLogins()
     app.state.document_limits = ReadLimits(max_unpacked=max_unpacked_bytes or MAX_UNPACKED)
     app.state.max_upload_unpacked = max_upload_unpacked or MAX_UPLOAD_UNPACKED
     if max_upload_bytes is not None:

@@ -60,20 +60,20 @@ async def caller(
     """The caller the request's key belongs to. A key is taken from the Authorization header
     only: one in the URL is refused (URLs are logged and kept in histories). An address whose
     keys failed too often is answered 429 until it has waited (limits.FailedLogins)."""
+    in_url = sorted(CREDENTIAL_PARAMETERS & {k.lower() for k in request.query_params})
+    key = bearer.credentials if bearer else None
+    if not key and not in_url:  # no guess: nothing to count
+        raise ApiError(401, "unauthorized", "an API key is required (Authorization: Bearer KEY)")
     address = request.client.host if request.client else ""
     failures: FailedLogins = request.app.state.failed_logins
     wait = failures.retry_after(address)
     if wait:
         raise ApiError(429, "too_many_requests", f"too many failed sign-ins from {address or 'this address'}; "
                        f"try again in {wait} s", headers={"Retry-After": str(wait)})
-    in_url = sorted(CREDENTIAL_PARAMETERS & {k.lower() for k in request.query_params})
     if in_url:
         failures.failed(address)
         raise ApiError(401, "unauthorized", f"a key in the URL ({in_url[0]}=) is never accepted: URLs are "
                        "logged; send it as Authorization: Bearer KEY", in_url[0])
-    key = bearer.credentials if bearer else None
-    if not key:
-        raise ApiError(401, "unauthorized", "an API key is required (Authorization: Bearer KEY)")
     svc = service(request)
     found = await authenticate(svc.store, key, admin_key=svc.admin_key)  # type: ignore[arg-type]
     if found is None:

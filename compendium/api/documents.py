@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
@@ -151,17 +152,38 @@ async def _unpacked(temp: str, name: str, limits: ReadLimits) -> int:
         raise ApiError(status, code, f"{name}: {exc.message.partition(': ')[2]}", "files") from None
 
 
+# A folder an upload may name: parts of letters (any script), digits, spaces and punctuation,
+# none starting with '.', a space or a slash, no colon, at most 4 parts of 61 characters, so the
+# bytes stay within MAX_NAME_BYTES a part and MAX_PATH_BYTES a path; or none.
+FOLDER_PATTERN = (r"^(?:[^\s/.:\x00-\x1f\x7f][^/:\x00-\x1f\x7f]{0,60}"
+                  r"(?:/[^\s/.:\x00-\x1f\x7f][^/:\x00-\x1f\x7f]{0,60}){0,3})?$")
+_EXTENSIONS = "|".join(sorted(e.lstrip(".") for e in SUPPORTED_EXTENSIONS))
+
 # The form is read in the route, after the key and the knowledge base are checked: a stranger's
 # upload is refused before a byte of it is read. So the body is described here by hand.
-UPLOAD_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
-    "type": "object", "required": ["files"],
-    "properties": {
-        "files": {"type": "array", "items": {"type": "string", "format": "binary"},
-                  "description": f"documents (at most {MAX_FILES}); a name may hold sub-folders"},
-        "folder": {"type": "string", "default": "",
-                   "description": "folder to put them in, inside documents/"},
+UPLOAD_BODY = {"required": True, "content": {"multipart/form-data": {
+    "schema": {
+        "type": "object", "required": ["files"], "additionalProperties": False,
+        "properties": {
+            "files": {"type": "array", "minItems": 1, "maxItems": MAX_FILES,
+                      "items": {"type": "string", "format": "binary"},
+                      "description": (
+                          f"documents (at most {MAX_FILES}); a file's name ends in .{_EXTENSIONS.replace('|', ', .')} "
+                          "(case aside), may hold sub-folders, no part of it starting with '.', and its bytes "
+                          "are of that type: a PDF starts with %PDF-, a DOCX is a zip, the others are text; "
+                          "each part's Content-Type is that type's or application/octet-stream; "
+                          f"a file is at most {MAX_FILE_BYTES} bytes and a DOCX unpacks to at most 128 MB")},
+            "folder": {"type": "string", "default": "", "pattern": FOLDER_PATTERN,
+                       "description": "folder to put them in, inside documents/"},
+        },
     },
-}}}}
+    # What a file part is: its name and content type, as a client sends them.
+    "encoding": {"files": {
+        "contentType": "text/markdown",
+        "headers": {"Content-Disposition": {"schema": {"type": "string"},
+                                            "example": 'form-data; name="files"; filename="notes.md"'}},
+    }},
+}}}
 
 
 @router.post("", status_code=201, response_model=list[DocumentOut], responses=errors(415, 507),
@@ -169,6 +191,10 @@ UPLOAD_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
 async def upload(kb: KB, request: Request) -> list[dict[str, Any]]:
     """The request as a whole is bounded before it is read (api/limits.py); each file here."""
     async with request.form(max_files=MAX_FILES, max_fields=10) as form:
+        unknown = sorted(set(form.keys()) - {"files", "folder"})
+        if unknown:
+            raise InputError(f"unknown form field {unknown[0][:100]!r}: an upload has files and folder",
+                             field=unknown[0][:100])
         files = [f for f in form.getlist("files") if isinstance(f, StarletteUpload)]
         folder = form.get("folder") or ""
         if not files:
@@ -176,6 +202,10 @@ async def upload(kb: KB, request: Request) -> list[dict[str, Any]]:
                              field="files")
         if not isinstance(folder, str):
             raise InputError("folder must be text, not a file", field="folder")
+        if folder and not re.fullmatch(FOLDER_PATTERN, folder):
+            check_name(folder)  # the reason for hidden, control characters and lengths
+            raise InputError(f"folder {folder[:300]!r}: parts may not start with '.', a space or '/', hold a "
+                             "colon or control characters, or be more than 4 of 61 characters", field="folder")
         return await _store_uploads(request, kb, files, folder)
 
 

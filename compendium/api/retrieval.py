@@ -28,7 +28,8 @@ HEARTBEAT_SECONDS = 10.0
 class RetrieveIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=2000)
+    question: str = Field(min_length=1, max_length=2000, pattern=r"[^\W_]",
+                          description="holds a word: a letter or a digit")
     top_k: int = Field(8, ge=1, le=50, description="passages and items per list: a cut-off of one ranking")
     mode: Literal["local", "global", "hybrid"] = Field(
         "hybrid", description="passages are ranked alike in every mode; hybrid adds the entities, relations, "

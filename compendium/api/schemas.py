@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..compiler.schedules import CRON_PATTERN
+
 NAME = r"^[a-z0-9][a-z0-9-]{0,62}$"
 TEMPLATE_NAME = r"^[a-z0-9][a-z0-9_-]{0,99}$"  # as a template's YAML `name:` allows
 
@@ -30,8 +32,26 @@ class KeyIn(Body):
     name: str = Field("", max_length=200)
 
 
+# A string holding a template: YAML whose top level is a mapping of the template schema's keys
+# (unknown keys are errors), with `name:` matching TEMPLATE_NAME and not a built-in's, and whose
+# prompts render in the sandbox. JSON Schema cannot say this of a string, so it is named as the
+# string's format; a client (and a fuzzer) that knows the format makes valid ones.
+TEMPLATE_FORMAT = "compendium-template"
+# The same under a URL that names the template: `name:` may be left out; if given, it is that name.
+NAMED_TEMPLATE_FORMAT = "compendium-template-named"
+
+
 class TemplateIn(Body):
-    yaml: str = Field(min_length=1, max_length=200_000, description="the template as YAML text")
+    yaml: str = Field(min_length=1, max_length=200_000, json_schema_extra={"format": TEMPLATE_FORMAT},
+                      description="the template as YAML text: a mapping with name: (letters, digits, - and _, "
+                                  "not a built-in's name) and the template schema's keys; unknown keys, YAML "
+                                  "that is no mapping and prompts that do not render are refused with 422")
+
+
+class NamedTemplateIn(Body):
+    yaml: str = Field(min_length=1, max_length=200_000, json_schema_extra={"format": NAMED_TEMPLATE_FORMAT},
+                      description="the template as YAML text, as for POST /templates; name: may be left out "
+                                  "(the URL names it), and if given is the URL's name")
 
 
 class GroupIn(Body):
@@ -74,14 +94,22 @@ class PageRevert(Body):
     version: int = Field(ge=1, description="the kept version to bring back")
 
 
+Cron = Annotated[str, Field(
+    min_length=1, max_length=200, pattern=CRON_PATTERN,
+    description="five-field cron, UTC (minute hour day-of-month month day-of-week: numbers, *, ranges, "
+                "steps, lists, month and day names), or @hourly, @daily, @weekly, @monthly, @yearly; an "
+                "expression naming no date that exists ('0 0 30 2 *') never fires",
+)]
+
+
 class ScheduleIn(Body):
-    cron: str = Field(min_length=1, max_length=200, description="five-field cron, UTC")
+    cron: Cron
     template: TemplateName | None = None
     enabled: bool = True
 
 
 class SchedulePatch(Body):
-    cron: str | None = Field(None, min_length=1, max_length=200)
+    cron: Cron | None = None
     template: TemplateName | None = None
     enabled: bool | None = None
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Path, Request
 
 from ..errors import NotFound
 from ..storage.records import StoredTemplate
@@ -19,7 +19,7 @@ from ..tenancy import (
 from .auth import Tenant_, store_of
 from .errors import COMMON, errors
 from .pagination import Paged, PageParams, page_of
-from .schemas import TemplateCheck, TemplateIn, TemplateOut
+from .schemas import TEMPLATE_NAME, NamedTemplateIn, TemplateCheck, TemplateIn, TemplateOut
 
 router = APIRouter(prefix="/templates", tags=["templates"], responses=COMMON)
 
@@ -67,7 +67,8 @@ async def read_template(name: str, request: Request, who: Tenant_) -> dict:
 
 
 @router.put("/{name}", response_model=TemplateOut, responses=errors(404))
-async def update_template(name: str, body: TemplateIn, request: Request, who: Tenant_) -> dict:
+async def update_template(name: Annotated[str, Path(pattern=TEMPLATE_NAME)], body: NamedTemplateIn,
+                          request: Request, who: Tenant_) -> dict:
     """Replace the template's YAML; the stored version goes up by one."""
     return _own(await save_template(store_of(request), who, body.yaml, name=name, create=False), text=True)
 

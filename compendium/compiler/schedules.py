@@ -6,7 +6,7 @@ import secrets
 import time
 from typing import Any
 
-from croniter import CroniterError, croniter
+from croniter import CroniterBadDateError, CroniterError, croniter
 
 from ..errors import InputError, NotFound
 from ..storage.base import Store
@@ -20,10 +20,38 @@ def _system(store: Store) -> Store:
     return system_store(store)
 
 
+def _cron_field(value: str) -> str:
+    item = rf"(?:\*|{value}|{value}-{value})(?:/[1-9][0-9]?)?"
+    return rf"{item}(?:,{item})*"
+
+
+def _names(*names: str) -> str:
+    return "|".join("".join(f"[{c.upper()}{c}]" for c in name) for name in names)
+
+
+# The cron expressions a schedule takes, as the API schema states them: five fields (minute,
+# hour, day of month, month, day of week; numbers, *, ranges, steps, lists, month and day
+# names) or one of the @ names. Every expression it matches is one croniter reads.
+CRON_PATTERN = (
+    r"^ *(?:@(?:yearly|annually|monthly|weekly|daily|midnight|hourly)|"
+    + " +".join(_cron_field(v) for v in (
+        r"(?:[0-5]?[0-9])", r"(?:[01]?[0-9]|2[0-3])", r"(?:0?[1-9]|[12][0-9]|3[01])",
+        rf"(?:0?[1-9]|1[0-2]|{_names('jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec')})",
+        rf"(?:[0-7]|{_names('sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat')})",
+    ))
+    + r") *$"
+)
+# The next run of an expression naming no date that exists ('0 0 30 2 *'): never.
+NEVER = 253402300799.0  # 9999-12-31T23:59:59Z
+
+
 def next_run(cron: str, after: float) -> float:
-    """The first time after `after` (epoch seconds, UTC) that `cron` names."""
+    """The first time after `after` (epoch seconds, UTC) that `cron` names; NEVER when it
+    names no date that exists (a valid expression, as in any cron: it never fires)."""
     try:
         return float(croniter(cron, after).get_next(float))
+    except CroniterBadDateError:
+        return NEVER
     except (CroniterError, ValueError, TypeError) as exc:
         raise InputError(f"not a valid cron expression {cron!r}: {exc}", field="cron") from exc
 

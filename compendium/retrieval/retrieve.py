@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, NotFound
 from ..storage.base import Store
 from ..storage.records import Chunk, ChunkEmbedding, Document, Entity, Page, Relation, Topic
 from ..storage.text import STOPWORDS, words
@@ -222,8 +222,8 @@ async def _documents_in_node(store: Store, name: str) -> list[str]:
             node = item
         stack.extend(item.get("children", []))
     if node is None:
-        raise InputError(f"no outline node {name!r} (name one by its title, id or overview slug)",
-                         field="outline_node")
+        raise NotFound(f"no outline node {name!r} (name one by its title, id or overview slug)",
+                       field="outline_node")
     subjects, stack = [], [node]
     while stack:
         item = stack.pop()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compendium.errors import InputError
+from compendium.errors import InputError, NotFound
 from compendium.operations import opened_store
 from compendium.retrieval import Options, retrieve
 from compendium.retrieval.index import refresh_chunk_vectors
@@ -147,5 +147,5 @@ async def test_an_outline_node_keeps_passages_to_its_documents(compiled_offline)
     result = await retrieve_in_workspace(compiled_offline, "How are pages written to disk?",
                                          Options(top_k=6, outline_node=root["title"].upper()))
     assert result.chunks and all(paths[c["chunk_id"]] in documents for c in result.chunks)
-    with pytest.raises(InputError, match="no outline node"):
+    with pytest.raises(NotFound, match="no outline node"):
         await retrieve_in_workspace(compiled_offline, "pages", Options(outline_node="No Such Topic"))
