@@ -15,8 +15,7 @@ from .tree import OutlineNode
 
 @dataclass(frozen=True)
 class OutlineLimits:
-    max_roots: int = 12
-    max_parts: int = 20  # roots that are all the authors' parts are merged down to this many only
+    max_roots: int = 12  # roots that are not all the authors' parts are merged down to this many
     min_roots: int = 5  # fewer authors' parts than this over a large KB: the largest is opened up
     fan_out: int = 50  # children plus pages of any node
     leaf_pages: int = 50  # a subtopic holds at most this many pages
@@ -295,10 +294,10 @@ class _Builder:
             groups[largest:largest + 1] = opened
         # A root past its share of the pages is opened into the authors' parts (never into a
         # document's headings or communities: those name no part of the manual), and no merge
-        # makes one past it again; up to `max_parts` roots then stand. A part whose parts would
+        # makes one past it again; up to `fan_out` roots then stand. A part whose parts would
         # pass that stays whole: merging them again would name roots after a member.
         cap = max(limits.max_share * total, limits.leaf_pages) if limits.max_roots * limits.max_share > 1 else None
-        room = min(max(limits.max_roots, limits.max_parts, len(groups)), limits.fan_out)
+        room = limits.fan_out
         opened_once: set[int] = set()
         while cap is not None and len(groups) < room:
             over = [i for i, g in enumerate(groups) if id(g) not in opened_once
@@ -308,12 +307,16 @@ class _Builder:
             largest = max(over, key=lambda i: len(groups[i].items()))
             opened = self.expand(groups[largest], 1)
             opened_once.add(id(groups[largest]))
-            if len(groups) - 1 + len(opened) > room:
-                opened = self._open_partly(groups[largest], opened)
+            # Its parts that have parts of their own first ("Models" of "API Reference"); the
+            # rest stays under its title, and is opened in turn only if it is still too big.
+            partly = self._open_partly(groups[largest], opened)
+            if len(partly) > 1:
+                opened = partly
             if len(opened) <= 1 or not _parts(opened) or len(groups) - 1 + len(opened) > room:
                 continue
             groups[largest:largest + 1] = opened
-        most = max(limits.max_roots, limits.max_parts) if cap is not None and _parts(groups) else limits.max_roots
+        # The authors' parts are merged only past the fan-out: a merged part is named after a member.
+        most = limits.fan_out if cap is not None and _parts(groups) else limits.max_roots
         groups = self.merge(groups, most, cap, 1)
         if len(groups) > limits.fan_out:
             groups = self.merge(groups, limits.fan_out, None, 1)
@@ -326,7 +329,8 @@ class _Builder:
         """A part too big to be one root and with too many parts to list them all as roots: its
         parts that have parts of their own (a package's subpackages) become roots, the rest stay
         together under the part's own title (the package's classes)."""
-        nested = [g for g in opened if len(g.parts) == 1 and g.parts[0].children]
+        nested = [g for g in opened if len(g.parts) == 1
+                  and any(not k.startswith("heading:") for k in g.parts[0].children)]
         rest = [g for g in opened if not any(g is n for n in nested)]
         if not nested or not rest or not group.key:
             return [group]

@@ -20,6 +20,7 @@ SORTED_SHARE = 0.9  # link texts in alphabetical order this often: an alphabetic
 NEAR = 0.9  # scores this close to the best are as good
 MAX_TOPS = 40  # candidates for the top, by how many pages they list: bounds the reach walks
 WHOLE_SHARE = 0.5  # a page below the top listing more than this share of the manual is an index
+INDEX_SHARE = 0.2  # so is an alphabetical list of more than this share (a list of commands is less)
 # The sections of a reference page (a man page's), whose links are mentions, not contents.
 REFERENCE_PARTS = frozenset({"options", "environment", "environment variables", "files", "bugs", "author",
                              "authors", "reporting bugs", "copyright", "history", "name", "exit status",
@@ -120,8 +121,9 @@ def contents_tree(listings: Sequence[Listing], by_path: dict[str, str], document
             if page in done:
                 continue
             done.add(page)
-            if page != top and count[page] > WHOLE_SHARE * documents:
-                continue
+            whole = INDEX_SHARE if _alphabetical(usable[page]) else WHOLE_SHARE
+            if page != top and count[page] > whole * documents:
+                continue  # an index of the manual (every document, A to Z) places none of them
             found.pages.append(page)
             for listed in _read(usable[page], by_path, furniture, found):
                 if listed in usable and listed not in done:

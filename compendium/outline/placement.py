@@ -38,6 +38,24 @@ def site_prefix(titles: Sequence[str]) -> str | None:
     return start if count >= 3 and count >= 0.3 * len(titles) else None
 
 
+# The sections of the manual pages (man(7)): a page's kind from "name(1)" or "name.1.html".
+MAN_SECTIONS = {"1": "Commands", "2": "System calls", "3": "Library functions", "4": "Special files",
+                "5": "File formats", "6": "Games", "7": "Overviews and conventions", "8": "Administration commands"}
+_MAN_TITLE = re.compile(r"^[\w.:+-]+\(([1-8])[a-z]*\)$")
+_MAN_FILE = re.compile(r"\.([1-8])[a-z]*\.[a-z]+$")
+_RELEASE = re.compile(r"\b(?:release|version|changes|changelog|news)\b.*\d+\.\d+|\d+\.\d+.*\brelease notes\b",
+                      re.IGNORECASE)
+
+
+def document_kind(path: str, title: str) -> str | None:
+    """The kind a document's shape shows: a manual page's section ("Commands" for "ls(1)" or
+    "ls.1.html"), "Release notes" for a version's notes; None for any other."""
+    found = _MAN_TITLE.match(title.strip()) or _MAN_FILE.search(path.rpartition("/")[2])
+    if found:
+        return MAN_SECTIONS[found.group(1)]
+    return "Release notes" if _RELEASE.search(title) else None
+
+
 @dataclass(frozen=True)
 class SourcePassage:
     """What placement needs of a chunk."""
@@ -159,6 +177,12 @@ class Structure:
         for d in ordered:
             if not self._in_toc(d) and d.id not in self.missing_parent:
                 by_folder[d.path.rpartition("/")[0]].append(d)
+        # Pages no contents place, grouped by the kind their shape shows (a manual page's section,
+        # release notes by their version titles), where three or more share one.
+        kinds = {d.id: k for d in ordered if d.id not in self.parent_of and d.id not in self.missing_parent
+                 and d.id not in self.tops and not self._has_front(d) and (k := document_kind(d.path, self.titles[d.id]))}
+        sizes = Counter(kinds.values())
+        self.kind = {i: (f"kind:{k}", k) for i, k in kinds.items() if sizes[k] >= 3}
         self.family: dict[str, tuple[str, str]] = {}  # document id -> (family key, title)
         for folder, docs in by_folder.items():
             if len(docs) <= fan_out:
@@ -220,6 +244,11 @@ class Structure:
             return self.contents_top
         return min(below, key=lambda d: (-below[d], self.documents[d].path, d))
 
+    def _has_front(self, doc: SourceDocument) -> bool:
+        folder = doc.path.rpartition("/")[0]
+        front = self.folder_index.get(folder) or self.folder_front.get(folder)
+        return front is not None and front in self.parent_of and front != doc.id
+
     def _in_toc(self, doc: SourceDocument) -> bool:
         return doc.id in self.parent_of
 
@@ -265,6 +294,8 @@ class Structure:
             if doc.id in self.missing_parent:
                 if self.missing_parent[doc.id] not in out:  # a missing index page: its folder
                     out.append(self.missing_parent[doc.id])
+            elif doc.id in self.kind:
+                out.append(self.kind[doc.id])
             elif doc.id in self.family:
                 out.append(self.family[doc.id])
         doc_title = self.titles[doc.id]

@@ -13,7 +13,8 @@ _NUMBERING = re.compile(
     re.IGNORECASE,
 )
 _ROMAN = re.compile(r"^\s*[IVXLCDM]+\.\s+(?=\S)")  # "III. Server Administration"
-_APPENDIX = re.compile(r"^\s*[A-Z]\.[0-9]+(?:\.[0-9]+)*\.?\s+(?=\S)")  # "F.2. amcheck"
+# "F.2. amcheck", and a lettered appendix "A. Language Codes" (a capital follows: not "C. elegans")
+_APPENDIX = re.compile(r"^\s*[A-Z]\.(?:[0-9]+(?:\.[0-9]+)*\.?\s+(?=\S)|\s+(?=[A-Z]))")
 _SPACES = re.compile(r"\s+")
 # A topic is a community of the graph, spread over many documents, and is named from its central
 # members' first passages only: a heading over a third of those is what it is about.

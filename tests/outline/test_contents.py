@@ -60,8 +60,10 @@ def test_a_contents_page_places_pages_in_its_sections(tmp_path: Path) -> None:
     assert [t for _k, t in structure.segments("tool-add.html", ())] == ["Commands", "Main commands", "tool-add(1)"]
     # Listed under OPTIONS (a part of any reference page) it is a mention; its section is where it is listed.
     assert [t for _k, t in structure.segments("tool-help.html", ())] == ["Commands", "Helper commands", "tool-help(1)"]
-    # An alphabetical list of every page is an index, not the contents: its pages stay where they are.
-    assert [t for _k, t in structure.segments("a-page.html", ())] == ["a-page(1)"]
+    # An alphabetical list of every page is an index, not the contents: what only it lists is
+    # placed by its kind (a manual page of section 1).
+    assert "a-page.html" not in structure.parent_of
+    assert [t for _k, t in structure.segments("a-page.html", ())] == ["Commands", "a-page(1)"]
 
 
 def test_the_outline_roots_are_the_contents_sections(tmp_path: Path) -> None:
@@ -75,3 +77,19 @@ def test_the_outline_roots_are_the_contents_sections(tmp_path: Path) -> None:
     roots = build_outline(leaves, [])
     titles = {n.title for r in roots for n, _d in r.walk()}
     assert {"Main commands", "Helper commands"} <= titles or {"Commands"} <= titles
+
+
+def test_pages_no_contents_place_are_grouped_by_their_kind(tmp_path: Path) -> None:
+    from compendium.outline.placement import document_kind
+
+    assert document_kind("msgfmt.1.html", "MSGFMT") == "Commands"
+    assert document_kind("git-stage.html", "git-stage(1)") == "Commands"
+    assert document_kind("gitattributes.html", "gitattributes(5)") == "File formats"
+    assert document_kind("releaselog/3_16_0.html", "SQLite Release 3.16.0 On 2017-01-02") == "Release notes"
+    assert document_kind("intro.html", "Introduction") is None
+    documents = _documents(tmp_path)
+    extra = [SourceDocument(f"{n}.1.html", f"{n}.1.html", n.upper()) for n in ("msgfmt", "msgcat", "xgettext")]
+    structure = Structure([*documents, *extra])
+    assert [t for _k, t in structure.segments("msgfmt.1.html", ())] == ["Commands", "MSGFMT"]
+    # The contents page itself is no stray: it is the manual's home.
+    assert structure.segments("tool.html", ())[0][1] != "Commands"
