@@ -368,7 +368,7 @@ def report(results: dict[str, dict[str, Any]], candidates: list[dict[str, Any]],
         grown = (f"{scale['documents']:,} documents, {scale['chunks']:,} chunks: retrieve in-process p50 "
                  f"{scale['p50']:.0f} ms, p95 {scale['p95']:.0f} ms; a CLI process {wall:.2f} s wall, {cpu:.2f} s CPU "
                  "(median of 5)")
-    return f"""# Retrieval on three manuals, offline
+    return f"""# Retrieval on four manuals (three chosen on, one held out), offline
 
 Written by `python -m benchmarks.retrieval`. Machine: {platform.machine()}, Python
 {platform.python_version()}, 2 cores shared with other work (times are upper bounds).
