@@ -1,7 +1,14 @@
-"""Compendium compiles a knowledge base into a cited wiki, an entity graph and topics."""
+"""Compendium compiles a knowledge base into a cited wiki, an entity graph and topics.
+
+The public names are loaded on first use (PEP 562): `import compendium` costs the errors
+module alone, so a CLI command or a script that needs one function does not import the
+compiler, the templates and their models. `from compendium import X` works as before.
+"""
+
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from . import blas  # noqa: F401  (first: before anything imports numpy)
-from .compiler.report import CompileReport
 from .errors import (
     BudgetExceeded,
     Cancelled,
@@ -16,14 +23,37 @@ from .errors import (
     TemplateError,
     WorkspaceError,
 )
-from .operations import compile_workspace, copy_between_stores, export_workspace, workspace_status
-from .settings import Settings, load_settings
-from .storage.factory import open_store
-from .templates.registry import load_template
-from .templates.schema import Template
-from .workspace import add_documents, init_workspace
+
+if _TYPE_CHECKING:
+    from .compiler.report import CompileReport
+    from .operations import (
+        compile_workspace,
+        copy_between_stores,
+        export_workspace,
+        workspace_status,
+    )
+    from .settings import Settings, load_settings
+    from .storage.factory import open_store
+    from .templates.registry import load_template
+    from .templates.schema import Template
+    from .workspace import add_documents, init_workspace
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "CompileReport": ".compiler.report",
+    "Settings": ".settings",
+    "Template": ".templates.schema",
+    "add_documents": ".workspace",
+    "compile_workspace": ".operations",
+    "copy_between_stores": ".operations",
+    "export_workspace": ".operations",
+    "init_workspace": ".workspace",
+    "load_settings": ".settings",
+    "load_template": ".templates.registry",
+    "open_store": ".storage.factory",
+    "workspace_status": ".operations",
+}
 
 __all__ = [
     "BudgetExceeded",
@@ -52,3 +82,16 @@ __all__ = [
     "open_store",
     "workspace_status",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_import_module(module, __name__), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
