@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..engines.offline.words import VERBS
 from ..fingerprint import fingerprint, text_hash
 from ..storage.plans import PagePlan, Subject, sorted_unique
 from ..storage.records import Claim, Entity, Page, Relation
@@ -83,8 +84,11 @@ def _earns_page(entity: Entity, facts: int, min_support: int, min_facts: int) ->
     if entity.engine == "offline":
         if entity.description.strip():
             return facts >= 1
-        if _PLAIN_WORD.fullmatch(entity.name.strip()):
-            return False  # a lone common noun no one defines ("value", "user") is a word, not a name
+        name = entity.name.strip()
+        if _PLAIN_WORD.fullmatch(name) or name.lower() in VERBS:
+            # a lone common noun no one defines ("value", "user") is a word, not a name; so is a
+            # verb that opens instructions ("Start the commit with ...", "Use ...")
+            return False
         return (_distinct_at_least(entity.document_ids, 2) and _distinct_at_least(entity.chunk_ids, min_support)
                 and facts >= min_facts)
     return _distinct_at_least(entity.chunk_ids, min_support) and (min_facts <= 0 or facts >= min_facts)

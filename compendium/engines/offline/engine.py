@@ -17,7 +17,7 @@ from ..tasks import (
     TopicRequest,
 )
 from ..usage import UsageMeter
-from . import extract, summary, topics, writer
+from . import extract, summary, topic_pages, topics, writer
 from . import pairs as pair_rules
 
 
@@ -55,8 +55,8 @@ class OfflineEngine:
     async def write_page(self, request: PageRequest, template: Template) -> str:
         if template.refine.page_template.strip():
             # A template's own layout renders in a worker process: wait off the event loop.
-            return await asyncio.to_thread(writer.write_page, request, template)
-        return writer.write_page(request, template)
+            return await asyncio.to_thread(_write, request, template)
+        return _write(request, template)
 
     async def update_pages(self, requests: Sequence[PageRequest], template: Template) -> dict[str, str]:
         # Rules rebuild each page from its evidence: grouping saves no call, but keeps one path.
@@ -64,3 +64,14 @@ class OfflineEngine:
 
     async def close(self) -> None:
         return None
+
+
+def _write(request: PageRequest, template: Template) -> str:
+    """A topic's page lists its members with what each is (topic_pages), where the sources say
+    what the group or a member is; any other page, or a topic with no such line, is written
+    from its evidence sentences (writer)."""
+    if request.kind == "topic":
+        written = topic_pages.write_topic(request, template)
+        if written is not None:
+            return written
+    return writer.write_page(request, template)

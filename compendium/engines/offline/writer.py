@@ -106,12 +106,6 @@ def write_page(request: PageRequest, template: Template) -> str:
     words of our own are the section headings and the labels of the layout. The page is
     rebuilt from the evidence on UPDATE too, so writing twice gives the same page.
     """
-    if request.kind == "topic":
-        from .topic_pages import write_topic  # it builds on this module's parts
-
-        written = write_topic(request, template)
-        if written is not None:
-            return written
     pool = _evidence_sentences(request.evidence, _subject_words(request), _subject_marks(request))
     if request.kind != "topic":
         pool = _about_subject(request, pool)
