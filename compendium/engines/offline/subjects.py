@@ -81,6 +81,7 @@ _KIND = re.compile(r"^(?:(?:class|exception|function|method|attribute|data|prope
 _TYPE_KINDS = re.compile(r"^(?:[A-Z][a-z]+(?: [a-z]+)?:\s+)?(?:abstract\s+|final\s+|public\s+|static\s+)*"
                          r"(?:class|exception|interface|struct|enum|module)\s", re.IGNORECASE)
 _SOURCE_LINK = re.compile(r"\s*(?:\[source\]|¶)+$")
+_OPTION_TOKEN = re.compile(r"^--?[A-Za-z0-9]")
 _TYPED_NAME = re.compile(r"^([A-Za-z_][\w.]*)\s*(?::\s|=)")
 _QUOTES = "`*‘’'\"“” "
 _NAME_BEFORE_CALL = re.compile(r"([A-Za-z_$][\w$]*(?:[.:][A-Za-z_$][\w$]*)*)\s*\(")
@@ -146,7 +147,9 @@ def is_member(term: str) -> bool:
     if _MAN_REFERENCE.match(inner.rstrip(".:;, ")):
         return False  # a man page named in a list of commands: a subject of its own
     tokens = inner.split()
-    if len(tokens) >= 3 and any(t.startswith("-") or any(c in t for c in "./=<>'\"*$~") for t in tokens[1:]):
+    if len(tokens) >= 2 and any(_OPTION_TOKEN.match(t) for t in tokens[1:]):
+        return True  # a command's option ("findstatic --first")
+    if len(tokens) >= 3 and any(any(c in t for c in "./=<>'\"*$~") for t in tokens[1:]):
         return True  # an example's command line ("git merge-file README.my README README.upstream")
     # An option, a call's signature, an attribute's ("meta: MutableMapping"). A bare identifier
     # (`max_wal_size`, `core.editor`) is a member only where a code name owns it (extract).
