@@ -592,6 +592,8 @@ def _about(
                     items[owner_key] = _Item(owner_key, owner, "code" if _IDENTIFIER.fullmatch(owner) else "name", i)
                 if not items[owner_key].definition and sentence.position == 0:
                     items[owner_key].definition = sentence.text
+                    if items[owner_key].name.isupper() and not term.isupper():
+                        items[owner_key].name = term  # a title in capitals ("MSGCONV"): its NAME line's spelling
                 keys.append(owner_key)
             elif not is_type(sentence.defines) and (bool(_code_owner(sentence, chunk, term)) or (
                     not _headed_by(sentence, chunk, term) and not _expanded(term, alias_of) and (
@@ -702,8 +704,8 @@ _CODE_NAME = re.compile(r"^[A-Za-z_][\w.:$-]*(?:\(\))?$")
 
 
 def _code_owner(sentence: Sentence, chunk: ChunkInput, term: str) -> str:
-    """The code name a definition list's term is a member of: the scope the reader gives, or
-    the heading above it, when that is written like code ("CheckMessage" over its `hint`,
+    """The code name a definition list's term is a member of: the scope the reader gives (one
+    token), or the heading above it when written like code ("CheckMessage" over its `hint`,
     "CACHES" over its `BACKEND`). A group heading ("Core Settings", "Glossary") owns nothing:
     its terms are subjects of their own."""
     heading = clean_heading(sentence.heading or (chunk.heading_path[-1] if chunk.heading_path else ""))
@@ -712,8 +714,11 @@ def _code_owner(sentence: Sentence, chunk: ChunkInput, term: str) -> str:
         if not owner or not _CODE_NAME.match(owner) or name_key(owner) == name_key(term):
             continue
         camel = any(c.isupper() for c in owner[1:]) and not owner.isupper()
-        if camel or any(c in owner for c in "_.:(") or (given and owner.isupper()):
-            return owner  # (a heading in capitals is a man page's section: "OPTIONS")
+        if given or camel or any(c in owner for c in "_.:("):
+            # The reader's scope of one token is a code name ("Conversion", the class of its
+            # methods); a heading is one only when written like code (a heading in capitals
+            # is a man page's section: "OPTIONS").
+            return owner
     return ""
 
 
