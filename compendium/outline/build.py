@@ -3,6 +3,7 @@ then fan-out and depth bounds, titles and ids kept from the previous outline."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -392,7 +393,7 @@ class _Builder:
         ready, loose, spliced = self._splice_namesake(ready, loose, title, depth)
         below = ancestors | {self._key_of(group)} | self._shared_keys(items) | spliced
         node.subjects = sorted(loose, key=self.rank.__getitem__)
-        node.children = [self.node(p, depth + 1, below) for p in ready]
+        node.children = _by_version([self.node(p, depth + 1, below) for p in ready])
         _distinct_titles(node.children, self, node.title)
         return node
 
@@ -446,6 +447,18 @@ class _Builder:
             if count * 2 >= len(items):
                 return title
         return self.leaf[self.central(items)[0]].title if items else ""
+
+
+_VERSION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+)(?![\w.]*\d)")
+
+
+def _by_version(nodes: list[OutlineNode]) -> list[OutlineNode]:
+    """Release notes, newest first: children most of whose titles carry a version ("Version 1.2
+    (2021-06-04)", "Django 3.2 release notes") in the order of their versions; others after them."""
+    versions = {id(n): tuple(int(x) for x in m.group(1).split(".")) for n in nodes if (m := _VERSION.search(n.title))}
+    if len(nodes) < 2 or len(versions) < 0.8 * len(nodes):
+        return nodes
+    return sorted(nodes, key=lambda n: (id(n) not in versions, tuple(-x for x in versions.get(id(n), ()))))
 
 
 def _parts(groups: Sequence[_Group]) -> bool:

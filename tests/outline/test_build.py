@@ -349,3 +349,14 @@ def test_a_root_past_a_quarter_of_the_pages_is_opened_into_the_authors_parts():
     one.update({s: [("doc:notes.html", "Notes on the manual")] for s in groups[7]})
     roots = build_outline(leaves_of(groups, one), edges)
     assert sorted(r.title for r in roots) == ["Manual", "Notes on the manual"]
+
+
+def test_release_notes_are_listed_newest_version_first():
+    from compendium.outline.build import _by_version
+
+    nodes = [OutlineNode(id=t, title=t) for t in
+             ("Version 1.1 (2020-02-22)", "Version 1.10.0 (2022-09-27)", "Version 0.16 (2016-11-04)", "Version 1.2")]
+    assert [n.title for n in _by_version(nodes)] == [
+        "Version 1.10.0 (2022-09-27)", "Version 1.2", "Version 1.1 (2020-02-22)", "Version 0.16 (2016-11-04)"]
+    plain = [OutlineNode(id=t, title=t) for t in ("Tutorial", "Reference", "Version 2.0")]
+    assert _by_version(plain) == plain  # not a list of versions: the authors' order stands
