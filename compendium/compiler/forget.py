@@ -21,14 +21,14 @@ def cited_chunks(markdown: str) -> set[str]:
 async def forget_removed_passages(store: Store, removed: Iterable[str]) -> dict[str, int]:
     """Delete every kept page version that cites a removed chunk (a page's current version
     stays: the page itself was rewritten from what is left), and empty the text of deleted
-    pages that cited one. Returns how many of each were forgotten."""
+    pages (one a person edited keeps theirs). Returns how many of each were forgotten."""
     gone = set(removed)
     if not gone:
         return {"page_versions": 0, "deleted_pages": 0}
     current: dict[str, int] = {}
     emptied: list[Page] = []
     async for page in store.scan(Page):
-        if page.status == "deleted" and (gone & set(page.cited_chunks) or gone & cited_chunks(page.markdown)):
+        if page.status == "deleted" and not page.edited and (page.markdown or page.summary):
             page.markdown, page.summary, page.cited_chunks, page.outlinks = "", "", [], []
             emptied.append(page)
         elif page.status != "deleted":
@@ -41,3 +41,71 @@ async def forget_removed_passages(store: Store, removed: Iterable[str]) -> dict[
         if emptied:
             await store.upsert(emptied)
     return {"page_versions": len(stale), "deleted_pages": len(emptied)}
+
+
+_DEFINITION = re.compile(r"^\[\^([^\]\s]+)\]:.*$", re.MULTILINE)
+_MARKER = re.compile(r"\[\^([^\]\s]+)\]")
+# Where a sentence ends: its stop and the citation markers after it, or a run of markers.
+_END = re.compile(r"(?:[.!?](?:\[\^[^\]\s]+\])*|(?:\[\^[^\]\s]+\])+)(?=\s|$)")
+_STRUCTURE = ("#", "|", "```", "~~~", "    ")
+
+
+def without_removed(markdown: str, gone: set[str]) -> str:
+    """The page's Markdown without the sentences whose every citation is of a removed chunk,
+    the markers of removed chunks elsewhere, and their footnote definitions."""
+    dead = {m.group(1) for m in _DEFINITION.finditer(markdown) if gone & cited_chunks(m.group(0))}
+    if not dead:
+        return markdown
+    out: list[str] = []
+    fenced = False
+    for line in markdown.split("\n"):
+        definition = _DEFINITION.match(line)
+        if definition is not None:
+            if definition.group(1) not in dead:
+                out.append(line)
+            continue
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if fenced or line.lstrip().startswith(_STRUCTURE) or not _MARKER.search(line):
+            out.append(_MARKER.sub(lambda m: "" if m.group(1) in dead else m.group(0), line))
+            continue
+        kept, start = [], 0
+        for end in [m.end() for m in _END.finditer(line)] + [len(line)]:
+            sentence = line[start:end]
+            start = end
+            labels = set(_MARKER.findall(sentence))
+            if labels and labels <= dead:
+                continue  # every passage it stood on is gone
+            kept.append(_MARKER.sub(lambda m: "" if m.group(1) in dead else m.group(0), sentence))
+        text = "".join(kept).strip()
+        prefix = line[: len(line) - len(line.lstrip())]
+        if text:
+            out.append(prefix + text)
+        elif out and out[-1] == "":
+            continue  # the paragraph is gone: no second blank line
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out))
+
+
+async def strip_removed_sentences(store: Store, removed: Iterable[str]) -> int:
+    """Before pages are written again: take out of every live page the sentences that stood
+    only on removed chunks, so that an update merging new evidence into the page starts from
+    what is left, not from the deleted document's words (which it keeps, uncited, once their
+    citations are dropped). A page a person edited is theirs and is left alone. The page keeps
+    its version number; that version's kept text is the page's new text. Returns the pages
+    changed."""
+    gone = set(removed)
+    if not gone:
+        return 0
+    changed: list[Page | PageVersion] = []
+    async for page in store.scan(Page, {"status": "active"}):
+        if page.edited or not (gone & set(page.cited_chunks) or gone & cited_chunks(page.markdown)):
+            continue
+        text = without_removed(page.markdown, gone)
+        if text == page.markdown:
+            continue
+        page.markdown = text
+        page.cited_chunks = [c for c in page.cited_chunks if c not in gone]
+        changed += [page, PageVersion.of(page)]
+    if changed:
+        await store.upsert(changed)
+    return len(changed) // 2

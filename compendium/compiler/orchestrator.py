@@ -12,7 +12,7 @@ from ..pipeline.context import CompileContext, Phase, PhaseResult
 from ..pipeline.events import CompileFinished, Message, PhaseFinished, PhaseStarted
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Claim, Document, Entity, Relation, Topic
-from .forget import forget_removed_passages
+from .forget import forget_removed_passages, strip_removed_sentences
 from .report import BUDGET_EXCEEDED, CANCELLED, FAILED, SUCCEEDED, CompileReport
 
 PHASE_NAMES = ("ingest", "map", "reduce", "plan", "refine")
@@ -73,10 +73,12 @@ async def _run_phases(ctx: CompileContext, phases: Sequence[tuple[str, Phase]] |
         events.emit(PhaseFinished(name, report.phases[name]))
         if report.status != SUCCEEDED:
             break
+        if name == "ingest":  # pages are rewritten from what is left, not from removed passages
+            await strip_removed_sentences(store, (ctx.state.get("ingest") or {}).get("deleted_chunks") or [])
     report.settle_status()
     if report.status not in (FAILED, CANCELLED, BUDGET_EXCEEDED):
-        # The text of removed passages is kept nowhere once the pages citing them are rewritten.
-        removed = (ctx.state.get("ingest") or {}).get("removed_chunks") or []
+        # The text of deleted documents is kept nowhere once the pages citing them are rewritten.
+        removed = (ctx.state.get("ingest") or {}).get("deleted_chunks") or []
         await forget_removed_passages(store, removed)
         await _build_retrieval_index(ctx)
     await _fill_counts(store, ctx, report)

@@ -315,12 +315,14 @@ async def run(
         await store.upsert(regrouped)
 
     deleted_ids = []
+    deleted_chunks: list[str] = []  # of documents that are gone: their text must go with them
     for rel in plan.deleted:
         doc = stored_docs[rel]
-        removed_chunks.extend(await _delete_document(store, doc.id))
+        deleted_chunks.extend(await _delete_document(store, doc.id))
         deleted_ids.append(doc.id)
         done += 1
         _progress(ctx, done, total)
+    removed_chunks.extend(deleted_chunks)
     await store.upsert(
         [CacheEntry(id=_CHUNKING_KEY, namespace=PHASE, value={"fingerprint": chunking}, created_at=time.time())]
     )
@@ -342,6 +344,7 @@ async def run(
         "changed_documents": changed_ids,
         "deleted_documents": deleted_ids,
         "removed_chunks": removed_chunks,
+        "deleted_chunks": deleted_chunks,
         "regrouped_documents": [d.id for d in regrouped],
         "previous": None if read_failures else previous,  # the folder fingerprint this run started from
     }

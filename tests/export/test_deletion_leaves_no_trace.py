@@ -11,6 +11,8 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from compendium.cli import main
 from compendium.phases.readers import read_document
 from compendium.storage.factory import open_store
@@ -88,7 +90,30 @@ def everything(workspace: Path, out: Path) -> dict[str, str]:
     return texts
 
 
-def test_a_deleted_document_leaves_no_8_word_span_in_the_exports_or_the_store(sample_workspace, tmp_path, capsys):
+# Two traces are left on the LLM path, outside what the compile's clean-up can attribute: REFINE
+# keeps a sentence whose citations it had to drop (it is then uncited, so nothing says it came
+# from the deleted document), and the LLM response cache keeps the replies that quoted it.
+LLM_TRACES = pytest.mark.xfail(strict=True, reason="REFINE keeps uncited sentences; the response cache keeps replies")
+
+
+@pytest.fixture(params=["offline", pytest.param("llm", marks=LLM_TRACES)])
+def engine(request, monkeypatch):
+    """The offline engine, or the scripted LLM server through the real client (descriptions and
+    summaries are then the model's, merged across documents)."""
+    if request.param == "llm":
+        server = request.getfixturevalue("llm_server")
+        monkeypatch.setenv("COMPENDIUM_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("COMPENDIUM_LLM_API_KEY", "test-key")
+        monkeypatch.setenv("COMPENDIUM_LLM_MODEL", "test-chat")
+    else:
+        for name in ("COMPENDIUM_LLM_BASE_URL", "COMPENDIUM_LLM_API_KEY", "COMPENDIUM_LLM_MODEL"):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("COMPENDIUM_STORE", raising=False)
+    return request.param
+
+
+def test_a_deleted_document_leaves_no_8_word_span_in_the_exports_or_the_store(
+        engine, sample_workspace, tmp_path, capsys):
     ws = str(sample_workspace)
     documents = sample_workspace / "documents"
     gone = read_document(documents / GONE).text
@@ -118,4 +143,4 @@ def test_a_deleted_document_leaves_no_8_word_span_in_the_exports_or_the_store(sa
         hits = [s for s in own if f" {s} " in flat]
         if hits:
             found[where] = hits[:3]
-    assert not found, json.dumps(found, indent=1, ensure_ascii=False)[:4000]
+    assert not found, json.dumps(found, indent=1, ensure_ascii=False)[:1500] + f"... in {sorted(found)}"
