@@ -224,11 +224,12 @@ class _Events:
             return "soft"
         if self.soft and not self.soft_open:
             return "inline"
-        classes = _classes(attrib)
-        if self.dls and self.contexts and self.contexts[-1][0] == "term" and classes:
-            self._capture(classes)
-        elif self.signature is not None and classes and _SIG_NAME.intersection(classes):
-            self.captures.append((len(self.stack), "name", len(self.inline)))
+        if (self.dls or self.signature is not None) and attrib and attrib.get("class"):
+            classes = _classes(attrib)
+            if self.dls and self.contexts and self.contexts[-1][0] == "term":
+                self._capture(classes)
+            elif self.signature is not None and _SIG_NAME.intersection(classes):
+                self.captures.append((len(self.stack), "name", len(self.inline)))
         if tag == "pre":
             self.flush()
             self.pre = []
@@ -255,7 +256,8 @@ class _Events:
             self.languages.append((len(self.stack), language))
         if tag in ("article", "section", "main"):
             self.sections += 1
-        if _MEMBER_SIGNATURE.intersection(_classes(attrib)) and self.signature is None:
+        if self.signature is None and "ignature" in (attrib.get("class") or "") and \
+                _MEMBER_SIGNATURE.intersection(_classes(attrib)):
             self.signature = {"depth": len(self.stack), "names": []}
         if tag == "dl":
             self.dls.append({"terms": [], "names": [], "prenames": [], "sig": False, "id": "", "described": False})
@@ -470,9 +472,9 @@ class _Events:
             return
         owner = _KIND_WORDS.sub("", self.h1).split("<", 1)[0].strip()
         name = sig["names"][0].split("<", 1)[0].strip() if sig and sig["names"] else ""  # "DiffResult<T>"
-        at = re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) if name else None
-        if at is not None:  # from the name on, without modifiers, annotations, supertypes or throws
-            text = _SUPERTYPES.split(text[at.start():], maxsplit=1)[0]
+        at = _word_at(text, name) if name else -1
+        if at >= 0:  # from the name on, without modifiers, annotations, supertypes or throws
+            text = _SUPERTYPES.split(text[at:], maxsplit=1)[0]
         scope = owner if " " not in owner and owner != name else ""  # a type is no member of itself
         self.out.pending_term(text, name=name, scope=scope, code=True)
 
@@ -480,6 +482,18 @@ class _Events:
         name, content = (attrib.get("name") or "").lower(), attrib.get("content")
         if name in ("author", "description", "keywords") and content:
             self.meta[name] = one_line(content)
+
+
+def _word_at(text: str, word: str) -> int:
+    """Where `word` first stands in `text` as a word of its own, -1 when nowhere."""
+    at = text.find(word)
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        after = text[at + len(word)] if at + len(word) < len(text) else " "
+        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
+            return at
+        at = text.find(word, at + 1)
+    return -1
 
 
 def _span(value: Any, limit: int) -> int:

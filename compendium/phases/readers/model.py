@@ -168,6 +168,21 @@ def heading_name(text: str) -> str:
     return found.group().rstrip(".") if found else text
 
 
+_ARTICLE = re.compile(r"(?:The|the|An?|an?)\s+")
+
+
+def _names_first(description: str, name: str) -> bool:
+    """Does a description of four words or more open with `name` (after an article, in code
+    marks or not): "The component_0 carries ...", "`limit` caps ..."?"""
+    if len(description) < len(name) + 8 or description.count(" ") < 3:
+        return False
+    start = _ARTICLE.match(description)
+    rest = description[start.end():] if start else description
+    rest = rest.lstrip("`")
+    end = len(name)
+    return rest.startswith(name) and (end == len(rest) or not (rest[end].isalnum() or rest[end] == "_"))
+
+
 def bare_term(term: str) -> str:
     """The name a term defines: its long option when it lists several ("-a, --all" -> "--all"),
     else its first part, without argument, signature or code marks."""
@@ -232,8 +247,7 @@ class Builder:
             code = code_like(plain)
         shown = code_span(plain) if code else term
         name = name or bare_term(term)
-        if name and len(description.split()) >= 4 and re.match(rf"(?:(?:The|the|An?|an?)\s+)?`*{re.escape(name)}\b",
-                                                           description):
+        if name and _names_first(description, name):
             shown = ""  # the description names it already: "The component_0 carries ..."
         if not scope and name.startswith(("-", "<")):
             scope = self.owner or next((h for _, h, is_name in reversed(self.headings) if is_name), "")
