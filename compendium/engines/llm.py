@@ -219,11 +219,20 @@ class LLMEngine:
             return budget, page
         return min(budget, max(512, context // 4)), min(page, max(256, context // 8))
 
-    def map_schema(self, n_chunks: int) -> dict[str, Any]:
-        """The extraction schema with its lists bounded for a batch of `n_chunks` chunks."""
+    def map_schema(self, n_chunks: int, wordy: bool = False) -> dict[str, Any]:
+        """The extraction schema with its lists bounded for a batch of `n_chunks` chunks. For
+        chunks of prose it asks for at least one claim and one entity: under a grammar a small
+        model otherwise closes every list at once (measured), and prose always states some."""
         schema = copy.deepcopy(strict_schema(ExtractionReply))
+        per_chunk_cap = min(self.list_items(), MAX_LIST_ITEMS)
         for kind, per_chunk in ITEMS_PER_CHUNK.items():
-            schema["properties"][kind]["maxItems"] = per_chunk * max(1, n_chunks)
+            schema["properties"][kind]["maxItems"] = min(per_chunk, per_chunk_cap) * max(1, n_chunks)
+        if wordy:
+            for kind in ("claims", "entities"):
+                schema["properties"][kind]["minItems"] = 1
+        if self.lean():
+            for kind in ("concepts", "relations", "topics"):
+                schema["properties"][kind]["maxItems"] = 0
         return schema
 
     async def extract(self, batch: ExtractionBatch, template: Template) -> ExtractionReply:
@@ -276,7 +285,7 @@ class LLMEngine:
                 schema_name="extraction",
                 temperature=template.models.temperature,
                 check=check,
-                schema=self.map_schema(len(batch.chunks)),
+                schema=self.map_schema(len(batch.chunks), wordy),
                 # A batch of several chunks cut off is split by MAP; one chunk is repaired.
                 split_on_cutoff=len(batch.chunks) > 1,
                 max_tokens=reply_cap,
