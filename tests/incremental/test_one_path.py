@@ -8,15 +8,17 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from benchmarks.corpus import generate_corpus
 from compendium.operations import compile_workspace, opened_store
 from compendium.outline import OutlineNode
 from compendium.outline.stored import stored_outline
 from compendium.phases.map import extracts_fingerprint
 from compendium.pipeline.stages import stage_mark
 from compendium.settings import load_settings
-from compendium.storage.records import Chunk, Claim, Entity, Extract, Relation
+from compendium.storage.records import Chunk, Claim, Entity, Extract, Page, Relation, Topic
 from compendium.templates.registry import show_template
 from compendium.templates.render import default_prompt
 from compendium.workspace import init_workspace
@@ -191,3 +193,106 @@ async def test_the_outline_is_built_again_only_when_its_inputs_change(tmp_path: 
     assert after is not None and after["inputs"] != built["inputs"]
     listed = {s for root in after["roots"] for node, _d in OutlineNode.from_dict(root).walk() for s in node.subjects}
     assert set(after["page_of"]) - {n.id for r in after["roots"] for n, _d in OutlineNode.from_dict(r).walk()} <= listed
+
+
+# One path on a generated corpus: each kind of change on its own (one document edited, one
+# added, one deleted) ends where a compile from scratch of the documents it leaves ends.
+CORPUS = 30
+CHANGES = ("edit", "add", "delete")
+EDITED_SENTENCE = " An operator can inspect it with the status command at any time."
+
+
+def _corpus(folder: Path, spare: Path) -> Path:
+    """CORPUS generated documents in `folder`, and one more (the one an "add" adds) in `spare`."""
+    generate_corpus(spare, CORPUS + 1)
+    folder.mkdir(parents=True)
+    files = sorted(spare.iterdir())
+    for f in files[:CORPUS]:
+        shutil.move(str(f), folder / f.name)
+    return files[CORPUS]
+
+
+def _change(kind: str, folder: Path, extra: Path) -> None:
+    files = sorted(folder.iterdir())
+    if kind == "edit":  # one sentence more in the second paragraph of prose of one document
+        path = files[len(files) // 3]
+        paragraphs = path.read_text(encoding="utf-8").split("\n\n")
+        prose = [i for i, p in enumerate(paragraphs) if p and not p.startswith("#")]
+        paragraphs[prose[1]] += EDITED_SENTENCE
+        path.write_text("\n\n".join(paragraphs), encoding="utf-8")
+    elif kind == "add":
+        shutil.copy(extra, folder / extra.name)
+    else:
+        files[len(files) // 2].unlink()
+
+
+async def _outputs(workspace: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Subjects, topics, the outline and the live pages' texts, without what depends on when or
+    how often they were written (times, versions) or on vectors."""
+    async with opened_store(load_settings(workspace, env=env)) as store:
+        kb = await canonical_records(store, (Entity, Topic))
+        pages = {}
+        async for page in store.scan(Page):
+            if page.status == "active":  # type: ignore[attr-defined]
+                data = page.to_dict()
+                for key in ("embedding", "version", "created_at", "updated_at", "pending_update"):
+                    data.pop(key, None)
+                pages[page.id] = data
+        outline = await stored_outline(store)
+    return {"subjects": kb["Entity"], "topics": kb["Topic"], "outline": outline, "pages": pages}
+
+
+def _differences(grown: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
+    """Per part, the ids whose records differ (only in one, or in both but unequal)."""
+    out: dict[str, Any] = {}
+    for part in ("subjects", "topics", "pages"):
+        a, b = grown[part], fresh[part]
+        ids = sorted(i for i in set(a) | set(b) if a.get(i) != b.get(i))
+        if ids:
+            out[part] = {i: {k: (a.get(i, {}).get(k), b.get(i, {}).get(k))
+                             for k in sorted(set(a.get(i, {})) | set(b.get(i, {})))
+                             if a.get(i, {}).get(k) != b.get(i, {}).get(k)} for i in ids}
+    if grown["outline"] != fresh["outline"]:
+        out["outline"] = True
+    return out
+
+
+async def _one_path(tmp_path: Path, env: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """For each change, what the recompiled KB has that a fresh compile of its documents has not."""
+    base = init_workspace(tmp_path / "base")
+    _outline_template(base)
+    extra = _corpus(base / "documents" / "syn", tmp_path / "spare")
+    first = (await compile_workspace(load_settings(base, env=env))).as_dict()
+    assert first["status"] == "succeeded", first["error"]
+    found: dict[str, dict[str, Any]] = {}
+    for kind in CHANGES:
+        grown = tmp_path / kind
+        shutil.copytree(base, grown)
+        _change(kind, grown / "documents" / "syn", extra)
+        fresh = init_workspace(tmp_path / f"{kind}-fresh")
+        _outline_template(fresh)
+        shutil.copytree(grown / "documents" / "syn", fresh / "documents" / "syn")
+        for workspace in (grown, fresh):
+            report = (await compile_workspace(load_settings(workspace, env=env))).as_dict()
+            assert report["status"] == "succeeded", report["error"]
+        found[kind] = _differences(await _outputs(grown, env), await _outputs(fresh, env))
+    return found
+
+
+def _judge(found: dict[str, dict[str, Any]]) -> None:
+    """Subjects must be those of a fresh compile. Topics, the outline and page texts are not yet
+    (PLAN's communities keep a margin against the previous outline, an update merges new evidence
+    into a page a fresh compile writes whole): the test is marked as failing, naming what differs."""
+    assert {kind: d.get("subjects", {}) for kind, d in found.items()} == {kind: {} for kind in CHANGES}
+    rest = {kind: {part: (len(ids) if isinstance(ids, dict) else "differs") for part, ids in d.items()}
+            for kind, d in found.items() if d}
+    if rest:
+        pytest.xfail(f"topics, outline or pages differ from a fresh compile's: {rest}")
+
+
+async def test_each_change_to_a_corpus_ends_where_a_fresh_compile_ends_offline(tmp_path: Path):
+    _judge(await _one_path(tmp_path, {}))
+
+
+async def test_each_change_to_a_corpus_ends_where_a_fresh_compile_ends_with_a_model(llm_server: LLMServer, tmp_path: Path):
+    _judge(await _one_path(tmp_path, env_for(llm_server)))
