@@ -5,6 +5,12 @@ Requests go through aiohttp (its C parser spends ~0.15 ms of CPU a call; httpx, 
 environment's proxy settings. The `openai` SDK is imported only when a request fails (to raise
 its exception classes, which the retry rules and the error messages are written against) or
 when its client is asked for: importing it costs ~0.3-0.8 s of CPU.
+
+A stalled call costs seconds, not the whole timeout: a call's deadline follows the reply it
+asks for (max_tokens), and a call still unanswered past HEDGE_FACTOR times the median latency
+of its path is sent once more beside the first (a hedge; at most HEDGE_SHARE of the calls):
+the first answer wins and the other is dropped. Calls are idempotent: the same request asked
+twice is the same work, cached by its fingerprint above.
 """
 
 from __future__ import annotations
@@ -25,6 +31,51 @@ if TYPE_CHECKING:
 
 _ENCODER = json_text.JsonText()
 MAX_CONNECTIONS = 1000  # as the SDK's default: a compile's calls in flight never wait for one
+# Hedging (see the module's docstring). Not yet tuned on real endpoints: 3x the median is where
+# a call is well past its usual time; the floor keeps fast local servers from being hedged by
+# scheduling noise; one call in ten at most, so a slow endpoint is not sent twice the load.
+HEDGE_FACTOR = 3.0
+HEDGE_FLOOR = 2.0  # seconds
+HEDGE_SHARE = 0.1
+HEDGE_SAMPLES = 3  # latencies of a path needed before its calls are hedged
+LATENCIES_KEPT = 64  # per path, the most recent
+# A call's deadline: the time to a reply's first byte plus its tokens at the slowest decoding
+# speed planned for (a small model on a CPU), within the client's timeout.
+FIRST_BYTE_SECONDS = 30.0
+SLOWEST_TOKENS_PER_SECOND = 5.0
+
+
+class _Latencies:
+    """Recent latencies of each path, and how many calls were hedged."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, list[float]] = {}
+        self.calls = 0
+        self.hedged = 0
+
+    def add(self, path: str, seconds: float) -> None:
+        kept = self.kept.setdefault(path, [])
+        kept.append(seconds)
+        del kept[:-LATENCIES_KEPT]
+
+    def hedge_after(self, path: str) -> float | None:
+        """Seconds after which a call of `path` is hedged; None while too few are known."""
+        kept = self.kept.get(path, [])
+        if len(kept) < HEDGE_SAMPLES:
+            return None
+        ordered = sorted(kept)
+        return max(HEDGE_FLOOR, HEDGE_FACTOR * ordered[len(ordered) // 2])
+
+    def may_hedge(self) -> bool:
+        return self.hedged + 1 <= HEDGE_SHARE * self.calls + 1
+
+
+def deadline(body: dict[str, Any], timeout: float) -> float:
+    """Seconds a call asking for `body` may take: what its reply's size needs, at most `timeout`."""
+    tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+    if not isinstance(tokens, int) or tokens <= 0:
+        return timeout
+    return min(timeout, FIRST_BYTE_SECONDS + tokens / SLOWEST_TOKENS_PER_SECOND)
 
 
 @cache
@@ -81,6 +132,7 @@ class Transport:
         self._proxy, self._proxy_auth = _env_proxy(self.base_url)  # read once, not per call
         # A session belongs to the event loop it was made on: one per loop that posts.
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
+        self._latencies = _Latencies()
 
     def _session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
@@ -112,10 +164,8 @@ class Transport:
         content = _ENCODER.dumps_bytes(body)
         url = self.base_url + path.lstrip("/")
         try:
-            async with self._session().post(url, data=content, proxy=self._proxy, proxy_auth=self._proxy_auth) as response:
-                payload = await response.read()
-                status = response.status
-                headers = list(response.headers.items()) if status >= 400 else []  # for the error only
+            status, payload, headers = await asyncio.wait_for(
+                self._hedged(path, url, content), deadline(body, self._timeout))
         except TimeoutError as exc:
             raise openai_sdk().APITimeoutError(request=_request(url)) from exc
         except aiohttp.ClientError as exc:
@@ -125,6 +175,42 @@ class Transport:
 
             raise status_error(httpx.Response(status, headers=headers, content=payload, request=_request(url)))
         return payload
+
+    async def _hedged(self, path: str, url: str, content: bytes) -> tuple[int, bytes, list[tuple[str, str]]]:
+        """The first answer of the call, or of its hedge when it stalls (see the module's docstring)."""
+        stats = self._latencies
+        stats.calls += 1
+        started = asyncio.get_running_loop().time()
+        tasks = {asyncio.ensure_future(self._post_once(url, content))}
+        try:
+            after = stats.hedge_after(path)
+            if after is not None:
+                done, _ = await asyncio.wait(tasks, timeout=after)
+                if not done and stats.may_hedge():
+                    stats.hedged += 1
+                    tasks.add(asyncio.ensure_future(self._post_once(url, content)))
+            while True:
+                done, tasks = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                failed = [t for t in done if t.exception() is not None]
+                answered = [t for t in done if t.exception() is None]
+                if answered:
+                    status, payload, headers = answered[0].result()
+                    if status < 400:
+                        stats.add(path, asyncio.get_running_loop().time() - started)
+                    return status, payload, headers
+                if not tasks:  # every try failed: the first failure is the call's
+                    raise failed[0].exception()  # type: ignore[misc]
+        finally:
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _post_once(self, url: str, content: bytes) -> tuple[int, bytes, list[tuple[str, str]]]:
+        async with self._session().post(url, data=content, proxy=self._proxy, proxy_auth=self._proxy_auth) as response:
+            payload = await response.read()
+            status = response.status
+            return status, payload, list(response.headers.items()) if status >= 400 else []  # for the error only
 
     async def get(self, path: str) -> bytes:
         """GET /<path> (e.g. /models); the reply body, or an openai.APIError."""

@@ -1,0 +1,94 @@
+"""A stalled call costs seconds, not its timeout: past a multiple of its path's median latency
+it is asked once more beside the first, and the first answer wins; a call's deadline follows
+the reply it asks for."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import openai
+import pytest
+
+from compendium.engines import transport as transport_module
+from compendium.engines.transport import Transport, deadline
+
+OK = json.dumps({"ok": True}).encode()
+ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(OK), OK)
+
+
+class StallingServer:
+    """Answers every request at once, except those numbered in `stall`, which wait until released."""
+
+    def __init__(self, stall: set[int]) -> None:
+        self.stall, self.requests, self.released = stall, 0, asyncio.Event()
+        self.stalled_open = 0  # stalled requests still waiting: the caller did not wait for them
+        self.stalled = asyncio.Condition()
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> StallingServer:
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        return self
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/v1"
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length"))
+                await reader.readexactly(length)
+                self.requests += 1
+                if self.requests in self.stall:
+                    async with self.stalled:
+                        self.stalled_open += 1
+                        self.stalled.notify_all()
+                    await self.released.wait()
+                    self.stalled_open -= 1
+                    return
+                writer.write(ANSWER)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        finally:
+            writer.close()
+
+    async def stop(self) -> None:
+        self.released.set()
+        assert self.server is not None
+        self.server.close()
+
+
+async def test_a_stalled_call_is_answered_by_its_hedge_without_waiting_for_the_stall():
+    server = await StallingServer(stall={4, 9}).start()
+    client = Transport(base_url=server.url, api_key="k", timeout=600.0)
+    try:
+        for _ in range(3):  # what a call of this path usually takes
+            assert await client.post("/chat/completions", {"max_tokens": 10}) == OK
+        assert await client.post("/chat/completions", {"max_tokens": 10}) == OK  # request 4 stalls; 5 answers
+        assert server.requests == 5 and server.stalled_open == 1  # answered while the stall still waits
+        for _ in range(3):
+            assert await client.post("/chat/completions", {"max_tokens": 10}) == OK
+        # Request 9 stalls too, but one hedge in 8 calls is the share allowed: it is not hedged
+        # again at once, and the call waits for its deadline (the test releases it instead).
+        call = asyncio.ensure_future(client.post("/chat/completions", {"max_tokens": 10}))
+        async with server.stalled:
+            await server.stalled.wait_for(lambda: server.stalled_open == 2)
+        assert not call.done() and server.requests == 9
+        server.released.set()
+        with pytest.raises(openai.APIConnectionError):  # the stalled connection closed, unanswered
+            await call
+    finally:
+        await client.close()
+        await server.stop()
+
+
+def test_a_deadline_follows_the_reply_asked_for():
+    assert deadline({"max_tokens": 100}, 600.0) == pytest.approx(
+        transport_module.FIRST_BYTE_SECONDS + 100 / transport_module.SLOWEST_TOKENS_PER_SECOND)
+    assert deadline({"max_tokens": 100_000}, 120.0) == 120.0
+    assert deadline({}, 120.0) == 120.0
