@@ -48,7 +48,7 @@ SAMPLES = Path(tempfile.gettempdir()) / "compendium-outline-samples"
 NODE_SAMPLE = 30
 OVERVIEW_SAMPLE = 20
 SEED = 14
-SIZE = 300
+SIZE = 0  # 0: the whole manual (a contents page lists pages a sample would miss)
 DEFAULT = (*SIX, "sqlite")
 BUILTIN = Path(__file__).parents[1] / "compendium" / "templates" / "builtin" / "wiki.yaml"
 _CONTENTS_NAMES = re.compile(r"^(index|contents|toc|docs|sitemap|overview-summary|_index)\.", re.IGNORECASE)
@@ -240,13 +240,14 @@ def judged(manual: str, nodes: list[dict[str, Any]], overviews: list[dict[str, A
     node_v = _verdicts(manual, "nodes")
     page_v = _verdicts(manual, "overviews")
     keyed = [f"{n['title']} < {n['parent'] or '(root)'}" for n in nodes]
-    subject = [str(node_v[k]).split()[0] for k in keyed if k in node_v]
-    pages = [page_v[o["slug"]] for o in overviews if o["slug"] in page_v]
+    # A node's verdict says "subject", "placed", both or "neither"; a comment may follow a "#".
+    nodes_judged = [str(node_v[k]).split("#")[0].split() for k in keyed if k in node_v]
+    pages = [str(page_v[o["slug"]]).split("#")[0].strip() for o in overviews if o["slug"] in page_v]
     return {
-        "subject": sum("subject" in v or v == "both" for v in subject) / len(subject) if subject else None,
-        "placed": sum("placed" in v or v == "both" for v in subject) / len(subject) if subject else None,
+        "subject": sum("subject" in v for v in nodes_judged) / len(nodes_judged) if nodes_judged else None,
+        "placed": sum("placed" in v for v in nodes_judged) / len(nodes_judged) if nodes_judged else None,
         "publishable": sum(v == "publishable" for v in pages) / len(pages) if pages else None,
-        "judged": (len(subject), len(pages)),
+        "judged": (len(nodes_judged), len(pages)),
     }
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..fingerprint import short_id
 from ..graph.communities import WeightedGraph, leiden, match_previous, update_communities
-from .titles import is_keyword_pair, is_part_heading
+from .titles import is_keyword_pair, is_part_heading, names_a_subject
 from .tree import OutlineNode
 
 
@@ -446,7 +446,9 @@ class _Builder:
             (key, title), count = min(covered.items(), key=lambda kv: (-kv[1], kv[0][0]))
             if count * 2 >= len(items):
                 return title
-        return self.leaf[self.central(items)[0]].title if items else ""
+        ranked = self.central(items)
+        return next((self.leaf[s].title for s in ranked if names_a_subject(self.leaf[s].title)),
+                    self.leaf[ranked[0]].title if ranked else "")
 
 
 _VERSION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+)(?![\w.]*\d)")
@@ -475,7 +477,7 @@ def _distinct_titles(nodes: list[OutlineNode], builder: _Builder, parent: str) -
         if node.title in seen:
             for s in node.central:
                 candidate = builder.leaf[s].title
-                if candidate not in seen:
+                if candidate not in seen and names_a_subject(candidate):
                     node.title = candidate
                     break
         seen.add(node.title)

@@ -77,3 +77,16 @@ def title_from_members(headings: Sequence[tuple[str, int]], central: Sequence[st
         if text and text.lower() not in PART_HEADINGS and usable(text) and not is_keyword_pair(text, names):
             return text
     return central[0] if central else ""
+
+
+# Values and placeholders, which a member may be titled by but which name no group of pages.
+_LITERALS = frozenset("null none nil true false yes no on off auto always never default".split())
+
+
+def names_a_subject(title: str) -> bool:
+    """Whether a member's title can name a group it is central to: not a literal value ("null",
+    "true"), a number or a short lowercase token ("str", "-k")."""
+    text = title.strip().strip("`'\"")
+    if text.lower() in _LITERALS or not any(c.isalpha() for c in text):
+        return False
+    return not (len(text) <= 3 and text == text.lower())
