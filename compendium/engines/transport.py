@@ -33,10 +33,11 @@ _ENCODER = json_text.JsonText()
 MAX_CONNECTIONS = 1000  # as the SDK's default: a compile's calls in flight never wait for one
 # Hedging (see the module's docstring). Not yet tuned on real endpoints: 3x the median is where
 # a call is well past its usual time; the floor keeps fast local servers from being hedged by
-# scheduling noise; one call in ten at most, so a slow endpoint is not sent twice the load.
+# scheduling noise; at most three calls in ten, so an endpoint that is slow for everyone is not
+# sent twice the load (a call is hedged only past 3x the median, so few are when all is well).
 HEDGE_FACTOR = 3.0
 HEDGE_FLOOR = 2.0  # seconds
-HEDGE_SHARE = 0.1
+HEDGE_SHARE = 0.3
 HEDGE_SAMPLES = 3  # latencies of a path needed before its calls are hedged
 LATENCIES_KEPT = 64  # per path, the most recent
 # A call's deadline: the time to a reply's first byte plus its tokens at the slowest decoding
