@@ -32,7 +32,10 @@ def test_ask_streams_a_cited_answer_and_shows_its_evidence(page, ui_server, offl
     page.wait_for_selector("#ask-answer[data-done=true]")
 
     events = page.evaluate("window.__askEvents")
-    assert events[:2] == ["stage", "stage"] and events[-1] == "final" and "delta" in events
+    # Offline, the answer says it is extractive, then streams its checked sentences.
+    assert events[:2] == ["stage", "stage"] and events[-1] == "final" and "sentence" in events
+    assert events.index("note") < events.index("sentence")
+    assert "extractive" in page.locator("#ask-answer .note").first.inner_text().lower()
     answer = page.locator("#ask-answer").inner_text()
     assert "Visibility Map" in answer and "[C1]" in answer
     cites = page.locator("#ask-answer button.cite")

@@ -160,19 +160,36 @@ export async function renderAsk(main, { kb }, params) {
     clear(answer);
     clear(sources);
     status.textContent = "Finding the evidence…";
-    let written = "";
+    // Checked sentences stand; the model's tokens since the last one are a muted draft that a
+    // retraction (a sentence failing its check) removes.
+    const kept = [];
+    const notes = [];
+    let draft = "";
+    const draw = () => clear(answer,
+      ...notes.map((note) => h("p", { class: "muted note" }, note)),
+      h("p", {}, withCitations(kept.join(" ")), draft ? h("span", { class: "muted draft" }, ` ${draft}`) : false));
     try {
       for await (const event of events(`${base}/ask`, { question: text, mode: mode.value }, mine.signal)) {
         window.__askEvents.push(event.type);
         if (event.type === "stage" && event.stage === "answer") {
           refs = event.refs || {};
           status.textContent = `Writing the answer from ${Object.keys(refs).length} pieces of evidence…`;
+        } else if (event.type === "note") {
+          notes.push(event.message);
+          draw();
         } else if (event.type === "delta") {
-          written += event.text;
-          clear(answer, h("p", {}, withCitations(written)));
+          draft += event.text;
+          draw();
+        } else if (event.type === "sentence") {
+          kept.push(event.text);
+          draft = "";
+          draw();
+        } else if (event.type === "retract") {
+          draft = "";
+          draw();
         } else if (event.type === "final") {
           evidence = event.evidence;
-          clear(answer, event.answer
+          clear(answer, ...notes.map((note) => h("p", { class: "muted note" }, note)), event.answer
             ? h("p", {}, withCitations(event.answer))
             : h("p", { class: "muted" }, "No passage of the knowledge base answers this."));
           answer.dataset.done = "true";
