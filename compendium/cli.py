@@ -236,6 +236,22 @@ def _counted(counts: dict[str, int], *names: str) -> str:
     return ", ".join(f"{counts.get(n, 0):,} {n}" for n in names)
 
 
+FAILED_LISTED = 10  # failed documents or pages `status` names, per kind
+
+
+def _failed_rows(failed: dict[str, Any]) -> list[tuple[str, str]]:
+    """A row per failed document and page with its reason (the first few), and the chunks' count."""
+    rows: list[tuple[str, str]] = []
+    for kind in ("documents", "pages"):
+        items = sorted((failed.get(kind) or {}).items())
+        rows += [("", f"{kind[:-1]} {name}: {reason}") for name, reason in items[:FAILED_LISTED]]
+        if len(items) > FAILED_LISTED:
+            rows.append(("", f"and {_plural(len(items) - FAILED_LISTED, kind[:-1])} more (status --json lists them)"))
+    if failed.get("chunks"):
+        rows.append(("", f"{_plural(failed['chunks'], 'chunk')} not extracted (the next compile asks again)"))
+    return [("Failed", rows[0][1]), *rows[1:]] if rows else rows
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from .operations import workspace_status
 
@@ -261,6 +277,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         rows.append(("", "pages " + _counted(pages, "created", "updated", "unchanged", "deleted")))
         if last.get("error"):
             rows.append(("", last["error"]))
+        rows += _failed_rows(status.get("failed") or {})
     else:
         rows.append(("Last compile", "never: run `compendium compile`"))
     for running in status["running_compiles"]:

@@ -121,7 +121,22 @@ async def knowledge_base_summary(store: Store) -> dict[str, Any]:
         "last_compile": None
         if last is None
         else {k: last.get(k) for k in ("template", "status", "pages", "finished_at", "error")},
+        "failed": {} if last is None else failed_items(last),
     }
+
+
+def failed_items(report: dict[str, Any]) -> dict[str, Any]:
+    """What a compile report says failed for good, with the reason where it has one: documents
+    that could not be read, chunks MAP could not extract (a count), pages REFINE could not write."""
+    phases = report.get("phases") or {}
+    out: dict[str, Any] = {}
+    if documents := (phases.get("ingest") or {}).get("failed_documents"):
+        out["documents"] = dict(documents)
+    if chunks := (phases.get("map") or {}).get("failed"):
+        out["chunks"] = chunks
+    if pages := (phases.get("refine") or {}).get("failed_pages"):
+        out["pages"] = dict(pages)
+    return out
 
 
 async def workspace_status(settings: Settings) -> dict[str, Any]:
