@@ -244,6 +244,7 @@ def extract_chunk(
         entities, concepts = [], []
     claims = _claims(label, sentences, claim_like, about, names, limit)
     relations = _relations(label, sentences, mentions, names, relation_rules, limit) if entities or concepts else []
+    relations += _document_relations(label, chunk, sentences, about, names, relation_rules, relations, limit)
     topics = [TopicItem(chunk=label, name=t) for t in _topics(chunk, ranked, names)] if entities or concepts else []
     return ExtractionReply(
         entities=entities, concepts=concepts, claims=claims, relations=relations, topics=topics
@@ -736,3 +737,30 @@ def _expanded(term: str, alias_of: dict[str, str]) -> bool:
         return False
     key = name_key(term)
     return alias_of.get(key, key) != key
+
+
+def _document_relations(label: str, chunk: ChunkInput, sentences: list[Sentence], about: list[list[str]],
+                        names: dict[str, str], rules: TypeRules, found: list[RelationItem],
+                        limit: int) -> list[RelationItem]:
+    """The document's subject is related to each subject its passage says something about (a
+    command to the settings and terms its page defines), by the first sentence about it: what
+    ties a wiki's pages to the page of the document that defines them."""
+    owner = owner_name(chunk.document_title)
+    owner_key = name_key(owner) if owner else ""
+    if owner_key not in names:
+        return []
+    have = {(r.source, r.target) for r in found} | {(r.target, r.source) for r in found}
+    out: list[RelationItem] = []
+    default = relation_type("", rules).type
+    for i, keys in enumerate(about):
+        for key in keys:
+            if key == owner_key or key not in names or len(found) + len(out) >= limit:
+                continue
+            pair = (names[owner_key], names[key])
+            if pair in have:
+                continue
+            have.add(pair)
+            have.add(pair[::-1])
+            out.append(RelationItem(chunk=label, source=pair[0], target=pair[1], type=default,
+                                    description=sentences[i].text, strength=1.0))
+    return out
