@@ -38,7 +38,8 @@ MAX_CONNECTIONS = 1000  # as the SDK's default: a compile's calls in flight neve
 HEDGE_FACTOR = 3.0
 HEDGE_FLOOR = 2.0  # seconds
 HEDGE_SHARE = 0.3
-HEDGE_SAMPLES = 3  # latencies of a path needed before its calls are hedged
+HEDGE_SAMPLES = 3  # latencies of a path known before its median is used
+HEDGE_COLD = 10.0  # seconds: before that, a call is hedged past this (a local model's first call may load it)
 LATENCIES_KEPT = 64  # per path, the most recent
 # A call's deadline: the time to a reply's first byte plus its tokens at the slowest decoding
 # speed planned for (a small model on a CPU), within the client's timeout.
@@ -59,11 +60,11 @@ class _Latencies:
         kept.append(seconds)
         del kept[:-LATENCIES_KEPT]
 
-    def hedge_after(self, path: str) -> float | None:
-        """Seconds after which a call of `path` is hedged; None while too few are known."""
+    def hedge_after(self, path: str) -> float:
+        """Seconds after which a call of `path` is hedged."""
         kept = self.kept.get(path, [])
         if len(kept) < HEDGE_SAMPLES:
-            return None
+            return HEDGE_COLD
         ordered = sorted(kept)
         return max(HEDGE_FLOOR, HEDGE_FACTOR * ordered[len(ordered) // 2])
 
@@ -184,12 +185,10 @@ class Transport:
         started = asyncio.get_running_loop().time()
         tasks = {asyncio.ensure_future(self._post_once(url, content))}
         try:
-            after = stats.hedge_after(path)
-            if after is not None:
-                done, _ = await asyncio.wait(tasks, timeout=after)
-                if not done and stats.may_hedge():
-                    stats.hedged += 1
-                    tasks.add(asyncio.ensure_future(self._post_once(url, content)))
+            done, _ = await asyncio.wait(tasks, timeout=stats.hedge_after(path))
+            if not done and stats.may_hedge():
+                stats.hedged += 1
+                tasks.add(asyncio.ensure_future(self._post_once(url, content)))
             while True:
                 done, tasks = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
                 failed = [t for t in done if t.exception() is not None]
