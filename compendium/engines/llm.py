@@ -233,6 +233,14 @@ class LLMEngine:
         if self.lean():
             for kind in ("concepts", "relations", "topics"):
                 schema["properties"][kind]["maxItems"] = 0
+            # Claims first (a grammar writes properties in order, and pages are written from
+            # claims), entities by name and type only.
+            order = ["claims", "entities", "concepts", "relations", "topics"]
+            schema["properties"] = {k: schema["properties"][k] for k in order}
+            schema["required"] = order
+            entity = schema["$defs"]["EntityItem"]
+            entity["properties"] = {k: entity["properties"][k] for k in ("chunk", "name", "type")}
+            entity["required"] = ["chunk", "name", "type"]
         return schema
 
     async def extract(self, batch: ExtractionBatch, template: Template) -> ExtractionReply:
