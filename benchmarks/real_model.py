@@ -243,6 +243,104 @@ def _run_one(base: Path, name: str, llm: bool, timeout: float, keep: Path) -> di
     return summary
 
 
+_CITED_SENTENCE = re.compile(r"([^.!?\n]+[.!?])((?:\s*\[\^\d+\])+)")
+
+
+async def _probe_pages(ws: Path, count: int, label: str) -> list[dict[str, Any]]:
+    """REFINE on the model alone: pages of the offline KB written again by the model from the
+    sentences the offline page cites (its evidence), each checked sentence by sentence. For a
+    machine too slow to compile the slice through the model in one sitting."""
+    from compendium.engines.factory import build_engine
+    from compendium.engines.llm import evidence_texts, support_problem
+    from compendium.engines.replies import page_problem
+    from compendium.engines.tasks import EvidenceItem, PageRequest
+    from compendium.engines.usage import UsageMeter
+    from compendium.settings import load_settings
+    from compendium.storage.factory import open_store
+    from compendium.storage.records import Page
+    from compendium.support import check_text
+    from compendium.templates.registry import load_template
+
+    store = await open_store(f"sqlite:///{ws / '.compendium' / 'store.db'}")
+    try:
+        pages = sorted([p async for p in store.scan(Page, {"status": "active"})],
+                       key=lambda p: -len(p.cited_chunks))[:count]  # type: ignore[attr-defined]
+    finally:
+        await store.close()
+    settings = load_settings(ws, env={k: v for k, v in os.environ.items() if not k.startswith("COMPENDIUM_EMBED_")})
+    template = load_template("wiki")
+    engine = build_engine(settings, template, usage=UsageMeter())
+    out = []
+    try:
+        for page in pages:
+            markdown = page.markdown  # type: ignore[attr-defined]
+            chunk_of = dict(_FOOTNOTE.findall(markdown))
+            evidence: list[EvidenceItem] = []
+            for sentence, markers in _CITED_SENTENCE.findall(_FOOTNOTE.sub("", markdown)):
+                note = re.search(r"\d+", markers).group(0)  # type: ignore[union-attr]
+                text = " ".join(sentence.split()).lstrip("-* ")
+                if note in chunk_of and len(text.split()) >= 4 and all(e.text != text for e in evidence):
+                    evidence.append(EvidenceItem(len(evidence) + 1, text, chunk_of[note]))
+            evidence = evidence[:10]
+            request = PageRequest(slug=page.slug, title=page.title, kind=page.kind, description="",  # type: ignore[attr-defined]
+                                  aliases=[], evidence=evidence, links=[],
+                                  max_tokens=engine.page_limits(template)[1])
+            texts = evidence_texts(evidence)
+            refs = [str(e.ref) for e in evidence]
+            system, prompt = engine.page_prompt(request, template)
+            started = time.perf_counter()
+            try:
+                raw = await engine.client.complete_text(
+                    system=system, prompt=prompt, temperature=0.0, max_tokens=int(request.max_tokens * 1.5),
+                    check=lambda text, finish, refs=refs, texts=texts: page_problem(text, refs, finish_reason=finish)
+                    or support_problem(text, texts),
+                    what=f"page {page.slug!r}")  # type: ignore[attr-defined]
+                error = ""
+            except Exception as exc:  # a page the model could not write is a figure too
+                raw, error = "", str(exc)
+            before = check_text(raw, texts)
+            kept = check_text(before.kept_text, texts)
+            out.append({"slug": page.slug, "evidence": len(evidence), "error": error,  # type: ignore[attr-defined]
+                        "seconds": round(time.perf_counter() - started, 1),
+                        "raw_sentences": len(before.sentences), "raw_citations": before.citations,
+                        "raw_supported": before.supported_citations, "uncited": len(before.uncited),
+                        "kept_sentences": len(kept.sentences), "kept_citations": kept.citations,
+                        "kept_supported": kept.supported_citations, "raw": raw, "kept": before.kept_text,
+                        "evidence_texts": texts})
+            print(json.dumps({k: v for k, v in out[-1].items() if k not in ("raw", "kept", "evidence_texts")}), flush=True)
+    finally:
+        await engine.close()
+    return out
+
+
+def _probe(label: str, pages: int, asks: int, keep: Path) -> int:
+    """Pages and answers by the model over the offline-compiled slice (see _probe_pages)."""
+    with tempfile.TemporaryDirectory(prefix="real-model-probe-") as tmp:
+        ws = _workspace(Path(tmp), "offline", False, 1500)
+        _compile(ws, False)
+        written = asyncio.run(_probe_pages(ws, pages, label)) if pages else []
+        answers: list[dict[str, Any]] = []
+        if asks:
+            global QUESTIONS
+            QUESTIONS = QUESTIONS[:asks]
+            no_embed = {k: v for k, v in os.environ.items() if not k.startswith("COMPENDIUM_EMBED_")}
+            saved = dict(os.environ)
+            os.environ.clear()
+            os.environ.update(no_embed)
+            try:
+                answers = asyncio.run(_ask(ws, True))
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
+            for a in answers:
+                print(json.dumps({k: a[k] for k in ("question", "answer", "sentences", "cited", "supported", "seconds")}), flush=True)
+    target = keep / f"{label}-probe"
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "pages.json").write_text(json.dumps(written, indent=1))
+    (target / "ask.json").write_text(json.dumps(answers, indent=1))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--label", default=os.environ.get("COMPENDIUM_LLM_MODEL", "llm"),
@@ -250,12 +348,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=1500.0, help="seconds one call may take")
     parser.add_argument("--keep", default=str(OUT), help="where pages, answers and figures are written")
     parser.add_argument("--skip-offline", action="store_true", help="the model only")
+    parser.add_argument("--probe-pages", type=int, default=0,
+                        help="instead of compiling through the model: N offline pages written again by it")
+    parser.add_argument("--probe-asks", type=int, default=0, help="with --probe-pages: the first N questions too")
     args = parser.parse_args(argv)
     if not os.environ.get("COMPENDIUM_LLM_BASE_URL"):
         print("real_model: skipped, no endpoint (set COMPENDIUM_LLM_BASE_URL, see ../shared/realmodel/)")
         return 0
     keep = Path(args.keep)
     keep.mkdir(parents=True, exist_ok=True)
+    if args.probe_pages or args.probe_asks:
+        return _probe(args.label, args.probe_pages, args.probe_asks, keep)
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="real-model-") as tmp:
         base = Path(tmp)
