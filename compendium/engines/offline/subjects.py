@@ -97,9 +97,17 @@ _ANNOTATIONS = re.compile(r"^(?:@[A-Za-z_][\w.]*(?:\([^)]*\))?\s+)+")
 
 
 def man_page_name(name: str) -> str:
-    """A man page's name without its section ("git-config(1)" -> "git-config"); others as given."""
+    """A name without what only qualifies it: a man page's section ("git-config(1)" ->
+    "git-config"), a type's parameters ("FailableBiFunction<T,U,R,E>", or cut short at a
+    space: "FailableBiFunction<T,U,R,E" -> "FailableBiFunction"); others as given."""
     found = _MAN_REFERENCE.match(name.strip("`*"))
-    return found.group(1) if found else name
+    if found:
+        return found.group(1)
+    generic = _TYPE_PARAMETERS.match(name)
+    return generic.group(1) if generic else name
+
+
+_TYPE_PARAMETERS = re.compile(r"^([A-Za-z_$][\w$.]*)<[\w$.,?\s]*>?$")
 
 
 def term_name(term: str) -> str:
