@@ -148,8 +148,10 @@ def is_member(term: str) -> bool:
     inner = _unmarked(term)
     if not inner or is_type(term):
         return False
-    if inner[0] in "<[{" or re.search(r"<[^<>\s]+>", inner):
-        return True  # a placeholder, or a name with one: "<repository>", "filter.<driver>.clean"
+    if inner[0] in "<[{" or re.search(r"<[^<>\s]+>|\{[^{}]*\|[^{}]*\}", inner):
+        # a placeholder, a name with one or with a choice of values: "<repository>",
+        # "filter.<driver>.clean", "option check-connectivity {true|false}"
+        return True
     if not (inner[0].isalnum() or inner[0] in "_$@"):
         return True  # markup of a directive or role (".. note::"), a symbol
     if _MAN_REFERENCE.match(inner.rstrip(".:;, ")):
