@@ -39,7 +39,8 @@ chunk whose last heading is X counts too (a glossary entry). A lead also defines
 the first sentence of a passage of X's own document (its title or a heading above it is X) and opens
 with X (a reference page's "ALTER SEQUENCE changes the parameters of ...").
 
-Connective lead: a lead of any page, topics included, opening with Also, However, This, These,
+Connective lead: a lead of any page, topics included, after the term a definition opens with
+("`color.ui`: This variable ..." points back to `color.ui`, not to a sentence before it), opening with Also, However, This, These,
 That, Those, It, Its, They, Such, Thus, Therefore, Hence, Moreover, Furthermore, In addition,
 Otherwise, Instead, But, And, So, Then; or with this, these, those, it, its, they, them or
 their among its first four words ("If this option is given", "Together they allow"), except
@@ -66,8 +67,8 @@ Spread: the share of sentence occurrences (one cited sentence on one page) whose
 folded as for repeats, is published on three or more pages.
 
 Altered citation: a cited piece of text (what stands before a marker, back to the previous
-marker or the paragraph's start, links replaced by their labels) that is not verbatim in the
-text of the chunk its footnote names (spaces folded).
+marker or the paragraph's start, links replaced by their labels, an excerpt's closing "…"
+dropped) that is not verbatim in the text of the chunk its footnote names (spaces folded).
 """
 
 from __future__ import annotations
@@ -209,8 +210,13 @@ def _opens_passage_about(chunk: Any, title: str, heads: set[str], names: list[st
     return own and any(opening.startswith(n.lower()) for n in names if n.strip())
 
 
+_DEFINED = re.compile(r"^(?:`[^`\n]{1,80}`|[^\s:`][^:\n]{0,60}?)(?::| [–—-]) (?=\S)")
+
+
 def leans_back(lead: str) -> bool:
     """A connective lead (see the module docstring)."""
+    if _DEFINED.match(lead):  # "`color.ui`: This variable ...": the term just named is what "This" is
+        return False
     if CONNECTIVES.match(lead):
         return True
     pointing = _POINTING.match(lead)
@@ -485,7 +491,8 @@ def altered_citations(pages: list[Any], chunks: dict[str, Any]) -> tuple[int, in
                 cid = notes.get(m.group(1), "")
                 if cid not in flat and cid in chunks:
                     flat[cid] = " ".join(chunks[cid].text.split())
-                if cid not in flat or text not in flat[cid]:
+                quoted = text[:-1].rstrip() if text.endswith("…") else text  # an excerpt cut short
+                if cid not in flat or quoted not in flat[cid]:
                     altered += 1
                     if len(examples) < 10:
                         examples.append((p.title, text[:160]))
