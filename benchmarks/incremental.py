@@ -4,7 +4,8 @@ A generated corpus is compiled once against the scripted LLM server (in a separa
 counting calls and tokens), then recompiled after: no change; editing one chunk (a sentence
 added to one paragraph); editing 1% of the documents;
 adding 1%; deleting 1%; changing only the REFINE prompt. For each it prints LLM calls and
-tokens (prompt + completion) by phase, as a fraction of the full compile's, and the
+tokens (prompt + completion) by phase, as a fraction of the full compile's, REDUCE's pair
+questions and summaries, and the
 amplification: the recompile's tokens divided by (changed chunk tokens / all chunk tokens x
 the full compile's tokens). Changed chunk tokens are those of the chunks that appeared or
 disappeared, whichever is larger (an edit replaces chunks: counting both would halve it).
@@ -218,6 +219,14 @@ def table(steps: list[Step]) -> list[str]:
     rows += ["", "LLM calls by phase:", "", "| Run | " + " | ".join(PHASES) + " |", "|---|" + "---|" * len(PHASES)]
     for s in steps:
         rows.append(f"| {s.name} | " + " | ".join(str(s.calls((p,))) for p in PHASES) + " |")
+    rows += ["", "REDUCE's work: tier-3 pairs in the review band, of them asked (not found under their fingerprint), "
+             "descriptions summarised, chunks redone:", "",
+             "| Run | Review pairs | Pairs asked | Summaries | Chunks redone |", "|---|---|---|---|---|"]
+    for s in steps:
+        r = s.report["phases"].get("reduce") or {}
+        asked = r.get("tier3_pairs", 0) - r.get("tier3_cached", 0)
+        rows.append(f"| {s.name} | {r.get('tier3_pairs', 0)} | {asked} | {r.get('summaries', 0)} | "
+                    f"{r.get('chunks_redone', 0)} |")
     return rows
 
 
