@@ -134,7 +134,7 @@ def term_name(term: str) -> str:
         return typed.group(1)
     if labelled and inner:
         return inner.split()[-1].strip("*&")  # "Variable: int po_x": the type goes before the name
-    return re.split(r",\s|\s\|\s", inner, maxsplit=1)[0].strip()
+    return man_page_name(re.split(r",\s|\s\|\s", inner, maxsplit=1)[0].strip())
 
 
 def is_type(term: str) -> bool:
