@@ -397,23 +397,6 @@ def _rank(items: list[_Item], headings: str) -> list[_Item]:
     return sorted(items, key=score)
 
 
-def _subject_sentence(
-    item: _Item, sentences: list[Sentence], claim_like: list[bool], mentions: list[list[Mention]]
-) -> str:
-    """The first claim sentence whose subject is the item (its first name, near the start).
-
-    A sentence merely mentioning the item is no description of it: several names of one list
-    would share it, and REDUCE would take their equal descriptions for one thing.
-    """
-    for i in item.sentences:
-        if not claim_like[i] or not mentions[i]:
-            continue
-        first = min(mentions[i], key=lambda m: m.start)
-        if first.key == item.key and first.start <= _SUBJECT_OFFSET:
-            return sentences[i].text
-    return ""
-
-
 def _is_claim_sentence(text: str) -> bool:
     """Informative prose: bounded length, ends like a sentence, has a verb, not a question."""
     words = _WORD.findall(text)
