@@ -11,7 +11,7 @@ from ..pipeline.collector import fewer_collections
 from ..pipeline.context import CompileContext, Phase, PhaseResult
 from ..pipeline.events import CompileFinished, Message, PhaseFinished, PhaseStarted
 from ..storage.base import Store
-from ..storage.records import CacheEntry, Chunk, Claim, Document, Entity, Relation, Topic
+from ..storage.records import CacheEntry, Chunk, Claim, Document, Entity, Page, Relation, Topic
 from .forget import forget_removed_passages, strip_removed_sentences
 from .report import BUDGET_EXCEEDED, CANCELLED, FAILED, SUCCEEDED, CompileReport
 
@@ -115,8 +115,12 @@ async def _fill_counts(store: Store, ctx: CompileContext, report: CompileReport)
     }
     refined = ctx.state.get("refine") or {}
     reasons = _plan_reasons(ctx.state.get("plan"))
+    # Created, updated and unchanged count published pages only, as the site, status and the
+    # next compile do: a page withheld (a topic with too little evidence) is in none of them.
+    listed = [slug for action in ("created", "updated", "unchanged") for slug in refined.get(action, [])]
+    published = {p.id for p in await store.get(Page, listed) if p.status == "active"} if listed else set()  # type: ignore[attr-defined]
     for action in ("created", "updated", "deleted", "unchanged"):
-        slugs = list(refined.get(action, []))
+        slugs = [s for s in refined.get(action, []) if action == "deleted" or s in published]
         report.pages[action] = len(slugs)
         default = "evidence unchanged" if action == "unchanged" else ""
         report.changes.extend(
