@@ -51,7 +51,8 @@ sentences of one page are equal, or one of at least four words is contained in a
 
 Authored definition of a subject X (its name or an alias) in the page's evidence (the chunks
 its entity was found in), read from the blocks each chunk records, never from a regex over prose:
-- a `definition` block whose text opens with a term naming X and a colon ("`--squash`: Produce ...");
+- a `definition` block whose recorded term names X, or (none recorded) whose text opens with
+  a term naming X and a colon ("`--squash`: Produce ...");
 - a `term` block naming X followed by a `definition` block (a definition list whose term is
   kept apart from its description);
 - the first paragraph under a heading, shaped "NAMES - purpose" where one of the
@@ -428,9 +429,10 @@ def authored_definitions(chunk: Any) -> list[tuple[set[str], str]]:
             term, sep, _ = piece.partition(": ")
             if previous == "term":
                 out.append((term_keys(text[blocks[i - 1][1]:blocks[i - 1][2]]), piece))
+            elif len(blocks[i]) > 3 and blocks[i][3]:  # the term the reader recorded: the name it defines
+                out.append((term_keys(blocks[i][3]), piece))
             elif sep and len(term) <= 200 and "\n" not in term:
-                given = blocks[i][3] if len(blocks[i]) > 3 and blocks[i][3] else ""
-                out.append((term_keys(term) | (term_keys(given) if given else set()), piece))
+                out.append((term_keys(term), piece))
         elif kind == "paragraph" and previous == "heading":
             line = _NAME_LINE.match(piece.strip())
             if line and len(line["names"].split(",")[0].split()) <= 3:
