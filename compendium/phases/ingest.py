@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import AsyncIterator
@@ -278,31 +279,33 @@ async def run(
     group = _DocumentGroup(store)
     written: dict[str, list[Any]] = {}  # path -> what the listing says of it now
     reading = [(rel, files[rel], sizes[rel]) for rel in plan.to_read]
-    async for rel, parsed in _read_all(reading, root, max_bytes, max_seconds):
-        if isinstance(parsed, InputError):
-            ctx.warn(f"skipped {rel}: {parsed}")
-            unreadable[rel] = str(parsed)
-            failed += 1
-            read_failures += 1
-        else:
-            for warning in parsed.warnings:
-                ctx.warn(warning)
-            doc_id = document_id(rel)
-            spans = chunk_document(
-                parsed,
-                max_tokens=template.chunking.max_tokens,
-                overlap_tokens=template.chunking.overlap_tokens,
-                document_id=doc_id,
-            )
-            added, removed = await group.add(
-                rel, doc_id, parsed, spans, found[rel], sizes[rel], stored_docs.get(rel), ctx.document_template(rel),
-            )
-            written[rel] = listed_document(found[rel], ctx.document_template(rel), parsed.title, parsed.metadata, doc_id)
-            changed_ids.append(doc_id)
-            removed_chunks.extend(removed)
-            new_chunks += added
-        done += 1
-        _progress(ctx, done, total)
+    # Closed here, not by the collector: its pending reads are cancelled when a write fails.
+    async with contextlib.aclosing(_read_all(reading, root, max_bytes, max_seconds)) as outcomes:
+        async for rel, parsed in outcomes:
+            if isinstance(parsed, InputError):
+                ctx.warn(f"skipped {rel}: {parsed}")
+                unreadable[rel] = str(parsed)
+                failed += 1
+                read_failures += 1
+            else:
+                for warning in parsed.warnings:
+                    ctx.warn(warning)
+                doc_id = document_id(rel)
+                spans = chunk_document(
+                    parsed,
+                    max_tokens=template.chunking.max_tokens,
+                    overlap_tokens=template.chunking.overlap_tokens,
+                    document_id=doc_id,
+                )
+                added, removed = await group.add(
+                    rel, doc_id, parsed, spans, found[rel], sizes[rel], stored_docs.get(rel), ctx.document_template(rel),
+                )
+                written[rel] = listed_document(found[rel], ctx.document_template(rel), parsed.title, parsed.metadata, doc_id)
+                changed_ids.append(doc_id)
+                removed_chunks.extend(removed)
+                new_chunks += added
+            done += 1
+            _progress(ctx, done, total)
     await group.flush()
 
     # Unchanged documents follow edits of the template groups without being read again.
