@@ -75,6 +75,14 @@ def test_text_in_utf16_with_its_mark_is_still_text(workspace, tmp_path, capsys):
     assert run(capsys, "-w", str(workspace), "add", str(tmp_path / "wide.txt"))[0] == 0
 
 
+def test_a_page_with_a_stray_nul_byte_is_still_text(workspace, tmp_path, capsys):
+    # Real generated manuals hold one now and then (an API page's source listing).
+    page = b"<html><body><h1>CharUtils</h1><p>Operations on char primitives.</p>" + b"\x00" + b"</body></html>\n"
+    (tmp_path / "CharUtils.html").write_bytes(page * 20)
+    assert run(capsys, "-w", str(workspace), "add", str(tmp_path / "CharUtils.html"))[0] == 0
+    assert (workspace / "documents" / "CharUtils.html").exists()
+
+
 @contextlib.contextmanager
 def tiny_disk(where: Path, size: str = "64k"):
     """A tmpfs of `size` mounted at `where`: a real full disk (needs root; skipped otherwise)."""
