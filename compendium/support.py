@@ -117,6 +117,7 @@ class SentenceCheck:
     supported: list[str]  # of those, the ones whose evidence shares enough content words
     unknown: list[str]  # keys naming no evidence
     scores: dict[str, float] = field(default_factory=dict)
+    recited: str = ""  # the key the sentence was moved to (recite_from), if it was
 
     @property
     def ok(self) -> bool:
@@ -167,13 +168,18 @@ def check_text(
     *,
     threshold: float = SUPPORT_THRESHOLD,
     keep_partial: bool = True,
+    recite_from: Mapping[str, str] | None = None,
 ) -> SupportReport:
     """Check every prose sentence of `text` against the evidence its [^key] markers name.
 
     `evidence` maps a citation key to the evidence text (or is a function doing so; None: no
     such evidence). A sentence is kept when it cites at least one item and every item it
     cites holds `threshold` of its content words; with `keep_partial`, a sentence some of
-    whose citations hold is kept with only those (the others are taken off). Headings, tables,
+    whose citations hold is kept with only those (the others are taken off). With
+    `recite_from` (key -> evidence text), a sentence none of whose citations holds it, but
+    which one item restates (RECITE_SHARE of its words, the best by a margin), is kept citing
+    that item instead: small models put the right sentence next to the wrong marker (the 1.5B
+    model cited every item by the next one's number). Headings, tables,
     code and list markers stay as they are; a heading whose section lost everything goes.
     """
     look = evidence if callable(evidence) else evidence.get
@@ -234,6 +240,13 @@ def check_text(
                     check.supported.append(key)
             if len(sentence_words) < MIN_CONTENT_WORDS and keys and not check.unknown and pooled:
                 check.supported = list(keys)  # a connective: its citations together suffice
+            if not check.supported and recite_from and len(sentence_words) >= MIN_CONTENT_WORDS:
+                better = _restating(sentence_words, recite_from, words_of)
+                if better is not None:
+                    raw = _with_markers(re.sub(r"[ \t]+(?=\s*$)", " ", CITE.sub("", raw)), [better])
+                    check.recited = better
+                    check.cited, check.supported, check.unknown = [better], [better], []
+                    check.scores[better] = round(overlap(sentence_words, words_of[better] or set()), 3)
             report.sentences.append(check)
             if check.ok or (keep_partial and check.supported):
                 # Keys naming no evidence are left for the caller to remove and count.
@@ -257,6 +270,25 @@ def check_text(
             out_lines.append(lead + body)
     report.kept_text = _drop_empty_headings("\n".join(out_lines))
     return report
+
+
+RECITE_SHARE = 0.8  # of a sentence's content words one evidence item must hold to be cited instead
+RECITE_MARGIN = 0.2  # over the next best item
+
+
+def _restating(words: set[str], candidates: Mapping[str, str], cache: dict[str, set[str] | None]) -> str | None:
+    """The one evidence key whose text restates the sentence, if there is one."""
+    scored = []
+    for key, text in candidates.items():
+        if key not in cache or cache[key] is None:
+            cache[key] = content_words(text)
+        scored.append((overlap(words, cache[key] or set()), key))
+    scored.sort(reverse=True)
+    if not scored or scored[0][0] < RECITE_SHARE:
+        return None
+    if len(scored) > 1 and scored[0][0] - scored[1][0] < RECITE_MARGIN:
+        return None
+    return scored[0][1]
 
 
 def _with_markers(sentence: str, keys: list[str]) -> str:

@@ -517,7 +517,7 @@ MIN_SUPPORTED_SHARE = 0.5
 def support_problem(text: str, evidence: dict[str, str]) -> str | None:
     """Why a page's sentences cannot be kept as written: most of them cite nothing, or cite
     evidence that does not say what they say. Names up to three of them."""
-    report = check_text(text, evidence)
+    report = check_text(text, evidence, recite_from=_by_ref(evidence))
     if not report.sentences:
         return None
     kept = sum(1 for s in report.sentences if s.ok or s.supported)
@@ -531,8 +531,13 @@ def support_problem(text: str, evidence: dict[str, str]) -> str | None:
 
 
 def supported_text(text: str, evidence: dict[str, str]) -> str:
-    """The page with only its supported sentences (support.check_text)."""
-    return check_text(text, evidence).kept_text
+    """The page with only its supported sentences (support.check_text); a sentence citing the
+    wrong item of its evidence, which another item restates, cites that one instead."""
+    return check_text(text, evidence, recite_from=_by_ref(evidence)).kept_text
+
+
+def _by_ref(evidence: dict[str, str]) -> dict[str, str]:
+    return {key: text for key, text in evidence.items() if key.isdigit()}
 
 
 def sent_evidence(request: PageRequest) -> list[EvidenceItem]:

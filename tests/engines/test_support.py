@@ -50,3 +50,17 @@ def test_unknown_citations_are_left_for_the_caller_and_markers_only_pieces_join_
     assert split_sentences("Records go first. [^1] [^9]. Then pages.") == ["Records go first. [^1] [^9].", " Then pages."]
     report = check_text("Records reach disk before data pages. [^1] [^9].", EVIDENCE)
     assert "[^9]" in report.kept_text and report.sentences[0].unknown == ["9"]
+
+
+def test_a_sentence_next_to_the_wrong_marker_cites_the_item_that_restates_it():
+    # As the 1.5B model wrote a page: every sentence carried the next item's marker.
+    page = ("The WAL writer flushes write-ahead log records to disk before data pages are written. [^2]\n\n"
+            "TOAST stores large column values out of line, in a separate table. [^1]")
+    plain = check_text(page, EVIDENCE)
+    assert plain.supported_citations == 0 and plain.kept_text == ""
+    fixed = check_text(page, EVIDENCE, recite_from=EVIDENCE)
+    assert fixed.kept_text == ("The WAL writer flushes write-ahead log records to disk before data pages are written.[^1]\n\n"
+                               "TOAST stores large column values out of line, in a separate table.[^2]")
+    assert [s.recited for s in fixed.sentences] == ["1", "2"]
+    # A sentence no item restates is not moved anywhere: it goes.
+    assert check_text("Vacuum eats sandwiches at noon.[^1]", EVIDENCE, recite_from=EVIDENCE).kept_text == ""
