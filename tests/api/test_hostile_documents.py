@@ -98,4 +98,6 @@ async def _kb(api):
     from compendium.storage.records import KnowledgeBase
     from compendium.tenancy import system_store
 
-    return [k async for k in system_store(api.store).scan(KnowledgeBase)][0]
+    async for kb in system_store(api.store).scan(KnowledgeBase):
+        return kb
+    raise AssertionError("no knowledge base was stored")
