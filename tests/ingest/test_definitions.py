@@ -107,6 +107,11 @@ def test_javadoc_member_details_define_the_member_of_the_page_class(tmp_path):
 <div class="block"><p>Checks if a CharSequence is empty or null.</p><pre>Strings.isEmpty("") = true</pre></div>
 <dl class="notes"><dt>Parameters:</dt><dd><code>cs</code> - the CharSequence to check</dd></dl>
 </section></li></ul></main></body></html>""")
+    generic = read(tmp_path, "Fn.html", """<html><body><h1 class="title">Interface Fn&lt;T,E extends Throwable&gt;</h1>
+<section class="class-description"><div class="type-signature"><span class="modifiers">public interface </span>\
+<span class="element-name">Fn&lt;T,E extends Throwable&gt;</span></div>\
+<div class="block"><p>A function that may throw.</p></div></section></body></html>""")
+    assert definitions(generic) == [("`Fn<T,E extends Throwable>`: A function that may throw.", "Fn", "")]
     assert definitions(doc) == [
         ("`Strings`: Operations on strings.", "Strings", ""),
         ("`isEmpty(CharSequence cs)`: Checks if a CharSequence is empty or null.",

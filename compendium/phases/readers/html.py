@@ -474,7 +474,7 @@ class _Events:
         name = sig["names"][0].split("<", 1)[0].strip() if sig and sig["names"] else ""  # "DiffResult<T>"
         at = _word_at(text, name) if name else -1
         if at >= 0:  # from the name on, without modifiers, annotations, supertypes or throws
-            text = _SUPERTYPES.split(text[at:], maxsplit=1)[0]
+            text = _without_supertypes(text[at:])
         scope = owner if " " not in owner and owner != name else ""  # a type is no member of itself
         self.out.pending_term(text, name=name, scope=scope, code=True)
 
@@ -482,6 +482,16 @@ class _Events:
         name, content = (attrib.get("name") or "").lower(), attrib.get("content")
         if name in ("author", "description", "keywords") and content:
             self.meta[name] = one_line(content)
+
+
+def _without_supertypes(signature: str) -> str:
+    """A Javadoc signature cut before its first extends/implements/throws clause outside type
+    parameters ("Pair<L,R> extends Object" -> "Pair<L,R>"; "Fn<T,E extends Throwable>" stays)."""
+    for match in _SUPERTYPES.finditer(signature):
+        head = signature[: match.start()]
+        if head.count("<") == head.count(">"):
+            return head
+    return signature
 
 
 def _word_at(text: str, word: str) -> int:
