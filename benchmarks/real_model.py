@@ -318,6 +318,8 @@ def _probe(label: str, pages: int, asks: int, keep: Path) -> int:
     with tempfile.TemporaryDirectory(prefix="real-model-probe-") as tmp:
         ws = _workspace(Path(tmp), "offline", False, 1500)
         _compile(ws, False)
+        with (ws / "compendium.yaml").open("a") as f:  # the model's calls: long timeout, one at a time
+            f.write(LLM_SETTINGS.format(timeout=1500))
         written = asyncio.run(_probe_pages(ws, pages, label)) if pages else []
         answers: list[dict[str, Any]] = []
         if asks:
