@@ -10,6 +10,8 @@ the page's related links.
 
 from __future__ import annotations
 
+import re
+
 from ...templates.schema import Template
 from ...tokens import count_tokens
 from ..tasks import PageRequest
@@ -28,23 +30,62 @@ from .writer import (
 )
 
 _MAX_MEMBERS = 30  # member lines on one page; the rest are links
+# A man page's title carries its section ("git-bundle(1)"); its NAME line names it without.
+_MAN_SECTION = re.compile(r"\s*\(\d[a-z]*\)$")
+# A module's or a part's title after its name ("sphinx.ext.graphviz -- Add Graphviz graphs").
+_TITLE_TAIL = re.compile(r"\s+(?:--|[—–])\s+\S.*$")
+_DESCRIBING = frozenset({"description", "overview", "introduction", "name", "purpose", "summary", "about"})
+
+
+def _names_of(title: str) -> tuple[str, ...]:
+    """The names a title is written by in sentences: itself, without a man page's section number
+    and without the tagline after a dash; longest first."""
+    names = {title.strip()}
+    for pattern in (_MAN_SECTION, _TITLE_TAIL):
+        bare = pattern.sub("", title).strip()
+        if len(bare) > 1:
+            names.add(bare)
+    return tuple(sorted(names, key=len, reverse=True))
+
+
+def _namesake(request: PageRequest) -> set[str]:
+    """The members named like the group (the command of a man page's node, the module of a
+    module's part): their definition says what the group is about."""
+    own = {n.casefold() for n in _names_of(request.title)}
+    return {link.slug for link in request.links
+            if link.slug != request.slug and own & {n.casefold() for n in _names_of(link.title)}}
 
 
 def write_topic(request: PageRequest, template: Template) -> str | None:
-    """The topic's page, or None when no sentence says what the group or a member is (the
-    writer then opens the page on the sentence naming its most central member)."""
+    """The topic's page; with no sentence saying what the group or a member is, its links only."""
     pool = _evidence_sentences(request.evidence, _subject_words(request), _subject_marks(request))
     lines = _member_lines(request, pool)
     lead = _group_lead(request, pool)
+    namesake = _namesake(request)
+    listed = set()
+    # A member named like the group (the command of its man page, the module of its part): its
+    # definition says what the group is about, linked where the lead names it, not listed again.
+    named = next((line for line in lines if line[0] in namesake and (
+        lead is None or lead.get("weak") or line[2].order == lead.get("order"))), None)
+    if named is not None:
+        slug, label, said = named
+        lines.remove(named)
+        listed.add(slug)
+        lead = {"text": f"[[{slug}|{label}]]{said.text[len(label):]}", "ref": said.ref, "order": said.order}
     if lead is None and not lines:
-        return None
+        # Nothing of the sources says what the group or any member is: the page would be a pile of
+        # its members' stray sentences. Its members stay in the index; the page holds links only
+        # (no cited fact, so it is withheld, not published).
+        layout = template.refine.page_template if template.refine.page_template.strip() else ""
+        return _render(layout, request.title, None, [], _aliases(request),
+                       [{"slug": link.slug, "title": link.title} for link in request.links if link.slug != request.slug])
+    lead = {k: v for k, v in lead.items() if k != "weak"} if lead is not None else None
     used = {lead["order"]} if lead and lead.get("order") is not None else set()
     if lead is None and lines:
         first = lines.pop(0)  # the most central member's definition says what the group is about
         lead = {"text": first[2].text, "ref": first[2].ref, "order": first[2].order}
         used.add(first[2].order)
     bullets = []
-    listed = set()
     for slug, label, s in lines:
         if s.order in used or len(bullets) >= _MAX_MEMBERS:
             continue
@@ -67,21 +108,28 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
 
 
 def _group_lead(request: PageRequest, pool: list[_Sentence]) -> dict | None:
-    """A sentence defining the topic's title, opening the section so titled, or opening with the
-    title; else None."""
-    matcher = _matcher((request.title,))
-    title = request.title.strip().lower()
-    usable = [s for s in pool if _may_lead(s.text) and not _ASIDE.match(s.text)]
+    """A sentence defining the topic's title, opening the section so titled or the document so
+    titled (its opening paragraph), or opening with the title (marked weak: a member named like
+    the group says more); else None."""
+    names = _names_of(request.title)
+    matcher = _matcher(names)
+    titles = {n.lower() for n in names}
+    usable = [s for s in pool if _may_lead(s.text) and not _ASIDE.match(s.text)
+              and not s.text.rstrip().endswith(":")]
     for s in usable:
         end = matcher.opening(s.text)
         if end is not None and STRONG.match(s.text[end:]):
             return _lead(s)
     for s in usable:
-        if s.opens_section and s.section.lower().strip("`*") == title:
+        if s.opens_section and s.section.lower().strip("`*") in titles:
+            return _lead(s)
+    for s in usable:  # the opening paragraph of the document the group is named after
+        if (s.opens_section and s.document.lower().strip("`*") in titles
+                and (len(s.headings) <= 2 or s.section.lower() in _DESCRIBING)):
             return _lead(s)
     for s in usable:
         if matcher.opening(s.text) is not None:
-            return _lead(s)
+            return {**_lead(s), "weak": True}
     return None
 
 
@@ -94,14 +142,14 @@ def _member_lines(request: PageRequest, pool: list[_Sentence]) -> list[tuple[str
     for link in request.links:
         if link.slug == request.slug:
             continue
-        matcher = _matcher((link.title,))
+        matcher = _matcher(_names_of(link.title))
         best = None
         for s in pool:
             if s.order in taken or _ASIDE.match(s.text):
                 continue  # (a line opens with the member's name: a pronoun after it points at it)
             end = matcher.opening(s.text)
-            if end is None:
-                continue
+            if end is None or s.text.rstrip().endswith(":") or _ASIDE.match(s.text[end:].lstrip(" :")):
+                continue  # a line cut before its list, or an aside ("`x`: New in version 1.5.")
             if STRONG.match(s.text[end:]):
                 rank = (0, -s.support, s.order)  # "X is a ...", "`X`: what it is"
             elif s.opens_section and WEAK.match(s.text[end:]):

@@ -1,0 +1,60 @@
+"""Topic and outline overview pages without a model: what the group is, then its members with what each is."""
+
+from __future__ import annotations
+
+from compendium.engines.offline import OfflineEngine
+from compendium.engines.tasks import EvidenceItem, LinkTarget, PageRequest
+from compendium.templates.schema import Template
+
+
+async def write(title: str, evidence: list[EvidenceItem], links: list[LinkTarget]) -> str:
+    request = PageRequest(slug="group", title=title, kind="topic", description="", aliases=[],
+                          evidence=evidence, links=links)
+    return await OfflineEngine().write_page(request, Template(name="t"))
+
+
+def lead_of(page: str) -> str:
+    return page.split("\n\n")[1]
+
+
+async def test_a_man_page_node_opens_on_its_commands_name_line_linked_and_not_listed_again():
+    evidence = [
+        EvidenceItem(ref=1, text="`git-clean`: Remove untracked files from the working tree", chunk_id="a",
+                     document="git-clean(1)", heading_path=["NAME"]),
+        EvidenceItem(ref=2, text="`clean.requireForce`: A boolean to make git-clean do nothing unless given -f.",
+                     chunk_id="b", document="git-config(1)", heading_path=["Variables"]),
+    ]
+    links = [LinkTarget("git-clean", "git-clean"), LinkTarget("clean-requireforce", "clean.requireForce")]
+    page = await write("git-clean(1)", evidence, links)
+    assert lead_of(page).startswith("[[git-clean|`git-clean`]]: Remove untracked files"), page
+    assert page.count("[[git-clean|") == 1, page
+    assert "- [[clean-requireforce|`clean.requireForce`]]: A boolean" in page, page
+
+
+async def test_a_group_named_like_a_document_opens_on_that_documents_first_paragraph():
+    evidence = [
+        EvidenceItem(ref=1, text="`qthelp_theme`: The HTML theme for the qthelp output.", chunk_id="a",
+                     document="Configuration", heading_path=["Options for QtHelp output"]),
+        EvidenceItem(ref=2, text="Sphinx can build help files for Qt, listing every page of the project.",
+                     chunk_id="b", kind="excerpt", document="QtHelp builder", heading_path=["QtHelp builder"]),
+    ]
+    links = [LinkTarget("qthelp-theme", "qthelp_theme")]
+    page = await write("QtHelp builder", evidence, links)
+    assert lead_of(page).startswith("Sphinx can build help files for Qt"), page
+    assert "- [[qthelp-theme|`qthelp_theme`]]: The HTML theme" in page, page
+
+
+async def test_a_members_line_cut_before_its_list_or_an_aside_does_not_say_what_it_is():
+    evidence = [
+        EvidenceItem(ref=1, text="`doctest_path`: A list of directories added to `sys.path` by the builder.",
+                     chunk_id="a", document="doctest", heading_path=["Configuration"]),
+        EvidenceItem(ref=2, text="`doctest_default_flags`: By default, these options are enabled:", chunk_id="b",
+                     document="doctest", heading_path=["Configuration"]),
+        EvidenceItem(ref=3, text="`doctest_show_successes`: New in version 7.2.", chunk_id="c",
+                     document="doctest", heading_path=["Configuration"]),
+    ]
+    links = [LinkTarget("doctest-path", "doctest_path"), LinkTarget("doctest-default-flags", "doctest_default_flags"),
+             LinkTarget("doctest-show-successes", "doctest_show_successes")]
+    page = await write("Doctest options", evidence, links)
+    assert "these options are enabled:" not in page and "New in version" not in page, page
+    assert "[[doctest-default-flags|doctest_default_flags]]" in page  # listed by name among the links
