@@ -101,6 +101,7 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
         roots = build_outline(leaves, edges, limits=limits, previous=previous)
     by_subject = {s.id: s for s in subjects}
     stands_for = pages_named_like_nodes(roots, subjects)
+    first_passage = _first_passages(documents, passages)
     overviews = []
     for root in roots:
         for node, _depth in root.walk():
@@ -111,8 +112,36 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
                 id=node.id, title=node.title, kind="topic", entity_ids=list(dict.fromkeys(members)),
                 description=f"Overview of {node.title}: {len(node.all_subjects())} pages.",
                 importance=float(len(node.all_subjects())),
+                chunk_ids=_own_passages(node, first_passage, chunk_ids, passages),
             ))
     return PlannedOutline(roots, overviews, reused, inputs, stands_for)
+
+
+def _first_passages(documents: Sequence[SourceDocument], passages: dict[str, SourcePassage]) -> dict[str, str]:
+    """Document path -> the first of its passages that were read (its opening, where a subject
+    sits in it)."""
+    first: dict[str, SourcePassage] = {}
+    for p in passages.values():
+        known = first.get(p.document_id)
+        if known is None or (p.ordinal, p.id) < (known.ordinal, known.id):
+            first[p.document_id] = p
+    return {d.path: first[d.id].id for d in documents if d.id in first}
+
+
+def _own_passages(node: OutlineNode, first_passage: dict[str, str], chunk_ids: dict[str, list[str]],
+                  passages: dict[str, SourcePassage]) -> list[str]:
+    """The passages an overview is written from besides its members' claims: the opening of the
+    document the node stands for (its first paragraph says what the part is), and each central
+    member's first passage in reading order (where the authors define it). Sorted, as plans keep
+    their chunks."""
+    own = []
+    if node.key.startswith("doc:") and (opening := first_passage.get(node.key[4:])):
+        own.append(opening)
+    for s in node.central[:OVERVIEW_MEMBERS]:
+        read = [passages[c] for c in chunk_ids.get(s, ()) if c in passages]
+        if read:
+            own.append(min(read, key=lambda p: (p.ordinal, p.id)).id)
+    return sorted(set(own))
 
 
 def pages_named_like_nodes(roots: Sequence[OutlineNode], subjects: Sequence[Subject]) -> dict[str, str]:

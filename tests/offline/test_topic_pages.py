@@ -58,3 +58,20 @@ async def test_a_members_line_cut_before_its_list_or_an_aside_does_not_say_what_
     page = await write("Doctest options", evidence, links)
     assert "these options are enabled:" not in page and "New in version" not in page, page
     assert "[[doctest-default-flags|doctest_default_flags]]" in page  # listed by name among the links
+
+
+async def test_an_api_entry_is_listed_with_its_definition_block_whatever_keyword_or_owner_precedes_its_name():
+    evidence = [
+        EvidenceItem(ref=1, text="`class RasterField`: Stores a `GDALRaster`.", chunk_id="a",
+                     document="Model API", heading_path=["Spatial Field Types", "RasterField"]),
+        EvidenceItem(ref=2, text="`class django.views.generic.list.ListView`: A page representing a list of objects.",
+                     chunk_id="b", document="Generic display views", heading_path=["ListView"]),
+        EvidenceItem(ref=3, text="`GeometryField.dim`: This option customizes the coordinate dimension.",
+                     chunk_id="c", document="Model API", heading_path=["Geometry Field Options", "dim"]),
+    ]
+    links = [LinkTarget("rasterfield", "RasterField"), LinkTarget("listview", "ListView"),
+             LinkTarget("geometryfield", "GeometryField")]
+    page = await write("Fields and views", evidence, links)
+    assert "[[rasterfield|`class RasterField`]]: Stores a `GDALRaster`." in page, page
+    assert "[[listview|`class django.views.generic.list.ListView`]]: A page representing" in page, page
+    assert "[[geometryfield|`GeometryField.dim`]]" not in page  # an option of the field is not the field

@@ -37,6 +37,34 @@ _TITLE_TAIL = re.compile(r"\s+(?:--|[—–])\s+\S.*$")
 _DESCRIBING = frozenset({"description", "overview", "introduction", "name", "purpose", "summary", "about"})
 
 
+# A definition block's opening as the readers keep it: "`term`: what it is".
+_BLOCK = re.compile(r"^`([^`\n]{1,160})`:\s+(?=[A-Za-z`\"'(])")
+# Words an API reference writes before the name it defines ("class RasterField", "exception X").
+_KEYWORDS = frozenset({"class", "exception", "function", "method", "attribute", "data", "property",
+                       "classmethod", "staticmethod", "abstractmethod", "async", "coroutine", "module",
+                       "interface", "enum", "struct", "type", "final", "static", "var", "const", "macro"})
+
+
+def _block_term(text: str) -> tuple[str, int] | None:
+    """(the name a definition block defines, where its term ends) for a sentence opening such a
+    block: the term without the keywords before it and the signature after it
+    ("`class Field(verbose_name=None)`: ..." defines Field); else None."""
+    found = _BLOCK.match(text)
+    if found is None:
+        return None
+    words = found[1].split("(", 1)[0].split()
+    while len(words) > 1 and words[0].lower() in _KEYWORDS:
+        words = words[1:]
+    return " ".join(words), found.end(1) + 1
+
+
+def _defines_member(term: str, names: tuple[str, ...]) -> bool:
+    """A block's term names the member: the same name, or the member qualified by its owner
+    ("django.views.generic.list.ListView" for ListView, "Field.dim" is not Field)."""
+    term = term.casefold()
+    return any(term == n.casefold() or term.endswith("." + n.casefold()) for n in names)
+
+
 def _names_of(title: str) -> tuple[str, ...]:
     """The names a title is written by in sentences: itself, without a man page's section number
     and without the tagline after a dash; longest first."""
@@ -82,9 +110,10 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
     lead = {k: v for k, v in lead.items() if k != "weak"} if lead is not None else None
     used = {lead["order"]} if lead and lead.get("order") is not None else set()
     if lead is None and lines:
-        first = lines.pop(0)  # the most central member's definition says what the group is about
-        lead = {"text": first[2].text, "ref": first[2].ref, "order": first[2].order}
-        used.add(first[2].order)
+        slug, label, said = lines.pop(0)  # the most central member's definition: what the group is about
+        lead = {"text": f"[[{slug}|{label}]]{said.text[len(label):]}", "ref": said.ref, "order": said.order}
+        used.add(said.order)
+        listed.add(slug)
     bullets = []
     for slug, label, s in lines:
         if s.order in used or len(bullets) >= _MAX_MEMBERS:
@@ -142,15 +171,19 @@ def _member_lines(request: PageRequest, pool: list[_Sentence]) -> list[tuple[str
     for link in request.links:
         if link.slug == request.slug:
             continue
-        matcher = _matcher(_names_of(link.title))
+        names = _names_of(link.title)
+        matcher = _matcher(names)
         best = None
         for s in pool:
-            if s.order in taken or _ASIDE.match(s.text):
+            if s.order in taken or _ASIDE.match(s.text) or s.text.rstrip().endswith(":"):
                 continue  # (a line opens with the member's name: a pronoun after it points at it)
-            end = matcher.opening(s.text)
-            if end is None or s.text.rstrip().endswith(":") or _ASIDE.match(s.text[end:].lstrip(" :")):
-                continue  # a line cut before its list, or an aside ("`x`: New in version 1.5.")
-            if STRONG.match(s.text[end:]):
+            block = _block_term(s.text)
+            end = block[1] if block is not None and _defines_member(block[0], names) else matcher.opening(s.text)
+            if end is None or _ASIDE.match(s.text[end:].lstrip(" :")):
+                continue  # an aside ("`x`: New in version 1.5.") says when, not what
+            if block is not None and end == block[1] and len(s.text[end:].split()) >= 2:
+                rank = (0, -s.support, s.order)  # the authors' definition block of the member
+            elif STRONG.match(s.text[end:]):
                 rank = (0, -s.support, s.order)  # "X is a ...", "`X`: what it is"
             elif s.opens_section and WEAK.match(s.text[end:]):
                 rank = (1, -s.support, s.order)  # "X is ...", opening the passage about it
