@@ -33,6 +33,7 @@ from ..templates.render import prompt_source, render, renders_here
 from ..templates.schema import Template
 from .openai_client import EMPTY_REPLY, JsonCheck, OpenAIClient, strict_schema
 from .replies import (
+    NO_CITATION,
     label_key,
     label_problem,
     page_problem,
@@ -393,7 +394,10 @@ class LLMEngine:
         evidence = evidence_texts(sent_evidence(request))
 
         def check(text: str, finish: str | None) -> str | None:
-            return page_problem(text, refs, finish_reason=finish) or support_problem(text, evidence)
+            problem = page_problem(text, refs, finish_reason=finish)
+            if problem == NO_CITATION and page_problem(supported_text(text, evidence), refs) is None:
+                problem = None  # no marker, but its sentences restate the evidence: they get theirs
+            return problem or support_problem(text, evidence)
 
         # Room for the page plus some slack, so a page is not cut mid-sentence.
         written = await self.client.complete_text(

@@ -25,6 +25,7 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )
 MIN_PROSE_WORDS = 3
+NO_CITATION = "the reply cites none of the evidence it was given"
 
 
 def label_key(raw: str) -> str | None:
@@ -108,7 +109,7 @@ def page_problem(text: str, refs: Collection[str], *, finish_reason: str | None 
     if refs:  # a page sent no evidence cannot be asked to cite it
         given = set(refs)
         if not any(m.group(1) in given for m in _CITE.finditer(body)):
-            return "the reply cites none of the evidence it was given"
+            return NO_CITATION
     return None
 
 

@@ -193,3 +193,15 @@ async def test_a_map_reply_that_stays_truncated_fails_and_is_never_cached(engine
     with pytest.raises(ReplyError, match="even after one repair"):
         await engine.extract(BATCH, TEMPLATE)
     assert llm_server.calls["extraction"] == 2 and await cached_replies(store) == []
+
+
+async def test_a_page_without_markers_whose_sentences_restate_the_evidence_gets_them_without_a_repair(engine, llm_server):
+    # As the 1.5B model wrote one page: the evidence's sentences, no marker, and one of its own.
+    llm_server.responder = lambda request: (
+        "Ada Lovelace published notes on the Analytical Engine in 1843. "
+        "Ada Lovelace worked with Charles Babbage. She invented the telephone in Paris."
+    )
+    markdown = await engine.write_page(PAGE, TEMPLATE)
+    assert llm_server.calls["text"] == 1
+    assert markdown == ("Ada Lovelace published notes on the Analytical Engine in 1843.[^1] "
+                        "Ada Lovelace worked with Charles Babbage.[^2]")
