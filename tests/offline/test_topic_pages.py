@@ -75,3 +75,20 @@ async def test_an_api_entry_is_listed_with_its_definition_block_whatever_keyword
     assert "[[rasterfield|`class RasterField`]]: Stores a `GDALRaster`." in page, page
     assert "[[listview|`class django.views.generic.list.ListView`]]: A page representing" in page, page
     assert "[[geometryfield|`GeometryField.dim`]]" not in page  # an option of the field is not the field
+
+
+async def test_a_part_opens_on_its_first_paragraph_after_the_asides_the_authors_put_first():
+    text = ("New in version 1.3.\n\nThese options influence the Apple Help output. This builder derives from the "
+            "HTML builder.")
+    evidence = [
+        EvidenceItem(ref=1, text="`applehelp_bundle_id`: The bundle ID for the help book bundle.", chunk_id="a",
+                     document="Configuration", heading_path=["Configuration", "Options for Apple Help output"]),
+        EvidenceItem(ref=2, text=text, chunk_id="b", kind="excerpt", document="Configuration",
+                     heading_path=["Configuration", "Options for Apple Help output"]),
+        EvidenceItem(ref=3, text="Defaults to language, or if that is not set, to `'en'`.", chunk_id="c",
+                     kind="excerpt", document="Configuration",
+                     heading_path=["Configuration", "Options for Apple Help output"]),  # a passage cut mid-section
+    ]
+    page = await write("Options for Apple Help output", evidence, [LinkTarget("applehelp-bundle-id", "applehelp_bundle_id")])
+    assert lead_of(page) == "These options influence the Apple Help output.[^2]", page
+    assert "- [[applehelp-bundle-id|`applehelp_bundle_id`]]: The bundle ID" in page, page

@@ -136,6 +136,37 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
     return text
 
 
+# A sentence with no subject of its own, continuing one before it ("Defaults to `'en'`.", "Can be
+# configured per tool ..."): a passage cut mid-section opens on one.
+_SUBJECTLESS = re.compile(
+    r"^(?:Defaults?|Can|Cannot|May|Must|Should|Will|Would|Could|Is|Are|Was|Were|Has|Have|Does|Do|Did|Used|"
+    r"Allows?|Specifies|Sets|Controls|Enables|Disables|Determines|Returns|Takes|Accepts|Only|If|When)\b")
+# At the opening of a section or document, "This extension ...", "These options ..." point at what
+# the heading names, not at a sentence before.
+_POINTS_AT_HEADING = re.compile(
+    r"^(?:This|These)\s+(?!(?:can|cannot|may|must|will|would|should|could|is|are|was|were|has|have|do|does)\b)"
+    r"[a-z][\w-]*\b")
+
+
+def _openings(pool: list[_Sentence]) -> set[int]:
+    """The sentences opening a passage's section or document: the first one, or the first after
+    the asides the authors put first ("New in version 1.4."), in the order its excerpt has them
+    (a claim it also holds included)."""
+    out: set[int] = set()
+    by_chunk: dict[str, list[_Sentence]] = {}
+    for s in pool:
+        if s.place >= 0:
+            by_chunk.setdefault(s.chunk_id, []).append(s)
+    for said in by_chunk.values():
+        said.sort(key=lambda s: s.place)
+        if not said[0].opens_section:
+            continue
+        first = next((s for s in said if not _ASIDE.match(s.text)), None)
+        if first is not None and all(_ASIDE.match(s.text) for s in said[: said.index(first)]):
+            out.add(first.order)
+    return out
+
+
 def _group_lead(request: PageRequest, pool: list[_Sentence]) -> dict | None:
     """A sentence defining the topic's title, opening the section so titled or the document so
     titled (its opening paragraph), or opening with the title (marked weak: a member named like
@@ -143,18 +174,21 @@ def _group_lead(request: PageRequest, pool: list[_Sentence]) -> dict | None:
     names = _names_of(request.title)
     matcher = _matcher(names)
     titles = {n.lower() for n in names}
-    usable = [s for s in pool if _may_lead(s.text) and not _ASIDE.match(s.text)
-              and not s.text.rstrip().endswith(":")]
+    plain = [s for s in pool if not _ASIDE.match(s.text) and not s.text.rstrip().endswith(":")
+             and not _SUBJECTLESS.match(s.text)]
+    usable = [s for s in plain if _may_lead(s.text)]
     for s in usable:
         end = matcher.opening(s.text)
         if end is not None and STRONG.match(s.text[end:]):
             return _lead(s)
-    for s in usable:
-        if s.opens_section and s.section.lower().strip("`*") in titles:
+    openings = _openings(pool)
+    opening = [s for s in plain if s.order in openings
+               and (_may_lead(s.text) or (_POINTS_AT_HEADING.match(s.text) and _may_lead(s.text.split(None, 2)[-1])))]
+    for s in opening:  # the opening paragraph of the section the group is named after
+        if s.section.lower().strip("`*") in titles:
             return _lead(s)
-    for s in usable:  # the opening paragraph of the document the group is named after
-        if (s.opens_section and s.document.lower().strip("`*") in titles
-                and (len(s.headings) <= 2 or s.section.lower() in _DESCRIBING)):
+    for s in opening:  # the opening paragraph of the document the group is named after
+        if s.document.lower().strip("`*") in titles and (len(s.headings) <= 2 or s.section.lower() in _DESCRIBING):
             return _lead(s)
     for s in usable:
         if matcher.opening(s.text) is not None:
