@@ -79,9 +79,17 @@ def _names_of(title: str) -> tuple[str, ...]:
 def _namesake(request: PageRequest) -> set[str]:
     """The members named like the group (the command of a man page's node, the module of a
     module's part): their definition says what the group is about."""
-    own = {n.casefold() for n in _names_of(request.title)}
+    own = {_spelled(n) for n in _names_of(request.title)}
     return {link.slug for link in request.links
-            if link.slug != request.slug and own & {n.casefold() for n in _names_of(link.title)}}
+            if link.slug != request.slug and own & {_spelled(n) for n in _names_of(link.title)}}
+
+
+_JOINERS = re.compile(r"[\s_-]+")
+
+
+def _spelled(name: str) -> str:
+    """A name as spelled whatever joins its words ("git-fetch", "git fetch")."""
+    return _JOINERS.sub(" ", name.casefold()).strip("`*\"' ")
 
 
 def write_topic(request: PageRequest, template: Template) -> str | None:
