@@ -400,15 +400,23 @@ class LLMEngine:
             return problem or support_problem(text, evidence)
 
         # Room for the page plus some slack, so a page is not cut mid-sentence.
-        written = await self.client.complete_text(
-            system=system,
-            prompt=prompt,
-            temperature=template.models.temperature,
-            max_tokens=int(request.max_tokens * 1.5),
-            check=check,
-            repair=lambda problem: page_repair(problem, refs),
-            what=f"page {request.slug!r}",
-        )
+        try:
+            written = await self.client.complete_text(
+                system=system,
+                prompt=prompt,
+                temperature=template.models.temperature,
+                max_tokens=int(request.max_tokens * 1.5),
+                check=check,
+                repair=lambda problem: page_repair(problem, refs),
+                what=f"page {request.slug!r}",
+            )
+        except ReplyError as exc:
+            # Repairs did not give a page most of whose sentences hold: the reply whose
+            # supported sentences make the longest page is published with those only.
+            kept = max((supported_text(r, evidence) for r in getattr(exc, "replies", []) if r), key=len, default="")
+            if page_problem(kept, refs) is None and len(check_text(kept, evidence).sentences) >= MIN_KEPT_SENTENCES:
+                return kept
+            raise
         return supported_text(written, evidence)
 
     # ---- REFINE: several small updates in one call ------------------------------------------
@@ -516,6 +524,7 @@ def evidence_texts(evidence: Sequence[EvidenceItem]) -> dict[str, str]:
 # A page most of whose sentences lack support is asked again, naming them; past this share of
 # supported sentences it is kept with its unsupported sentences dropped (support.check_text).
 MIN_SUPPORTED_SHARE = 0.5
+MIN_KEPT_SENTENCES = 3  # supported sentences that make a page of a reply that stayed short of the share
 
 
 def support_problem(text: str, evidence: dict[str, str]) -> str | None:

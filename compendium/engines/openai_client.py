@@ -477,6 +477,7 @@ class OpenAIClient:
             self.usage.record_cached()
             return cached
         asked, problem, problems = messages, "", []
+        replies: list[str] = []
         try:
             for attempt in range(repairs + 1):
                 if attempt:
@@ -486,6 +487,7 @@ class OpenAIClient:
                     response_format=None, max_tokens=max_tokens,
                 )
                 text = text.strip()
+                replies.append(text if finish != "length" else "")
                 found = check(text, finish) if check is not None else None
                 if found is None:
                     await self._remember(key, text)
@@ -509,6 +511,7 @@ class OpenAIClient:
             field=what,
         )
         error.problem = problem
+        error.replies = replies  # what the model wrote, for a caller that can keep part of it
         raise error
 
     async def complete_json(

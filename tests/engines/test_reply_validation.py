@@ -205,3 +205,20 @@ async def test_a_page_without_markers_whose_sentences_restate_the_evidence_gets_
     assert llm_server.calls["text"] == 1
     assert markdown == ("Ada Lovelace published notes on the Analytical Engine in 1843.[^1] "
                         "Ada Lovelace worked with Charles Babbage.[^2]")
+
+
+async def test_a_page_that_stays_mostly_unsupported_publishes_its_supported_sentences_only(engine, llm_server):
+    evidence = [EvidenceItem(1, "Ada Lovelace published notes on the Analytical Engine in 1843.", "k1", "History"),
+                EvidenceItem(2, "Ada Lovelace worked with Charles Babbage.", "k2", "History"),
+                EvidenceItem(3, "Charles Babbage designed the Difference Engine in London.", "k3", "History")]
+    page = PageRequest(slug="ada", title="Ada", kind="entity", description="", aliases=[], evidence=evidence, links=[])
+    invented = " ".join(f"She invented gadget number {n} in Paris." for n in range(5))
+    llm_server.responder = lambda request: (
+        "Ada Lovelace published notes on the Analytical Engine in 1843. Ada Lovelace worked with Charles Babbage. "
+        f"Charles Babbage designed the Difference Engine in London. {invented}"
+    )
+    markdown = await engine.write_page(page, TEMPLATE)
+    assert llm_server.calls["text"] == 2  # asked, repaired once (same failure), then its supported part kept
+    assert markdown == ("Ada Lovelace published notes on the Analytical Engine in 1843.[^1] "
+                        "Ada Lovelace worked with Charles Babbage.[^2] "
+                        "Charles Babbage designed the Difference Engine in London.[^3]")
