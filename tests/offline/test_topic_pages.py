@@ -92,3 +92,25 @@ async def test_a_part_opens_on_its_first_paragraph_after_the_asides_the_authors_
     page = await write("Options for Apple Help output", evidence, [LinkTarget("applehelp-bundle-id", "applehelp_bundle_id")])
     assert lead_of(page) == "These options influence the Apple Help output.[^2]", page
     assert "- [[applehelp-bundle-id|`applehelp_bundle_id`]]: The bundle ID" in page, page
+
+
+async def test_a_definition_block_opening_a_passage_defines_its_term_not_the_section():
+    evidence = [
+        EvidenceItem(ref=1, text="`epub_exclude_files`: A list of files that are not included in the epub file.",
+                     chunk_id="a", kind="excerpt", document="Configuration",
+                     heading_path=["Configuration", "Options for epub output"]),
+        EvidenceItem(ref=2, text="These options influence the epub output. The HTML options also apply.", chunk_id="b",
+                     kind="excerpt", document="Configuration", heading_path=["Configuration", "Options for epub output"]),
+    ]
+    page = await write("Options for epub output", evidence, [LinkTarget("epub-exclude-files", "epub_exclude_files")])
+    assert lead_of(page) == "These options influence the epub output.[^2]", page
+    assert "- [[epub-exclude-files|`epub_exclude_files`]]: A list of files" in page, page
+
+
+async def test_a_contents_pages_title_for_a_document_finds_its_opening_paragraph():
+    evidence = [
+        EvidenceItem(ref=1, text="There are many ways you can contribute to Sphinx, be it filing bug reports or writing code.",
+                     chunk_id="a", kind="excerpt", document="Contributing to Sphinx", heading_path=["Contributing to Sphinx"]),
+    ]
+    page = await write("Contribute to Sphinx", evidence, [])
+    assert lead_of(page).startswith("There are many ways you can contribute"), page

@@ -16,6 +16,7 @@ from ...templates.schema import Template
 from ...tokens import count_tokens
 from ..tasks import PageRequest
 from .definitions import STRONG, WEAK
+from .words import FUNCTION_WORDS
 from .writer import (
     _ASIDE,
     _aliases,
@@ -152,8 +153,17 @@ _SUBJECTLESS = re.compile(
 # At the opening of a section or document, "This extension ...", "These options ..." point at what
 # the heading names, not at a sentence before.
 _POINTS_AT_HEADING = re.compile(
-    r"^(?:This|These)\s+(?!(?:can|cannot|may|must|will|would|should|could|is|are|was|were|has|have|do|does)\b)"
-    r"[a-z][\w-]*\b")
+    r"^(?:There\s+(?:is|are)\s+[a-z]+|(?:This|These)\s+(?!(?:can|cannot|may|must|will|would|should|could|is|are|was|were|has|have|do|does)\b)"
+    r"[a-z][\w-]*\b)")
+
+
+_LOOSE_WORD = re.compile(r"[a-z][a-z0-9]{2,}")
+
+
+def _loosely(title: str) -> frozenset[str]:
+    """A title's content words cut to five letters: the contents page's "Contribute to Sphinx" is
+    the document "Contributing to Sphinx"."""
+    return frozenset(w[:5] for w in _LOOSE_WORD.findall(title.lower()) if w not in FUNCTION_WORDS)
 
 
 def _openings(pool: list[_Sentence]) -> set[int]:
@@ -190,13 +200,16 @@ def _group_lead(request: PageRequest, pool: list[_Sentence]) -> dict | None:
         if end is not None and STRONG.match(s.text[end:]):
             return _lead(s)
     openings = _openings(pool)
-    opening = [s for s in plain if s.order in openings
+    # (a definition block opening a passage defines its term, not the section)
+    opening = [s for s in plain if s.order in openings and _BLOCK.match(s.text) is None
                and (_may_lead(s.text) or (_POINTS_AT_HEADING.match(s.text) and _may_lead(s.text.split(None, 2)[-1])))]
+    loose = {_loosely(n) for n in names} - {frozenset()}
     for s in opening:  # the opening paragraph of the section the group is named after
-        if s.section.lower().strip("`*") in titles:
+        if s.section.lower().strip("`*") in titles or _loosely(s.section) in loose:
             return _lead(s)
     for s in opening:  # the opening paragraph of the document the group is named after
-        if s.document.lower().strip("`*") in titles and (len(s.headings) <= 2 or s.section.lower() in _DESCRIBING):
+        if ((s.document.lower().strip("`*") in titles or _loosely(s.document) in loose)
+                and (len(s.headings) <= 2 or s.section.lower() in _DESCRIBING)):
             return _lead(s)
     for s in usable:
         if matcher.opening(s.text) is not None:
