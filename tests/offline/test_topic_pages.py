@@ -114,3 +114,16 @@ async def test_a_contents_pages_title_for_a_document_finds_its_opening_paragraph
     ]
     page = await write("Contribute to Sphinx", evidence, [])
     assert lead_of(page).startswith("There are many ways you can contribute"), page
+
+
+async def test_a_member_whose_name_holds_brackets_is_listed_in_the_authors_words_unlinked():
+    evidence = [
+        EvidenceItem(ref=1, text="`objectsize[:padded]`: The size of a `blob` object.", chunk_id="a",
+                     document="git-ls-tree(1)", heading_path=["FIELD NAMES"]),
+        EvidenceItem(ref=2, text="`objectname`: The name of the object.", chunk_id="b",
+                     document="git-ls-tree(1)", heading_path=["FIELD NAMES"]),
+    ]
+    links = [LinkTarget("objectname", "objectname"), LinkTarget("objectsize-padded", "objectsize[:padded]")]
+    page = await write("Field names", evidence, links)
+    assert "- `objectsize[:padded]`: The size of a `blob` object.[^1]" in page, page
+    assert "[[objectsize-padded|objectsize[:padded]]]" not in page

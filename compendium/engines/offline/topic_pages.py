@@ -77,6 +77,14 @@ def _names_of(title: str) -> tuple[str, ...]:
     return tuple(sorted(names, key=len, reverse=True))
 
 
+def _linked(slug: str, label: str, text: str) -> str:
+    """The line with the member's name, as it opens it, linked to its page; a name holding
+    brackets or a bar stays plain (a link's label cannot hold them: "`objectsize[:padded]`")."""
+    if any(c in label for c in "[]|\n"):
+        return text
+    return f"[[{slug}|{label}]]{text[len(label):]}"
+
+
 def _namesake(request: PageRequest) -> set[str]:
     """The members named like the group (the command of a man page's node, the module of a
     module's part): their definition says what the group is about."""
@@ -107,8 +115,9 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
     if named is not None:
         slug, label, said = named
         lines.remove(named)
-        listed.add(slug)
-        lead = {"text": f"[[{slug}|{label}]]{said.text[len(label):]}", "ref": said.ref, "order": said.order}
+        lead = {"text": _linked(slug, label, said.text), "ref": said.ref, "order": said.order}
+        if lead["text"] != said.text:
+            listed.add(slug)
     if lead is None and not lines:
         # Nothing of the sources says what the group or any member is: the page would be a pile of
         # its members' stray sentences. Its members stay in the index; the page holds links only
@@ -120,16 +129,19 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
     used = {lead["order"]} if lead and lead.get("order") is not None else set()
     if lead is None and lines:
         slug, label, said = lines.pop(0)  # the most central member's definition: what the group is about
-        lead = {"text": f"[[{slug}|{label}]]{said.text[len(label):]}", "ref": said.ref, "order": said.order}
+        lead = {"text": _linked(slug, label, said.text), "ref": said.ref, "order": said.order}
         used.add(said.order)
-        listed.add(slug)
+        if lead["text"] != said.text:
+            listed.add(slug)
     bullets = []
     for slug, label, s in lines:
         if s.order in used or len(bullets) >= _MAX_MEMBERS:
             continue
         used.add(s.order)
-        listed.add(slug)
-        bullets.append({"text": f"[[{slug}|{label}]]{s.text[len(label):]}", "ref": s.ref})
+        line = _linked(slug, label, s.text)
+        if line != s.text:
+            listed.add(slug)  # (a line left plain keeps its member's link among the others)
+        bullets.append({"text": line, "ref": s.ref})
     related = [{"slug": link.slug, "title": link.title} for link in request.links
                if link.slug not in listed and link.slug != request.slug]
     layout = template.refine.page_template if template.refine.page_template.strip() else ""
