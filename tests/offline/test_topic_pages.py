@@ -126,4 +126,4 @@ async def test_a_member_whose_name_holds_brackets_is_listed_in_the_authors_words
     links = [LinkTarget("objectname", "objectname"), LinkTarget("objectsize-padded", "objectsize[:padded]")]
     page = await write("Field names", evidence, links)
     assert "- `objectsize[:padded]`: The size of a `blob` object.[^1]" in page, page
-    assert "[[objectsize-padded|objectsize[:padded]]]" not in page
+    assert "[[objectsize-padded|`objectsize[:padded]`]]" not in page
