@@ -161,7 +161,8 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
 # configured per tool ..."): a passage cut mid-section opens on one.
 _SUBJECTLESS = re.compile(
     r"^(?:Defaults?|Can|Cannot|May|Must|Should|Will|Would|Could|Is|Are|Was|Were|Has|Have|Does|Do|Did|Used|"
-    r"Allows?|Specifies|Sets|Controls|Enables|Disables|Determines|Returns|Takes|Accepts|Only|If|When)\b")
+    r"Allows?|Specifies|Sets|Controls|Enables|Disables|Determines|Returns|Takes|Accepts|Only|If|When|"
+    r"Previously|Formerly|Now|Currently|Otherwise|Additionally)\b")
 # At the opening of a section or document, "This extension ...", "These options ..." point at what
 # the heading names, not at a sentence before.
 _POINTS_AT_HEADING = re.compile(
