@@ -1,11 +1,15 @@
 """A topic's page without a model: what the group is, then its members, each with what it is.
 
-The lead is a sentence of the sources saying what the group is: one defining the topic's title,
-else the first sentence under a heading so titled (an index page's introduction, a part's
-opening paragraph), else the definition of its most central member. Then each member with a
-line of the sources saying what it is: a sentence opening with the member's name, its name
-linked where it stands, so the line stays the authors' words. Members with no such line are
-the page's related links.
+The lead is a sentence of the sources saying what the group is, in this order: one defining the
+topic's title; the definition of a member named like the group (a man page's NAME line atop the
+node of that page); the first paragraph of the section or document the group is named after (an
+index page's introduction, a part's opening paragraph, past the asides put first); a sentence
+opening with the title; else the definition of its most central member. Then each member with a
+line of the sources saying what it is (its definition block, whatever keyword or owner precedes
+its name, or a sentence opening with its name that defines it), its name linked where it stands,
+so the line stays the authors' words. Members with no such line are the page's related links. A
+group of which no sentence says what it or any member is gets no page of facts: its links only,
+which cite nothing (REFINE withholds it; its members stay in the index).
 """
 
 from __future__ import annotations
