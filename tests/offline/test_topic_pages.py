@@ -127,3 +127,17 @@ async def test_a_member_whose_name_holds_brackets_is_listed_in_the_authors_words
     page = await write("Field names", evidence, links)
     assert "- `objectsize[:padded]`: The size of a `blob` object.[^1]" in page, page
     assert "[[objectsize-padded|`objectsize[:padded]`]]" not in page
+
+
+async def test_release_notes_among_a_groups_members_are_listed_newest_first():
+    evidence = [
+        EvidenceItem(ref=1, text="Release notes say what changed in each version of Django.", chunk_id="r",
+                     kind="excerpt", document="Release notes", heading_path=["Release notes"]),
+        *(EvidenceItem(ref=i + 2, text=f"`Django {v} release notes`: Welcome to Django {v} and its changes.",
+                       chunk_id=f"c{i}", document="Release notes", heading_path=["Release notes", v])
+          for i, v in enumerate(("3.1", "3.10", "2.2"))),
+    ]
+    links = [LinkTarget(f"django-{v}", f"Django {v} release notes") for v in ("3.1", "3.10", "2.2")]
+    page = await write("Release notes", evidence, links)
+    lines = [line for line in page.splitlines() if line.startswith("- ")]
+    assert [line.split("|")[0] for line in lines] == ["- [[django-3.10", "- [[django-3.1", "- [[django-2.2"], page

@@ -81,6 +81,19 @@ def _names_of(title: str) -> tuple[str, ...]:
     return tuple(sorted(names, key=len, reverse=True))
 
 
+_VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)(?![\w.])")
+
+
+def _by_version(items: list, titles: list[str]) -> list:
+    """Items whose titles all carry a version number ("Django 3.1 release notes", "Version 1.7.1")
+    newest first, as the outline orders release notes; any other list as it is."""
+    versions = [_VERSION.search(t) for t in titles]
+    if len(items) < 2 or not all(versions):
+        return items
+    order = sorted(range(len(items)), key=lambda i: tuple(-int(p) for p in versions[i][1].split(".")))  # type: ignore[index]
+    return [items[i] for i in order]
+
+
 def _linked(slug: str, label: str, text: str) -> str:
     """The line with the member's name, as it opens it, linked to its page; a name holding
     brackets or a bar stays plain (a link's label cannot hold them: "`objectsize[:padded]`")."""
@@ -138,16 +151,21 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
         if lead["text"] != said.text:
             listed.add(slug)
     bullets = []
+    kept = []
     for slug, label, s in lines:
         if s.order in used or len(bullets) >= _MAX_MEMBERS:
             continue
+        kept.append((slug, label, s))
         used.add(s.order)
         line = _linked(slug, label, s.text)
         if line != s.text:
             listed.add(slug)  # (a line left plain keeps its member's link among the others)
         bullets.append({"text": line, "ref": s.ref})
+    titles = {link.slug: link.title for link in request.links}
     related = [{"slug": link.slug, "title": link.title} for link in request.links
                if link.slug not in listed and link.slug != request.slug]
+    bullets = _by_version(bullets, [titles.get(slug, "") for slug, _label, _s in kept])
+    related = _by_version(related, [r["title"] for r in related])
     layout = template.refine.page_template if template.refine.page_template.strip() else ""
     sections = [{"heading": "Members", "paragraphs": [], "bullets": bullets, "sentences": bullets}] if bullets else []
     text = _render(layout, request.title, lead, sections, _aliases(request), related)
