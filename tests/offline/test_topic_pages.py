@@ -112,8 +112,15 @@ async def test_a_contents_pages_title_for_a_document_finds_its_opening_paragraph
         EvidenceItem(ref=1, text="There are many ways you can contribute to Sphinx, be it filing bug reports or writing code.",
                      chunk_id="a", kind="excerpt", document="Contributing to Sphinx", heading_path=["Contributing to Sphinx"]),
     ]
-    page = await write("Contribute to Sphinx", evidence, [])
+    page = await write("Contribute to Sphinx", evidence, [LinkTarget("bug-reports", "Bug Reports")])
     assert lead_of(page).startswith("There are many ways you can contribute"), page
+
+
+async def test_a_group_page_listing_no_member_besides_its_lead_cites_nothing():
+    evidence = [EvidenceItem(ref=1, text="The `LOGGING_CONFIG` setting defines the callable that configures loggers.",
+                             chunk_id="a", document="Logging", heading_path=["Logging", "Custom logging configuration"])]
+    page = await write("LOGGING_CONFIG", evidence, [])
+    assert "[^" not in page, page
 
 
 async def test_a_member_whose_name_holds_brackets_is_listed_in_the_authors_words_unlinked():

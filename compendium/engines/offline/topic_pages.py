@@ -167,6 +167,9 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
     bullets = _by_version(bullets, [titles.get(slug, "") for slug, _label, _s in kept])
     related = _by_version(related, [r["title"] for r in related])
     layout = template.refine.page_template if template.refine.page_template.strip() else ""
+    if not bullets and not related:
+        # A group page naming no member besides its lead lists nothing: no page (it cites nothing).
+        return _render(layout, request.title, None, [], _aliases(request), [])
     sections = [{"heading": "Members", "paragraphs": [], "bullets": bullets, "sentences": bullets}] if bullets else []
     text = _render(layout, request.title, lead, sections, _aliases(request), related)
     while count_tokens(text) > request.max_tokens and (bullets or related):
