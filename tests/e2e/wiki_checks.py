@@ -9,7 +9,7 @@ from typing import Any
 
 from compendium.fingerprint import canonical_json, fingerprint
 from compendium.storage.records import Chunk, Page
-from tests.support.llm_responder import CHUNK_HEADER
+from tests.support.llm_responder import CHUNK_HEADER, FENCE_LINE
 from tests.support.llm_server import ChatRequest
 
 LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|[^\[\]\n]+?)?\]\]")
@@ -117,7 +117,7 @@ def extraction_chunk_texts(request: ChatRequest) -> list[str]:
     texts = []
     for i, m in enumerate(found):
         end = found[i + 1].start() if i + 1 < len(found) else len(prompt)
-        texts.append(flat(prompt[m.end() : end]))
+        texts.append(flat(FENCE_LINE.sub("", prompt[m.end() : end])))
     return texts
 
 

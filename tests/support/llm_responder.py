@@ -20,6 +20,7 @@ def count_tokens(text: str) -> int:
 
     return int(shared(text))
 
+FENCE_LINE = re.compile(r"^</?chunk \S+ \S+>$", re.MULTILINE)
 CHUNK_HEADER = re.compile(r"^### \[(?P<label>[^\]]+)\] ?(?P<title>.*)$", re.MULTILINE)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _NAME_WORD = r"[A-Z][\w'&-]*"
@@ -95,7 +96,8 @@ def parse_chunks(prompt: str) -> list[tuple[str, str, str]]:
     out = []
     for i, match in enumerate(found):
         end = found[i + 1].start() if i + 1 < len(found) else len(prompt)
-        out.append((match["label"], match["title"].strip(), prompt[match.end() : end].strip()))
+        text = FENCE_LINE.sub("", prompt[match.end() : end])  # the keyed fence around each chunk
+        out.append((match["label"], match["title"].strip(), text.strip()))
     return out
 
 
