@@ -62,6 +62,32 @@ _EMBED_BATCH = 256
 SUMMARY_INPUTS = 12  # descriptions a summary is written from
 
 
+class Bar:
+    """REDUCE's progress: the chunks whose extracts it folds, a total known before it counts and
+    kept to its end. Each stage moves the bar through a fixed share of that total; a stage whose
+    size is known only when it starts (pair judgments, summaries) divides its share among its
+    items. Done never goes back nor past the total, and the phase ends at done == total."""
+
+    GROUPED, PAIRED, JUDGED, DESCRIBED = 0.3, 0.4, 0.7, 0.95  # where each stage ends, as a share
+
+    def __init__(self, ctx: CompileContext, chunks: int) -> None:
+        self.ctx, self.total, self.done = ctx, max(1, chunks), 0
+        ctx.progress(PHASE, 0, self.total)
+
+    def at(self, share: float) -> None:
+        done = min(self.total, max(self.done, int(share * self.total)))
+        if done != self.done:
+            self.done = done
+            self.ctx.progress(PHASE, done, self.total)
+
+    def within(self, start: float, end: float) -> Callable[[int, int], None]:
+        """Progress of a stage between two shares: (items done, items in the stage)."""
+        return lambda done, of: self.at(start + (end - start) * (done / of if of else 1.0))
+
+    def end(self) -> None:
+        self.at(1.0)
+
+
 @dataclass
 class ReduceOutput:
     entities: list[Entity]
@@ -176,13 +202,14 @@ def _sketch(group: Evidence, evidence: dict[str, list[tuple[str, set[str]]]]) ->
 async def judge(
     ctx: CompileContext, template: Template, groups: Sequence[Evidence], pairs: list[tuple[int, int, float]],
     evidence_for: Callable[[Sequence[str]], Awaitable[dict[str, list[tuple[str, set[str]]]]]],
-    asking: Callable[[], object] | None = None,
+    asking: Callable[[], object] | None = None, progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[tuple[int, int]], int]:
     """Tier 3: pairs the engine says are the same thing; cached decisions are never re-asked.
 
     `evidence_for` gives chunks' claim sentences (each with its names): read only when a pair has
     to be asked, which a recompile seldom needs, and only for a group's first chunks. `asking`
-    is called once before any pair is asked (not when every decision is cached)."""
+    is called once before any pair is asked (not when every decision is cached); `progress` with
+    (pairs answered, pairs to ask) as batches are answered."""
     prompt = _prompt(template.reduce.prompt, PHASE)
     keys = [fingerprint("pair", sorted([groups[a].identity(), groups[b].identity()]), ctx.engine.model, prompt) for a, b, _ in pairs]
     cached = await _cached(ctx, list(dict.fromkeys(keys)))
@@ -226,7 +253,8 @@ async def judge(
             await ctx.store.upsert([*held, *entries])  # at once: a crash later loses no decision
             held.clear()
         done += len(batch)
-        ctx.progress(PHASE, done, len(todo))
+        if progress is not None:
+            progress(done, len(todo))
 
     # Batches are asked together (map.concurrency at a time, as summaries are), not one by one.
     await _all([one(n, batch) for n, batch in enumerate(batches)])
@@ -265,8 +293,10 @@ class Summaries:
     judgments are asked, and the final describe finds their summaries under way or done.
     """
 
-    def __init__(self, ctx: CompileContext, template: Template, prior_inputs: dict[str, list[str]]):
+    def __init__(self, ctx: CompileContext, template: Template, prior_inputs: dict[str, list[str]],
+                 progress: Callable[[int, int], None] | None = None):
         self.ctx, self.template, self.prior_inputs = ctx, template, prior_inputs
+        self.progress = progress  # (summaries written, summaries asked so far)
         self.prompt = _prompt(template.reduce.summary_prompt, "reduce_summary")
         self.gate = asyncio.Semaphore(max(1, template.map.concurrency))
         self.asked: dict[str, asyncio.Task[str]] = {}
@@ -331,7 +361,8 @@ class Summaries:
                                                            created_at=time.time())])
             held.clear()
         self.done += 1
-        self.ctx.progress(PHASE, self.done, len(self.asked))
+        if self.progress is not None:
+            self.progress(self.done, len(self.asked))
         return text
 
     async def settle(self) -> None:
@@ -425,10 +456,11 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         changed = {e.id: e for e in everything}
     del everything, handed
     await fill_documents(store, [e for e in changed.values() if e is not None])
+    bar = Bar(ctx, len(changed))
     work = Reduction(ledger, store)
     await work.replace_chunks(changed)
     groups, sig_group, concept_joins = work.groups()
-    ctx.progress(PHASE, 1, 4)
+    bar.at(Bar.GROUPED)
 
     # Tier 2: embed each tier-1 group once, pair the close ones.
     vectors = await embed_texts(ctx, [embedding_text(g) for g in groups])
@@ -442,7 +474,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
                              for x, y in zip(a.tolist(), b.tolist(), strict=True)), bool, len(a))
         merge, review = merge & ~apart, review & ~apart
     auto = connected_labels(len(groups), a[merge], b[merge])
-    ctx.progress(PHASE, 2, 4)
+    bar.at(Bar.PAIRED)
 
     async def evidence_for(chunk_ids: Sequence[str]) -> dict[str, list[tuple[str, set[str]]]]:
         await work.read_extracts(chunk_ids)
@@ -452,7 +484,8 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     open_pairs = [(int(x), int(y), float(s)) for x, y, s in zip(a[review], b[review], sims[review], strict=True) if auto[x] != auto[y]]
     previous = await _cached(ctx, [ID_MAP, SUMMARY_INPUTS_KEY])
     previous_ids = dict((previous[ID_MAP].value or {}) if ID_MAP in previous else {})
-    summaries = Summaries(ctx, template, dict((previous[SUMMARY_INPUTS_KEY].value or {}) if SUMMARY_INPUTS_KEY in previous else {}))
+    summaries = Summaries(ctx, template, dict((previous[SUMMARY_INPUTS_KEY].value or {}) if SUMMARY_INPUTS_KEY in previous else {}),
+                          bar.within(Bar.JUDGED, Bar.DESCRIBED))
 
     def describe_settled() -> None:
         # While pairs are judged, the clusters no answer can change are described: their
@@ -465,7 +498,8 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     early = describe_settled if ctx.engine.name != "offline" else None  # a local engine has no wait to fill
     try:
-        same, cached = await judge(ctx, template, groups, open_pairs, evidence_for, asking=early)
+        same, cached = await judge(ctx, template, groups, open_pairs, evidence_for, asking=early,
+                                   progress=bar.within(Bar.PAIRED, Bar.JUDGED))
     except BaseException:
         await summaries.settle()  # the answers asked early still land in the cache
         raise
@@ -474,7 +508,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         np.concatenate([b[merge], [p[1] for p in same]]).astype(np.int64),
     )
     clusters, group_cluster = merge_evidence(groups, final)
-    ctx.progress(PHASE, 3, 4)
+    bar.at(Bar.JUDGED)
 
     ids = assign_ids(clusters, previous_ids)
     # The summaries are calls; relations and claims need no description: they are worked out
@@ -519,7 +553,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
             await store.delete(Entity, {"id": removed_entities[s : s + _GET_BATCH]})
         await mark_stage(store, PHASE, fp, entities=len(out.entities))
     set_rollup(ctx.state, PHASE, fp)
-    ctx.progress(PHASE, 4, 4)
+    bar.end()
 
     changed_entities = [e.id for e in out.entities if e.id not in old_entities or old_entities[e.id].fingerprint != e.fingerprint]
     ctx.state[PHASE] = {
