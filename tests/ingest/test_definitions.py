@@ -116,8 +116,8 @@ def test_javadoc_member_details_define_the_member_of_the_page_class(tmp_path):
         ("`Strings`: Operations on strings.", "Strings", ""),
         ("`isEmpty(CharSequence cs)`: Checks if a CharSequence is empty or null.",
          "isEmpty", "Strings"),
+        ("`cs`: the CharSequence to check", "cs", "Strings"),  # a parameter: a member of the class
     ]
-    assert "Parameters: `cs` - the CharSequence to check" in doc.text
 
 
 def test_texinfo_table_terms_lose_their_quotes_and_keep_every_option(tmp_path):
@@ -259,3 +259,58 @@ def test_chunks_record_each_definitions_term_and_scope(tmp_path):
     assert recorded[0][3:] == ("-b", "frob-build")
     assert chunk.text[recorded[0][1] : recorded[0][2]] == "`-b buildername`: Selects a builder."
     assert all(len(b) == 3 for b in chunk.blocks if b[0] != "definition")
+
+
+def test_sphinx_parameter_fields_are_members_of_their_signature_owner(tmp_path):
+    doc = read(tmp_path, "api.html", """<html><body><h1>API</h1>
+<dl class="py class"><dt class="sig sig-object py" id="shop.Basket">
+<em class="property"><span class="pre">class</span> </em><span class="sig-prename descclassname">shop.</span>\
+<span class="sig-name descname">Basket</span>(<em>size</em>)</dt>
+<dd><p>A basket of items.</p>
+<dl class="field-list simple"><dt class="field-odd">Parameters<span class="colon">:</span></dt>
+<dd class="field-odd"><p><strong>size</strong> (<em>Optional</em><em>[</em><em>int</em><em>]</em>) – how many items fit</p>
+</dd></dl>
+<dl class="py method"><dt class="sig sig-object py" id="shop.Basket.add">
+<span class="sig-name descname">add</span>(<em>item</em>, <em>count</em>)</dt>
+<dd><p>Put an item in the basket.</p>
+<dl class="field-list simple"><dt class="field-odd">Parameters<span class="colon">:</span></dt>
+<dd class="field-odd"><ul class="simple">
+<li><p><strong>item</strong> (<em>Any</em>) – what goes in</p></li>
+<li><p><strong>count</strong> (<em>int</em>) – </p></li></ul></dd>
+<dt class="field-even">Return type<span class="colon">:</span></dt><dd class="field-even"><p>None</p></dd>
+</dl></dd></dl></dd></dl></body></html>""")
+    assert definitions(doc) == [
+        ("`class shop.Basket(size)`: A basket of items.", "Basket", "shop"),
+        ("`size`: how many items fit", "size", "Basket"),  # a class's parameter: the class's
+        ("`add(item, count)`: Put an item in the basket.", "add", "shop.Basket"),
+        ("`item`: what goes in", "item", "shop.Basket"),  # a method's: its class's
+    ]  # `count` says nothing: left out
+    assert "Optional[int]" not in doc.text and "Return type: None" in doc.text
+
+
+def test_javadoc_notes_name_members_and_summaries_and_relations_are_left_out(tmp_path):
+    doc = read(tmp_path, "Pair.html", """<html><body><main><div class="header">
+<h1 title="Class Pair" class="title">Class Pair&lt;L,R&gt;</h1></div>
+<section class="class-description"><dl class="notes"><dt>Type Parameters:</dt>
+<dd><code>L</code> - the left element type</dd><dd><code>R</code> - the right element type</dd></dl>
+<dl class="notes"><dt>Direct Known Subclasses:</dt><dd><code>MutablePair</code></dd></dl>
+<div class="type-signature"><span class="modifiers">public abstract class </span>\
+<span class="element-name">Pair&lt;L,R&gt;</span></div><div class="block"><p>A pair of two elements.</p></div>
+</section>
+<section class="summary"><section class="method-summary" id="method-summary"><h2>Method Summary</h2>
+<div class="summary-table"><div class="col-first">L</div><div class="col-last">\
+<div class="block">Gets the left element from this pair.</div></div></div></section></section>
+<section class="details"><section class="detail" id="getLeft()"><h3>getLeft</h3>
+<div class="member-signature"><span class="modifiers">public abstract</span> L <span class="element-name">\
+getLeft</span>()</div><div class="block">Gets the left element from this pair.</div>
+<dl class="notes"><dt>Returns:</dt><dd>the left element, may be null</dd></dl></section></section>
+</main></body></html>""")
+    assert definitions(doc) == [
+        ("`L`: the left element type", "L", "Pair"),
+        ("`R`: the right element type", "R", "Pair"),
+        ("`Pair<L,R>`: A pair of two elements.", "Pair", ""),
+        ("`getLeft()`: Gets the left element from this pair.", "getLeft", "Pair"),
+    ]
+    assert "Method Summary" not in doc.text and "Known Subclasses" not in doc.text
+    assert doc.text.count("Gets the left element") == 1
+    assert "Returns: the left element, may be null" in doc.text

@@ -36,6 +36,12 @@ _CHROME_NAME = re.compile(
     re.I,
 )
 _CHROME_ID = re.compile(r"(?:nav|navbar|navigation|breadcrumbs?|menu|sidebar|header|footer|toc|masthead)", re.I)
+# Javadoc's member summaries: a table of the members the details below define again, each row's
+# sentence without its member's name ("Gets the left element from this pair.").
+_MEMBER_SUMMARY = re.compile(
+    r"(?:method|field|constructor|nested-class|enum-constant|property|annotation-type-(?:required|optional)-element"
+    r"|member)-summary|memberSummary"
+)
 _INLINE_CHROME = frozenset({"headerlink", "viewcode-link"})  # Sphinx's "¶" anchors and "[source]" links
 # A signature's parts: the name it defines, and the owner written before it (Sphinx "Field." of
 # "Field.null"; Javadoc's member name).
@@ -50,6 +56,23 @@ _SUPERTYPES = re.compile(r"\s+(?:extends|implements|throws|permits)\s")
 _KIND_WORDS = re.compile(r"^(?:Class|Interface|Enum|Enum Class|Annotation Type|Annotation Interface|Record|"
                          r"Record Class|Exception|Error|Module|Package)\s+")
 _LANGUAGE = re.compile(r"^(?:language|lang|highlight|sourceCode)-([\w+#.-]+)$")
+# Field labels whose entries name members of the signature above them (Sphinx's field lists,
+# Javadoc's notes): each entry is "`name`: what it is" of that signature's owner, never a subject.
+_MEMBER_FIELDS = frozenset(
+    {"parameters", "type parameters", "keyword arguments", "arguments", "args", "other parameters",
+     "variables", "attributes"}
+)
+# An entry of such a field: its name, an optional type in parentheses, a dash, its description
+# ("name (Optional[str]) – the optional name", "`left` - the left element").
+_FIELD_ENTRY = re.compile(r"^\s*[-*•]?\s*`?([A-Za-z_$*][\w$.*]*)`?\s*(\([^\n]*?\))?\s+[–—-]\s*(.*)$", re.S)
+# A Sphinx signature declaring a type: its fields are its own, not its module's.
+_OWN_KIND = re.compile(r"^(?:abstract\s+|final\s+)*(?:class|exception|interface|enum)\s", re.I)
+# Javadoc's labels of a type's relations to other types: navigation, never prose about it.
+_RELATION_FIELDS = frozenset(
+    {"direct known subclasses", "all implemented interfaces", "implemented interfaces", "functional interface",
+     "all superinterfaces", "all known implementing classes", "all known subinterfaces", "enclosing class",
+     "enclosing interface", "direct known subinterfaces"}
+)
 
 
 def _classes(attrib: Any) -> list[str]:
@@ -68,7 +91,7 @@ def _is_chrome(tag: str, attrib: Any) -> bool:
         return any(c in _INLINE_CHROME for c in classes)
     if (attrib.get("role") or "").lower() in _CHROME_ROLES:
         return True
-    if any(_CHROME_NAME.fullmatch(c) for c in classes):
+    if any(_CHROME_NAME.fullmatch(c) or _MEMBER_SUMMARY.fullmatch(c) for c in classes):
         return True
     # Ids name sections too ("#menu" of a page about menus): only non-section boxes count.
     ident = attrib.get("id") or ""
@@ -104,6 +127,7 @@ class _Events:
         self.dls: list[dict[str, Any]] = []
         self.captures: list[tuple[int, str, int]] = []  # (depth, part, start in `inline`) in a signature
         self.signature: dict[str, Any] | None = None  # an open Javadoc member signature
+        self.member = ""  # the owner of the last Javadoc signature's parameters: its type, or itself
         self.pre: list[str] | None = None
         self.pre_language = ""
         self.languages: list[tuple[int, str]] = []  # (stack depth, language) of boxes naming one
@@ -279,6 +303,10 @@ class _Events:
                 dl["id"] = dl["id"] or (attrib.get("id") or "")
         elif tag == "dd":
             self.contexts.append(["definition", 0, 0, False])
+            if self.dls:
+                dl = self.dls[-1]
+                label = dl["terms"][0] if len(dl["terms"]) == 1 else ""
+                dl["field"] = one_line(label).rstrip(":").strip().lower() if label.strip().endswith(":") else ""
         elif tag == "blockquote":
             self.contexts.append(["quote", 0, 0, False])
         return tag
@@ -394,6 +422,9 @@ class _Events:
         if self.signature is not None:
             self.signature["text"] = self.signature.get("text", "") + " " + text
             return
+        if context is not None and context[0] in ("item", "definition") and self.dls and self._field_entry(text):
+            context[3] = True
+            return
         if context is not None and context[0] == "term" and self.dls:
             self.dls[-1]["terms"].append(text)
             return
@@ -465,6 +496,38 @@ class _Events:
         else:
             self.out.prose("term", term)
 
+    def _field_entry(self, text: str) -> bool:
+        """An entry of a signature's field list ("Parameters:", "Type Parameters:", "Raises:"),
+        written as a member of the signature's owner ("`url_prefix`: A path to prepend…"), or a
+        type's relations ("Direct Known Subclasses:"), left out. False for any other text."""
+        dl = self.dls[-1]
+        field = dl.get("field", "")
+        if field in _RELATION_FIELDS:
+            dl["described"] = True
+            return True
+        if field not in _MEMBER_FIELDS:
+            return False
+        match = _FIELD_ENTRY.match(one_line(text))
+        owner = self._field_owner()
+        if not match or not owner:
+            return False
+        dl["described"] = True
+        name, description = match.group(1), match.group(3).strip()
+        if description:  # an entry with no description says nothing of its name
+            self.out.definition(name, description, name=name, scope=owner, code=True)
+        return True
+
+    def _field_owner(self) -> str:
+        """Whose fields these are: the Sphinx signature around the field list (a class or a
+        function of its own, a method its class), or the last Javadoc signature's owner."""
+        for dl in reversed(self.dls[:-1]):
+            if dl["sig"]:
+                term, name, scope, _ = self._term(dl)
+                if _OWN_KIND.match(term) or not scope:
+                    return name.split(".")[-1] if name else ""
+                return scope
+        return self.member or _KIND_WORDS.sub("", self.h1).split("<", 1)[0].strip()
+
     def _signature_done(self) -> None:
         sig, self.signature = self.signature, None
         text = one_line((sig or {}).get("text", "").replace("`", ""))
@@ -476,6 +539,7 @@ class _Events:
         if at >= 0:  # from the name on, without modifiers, annotations, supertypes or throws
             text = _without_supertypes(text[at:])
         scope = owner if " " not in owner and owner != name else ""  # a type is no member of itself
+        self.member = scope or name
         self.out.pending_term(text, name=name, scope=scope, code=True)
 
     def _meta(self, attrib: Any) -> None:
