@@ -134,6 +134,7 @@ async def test_a_member_whose_name_holds_brackets_is_listed_in_the_authors_words
     page = await write("Field names", evidence, links)
     assert "- `objectsize[:padded]`: The size of a `blob` object.[^1]" in page, page
     assert "[[objectsize-padded|`objectsize[:padded]`]]" not in page
+    assert "objectsize[:padded]]]" not in page  # its page is linked by its slug
 
 
 async def test_release_notes_among_a_groups_members_are_listed_newest_first():

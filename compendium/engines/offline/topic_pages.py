@@ -162,8 +162,9 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
             listed.add(slug)  # (a line left plain keeps its member's link among the others)
         bullets.append({"text": line, "ref": s.ref})
     titles = {link.slug: link.title for link in request.links}
-    related = [{"slug": link.slug, "title": link.title} for link in request.links
-               if link.slug not in listed and link.slug != request.slug]
+    # (a title holding brackets or a bar cannot be a link's label: the link shows the slug)
+    related = [{"slug": link.slug, "title": link.slug if any(c in link.title for c in "[]|") else link.title}
+               for link in request.links if link.slug not in listed and link.slug != request.slug]
     bullets = _by_version(bullets, [titles.get(slug, "") for slug, _label, _s in kept])
     related = _by_version(related, [r["title"] for r in related])
     layout = template.refine.page_template if template.refine.page_template.strip() else ""
