@@ -19,13 +19,8 @@ import dataclasses
 import json
 import math
 import os
-import pickle
-import select
 import signal
 import struct
-import subprocess
-import sys
-import threading
 import time
 import zipfile
 import zlib
@@ -33,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..child_processes import Child, ChildGone, ChildPool, child_pipes, next_request, write_reply
 from ..errors import InputError
 from .readers import DEFAULT_MAX_BYTES, DEFAULT_MAX_SECONDS, Block, ParsedDocument
 
@@ -45,13 +41,6 @@ POOL_SIZE = 2  # children reading at once; more callers wait their turn
 STARTUP_DEADLINE = 60.0  # importing the readers in a child; generous on a loaded machine
 _MODULE = "compendium.phases.bounded_reading"
 
-_HEADER = struct.Struct(">I")
-# The child imports this package from the parent's copy without running its __init__ (which
-# loads the whole application), then runs this module as __main__.
-_BOOT = (
-    "import runpy, sys, types; package = types.ModuleType('compendium'); package.__path__ = [sys.argv[1]]; "
-    "sys.modules['compendium'] = package; runpy.run_module(sys.argv[2], run_name='__main__')"
-)
 _READY = b"compendium-document-reader ready\n"
 
 
@@ -73,77 +62,11 @@ class ReadLimits:
 # ---- the parent side -----------------------------------------------------------------------
 
 
-class _Gone(Exception):
-    """The child ended (or was killed); `how` says why, in words naming the limit."""
-
-
-class _Child:
-    def __init__(self) -> None:
-        env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, str(Path(__file__).resolve().parents[1]), _MODULE],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
-        )  # fmt: skip
-        self.ready = False
-        self.killed_on_deadline = False
-
-    def send(self, request: Any) -> None:
-        assert self.process.stdin is not None
-        if not self.ready:
-            if self.read(len(_READY), time.monotonic() + STARTUP_DEADLINE) != _READY:
-                self.kill()
-                raise _Gone("the document reader did not start")
-            self.ready = True
-        payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            self.process.stdin.write(_HEADER.pack(len(payload)) + payload)
-            self.process.stdin.flush()
-        except OSError as exc:
-            self.kill()
-            raise _Gone("the document reader stopped") from exc
-
-    def reply(self, deadline: float, max_bytes: int) -> dict[str, Any]:
-        size = _HEADER.unpack(self.read(_HEADER.size, deadline))[0]
-        if size > max_bytes + 4096:
-            self.kill()
-            raise _Gone(f"its reply is larger than the {max_bytes >> 20} MB limit")
-        return json.loads(self.read(size, deadline))
-
-    def read(self, count: int, deadline: float) -> bytes:
-        assert self.process.stdout is not None
-        fd, parts, got = self.process.stdout.fileno(), [], 0
-        while got < count:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                self.killed_on_deadline = True
-                self.kill()
-                raise _Gone("deadline")
-            part = os.read(fd, min(count - got, 1 << 20))
-            if not part:
-                self.kill()
-                raise _Gone("ended")
-            parts.append(part)
-            got += len(part)
-        return b"".join(parts)
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        for pipe in (self.process.stdin, self.process.stdout):
-            if pipe is not None:
-                pipe.close()
-
-
 class ReadingPool:
     """Idle reading children, started on demand, at most `size` at work."""
 
     def __init__(self, size: int = POOL_SIZE) -> None:
-        self._size = size
-        self._idle: list[_Child] = []
-        self._all: set[_Child] = set()
-        self._busy = 0
-        self._ready = threading.Condition()
+        self._children = ChildPool(size, lambda: Child(_MODULE, _READY, "the document reader", STARTUP_DEADLINE))
 
     def read(self, files: list[tuple[str, Path]], root: Path | None,
              limits: ReadLimits = ReadLimits()) -> list[tuple[str, ParsedDocument | InputError]]:
@@ -152,7 +75,7 @@ class ReadingPool:
         out: list[tuple[str, ParsedDocument | InputError]] = []
         while len(out) < len(files):
             rest = files[len(out):]
-            child = self._take()
+            child = self._children.take()
             healthy = False
             try:
                 child.send(("read", {"files": [(rel, os.fspath(p)) for rel, p in rest],
@@ -165,7 +88,7 @@ class ReadingPool:
                         break
                 else:
                     healthy = True
-            except _Gone as gone:
+            except ChildGone as gone:
                 if len(out) < len(files) and child.ready:
                     rel, path = files[len(out)]
                     out.append((rel, _failure(path, child, gone, limits)))
@@ -175,66 +98,33 @@ class ReadingPool:
                 child.kill()
                 raise
             finally:
-                self._give(child, dead=not healthy)
+                self._children.give(child, dead=not healthy)
         return out
 
     def unpacked_size(self, path: Path, limits: ReadLimits = ReadLimits()) -> int:
         """What the zip file at `path` unpacks to (every member read, the declared and the
         actual sizes checked against limits.max_unpacked); InputError naming the limit."""
-        child = self._take()
+        child = self._children.take()
         healthy = False
         try:
             child.send(("unpacked", {"path": os.fspath(path), "limits": asdict(limits)}))
             reply = child.reply(time.monotonic() + limits.wall_seconds, 4096)
             healthy = True
-        except _Gone as gone:
+        except ChildGone as gone:
             raise _failure(path, child, gone, limits) from None
         finally:
-            self._give(child, dead=not healthy)
+            self._children.give(child, dead=not healthy)
         if "error" in reply:
             raise InputError(str(reply["error"]), hint=reply.get("hint"))
         return int(reply["ok"])
 
-    def _take(self) -> _Child:
-        with self._ready:
-            while self._busy >= self._size:
-                self._ready.wait()
-            self._busy += 1
-            if self._idle:
-                return self._idle.pop()
-        try:
-            child = _Child()
-        except BaseException:
-            with self._ready:
-                self._busy -= 1
-                self._ready.notify()
-            raise
-        with self._ready:
-            self._all.add(child)
-        return child
-
-    def _give(self, child: _Child, *, dead: bool) -> None:
-        if dead:
-            child.kill()
-        with self._ready:
-            self._busy -= 1
-            if dead:
-                self._all.discard(child)
-            else:
-                self._idle.append(child)
-            self._ready.notify()
-
     def children(self) -> list[int]:
         """The process ids of the children alive now (for tests and benchmarks)."""
-        with self._ready:
-            return [c.process.pid for c in self._all if c.process.poll() is None]
+        return self._children.children()
 
     def close(self) -> None:
         """Kill every child (at exit: a child must not outlive us)."""
-        with self._ready:
-            children, self._all, self._idle = list(self._all), set(), []
-        for child in children:
-            child.kill()
+        self._children.close()
 
 
 READERS = ReadingPool()
@@ -257,7 +147,7 @@ def _document(reply: dict[str, Any], path: Path) -> ParsedDocument | InputError:
                           dict(doc["metadata"]), [str(w) for w in doc["warnings"]])  # fmt: skip
 
 
-def _failure(path: Path, child: _Child, gone: _Gone, limits: ReadLimits) -> InputError:
+def _failure(path: Path, child: Child, gone: ChildGone, limits: ReadLimits) -> InputError:
     """Why the file a child was reading when it ended cannot be read, the limit named."""
     code = child.process.returncode
     if child.killed_on_deadline:
@@ -404,13 +294,8 @@ def _serve() -> None:
     """Answer requests on stdin until the parent goes."""
     import resource
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which ends us
     limited = False
-    stdin, stdout = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # anything printed goes to stderr, never into a reply
-    sys.stdout = sys.stderr
-    stdout.write(_READY)
-    stdout.flush()
+    stdin, stdout = child_pipes(_READY)
 
     def send(reply: dict[str, Any], max_reply: int) -> bool:
         """Write one reply; True when this child ends after it (the reply says so)."""
@@ -422,15 +307,11 @@ def _serve() -> None:
                                         f"the {max_reply >> 20} MB output limit",
                                "hint": "split it into smaller files", "retire": True}).encode()
             reply["retire"] = True
-        stdout.write(_HEADER.pack(len(data)) + data)
-        stdout.flush()
+        write_reply(stdout, data)
         return bool(reply.get("retire"))
 
-    while True:
-        header = stdin.read(_HEADER.size)
-        if len(header) < _HEADER.size:
-            return  # the parent is gone
-        job, args = pickle.loads(stdin.read(_HEADER.unpack(header)[0]))
+    while (request := next_request(stdin)) is not None:
+        job, args = request
         limits = ReadLimits(**args["limits"])
         if not limited:  # once, before the first stranger's byte
             try:
