@@ -188,7 +188,8 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
 _SUBJECTLESS = re.compile(
     r"^(?:Defaults?|Can|Cannot|May|Must|Should|Will|Would|Could|Is|Are|Was|Were|Has|Have|Does|Do|Did|Used|"
     r"Allows?|Specifies|Sets|Controls|Enables|Disables|Determines|Returns|Takes|Accepts|Only|If|When|"
-    r"Previously|Formerly|Now|Currently|Otherwise|Additionally)\b")
+    r"Previously|Formerly|Now|Currently|Otherwise|Additionally|Always|Never|Two|Three|Four|"
+    r"First(?:ly)?|Second(?:ly)?|Third(?:ly)?|Finally)\b")
 # At the opening of a section or document, "This extension ...", "These options ..." point at what
 # the heading names, not at a sentence before.
 _POINTS_AT_HEADING = re.compile(
