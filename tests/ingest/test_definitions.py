@@ -314,3 +314,18 @@ getLeft</span>()</div><div class="block">Gets the left element from this pair.</
     assert "Method Summary" not in doc.text and "Known Subclasses" not in doc.text
     assert doc.text.count("Gets the left element") == 1
     assert "Returns: the left element, may be null" in doc.text
+
+
+def test_a_definition_list_of_short_codes_is_a_table_of_its_section(tmp_path):
+    countries = "".join(f"<dt>&lsquo;<samp>{code}</samp>&rsquo;</dt><dd><p>{name}.</p></dd>" for code, name in (
+        ("AD", "Andorra"), ("AE", "United Arab Emirates"), ("FK", "Falkland Islands"), ("PM", "Saint Pierre"),
+        ("TT", "Trinidad and Tobago"), ("TV", "Tuvalu"), ("VA", "Holy See"), ("VC", "Saint Vincent")))
+    doc = read(tmp_path, "codes.html", f"""<html><body><h1>Country Codes</h1>
+<p>The standard defines two character codes for many countries.</p><dl compact>{countries}</dl>
+<h2>Options</h2><dl><dt><code>--sort</code></dt><dd><p>Sort the output.</p></dd>
+<dt><code>-o</code></dt><dd><p>Write to the file.</p></dd></dl></body></html>""")
+    assert [d[1] for d in definitions(doc)] == ["--sort", "-o"]  # a short list of terms stays terms
+    tables = [b for b in doc.blocks if b.kind == "table"]
+    assert len(tables) == 1 and ("TT", "Trinidad and Tobago.") in tables[0].rows
+    assert tables[0].heading_path == ("Country Codes",)
+    assert doc.text.count("Tuvalu") == 1

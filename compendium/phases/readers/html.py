@@ -67,6 +67,9 @@ _MEMBER_FIELDS = frozenset(
 _FIELD_ENTRY = re.compile(r"^\s*[-*•]?\s*`?([A-Za-z_$*][\w$.*]*)`?\s*(\([^\n]*?\))?\s+[–—-]\s*(.*)$", re.S)
 # A Sphinx signature declaring a type: its fields are its own, not its module's.
 _OWN_KIND = re.compile(r"^(?:abstract\s+|final\s+)*(?:class|exception|interface|enum)\s", re.I)
+# A definition list of at least this many short codes with a few words each is a table of values.
+_CODE_LIST_MIN = 8
+_CODE = re.compile(r"[A-Za-z]{1,3}(?:[_@-][A-Za-z0-9]{1,8})?|[A-Z0-9]{1,4}")
 # Javadoc's labels of a type's relations to other types: navigation, never prose about it.
 _RELATION_FIELDS = frozenset(
     {"direct known subclasses", "all implemented interfaces", "implemented interfaces", "functional interface",
@@ -284,7 +287,8 @@ class _Events:
                 _MEMBER_SIGNATURE.intersection(_classes(attrib)):
             self.signature = {"depth": len(self.stack), "names": []}
         if tag == "dl":
-            self.dls.append({"terms": [], "names": [], "prenames": [], "sig": False, "id": "", "described": False})
+            self.dls.append({"terms": [], "names": [], "prenames": [], "sig": False, "id": "", "described": False,
+                             "mark": (len(self.out.blocks), len(self.out.parts), self.out.length)})
         if tag in ("ul", "ol", "dir"):
             self.lists.append([tag == "ol", 0])
         elif tag == "li":
@@ -364,7 +368,7 @@ class _Events:
                 self._signature_done()
             if role == "dl" and self.dls:
                 self._terms_out(after=True)
-                self.dls.pop()
+                self._code_list(self.dls.pop()["mark"])
             if self.languages and self.languages[-1][0] == len(self.stack):
                 self.languages.pop()
             if role in ("article", "section", "main"):
@@ -495,6 +499,28 @@ class _Events:
             self.out.pending_term(term, name=name, scope=scope, code=code)
         else:
             self.out.prose("term", term)
+
+    def _code_list(self, mark: tuple[int, int, int]) -> None:
+        """A definition list of short codes, each with a few words ("TT" / "Trinidad and
+        Tobago."), is a table of values of its section, not terms defined one by one: its
+        entries are written as one table."""
+        blocks, parts, length = mark
+        entries = self.out.blocks[blocks:]
+        if len(entries) < _CODE_LIST_MIN or any(b.kind != "definition" for b in entries):
+            return
+        texts = [self.out.parts[i] for i in range(parts, len(self.out.parts)) if self.out.parts[i] != "\n\n"]
+        if len(texts) != len(entries):
+            return
+        rows = []
+        for block, text in zip(entries, texts, strict=True):
+            description = text.split(": ", 1)[1] if ": " in text else ""
+            rows.append([block.term, description])
+        codes = sum(bool(_CODE.fullmatch(term)) and 0 < len(d.split()) <= 6 for term, d in rows)
+        if codes < 0.9 * len(rows):
+            return
+        del self.out.blocks[blocks:], self.out.parts[parts:]
+        self.out.length = length
+        self.out.table(rows)
 
     def _field_entry(self, text: str) -> bool:
         """An entry of a signature's field list ("Parameters:", "Type Parameters:", "Raises:"),
