@@ -273,17 +273,26 @@ def test_sphinx_parameter_fields_are_members_of_their_signature_owner(tmp_path):
 <dl class="py method"><dt class="sig sig-object py" id="shop.Basket.add">
 <span class="sig-name descname">add</span>(<em>item</em>, <em>count</em>)</dt>
 <dd><p>Put an item in the basket.</p>
+<dl class="simple"><dt><code>str</code></dt><dd><p>An item is created with the string as its label.</p></dd></dl>
 <dl class="field-list simple"><dt class="field-odd">Parameters<span class="colon">:</span></dt>
 <dd class="field-odd"><ul class="simple">
 <li><p><strong>item</strong> (<em>Any</em>) – what goes in</p></li>
 <li><p><strong>count</strong> (<em>int</em>) – </p></li></ul></dd>
 <dt class="field-even">Return type<span class="colon">:</span></dt><dd class="field-even"><p>None</p></dd>
-</dl></dd></dl></dd></dl></body></html>""")
+</dl></dd></dl></dd></dl>
+<dl class="py function"><dt class="sig sig-object py" id="shop.checkout">
+<span class="sig-prename descclassname">shop.</span><span class="sig-name descname">checkout</span>(<em>basket</em>)</dt>
+<dd><p>Pay for a basket.</p><dl class="field-list simple"><dt class="field-odd">Parameters<span class="colon">:</span></dt>
+<dd class="field-odd"><p><strong>basket</strong> (<em>Basket</em>) – what is paid for</p></dd></dl></dd></dl>
+</body></html>""")
     assert definitions(doc) == [
         ("`class shop.Basket(size)`: A basket of items.", "Basket", "shop"),
         ("`size`: how many items fit", "size", "Basket"),  # a class's parameter: the class's
         ("`add(item, count)`: Put an item in the basket.", "add", "shop.Basket"),
+        ("`str`: An item is created with the string as its label.", "str", "shop.Basket"),  # a value it takes
         ("`item`: what goes in", "item", "shop.Basket"),  # a method's: its class's
+        ("`shop.checkout(basket)`: Pay for a basket.", "checkout", "shop"),
+        ("`basket`: what is paid for", "basket", "checkout"),  # a module's function: its own
     ]  # `count` says nothing: left out
     assert "Optional[int]" not in doc.text and "Return type: None" in doc.text
 

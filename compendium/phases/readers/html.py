@@ -483,6 +483,8 @@ class _Events:
         if len(dl["terms"]) == 1 and term.endswith(":"):  # a field label ("Returns:"), not a name
             self.out.prose("paragraph", f"{term} {description}")
             return
+        if not scope and not dl["sig"] and any(outer["sig"] for outer in self.dls[:-1]):
+            scope = self._field_owner()  # a list inside an API entry's text: values of that entry
         self.out.definition(term, description, name=name, scope=scope, code=code)
 
     def _terms_out(self, *, after: bool = False) -> None:
@@ -549,9 +551,10 @@ class _Events:
         for dl in reversed(self.dls[:-1]):
             if dl["sig"]:
                 term, name, scope, _ = self._term(dl)
-                if _OWN_KIND.match(term) or not scope:
+                if _OWN_KIND.match(term) or not scope[scope.rfind(".") + 1 :][:1].isupper():
+                    # a type's fields are its own; a module's function or signal owns its own
                     return name.split(".")[-1] if name else ""
-                return scope
+                return scope  # a method's or attribute's: its class's
         return self.member or _KIND_WORDS.sub("", self.h1).split("<", 1)[0].strip()
 
     def _signature_done(self) -> None:
