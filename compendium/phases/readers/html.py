@@ -537,6 +537,11 @@ class _Events:
             return False
         match = _FIELD_ENTRY.match(one_line(text))
         owner = self._field_owner()
+        if match and not owner and _KIND_WORDS.match(self.h1):
+            # a Javadoc type's own type parameters, written above its description: its
+            # signature names them, and the description must open its passage
+            dl["described"] = True
+            return True
         if not match or not owner:
             return False
         dl["described"] = True
@@ -555,7 +560,7 @@ class _Events:
                     # a type's fields are its own; a module's function or signal owns its own
                     return name.split(".")[-1] if name else ""
                 return scope  # a method's or attribute's: its class's
-        return self.member or _KIND_WORDS.sub("", self.h1).split("<", 1)[0].strip()
+        return self.member
 
     def _signature_done(self) -> None:
         sig, self.signature = self.signature, None
