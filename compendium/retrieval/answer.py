@@ -165,7 +165,9 @@ class SentenceCutter:
 
 async def model_tokens(client: Any, system: str, prompt: str, max_tokens: int) -> AsyncIterator[str]:
     """The reply's text as the endpoint streams it (stream=True), under the client's retries,
-    limits and budget; the stream is closed however the caller stops reading."""
+    limits and budget; the stream is closed however the caller stops reading. An endpoint that
+    refuses to stream (a 400 naming it, as some local servers answer at once) is asked again
+    without it, and its reply comes as one piece."""
     from ..engines.openai_client import count_tokens, sdk_error
 
     messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
@@ -177,15 +179,36 @@ async def model_tokens(client: Any, system: str, prompt: str, max_tokens: int) -
             stream=True, stream_options={"include_usage": True},
         )
 
+    async def send_whole() -> Any:
+        return await client.sdk.chat.completions.create(
+            model=client.model, messages=messages, temperature=0.0, max_tokens=max_tokens,
+        )
+
     said: list[str] = []
     used: dict[str, int] = {}
     with client.usage.reserve(estimated, max_tokens):
+        stream = None
         try:
-            stream = await client.call(send, estimated_tokens=estimated)
+            try:
+                stream = await client.call(send, estimated_tokens=estimated)
+            except Exception as exc:
+                if not sdk_error(exc, "BadRequestError") or "stream" not in str(exc).lower():
+                    raise  # another fault of the request: asking without streaming would not mend it
+            if stream is None:
+                whole = await client.call(send_whole, estimated_tokens=estimated)
         except Exception as exc:
             if not sdk_error(exc):
                 raise
             raise client.translate(exc) from exc
+        if stream is None:
+            text = (whole.choices[0].message.content or "") if whole.choices else ""
+            if whole.usage is not None:
+                used = {"prompt": whole.usage.prompt_tokens, "completion": whole.usage.completion_tokens}
+            client.usage.record_llm(used.get("prompt") or estimated or count_tokens(system + prompt),
+                                    used.get("completion") or count_tokens(text))
+            if text:
+                yield text
+            return
         try:
             async for chunk in stream:
                 if getattr(chunk, "usage", None) is not None:

@@ -38,6 +38,16 @@ async def test_the_first_sentence_reaches_the_client_before_the_reply_ends(compi
     assert final["answer"].startswith(GOOD) and final["answer"].count("[C1]") == 2
 
 
+async def test_an_endpoint_that_refuses_to_stream_is_answered_whole(compiled_copy, llm_server):
+    # Some local servers answer a streamed request with a 400: the answer is asked again
+    # without streaming, and its sentences are checked as any others.
+    respond, asked = answering([GOOD])
+    llm_server.responder = respond
+    llm_server.refuses_streams = True
+    final = check_order(await events_of(llm_settings(compiled_copy, llm_server)))
+    assert final["answer"] == GOOD and llm_server.calls["stream_refused"] == 1 and len(asked) == 1
+
+
 async def test_a_rejected_answer_is_never_cached(compiled_copy, llm_server):
     respond, asked = answering(["No citations here.", "Still none."])
     llm_server.responder = respond

@@ -124,6 +124,7 @@ class LLMServer:
         self.stream_hold: str | None = None
         self.stream_release = threading.Event()
         self.streams_ended = 0
+        self.refuses_streams = False  # a chat request with "stream": true gets a 400, as some local servers answer
         self._embedder = OfflineEmbedder(dimensions=embedding_dimensions)
         self._faults: deque[str] = deque()
         self._rate: tuple[str, float, int] | None = None
@@ -500,6 +501,10 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             if fault in CONTENT_FAULTS:
                 state._count("faults", f"fault_{fault}")
+            if body.get("stream") and state.refuses_streams:
+                state._count("faults", "stream_refused")
+                self._send(400, {"error": {"message": "stream is not supported", "type": "invalid_request_error"}})
+                return
             status, payload = state.chat(body, fault)
             if status == 200 and body.get("stream"):
                 self._stream(state, payload, body)
