@@ -6,7 +6,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engines.tasks import Reply
+from pydantic import Field
+
+from ..engines.tasks import Reply, bound
 from ..storage.text import STOPWORDS, query_words
 
 MAX_QUESTION_CHARS = 2000  # a question longer than this is cut: it bounds every lookup after it
@@ -56,8 +58,10 @@ def rule_terms(question: str) -> QuestionTerms:
 class QuestionRewrite(Reply):
     """The LLM's reading of a question: entity names it mentions, and search keywords."""
 
-    names: list[str]
-    keywords: list[str]
+    # Bounded in the schema: under a grammar a small model otherwise repeats one keyword until
+    # its reply runs out ("Writes", "Writes", ...).
+    names: list[str] = Field(json_schema_extra=bound(items=10))
+    keywords: list[str] = Field(json_schema_extra=bound(items=10))
 
 
 REWRITE_SYSTEM = (

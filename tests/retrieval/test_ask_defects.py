@@ -127,3 +127,11 @@ def test_a_rejected_answer_prints_one_error_line_and_no_traceback(compiled_copy,
     assert done.returncode == 1
     assert done.stderr.strip().startswith("error:") and "not cited" in done.stderr
     assert "Traceback" not in done.stderr and "GeneratorExit" not in done.stderr
+
+
+def test_the_question_rewrite_bounds_its_lists_for_a_grammar():
+    # Under a json_schema grammar a small model looped one keyword to its reply cap.
+    from compendium.retrieval.terms import QuestionRewrite
+
+    properties = QuestionRewrite.model_json_schema()["properties"]
+    assert properties["names"]["maxItems"] == 10 and properties["keywords"]["maxItems"] == 10
