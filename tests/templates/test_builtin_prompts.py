@@ -23,6 +23,11 @@ def _sketch(rng: random.Random) -> EntitySketch:
                         [_text(rng) for _ in range(rng.randint(0, 3))])
 
 
+def _key(rng: random.Random) -> str:
+    """A per-call fence key, or none (a template written before fences)."""
+    return rng.choice(["", f"{rng.getrandbits(40):010x}"])
+
+
 def _variables(name: str, rng: random.Random) -> dict:
     some = lambda make, most=5: [make() for _ in range(rng.randint(0, most))]  # noqa: E731
     line = lambda: {"ref": rng.randint(1, 99), "source": _text(rng, 3), "text": _text(rng), "chunk_id": "c1"}  # noqa: E731
@@ -31,15 +36,17 @@ def _variables(name: str, rng: random.Random) -> dict:
         return {"title": _text(rng, 3), "kind": "entity", "description": _text(rng), "aliases": some(lambda: _text(rng, 2)),
                 "evidence": some(line, 30), "links": some(link), "writer_example": _text(rng),
                 "existing_markdown": rng.choice(["", _text(rng, 40)]), "removed_refs": some(lambda: "c9", 2),
-                "max_tokens": 1200, "new_evidence_only": rng.random() < 0.5}
+                "max_tokens": 1200, "new_evidence_only": rng.random() < 0.5, "key": _key(rng)}
     if name == "page_updates":
         return {"pages": some(lambda: {"label": "u1", "title": _text(rng, 2), "kind": "concept", "description": _text(rng),
                                        "sections": some(lambda: _text(rng, 2), 3), "evidence": some(line),
-                                       "links": some(link, 3)})}
+                                       "links": some(link, 3)}), "key": _key(rng)}
     if name == "map":
         types = lambda: {"name": _text(rng, 1), "description": _text(rng, 4)}  # noqa: E731
         return {"entity_types": some(types), "relation_types": some(types), "max_items": 12,
-                "chunks": some(lambda: {"label": "c1", "header": _text(rng, 3), "text": _text(rng, 40)})}
+                "chunks": some(lambda: {"label": "c1", "header": _text(rng, 3), "text": _text(rng, 40)}),
+                "key": _key(rng), "labels": rng.choice([[], ["c1", "c2"]]), "lean": rng.random() < 0.5,
+                "example": rng.choice(["", '{"claims": [{"chunk": "c1", "text": "x"}]}'])}
     if name == "pairs":
         return {"pairs": some(lambda: PairQuestion("p1", _sketch(rng), _sketch(rng), rng.random()))}
     if name == "matches":
