@@ -323,6 +323,31 @@ getLeft</span>()</div><div class="block">Gets the left element from this pair.</
     assert "Returns: the left element, may be null" in doc.text
 
 
+def test_a_javadoc_deprecation_notice_follows_the_text_it_stood_before(tmp_path):
+    doc = read(tmp_path, "Matcher.html", """<html><body><main><div class="header">
+<h1 title="Class Matcher" class="title">Class Matcher</h1></div>
+<section class="class-description"><div class="type-signature"><span class="modifiers">public class </span>\
+<span class="element-name">Matcher</span></div>
+<div class="deprecation-block"><span class="deprecated-label">Deprecated.</span>
+<div class="deprecation-comment">as of 3.6, use <code>Finder</code> instead</div></div>
+<div class="block">A matcher of character runs.</div></section>
+<section class="details"><section class="detail" id="comma()"><h3>comma</h3>
+<div class="member-signature"><span class="modifiers">public static</span> Matcher <span class="element-name">\
+comma</span>()</div><div class="deprecation-block"><span class="deprecated-label">Deprecated.</span></div>
+<div class="block">Returns a matcher of the comma.</div></section>
+<section class="detail" id="tab()"><h3>tab</h3><div class="member-signature">Matcher <span class="element-name">\
+tab</span>()</div><div class="block"><span class="deprecatedLabel">Deprecated.</span></div>
+<div class="block">Returns a matcher of the tab.</div></section></section></main></body></html>""")
+    assert definitions(doc) == [
+        ("`Matcher`: A matcher of character runs.", "Matcher", ""),
+        ("`comma()`: Returns a matcher of the comma.", "comma", "Matcher"),
+        ("`tab()`: Returns a matcher of the tab.", "tab", "Matcher"),
+    ]
+    text = doc.text
+    assert text.index("A matcher of character runs.") < text.index("Deprecated. as of 3.6, use `Finder` instead")
+    assert text.index("Returns a matcher of the comma.") < text.index("Deprecated.", text.index("comma()"))
+
+
 def test_a_definition_list_of_short_codes_is_a_table_of_its_section(tmp_path):
     countries = "".join(f"<dt>&lsquo;<samp>{code}</samp>&rsquo;</dt><dd><p>{name}.</p></dd>" for code, name in (
         ("AD", "Andorra"), ("AE", "United Arab Emirates"), ("FK", "Falkland Islands"), ("PM", "Saint Pierre"),

@@ -52,6 +52,8 @@ _SIG_BOX = frozenset({"sig", "sig-object"})  # a dt that is an API signature (Sp
 _MEMBER_SIGNATURE = frozenset({"member-signature", "memberSignature", "type-signature"})
 # Boxes that never start with a sentence: a pending definition term is written out before them.
 _NOT_PROSE = frozenset({"pre", "table", "ul", "ol", "dir", "dl", "blockquote"}) | frozenset(_HEADINGS)
+# Javadoc's deprecation notice, written between a member's signature and the text defining it.
+_DEPRECATION_BOX = frozenset({"deprecation-block"})
 _SUPERTYPES = re.compile(r"\s+(?:extends|implements|throws|permits)\s")
 _KIND_WORDS = re.compile(r"^(?:Class|Interface|Enum|Enum Class|Annotation Type|Annotation Interface|Record|"
                          r"Record Class|Exception|Error|Module|Package)\s+")
@@ -132,6 +134,7 @@ class _Events:
         self.signature: dict[str, Any] | None = None  # an open Javadoc member signature
         self.member = ""  # the owner of the last Javadoc signature's parameters: its type, or itself
         self.pre: list[str] | None = None
+        self.deprecation = 0  # > 0 inside a Javadoc deprecation notice: its boxes read as one line
         self.pre_language = ""
         self.languages: list[tuple[int, str]] = []  # (stack depth, language) of boxes naming one
         self.table_depth = 0
@@ -277,7 +280,13 @@ class _Events:
             return "inline"
         if tag not in _BLOCKS:
             return "inline"
+        if self.deprecation:
+            self.inline.append(" ")  # the label and its comment read as one notice
+            return "inline"
         self.flush()
+        if tag == "div" and _DEPRECATION_BOX.intersection(_classes(attrib)):
+            self.deprecation = len(self.stack) + 1
+            return "deprecation"
         language = _language(attrib)
         if language:  # Sphinx: <div class="highlight-python"><div class="highlight"><pre>
             self.languages.append((len(self.stack), language))
@@ -362,6 +371,11 @@ class _Events:
             self.pre = None
         elif role == "code":
             self._close_code()
+        elif role == "deprecation":
+            self.deprecation = 0
+            text, self.inline = one_line("".join(self.inline)), []
+            self.code_marks.clear()
+            self.out.aside(text)
         elif role in _BLOCKS:
             self.flush()
             if self.signature is not None and self.signature["depth"] == len(self.stack):

@@ -100,6 +100,7 @@ def table_text(rows: list[list[str]]) -> str:
 # A man page's NAME line: "git-add - Add file contents to the index", "pg_dump — extract ...".
 _NAME_LINE = re.compile(r"(?P<names>\S.{0,120}?)\s+(?:-|--|\u2013|\u2014)\s+(?P<purpose>\S.*)")
 # A field line under a name heading, not its description: "Default: `False`", "Type: int".
+_DEPRECATED = re.compile(r"Deprecated\.(?:\s|$)")  # Javadoc's notice, label first
 _FIELD_LINE = re.compile(r"[A-Z][\w -]{0,30}:\s+\S.{0,80}")
 _PLAIN_WORD = re.compile(r"[A-Za-z]+(?:[-'’][A-Za-z]+)*")  # "Python", "DEBUG", "built-in": words
 _ARGUMENT = re.compile(r"[\s=\[(<{]")  # where an option's argument or a signature begins
@@ -206,6 +207,7 @@ class Builder:
         # What the next paragraph defines: a name heading's text, or a term whose description
         # follows its list. (term, name, scope, code, written: False until the text holds the term)
         self.named: tuple[str, str, str, bool | None, bool] | None = None
+        self.held: list[str] = []  # notices met while a term waited for its description
 
     def heading(self, level: int, text: str, *, code: bool = False) -> None:
         """A heading; `code` when the source writes all of it as code (a setting, an API name):
@@ -253,6 +255,18 @@ class Builder:
             scope = self.owner or next((h for _, h, is_name in reversed(self.headings) if is_name), "")
         text = f"{shown}: {description}" if shown else description
         self._add(Block("definition", 0, 0, self.path, term=name, scope=scope), text)
+        self._held_out()
+
+    def aside(self, text: str) -> None:
+        """A notice about what comes next ("Deprecated. Use ... instead"): written after the
+        description of a pending term, which it would otherwise take the place of."""
+        text = one_line(text)
+        if not text:
+            return
+        if self.named is not None and not self.named[4]:
+            self.held.append(text)
+        else:
+            self._add(Block("paragraph", 0, 0, self.path), text)
 
     def prose(self, kind: str, text: str, *, level: int = 0, ordinal: int = 0) -> None:
         """A paragraph, item, term, definition or quote; whitespace runs become one space. The
@@ -265,6 +279,9 @@ class Builder:
         if kind == "paragraph" and self.blocks and self.blocks[-1].kind == "heading" and self._name_line(text):
             return
         if kind == "paragraph" and self.named is not None:
+            if _DEPRECATED.match(text) and not self.named[4]:
+                self.held.append(text)
+                return
             if _FIELD_LINE.fullmatch(text) and len(text.split()) <= 8:
                 self._add(Block(kind, 0, 0, self.path), text, keep_named=True)
                 return
@@ -321,6 +338,12 @@ class Builder:
         named, self.named = self.named, None
         if named is not None and not named[4]:
             self._add(Block("term", 0, 0, self.path), named[0])
+        self._held_out()
+
+    def _held_out(self) -> None:
+        held, self.held = self.held, []
+        for text in held:
+            self._add(Block("paragraph", 0, 0, self.path), text)
 
     def _add(self, block: Block, text: str, *, keep_named: bool = False) -> None:
         if not keep_named and self.named is not None:
