@@ -200,13 +200,17 @@ async def scaled_store(source: Path, target: Path, documents: int, exists: bool)
     statistics), each with the vector of a real chunk, jittered. The index mark follows."""
     import numpy as np
 
-    from compendium.retrieval.index import build_index
     from compendium.storage.copy import copy_store
     from compendium.storage.factory import open_store
     from compendium.storage.records import CacheEntry, Chunk, ChunkEmbedding, Document
 
     url = f"sqlite:///{target}"
-    if exists:
+    if exists:  # the index as this code builds it (the compile's vector file among it)
+        store = await open_store(url)
+        try:
+            await _reindex(store)
+        finally:
+            await store.close()
         return url
     src = await open_store(f"sqlite:///{source / '.compendium' / 'store.db'}")
     store = await open_store(url)
@@ -248,18 +252,27 @@ async def scaled_store(source: Path, target: Path, documents: int, exists: bool)
                 batch = []
         await store.upsert(batch)
 
-        class Known:  # the jittered vectors stand: nothing is re-embedded
-            def __init__(self) -> None:
-                self.model = model
-
-            async def embed(self, texts: list[str]) -> Any:
-                raise AssertionError("a scaled store is not embedded again")
-
-        await build_index(store, Known())
+        await _reindex(store)
     finally:
         await src.close()
         await store.close()
     return url
+
+
+async def _reindex(store: Any) -> None:
+    """build_index over the scaled store, its vectors standing as they are (none re-embedded)."""
+    from compendium.retrieval.index import build_index, index_mark
+
+    model = (await index_mark(store) or {})["model"]
+
+    class Known:
+        def __init__(self) -> None:
+            self.model = model
+
+        async def embed(self, texts: list[str]) -> Any:
+            raise AssertionError("a scaled store is not embedded again")
+
+    await build_index(store, Known())
 
 
 async def scaled_latency(settings: Any, url: str, questions: list[dict[str, Any]]) -> dict[str, Any]:

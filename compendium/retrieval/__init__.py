@@ -1,11 +1,35 @@
 """Retrieval and answers over a compiled knowledge base: `retrieve` gives typed evidence and a
-context block, `ask` a cited answer as a stream of events."""
+context block, `ask` a cited answer as a stream of events.
 
-from .answer import NOTHING, ask, citation_problems, extractive_answer, split_answer
-from .index import ensure_index
-from .ranking import DEFAULT_RANKING, RANKINGS
+The answer's names are loaded on first use (PEP 562): `compendium retrieve` imports the ranking,
+not the answer's sentence checks nor the LLM rewrite's models (a CLI query pays for what it
+runs). `retrieve` is imported here: the function shares its name with its module, which a lazy
+import would leave in its place.
+"""
+
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
 from .retrieve import MODES, Options, Retrieval, retrieve
-from .terms import QuestionTerms, rule_terms
+
+if _TYPE_CHECKING:
+    from .answer import NOTHING, ask, citation_problems, extractive_answer, split_answer
+    from .index import ensure_index
+    from .ranking import DEFAULT_RANKING, RANKINGS
+    from .terms import QuestionTerms, rule_terms
+
+_LAZY = {
+    "DEFAULT_RANKING": ".ranking",
+    "NOTHING": ".answer",
+    "RANKINGS": ".ranking",
+    "QuestionTerms": ".terms",
+    "ask": ".answer",
+    "citation_problems": ".answer",
+    "ensure_index": ".index",
+    "extractive_answer": ".answer",
+    "rule_terms": ".terms",
+    "split_answer": ".answer",
+}
 
 __all__ = [
     "DEFAULT_RANKING",
@@ -23,3 +47,16 @@ __all__ = [
     "rule_terms",
     "split_answer",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

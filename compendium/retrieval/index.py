@@ -2,7 +2,8 @@
 
 The compile builds the index (build_index, run by the orchestrator after the phases), so a
 question pays for none of it: a question only reads the index's mark, one small record that
-says which embedder made the vectors and when. Chunk vectors are kept per content hash: a
+says which embedder made the vectors and when, and (on a SQLite store) maps the matrix file the
+compile wrote beside it (vectors.py). Chunk vectors are kept per content hash: a
 recompile embeds only the chunks that are new or changed.
 
 A knowledge base whose vectors were made by another embedder than the one configured is
@@ -72,9 +73,15 @@ async def refresh_chunk_vectors(store: Store, embedder: Any) -> int:
 async def build_index(store: Store, embedder: Any) -> dict[str, Any]:
     """Bring the index up to date with the knowledge base (run by the compile): chunk vectors
     by `embedder` (the passage embedder), then a new mark. Returns what it did."""
+    from .vectors import write_vectors
+
     embedded = await refresh_chunk_vectors(store, embedder)
     chunks = await store.count(Chunk)
-    value = {"model": embedder.model, "built_at": time.time(), "chunks": chunks}
+    built_at = time.time()
+    value: dict[str, Any] = {"model": embedder.model, "built_at": built_at, "chunks": chunks}
+    vectors = await write_vectors(store, embedder.model, built_at)
+    if vectors is not None:
+        value["vectors"] = vectors
     await store.upsert([CacheEntry(id=MARK_ID, namespace=NAMESPACE, value=value, created_at=time.time())])
     return {"embedded": embedded, "chunks": chunks, "model": embedder.model}
 

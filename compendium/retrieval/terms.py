@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
-
-from ..engines.tasks import Reply, bound
 from ..storage.text import STOPWORDS, query_words
+
+if TYPE_CHECKING:
+    from .rewrite import QuestionRewrite
 
 MAX_QUESTION_CHARS = 2000  # a question longer than this is cut: it bounds every lookup after it
 MAX_NAMES = 8
@@ -55,29 +55,19 @@ def rule_terms(question: str) -> QuestionTerms:
     return QuestionTerms(words=query_words(text), names=unique[:MAX_NAMES])
 
 
-class QuestionRewrite(Reply):
-    """The LLM's reading of a question: entity names it mentions, and search keywords."""
+def __getattr__(name: str) -> object:
+    if name in ("QuestionRewrite", "REWRITE_SYSTEM", "REWRITE_PROMPT"):  # loaded with the LLM only
+        from . import rewrite
 
-    # Bounded in the schema: under a grammar a small model otherwise repeats one keyword until
-    # its reply runs out ("Writes", "Writes", ...).
-    names: list[str] = Field(json_schema_extra=bound(items=10))
-    keywords: list[str] = Field(json_schema_extra=bound(items=10))
-
-
-REWRITE_SYSTEM = (
-    "You prepare search queries over a knowledge base compiled from documents. "
-    "Reply with JSON only."
-)
-REWRITE_PROMPT = """Question: {question}
-
-List the names of the things the question is about (products, components, people, concepts,
-settings; as they would be written in the documents, expanding abbreviations you are sure of)
-and up to 10 keywords a passage answering it would contain. JSON: {{"names": [...], "keywords": [...]}}"""
+        return getattr(rewrite, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 async def llm_terms(question: str, client: Any) -> QuestionTerms:
     """One rewrite call (cached by the client under its request fingerprint), merged with the
     rules' terms so a terse reply never loses a word of the question."""
+    from .rewrite import REWRITE_PROMPT, REWRITE_SYSTEM, QuestionRewrite
+
     text = clip_question(question)
     reply: QuestionRewrite = await client.complete_json(
         system=REWRITE_SYSTEM,

@@ -1,21 +1,25 @@
-"""Retrieval over a workspace's knowledge base: the store, embedder and LLM its settings name."""
+"""Retrieval over a workspace's knowledge base: the store, embedder and LLM its settings name.
+
+Imports stay to what a question runs: the store's backend, the engines' factory and the
+template (it names the embedder); not operations, which brings in the compiler.
+"""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engines.factory import build_embedder, build_engine, passage_embedder
 from ..engines.usage import UsageMeter
-from ..operations import opened_store, resolve_template
-from ..settings import Settings
 from ..storage.base import Store
 from ..storage.response_cache import StoreResponseCache
-from ..templates.schema import Template
-from .answer import ask
 from .retrieve import Options, Retrieval, retrieve
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+    from ..templates.schema import Template
 
 
 @dataclass(slots=True)
@@ -35,7 +39,10 @@ async def sources_for(
 ) -> AsyncIterator[Sources]:
     """The knowledge base's embedder (its entity vectors were made by it) and LLM client, under
     the settings' token budget, closed afterwards. `template`: the workspace's default."""
-    template = template or resolve_template(settings, None)
+    if template is None:
+        from ..templates.registry import load_template
+
+        template = load_template(settings.default_template, workspace=settings.workspace)
     usage = UsageMeter(settings.token_budget)
     async with contextlib.AsyncExitStack() as stack:
         embedder = build_embedder(settings, template, usage=usage, cache=StoreResponseCache(store))
@@ -48,8 +55,30 @@ async def sources_for(
         yield Sources(store, embedder, llm, usage, passage_embedder(embedder))
 
 
+@contextlib.asynccontextmanager
+async def _opened_store(settings: Settings) -> AsyncIterator[Store]:
+    """The workspace's store, as operations.opened_store opens it (that module imports the
+    compiler: a third of a CLI query's start-up)."""
+    from ..errors import WorkspaceError
+    from ..storage.factory import open_store
+    from ..workspace import STATE_DIR, STORE_FILE
+
+    url = settings.store_url
+    if not url:
+        if settings.workspace is None:
+            raise WorkspaceError("no workspace and no store URL",
+                                 hint="run `compendium init DIR` or set COMPENDIUM_STORE")
+        (settings.workspace / STATE_DIR).mkdir(parents=True, exist_ok=True)
+        url = f"sqlite:///{(settings.workspace / STATE_DIR / STORE_FILE).resolve()}"
+    store = await open_store(url, settings.knowledge_base)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
 async def retrieve_in_workspace(settings: Settings, question: str, options: Options) -> Retrieval:
-    async with opened_store(settings) as store, sources_for(store, settings) as src:
+    async with _opened_store(settings) as store, sources_for(store, settings) as src:
         return await retrieve(question, store, embedder=src.embedder, passages=src.passages,
                               llm=src.llm, options=options)
 
@@ -57,7 +86,9 @@ async def retrieve_in_workspace(settings: Settings, question: str, options: Opti
 async def ask_in_workspace(
     settings: Settings, question: str, options: Options
 ) -> AsyncIterator[dict[str, Any]]:
-    async with opened_store(settings) as store, sources_for(store, settings) as src:
+    from .answer import ask
+
+    async with _opened_store(settings) as store, sources_for(store, settings) as src:
         events = ask(question, store, embedder=src.embedder, passages=src.passages, llm=src.llm,
                      options=options)
         async with contextlib.aclosing(events):

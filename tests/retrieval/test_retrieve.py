@@ -107,6 +107,23 @@ async def test_at_most_two_passages_of_one_document_in_the_first_five(compiled_o
             assert max(documents[:5].count(d) for d in documents[:5]) <= 2, (question, documents)
 
 
+async def test_by_default_the_first_five_passages_come_from_five_documents(compiled_offline):
+    for question in QUESTIONS_MANY:
+        result = await retrieve_in_workspace(compiled_offline, question, Options(top_k=10))
+        documents = [c["document"] for c in result.chunks]
+        if len(set(documents)) >= 5:
+            assert len(set(documents[:5])) == 5, (question, documents)
+        assert documents[5:] or len(documents) < 10  # the passages past the cap are not lost
+
+
+def test_a_cap_of_one_keeps_each_documents_best_passage_in_the_window():
+    from compendium.retrieval.retrieve import _capped
+
+    order = ["a1", "a2", "b1", "b2", "c1", "d1", "e1", "a3"]
+    document_of = {i: i[0] for i in order}
+    assert _capped(order, document_of, 1) == ["a1", "b1", "c1", "d1", "e1", "a2", "b2", "a3"]
+
+
 def test_the_document_cap_moves_a_third_passage_after_the_window():
     from compendium.retrieval.retrieve import _capped
 
