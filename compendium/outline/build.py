@@ -3,6 +3,7 @@ then fan-out and depth bounds, titles and ids kept from the previous outline."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -22,6 +23,7 @@ class OutlineLimits:
     leaf_pages: int = 50  # a subtopic holds at most this many pages
     max_depth: int = 3  # levels of topics; the third is opened only where 50 x 50 pages do not fit
     max_share: float = 0.25  # a root topic past this share of all pages is opened into its parts
+    share_floor: int = 20  # a root of at most this many pages is never opened for its share
     min_group: int = 3  # smaller groups become pages of their parent
     keep_title_overlap: float = 0.8  # a matched node keeps its title at this membership overlap
     reopen_share: float = 0.8  # a node that had subtopics keeps them down to this share of leaf_pages
@@ -297,7 +299,7 @@ class _Builder:
         # document's headings or communities: those name no part of the manual), and no merge
         # makes one past it again; up to `fan_out` roots then stand. A part whose parts would
         # pass that stays whole: merging them again would name roots after a member.
-        cap = max(limits.max_share * total, limits.leaf_pages) if limits.max_roots * limits.max_share > 1 else None
+        cap = max(limits.max_share * total, limits.share_floor) if limits.max_roots * limits.max_share > 1 else None
         room = limits.fan_out
         opened_once: set[int] = set()
         while cap is not None and len(groups) < room:
@@ -314,6 +316,12 @@ class _Builder:
             if len(partly) > 1:
                 opened = partly
             if len(opened) <= 1 or not _parts(opened) or len(groups) - 1 + len(opened) > room:
+                # Its parts cannot be roots (a document's headings, or more than the fan-out):
+                # it is cut in reading order into runs under the cap, each under its own title.
+                runs = self._runs(groups[largest], cap)
+                if len(runs) > 1 and len(groups) - 1 + len(runs) <= room:
+                    groups[largest:largest + 1] = runs
+                    opened_once.update(id(r) for r in runs)  # kept as cut last time, within the margin
                 continue
             groups[largest:largest + 1] = opened
         # The authors' parts are merged only past the fan-out: a merged part is named after a member.
@@ -325,6 +333,73 @@ class _Builder:
         roots = [self.node(g, 1, shared) for g in groups if g.items()]
         _distinct_titles(roots, self, "")
         return roots
+
+    def _runs(self, group: _Group, cap: float) -> list[_Group]:
+        """A part past the cap whose parts cannot be roots, cut into the fewest runs under the cap,
+        in reading order and between its own parts (documents, sections, headings) where they fit,
+        each titled by the part's title and the first and last parts it holds: "Main porcelain
+        commands (git-add(1) – git-merge(1))". Where the previous outline cut the same part into as
+        many runs, each part stays in its run, and a new one joins the run of the part before it."""
+        items = sorted(group.items(), key=self.rank.__getitem__)
+        count = math.ceil(len(items) / cap)
+        if count < 2 or len(items) < 2 * self.limits.min_group:
+            return [group]
+        base = self._key_of(group) or group.title
+        title = group.title or self.title(group, items, set())
+        # Blocks: consecutive items under the same part right below the group's own segment.
+        blocks: list[tuple[str, str, list[str]]] = []  # (unit key, unit title, items)
+        for s in items:
+            path = self.leaf[s].path
+            at = next((i for i, (k, _t) in enumerate(path) if k == base), -1)
+            key, name = path[at + 1] if at + 1 < len(path) else (f"item:{s}", self.leaf[s].title)
+            if blocks and blocks[-1][0] == key:
+                blocks[-1][2].append(s)
+            else:
+                blocks.append((key, name, [s]))
+        even = len(items) / count
+        # A part bigger than a run is cut among its pages.
+        blocks = [piece for k, n, m in blocks
+                  for piece in ([(f"item:{x}", self.leaf[x].title, [x]) for x in m] if len(m) > even else [(k, n, m)])]
+        ids = [short_id("outline", f"run:{base}#{i}") for i in range(count)]
+        cut = self._runs_before(blocks, ids, cap)
+        if cut is None:
+            cut, size, run = [], 0, 0
+            for _k, _n, members in blocks:
+                if cut and run < count - 1 and size + len(members) / 2 > even * (run + 1):
+                    run += 1
+                cut.append(run)
+                size += len(members)
+        out = []
+        for i in range(count):
+            mine = [b for b, r in zip(blocks, cut) if r == i]
+            if not mine:
+                continue
+            first, last = mine[0][1], mine[-1][1]
+            name = f"{title} ({first} – {last})" if first != last else f"{title} ({first})"
+            parts = [_Trie("", "", list(m)) if k.startswith("item:") else _Trie(k, n, list(m)) for k, n, m in mine]
+            out.append(_Group(parts, key=f"run:{base}#{i}", title=name))
+        return out if len(out) > 1 else [group]
+
+    def _runs_before(self, blocks: list[tuple[str, str, list[str]]], ids: list[str], cap: float) -> list[int] | None:
+        """Each block's run as the previous outline had it, where most pages were in these runs
+        and no run passes the cap by more than the reopen margin; else None."""
+        run_of = {i: n for n, i in enumerate(ids)}
+        cut: list[int] = []
+        known = 0
+        for _k, _n, members in blocks:
+            seen = Counter(run_of[t[0]] for s in members if (t := self.trail.get(s)) and t[0] in run_of)
+            if seen:
+                known += sum(seen.values())
+                cut.append(max(seen, key=lambda r: (seen[r], -r)))
+            else:
+                cut.append(cut[-1] if cut else 0)
+        total = sum(len(m) for _k, _n, m in blocks)
+        sizes = Counter()
+        for (_k, _n, members), r in zip(blocks, cut):
+            sizes[r] += len(members)
+        if known * 2 <= total or cut != sorted(cut) or max(sizes.values()) > cap / self.limits.reopen_share:
+            return None
+        return cut
 
     def _open_partly(self, group: _Group, opened: list[_Group]) -> list[_Group]:
         """A part too big to be one root and with too many parts to list them all as roots: its

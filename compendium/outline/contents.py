@@ -205,3 +205,40 @@ def _read(listing: Listing, by_path: dict[str, str], furniture: set[str], found:
             found.position[key] = len(found.position)
         stack.append((level, key))
     return placed
+
+
+def listed_by(listings: Sequence[Listing], by_path: dict[str, str], placed: dict[str, str],
+              position: dict[str, int], documents: int, top: str | None, shared_depth: int) -> dict[str, str]:
+    """Pages no contents page places, each under a placed page of its own folder that lists it
+    (a package summary whose prose list of classes is too repetitive to be contents), the
+    earliest in reading order; never the `top` contents page, and only in folders deeper than
+    the `shared_depth` every document sits in (in one flat folder every page lists others).
+    Only what a page lists of its own counts, at least `MIN_LISTED` pages: the links under a
+    reference page's parts ("See also", "Options") are mentions. A page listing a fifth of the
+    manual or more, or listing it A to Z, is an index: it places nothing. Returns child -> parent,
+    to add to `placed`."""
+    folder = {i: p.rpartition("/")[0] for p, i in by_path.items()}
+    deep = {i for p, i in by_path.items() if p.count("/") > shared_depth}
+    found: dict[str, str] = {}
+    for lst in sorted(listings, key=lambda lst: (position.get(lst.id, 10**9), lst.path)):
+        if lst.id not in deep or (lst.id not in placed and lst.id != top) or _alphabetical(lst):
+            continue
+        mine = list(dict.fromkeys(_targets(_outside_references(lst), by_path)))
+        if not MIN_LISTED <= len(mine) <= INDEX_SHARE * documents:
+            continue
+        for target in mine:
+            if target not in placed and target not in found and target != top and \
+                    folder.get(target) == folder[lst.id]:
+                found[target] = lst.id
+    return found
+
+
+def _outside_references(listing: Listing) -> Listing:
+    """The listing without the links under a reference page's parts ("See also", "Options")."""
+    kept, inside = [], False
+    for entry in listing.entries:
+        if entry[0] == "h":
+            inside = clean_heading(entry[3]).lower().rstrip(":") in REFERENCE_PARTS
+        if not (inside and entry[0] == "a"):
+            kept.append(entry)
+    return Listing(listing.id, listing.path, listing.title, tuple(kept))

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from .build import Leaf
-from .contents import Listing, contents_tree, entries_of
+from .contents import Listing, contents_tree, entries_of, listed_by
 from .titles import clean_heading, folder_title, is_part_heading
 from .toc import TocPage, cut_circles, resolve, toc_tree
 
@@ -142,16 +142,29 @@ class Structure:
                 self.parent_of.setdefault(child, parent)
             self.sections = found.sections
             self.contents_top = found.pages[0] if found.pages else None
+            shared_depth = _shared_folders([d.path for d in documents])
             # A folder's first contents page stands for the folder, as its index page would: a
             # page the contents miss (a nested class of a package) hangs under it. Not the folder
             # every document shares: a page no contents page lists is no part of the first one.
-            shared_depth = _shared_folders([d.path for d in documents])
             for d in found.pages:
                 if self.documents[d].path.count("/") > shared_depth:
                     self.folder_front.setdefault(self.documents[d].path.rpartition("/")[0], d)
             base = len(position)
             for item, at in found.position.items():
                 position.setdefault(item, base + at)
+            # A page no contents page lists sits under a placed page of its folder that lists it
+            # (its package's summary), not in a root of its own nor under the folders it is filed in.
+            if found.pages:
+                listings = [Listing(d.id, d.path, self.titles[d.id], d.links) for d in documents if d.links]
+                for child, parent in listed_by(listings, by_path, self.parent_of, position, len(documents),
+                                               self.contents_top, shared_depth).items():
+                    self.parent_of[child] = parent
+                    position[child] = len(position) + base
+                # A folder none of whose pages lists others stands for the earliest of its pages
+                # the contents place: a nested class no page lists hangs under its package.
+                for d in sorted(documents, key=lambda d: (position.get(d.id, 10**9), d.path)):
+                    if d.id in self.parent_of and d.path.count("/") > shared_depth:
+                        self.folder_front.setdefault(d.path.rpartition("/")[0], d.id)
         # A folder is titled by its own index document ("library/index.html": "The Python
         # Standard Library"), else by its name; a page the TOC misses hangs under that index.
         self.folder_titles: dict[str, str] = {}

@@ -22,13 +22,14 @@ from .tree import OutlineNode, outline_json
 OUTLINE_KEY = "outline"
 CHUNKS_PER_SUBJECT = 24  # passages read to place a subject: enough to find where it lives
 OVERVIEW_MEMBERS = 12
-OUTLINE_VERSION = 12  # bump when the build changes what the same inputs give (2: part headings make no node;
+OUTLINE_VERSION = 13  # bump when the build changes what the same inputs give (2: part headings make no node;
 # 3: beside a TOC, the folder of every document is no node; 4: a page links up to its parent, a node
 # lists the parts of its namesake child; 5: a node titled like a part of any document names its parent;
 # 6: the pages of a chapter's own index page are its pages, not a child; 7: lettered appendices
 # and parts lose their letter; 8: a top page other than the home is a part, not the home; 9: a node
 # titled like its parent is named with the nearest ancestor of another title; 10: a node that had
-# subtopics keeps them down to 80% of a leaf; 11: contents pages of any name, balanced roots; 12: document kinds)
+# subtopics keeps them down to 80% of a leaf; 11: contents pages of any name, balanced roots; 12: document kinds;
+# 13: a part past its share that cannot open is cut into runs; a page no contents lists sits under the page of its folder that lists it)
 
 
 @dataclass

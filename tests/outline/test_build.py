@@ -77,7 +77,7 @@ def test_a_table_of_contents_gives_the_roots_in_its_own_order():
     # The chapter's own TOC places its sections under it, inside the part.
     assert [t for _k, t in structure.segments("d6", ())] == ["The SQL Language", "Data Definition", "Table Basics"]
     leaves = place(subjects, {s: f"Subject {s}" for s in subjects}, {}, passages, structure)
-    roots = build_outline(leaves, [])
+    roots = build_outline(leaves, [], limits=OutlineLimits(max_share=1.0))  # 50 pages: no share to keep
     assert [r.title for r in roots] == ["Tutorial", "The SQL Language", "Server Administration"]
     assert len(roots[1].all_subjects()) == 30
 
@@ -201,7 +201,7 @@ def test_a_community_named_like_a_document_elsewhere_is_the_one_named_with_its_p
                 doc = (f"doc:{g}{i // 6}.html", doc_title if (g, i // 6) == (0, 0) else f"Module {g}{i // 6}")
                 paths[s] = [("doc:lib.html", "Library"), (f"doc:{part}.html", part), doc]
         paths.update({s: [("doc:glossary.html", "Glossary")] for g in (2, 3) for s in groups[g]})
-        return build_outline(leaves_of(groups, paths), edges, limits=OutlineLimits(min_roots=1, leaf_pages=8))
+        return build_outline(leaves_of(groups, paths), edges, limits=OutlineLimits(min_roots=1, leaf_pages=8, max_share=1.0))
 
     glossary = next(r for r in outline("Module 00") if r.title == "Glossary")
     community = glossary.children[0].title  # named after its central member, a level above the documents
@@ -324,7 +324,7 @@ def test_subtopics_stay_when_their_node_shrinks_a_little_below_a_leafs_size():
                         else [("doc:text.html", "Text"), (f"doc:t{g}.html", f"Text {g}")])
     fewer = [groups[0][:-1], groups[1][:-1], *groups[2:]]  # the document now has 50 pages
     for depth in (3, 2):  # its sections under the document's node, or (no room) under the chapter
-        limits = OutlineLimits(min_roots=1, leaf_pages=50, max_depth=depth)
+        limits = OutlineLimits(min_roots=1, leaf_pages=50, max_depth=depth, max_share=1.0)
         first = build_outline(leaves_of(groups, paths), edges, limits=limits)
         again = build_outline(leaves_of(fewer, paths), edges, limits=limits, previous=first)
         fresh = build_outline(leaves_of(fewer, paths), edges, limits=limits)
@@ -343,12 +343,24 @@ def test_a_root_past_a_quarter_of_the_pages_is_opened_into_the_authors_parts():
     total = sum(len(g) for g in groups)
     assert all(len(r.all_subjects()) <= 0.25 * total for r in roots)
     assert sorted(r.title for r in roots) == sorted([*(f"cmd-{g}" for g in range(6)), "Part A", "Part B"])
-    # A root that one document fills stays whole: a document's headings never name a root.
+    # A root that one document fills is cut into runs of its sections in reading order, each named
+    # by the document with its first and last section: a document's headings never name a root alone.
     one = {s: [("doc:manual.html", "Manual"), (f"heading:manual.html#{g}", f"Section {g}")] for g in range(7)
            for s in groups[g]}
     one.update({s: [("doc:notes.html", "Notes on the manual")] for s in groups[7]})
     roots = build_outline(leaves_of(groups, one), edges)
-    assert sorted(r.title for r in roots) == ["Manual", "Notes on the manual"]
+    assert [r.title for r in roots] == ["Manual (Section 0 – Section 1)", "Manual (Section 2 – Section 3)",
+                                        "Manual (Section 4)", "Manual (Section 5 – Section 6)", "Notes on the manual"]
+    assert all(len(r.all_subjects()) <= 0.25 * total for r in roots)
+    # Sections stay whole, in the document's order.
+    section = {s: g for g in range(7) for s in groups[g]}
+    run_of = {section[s]: r.id for r in roots for s in r.all_subjects() if s in section}
+    assert all(run_of[section[s]] == r.id for r in roots for s in r.all_subjects() if s in section)
+    assert [run_of[g] for g in range(7)] == sorted((run_of[g] for g in range(7)), key=[r.id for r in roots].index)
+    # A few pages fewer keep every section in the run it was in, past the cap by a margin.
+    fewer = [g[:-5] if i == 2 else g for i, g in enumerate(groups)]
+    again = build_outline(leaves_of(fewer, one), edges, previous=roots)
+    assert all(run_of[section[s]] == r.id for r in again for s in r.all_subjects() if s in section)
 
 
 def test_release_notes_are_listed_newest_version_first():

@@ -93,3 +93,50 @@ def test_pages_no_contents_place_are_grouped_by_their_kind(tmp_path: Path) -> No
     assert [t for _k, t in structure.segments("msgfmt.1.html", ())] == ["Commands", "MSGFMT"]
     # The contents page itself is no stray: it is the manual's home.
     assert structure.segments("tool.html", ())[0][1] != "Commands"
+
+
+def _api(tmp_path: Path) -> list[SourceDocument]:
+    """An API manual: an overview listing two packages; one package's summary lists its classes
+    in prose so often (each class named several times) that it is no contents page; a nested
+    class no page lists; a class whose 'See also' names classes of the other package."""
+    classes = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"]
+    prose = "".join(f'<p>Use <a href="{c}.html">{c}</a> with <a href="{c}.html">{c}</a> or '
+                    f'<a href="{c}.html">{c}</a>.</p>' for c in classes)
+    files = {
+        "overview-summary.html": "<html><head><title>Overview</title></head><body><h1>Overview</h1><table>"
+        + "".join(f'<tr><td><a href="org/{p}/package-summary.html">org.{p}</a></td></tr>' for p in ("one", "two"))
+        + "".join(f'<tr><td><a href="org/two/{c}.html">{c}</a></td></tr>' for c in ("Zeta", "Eta", "Theta"))
+        + "</table></body></html>",
+        "org/one/package-summary.html": "<html><head><title>org.one</title></head><body><h1>Package org.one</h1>"
+        + prose + "<ul>" + "".join(f'<li><a href="{c}.html">{c}</a></li>' for c in classes) + "</ul></body></html>",
+        "org/two/package-summary.html": "<html><head><title>org.two</title></head><body><h1>Package org.two</h1><ul>"
+        + "".join(f'<li><a href="{c}.html">{c}</a></li>' for c in ("Zeta", "Eta", "Theta", "Iota", "Kappa"))
+        + "</ul></body></html>",
+        "org/two/Zeta.html": "<html><head><title>Zeta</title></head><body><h1>Class Zeta</h1><h2>See also</h2><ul>"
+        + "".join(f'<li><a href="../one/{c}.html">{c}</a></li>' for c in classes) + "</ul></body></html>",
+    }
+    for c in classes:
+        files[f"org/one/{c}.html"] = _page(c)
+    files["org/one/Alpha.Inner.html"] = _page("Alpha.Inner")
+    for c in ("Eta", "Theta", "Iota", "Kappa"):
+        files[f"org/two/{c}.html"] = _page(c)
+    out = []
+    for name, text in sorted(files.items()):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        parsed = read_document(path)
+        out.append(SourceDocument.of(name, name, parsed.title, parsed.metadata))
+    return out
+
+
+def test_a_page_no_contents_place_sits_under_the_page_of_its_folder_that_lists_it(tmp_path: Path) -> None:
+    structure = Structure(_api(tmp_path))
+    # The package summary too repetitive to be contents still lists its classes: they sit under it,
+    # not under the folders they are filed in ("Org" > "One"), nor in a root of their own.
+    assert [t for _k, t in structure.segments("org/one/Beta.html", ())][-2:] == ["org.one", "Beta"]
+    assert not any(k.startswith("dir:") for k, _t in structure.segments("org/one/Beta.html", ()))
+    # A nested class no page lists sits under the page of its folder the contents place.
+    assert [t for _k, t in structure.segments("org/one/Alpha.Inner.html", ())][-2:] == ["org.one", "Alpha.Inner"]
+    # A class's 'See also' in another folder is a mention: it places nothing there.
+    assert structure.parent_of.get("org/one/Gamma.html") == "org/one/package-summary.html"
