@@ -621,7 +621,9 @@ def _name_parts_with_their_parent(roots: Sequence[OutlineNode]) -> None:
             if parent and (generic or node.title in seen or (not node.key and node.title in authors)):
                 node.title = f"{node.title} ({parent})"
             seen.add(node.title)
-            below.extend((c, (node.title, *above)) for c in node.children)
+            # A run is named with its part's title alone: "Functions (org.apache.commons.lang3)".
+            named = node.title[:node.title.rfind(" (")] if node.key.startswith("run:") and " (" in node.title else node.title
+            below.extend((c, (named, *above)) for c in node.children)
         level = below
 
 
