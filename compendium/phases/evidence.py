@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import NamedTuple
 
-from ..engines.offline.definitions import Definer, is_purpose_line
+from ..engines.offline.definitions import Definer, defines_heading, is_purpose_line
 from ..engines.tasks import EvidenceItem
 from ..fingerprint import text_hash
 from .readers.model import PROSE_KINDS
@@ -99,7 +99,7 @@ def rank_evidence(
     defines = Definer(names).defines
     claims_per_chunk: dict[str, int] = {}
     claimed: set[str] = set()  # chunks holding a claim about the page's subject
-    candidates: list[tuple[bool, int, int, tuple[int, str], str, int, EvidenceItem]] = []
+    candidates: list[tuple[bool, bool, int, int, tuple[int, str], str, int, EvidenceItem]] = []
     for s in merged.values():
         ids = s.chunk_ids
         if len(ids) == 1:  # most statements: one chunk
@@ -124,7 +124,8 @@ def rank_evidence(
         text = s.text.strip()
         about = [slug for slug in dict.fromkeys([*s.about, *first.about] if s.about else first.about) if slug != own]
         item = _item(text, first, support, about, s.kind)
-        candidates.append((not defines(text), -support, 0, (0, first.chunk_id), text, len(candidates), item))
+        heads = bool(first.heading_path) and defines_heading(text, first.heading_path[-1])
+        candidates.append((not defines(text), not heads, -support, 0, (0, first.chunk_id), text, len(candidates), item))
     wanted = [n.lower() for n in names if n.strip()]
     for chunk_id, source in sources.items():
         if claimed and chunk_id not in claimed:
@@ -136,8 +137,10 @@ def rank_evidence(
             # One passage is one source; among excerpts, those holding more of the page's claims first.
             rank = (-claims_per_chunk.get(chunk_id, 0), chunk_id)
             item = _item(excerpt, source, 1, [slug for slug in source.about if slug != own], "excerpt")
-            candidates.append((not defines(excerpt), -1, 1, rank, excerpt, len(candidates), item))
+            candidates.append((not defines(excerpt), True, -1, 1, rank, excerpt, len(candidates), item))
     # A sentence defining the page's subject goes first, whatever its support: it is the lead.
+    # Then the definitions of what the page's sections name (a class's methods, a command's
+    # options with headings of their own): without them the rest of a section is unanchored.
     # Ties keep their order (the counter), so items themselves are never compared.
     candidates.sort()
     return [c[-1] for c in candidates]
@@ -229,7 +232,14 @@ def _opening(text: str, words: int = 12) -> str:
 def _item(text: str, source: Source, support: int, about: list[str], kind: str) -> EvidenceItem:
     # Positional (ref, text, chunk_id, document, heading_path, support, about, kind): a page
     # makes a hundred of these.
-    return EvidenceItem(0, text, source.chunk_id, source.document, list(source.heading_path), support, about, kind)
+    return EvidenceItem(0, text, source.chunk_id, source.document, list(source.heading_path), support, about, kind,
+                        _position(source.flat, text))
+
+
+def _position(flat: str, text: str) -> int:
+    """Where `text` (its opening words) stands in a chunk's single-spaced words, or -1."""
+    opening = " ".join(text[:160].split()[:12]).rstrip("…")
+    return flat.find(opening) if opening else -1
 
 
 def excerpt_around(

@@ -58,6 +58,22 @@ def purpose_name(text: str) -> str | None:
     return name.strip()  # may keep its inline code marks: "`json`"
 
 
+_TERM_OPENING = re.compile(r"^`([^`\n]{1,120})`:\s")
+_NAME_END = re.compile(r"[\s(<\[=,]")
+_HEADING_MARKS = re.compile(r"^[\s#`*]+|[\s`*]+$")
+
+
+def defines_heading(text: str, heading: str) -> bool:
+    """Whether `text` is the definition of what its section heading names ("`median(T...
+    items)`: Find the middle value" under "median"; "`--squash`: Produce ..." under
+    "--squash"): the line an API entry, a setting or an option of its own section opens with."""
+    opening = _TERM_OPENING.match(text)
+    if opening is None or not heading:
+        return False
+    name = _NAME_END.split(opening[1].strip(), 1)[0].lower()
+    return bool(name) and name == _HEADING_MARKS.sub("", heading).lower()
+
+
 class Definer:
     """Recognises the sentences defining one subject, its names prepared once for them all."""
 

@@ -10,7 +10,7 @@ from ...templates.render import render
 from ...templates.schema import Template
 from ...tokens import count_tokens
 from ..tasks import EvidenceItem, PageRequest
-from .definitions import STRONG, WEAK, is_purpose_line
+from .definitions import STRONG, WEAK, defines_heading, is_purpose_line
 from .layout import render_default
 from .sentences import clean_heading, sentences_of, starts_mid_sentence, without_label
 from .subjects import owner_name, release_notes
@@ -96,6 +96,7 @@ class _Sentence:
     document: str = ""
     place: int = -1  # where its chunk's excerpt has it (sentence number), -1 if no excerpt does
     claimed: bool = False  # a claim about the page's subject says it, not only a passage around one
+    at: int = -1  # where it stands in its chunk's single-spaced words, -1 if unknown
 
 
 def write_page(request: PageRequest, template: Template) -> str:
@@ -116,10 +117,17 @@ def write_page(request: PageRequest, template: Template) -> str:
     layout = template.refine.page_template if template.refine.page_template.strip() else ""
 
     def page(chosen: list[_Sentence]) -> str:
-        return _render(layout, request.title, lead, _sections(request, chosen), aliases, related)
+        return _render(layout, request.title, lead, _sections(request, chosen, lead_chunk), aliases, related)
 
     budget = request.max_tokens
-    ranked = sorted(rest, key=lambda s: (-s.support, s.order))
+    # What a section names is defined before anything else of it is said (a method's signature
+    # and what it does, before its parameters): a section without it is unanchored.
+    # The rest of the lead's passage first, then the passages under headings naming the subject.
+    names = {n.lower().strip("`*") for n in _names(request)}
+    lead_chunk = lead.get("chunk_id", "") if lead else ""
+    ranked = sorted(rest, key=lambda s: (s.chunk_id != lead_chunk,
+                                         not _names_heading(s.section.lower().strip("`*"), names),
+                                         not _heads(s), -s.support, s.order))
     if _fits_whole(request.title, lead, aliases, related, ranked, budget):
         # Everything fits with room to spare: no choosing, so no page to render for its cost.
         chosen = _readable(ranked, lead)
@@ -158,7 +166,7 @@ def _about_subject(request: PageRequest, pool: list[_Sentence]) -> list[_Sentenc
         return pool  # nothing but passages (an engine that names no claims): all there is
     names = {n.lower().strip("`*") for n in _names(request)}
     matcher = _matcher(_names(request))
-    return [s for s in pool if s.claimed or any(h in names for h in s.headings[1:])
+    return [s for s in pool if s.claimed or any(_names_heading(h, names) for h in s.headings[1:])
             or matcher.opening(s.text) is not None]
 
 
@@ -203,7 +211,8 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
         any_kept = False  # a prose sentence of this item came before
         opens_chunk = not item.text.startswith(("…", "..."))
         excerpt = item.kind == "excerpt"
-        for place, (text, position, flat, stems, code) in enumerate(_prose_of(item.text)):
+        for place, (text, position, flat, stems, code, offset) in enumerate(_prose_of(item.text)):
+            at = item.position + offset if item.position >= 0 and offset >= 0 else -1
             if not text:
                 previous = -1
                 continue
@@ -220,12 +229,14 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     twin.stems, twin.document = stems, item.document
                     twin.about, twin.heading, twin.chunk_id = list(item.about), heading or item.document, item.chunk_id
                     twin.previous = previous if position > 0 else -1
-                    twin.own_support = support
+                    twin.own_support, twin.at, twin.place = support, at, place if excerpt else -1
                     exact[flat] = twin
                 twin.support += support
                 twin.claimed = twin.claimed or item.kind == "claim"
                 if excerpt and twin.place < 0 and twin.chunk_id == item.chunk_id:
                     twin.place = place  # a claim the passage also holds: placed where the passage has it
+                if twin.at < 0 and twin.chunk_id == item.chunk_id:
+                    twin.at = at
                 if opens and not twin.opens_section:  # the claim is also a passage's first sentence
                     twin.opens_section, twin.section, twin.headings = True, section, path
                 previous = twin.order
@@ -251,6 +262,7 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     own_support=max(item.support, 1),
                     place=place if excerpt else -1,
                     claimed=item.kind == "claim",
+                    at=at,
                 )
             )
             exact[flat] = pool[-1]
@@ -272,18 +284,23 @@ def _placed(document: str, heading_path: tuple[str, ...]) -> tuple[str, str, tup
 
 
 @lru_cache(maxsize=65536)
-def _prose_of(text: str) -> tuple[tuple[str, int, str, frozenset[str], frozenset[str]], ...]:
+def _prose_of(text: str) -> tuple[tuple[str, int, str, frozenset[str], frozenset[str], int], ...]:
     """(sentence, position in its block, flat lowercase, stemmed content words, code names and
-    numbers)
-    for each sentence of an evidence text; ("", ...) for one too short or unfinished to quote.
-    Cached: the same chunk excerpt and claim reach many pages."""
+    numbers, where it starts in the text's single-spaced words or -1) for each sentence of an
+    evidence text; ("", ...) for one too short or unfinished to quote. Cached: the same chunk
+    excerpt and claim reach many pages."""
     out = []
+    spaced = " ".join(text.split())
+    at = 0
     for s in sentences_of(text):
+        found = spaced.find(" ".join(s.text.split()[:8]), at)
+        if found >= 0:
+            at = found
         quoted = _quotable(s.text)
         if quoted is None:
-            out.append(("", s.position, "", frozenset(), frozenset()))
+            out.append(("", s.position, "", frozenset(), frozenset(), found))
         else:
-            out.append((s.text, s.position, *quoted))
+            out.append((s.text, s.position, *quoted, found))
     return tuple(out)
 
 
@@ -457,13 +474,14 @@ def _best_lead(
     request: PageRequest, pool: list[_Sentence], usable: list[_Sentence], matcher: _NameMatcher
 ) -> tuple[dict | None, list[_Sentence]]:
     names = {n.lower() for n in _names(request)}
+    title = request.title.strip().lower()
     description = " ".join(request.description.split())
     tiers: list[tuple[float, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
     naming = []
     for s in usable:
         m = matcher.opening(s.text)
-        headed = s.opens_section and s.section.lower().strip("`*") in names
-        own = any(h in names for h in s.headings)  # from the passage about the subject itself
+        headed = s.opens_section and _names_heading(s.section.lower().strip("`*"), names)
+        own = any(_names_heading(h, names) for h in s.headings)  # from the passage about the subject itself
         described = bool(description) and (s.text == description or s.text in description)
         if m is not None and STRONG.match(s.text[m:]):
             tier = 0.0  # "X is a ...", "X refers to ...", "X — does ..."
@@ -487,10 +505,13 @@ def _best_lead(
             continue
         if s.section.lower().strip("`*: ") in _QUALIFYING:
             tier += 0.25
-        tiers.append((tier, -s.support, s.order, s))
+        # Of two alike, the one naming the subject by its title: "`Tokenizer`: Splits ..." over
+        # "`Tokenizer()`: Constructs ..." of the same page.
+        titled = m is not None and _opened_name(s.text[:m]) == title
+        tiers.append((tier, not titled, -s.support, s.order, s))
 
     if tiers:
-        best = min(tiers, key=lambda t: t[:3])[3]
+        best = min(tiers, key=lambda t: t[:4])[4]
         return _lead(best), [s for s in pool if s is not best]
     if description:
         for s in usable:
@@ -509,6 +530,14 @@ def _best_lead(
         best = min(plain, key=lambda s: (rank.get(s.order, len(request.links)), -s.support, s.order))
         return _lead(best), [s for s in pool if s is not best]
     return None, list(pool)
+
+
+_OPENING_ARTICLE = re.compile(r"^(?:the|an?)\s+", re.IGNORECASE)
+
+
+def _opened_name(opening: str) -> str:
+    """The name a sentence opens with, as matched (without article or code marks), lowercase."""
+    return _OPENING_ARTICLE.sub("", opening.strip().strip("`*")).strip("`* ").lower()
 
 
 def _member_rank(request: PageRequest, sentences: list[_Sentence]) -> dict[int, int]:
@@ -557,7 +586,7 @@ def _opens_sentence(text: str) -> bool:
 
 
 def _lead(s: _Sentence) -> dict:
-    return {"text": s.text, "ref": s.ref, "order": s.order}
+    return {"text": s.text, "ref": s.ref, "order": s.order, "chunk_id": s.chunk_id}
 
 
 def _readable(chosen: list[_Sentence], lead: dict | None) -> list[_Sentence]:
@@ -574,7 +603,7 @@ def _readable(chosen: list[_Sentence], lead: dict | None) -> list[_Sentence]:
     return kept
 
 
-def _sections(request: PageRequest, chosen: list[_Sentence]) -> list[dict]:
+def _sections(request: PageRequest, chosen: list[_Sentence], lead_chunk: str = "") -> list[dict]:
     """Sections named after the source headings the sentences come from, each made of
     paragraphs of one passage in source order; headings with a single sentence pool into one
     closing section of bullet facts."""
@@ -583,10 +612,11 @@ def _sections(request: PageRequest, chosen: list[_Sentence]) -> list[dict]:
     names: dict[str, str] = {}
     history = [s for s in chosen if _history(s)]
     chosen = [s for s in chosen if not _history(s)]
+    own = {n.lower().strip("`*") for n in _names(request)}
     for s in chosen:
         heading = s.heading if _specific(s.heading) else ""
         key = heading.lower()
-        if key == title or not heading:
+        if key == title or not heading or _names_heading(key, own):
             key, heading = "", "Overview"
         names.setdefault(key, heading)
         groups.setdefault(key, []).append(s)
@@ -597,10 +627,11 @@ def _sections(request: PageRequest, chosen: list[_Sentence]) -> list[dict]:
             sections.append((names[key], items))
         else:
             loose.extend(items)
-    sections.sort(key=lambda kv: (-sum(s.support for s in kv[1]), min(s.order for s in kv[1])))
+    # The subject's own passage first, then the sections most said about it.
+    sections.sort(key=lambda kv: (kv[0] != "Overview", -sum(s.support for s in kv[1]), min(s.order for s in kv[1])))
     out = []
     for heading, items in sections:
-        ordered = _in_passage_order(items)
+        ordered = _in_passage_order(items, lead_chunk)
         out.append({"heading": heading, "paragraphs": _paragraphs(ordered), "bullets": [],
                     "sentences": _cited(ordered)})
     if loose:
@@ -632,13 +663,36 @@ def _release(s: _Sentence) -> str:
     return owner_name(s.document) or s.document
 
 
-def _in_passage_order(items: list[_Sentence]) -> list[_Sentence]:
-    """Sentences grouped by chunk (in the order the chunks first come), each chunk's in the order
-    its excerpt has them ("1. The parser ... 4. The planner ..."), then its others as ranked."""
+def _in_passage_order(items: list[_Sentence], lead_chunk: str = "") -> list[_Sentence]:
+    """Sentences grouped by chunk (in the order the chunks first come), each chunk's opening with
+    the definition of what its heading names, then in the order its excerpt has them ("1. The
+    parser ... 4. The planner ..."), then its others as ranked."""
     first: dict[str, int] = {}
     for s in sorted(items, key=lambda s: s.order):
         first.setdefault(s.chunk_id, s.order)
-    return sorted(items, key=lambda s: (first[s.chunk_id], s.place < 0, s.place, s.order))
+    return sorted(items, key=lambda s: (s.chunk_id != lead_chunk, first[s.chunk_id], not _heads(s), s.at < 0, s.at, s.place < 0, s.place,
+                                        s.order))
+
+
+# A heading naming its subject after the kind of thing it is ("Class Pair", "Module json").
+_KIND_HEADING = re.compile(
+    r"^(?:abstract\s+|final\s+)?(?:class|interface|enum|enum class|record|record class|exception|error|"
+    r"annotation type|annotation interface|module|package|namespace|struct|union|function|macro|"
+    r"program|command|variable|setting|option|directive|role)\s+`?(?P<name>[^\s`]+)`?$"
+)
+
+
+def _names_heading(heading: str, names: set[str]) -> bool:
+    """Whether a lowercase heading is one of the subject's names, or one after its kind."""
+    if heading in names:
+        return True
+    kind = _KIND_HEADING.match(heading)
+    return kind is not None and kind["name"].split("<", 1)[0] in names
+
+
+def _heads(s: _Sentence) -> bool:
+    """Whether the sentence defines what its source heading names."""
+    return defines_heading(s.text, s.section)
 
 
 def _paragraphs(ordered: list[_Sentence]) -> list[list[dict]]:

@@ -101,6 +101,7 @@ def table_text(rows: list[list[str]]) -> str:
 _NAME_LINE = re.compile(r"(?P<names>\S.{0,120}?)\s+(?:-|--|\u2013|\u2014)\s+(?P<purpose>\S.*)")
 # A field line under a name heading, not its description: "Default: `False`", "Type: int".
 _DEPRECATED = re.compile(r"Deprecated\.(?:\s|$)")  # Javadoc's notice, label first
+_HAS_LOWER = re.compile(r"[a-z]")
 _FIELD_LINE = re.compile(r"[A-Z][\w -]{0,30}:\s+\S.{0,80}")
 _PLAIN_WORD = re.compile(r"[A-Za-z]+(?:[-'’][A-Za-z]+)*")  # "Python", "DEBUG", "built-in": words
 _ARGUMENT = re.compile(r"[\s=\[(<{]")  # where an option's argument or a signature begins
@@ -282,7 +283,9 @@ class Builder:
             if _DEPRECATED.match(text) and not self.named[4]:
                 self.held.append(text)
                 return
-            if _FIELD_LINE.fullmatch(text) and len(text.split()) <= 8:
+            if (_FIELD_LINE.fullmatch(text) and len(text.split()) <= 8) or not _HAS_LOWER.search(text):
+                # a field line ("Default: `False`"), or capitals only: a man page's list of its
+                # sections ("NAME SYNOPSIS DESCRIPTION"), never what the name is
                 self._add(Block(kind, 0, 0, self.path), text, keep_named=True)
                 return
             term, name, scope, code, _ = self.named

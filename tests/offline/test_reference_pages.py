@@ -1,0 +1,93 @@
+"""An API reference compiled offline: a class page opens with the class, then each member's
+section opens with what the member does, in the authors' order, whatever repeats around it."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+from compendium.operations import compile_workspace, opened_store
+from compendium.settings import load_settings
+from compendium.storage.records import Page
+from compendium.workspace import add_documents, init_workspace
+
+METHODS = [
+    ("median", "Finds the middle value among comparable items."),
+    ("firstNonNull", "Returns the first value that is not null."),
+    ("compare", "Compares two values where either may be null."),
+    ("requireNonEmpty", "Checks that a reference is neither null nor empty."),
+    ("identity", "Returns the string the root class would produce for an object."),
+    ("cloneIfPossible", "Clones an object when it can be cloned and returns it otherwise."),
+    ("defaultIfNull", "Returns a default value when the given object is null."),
+    ("allNull", "Tells whether every value given is null."),
+]
+
+
+def _member(name: str, text: str) -> str:
+    # Every member repeats the same parameter and exception notes, as generated references do.
+    return f"""<section class="detail" id="{name}(T)"><h3>{name}</h3>
+<div class="member-signature"><span class="modifiers">public static</span> T <span class="element-name">{name}</span>\
+(T&nbsp;value)</div><div class="deprecation-block"><span class="deprecated-label">Deprecated.</span></div>
+<div class="block">{text} The {name} method never changes its argument.</div>
+<dl class="notes"><dt>Type Parameters:</dt><dd><code>T</code> - the type of the value.</dd>
+<dt>Throws:</dt><dd><code>NullPointerException</code> - if the value is <code>null</code>.</dd></dl></section>"""
+
+
+def _class_page() -> str:
+    members = "".join(_member(n, t) for n, t in METHODS)
+    return f"""<html><head><title>Values</title></head><body><main><div class="header">
+<h1 title="Class Values" class="title">Class Values</h1></div>
+<section class="class-description"><div class="type-signature"><span class="modifiers">public class </span>\
+<span class="element-name">Values</span></div>
+<div class="block"><p>Operations on values that may be null.</p>
+<p>The Values class handles null input gracefully. An exception is seldom thrown for a null input.
+Each method documents its behavior in more detail.</p></div></section>
+<section class="details"><h2>Method Details</h2>{members}</section></main></body></html>"""
+
+
+def _compile(root: Path) -> dict[str, Page]:
+    docs = root / "docs"
+    docs.mkdir()
+    (docs / "Values.html").write_text(_class_page(), encoding="utf-8")
+    (docs / "Guide.html").write_text(
+        "<html><body><h1>Guide</h1><p>The Values class is used throughout the guide. Values checks "
+        "arguments before they reach the store.</p></body></html>", encoding="utf-8")
+    workspace = init_workspace(root / "ws")
+    add_documents(workspace, [docs])
+    settings = load_settings(workspace, env={})
+
+    async def go() -> dict[str, Page]:
+        report = await compile_workspace(settings)
+        assert report.status == "succeeded"
+        async with opened_store(settings) as store:
+            return {p.title: p async for p in store.scan(Page, {"status": "active"})}
+
+    return asyncio.run(go())
+
+
+def _sections(markdown: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    current = ""
+    for line in markdown.splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            out[current] = []
+        elif line.strip() and current:
+            out[current].append(re.sub(r"\[\^\d+\]", "", line.strip()))
+    return out
+
+
+def test_a_class_page_leads_with_the_class_and_each_member_opens_with_what_it_does(tmp_path):
+    pages = _compile(tmp_path)
+    page = pages["Values"].markdown
+    body = [line for line in page.split("\n\n") if line.strip()]
+    assert body[1].startswith("`Values`: Operations on values that may be null.")
+    # the rest of the class's own passage follows the lead, in the authors' order
+    overview = " ".join(_sections(page).get("Overview", []))
+    assert overview.index("handles null input gracefully") < overview.index("Each method documents")
+    assert "Deprecated" not in body[1]
+    members = {name: lines for name, lines in _sections(page).items() if name in dict(METHODS)}
+    assert len(members) >= len(METHODS) // 2, page  # repeated notes never crowd the members out
+    for name, lines in members.items():
+        assert lines[0].startswith(f"`{name}(T value)`: {dict(METHODS)[name]}"), (name, lines)
