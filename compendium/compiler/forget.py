@@ -1,5 +1,5 @@
 """What a deleted document leaves in kept text, forgotten: the versions of pages that cited its
-passages and the text of pages deleted with it. Descriptions, summaries, claims and live pages
+passages, the text of pages deleted with it and the cached replies drawn from its passages. Descriptions, summaries, claims and live pages
 are rebuilt from the surviving evidence by the phases; this is the rest."""
 
 from __future__ import annotations
@@ -7,24 +7,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ..engines.cache import SOURCES
+from ..phases.citations import cited_chunks
 from ..storage.base import Store
-from ..storage.records import Page, PageVersion
-
-# A page cites a passage by its chunk id in a footnote: '[^2]: Doc › Heading — chunk 39e81e0c1db0f767'.
-_CITED = re.compile(r"\bchunk ([0-9a-f]{8,64})\b")
-
-
-def cited_chunks(markdown: str) -> set[str]:
-    return set(_CITED.findall(markdown))
+from ..storage.records import CacheEntry, Page, PageVersion
 
 
 async def forget_removed_passages(store: Store, removed: Iterable[str]) -> dict[str, int]:
     """Delete every kept page version that cites a removed chunk (a page's current version
-    stays: the page itself was rewritten from what is left), and empty the text of deleted
-    pages (one a person edited keeps theirs). Returns how many of each were forgotten."""
+    stays: the page itself was rewritten from what is left), empty the text of deleted pages
+    (one a person edited keeps theirs) and delete every cached reply or summary drawn from a
+    removed chunk (engines/cache.py: a request that carried its text). Returns how many of
+    each were forgotten."""
     gone = set(removed)
     if not gone:
-        return {"page_versions": 0, "deleted_pages": 0}
+        return {"page_versions": 0, "deleted_pages": 0, "cached_replies": 0}
     current: dict[str, int] = {}
     emptied: list[Page] = []
     async for page in store.scan(Page):
@@ -35,12 +32,21 @@ async def forget_removed_passages(store: Store, removed: Iterable[str]) -> dict[
             current[page.slug or page.id] = page.version
     stale = [v.id async for v in store.scan(PageVersion)
              if current.get(v.slug) != v.version and gone & cited_chunks(v.markdown)]
+    replies = [e.id async for e in store.scan(CacheEntry) if _drawn_from(e.value) & gone]  # type: ignore[attr-defined]
     async with store.transaction():
         if stale:
             await store.delete(PageVersion, {"id": stale})
         if emptied:
             await store.upsert(emptied)
-    return {"page_versions": len(stale), "deleted_pages": len(emptied)}
+        if replies:
+            await store.delete(CacheEntry, {"id": replies})
+    return {"page_versions": len(stale), "deleted_pages": len(emptied), "cached_replies": len(replies)}
+
+
+def _drawn_from(value: object) -> set[str]:
+    """The passages a cached value was drawn from (engines/cache.py), when it says."""
+    sources = value.get(SOURCES) if isinstance(value, dict) else None
+    return set(sources) if isinstance(sources, list) else set()
 
 
 _DEFINITION = re.compile(r"^\[\^([^\]\s]+)\]:.*$", re.MULTILINE)
@@ -48,6 +54,18 @@ _MARKER = re.compile(r"\[\^([^\]\s]+)\]")
 # Where a sentence ends: its stop and the citation markers after it, or a run of markers.
 _END = re.compile(r"(?:[.!?](?:\[\^[^\]\s]+\])*|(?:\[\^[^\]\s]+\])+)(?=\s|$)")
 _STRUCTURE = ("#", "|", "```", "~~~", "    ")
+
+
+def answered_for(sentences: list[str]) -> list[set[str]]:
+    """The citation labels each sentence of a paragraph stands on: its own markers, or, for a
+    sentence with none, those of the next sentence that has some (a marker closing a run of
+    sentences answers for them all, as the support check reads it); none after it: none."""
+    out: list[set[str]] = []
+    after: set[str] = set()
+    for sentence in reversed(sentences):
+        after = set(_MARKER.findall(sentence)) or after
+        out.append(after)
+    return out[::-1]
 
 
 def without_removed(markdown: str, gone: set[str]) -> str:
@@ -69,11 +87,11 @@ def without_removed(markdown: str, gone: set[str]) -> str:
         if fenced or line.lstrip().startswith(_STRUCTURE) or not _MARKER.search(line):
             out.append(_MARKER.sub(lambda m: "" if m.group(1) in dead else m.group(0), line))
             continue
-        kept, start = [], 0
+        kept, start, sentences = [], 0, []
         for end in [m.end() for m in _END.finditer(line)] + [len(line)]:
-            sentence = line[start:end]
+            sentences.append(line[start:end])
             start = end
-            labels = set(_MARKER.findall(sentence))
+        for sentence, labels in zip(sentences, answered_for(sentences), strict=True):
             if labels and labels <= dead:
                 continue  # every passage it stood on is gone
             kept.append(_MARKER.sub(lambda m: "" if m.group(1) in dead else m.group(0), sentence))

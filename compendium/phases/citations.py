@@ -182,8 +182,15 @@ def recite(markdown: str, ref_of: dict[str, int | None]) -> tuple[str, int]:
             lines.append(line)
             continue
         kept = []
-        for sentence in _sentences(line):
-            keys = [m.group(1) for m in _CITE.finditer(sentence)]
+        sentences = _sentences(line)
+        # A sentence with no marker is answered for by the next marker of its paragraph: it
+        # goes with that sentence when all of its evidence is gone.
+        following: list[list[str]] = []
+        after: list[str] = []
+        for sentence in reversed(sentences):
+            after = [m.group(1) for m in _CITE.finditer(sentence)] or after
+            following.append(after)
+        for sentence, keys in zip(sentences, reversed(following), strict=True):
             if keys and all(ref_of.get(k) is None for k in keys):
                 removed += 1
                 continue
@@ -235,6 +242,15 @@ def insert_additions(body: str, additions: str) -> str:
         else:
             target.append(block)
     return "\n\n".join(b for s in sections for b in s)
+
+
+# A footnote names its passage by chunk id: '[^2]: Doc › Heading — chunk 39e81e0c1db0f767' (footnote_text).
+_CITED_CHUNK = re.compile(r"\bchunk ([0-9a-f]{8,64})\b")
+
+
+def cited_chunks(markdown: str) -> set[str]:
+    """The chunk ids a page's footnotes name."""
+    return set(_CITED_CHUNK.findall(markdown))
 
 
 def cited_refs(markdown: str) -> set[str]:

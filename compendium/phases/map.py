@@ -12,6 +12,7 @@ from ..fingerprint import fingerprint, text_hash
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, mark_stage, rollup, set_rollup, stage_mark
 from ..storage.records import Chunk, Document, Extract, Record
+from ..engines.cache import drawn_from
 from ..storage.response_cache import answers_with_records
 from ..templates.schema import Template
 from .batching import SplitCounts, label_batch, pack_batches, split_reply
@@ -150,7 +151,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             async with calls:
                 if fatal or ctx.cancel.is_set():
                     return  # stopped while it waited: never asked, the next run extracts it
-                reply = await engine.extract(request, batch_template)
+                with drawn_from(c.id for c in batch):  # its cached reply goes with any of them
+                    reply = await engine.extract(request, batch_template)
         except CutOff as exc:
             if len(batch) < 2:
                 raise EngineError(str(exc)) from exc  # engines split only batches of several chunks

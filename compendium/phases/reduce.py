@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engines.cache import SOURCES, drawn_from
 from ..engines.tasks import DescriptionRequest, EntitySketch, PairQuestion
 from ..fingerprint import fingerprint
 from ..identifiers import other_identifiers
@@ -340,7 +341,8 @@ class Summaries:
             if key not in self.asked:
                 first = clusters[members[0]]
                 request = DescriptionRequest(first.name, first.type, inputs[members[0]], settings.description_max_chars)
-                self.asked[key] = asyncio.create_task(self._ask(key, request))
+                sources = sorted({c for i in members for c in clusters[i].chunk_ids})
+                self.asked[key] = asyncio.create_task(self._ask(key, request, sources))
         keys_todo = list(todo)
         outcomes = await asyncio.gather(*(self.asked[k] for k in keys_todo), return_exceptions=True)
         errors = [o for o in outcomes if isinstance(o, BaseException)]  # answers that arrived stay stored
@@ -352,13 +354,16 @@ class Summaries:
         used = {entity_id: i for entity_id, i in zip(ids, inputs, strict=True) if i}
         return out, used
 
-    async def _ask(self, key: str, request: DescriptionRequest) -> str:
+    async def _ask(self, key: str, request: DescriptionRequest, sources: list[str]) -> str:
+        """The summary, kept with the passages its descriptions came from (`sources`): deleting
+        one of them forgets it and the model's reply (compiler/forget.py)."""
         max_chars = self.template.reduce.description_max_chars
         async with answers_with_records(self.ctx.store) as held:  # the reply lands with the summary
             async with self.gate:  # around the call only: storing its answer does not hold a slot
-                text = clip((await self.ctx.engine.summarize(request, self.template)).strip(), max_chars)
-            await self.ctx.store.upsert([*held, CacheEntry(id=key, namespace="summary", value={"description": text},
-                                                           created_at=time.time())])
+                with drawn_from(sources):
+                    text = clip((await self.ctx.engine.summarize(request, self.template)).strip(), max_chars)
+            await self.ctx.store.upsert([*held, CacheEntry(id=key, namespace="summary", created_at=time.time(),
+                                                           value={"description": text, SOURCES: sources})])
             held.clear()
         self.done += 1
         if self.progress is not None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ..engines.cache import drawn_from
 from ..engines.tasks import EvidenceItem, LinkTarget, PageRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint
@@ -34,6 +35,7 @@ from ..tokens import count_tokens
 from .citations import (
     CleanPage,
     body_of,
+    cited_chunks,
     cited_refs,
     clean_page,
     insert_additions,
@@ -155,7 +157,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         async with calls:
             if fatal or ctx.cancel.is_set():
                 return {}  # stopped while it waited: each page sees that on its own
-            return await engine.update_pages(requests, template)
+            with drawn_from(_sources(*requests)):  # the group's cached reply goes with any of them
+                return await engine.update_pages(requests, template)
 
     # Small updates (a few new sentences) share a call; the context budget bounds each group.
     # A model of known, small context is sent less evidence and asked for shorter pages.
@@ -258,7 +261,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             async with calls:
                 if fatal or ctx.cancel.is_set():
                     return  # stopped while it waited: never asked, the next run writes it
-                written = await engine.write_page(request, template)
+                with drawn_from(_sources(request)):  # its cached reply goes with any of them
+                    written = await engine.write_page(request, template)
         # An engine that honours new_refs answers with the additions only (the LLM engine says
         # so); an extractive writer rebuilds the whole page from the evidence instead.
         if additions_only and getattr(engine, "writes_additions", False):
@@ -413,6 +417,12 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         failed=len(tally.failed),
         details=details,
     )
+
+
+def _sources(*requests: PageRequest) -> set[str]:
+    """The passages a page request carries: its evidence's and those its page as it stands cites."""
+    return ({e.chunk_id for r in requests for e in r.evidence}
+            | {c for r in requests for c in cited_chunks(r.existing_markdown)})
 
 
 def _explain(plan: PagePlan, reason: str) -> None:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from ..engines.cache import SOURCES, reply_sources
 from .base import Store
 from .records import CacheEntry, Record
 
@@ -28,7 +29,10 @@ class StoreResponseCache:
 
     async def put(self, kind: str, values: Mapping[str, Any]) -> None:
         now = time.time()
-        entries = [CacheEntry(id=key, namespace=kind, value=value, created_at=now) for key, value in values.items()]
+        sources = reply_sources()  # deleting one of these passages forgets the reply (compiler/forget.py)
+        entries = [CacheEntry(id=key, namespace=kind, created_at=now,
+                              value={**value, SOURCES: sources} if sources and isinstance(value, dict) else value)
+                   for key, value in values.items()]
         held = _held.get()
         if held is not None:  # written with what the caller stores next (answers_with_records)
             held.extend(entries)

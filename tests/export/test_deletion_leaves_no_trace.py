@@ -90,13 +90,7 @@ def everything(workspace: Path, out: Path) -> dict[str, str]:
     return texts
 
 
-# Two traces are left on the LLM path, outside what the compile's clean-up can attribute: REFINE
-# keeps a sentence whose citations it had to drop (it is then uncited, so nothing says it came
-# from the deleted document), and the LLM response cache keeps the replies that quoted it.
-LLM_TRACES = pytest.mark.xfail(strict=True, reason="REFINE keeps uncited sentences; the response cache keeps replies")
-
-
-@pytest.fixture(params=["offline", pytest.param("llm", marks=LLM_TRACES)])
+@pytest.fixture(params=["offline", "llm"])
 def engine(request, monkeypatch):
     """The offline engine, or the scripted LLM server through the real client (descriptions and
     summaries are then the model's, merged across documents)."""

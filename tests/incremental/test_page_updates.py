@@ -95,6 +95,22 @@ def test_recite_drops_sentences_whose_only_evidence_is_gone():
     assert cleaned.cited_chunk_ids == ["c1", "c2b"] and cleaned.counters["removed_citations"] == 0
 
 
+def test_sentences_a_gone_citation_answered_for_go_with_it():
+    """A marker closing a run of sentences answers for them all (as the support check reads a
+    page): when its evidence is gone, the run goes, in an update (recite) as after a deletion
+    (without_removed); a run closed by a kept citation stays."""
+    from compendium.compiler.forget import without_removed
+
+    page = ("Gone one. Gone two, by the same passage.[^1] Kept one. Kept two.[^2]\n\n"
+            "Uncited and alone.\n\n[^1]: Doc — chunk aaaaaaaaaaaaaaaa\n[^2]: Doc — chunk bbbbbbbbbbbbbbbb\n")
+    body, removed = recite(page, {"1": None, "2": 7})
+    assert "Gone" not in body and removed == 2
+    assert "Kept one. Kept two.[^7]" in body and "Uncited and alone." in body
+    stripped = without_removed(page, {"aaaaaaaaaaaaaaaa"})
+    assert "Gone" not in stripped and "chunk aaaaaaaaaaaaaaaa" not in stripped
+    assert "Kept one. Kept two.[^2]" in stripped and "chunk bbbbbbbbbbbbbbbb" in stripped
+
+
 def test_additions_land_in_their_section_or_a_new_one():
     page = "Lead. [^1]\n\n## Tuning\n\nOld tuning. [^2]\n\n## History\n\nOld history. [^3]"
     merged = insert_additions(page, "## Tuning\nNew tuning. [^4]\n\n## Failures\n\nIt can fail. [^5]")
