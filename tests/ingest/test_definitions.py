@@ -130,6 +130,27 @@ def test_texinfo_table_terms_lose_their_quotes_and_keep_every_option(tmp_path):
     ]
 
 
+def test_a_groff_man_page_option_over_its_indented_text_is_a_definition_of_the_command(tmp_path):
+    doc = read(tmp_path, "msgsort.1.html", """<html><body><h1 align="center">MSGSORT</h1>
+<h2>NAME</h2><p style="margin-left:11%;">msgsort - sort a message catalog</p>
+<h2>OPTIONS</h2>
+<p style="margin-left:11%;"><b>-D</b>, <b>--directory</b>=<i>DIRECTORY</i></p>
+<p style="margin-left:22%;">add DIRECTORY to list for input files search</p>
+<p style="margin-left:11%; margin-top: 1em">If no input file is given, standard input is read.</p>
+<p style="margin-left:11%; margin-top: 1em"><b>Output details: <br>--color</b></p>
+<p style="margin-left:22%;">use colors always</p>
+<p style="margin-left:11%;"><b>--strict</b></p><p style="margin-left:11%;"><b>--quiet</b></p>
+<p style="margin-left:22%;">say nothing</p></body></html>""")
+    assert definitions(doc) == [
+        ("`msgsort`: sort a message catalog", "msgsort", ""),
+        ("`-D, --directory=DIRECTORY`: add DIRECTORY to list for input files search", "--directory", "msgsort"),
+        ("`--color`: use colors always", "--color", "msgsort"),
+        ("`--quiet`: say nothing", "--quiet", "msgsort"),
+    ]
+    assert "If no input file is given, standard input is read." in doc.text
+    assert "--strict" in doc.text  # an option no paragraph describes stays, as a term
+
+
 def test_texinfo_definition_commands_name_what_they_define(tmp_path):
     doc = read(tmp_path, "functions.html", """<html><body><h3>Library functions</h3>
 <dl class="first-deffn"><dt class="deffn" id="index-frob_text"><span class="category-def">Function: </span>\

@@ -505,3 +505,24 @@ def test_an_acronym_defined_in_a_list_is_a_subject_with_its_expansion_as_an_alia
     entity = next(e for e in reply.entities if "GIN" in (e.name, *e.aliases))
     assert {entity.name, *entity.aliases} >= {"GIN", "Generalized Inverted Index"}
     assert entity.description == text
+
+
+def test_an_entry_that_only_points_at_another_defines_nothing(tmp_path):
+    from compendium.phases.chunking import chunk_document
+    from compendium.phases.readers import read_document
+
+    path = tmp_path / "flags.html"
+    path.write_text("""<html><body><h1>Flags of a catalog</h1><dl>
+<dt><code>c-format</code>, <code>no-c-format</code></dt><dd><p>These flags mark a C format string,
+so the checker compares its directives with the original's.</p></dd>
+<dt><code>lua-format</code>, <code>no-lua-format</code></dt><dd><p>Likewise for Lua, see Lua Format Strings.</p></dd>
+<dt><code>sh-format</code></dt><dd><p>Same as <code>c-format</code> for shell scripts.</p></dd></dl></body></html>""",
+                    encoding="utf-8")
+    doc = read_document(path)
+    span = chunk_document(doc, max_tokens=400, overlap_tokens=40)[0]
+    chunk = ChunkInput("c1", doc.text[span.start:span.end], list(span.heading_path), doc.title,
+                       [list(b) for b in span.blocks])
+    reply = extract_chunk(chunk, TEMPLATE)
+    described = {e.name: e.description for e in reply.entities} | {c.term: c.definition for c in reply.concepts}
+    assert described.get("c-format", "").startswith("`c-format`, `no-c-format`: These flags mark")
+    assert not described.get("lua-format") and not described.get("sh-format")

@@ -599,7 +599,7 @@ def _about(
                     item = items.get(key)
                     if item is None:
                         item = items[key] = _Item(key, term, "defined", i)
-                    if not item.definition and sentence.position == 0:
+                    if not item.definition and sentence.position == 0 and not _describes_by_reference(sentence.text):
                         item.definition = sentence.text
                     keys.append(key)
         subject = None if sentence.defines else _subject_of(sentence, mentions[i])
@@ -663,6 +663,15 @@ def _defines_a_thing(sentence: Sentence, term: str) -> bool:
 
 
 _TERM_OPENING = re.compile(r"^(?:`+[^`]+`+|[^\s:`][^:`]{0,80}?):\s+")
+# A description that only points at another entry ("Likewise for Lua, see ...", "Same as
+# `--quiet`"): the term is a member of the list it stands in, not a subject defined here.
+_BY_REFERENCE = re.compile(r"^(?:Likewise|Similarly|Ditto|Idem|Same\s+as|As\s+above|As\s+for|See\s+above|"
+                           r"Alias\s+(?:for|of)|Synonym\s+(?:for|of))\b", re.IGNORECASE)
+
+
+def _describes_by_reference(text: str) -> bool:
+    at = text.find(": ", 0, 160)  # after the term, however many names it lists
+    return bool(_BY_REFERENCE.match(text[at + 2 :] if at >= 0 else text))
 
 
 # A document's furniture, the same in every page of a manual: its copyright and licence, its

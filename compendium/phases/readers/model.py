@@ -102,6 +102,8 @@ _NAME_LINE = re.compile(r"(?P<names>\S.{0,120}?)\s+(?:-|--|\u2013|\u2014)\s+(?P<
 # A field line under a name heading, not its description: "Default: `False`", "Type: int".
 _DEPRECATED = re.compile(r"Deprecated\.(?:\s|$)")  # Javadoc's notice, label first
 _HAS_LOWER = re.compile(r"[a-z]")
+_OPTION = r"--?[A-Za-z0-9?][\w-]*(?:\[?=[^\s,]+\]?|\s[A-Z][A-Z_]*)?"
+_OPTION_PARAGRAPH = re.compile(rf"(?:[A-Z][\w ]{{0,40}}:\s+)?(?P<options>{_OPTION}(?:,\s*{_OPTION})*)")
 _FIELD_LINE = re.compile(r"[A-Z][\w -]{0,30}:\s+\S.{0,80}")
 _PLAIN_WORD = re.compile(r"[A-Za-z]+(?:[-'’][A-Za-z]+)*")  # "Python", "DEBUG", "built-in": words
 _ARGUMENT = re.compile(r"[\s=\[(<{]")  # where an option's argument or a signature begins
@@ -278,6 +280,11 @@ class Builder:
         if not text:
             return
         if kind == "paragraph" and self.blocks and self.blocks[-1].kind == "heading" and self._name_line(text):
+            return
+        if kind == "paragraph" and (options := _OPTION_PARAGRAPH.fullmatch(text)) is not None:
+            # a man page's option on a line of its own over its indented description (groff's
+            # HTML), after a group label at times ("Output details: --color")
+            self.pending_term(options["options"], code=True)
             return
         if kind == "paragraph" and self.named is not None:
             if _DEPRECATED.match(text) and not self.named[4]:
