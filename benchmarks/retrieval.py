@@ -123,6 +123,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "retrieve --mode global": {"mode": "global"},
     "  fused by rank (RRF) instead of by score": {"fusion": "rrf"},
     "  without dense vectors": {"vectors": False},
+    "  document cap 2 (the previous default)": {"per_document": 2},
     "  without the document cap": {"per_document": 0},
 }
 
@@ -344,7 +345,8 @@ def embedder_candidates(workspaces: dict[str, Path]) -> list[dict[str, Any]]:
 
 
 def report(results: dict[str, dict[str, Any]], candidates: list[dict[str, Any]],
-           cli: dict[str, tuple[float, float]], scale: dict[str, Any]) -> str:
+           cli: dict[str, tuple[float, float]], scale: dict[str, Any],
+           load: tuple[float, float] = (0.0, 0.0)) -> str:
     from benchmarks.findings import kept_findings
 
     lines = []
@@ -384,7 +386,9 @@ def report(results: dict[str, dict[str, Any]], candidates: list[dict[str, Any]],
     return f"""# Retrieval on four manuals (three chosen on, one held out), offline
 
 Written by `python -m benchmarks.retrieval`. Machine: {platform.machine()}, Python
-{platform.python_version()}, 2 cores shared with other work (times are upper bounds).
+{platform.python_version()}, 2 cores shared with other work (times are upper bounds; load
+average {load[0]:.1f} at the start of the run, {load[1]:.1f} at its end: compare CPU seconds, and
+wall times only within one run).
 recall@k: share of questions with an answering document among the first k passages;
 MRR@10: mean reciprocal rank of the first such passage. Questions and their documents:
 benchmarks/retrieval_<manual>.yaml, written before any retrieval was run.
@@ -414,8 +418,11 @@ def main() -> None:
                         help="documents of the grown sqlite knowledge base timed for latency (0: none)")
     args = parser.parse_args()
 
+    import os
+
     from compendium.settings import load_settings
 
+    load_at_start = os.getloadavg()[0]
     results: dict[str, dict[str, Any]] = {}
     cli: dict[str, float] = {}
     workspaces = {}
@@ -447,7 +454,8 @@ def main() -> None:
         print(f"{c['name']}: dense recall@5 {c['recall']}, {c['cpu_s_per_1000']:.2f} CPU s per 1,000 chunks, "
               f"{c['install_mb']:.0f} MB")
     if not args.no_write:
-        REPORT.write_text(report(results, candidates, cli, scale), encoding="utf-8")
+        load = (load_at_start, os.getloadavg()[0])
+        REPORT.write_text(report(results, candidates, cli, scale, load), encoding="utf-8")
         print(f"wrote {REPORT}")
 
 

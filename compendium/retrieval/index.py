@@ -73,8 +73,9 @@ async def refresh_chunk_vectors(store: Store, embedder: Any) -> int:
 async def build_index(store: Store, embedder: Any) -> dict[str, Any]:
     """Bring the index up to date with the knowledge base (run by the compile): chunk vectors
     by `embedder` (the passage embedder), then a new mark. Returns what it did."""
-    from .vectors import write_vectors
+    from .vectors import drop_vectors, write_vectors
 
+    previous = await index_mark(store)
     embedded = await refresh_chunk_vectors(store, embedder)
     chunks = await store.count(Chunk)
     built_at = time.time()
@@ -83,6 +84,9 @@ async def build_index(store: Store, embedder: Any) -> dict[str, Any]:
     if vectors is not None:
         value["vectors"] = vectors
     await store.upsert([CacheEntry(id=MARK_ID, namespace=NAMESPACE, value=value, created_at=time.time())])
+    old_file = ((previous or {}).get("vectors") or {}).get("file")
+    if old_file and old_file != (vectors or {}).get("file"):  # another embedder's: 4 bytes x dims per chunk
+        await drop_vectors(store, old_file)
     return {"embedded": embedded, "chunks": chunks, "model": embedder.model}
 
 

@@ -65,6 +65,18 @@ async def write_vectors(store: Store, model: str, built_at: float) -> dict[str, 
     return {"file": target.name, "rows": len(ids), "built_at": built_at}
 
 
+async def drop_vectors(store: Store, name: str) -> None:
+    """Delete a matrix file the index no longer names (and its ids), beside this store only."""
+    info = await store.info()
+    folder = Path(str(info.get("path") or "")).parent
+    target = folder / Path(name).name
+    if info.get("backend") != "sqlite" or not name.endswith(".vectors.npy"):
+        return
+    for path in (target, _ids_file(target)):
+        path.unlink(missing_ok=True)
+    _OPEN.pop(str(target), None)
+
+
 def _ids_file(target: Path) -> Path:
     return target.with_name(target.name[: -len(".npy")] + ".ids.json")
 

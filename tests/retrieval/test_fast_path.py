@@ -96,3 +96,23 @@ def test_the_question_rewrite_model_is_still_importable_from_terms():
     from compendium.retrieval.terms import QuestionRewrite
 
     assert set(QuestionRewrite.model_json_schema()["properties"]) == {"names", "keywords"}
+
+
+async def test_a_compile_with_another_embedder_replaces_the_vector_file(compiled_copy, llm_server):
+    import dataclasses
+
+    from compendium.operations import compile_workspace
+    from tests.support.llm_fixtures import settings_for
+
+    async with opened_store(compiled_copy) as store:
+        before = await vector_file(store, (await index_mark(store))["model"])
+    assert before.is_file()
+    settings = dataclasses.replace(compiled_copy, embedding=settings_for(llm_server, embeddings=True).embedding)
+    assert (await compile_workspace(settings)).status == "succeeded"
+    async with opened_store(settings) as store:
+        mark = await index_mark(store)
+        after = await vector_file(store, mark["model"])
+    assert mark["model"] == "test-embed" and after.is_file() and mark["vectors"]["file"] == after.name
+    assert not before.exists()  # 4 bytes x dimensions per chunk are not left behind
+    result = await retrieve_in_workspace(settings, QUESTIONS[0], Options(top_k=3))
+    assert len(result.chunks) == 3
