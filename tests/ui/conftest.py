@@ -18,9 +18,15 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[object]:
-    """Debian's Chromium, headless; --no-sandbox only when running as root (CI containers)."""
+    """Debian's Chromium, headless; --no-sandbox only when running as root (CI containers).
+
+    Playwright's sync API runs its own event loop, and while it is open that loop is the
+    running loop of the main thread: asyncio.run and every async test there fail ("Cannot run
+    the event loop while another loop is running"). So it lives only as long as the browser
+    tests (this package), never into the tests that run after them; in here, a test that runs
+    a coroutine runs it in a thread of its own (test_site.py, large_graph.py)."""
     playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
     if not CHROMIUM.exists():
         pytest.skip("Chromium is not installed: apt-get install -y --no-install-recommends chromium")

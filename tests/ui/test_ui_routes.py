@@ -21,6 +21,12 @@ def test_the_ui_is_served_with_a_policy_that_refuses_inline_script(ui_server: Ui
     assert httpx.get(f"{ui_server.url}/ui/js/../../app.py").status_code == 404
 
 
+def test_the_sign_in_form_is_the_first_thing_a_browser_shows(page, ui_server: UiServer):
+    page.goto(f"{ui_server.url}/")
+    page.get_by_label("API key").wait_for()
+    assert page.js_errors == []
+
+
 def test_page_history_diff_and_related_pages(ui_server: UiServer, seeded):
     base = f"/knowledge-bases/{seeded.kb}/pages"
     assert httpx.get(f"{ui_server.url}{base}/wal/history").status_code == 401  # a key is needed
