@@ -9,8 +9,11 @@ when its client is asked for: importing it costs ~0.3-0.8 s of CPU.
 A stalled call costs seconds, not the whole timeout: a call's deadline follows the reply it
 asks for (max_tokens), and a call still unanswered past HEDGE_FACTOR times the median latency
 of its path is sent once more beside the first (a hedge; at most HEDGE_SHARE of the calls):
-the first answer wins and the other is dropped. Calls are idempotent: the same request asked
-twice is the same work, cached by its fingerprint above.
+the first answer wins and the other is dropped. Until a path's median is known (its first
+calls), a waiting call looks again as its siblings answer, rather than waiting out a fixed
+cold limit; a latency is the answering request's own, so stalls do not raise the median.
+Calls are idempotent: the same request asked twice is the same work, cached by its
+fingerprint above.
 """
 
 from __future__ import annotations
@@ -31,15 +34,21 @@ if TYPE_CHECKING:
 
 _ENCODER = json_text.JsonText()
 MAX_CONNECTIONS = 1000  # as the SDK's default: a compile's calls in flight never wait for one
-# Hedging (see the module's docstring). Not yet tuned on real endpoints: 3x the median is where
-# a call is well past its usual time; the floor keeps fast local servers from being hedged by
-# scheduling noise; at most three calls in ten, so an endpoint that is slow for everyone is not
-# sent twice the load (a call is hedged only past 3x the median, so few are when all is well).
+# Hedging (see the module's docstring). 3x the median is where a call is well past its usual
+# time (a real endpoint's median is seconds: that rule decides there). The floor keeps a fast
+# local server from being hedged by scheduling noise; measured with benchmarks/stalls.py on 2
+# loaded cores (load 6-7), the sample corpus through the scripted server (median call 17 ms,
+# slowest 114 ms): floors of 0.1, 0.25, 0.5 and 1 s hedged no clean call (290 requests clean
+# each time) and cost x1.27-1.44, x1.28-1.42, x1.41-2.53 and x2.42-3.64 the clean wall time
+# with 20% of calls stalling 30 s; 0.25 s keeps a margin over the slowest clean call under
+# more load. At most three calls in ten are hedged, so an endpoint slow for everyone is not
+# sent twice the load.
 HEDGE_FACTOR = 3.0
-HEDGE_FLOOR = 2.0  # seconds
+HEDGE_FLOOR = 0.25  # seconds
 HEDGE_SHARE = 0.3
 HEDGE_SAMPLES = 3  # latencies of a path known before its median is used
 HEDGE_COLD = 10.0  # seconds: before that, a call is hedged past this (a local model's first call may load it)
+HEDGE_RECHECK = 0.25  # seconds: while its path is cold, a waiting call looks again this often (others may answer)
 LATENCIES_KEPT = 64  # per path, the most recent
 # A call's deadline: the time to a reply's first byte plus its tokens at the slowest decoding
 # speed planned for (a small model on a CPU), within the client's timeout.
@@ -59,6 +68,10 @@ class _Latencies:
         kept = self.kept.setdefault(path, [])
         kept.append(seconds)
         del kept[:-LATENCIES_KEPT]
+
+    def cold(self, path: str) -> bool:
+        """Too few latencies of `path` are known yet for their median to say when to hedge."""
+        return len(self.kept.get(path, ())) < HEDGE_SAMPLES
 
     def hedge_after(self, path: str) -> float:
         """Seconds after which a call of `path` is hedged."""
@@ -182,21 +195,31 @@ class Transport:
         """The first answer of the call, or of its hedge when it stalls (see the module's docstring)."""
         stats = self._latencies
         stats.calls += 1
-        started = asyncio.get_running_loop().time()
-        tasks = {asyncio.ensure_future(self._post_once(url, content))}
+        loop = asyncio.get_running_loop()
+        started = {asyncio.ensure_future(self._post_once(url, content)): loop.time()}
+        tasks = set(started)
         try:
-            done, _ = await asyncio.wait(tasks, timeout=stats.hedge_after(path))
-            if not done and stats.may_hedge():
-                stats.hedged += 1
-                tasks.add(asyncio.ensure_future(self._post_once(url, content)))
+            while True:  # until answered, or hedged: the hedge time is asked again while the path is cold
+                wait = stats.hedge_after(path) - (loop.time() - min(started.values()))
+                if wait <= 0:
+                    if stats.may_hedge():
+                        stats.hedged += 1
+                        hedge = asyncio.ensure_future(self._post_once(url, content))
+                        started[hedge] = loop.time()
+                        tasks.add(hedge)
+                    break
+                done, _ = await asyncio.wait(tasks, timeout=min(wait, HEDGE_RECHECK) if stats.cold(path) else wait)
+                if done:
+                    break
             while True:
                 done, tasks = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
                 failed = [t for t in done if t.exception() is not None]
                 answered = [t for t in done if t.exception() is None]
                 if answered:
-                    status, payload, headers = answered[0].result()
-                    if status < 400:
-                        stats.add(path, asyncio.get_running_loop().time() - started)
+                    first = answered[0]
+                    status, payload, headers = first.result()
+                    if status < 400:  # the answering request's own time: a stall's wait is not a latency
+                        stats.add(path, loop.time() - started[first])
                     return status, payload, headers
                 if not tasks:  # every try failed: the first failure is the call's
                     raise failed[0].exception()  # type: ignore[misc]

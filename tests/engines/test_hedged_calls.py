@@ -79,6 +79,27 @@ async def test_a_stalled_call_is_answered_by_its_hedge_without_waiting_for_the_s
         await server.stop()
 
 
+async def test_a_call_stalled_before_its_path_is_known_is_hedged_once_its_siblings_answer(monkeypatch):
+    # A cold limit longer than the client's deadline: a call that waited it out would time out.
+    monkeypatch.setattr(transport_module, "HEDGE_COLD", 3600.0)
+    server = await StallingServer(stall={1}).start()
+    client = Transport(base_url=server.url, api_key="k", timeout=30.0)
+    try:
+        first = asyncio.ensure_future(client.post("/chat/completions", {"max_tokens": 10}))
+        async with server.stalled:
+            await server.stalled.wait_for(lambda: server.stalled_open == 1)  # request 1 stalls
+        for _ in range(3):  # requests 2-4: what a call of this path usually takes
+            assert await client.post("/chat/completions", {"max_tokens": 10}) == OK
+        assert await first == OK  # request 5, its hedge
+        assert server.requests == 5 and server.stalled_open == 1  # answered while the stall still waits
+        # The latency kept is the hedge's own, not the stall's wait before it.
+        stats = client._latencies
+        assert stats.kept["/chat/completions"][-1] < stats.hedge_after("/chat/completions")
+    finally:
+        await client.close()
+        await server.stop()
+
+
 def test_a_deadline_follows_the_reply_asked_for():
     assert deadline({"max_tokens": 100}, 600.0) == pytest.approx(
         transport_module.FIRST_BYTE_SECONDS + 100 / transport_module.SLOWEST_TOKENS_PER_SECOND)
