@@ -221,8 +221,8 @@ class EvidenceItem:
     about: list[str] = field(default_factory=list)  # slugs of the entities it mentions
     # claim | excerpt: text taken verbatim from the chunk; relation: a summary of a graph edge
     kind: str = "claim"
-    # where the text starts in its chunk's words (single-spaced), -1 when not found there: a
-    # page orders what one passage says as the passage does
+    # where the text starts in its document (its chunk's start, and its place in the chunk's
+    # single-spaced words), -1 when not found there: a page orders what a document says as it does
     position: int = -1
 
 

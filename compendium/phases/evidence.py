@@ -33,6 +33,7 @@ class Source:
     heading_path: list[str] = field(default_factory=list)
     about: list[str] = field(default_factory=list)  # slugs of entities with pages mentioned there
     blocks: list[list] = field(default_factory=list)  # the chunk's [kind, start, end] from its reader
+    start: int = 0  # where the chunk starts in its document's text
 
     @cached_property
     def flat(self) -> str:
@@ -233,13 +234,16 @@ def _item(text: str, source: Source, support: int, about: list[str], kind: str) 
     # Positional (ref, text, chunk_id, document, heading_path, support, about, kind): a page
     # makes a hundred of these.
     return EvidenceItem(0, text, source.chunk_id, source.document, list(source.heading_path), support, about, kind,
-                        _position(source.flat, text))
+                        _position(source, text))
 
 
-def _position(flat: str, text: str) -> int:
-    """Where `text` (its opening words) stands in a chunk's single-spaced words, or -1."""
+def _position(source: Source, text: str) -> int:
+    """Where `text` stands in its document: the chunk's start and where its opening words are
+    in the chunk's single-spaced words (close enough to order a document's passages); -1 when
+    the chunk does not hold them."""
     opening = " ".join(text[:160].split()[:12]).rstrip("…")
-    return flat.find(opening) if opening else -1
+    at = source.flat.find(opening) if opening else -1
+    return source.start + at if at >= 0 else -1
 
 
 def excerpt_around(

@@ -667,11 +667,15 @@ def _in_passage_order(items: list[_Sentence], lead_chunk: str = "") -> list[_Sen
     """Sentences grouped by chunk (in the order the chunks first come), each chunk's opening with
     the definition of what its heading names, then in the order its excerpt has them ("1. The
     parser ... 4. The planner ..."), then its others as ranked."""
-    first: dict[str, int] = {}
+    first: dict[str, tuple[int, int]] = {}  # chunk -> (document order, where it starts)
+    documents: dict[str, int] = {}
     for s in sorted(items, key=lambda s: s.order):
-        first.setdefault(s.chunk_id, s.order)
-    return sorted(items, key=lambda s: (s.chunk_id != lead_chunk, first[s.chunk_id], not _heads(s), s.at < 0, s.at, s.place < 0, s.place,
-                                        s.order))
+        documents.setdefault(s.document, len(documents))
+        known = first.get(s.chunk_id)
+        here = (documents[s.document], s.at if s.at >= 0 else 1 << 60)
+        first[s.chunk_id] = min(known, here) if known else here
+    return sorted(items, key=lambda s: (s.chunk_id != lead_chunk, first[s.chunk_id], s.chunk_id, not _heads(s),
+                                        s.at < 0, s.at, s.place < 0, s.place, s.order))
 
 
 # A heading naming its subject after the kind of thing it is ("Class Pair", "Module json").
@@ -702,7 +706,8 @@ def _paragraphs(ordered: list[_Sentence]) -> list[list[dict]]:
     paragraphs: list[list[dict]] = []
     last_chunk = None
     for s in ordered:
-        if s.chunk_id != last_chunk or len(paragraphs[-1]) >= _PARAGRAPH_MAX or _DEFINITION_OPENING.match(s.text):
+        if (s.chunk_id != last_chunk or len(paragraphs[-1]) >= _PARAGRAPH_MAX or _DEFINITION_OPENING.match(s.text)
+                or not _ENDS_SENTENCE.search(paragraphs[-1][-1]["text"])):  # a line with no full stop ends its own
             paragraphs.append([])
         paragraphs[-1].append({"text": s.text, "ref": s.ref})
         last_chunk = s.chunk_id
