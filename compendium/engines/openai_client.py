@@ -238,7 +238,8 @@ class OpenAIClient:
         self.repairs = 0  # replies asked again because they failed their schema or check
         self._api_key = api_key or ""
         # Local servers take any key; the SDK insists on one.
-        self._transport = Transport(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout)
+        self._transport = Transport(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout,
+                                    hedge=max_concurrency > 1)
         self._sdk: openai.AsyncOpenAI | None = None
 
     @classmethod

@@ -13,7 +13,9 @@ the first answer wins and the other is dropped. Until a path's median is known (
 calls), a waiting call looks again as its siblings answer, rather than waiting out a fixed
 cold limit; a latency is the answering request's own, so stalls do not raise the median.
 Calls are idempotent: the same request asked twice is the same work, cached by its
-fingerprint above.
+fingerprint above. A client asking one call at a time (llm.max_concurrency: 1, a local server)
+neither hedges nor shortens a call's deadline: there a second request only waits behind the
+first and is computed in full.
 """
 
 from __future__ import annotations
@@ -135,8 +137,12 @@ def _without_credentials(url: str) -> str:
 class Transport:
     """POST /<path> with a bearer key; the reply body as bytes, or an openai.APIError."""
 
-    def __init__(self, *, base_url: str, api_key: str, timeout: float):
+    def __init__(self, *, base_url: str, api_key: str, timeout: float, hedge: bool = True):
         self.base_url = _without_credentials(base_url.rstrip("/") + "/")
+        # An endpoint asked one call at a time (a local server computing one request at a
+        # time) gains nothing from a hedge: it queues behind the stalled call, which the server
+        # still computes, and costs the whole call again. Such a call waits out its timeout.
+        self._hedge = hedge
         self._headers = {
             "Authorization": f"Bearer {api_key}",
             "Content-Type": "application/json",
@@ -179,8 +185,11 @@ class Transport:
         content = _ENCODER.dumps_bytes(body)
         url = self.base_url + path.lstrip("/")
         try:
-            status, payload, headers = await asyncio.wait_for(
-                self._hedged(path, url, content), deadline(body, self._timeout))
+            if self._hedge:
+                status, payload, headers = await asyncio.wait_for(
+                    self._hedged(path, url, content), deadline(body, self._timeout))
+            else:
+                status, payload, headers = await asyncio.wait_for(self._post_once(url, content), self._timeout)
         except TimeoutError as exc:
             raise openai_sdk().APITimeoutError(request=_request(url)) from exc
         except aiohttp.ClientError as exc:

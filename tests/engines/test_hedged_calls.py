@@ -116,3 +116,25 @@ def test_at_most_a_share_of_the_calls_is_hedged():
             latencies.hedged += 1
             hedges += 1
     assert hedges == int(transport_module.HEDGE_SHARE * 100) + 1
+
+
+async def test_an_endpoint_asked_one_call_at_a_time_is_never_asked_twice(monkeypatch):
+    # A local server computes one request at a time: a hedge would queue behind the stalled
+    # call and be computed in full. The call waits for its own answer instead.
+    monkeypatch.setattr(transport_module, "HEDGE_FACTOR", 0.0)  # a hedging client would hedge at once
+    monkeypatch.setattr(transport_module, "HEDGE_FLOOR", 0.0)
+    server = await StallingServer(stall={4}).start()
+    client = Transport(base_url=server.url, api_key="k", timeout=600.0, hedge=False)
+    try:
+        for _ in range(3):
+            assert await client.post("/chat/completions", {"max_tokens": 10}) == OK
+        stalled = asyncio.ensure_future(client.post("/chat/completions", {"max_tokens": 10}))
+        async with server.stalled:
+            await server.stalled.wait_for(lambda: server.stalled_open == 1)
+        server.released.set()  # the stall ends without an answer: the server closes it
+        with pytest.raises(Exception):
+            await stalled  # no hedge answered it
+        assert server.requests == 4 and client._latencies.hedged == 0
+    finally:
+        await client.close()
+        await server.stop()
