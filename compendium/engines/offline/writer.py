@@ -688,7 +688,7 @@ _KIND_HEADING = re.compile(
 
 def _names_heading(heading: str, names: set[str]) -> bool:
     """Whether a lowercase heading is one of the subject's names, or one after its kind."""
-    if heading in names:
+    if heading in names or any(n.endswith("." + heading) for n in names):  # "Mixin" of "views.base.Mixin"
         return True
     kind = _KIND_HEADING.match(heading)
     return kind is not None and kind["name"].split("<", 1)[0] in names
