@@ -110,7 +110,9 @@ class BarProgress:
             self.progress.update(self.tasks[event.phase], completed=event.done, total=event.total,
                                  detail=f"{event.tokens} tokens" if event.tokens else "", visible=True)
         elif isinstance(event, PhaseFinished) and event.phase in self.tasks:
-            self.progress.update(self.tasks[event.phase], visible=True, **bar_end(event.result))
+            task = self.progress.tasks[self.tasks[event.phase]]
+            ran = (int(task.completed), int(task.total)) if task.total else None
+            self.progress.update(self.tasks[event.phase], visible=True, **bar_end(event.result, ran))
         elif isinstance(event, Message):
             self.progress.console.print(f"[{'red' if event.level == 'error' else 'yellow'}]{event.level}[/]: {event.text}")
         elif isinstance(event, CompileFinished):
@@ -120,11 +122,14 @@ class BarProgress:
         self.progress.stop()
 
 
-def bar_end(result: dict[str, Any]) -> dict[str, Any]:
+def bar_end(result: dict[str, Any], ran: tuple[int, int] | None = None) -> dict[str, Any]:
     """A finished phase's bar: done and unchanged items of the total, then what failed (or ✓)
-    and the tokens spent, if any."""
+    and the tokens spent, if any. A bar that ran on a total of its own (`ran`: done, total;
+    REDUCE counts chunks, its result entities) ends on that total, never redrawn in other units."""
     total = result.get("items", 0)
     reached = min(result.get("done", 0) + result.get("skipped", 0), total)
+    if ran is not None and ran[1] > 0 and ran[1] != total:
+        total, reached = ran[1], ran[1] if not result.get("failed") else min(ran[0], ran[1])
     tokens = result.get("prompt_tokens", 0) + result.get("completion_tokens", 0)
     parts = [f"{result['skipped']} unchanged"] if result.get("skipped") else []
     parts.append(f"{result['failed']} failed" if result.get("failed") else "✓")

@@ -72,6 +72,10 @@ def test_a_phase_ends_saying_what_was_unchanged_and_what_failed():
     assert bar_end(ok) == {"completed": 243, "total": 243, "detail": "242 unchanged, ✓"}
     failed = {"items": 738, "done": 721, "skipped": 0, "failed": 17, "prompt_tokens": 10, "completion_tokens": 5}
     assert bar_end(failed) == {"completed": 721, "total": 738, "detail": "17 failed, 15 tokens"}
+    # REDUCE's bar runs over chunks and its result counts entities: it ends on the chunks
+    reduce = {"items": 57, "done": 57, "skipped": 0, "failed": 0}
+    assert bar_end(reduce, (29, 29)) == {"completed": 29, "total": 29, "detail": "✓"}
+    assert bar_end(ok, (243, 243)) == bar_end(ok)
     recorder = ProgressRecorder(UsageMeter(), LLMSettings())
     recorder.emit(PhaseFinished("map", failed))
     entry = recorder.snapshot()["phases"]["map"]
