@@ -199,7 +199,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     settings = _settings(args)
     sink: PlainProgress | BarProgress = BarProgress() if sys.stderr.isatty() and not args.plain else PlainProgress()
     try:
-        report = asyncio.run(compile_workspace(settings, template_name=args.template, events=sink, wait=args.wait))
+        report = asyncio.run(compile_workspace(settings, template_name=args.template, events=sink, wait=args.wait,
+                                               retry_failed=args.retry_failed))
     finally:
         sink.close()
     data = report.as_dict(settings.llm)
@@ -551,6 +552,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--template", help="template name or YAML file (default: from compendium.yaml)")
     p.add_argument("--report", help="write the JSON report to this file")
     p.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="ask again for pages that failed twice on the same evidence (otherwise left until it changes)")
     p.add_argument("--wait", action="store_true",
                    help="if another compile of this knowledge base and template runs, wait for it (default: exit)")
     p.set_defaults(func=cmd_compile)

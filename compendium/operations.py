@@ -56,6 +56,7 @@ async def compile_workspace(
     events: EventSink | None = None,
     store: Store | None = None,
     wait: bool = False,
+    retry_failed: bool = False,
 ) -> CompileReport:
     """Compile the workspace's documents with a template; returns the report (also stored).
 
@@ -88,6 +89,10 @@ async def compile_workspace(
             events=events or NullSink(),
             documents_dir=documents_dir,
         )
+        if retry_failed:
+            from .phases.refine import RETRY_FAILED
+
+            ctx.state[RETRY_FAILED] = True  # pages backed off after failing are asked again
         _apply_groups(ctx, settings)
         async with distribute(ctx, settings):  # with a broker configured: its calls run on workers
             return await compile_exclusively(store, ctx, knowledge_base=settings.knowledge_base, wait=wait)

@@ -145,6 +145,9 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         pack = packs.get(pack_key(slug)) or {}
         return pack.get("writer") not in (None, writer) or bool(pack.get("provisional"))
     todo = [p for p in plans if p.action in (CREATE, UPDATE)]
+    failures = {e.id: e.value for e in await store.get(CacheEntry, [failure_key(p.slug) for p in todo])}
+    backed_off = {} if ctx.state.get(RETRY_FAILED) else backed_off_pages(todo, failures)
+    todo = [p for p in todo if p.slug not in backed_off]
     reader = EvidenceReader(store, todo, kb=ctx.state.get(KB_VIEW), chunk_pages=chunk_about)
     # The model's concurrency bounds the writer calls in flight, not the pages in progress: a
     # page's evidence is chosen before its call and cleaned and stored after it, off the slot.
@@ -376,8 +379,9 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     if tally.deleted or tally.withheld or tally.created or tally.updated:
         # a page written this run may link to one withheld now or before
         tally.unlinked_links += await _unlink_deleted(ctx)
+    await _record_failures(store, tally, live, failures)
     inputs = ctx.state.get(PLAN_INPUTS)
-    if inputs and not tally.failed and not provisional and len(tasks) == len(todo):
+    if inputs and not tally.failed and not backed_off and not provisional and len(tasks) == len(todo):
         # Every page of this plan is written: the same inputs next time need no PLAN or REFINE.
         await mark_stage(store, PHASE, inputs, pages=await store.count(Page), live=sorted(live))
     ctx.state["refine"] = {
@@ -406,17 +410,63 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     }
     if tally.rejected:
         details["rejected_pages"] = sorted(tally.rejected)
-    if tally.failed:
-        details["failed_pages"] = dict(sorted(tally.failed.items()))
+    if tally.failed or backed_off:
+        details["failed_pages"] = dict(sorted({
+            **{slug: f"not asked again after {f.get('attempts')} failures on the same evidence "
+                     f"(compile --retry-failed asks again): {f.get('reason', '')}" for slug, f in backed_off.items()},
+            **tally.failed}.items()))
     if len(tasks) < len(todo):
         details["cancelled"] = True
     return PhaseResult(
         items=len(plans),
         done=len(tally.created) + len(tally.updated) + len(tally.deleted),
         skipped=len(tally.unchanged),
-        failed=len(tally.failed),
+        failed=len(tally.failed) + len(backed_off),
         details=details,
     )
+
+
+RETRY_FAILED = "retry_failed"  # ctx.state: ask again for pages backed off after failing
+FAILURE_ATTEMPTS = 2  # a page failing this often on the same evidence is not asked again by itself
+
+
+def failure_key(slug: str) -> str:
+    return f"failed-page:{slug}"
+
+
+def backed_off_pages(todo: Sequence[PagePlan], failures: Mapping[str, Any]) -> dict[str, dict]:
+    """Pages that failed FAILURE_ATTEMPTS compiles in a row on the evidence they have now: asked
+    again only when that evidence changes, or on request (a failure costs a call, not one per
+    compile for ever)."""
+    out = {}
+    for plan in todo:
+        failure = failures.get(failure_key(plan.slug))
+        if (isinstance(failure, dict) and failure.get("evidence") == plan.evidence_fingerprint
+                and int(failure.get("attempts", 0)) >= FAILURE_ATTEMPTS):
+            out[plan.slug] = failure
+    return out
+
+
+async def _record_failures(store: Store, tally: RefineTally, live: Mapping[str, PagePlan],
+                           failures: Mapping[str, Any]) -> None:
+    """Each failed page's failures in a row on its evidence; a page written forgets its own."""
+    records = []
+    for slug, reason in tally.failed.items():
+        plan = live.get(slug)
+        if plan is None:
+            continue
+        before = failures.get(failure_key(slug))
+        same = isinstance(before, dict) and before.get("evidence") == plan.evidence_fingerprint
+        attempts = int(before.get("attempts", 0)) + 1 if same else 1  # type: ignore[union-attr]
+        records.append(CacheEntry(id=failure_key(slug), namespace="failed-page",
+                                  value={"evidence": plan.evidence_fingerprint, "attempts": attempts, "reason": reason}))
+    written = [failure_key(s) for s in (*tally.created, *tally.updated) if failure_key(s) in failures]
+    if records or written:
+        async with store.transaction():
+            if records:
+                await store.upsert(records)
+            if written:
+                await store.delete(CacheEntry, {"id": written})
 
 
 def _sources(*requests: PageRequest) -> set[str]:

@@ -224,3 +224,43 @@ async def test_pages_are_stored_only_with_their_embedding(server, store, make_ct
     result = await refine_phase.run(template, make_ctx(template))
     assert result.details["created"] == 8
     assert all(p.embedding is not None for p in (await pages_of(store)).values())
+
+
+async def test_a_page_failing_twice_on_the_same_evidence_is_not_asked_again_until_it_changes(server, store, make_ctx):
+    template = Template(name="t", artifacts=["wiki_pages"])
+    await store.upsert(knowledge_base())
+    writes = server.responder
+    server.responder = lambda request: "Nothing here cites anything."  # every page fails its check
+    failed_calls = []
+    for _ in range(3):
+        server.reset()
+        _ctx, result = await compile_pages(template, make_ctx)
+        failed_calls.append(server.calls["text"])
+        assert result.failed == result.items == 8 and "grace-hopper" in result.details["failed_pages"]
+    assert failed_calls[0] > 0 and failed_calls[1] == failed_calls[0]  # retried once, on the next compile
+    assert failed_calls[2] == 0  # then left alone: a failure costs its calls once more, not every compile
+    assert "--retry-failed" in result.details["failed_pages"]["grace-hopper"]
+
+    # Asked for, the pages are asked again; written, they forget their failures.
+    server.responder = writes
+    server.reset()
+    ctx = make_ctx(template)
+    ctx.state[refine_phase.RETRY_FAILED] = True
+    await plan_phase.run(template, ctx)
+    result = await refine_phase.run(template, ctx)
+    assert result.failed == 0 and result.details["created"] == 8 and server.calls["text"] == 8
+
+    # New evidence for a backed-off page makes it worth asking again by itself.
+    server.responder = lambda request: "Nothing here cites anything."
+    await compile_pages(template, make_ctx)  # (every page stands: nothing to ask)
+    await store.upsert([Claim(id="c-new", text="Grace Hopper joined the Navy.", chunk_id="d1-k3",
+                              document_id="d1", entity_ids=[entity_id("Grace Hopper")])])
+    for expected in (True, True, False):
+        server.reset()
+        await compile_pages(template, make_ctx)
+        assert (server.calls["text"] > 0) == expected
+    await store.upsert([Claim(id="c-newer", text="Grace Hopper wrote the first compiler.", chunk_id="d1-k3",
+                              document_id="d1", entity_ids=[entity_id("Grace Hopper")])])
+    server.reset()
+    await compile_pages(template, make_ctx)
+    assert server.calls["text"] > 0
