@@ -11,8 +11,9 @@ is needed here).
 Measured on three manuals' question sets (benchmarks/reports/retrieval.md): passages by
 meaning where the hashed n-gram embedder only matches letters; about 2 s of CPU per 1,000
 chunks, most of it the tokenizer. The table is memory-mapped and each token judged (content or
-function word) the first time a text holds it: a question reads a few rows, not 16 MB. Names in REDUCE keep the hashed n-gram embedder (offline_embedder.py): there
-letters matter more than meaning.
+function word) the first time a text holds it: a question reads a few rows, not 16 MB. Names
+in REDUCE keep the hashed n-gram embedder (offline_embedder.py): there letters matter more
+than meaning.
 """
 
 from __future__ import annotations
