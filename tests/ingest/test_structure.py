@@ -89,3 +89,24 @@ def test_an_over_budget_code_block_is_split_at_lines_not_sentences(tmp_path):
     # code is never repeated as an overlap: each line appears once
     joined = "\n".join(c.text for c in chunks)
     assert joined.count("x17 = compute(17)") == 1
+
+
+def test_a_page_laid_out_in_tables_is_read_as_its_headings_and_paragraphs(tmp_path):
+    from compendium.phases.readers import read_document
+
+    path = tmp_path / "memory.html"
+    path.write_text("""<html><head><title>Memory</title></head><body><table width="100%"><tr>
+<td><img src="logo.png" alt="Logo"/></td><td><table><tr><td><h1>The Toolkit</h1><h2>Memory</h2></td></tr></table></td>
+</tr></table><table><tr><td valign="top"><table><tr><th>Menu</th></tr><tr><td>Main Tutorial</td></tr></table></td>
+<td valign="top"><h3>General overview</h3><p>The toolkit frees memory with its own routines.</p>
+<table border="1"><tr><th>routine</th><th>use</th></tr><tr><td>xmlFree</td><td>frees a block</td></tr></table>
+<h3>Debugging</h3><p>A debug build tracks every block it allocates.</p></td></tr></table></body></html>""",
+                    encoding="utf-8")
+    doc = read_document(path)
+    headings = [b.heading_path[-1] for b in doc.blocks if b.kind == "heading"]
+    assert headings == ["The Toolkit", "Memory", "General overview", "Debugging"]
+    paragraphs = {doc.text[b.start:b.end]: b.heading_path[-1] for b in doc.blocks if b.kind == "paragraph"}
+    assert paragraphs["The toolkit frees memory with its own routines."] == "General overview"
+    assert paragraphs["A debug build tracks every block it allocates."] == "Debugging"
+    tables = [b.rows for b in doc.blocks if b.kind == "table"]
+    assert (("routine", "use"), ("xmlFree", "frees a block")) in tables  # a data table stays a table

@@ -325,6 +325,11 @@ class _Events:
         return tag
 
     def _open_in_table(self, tag: str, attrib: Any) -> str:
+        if tag in _HEADINGS or (tag == "table" and self.table_depth == 1 and self.cell is not None):
+            # A table holding headings or tables is the page's layout, not data: what it has read
+            # is written out, and the rest is read as the page's own flow.
+            self._unwrap_layout()
+            return self._open(tag, attrib)
         if tag == "table":
             self.table_depth += 1
         elif self.table_depth == 1 and tag == "tr":
@@ -342,12 +347,25 @@ class _Events:
                 target.append(" ")  # blocks inside a cell: words must not run together
         return "cell-part"
 
+    def _unwrap_layout(self) -> None:
+        for row in self.rows:
+            for text, _rowspan, _colspan in row:
+                self.out.prose("paragraph", text)
+        if self.caption:
+            self.out.prose("paragraph", "".join(self.caption))
+        cell = self.cell or []
+        self.rows, self.cell, self.caption, self.table_depth = [], None, None, 0
+        self.inline.extend(cell)  # the open cell's words so far: the flow goes on from them
+
     def _close(self, tag: str, role: str) -> None:
         if role == "skip":
             self.skip -= 1
             return
         if self.table_depth:
             self._close_in_table(tag)
+            return
+        if role == "cell-part":  # a layout table's row or cell ends: so does its paragraph
+            self.flush()
             return
         if self.captures and self.captures[-1][0] == len(self.stack):
             self._captured()
