@@ -68,10 +68,13 @@ async def test_an_api_entry_is_listed_with_its_definition_block_whatever_keyword
                      chunk_id="b", document="Generic display views", heading_path=["ListView"]),
         EvidenceItem(ref=3, text="`GeometryField.dim`: This option customizes the coordinate dimension.",
                      chunk_id="c", document="Model API", heading_path=["Geometry Field Options", "dim"]),
+        EvidenceItem(ref=4, text="Fields and views are the parts every project is built from.",
+                     chunk_id="d", document="Fields and views", heading_path=[]),
     ]
     links = [LinkTarget("rasterfield", "RasterField"), LinkTarget("listview", "ListView"),
              LinkTarget("geometryfield", "GeometryField")]
     page = await write("Fields and views", evidence, links)
+    assert lead_of(page).startswith("Fields and views are the parts"), page
     assert "[[rasterfield|`class RasterField`]]: Stores a `GDALRaster`." in page, page
     assert "[[listview|`class django.views.generic.list.ListView`]]: A page representing" in page, page
     assert "[[geometryfield|`GeometryField.dim`]]" not in page  # an option of the field is not the field
@@ -129,6 +132,8 @@ async def test_a_member_whose_name_holds_brackets_is_listed_in_the_authors_words
                      document="git-ls-tree(1)", heading_path=["FIELD NAMES"]),
         EvidenceItem(ref=2, text="`objectname`: The name of the object.", chunk_id="b",
                      document="git-ls-tree(1)", heading_path=["FIELD NAMES"]),
+        EvidenceItem(ref=3, text="Field names are the placeholders a format string may hold.", chunk_id="c",
+                     document="git-ls-tree(1)", heading_path=["FIELD NAMES"]),
     ]
     links = [LinkTarget("objectname", "objectname"), LinkTarget("objectsize-padded", "objectsize[:padded]")]
     page = await write("Field names", evidence, links)
@@ -149,3 +154,17 @@ async def test_release_notes_among_a_groups_members_are_listed_newest_first():
     page = await write("Release notes", evidence, links)
     lines = [line for line in page.splitlines() if line.startswith("- ")]
     assert [line.split("|")[0] for line in lines] == ["- [[django-3.10", "- [[django-3.1", "- [[django-2.2"], page
+
+
+async def test_a_group_no_sentence_says_what_it_is_gets_no_page_of_facts_though_its_members_are_defined():
+    evidence = [
+        EvidenceItem(ref=1, text="`class RasterField`: Stores a `GDALRaster`.", chunk_id="a",
+                     document="Model API", heading_path=["Spatial Field Types", "RasterField"]),
+        EvidenceItem(ref=2, text="`class django.views.generic.list.ListView`: A page representing a list of objects.",
+                     chunk_id="b", document="Generic display views", heading_path=["ListView"]),
+        EvidenceItem(ref=3, text="A form often shows fields and views together.", chunk_id="c", document="Forms"),
+    ]
+    links = [LinkTarget("rasterfield", "RasterField"), LinkTarget("listview", "ListView")]
+    page = await write("Fields and views", evidence, links)
+    assert "[^" not in page, page  # one member's definition would stand in for the group's: withheld
+    assert "[[rasterfield|RasterField]]" in page and "[[listview|ListView]]" in page

@@ -4,12 +4,13 @@ The lead is a sentence of the sources saying what the group is, in this order: o
 topic's title; the definition of a member named like the group (a man page's NAME line atop the
 node of that page); the first paragraph of the section or document the group is named after (an
 index page's introduction, a part's opening paragraph, past the asides put first); a sentence
-opening with the title; else the definition of its most central member. Then each member with a
+opening with the title. Then each member with a
 line of the sources saying what it is (its definition block, whatever keyword or owner precedes
 its name, or a sentence opening with its name that defines it), its name linked where it stands,
 so the line stays the authors' words. Members with no such line are the page's related links. A
-group of which no sentence says what it or any member is gets no page of facts: its links only,
-which cite nothing (REFINE withholds it; its members stay in the index).
+group of which no sentence says what it is gets no page of facts: its links only, which cite
+nothing (REFINE withholds it; its members stay in the index), for a member's definition would
+say what one member is, not what the group is.
 """
 
 from __future__ import annotations
@@ -135,21 +136,16 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
         lead = {"text": _linked(slug, label, said.text), "ref": said.ref, "order": said.order}
         if lead["text"] != said.text:
             listed.add(slug)
-    if lead is None and not lines:
-        # Nothing of the sources says what the group or any member is: the page would be a pile of
-        # its members' stray sentences. Its members stay in the index; the page holds links only
-        # (no cited fact, so it is withheld, not published).
+    if lead is None:
+        # Nothing of the sources says what the group is (a member's definition would stand in
+        # for it): an overview that cannot say what
+        # it gathers is no page. Its members stay in the index; the page holds links only (no
+        # cited fact, so it is withheld, not published).
         layout = template.refine.page_template if template.refine.page_template.strip() else ""
         return _render(layout, request.title, None, [], _aliases(request),
                        [{"slug": link.slug, "title": link.title} for link in request.links if link.slug != request.slug])
-    lead = {k: v for k, v in lead.items() if k != "weak"} if lead is not None else None
-    used = {lead["order"]} if lead and lead.get("order") is not None else set()
-    if lead is None and lines:
-        slug, label, said = lines.pop(0)  # the most central member's definition: what the group is about
-        lead = {"text": _linked(slug, label, said.text), "ref": said.ref, "order": said.order}
-        used.add(said.order)
-        if lead["text"] != said.text:
-            listed.add(slug)
+    lead = {k: v for k, v in lead.items() if k != "weak"}
+    used = {lead["order"]} if lead.get("order") is not None else set()
     bullets = []
     kept = []
     for slug, label, s in lines:

@@ -571,7 +571,10 @@ def _may_lead(text: str) -> bool:
 
 def _leans_back(text: str) -> bool:
     """Whether the sentence points at one before it: a connective or pronoun opening it, or a
-    pronoun among its first words other than an "it" that points at nothing."""
+    pronoun among its first words other than an "it" that points at nothing. A definition's
+    "This ..." after its term ("`BuildError`: This error may be raised ...") points at the term."""
+    if _DEFINITION_OPENING.match(text):
+        return False
     if _ANAPHORA.match(text):
         return True
     pointing = _POINTS_BACK.match(text)
@@ -623,7 +626,7 @@ def _sections(request: PageRequest, chosen: list[_Sentence], lead_chunk: str = "
     sections: list[tuple[str, list[_Sentence]]] = []
     loose: list[_Sentence] = []
     for key, items in groups.items():
-        if len(items) >= _SECTION_MIN:
+        if len(items) >= _SECTION_MIN or (lead_chunk and any(s.chunk_id == lead_chunk for s in items)):
             sections.append((names[key], items))
         else:
             loose.extend(items)
