@@ -60,6 +60,15 @@ def clean_page(markdown: str, allowed: Iterable[str], evidence: Sequence[Evidenc
             label = target
         return f"[[{slug}|{label}]]" if label and label != slug else f"[[{slug}]]"
 
+    def dead_item(match: re.Match[str]) -> str:
+        target = match.group(1).strip()
+        if (target if target in allowed_set else slugify(target)) in allowed_set:
+            return match.group(0)
+        counters["unlinked_links"] += 1
+        return ""  # a list of links keeps no name that leads nowhere
+
+    if "[[" in text:
+        text = _without_empty_sections(_LINK_ITEM.sub(dead_item, text))
     text = _LINK.sub(link, text)
 
     by_ref = {str(item.ref): item for item in evidence}
@@ -121,7 +130,26 @@ def unlink(markdown: str, slugs: Iterable[str]) -> tuple[str, int]:
         count += 1
         return label or target
 
+    def dead_item(match: re.Match[str]) -> str:
+        nonlocal count
+        if match.group(1).strip() not in gone:
+            return match.group(0)
+        count += 1
+        return ""
+
+    markdown = _without_empty_sections(_LINK_ITEM.sub(dead_item, markdown))
     return _LINK.sub(plain, markdown), count
+
+
+# A list item that is a link and nothing else (a page's Related list): dropped, not left as
+# plain text, when its page does not exist.
+_LINK_ITEM = re.compile(r"^[-*] \[\[([^\]|\n]+)(?:\|([^\]\n]*))?\]\][ \t]*(?:\n|\Z)", re.M)
+_EMPTY_SECTION = re.compile(r"^## [^\n]+\n(?:[ \t]*\n)*(?=## |\[\^|\Z)", re.M)
+
+
+def _without_empty_sections(text: str) -> str:
+    """Without headings left with nothing under them (a Related list whose links all went)."""
+    return _EMPTY_SECTION.sub("", text) if "## " in text else text
 
 
 def body_of(markdown: str) -> str:

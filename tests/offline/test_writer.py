@@ -436,3 +436,21 @@ async def test_release_notes_are_the_subjects_history_never_its_lead():
                                evidence=evidence, links=[]))
     assert page.split("\n\n")[1].startswith("`MultiPartParser` parses multipart form data"), page
     assert "## History\n\n- Django 3.1.8 release notes:\n  `MultiPartParser` allowed directory-traversal" in page
+
+
+async def test_an_api_entrys_returns_line_saying_nothing_more_is_left_out_and_its_call_is_no_alias():
+    evidence = [
+        EvidenceItem(ref=1, text="`Matcher`: A matcher of character runs.", chunk_id="m",
+                     document="Matcher", heading_path=["Class Matcher"]),
+        EvidenceItem(ref=2, text="`comma()`: Returns a matcher which matches the comma character.\n\n"
+                     "Returns: a matcher for a comma.", chunk_id="c", document="Matcher",
+                     heading_path=["Class Matcher", "Method Details", "comma"], kind="excerpt"),
+        EvidenceItem(ref=3, text="`split()`: Matches the characters a tokenizer splits on.\n\n"
+                     "Returns: the split matcher, never null.", chunk_id="s", document="Matcher",
+                     heading_path=["Class Matcher", "Method Details", "split"], kind="excerpt"),
+    ]
+    page = await write(request(slug="matcher", title="Matcher", description="", aliases=["Matcher()"],
+                               evidence=evidence, links=[]))
+    assert "Returns: a matcher for a comma" not in page, page  # the entry's text says it already
+    assert "Returns: the split matcher, never null." in page  # says what the text does not
+    assert "Also known as" not in page  # "Matcher()" is its constructor, not another name

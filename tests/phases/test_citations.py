@@ -51,3 +51,15 @@ def test_a_summary_drops_markup_but_keeps_identifiers_whole():
 
     page = "# T\n\nStandbys wait `max_standby_streaming_delay` for **WAL** _replay_.[^1] More text."
     assert summary_of(page) == "Standbys wait max_standby_streaming_delay for WAL replay."
+
+
+def test_a_related_list_keeps_no_name_that_leads_nowhere():
+    evidence = [EvidenceItem(ref=1, text="A fact.", chunk_id="c1", document="Doc")]
+    md = "# Pair\n\nA fact.[^1]\n\n## Related\n\n- [[field-details|Field Details]]\n- [[triple|Triple]]\n"
+    page = clean_page(md, ["triple"], evidence)
+    assert "Field Details" not in page.markdown and "- [[triple|Triple]]" in page.markdown
+    assert page.counters["unlinked_links"] == 1
+    page = clean_page(md, [], evidence)  # none of its links stands: no empty heading either
+    assert "## Related" not in page.markdown and page.markdown.startswith("# Pair\n\nA fact.[^1]")
+    text, n = unlink(md, ["triple", "field-details"])  # after a deletion, the same
+    assert (n, "## Related" in text) == (2, False)

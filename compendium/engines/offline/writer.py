@@ -110,6 +110,7 @@ def write_page(request: PageRequest, template: Template) -> str:
     pool = _evidence_sentences(request.evidence, _subject_words(request), _subject_marks(request))
     if request.kind != "topic":
         pool = _about_subject(request, pool)
+    pool = [s for s in pool if not _restates_its_entry(s, pool)]
 
     lead, rest = _choose_lead(request, pool)
     related = _related(request)
@@ -697,6 +698,19 @@ def _names_heading(heading: str, names: set[str]) -> bool:
     return kind is not None and kind["name"].split("<", 1)[0] in names
 
 
+_RETURNS_FIELD = re.compile(r"^Returns?:\s")
+
+
+def _restates_its_entry(s: _Sentence, pool: list[_Sentence]) -> bool:
+    """An API entry's "Returns: ..." line saying nothing its entry's text does not ("Returns: a
+    matcher for a comma" below "Returns a matcher which matches the comma character")."""
+    if not _RETURNS_FIELD.match(s.text):
+        return False
+    words = s.stems - {"return"}
+    return any(p is not s and p.chunk_id == s.chunk_id and not _RETURNS_FIELD.match(p.text) and words <= p.stems
+               for p in pool)
+
+
 def _heads(s: _Sentence) -> bool:
     """Whether the sentence defines what its source heading names."""
     return defines_heading(s.text, s.section)
@@ -737,11 +751,13 @@ def _related(request: PageRequest) -> list[dict]:
 
 
 def _aliases(request: PageRequest) -> list[str]:
+    """The subject's other names, without the title written as a call ("Tokenizer()" of
+    Tokenizer: its constructor, not another name for it)."""
     seen = {request.title.lower()}
     out = []
     for alias in request.aliases:
         alias = alias.strip()
-        if alias and alias.lower() not in seen:
+        if alias and alias.lower() not in seen and alias.split("(", 1)[0].strip().lower() not in seen:
             seen.add(alias.lower())
             out.append(alias)
     return out
