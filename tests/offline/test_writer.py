@@ -405,7 +405,7 @@ async def test_section_headings_drop_the_manuals_numbers_and_labels_but_not_to_a
 async def test_a_topic_page_says_what_the_group_is_then_lists_its_members_with_what_each_is():
     evidence = [
         EvidenceItem(ref=1, text="Merge strategies decide how the histories of two branches are combined.",
-                     chunk_id="a", heading_path=["Merge strategies"]),
+                     chunk_id="a", heading_path=["Merge strategies"], kind="excerpt"),
         EvidenceItem(ref=2, text="The ort strategy is the default strategy when pulling or merging one branch.",
                      chunk_id="b", heading_path=["ort"]),
         EvidenceItem(ref=3, text="`octopus`: This resolves cases with more than two heads.", chunk_id="c",
@@ -454,3 +454,15 @@ async def test_an_api_entrys_returns_line_saying_nothing_more_is_left_out_and_it
     assert "Returns: a matcher for a comma" not in page, page  # the entry's text says it already
     assert "Returns: the split matcher, never null." in page  # says what the text does not
     assert "Also known as" not in page  # "Matcher()" is its constructor, not another name
+
+
+async def test_the_section_named_after_the_subject_opens_its_page_whatever_its_letter_label():
+    evidence = [
+        EvidenceItem(ref=1, text="The ISO 3166 standard defines two character codes for many countries. "
+                     "All abbreviations for countries used here should come from this standard.",
+                     chunk_id="b", document="GNU manual: B. Country Codes", heading_path=["B. Country Codes"],
+                     kind="excerpt"),
+    ]
+    page = await write(request(slug="country-codes", title="Country Codes", aliases=[], evidence=evidence, links=[],
+                               description="All abbreviations for countries used here should come from this standard."))
+    assert page.split("\n\n")[1].startswith("The ISO 3166 standard defines two character codes"), page

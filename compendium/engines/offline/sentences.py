@@ -33,7 +33,8 @@ _BOUNDARY = re.compile(r"[.!?](?:[\"'”’)\]]*)\s+")
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _STARTS_SENTENCE = re.compile(r"[\"'“‘(\[]?[A-Z0-9`*_]|[a-z]+_\w|[a-z]+[A-Z]")
 _LABEL = re.compile(r"(?:^|(?<=\s))(?:\*\*|__)[^*_\n]{1,60}?[.:](?:\*\*|__)\s+(?=[\"'“(`*A-Z0-9])")
-_SECTION_NUMBER = re.compile(r"^(?:[A-Z]\.)?\d+(?:\.\d+)*\.?\s+")
+# "27.2. ", "A.1 ", and an appendix's or part's letter or numeral alone ("B. ", "IV. ")
+_SECTION_NUMBER = re.compile(r"^(?:(?:[A-Z]\.)?\d+(?:\.\d+)*\.?|(?:[A-Z]|[IVX]{1,4})\.)\s+")
 _LABEL_PREFIX = re.compile(r"^(?:Chapter|Appendix|Part|Section)\s+[\dIVXA-Z]+(?:\.\d+)*\.?\s+")
 
 

@@ -3,8 +3,7 @@
 The lead is a sentence of the sources saying what the group is, in this order: one defining the
 topic's title; the definition of a member named like the group (a man page's NAME line atop the
 node of that page); the first paragraph of the section or document the group is named after (an
-index page's introduction, a part's opening paragraph, past the asides put first); a sentence
-opening with the title. Then each member with a
+index page's introduction, a part's opening paragraph, past the asides put first). Then each member with a
 line of the sources saying what it is (its definition block, whatever keyword or owner precedes
 its name, or a sentence opening with its name that defines it), its name linked where it stands,
 so the line stays the authors' words. Members with no such line are the page's related links. A
@@ -129,7 +128,7 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
     # A member named like the group (the command of its man page, the module of its part): its
     # definition says what the group is about, linked where the lead names it, not listed again.
     named = next((line for line in lines if line[0] in namesake and (
-        lead is None or lead.get("weak") or line[2].order == lead.get("order"))), None)
+        lead is None or line[2].order == lead.get("order"))), None)
     if named is not None:
         slug, label, said = named
         lines.remove(named)
@@ -144,7 +143,6 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
         layout = template.refine.page_template if template.refine.page_template.strip() else ""
         return _render(layout, request.title, None, [], _aliases(request),
                        [{"slug": link.slug, "title": link.title} for link in request.links if link.slug != request.slug])
-    lead = {k: v for k, v in lead.items() if k != "weak"}
     used = {lead["order"]} if lead.get("order") is not None else set()
     bullets = []
     kept = []
@@ -222,9 +220,8 @@ def _openings(pool: list[_Sentence]) -> set[int]:
 
 
 def _group_lead(request: PageRequest, pool: list[_Sentence]) -> dict | None:
-    """A sentence defining the topic's title, opening the section so titled or the document so
-    titled (its opening paragraph), or opening with the title (marked weak: a member named like
-    the group says more); else None."""
+    """A sentence defining the topic's title, or opening the section so titled or the document so
+    titled (its opening paragraph); else None."""
     names = _names_of(request.title)
     matcher = _matcher(names)
     titles = {n.lower() for n in names}
@@ -247,10 +244,7 @@ def _group_lead(request: PageRequest, pool: list[_Sentence]) -> dict | None:
         if ((s.document.lower().strip("`*") in titles or _loosely(s.document) in loose)
                 and (len(s.headings) <= 2 or s.section.lower() in _DESCRIBING)):
             return _lead(s)
-    for s in usable:
-        if matcher.opening(s.text) is not None:
-            return {**_lead(s), "weak": True}
-    return None
+    return None  # (a sentence merely opening with the title is about one of its members as often)
 
 
 def _member_lines(request: PageRequest, pool: list[_Sentence]) -> list[tuple[str, str, _Sentence]]:

@@ -487,7 +487,7 @@ def _best_lead(
         if m is not None and STRONG.match(s.text[m:]):
             tier = 0.0  # "X is a ...", "X refers to ...", "X — does ..."
         elif headed or (m is not None and own and s.opens_section and s.section.lower() in _DESCRIBING):
-            tier = 1.0  # a glossary entry, a reference page's "Description"
+            tier = 0.4  # a glossary entry, a reference page's "Description": the authors' own opening
         elif described and (s.opens_section or request.kind != "topic"):
             # MAP's description is the authors' definition (a definition list's entry, a NAME
             # line, a glossary entry): it says what the subject is before any sentence merely
