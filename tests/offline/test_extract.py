@@ -526,3 +526,11 @@ so the checker compares its directives with the original's.</p></dd>
     described = {e.name: e.description for e in reply.entities} | {c.term: c.definition for c in reply.concepts}
     assert described.get("c-format", "").startswith("`c-format`, `no-c-format`: These flags mark")
     assert not described.get("lua-format") and not described.get("sh-format")
+
+
+def test_a_man_pages_see_also_section_says_nothing_about_its_command():
+    said = "`msgsort` is documented in full as a Texinfo manual, kept beside this page."
+    described = run(said, heading=["msgsort", "DESCRIPTION"])
+    pointers = run(said, heading=["msgsort", "SEE ALSO"])
+    assert described.claims
+    assert pointers.claims == []

@@ -675,10 +675,11 @@ def _describes_by_reference(text: str) -> bool:
 
 
 # A document's furniture, the same in every page of a manual: its copyright and licence, its
-# authors and credits, where to report bugs. No sentence there is a fact of a subject, and the
+# authors and credits, where to report bugs, where else to read. No sentence there is a fact of a subject, and the
 # people it names are not subjects (the judging rules' "people's names from credits").
 _FURNITURE = frozenset({"copyright", "license", "licence", "licensing", "author", "authors", "credits",
-                        "acknowledgements", "acknowledgments", "reporting bugs", "colophon", "thanks"})
+                        "acknowledgements", "acknowledgments", "reporting bugs", "colophon", "thanks",
+                        "see also"})  # (a man page's pointers to other pages and manuals)
 # Sections whose first sentence says what the document's subject is (a man page's
 # "DESCRIPTION" opens on how it is used: its NAME line says what it is).
 _DESCRIBING = frozenset({"overview", "introduction", "name", "purpose", "summary", "about"})
