@@ -371,7 +371,7 @@ class _Builder:
                 size += len(members)
         out = []
         for i in range(count):
-            mine = [b for b, r in zip(blocks, cut) if r == i]
+            mine = [b for b, r in zip(blocks, cut, strict=True) if r == i]
             if not mine:
                 continue
             first, last = mine[0][1], mine[-1][1]
@@ -395,7 +395,7 @@ class _Builder:
                 cut.append(cut[-1] if cut else 0)
         total = sum(len(m) for _k, _n, m in blocks)
         sizes = Counter()
-        for (_k, _n, members), r in zip(blocks, cut):
+        for (_k, _n, members), r in zip(blocks, cut, strict=True):
             sizes[r] += len(members)
         if known * 2 <= total or cut != sorted(cut) or max(sizes.values()) > cap / self.limits.reopen_share:
             return None

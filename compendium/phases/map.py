@@ -6,13 +6,13 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ..engines.cache import drawn_from
 from ..engines.openai_client import CutOff
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable, LabelError, ReplyError
 from ..fingerprint import fingerprint, text_hash
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, mark_stage, rollup, set_rollup, stage_mark
 from ..storage.records import Chunk, Document, Extract, Record
-from ..engines.cache import drawn_from
 from ..storage.response_cache import answers_with_records
 from ..templates.schema import Template
 from .batching import SplitCounts, label_batch, pack_batches, split_reply

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import openai
 import pytest
 
 from compendium.engines import transport as transport_module
@@ -132,8 +133,8 @@ async def test_an_endpoint_asked_one_call_at_a_time_is_never_asked_twice(monkeyp
         async with server.stalled:
             await server.stalled.wait_for(lambda: server.stalled_open == 1)
         server.released.set()  # the stall ends without an answer: the server closes it
-        with pytest.raises(Exception):
-            await stalled  # no hedge answered it
+        with pytest.raises(openai.APIConnectionError):
+            await stalled  # no hedge answered it: the server closed the call
         assert server.requests == 4 and client._latencies.hedged == 0
     finally:
         await client.close()
