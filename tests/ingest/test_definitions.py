@@ -151,6 +151,21 @@ def test_a_groff_man_page_option_over_its_indented_text_is_a_definition_of_the_c
     assert "--strict" in doc.text  # an option no paragraph describes stays, as a term
 
 
+def test_a_sphinx_field_list_whose_colon_is_drawn_by_its_style_sheet_still_names_members(tmp_path):
+    doc = read(tmp_path, "api.html", """<html><body><section><h1>Developer Interface</h1>
+<dl class="py method"><dt class="sig sig-object py" id="requests.adapters.HTTPAdapter.init_poolmanager">
+<span class="sig-name descname"><span class="pre">init_poolmanager</span></span><span class="sig-paren">(</span>\
+<em class="sig-param">connections</em><span class="sig-paren">)</span></dt>
+<dd><p>Initializes a pool manager.</p><dl class="field-list simple"><dt class="field-odd">Parameters</dt>
+<dd class="field-odd"><ul class="simple"><li><p><strong>connections</strong> – The number of pools to cache.</p></li>
+<li><p><strong>block</strong> – Block when no free connections are available.</p></li></ul></dd></dl></dd></dl>
+</section></body></html>""")
+    assert definitions(doc)[1:] == [
+        ("`connections`: The number of pools to cache.", "connections", "requests.adapters.HTTPAdapter"),
+        ("`block`: Block when no free connections are available.", "block", "requests.adapters.HTTPAdapter"),
+    ]
+
+
 def test_texinfo_definition_commands_name_what_they_define(tmp_path):
     doc = read(tmp_path, "functions.html", """<html><body><h3>Library functions</h3>
 <dl class="first-deffn"><dt class="deffn" id="index-frob_text"><span class="category-def">Function: </span>\

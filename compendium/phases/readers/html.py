@@ -297,7 +297,9 @@ class _Events:
             self.signature = {"depth": len(self.stack), "names": []}
         if tag == "dl":
             self.dls.append({"terms": [], "names": [], "prenames": [], "sig": False, "id": "", "described": False,
-                             "mark": (len(self.out.blocks), len(self.out.parts), self.out.length)})
+                             "mark": (len(self.out.blocks), len(self.out.parts), self.out.length),
+                             # Sphinx's field list ("Parameters", its colon drawn by a style sheet)
+                             "fields": "field-list" in _classes(attrib)})
         if tag in ("ul", "ol", "dir"):
             self.lists.append([tag == "ol", 0])
         elif tag == "li":
@@ -319,7 +321,8 @@ class _Events:
             if self.dls:
                 dl = self.dls[-1]
                 label = dl["terms"][0] if len(dl["terms"]) == 1 else ""
-                dl["field"] = one_line(label).rstrip(":").strip().lower() if label.strip().endswith(":") else ""
+                labelled = label.strip().endswith(":") or (dl["fields"] and len(label.split()) <= 3)
+                dl["field"] = one_line(label).rstrip(":").strip().lower() if labelled else ""
         elif tag == "blockquote":
             self.contexts.append(["quote", 0, 0, False])
         return tag
