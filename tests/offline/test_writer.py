@@ -466,3 +466,15 @@ async def test_the_section_named_after_the_subject_opens_its_page_whatever_its_l
     page = await write(request(slug="country-codes", title="Country Codes", aliases=[], evidence=evidence, links=[],
                                description="All abbreviations for countries used here should come from this standard."))
     assert page.split("\n\n")[1].startswith("The ISO 3166 standard defines two character codes"), page
+
+
+async def test_a_generic_class_leads_with_its_own_description_not_its_constructors():
+    evidence = [
+        EvidenceItem(ref=1, text="`MutablePair()`: Create a new pair instance of two nulls.", chunk_id="k",
+                     document="MutablePair", heading_path=["Class MutablePair", "Constructor Details", "MutablePair"]),
+        EvidenceItem(ref=2, text="`MutablePair<L,R>`: A mutable pair consisting of two elements.", chunk_id="c",
+                     document="MutablePair", heading_path=["Class MutablePair<L,R>"]),
+    ]
+    page = await write(request(slug="mutablepair", title="MutablePair", description="", aliases=["MutablePair()"],
+                               evidence=evidence, links=[]))
+    assert page.split("\n\n")[1].startswith("`MutablePair<L,R>`: A mutable pair"), page

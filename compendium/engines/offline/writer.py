@@ -413,6 +413,10 @@ class _NameMatcher:
                     if _is_word(name[-1]) and after_char and _is_word(after_char):
                         continue  # the name runs on into a longer word
                     if with_mark:
+                        if lower[end : end + 1] == "<":  # its type parameters: "`Pair<L,R>`"
+                            close = lower.find(">", end)
+                            if close > 0 and lower[close + 1 : close + 2] == mark:
+                                end = close + 1
                         if lower[end : end + 1] != mark:
                             continue
                         end += 1
@@ -537,8 +541,10 @@ _OPENING_ARTICLE = re.compile(r"^(?:the|an?)\s+", re.IGNORECASE)
 
 
 def _opened_name(opening: str) -> str:
-    """The name a sentence opens with, as matched (without article or code marks), lowercase."""
-    return _OPENING_ARTICLE.sub("", opening.strip().strip("`*")).strip("`* ").lower()
+    """The name a sentence opens with, as matched (without article, code marks or type
+    parameters), lowercase."""
+    name = _OPENING_ARTICLE.sub("", opening.strip().strip("`*")).strip("`* ").lower()
+    return name.split("<", 1)[0] if name.endswith(">") else name
 
 
 def _member_rank(request: PageRequest, sentences: list[_Sentence]) -> dict[int, int]:
