@@ -478,3 +478,17 @@ async def test_a_generic_class_leads_with_its_own_description_not_its_constructo
     page = await write(request(slug="mutablepair", title="MutablePair", description="", aliases=["MutablePair()"],
                                evidence=evidence, links=[]))
     assert page.split("\n\n")[1].startswith("`MutablePair<L,R>`: A mutable pair"), page
+
+
+async def test_a_command_list_line_naming_the_command_with_its_man_section_repeats_its_name_line():
+    evidence = [
+        EvidenceItem(ref=1, text="`git-whatchanged`: Show logs with difference each commit introduces",
+                     chunk_id="n", document="git-whatchanged(1)", heading_path=["NAME"]),
+        EvidenceItem(ref=2, text="`git-whatchanged(1)`: Show logs with difference each commit introduces.",
+                     chunk_id="g", document="git(1)", heading_path=["Ancillary Commands"]),
+        EvidenceItem(ref=3, text="New users are encouraged to use git-log(1) instead of git-whatchanged.",
+                     chunk_id="d", document="git-whatchanged(1)", heading_path=["DESCRIPTION"]),
+    ]
+    page = await write(request(slug="git-whatchanged", title="git-whatchanged", description="", aliases=[],
+                               evidence=evidence, links=[]))
+    assert page.count("Show logs with difference each commit introduces") == 1, page

@@ -193,7 +193,11 @@ def _subject_words(request: PageRequest) -> frozenset[str]:
 
 
 def _subject_marks(request: PageRequest) -> frozenset[str]:
-    return frozenset(n.strip().strip("`").lower() for n in (request.title, *request.aliases))
+    return frozenset(_MAN_SECTION.sub("", n.strip().strip("`").lower()) for n in (request.title, *request.aliases))
+
+
+_MAN_SECTION = re.compile(r"\(\d[a-z]*\)$")  # "git-whatchanged(1)" names git-whatchanged
+_CITED_SECTION = re.compile(r"(?<=[\w-])\(\d[a-z]*\)")
 
 
 def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = frozenset(),
@@ -314,10 +318,10 @@ def _quotable(sentence: str) -> tuple[str, frozenset[str], frozenset[str]] | Non
         return None
     if starts_mid_sentence(sentence):
         return None  # "is compared to the total ...": its start is not in the source's prose
-    lower = sentence.lower()
+    lower = _CITED_SECTION.sub("", sentence.lower())  # "git-log(1)" is git-log, its "1" no number
     flat = " ".join(lower.split()).rstrip(".!")
     words = frozenset(_WORD.findall(lower))  # the words of `flat` too: split once for both
-    marks = {m.strip().lower() for m in _CODE.findall(sentence)}
+    marks = {_MAN_SECTION.sub("", m.strip().lower()) for m in _CODE.findall(sentence)}
     marks.update(w for w in words if not w.isalpha())
     return flat, _stemmed(words), frozenset(marks)
 
