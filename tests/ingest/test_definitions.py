@@ -166,6 +166,21 @@ def test_a_sphinx_field_list_whose_colon_is_drawn_by_its_style_sheet_still_names
     ]
 
 
+def test_a_version_note_before_an_entrys_text_is_not_what_the_entry_is(tmp_path):
+    doc = read(tmp_path, "utils.html", """<html><body><h1>Utilities</h1><dl class="py class">
+<dt class="sig sig-object py" id="django.utils.functional.classproperty"><em class="property">class </em>\
+<span class="sig-name descname">classproperty</span>(<em class="sig-param">method=None</em>)</dt>
+<dd><div class="versionadded"><p><span class="versionmodified added">New in Django 3.1.</span></p></div>
+<p>Similar to <code>@classmethod</code>, the decorator turns a method into a class property.</p></dd></dl>
+<dl class="py method"><dt class="sig sig-object py" id="HttpRequest.is_ajax"><span class="sig-name descname">is_ajax\
+</span>()</dt><dd><div class="deprecated"><p><span class="versionmodified">Deprecated since version 3.1.</span></p>\
+</div></dd></dl></body></html>""")
+    assert definitions(doc)[0][0] == ("`class classproperty(method=None)`: Similar to `@classmethod`, the decorator "
+                                      "turns a method into a class property.")
+    assert not any("Deprecated since" in text for text, _term, _scope in definitions(doc))
+    assert doc.text.index("turns a method into") < doc.text.index("New in Django 3.1.")
+
+
 def test_texinfo_definition_commands_name_what_they_define(tmp_path):
     doc = read(tmp_path, "functions.html", """<html><body><h3>Library functions</h3>
 <dl class="first-deffn"><dt class="deffn" id="index-frob_text"><span class="category-def">Function: </span>\

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
-from .model import Builder, Deadline, ParsedDocument, code_span, one_line
+from .model import NOTICE, Builder, Deadline, ParsedDocument, code_span, one_line
 from .source import title_from_name
 from .toc import PageLinks, TocLinks, UpLink
 
@@ -470,7 +470,7 @@ class _Events:
         if context is not None and context[0] == "definition" and self.dls and self.dls[-1]["terms"]:
             if not context[3]:
                 context[3] = True
-                self._define(text)
+                self._define(text, notice=NOTICE.match(text) is not None)
                 return
         if context is None:
             self.out.prose("paragraph", text)
@@ -511,7 +511,9 @@ class _Events:
             scope = ident[: -len(name) - 1]  # Sphinx's id of a member: its qualified name
         return term, name, scope, dl["sig"] or None  # type: ignore[return-value]
 
-    def _define(self, description: str) -> None:
+    def _define(self, description: str, *, notice: bool = False) -> None:
+        """The dl item's terms defined by `description`; a `notice` ("New in version 3.1.") is
+        no description: the item's next paragraph is, and the notice follows it."""
         dl = self.dls[-1]
         term, name, scope, code = self._term(dl)
         dl["described"] = True
@@ -520,6 +522,10 @@ class _Events:
             return
         if not scope and not dl["sig"] and any(outer["sig"] for outer in self.dls[:-1]):
             scope = self._field_owner()  # a list inside an API entry's text: values of that entry
+        if notice:
+            self.out.pending_term(term, name=name, scope=scope, code=code)
+            self.out.aside(description)
+            return
         self.out.definition(term, description, name=name, scope=scope, code=code)
 
     def _terms_out(self, *, after: bool = False) -> None:

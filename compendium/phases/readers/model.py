@@ -100,7 +100,10 @@ def table_text(rows: list[list[str]]) -> str:
 # A man page's NAME line: "git-add - Add file contents to the index", "pg_dump — extract ...".
 _NAME_LINE = re.compile(r"(?P<names>\S.{0,120}?)\s+(?:-|--|\u2013|\u2014)\s+(?P<purpose>\S.*)")
 # A field line under a name heading, not its description: "Default: `False`", "Type: int".
-_DEPRECATED = re.compile(r"Deprecated\.(?:\s|$)")  # Javadoc's notice, label first
+# A notice standing between a term and its description: Javadoc's "Deprecated.", Sphinx's
+# "New in version 3.1." / "Changed in Django 4.0: ..." / "Deprecated since version 2.0: ...".
+NOTICE = _DEPRECATED = re.compile(r"Deprecated(?:\.(?:\s|$)|\s+since\s)|(?:New|Changed)\s+in\s+(?:version\s+)?[\w.+-]{1,30}"
+                         r"(?:\s+\d[\w.+-]*)?\s*[:.]")
 _HAS_LOWER = re.compile(r"[a-z]")
 _OPTION = r"--?[A-Za-z0-9?][\w-]*(?:\[?=[^\s,]+\]?|\s[A-Z][A-Z_]*)?"
 _OPTION_PARAGRAPH = re.compile(rf"(?:[A-Z][\w ]{{0,40}}:\s+)?(?P<options>{_OPTION}(?:,\s*{_OPTION})*)")
