@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,6 @@ from .compiler.exclusive import compile_exclusively, running_compiles
 from .compiler.orchestrator import last_compile
 from .compiler.report import CompileReport
 from .engines.usage import UsageMeter
-from .errors import WorkspaceError
 from .pipeline.context import CompileContext, group_templates
 from .pipeline.events import EventSink, Message, NullSink
 from .settings import Settings
@@ -19,28 +17,8 @@ from .storage.base import Store
 from .storage.records import Chunk, Claim, Document, Entity, Page, Relation, Topic
 from .tempfiles import DOCUMENTS, sweep
 from .templates.schema import Template
-from .workspace import DOCUMENTS_DIR, STATE_DIR, STORE_FILE
-
-
-def store_url(settings: Settings) -> str:
-    if settings.store_url:
-        return settings.store_url
-    if settings.workspace is None:
-        raise WorkspaceError("no workspace and no store URL", hint="run `compendium init DIR` or set COMPENDIUM_STORE")
-    return f"sqlite:///{(settings.workspace / STATE_DIR / STORE_FILE).resolve()}"
-
-
-@contextlib.asynccontextmanager
-async def opened_store(settings: Settings) -> AsyncIterator[Store]:
-    from .storage.factory import open_store
-
-    if settings.workspace is not None:
-        (settings.workspace / STATE_DIR).mkdir(parents=True, exist_ok=True)
-    store = await open_store(store_url(settings), settings.knowledge_base)
-    try:
-        yield store
-    finally:
-        await store.close()
+from .workspace import DOCUMENTS_DIR
+from .workspace_store import opened_store, store_url  # noqa: F401 (callers import them from here too)
 
 
 def resolve_template(settings: Settings, name: str | None) -> Template:

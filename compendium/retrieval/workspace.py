@@ -15,6 +15,7 @@ from ..engines.factory import build_embedder, build_engine, passage_embedder
 from ..engines.usage import UsageMeter
 from ..storage.base import Store
 from ..storage.response_cache import StoreResponseCache
+from ..workspace_store import opened_store
 from .retrieve import Options, Retrieval, retrieve
 
 if TYPE_CHECKING:
@@ -55,30 +56,8 @@ async def sources_for(
         yield Sources(store, embedder, llm, usage, passage_embedder(embedder))
 
 
-@contextlib.asynccontextmanager
-async def _opened_store(settings: Settings) -> AsyncIterator[Store]:
-    """The workspace's store, as operations.opened_store opens it (that module imports the
-    compiler: a third of a CLI query's start-up)."""
-    from ..errors import WorkspaceError
-    from ..storage.factory import open_store
-    from ..workspace import STATE_DIR, STORE_FILE
-
-    url = settings.store_url
-    if not url:
-        if settings.workspace is None:
-            raise WorkspaceError("no workspace and no store URL",
-                                 hint="run `compendium init DIR` or set COMPENDIUM_STORE")
-        (settings.workspace / STATE_DIR).mkdir(parents=True, exist_ok=True)
-        url = f"sqlite:///{(settings.workspace / STATE_DIR / STORE_FILE).resolve()}"
-    store = await open_store(url, settings.knowledge_base)
-    try:
-        yield store
-    finally:
-        await store.close()
-
-
 async def retrieve_in_workspace(settings: Settings, question: str, options: Options) -> Retrieval:
-    async with _opened_store(settings) as store, sources_for(store, settings) as src:
+    async with opened_store(settings) as store, sources_for(store, settings) as src:
         return await retrieve(question, store, embedder=src.embedder, passages=src.passages,
                               llm=src.llm, options=options)
 
@@ -88,7 +67,7 @@ async def ask_in_workspace(
 ) -> AsyncIterator[dict[str, Any]]:
     from .answer import ask
 
-    async with _opened_store(settings) as store, sources_for(store, settings) as src:
+    async with opened_store(settings) as store, sources_for(store, settings) as src:
         events = ask(question, store, embedder=src.embedder, passages=src.passages, llm=src.llm,
                      options=options)
         async with contextlib.aclosing(events):
