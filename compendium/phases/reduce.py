@@ -37,6 +37,7 @@ from .resolution import (
     id_mapping,
     join_descriptions,
     merge_evidence,
+    names_meet,
     normalize_name,
     split_pairs,
     type_key,
@@ -218,7 +219,7 @@ async def judge(
     todo: list[int] = []
     for i, key in enumerate(keys):
         if key in cached:
-            if (cached[key].value or {}).get("same"):
+            if (cached[key].value or {}).get("same") and names_meet(groups[pairs[i][0]], groups[pairs[i][1]]):
                 same.append(pairs[i][:2])
         else:
             todo.append(i)
@@ -249,7 +250,7 @@ async def judge(
             for q, i in zip(questions, batch, strict=True):
                 if q.label in answers:  # an unanswered pair is asked again next time
                     entries.append(CacheEntry(id=keys[i], namespace="pair", value={"same": bool(answers[q.label])}, created_at=now))
-                    if answers[q.label]:
+                    if answers[q.label] and names_meet(groups[pairs[i][0]], groups[pairs[i][1]]):
                         found[n_batch].append(pairs[i][:2])
             await ctx.store.upsert([*held, *entries])  # at once: a crash later loses no decision
             held.clear()

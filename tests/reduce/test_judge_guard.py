@@ -1,0 +1,69 @@
+"""A model's "same" merges two names only where the sources show they could be one thing: a
+small model answered "same" for Vacuum and "value", TOAST and "transaction"."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from compendium.engines.factory import build_engine
+from compendium.engines.offline_embedder import OfflineEmbedder
+from compendium.engines.usage import UsageMeter
+from compendium.phases import reduce
+from compendium.pipeline.context import CompileContext
+from compendium.storage.factory import open_store
+from compendium.storage.records import Entity, Extract
+from compendium.templates.schema import Template
+from tests.support.llm_fixtures import settings_for
+from tests.support.llm_server import LLMServer
+
+ENTITIES = [
+    ("Vacuum", "Vacuum removes dead tuples from tables."),
+    ("value", "A value stored in a column."),
+    ("Write-Ahead Log", "The Write-Ahead Log (WAL) records every change before the data pages."),
+    ("WAL", "The log of changes."),
+    ("Standby server", "A server that replays the log."),
+    ("Hot Standby server", "A standby server that answers read-only queries."),
+    ("TOAST", "Stores large column values out of line."),
+    ("transaction", "A unit of work."),
+]
+
+
+def _extract(n: int, name: str, description: str) -> Extract:
+    return Extract(
+        id=f"c{n}", chunk_id=f"c{n}", document_id=f"d{n}", fingerprint=f"fp-c{n}", engine="llm",
+        entities=[{"name": name, "type": "concept", "description": description, "aliases": []}],
+        claims=[{"text": f"{description}", "entities": [name]}], relations=[],
+    )
+
+
+async def test_a_model_saying_same_for_every_pair_merges_only_names_that_meet(tmp_path: Path, llm_server: LLMServer):
+    writes = llm_server.responder
+
+    def always_same(request: Any) -> str:
+        if request.schema_name == "pairs":
+            labels = re.findall(r"\[(p\d+)\]", request.prompt)
+            return json.dumps({"decisions": [{"pair": label, "same": True} for label in dict.fromkeys(labels)]})
+        return writes(request)
+
+    llm_server.responder = always_same
+    store = await open_store(f"sqlite:///{tmp_path / 'kb.db'}", "kb")
+    template = Template(name="wiki", reduce={"auto_merge": 0.999, "review_band": (0.0, 0.999), "judge_batch": 4})
+    engine = build_engine(settings_for(llm_server), template, usage=UsageMeter())
+    try:
+        await store.upsert([_extract(n, name, text) for n, (name, text) in enumerate(ENTITIES)])
+        ctx = CompileContext(store=store, engine=engine, embedder=OfflineEmbedder(), template=template)
+        details = (await reduce.run(template, ctx)).details
+        assert details["tier3_pairs"] >= 6  # every pair was asked, and every answer was "same"
+        groups = {frozenset([e.name, *e.aliases]) async for e in store.scan(Entity)}
+        names = {n for g in groups for n in g}
+        assert {"Vacuum", "value", "TOAST", "transaction"} <= names
+        together = {n: g for g in groups for n in g}
+        assert "value" not in together["Vacuum"] and "transaction" not in together["TOAST"]
+        assert "WAL" in together["Write-Ahead Log"]  # its description names it: (WAL)
+        assert "Standby server" in together["Hot Standby server"]  # a word in common
+    finally:
+        await engine.close()
+        await store.close()
