@@ -219,7 +219,7 @@ async def judge(
     todo: list[int] = []
     for i, key in enumerate(keys):
         if key in cached:
-            if (cached[key].value or {}).get("same") and names_meet(groups[pairs[i][0]], groups[pairs[i][1]]):
+            if (cached[key].value or {}).get("same"):
                 same.append(pairs[i][:2])
         else:
             todo.append(i)
@@ -250,7 +250,7 @@ async def judge(
             for q, i in zip(questions, batch, strict=True):
                 if q.label in answers:  # an unanswered pair is asked again next time
                     entries.append(CacheEntry(id=keys[i], namespace="pair", value={"same": bool(answers[q.label])}, created_at=now))
-                    if answers[q.label] and names_meet(groups[pairs[i][0]], groups[pairs[i][1]]):
+                    if answers[q.label]:
                         found[n_batch].append(pairs[i][:2])
             await ctx.store.upsert([*held, *entries])  # at once: a crash later loses no decision
             held.clear()
@@ -487,7 +487,10 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         return _claim_index(work.extracts[c] for c in chunk_ids if c in work.extracts)
 
     # Tier 3: ask about review pairs not already joined by tier 2.
-    open_pairs = [(int(x), int(y), float(s)) for x, y, s in zip(a[review], b[review], sims[review], strict=True) if auto[x] != auto[y]]
+    # A pair whose names meet nowhere in the sources is never merged, whatever a model answers:
+    # it is not asked (with a small embedder's similarities, most of the review band is such pairs).
+    open_pairs = [(int(x), int(y), float(s)) for x, y, s in zip(a[review], b[review], sims[review], strict=True)
+                  if auto[x] != auto[y] and names_meet(groups[int(x)], groups[int(y)])]
     previous = await _cached(ctx, [ID_MAP, SUMMARY_INPUTS_KEY])
     previous_ids = dict((previous[ID_MAP].value or {}) if ID_MAP in previous else {})
     summaries = Summaries(ctx, template, dict((previous[SUMMARY_INPUTS_KEY].value or {}) if SUMMARY_INPUTS_KEY in previous else {}),
