@@ -170,7 +170,8 @@ def test_a_version_note_before_an_entrys_text_is_not_what_the_entry_is(tmp_path)
     doc = read(tmp_path, "utils.html", """<html><body><h1>Utilities</h1><dl class="py class">
 <dt class="sig sig-object py" id="django.utils.functional.classproperty"><em class="property">class </em>\
 <span class="sig-name descname">classproperty</span>(<em class="sig-param">method=None</em>)</dt>
-<dd><div class="versionadded"><p><span class="versionmodified added">New in Django 3.1.</span></p></div>
+<dd><div class="versionadded">
+<span class="title">New in Django 3.1.</span> </div>
 <p>Similar to <code>@classmethod</code>, the decorator turns a method into a class property.</p></dd></dl>
 <dl class="py method"><dt class="sig sig-object py" id="HttpRequest.is_ajax"><span class="sig-name descname">is_ajax\
 </span>()</dt><dd><div class="deprecated"><p><span class="versionmodified">Deprecated since version 3.1.</span></p>\

@@ -470,7 +470,7 @@ class _Events:
         if context is not None and context[0] == "definition" and self.dls and self.dls[-1]["terms"]:
             if not context[3]:
                 context[3] = True
-                self._define(text, notice=NOTICE.match(text) is not None)
+                self._define(text, notice=NOTICE.match(one_line(text)) is not None)
                 return
         if context is None:
             self.out.prose("paragraph", text)
