@@ -69,3 +69,29 @@ async def test_a_model_saying_same_for_every_pair_merges_only_names_that_meet(tm
     finally:
         await engine.close()
         await store.close()
+
+
+async def test_a_batch_answered_same_for_every_pair_merges_nothing(tmp_path: Path, llm_server: LLMServer):
+    writes = llm_server.responder
+
+    def always_same(request: Any) -> str:
+        if request.schema_name == "pairs":
+            labels = re.findall(r"\[(p\d+)\]", request.prompt)
+            return json.dumps({"decisions": [{"pair": label, "same": True} for label in dict.fromkeys(labels)]})
+        return writes(request)
+
+    llm_server.responder = always_same
+    names = ["transaction", "Transaction ID", "long-running transaction", "virtual transaction ID",
+             "prepared transaction", "transaction snapshot", "transaction log", "transaction counter"]
+    store = await open_store(f"sqlite:///{tmp_path / 'kb.db'}", "kb")
+    template = Template(name="wiki", reduce={"auto_merge": 0.999, "review_band": (0.0, 0.999), "judge_batch": 20})
+    engine = build_engine(settings_for(llm_server), template, usage=UsageMeter())
+    try:
+        await store.upsert([_extract(n, name, f"The {name} is a part of the engine.") for n, name in enumerate(names)])
+        ctx = CompileContext(store=store, engine=engine, embedder=OfflineEmbedder(), template=template)
+        details = (await reduce.run(template, ctx)).details
+        assert details["tier3_pairs"] >= reduce.UNIFORM_BATCH  # asked, one batch, every answer "same"
+        assert len([e async for e in store.scan(Entity)]) == len(names)  # none of it believed
+    finally:
+        await engine.close()
+        await store.close()
