@@ -169,6 +169,7 @@ def check_text(
     threshold: float = SUPPORT_THRESHOLD,
     keep_partial: bool = True,
     recite_from: Mapping[str, str] | None = None,
+    code_from: Iterable[str] | None = None,
 ) -> SupportReport:
     """Check every prose sentence of `text` against the evidence its [^key] markers name.
 
@@ -180,7 +181,9 @@ def check_text(
     which one item restates (RECITE_SHARE of its words, the best by a margin), is kept citing
     that item instead: small models put the right sentence next to the wrong marker (the 1.5B
     model cited every item by the next one's number). Headings, tables,
-    code and list markers stay as they are; a heading whose section lost everything goes.
+    code and list markers stay as they are; a heading whose section lost everything goes. With
+    `code_from` (the evidence texts), a code block none of them holds is dropped: a model put
+    prose of its own in a fence, where no sentence is checked.
     """
     look = evidence if callable(evidence) else evidence.get
     words_of: dict[str, set[str] | None] = {}
@@ -194,12 +197,22 @@ def check_text(
     report = SupportReport()
     out_lines: list[str] = []
     in_code = False
+    sources = None if code_from is None else [" ".join(t.split()) for t in code_from]
+    block: list[str] = []
     for line in text.split("\n"):
         if line.lstrip().startswith("```"):
             in_code = not in_code
-            out_lines.append(line)
+            block.append(line)
+            if not in_code:  # the block ends: kept when an evidence text holds its body
+                body = " ".join(" ".join(block[1:-1]).split())
+                if sources is None or not body or any(body in t for t in sources):
+                    out_lines.extend(block)
+                block = []
             continue
-        if in_code or not _is_prose(line):
+        if in_code:
+            block.append(line)
+            continue
+        if not _is_prose(line):
             out_lines.append(line)
             continue
         prefix = re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", line)
@@ -268,6 +281,7 @@ def check_text(
         body = "".join(kept).strip()
         if body:
             out_lines.append(lead + body)
+    out_lines.extend(block)  # a fence never closed: as it was
     report.kept_text = _drop_empty_headings("\n".join(out_lines))
     return report
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from compendium.engines.llm import supported_text
 from compendium.support import check_text, content_words, overlap, split_sentences
 
 EVIDENCE = {
@@ -64,3 +65,15 @@ def test_a_sentence_next_to_the_wrong_marker_cites_the_item_that_restates_it():
     assert [s.recited for s in fixed.sentences] == ["1", "2"]
     # A sentence no item restates is not moved anywhere: it goes.
     assert check_text("Vacuum eats sandwiches at noon.[^1]", EVIDENCE, recite_from=EVIDENCE).kept_text == ""
+
+
+def test_a_code_block_no_evidence_holds_is_dropped_and_one_it_holds_stays():
+    evidence = {"1": "The query below lists the databases closest to wraparound: ```sql SELECT datname, "
+                     "age(datfrozenxid) FROM lumen_database; ```",
+                "2": "Vacuum removes dead tuples from tables."}
+    page = ("Vacuum removes dead tuples from tables.[^2]\n\n```sql\nSELECT datname,\n  age(datfrozenxid) "
+            "FROM lumen_database;\n```\n\n```markdown\n## Vacuum Operation\n\nThe Vacuum operation is a maintenance "
+            "operation triggered by several factors.\n```\n")
+    kept = supported_text(page, evidence)
+    assert "SELECT datname," in kept  # the evidence holds it, line breaks aside
+    assert "maintenance operation triggered" not in kept and "```markdown" not in kept  # the model's own prose
