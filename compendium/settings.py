@@ -37,6 +37,9 @@ class LLMSettings:
     # its model's context window in tokens (None: as /v1/models states it, else unknown).
     response_format: str = "auto"
     context_tokens: int | None = None
+    # A call unanswered well past its path's usual time is asked once more beside it (never
+    # with max_concurrency 1): false on an endpoint where a second request is paid twice.
+    hedge: bool = True
     price_per_1k_prompt: float = 0.0  # for cost estimates in reports
     price_per_1k_completion: float = 0.0
 
@@ -116,6 +119,7 @@ class _LLMFile(_FileModel):
     max_reply_tokens: int | None = Field(None, ge=16)
     response_format: str | None = Field(None, pattern=r"^(auto|json_schema|json_object|plain)$")
     context_tokens: int | None = Field(None, ge=512)
+    hedge: bool | None = None
     price_per_1k_prompt: float | None = Field(None, ge=0)
     price_per_1k_completion: float | None = Field(None, ge=0)
 
@@ -155,6 +159,7 @@ ENV_OVERRIDES: Mapping[str, str] = {
     "COMPENDIUM_LLM_MODEL": "llm.model",
     "COMPENDIUM_LLM_RESPONSE_FORMAT": "llm.response_format",
     "COMPENDIUM_LLM_CONTEXT_TOKENS": "llm.context_tokens",
+    "COMPENDIUM_LLM_HEDGE": "llm.hedge",
     "COMPENDIUM_EMBED_BASE_URL": "embedding.base_url",
     "COMPENDIUM_EMBED_API_KEY": "embedding.api_key",
     "COMPENDIUM_EMBED_MODEL": "embedding.model",

@@ -211,6 +211,7 @@ class OpenAIClient:
         role: str = "LLM",
         response_format: str = "auto",
         context_tokens: int | None = None,
+        hedge: bool = True,
     ):
         self.base_url = base_url
         self.model = model
@@ -239,7 +240,7 @@ class OpenAIClient:
         self._api_key = api_key or ""
         # Local servers take any key; the SDK insists on one.
         self._transport = Transport(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout,
-                                    hedge=max_concurrency > 1)
+                                    hedge=hedge and max_concurrency > 1)
         self._sdk: openai.AsyncOpenAI | None = None
 
     @classmethod
@@ -263,6 +264,7 @@ class OpenAIClient:
             max_reply_tokens=settings.max_reply_tokens,
             response_format=getattr(settings, "response_format", "auto"),
             context_tokens=getattr(settings, "context_tokens", None),
+            hedge=getattr(settings, "hedge", True),
         )
 
     async def detect_context(self) -> int | None:

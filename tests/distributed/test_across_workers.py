@@ -65,6 +65,9 @@ def _env(server: LLMServer) -> dict[str, str]:
         "COMPENDIUM_LLM_MODEL": "test-chat", "COMPENDIUM_EMBED_BASE_URL": server.base_url,
         "COMPENDIUM_EMBED_API_KEY": "test-key", "COMPENDIUM_EMBED_MODEL": "test-embed",
         "COMPENDIUM_STORE": MYSQL_URL,
+        # Every request the server sees is counted: a hedge (a second request beside a slow one
+        # on a loaded machine) would be counted as asked again.
+        "COMPENDIUM_LLM_HEDGE": "false",
     }
 
 
