@@ -39,8 +39,9 @@ def _extract(n: int, name: str, description: str) -> Extract:
     )
 
 
-async def test_a_model_saying_same_for_every_pair_merges_only_names_that_meet(tmp_path: Path, llm_server: LLMServer):
-    writes = llm_server.responder
+def _answer_same_to_every_pair(server: LLMServer) -> None:
+    """The server answers every pair question "same" (its other answers as before)."""
+    writes = server.responder
 
     def always_same(request: Any) -> str:
         if request.schema_name == "pairs":
@@ -48,7 +49,11 @@ async def test_a_model_saying_same_for_every_pair_merges_only_names_that_meet(tm
             return json.dumps({"decisions": [{"pair": label, "same": True} for label in dict.fromkeys(labels)]})
         return writes(request)
 
-    llm_server.responder = always_same
+    server.responder = always_same
+
+
+async def test_a_model_saying_same_for_every_pair_merges_only_names_that_meet(tmp_path: Path, llm_server: LLMServer):
+    _answer_same_to_every_pair(llm_server)
     store = await open_store(f"sqlite:///{tmp_path / 'kb.db'}", "kb")
     template = Template(name="wiki", reduce={"auto_merge": 0.999, "review_band": (0.0, 0.999), "judge_batch": 4})
     engine = build_engine(settings_for(llm_server), template, usage=UsageMeter())
@@ -72,15 +77,7 @@ async def test_a_model_saying_same_for_every_pair_merges_only_names_that_meet(tm
 
 
 async def test_a_batch_answered_same_for_every_pair_merges_nothing(tmp_path: Path, llm_server: LLMServer):
-    writes = llm_server.responder
-
-    def always_same(request: Any) -> str:
-        if request.schema_name == "pairs":
-            labels = re.findall(r"\[(p\d+)\]", request.prompt)
-            return json.dumps({"decisions": [{"pair": label, "same": True} for label in dict.fromkeys(labels)]})
-        return writes(request)
-
-    llm_server.responder = always_same
+    _answer_same_to_every_pair(llm_server)
     names = ["transaction", "Transaction ID", "long-running transaction", "virtual transaction ID",
              "prepared transaction", "transaction snapshot", "transaction log", "transaction counter"]
     store = await open_store(f"sqlite:///{tmp_path / 'kb.db'}", "kb")
