@@ -26,6 +26,11 @@ FORBIDDEN = [
     ("compendium.storage", "compendium.phases", "records, plans and slugs sit below the phases"),
 ]
 FRONT_ENDS = ("compendium.cli", "compendium.api")  # the core never imports these
+# (library, the one part that may import it): the front ends stay thin, their frameworks stay in them.
+FRAMEWORKS = [
+    ("argparse", "compendium.cli"), ("rich", "compendium.cli"),
+    ("fastapi", "compendium.api"), ("starlette", "compendium.api"), ("uvicorn", "compendium.api"),
+]
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,29 @@ def python_imports(root: Path, package: str) -> list[Import]:
             where = f"{path.relative_to(root)}:{getattr(node, 'lineno', 0)}"
             imports += [Import(name, t, where) for t in targets if t and t != name]
     return imports
+
+
+def library_imports(root: Path, package: str) -> list[Import]:
+    """Every import of a library from outside the package (`import a.b`, `from a.b import c`:
+    library a), wherever it sits in a module."""
+    imports = []
+    for name, path in _modules(root, package).items():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                tops = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                tops = [node.module.split(".")[0]]
+            else:
+                continue
+            where = f"{path.relative_to(root)}:{node.lineno}"
+            imports += [Import(name, top, where) for top in tops if top != package]
+    return imports
+
+
+def frameworks_outside_their_front_end(imports: Iterable[Import]) -> list[str]:
+    return [f"{i.where}: {i.importer} imports {i.imported} (only {owner} may)"
+            for i in imports for library, owner in FRAMEWORKS
+            if i.imported == library and not _under(i.importer, owner)]
 
 
 def _under(module: str, prefix: str) -> bool:
@@ -163,6 +191,13 @@ def test_no_layer_imports_against_the_direction_of_the_house():
     assert not bad, "imports against the layers:\n" + "\n".join(bad)
 
 
+def test_only_the_cli_parses_arguments_and_only_the_api_serves_http():
+    imports = library_imports(ROOT, PACKAGE)
+    assert {"argparse", "fastapi"} <= {i.imported for i in imports}  # the walk found both front ends
+    bad = frameworks_outside_their_front_end(imports)
+    assert not bad, "frameworks outside their front end:\n" + "\n".join(bad)
+
+
 def test_no_python_module_imports_itself_back_around_a_circle():
     imports = python_imports(ROOT, PACKAGE)
     found = cycles((i.importer, i.imported) for i in imports)
@@ -219,6 +254,22 @@ def test_the_checks_find_forbidden_arrows_and_circles(tmp_path):
     }
     assert cycles((i.importer, i.imported) for i in imports) == [
         ["compendium.compiler.jobs", "compendium.compiler.schedules"]
+    ]
+
+
+def test_the_check_finds_a_framework_outside_its_front_end(tmp_path):
+    _write(tmp_path, {
+        "compendium/__init__.py": "",
+        "compendium/cli/__init__.py": "import argparse\nfrom rich.console import Console\n",
+        "compendium/api/app.py": "from fastapi import FastAPI\n",
+        "compendium/operations.py": "import os, argparse\n\ndef serve():\n    import uvicorn.main\n",
+        "compendium/export/site.py": "from starlette.responses import HTMLResponse\nfrom . import vault\n",
+        "compendium/export/vault.py": "",
+    })
+    assert frameworks_outside_their_front_end(library_imports(tmp_path, PACKAGE)) == [
+        "compendium/export/site.py:1: compendium.export.site imports starlette (only compendium.api may)",
+        "compendium/operations.py:1: compendium.operations imports argparse (only compendium.cli may)",
+        "compendium/operations.py:4: compendium.operations imports uvicorn (only compendium.api may)",
     ]
 
 
