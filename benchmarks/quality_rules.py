@@ -75,12 +75,13 @@ dropped) that is not verbatim in the text of the chunk its footnote names (space
 from __future__ import annotations
 
 import json
-import random
 import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import xxhash
 
 FUNCTION_WORDS = frozenset(
     "a an the and or nor but if then else of in on at to for from by with without into onto over "
@@ -265,7 +266,6 @@ def judge_wiki(data: dict[str, Any], *, seed: int, sample: int, topic_sample: in
         if stem != re.split(r"[\s(]", d.title.strip(), maxsplit=1)[0]:  # "StringUtils (... API)": its name
             file_names.add(stem)
     entity_pages = [p for p in pages if p.kind != "topic"]
-    rng = random.Random(seed)
 
     counts: Counter[str] = Counter(w for c in data["chunks"] for w in _WORD.findall(c.text))
     lowercase_more = frozenset(
@@ -280,7 +280,7 @@ def judge_wiki(data: dict[str, Any], *, seed: int, sample: int, topic_sample: in
     code_spans: list[set[str]] = []
 
     def noise_share(pool: list[Any]) -> tuple[int, int, Counter[str], list[tuple[str, str]]]:
-        chosen = rng.sample(pool, min(sample, len(pool)))
+        chosen = stable_sample(pool, sample, seed, lambda e: e.id)
         verdicts = [(e.name, noise_reason(e.name, file_names, lowercase_more, written)) for e in chosen]
         reasons = Counter(r for _, r in verdicts if r)
         return sum(1 for _, r in verdicts if r), len(chosen), reasons, verdicts
@@ -367,7 +367,7 @@ def judge_wiki(data: dict[str, Any], *, seed: int, sample: int, topic_sample: in
                 break
 
     topics = [p for p in pages if p.kind == "topic"]
-    topic_titles = rng.sample(topics, min(topic_sample, len(topics)))
+    topic_titles = stable_sample(topics, topic_sample, seed, lambda p: p.slug)
     topic_rows = []
     for p in topic_titles:
         topic = next((t for t in data["topics"] if t.id == p.subject_id), None)
@@ -501,6 +501,14 @@ def altered_citations(pages: list[Any], chunks: dict[str, Any]) -> tuple[int, in
     return altered, checked, examples
 
 
+def stable_sample(items: list[Any], k: int, seed: int, name: Callable[[Any], str]) -> list[Any]:
+    """The `k` items whose seeded hash of their name is smallest, in that order: a page stays in
+    the sample while it exists, however many pages come and go around it (a seeded shuffle
+    draws another sample whenever the population changes by one), so a reader re-reads only
+    the sampled pages whose text changed."""
+    return sorted(items, key=lambda item: xxhash.xxh3_64_intdigest(f"{seed}:{name(item)}".encode()))[:k]
+
+
 def judge_manual(data: dict[str, Any], *, seed: int, pages: int, topics: int) -> dict[str, Any]:
     """The issue's measures on one compiled manual, with seeded samples for a reader."""
     entities = {e.id: e for e in data["entities"]}
@@ -524,12 +532,11 @@ def judge_manual(data: dict[str, Any], *, seed: int, pages: int, topics: int) ->
             leads_authored += 1
         elif len(missed) < 15:
             missed.append((p.title, lead[:100], found[0][:100]))
-    rng = random.Random(seed)
     return {
         "authored": (leads_authored, with_authored), "authored_missed": missed,
         "spread": spread(active), "altered": altered_citations(active, chunks),
-        "page_sample": rng.sample(entity_pages, min(pages, len(entity_pages))),
-        "topic_sample": rng.sample(topic_pages, min(topics, len(topic_pages))),
+        "page_sample": stable_sample(entity_pages, pages, seed, lambda p: p.slug),
+        "topic_sample": stable_sample(topic_pages, topics, seed, lambda p: p.slug),
     }
 
 

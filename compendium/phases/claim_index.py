@@ -13,6 +13,11 @@ every claim of a large KB for that costs seconds (737k claims at 100k chunks), s
   RESERVE of them by id (exactly those: a claim that comes in is kept when it sorts among them,
   one that goes is dropped). A topic whose members change, or whose kept claims run short of
   what its page takes, is counted again from its members' sets.
+- per claim text, the claims writing it and their documents: a sentence written word for word
+  in REPEATED_IN documents or more ("Mandatory arguments to long options are mandatory for short
+  options too.", "`-h, --help`: display this help and exit") is the manual's furniture, not a
+  fact of any one subject, and sits in no entity's set. When a text crosses that line, its
+  claims leave or join their entities' sets, so those pages are planned again.
 A compile from scratch is the same bookkeeping with every claim new.
 
 The pure `ClaimIndex` works on what is in memory; `open_index`, `load_parts`, `regroup` and
@@ -45,6 +50,9 @@ RESERVE = 240  # claims kept per topic and member count: four pages' worth (plan
 _DIR_PREFIX = f"{NAMESPACE}:dir:"
 _PART_PREFIX = f"{NAMESPACE}:part:"
 _GROUP_PREFIX = f"{NAMESPACE}:group:"
+_TEXT_PREFIX = f"{NAMESPACE}:text:"
+VERSION = 2  # of the stored layout: an index stored by another version is built again
+REPEATED_IN = 5  # documents writing one sentence word for word: furniture from there on
 _PLAIN_TITLE_WORD = re.compile(r"^[A-Z][a-z]+$")
 
 
@@ -75,6 +83,19 @@ _DEFINED = re.compile(r"`([^`\n]{1,120})`:\s")
 @lru_cache(maxsize=65536)
 def _dir_key(set_id: str) -> str:
     return _DIR_PREFIX + xxhash.xxh3_64_hexdigest(set_id.encode())[:2]
+
+
+def text_key(text: str) -> str:
+    """The key of a claim's text, spaced as any: claims with one key write one sentence."""
+    return xxhash.xxh3_64_hexdigest(" ".join(text.split()).encode())
+
+
+def _text_bucket(key: str) -> str:
+    return _TEXT_PREFIX + key[:3]
+
+
+def _documents(claims: Mapping[str, Sequence[Any]]) -> int:
+    return len({document for document, _chunk, _entities in claims.values()})
 
 
 def _part_key(set_id: str, prefix: str) -> str:
@@ -125,10 +146,14 @@ class ClaimIndex:
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     plans: dict[str, str | None] = field(default_factory=dict)  # stored plan key -> the tag it was planned at
     parts: dict[str, set[str]] = field(default_factory=dict)  # part key -> ids, those in memory
+    # text bucket key -> {text key: {claim id: [document id, chunk id, entity ids]}}, the buckets in memory
+    texts: dict[str, dict[str, dict[str, list[Any]]]] = field(default_factory=dict)
+    repeated: dict[str, list[str]] = field(default_factory=dict)  # furniture text key -> the chunks writing it
     complete: bool = False  # every part is in memory (an index built here from scratch)
     touched: set[str] = field(default_factory=set)  # sets whose ids changed in this compile
     changed_groups: set[str] = field(default_factory=set)  # groups whose claims or members changed
     _dirty_parts: set[str] = field(default_factory=set)
+    _dirty_texts: set[str] = field(default_factory=set)
     _gone_parts: set[str] = field(default_factory=set)
     _gone_groups: set[str] = field(default_factory=set)
 
@@ -156,10 +181,27 @@ class ClaimIndex:
         return _part_key(set_id, claim_id[: found["d"] if found else 0])
 
     def missing(self, keys: Iterable[str]) -> list[str]:
-        """Of these part keys, those not in memory yet (load them before using them)."""
+        """Of these part or text bucket keys, those not in memory yet (load them before using them)."""
         if self.complete:
             return []
-        return sorted({k for k in keys if k not in self.parts})
+        return sorted({k for k in keys if k not in self.parts and k not in self.texts})
+
+    def furniture(self, text: str) -> bool:
+        """Is this claim text written word for word in REPEATED_IN documents?"""
+        return text_key(text) in self.repeated
+
+    def furniture_by_chunk(self) -> dict[str, list[str]]:
+        """Chunk id -> the furniture text keys it writes: sentences its passages leave out."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for key, chunks in sorted(self.repeated.items()):
+            for chunk in chunks:
+                out[chunk].append(key)
+        return dict(out)
+
+    @staticmethod
+    def text_buckets(claims: Iterable[Claim]) -> list[str]:
+        """The text buckets `apply` reads and writes for these claims (load them before claim_parts)."""
+        return sorted({_text_bucket(text_key(c.text)) for c in claims if not defining(c.text)})
 
     def all_parts(self, set_id: str) -> list[str]:
         found = self.layout.get(set_id)
@@ -257,46 +299,91 @@ class ClaimIndex:
         self.changed_groups.add(group_id)
 
     def claim_parts(self, claims: Iterable[Claim]) -> list[str]:
-        """The parts `apply` reads and writes for these claims."""
-        return [self.part_of(set_of(eid), c.id) for c in claims for eid in set(c.entity_ids)
-                for set_of in ((entity_set, defining_set) if defining(c.text) else (entity_set,))]
+        """The parts `apply` reads and writes for these claims and for the claims that write the
+        same sentences, which join or leave their sets when it becomes furniture or stops being
+        it (their text buckets in memory: see text_buckets)."""
+        claims = list(claims)
+        out = [self.part_of(set_of(eid), c.id) for c in claims for eid in set(c.entity_ids)
+               for set_of in ((entity_set, defining_set) if defining(c.text) else (entity_set,))]
+        for key in {text_key(c.text) for c in claims if not defining(c.text)}:
+            for claim_id, (_document, _chunk, eids) in self.texts.get(_text_bucket(key), {}).get(key, {}).items():
+                out += [self.part_of(entity_set(eid), claim_id) for eid in eids]
+        return out
 
     def apply(self, removed: Iterable[Claim], added: Iterable[Claim], words: Mapping[str, Sequence[str]]) -> set[str]:
         """Take out the old versions of changed and removed claims, put in the new ones (their
-        parts in memory: see claim_parts). `words`: entity id -> [name word, lowercase word]
-        (see words_of). Returns the entities whose word counts must be made again from all
-        their claims (see recount): their word changed, or they had claims before they had one."""
+        parts and text buckets in memory: see text_buckets, claim_parts). `words`: entity id ->
+        [name word, lowercase word] (see words_of). Returns the entities whose word counts must
+        be made again from all their claims (see recount): their word changed, or they had
+        claims before they had one."""
         stale = {eid for eid, found in self.words.items() if eid in words and list(words[eid]) != found[::2]}
         stale |= {eid for eid in words if eid not in self.words and self.facts(eid)}
         for eid in stale:
             self.words.pop(eid, None)
         groups = [(gid, set(g["members"])) for gid, g in self.groups.items()]
+
+        def count(claim_id: str, text: str, entity_ids: Iterable[str], sign: int) -> None:
+            self._count(claim_id, text, entity_ids, sign, words, stale, groups)
+
         for sign, claims in ((-1, removed), (1, added)):
-            step = self._discard if sign < 0 else self._add
             for c in claims:
-                ents = dict.fromkeys(c.entity_ids)
-                defines = defining(c.text)
-                for eid in ents:
-                    step(entity_set(eid), c.id)
-                    if defines:
-                        step(defining_set(eid), c.id)
-                    pair = words.get(eid)
-                    if pair is None or eid in stale:
-                        continue
-                    counts = self.words.get(eid)
-                    if counts is None:
-                        counts = self.words[eid] = [pair[0], 0, pair[1], 0]
-                    if inside_sentence(c.text, pair[0]):
-                        counts[1] += sign
-                    if has_word(c.text, pair[1]):
-                        counts[3] += sign
-                for gid, members in groups:
-                    h = len(members.intersection(ents))
-                    if h:
-                        self._level(gid, h, c.id, sign)
+                if defining(c.text):  # a definition is its subject's own, however often written
+                    count(c.id, c.text, c.entity_ids, sign)
+                    continue
+                key = text_key(c.text)
+                bucket = _text_bucket(key)
+                writing = self.texts.setdefault(bucket, {}).setdefault(key, {})
+                was = _documents(writing) >= REPEATED_IN
+                if sign > 0:
+                    writing[c.id] = [c.document_id, c.chunk_id, list(dict.fromkeys(c.entity_ids))]
+                elif writing.pop(c.id, None) is None:
+                    if not writing:
+                        del self.texts[bucket][key]
+                    continue  # not in the index
+                now = _documents(writing) >= REPEATED_IN
+                self._dirty_texts.add(bucket)
+                if now:
+                    self.repeated[key] = sorted({chunk for _document, chunk, _entities in writing.values()})
+                else:
+                    self.repeated.pop(key, None)
+                if not writing:
+                    del self.texts[bucket][key]
+                if sign > 0 and not now:
+                    count(c.id, c.text, c.entity_ids, 1)
+                elif sign < 0 and not was:
+                    count(c.id, c.text, c.entity_ids, -1)
+                if was != now:  # the sentence became furniture, or stopped being it
+                    for other, (_document, _chunk, eids) in writing.items():
+                        if other != c.id:
+                            count(other, c.text, eids, 1 if was else -1)
         for eid in [e for e in self.words if e not in words or not self.facts(e)]:
             del self.words[eid]
         return {eid for eid in stale if self.facts(eid)}
+
+    def _count(self, claim_id: str, text: str, entity_ids: Iterable[str], sign: int,
+               words: Mapping[str, Sequence[str]], stale: set[str], groups: list[tuple[str, set[str]]]) -> None:
+        """Put a claim in (sign 1) or take it out of (-1) its entities' sets, word counts and groups."""
+        step = self._discard if sign < 0 else self._add
+        ents = dict.fromkeys(entity_ids)
+        defines = defining(text)
+        for eid in ents:
+            step(entity_set(eid), claim_id)
+            if defines:
+                step(defining_set(eid), claim_id)
+            pair = words.get(eid)
+            if pair is None or eid in stale:
+                continue
+            counts = self.words.get(eid)
+            if counts is None:
+                counts = self.words[eid] = [pair[0], 0, pair[1], 0]
+            if inside_sentence(text, pair[0]):
+                counts[1] += sign
+            if has_word(text, pair[1]):
+                counts[3] += sign
+        for gid, members in groups:
+            h = len(members.intersection(ents))
+            if h:
+                self._level(gid, h, claim_id, sign)
 
     def recount(self, entity_id: str, pair: Sequence[str], texts: Iterable[str]) -> None:
         """Word counts of an entity from the texts of all its claims."""
@@ -362,12 +449,17 @@ class ClaimIndex:
                 delete.append(key)
         written = {e.id for e in write}
         delete += [k for k in self._gone_parts if k not in written]
+        for bucket in sorted(set(self.texts) if self.complete else self._dirty_texts):
+            if self.texts.get(bucket):
+                write.append(CacheEntry(id=bucket, namespace=NAMESPACE, value=self.texts[bucket], created_at=now))
+            else:
+                delete.append(bucket)
         groups = self.groups if self.complete else self.changed_groups
         write += [CacheEntry(id=_GROUP_PREFIX + gid, namespace=NAMESPACE, value=self.groups[gid], created_at=now)
                   for gid in sorted(groups) if gid in self.groups]
         delete += [_GROUP_PREFIX + gid for gid in self._gone_groups if gid not in self.groups]
         write.append(CacheEntry(id=STATE_KEY, namespace=NAMESPACE, created_at=now, value={
-            "tag": self.tag, "words": self.words, "groups": sorted(self.groups), "plans": self.plans}))
+            "version": VERSION, "tag": self.tag, "words": self.words, "repeated": self.repeated, "groups": sorted(self.groups), "plans": self.plans}))
         return write, sorted(set(delete))
 
 
@@ -375,11 +467,21 @@ def built_index(claims: Iterable[Claim], entities: Iterable[Entity], tag: str | 
     """An index of these claims from scratch, every part in memory: what `apply` makes of an
     empty index given every claim, laid out at once in parts of the size it ends with."""
     words = words_of(entities)
+    claims = list(claims)
+    texts: dict[str, dict[str, dict[str, list[Any]]]] = defaultdict(dict)
+    for c in claims:
+        if not defining(c.text):
+            key = text_key(c.text)
+            texts[_text_bucket(key)].setdefault(key, {})[c.id] = [c.document_id, c.chunk_id, list(dict.fromkeys(c.entity_ids))]
+    repeated = {key: sorted({chunk for _document, chunk, _entities in writing.values()})
+                for bucket in texts.values() for key, writing in bucket.items() if _documents(writing) >= REPEATED_IN}
     by_entity: dict[str, list[str]] = defaultdict(list)
     counts = {eid: [pair[0], 0, pair[1], 0] for eid, pair in words.items()}
     defined: dict[str, list[str]] = defaultdict(list)
     for c in claims:
         defines = defining(c.text)
+        if not defines and repeated and text_key(c.text) in repeated:
+            continue  # furniture: in no entity's set
         for eid in dict.fromkeys(c.entity_ids):
             by_entity[eid].append(c.id)
             if defines:
@@ -390,7 +492,7 @@ def built_index(claims: Iterable[Claim], entities: Iterable[Entity], tag: str | 
                     found[1] += 1
                 if has_word(c.text, found[2]):
                     found[3] += 1
-    index = ClaimIndex(tag=tag, complete=True)
+    index = ClaimIndex(tag=tag, complete=True, texts=dict(texts), repeated=repeated)
     sets = [(entity_set(eid), ids) for eid, ids in by_entity.items()]
     sets += [(defining_set(eid), ids) for eid, ids in defined.items()]
     for set_id, ids in sets:
@@ -413,7 +515,10 @@ async def open_index(store: Store) -> ClaimIndex:
     if not found:
         return ClaimIndex(complete=True)
     state = found[0].value or {}  # type: ignore[attr-defined]
-    index = ClaimIndex(tag=state.get("tag"), words=dict(state.get("words") or {}), plans=dict(state.get("plans") or {}))
+    if state.get("version") != VERSION:
+        return ClaimIndex(complete=True)  # laid out otherwise: built again (see plan._claim_index)
+    index = ClaimIndex(tag=state.get("tag"), words=dict(state.get("words") or {}), plans=dict(state.get("plans") or {}),
+                       repeated=dict(state.get("repeated") or {}))
     keys = [f"{_DIR_PREFIX}{a}{b}" for a in "0123456789abcdef" for b in "0123456789abcdef"]
     for entry in await store.get(CacheEntry, keys):
         index.layout.update(entry.value or {})  # type: ignore[attr-defined]
@@ -433,7 +538,10 @@ async def load_parts(store: Store, index: ClaimIndex, keys: Iterable[str]) -> No
         batch = wanted[start:start + _GET_BATCH]
         found = {e.id: e.value for e in await store.get(CacheEntry, batch)}  # type: ignore[attr-defined]
         for key in batch:
-            index.parts[key] = set(found.get(key) or ())
+            if key.startswith(_TEXT_PREFIX):
+                index.texts[key] = dict(found.get(key) or {})
+            else:
+                index.parts[key] = set(found.get(key) or ())
 
 
 async def reset_index(store: Store) -> None:

@@ -10,8 +10,10 @@ from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from ..engines.offline.definitions import Definer, defines_heading, is_purpose_line
+from ..engines.offline.sentences import split_sentences
 from ..engines.tasks import EvidenceItem
 from ..fingerprint import text_hash
+from .claim_index import text_key
 from .readers.model import PROSE_KINDS
 
 EXCERPT_WORDS = 90
@@ -74,12 +76,15 @@ def build_evidence(
 
 
 def rank_evidence(
-    statements: Sequence[Statement], sources: dict[str, Source], names: Sequence[str], *, own: str = ""
+    statements: Sequence[Statement], sources: dict[str, Source], names: Sequence[str], *, own: str = "",
+    furniture: Collection[str] = (),
 ) -> list[EvidenceItem]:
     """Every piece of evidence a page could be written from, best first (unnumbered).
 
     `own` is the page's slug: an item's `about` never names the page itself. The statements
     and sources are left as they are, so the pages they are offered to can share them.
+    `furniture`: text keys of sentences the manual writes in so many documents that they are
+    no subject's fact (see claim_index.REPEATED_IN); excerpts leave them out.
     """
     merged: dict[str, Statement] = {}
     for s in statements:
@@ -134,6 +139,8 @@ def rank_evidence(
             # stay on their own subjects' pages (with no claim at all, any passage is all there is).
             continue
         excerpt = _excerpt(source.paragraphs, wanted, EXCERPT_WORDS)
+        if excerpt and furniture:
+            excerpt = _without(excerpt, furniture)
         if excerpt:
             # One passage is one source; among excerpts, those holding more of the page's claims first.
             rank = (-claims_per_chunk.get(chunk_id, 0), chunk_id)
@@ -276,6 +283,18 @@ def _excerpt(paragraphs: Sequence[_Paragraph], wanted: Sequence[str], words: int
             return _run_from(paragraphs, i + 1, 0, words)
     first = next((i for i, p in enumerate(paragraphs) if p.prose), 0)
     return _run_from(paragraphs, first, 0, words)
+
+
+def _without(excerpt: str, furniture: Collection[str]) -> str:
+    """The excerpt less its furniture sentences; each sentence left is as its passage writes it."""
+    out = []
+    for block in excerpt.split("\n\n"):
+        for sentence in split_sentences(block):
+            if text_key(sentence) in furniture:
+                block = " ".join(block.replace(sentence, "", 1).split())
+        if block:
+            out.append(block)
+    return "\n\n".join(out)
 
 
 def _run_from(paragraphs: Sequence[_Paragraph], first: int, start: int, words: int) -> str:

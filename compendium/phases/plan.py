@@ -208,7 +208,8 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     claim_ids = await _subject_claims(store, index, subjects, previous,
                                       reusable=not rebuilt and index.plans.get(plan_key(template)) == index.tag)
     drafts = draft_plan(subjects, pages, matched, kb, topic_of, claim_ids,
-                        refine_fp=template.phase_fingerprint("refine"), model=ctx.engine.model)
+                        refine_fp=template.phase_fingerprint("refine"), model=ctx.engine.model,
+                        furniture=index.furniture_by_chunk())
     await reader.get(claims_to_read(drafts, previous))
     plans = finish_plan(drafts, pages, matched, reasons, kb, previous,
                         refine_fp=template.phase_fingerprint("refine"), model=ctx.engine.model)
@@ -492,6 +493,7 @@ async def _claim_index(ctx: CompileContext, entities: Sequence[Entity], reader: 
     # Most claims changed (REDUCE's own code did): building the index again from them costs less.
     most = reader.handed is not None and len(removed) + len(added) > REBUILD_SHARE * len(reader.handed)
     if current is not None and index.tag is not None and index.tag == since and not most:
+        await load_parts(ctx.store, index, index.text_buckets([*removed, *added]))
         await load_parts(ctx.store, index, index.claim_parts([*removed, *added]))
         stale = index.apply(removed, added, words)
         rebuilt = False

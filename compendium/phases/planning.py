@@ -155,6 +155,7 @@ def evidence_fingerprint(
     claims: Sequence[Claim],
     relation_texts: dict[str, str],
     links: Sequence[tuple[str, str]],
+    furniture: Sequence[str] = (),
 ) -> str:
     """Changes exactly when what the page would say changes."""
     return fingerprint(
@@ -168,6 +169,7 @@ def evidence_fingerprint(
         sorted(relation_texts.items()),
         sorted(subject.chunk_ids),
         sorted(links),
+        *([sorted(furniture)] if furniture else []),
     )
 
 
@@ -178,6 +180,7 @@ def evidence_inputs(
     claim_ids: Sequence[str],
     relation_texts: dict[str, str],
     links: Sequence[tuple[str, str]],
+    furniture: Sequence[str] = (),
 ) -> str:
     """What evidence_fingerprint reads, with each claim's id for the claim (an id is made from
     its chunk and text): equal inputs give the same fingerprint without reading a claim."""
@@ -186,6 +189,7 @@ def evidence_inputs(
     return fingerprint(
         refine_fp, model, subject.title, subject.kind, sorted(subject.aliases), subject.description,
         sorted(claim_ids), sorted(relation_texts.items()), chunks, sorted(links),
+        *([sorted(furniture)] if furniture else []),
     )
 
 
@@ -254,13 +258,16 @@ def draft_plan(
     *,
     refine_fp: str,
     model: str,
+    furniture: Mapping[str, Sequence[str]] | None = None,
 ) -> list[_Draft]:
     """Every subject's page (kept slug if matched, else a new unique one) with its claims,
     relations, links and evidence inputs; no fingerprint or action yet (see finish_plan).
 
     `matched` maps subject id -> existing page slug; `topic_of` maps entity id -> the subjects whose
     pages are its topics' (a topic's id, or the member a topic is named like);
-    `claim_ids` subject id -> its claims (see subject_claims).
+    `claim_ids` subject id -> its claims (see subject_claims); `furniture` chunk id -> the
+    sentences (text keys) written in so many documents that its passages leave them out
+    (see claim_index.REPEATED_IN).
     """
     taken = {p.slug for p in pages}
     slug_of: dict[str, str] = {}
@@ -298,11 +305,12 @@ def draft_plan(
         rel_texts = {rid: said.get(rid) or said.setdefault(rid, relation_text(kb.relations[rid], kb.names))
                      for rid in rel_ids}
         ids = list(claim_ids.get(s.id, ()))
+        skip = sorted({k for c in s.chunk_ids for k in furniture.get(c, ())}) if furniture else []
         plan = PagePlan(
             slug=slug, title=s.title, kind=s.kind, subject_id=s.id, action="", entity_ids=list(s.entity_ids),
             claim_ids=ids, relation_ids=rel_ids, chunk_ids=list(s.chunk_ids), links=links,
             description=s.description, aliases=list(s.aliases),
-            inputs=evidence_inputs(refine_fp, model, s, ids, rel_texts, link_pairs),
+            inputs=evidence_inputs(refine_fp, model, s, ids, rel_texts, link_pairs, skip), furniture=skip,
         )
         drafts.append(_Draft(plan, s, rel_texts, link_pairs))
     return drafts
@@ -341,7 +349,7 @@ def finish_plan(
         fp = _known(d, previous)
         if fp is None:
             fp = evidence_fingerprint(refine_fp, model, s, [kb.claims[c] for c in plan.claim_ids],
-                                      d.relation_texts, d.link_pairs)
+                                      d.relation_texts, d.link_pairs, plan.furniture)
         plan.evidence_fingerprint = fp
         page = by_slug.get(plan.slug) if s.id in matched else None
         if page is None:

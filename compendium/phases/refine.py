@@ -723,7 +723,8 @@ def candidates(
         if quoting:  # those first, the others behind them, each in their order
             ids = statement.chunk_ids
             ids[:] = [c for c in ids if c in quoting] + [c for c in ids if c not in quoting]
-    return rank_evidence(statements, sources, [plan.title, *plan.aliases], own=plan.slug)
+    return rank_evidence(statements, sources, [plan.title, *plan.aliases], own=plan.slug,
+                         furniture=frozenset(plan.furniture))
 
 
 @lru_cache(maxsize=65536)

@@ -43,6 +43,7 @@ class PagePlan:
     aliases: list[str] = field(default_factory=list)
     evidence_fingerprint: str = ""
     inputs: str = ""  # what the evidence fingerprint was made from, with claim ids for claims
+    furniture: list[str] = field(default_factory=list)  # text keys of sentences its passages leave out
 
 
     def to_dict(self) -> dict[str, Any]:

@@ -5,6 +5,7 @@ import random
 
 from compendium.phases.claim_index import (
     PART_LIMIT,
+    REPEATED_IN,
     ClaimIndex,
     built_index,
     entity_set,
@@ -22,12 +23,21 @@ SENTENCES = ["Lock waits for the holder.", "The Lock is held by Python.", "A loc
              "Database pages sit in the Buffer Pool.", "Python reads the database."]
 
 
+# Written word for word in a few documents each: across rounds some reach REPEATED_IN documents
+# (furniture) and some fall back under it.
+BOILERPLATE = ["Mandatory arguments to long options are mandatory for short options too.",
+               "The Lock is released at the end of the transaction.", "See the Database chapter."]
+
+
 def _claims(rng: random.Random, n: int, start: int = 0) -> list[Claim]:
     out = []
     for i in range(start, start + n):
         text = f"{rng.choice(SENTENCES)} ({i})"
+        if rng.random() < 0.004:
+            text = rng.choice(BOILERPLATE)
         ents = rng.sample([e.id for e in ENTITIES], rng.randint(1, 3))
-        out.append(Claim(id=f"{rng.getrandbits(64):016x}", text=text, entity_ids=ents))
+        out.append(Claim(id=f"{rng.getrandbits(64):016x}", text=text, entity_ids=ents,
+                         document_id=f"d{rng.randint(1, 2 * REPEATED_IN)}"))
     return out
 
 
@@ -42,12 +52,15 @@ async def _store_index(store, index: ClaimIndex) -> None:
 async def _answers(store, index: ClaimIndex, topics: dict[str, list[str]]) -> dict:
     keys = [k for e in ENTITIES for k in index.head_parts(entity_set(e.id), MAX_ENTITY_CLAIMS)]
     await load_parts(store, index, keys)
+    await load_parts(store, index, index.text_buckets(Claim(id="", text=t) for t in BOILERPLATE))
     return {
         "facts": {e.id: index.facts(e.id) for e in ENTITIES},
         "heads": {e.id: index.head(entity_set(e.id), MAX_ENTITY_CLAIMS) for e in ENTITIES},
         "topics": {t: await regroup(store, index, t, members, MAX_TOPIC_CLAIMS) for t, members in topics.items()},
         "common": index.common_words(),
         "lowercase": {e.id for e in ENTITIES if index.written_lowercase(e.id)},
+        "furniture": {t for t in BOILERPLATE if index.furniture(t)},
+        "repeated": index.repeated,
     }
 
 
@@ -65,6 +78,7 @@ async def test_an_index_kept_from_changes_answers_as_one_built_from_every_claim(
     await _store_index(store, first)
 
     followed = 0
+    furniture = [{t for t in BOILERPLATE if first.furniture(t)}]
     for round_ in range(3):
         index = await open_index(store)
         assert not index.parts  # nothing read yet but the directory
@@ -78,8 +92,10 @@ async def test_an_index_kept_from_changes_answers_as_one_built_from_every_claim(
         claims.update({c.id: c for c in added})
         new = [claims[i] for i in changed] + added
 
+        await load_parts(store, index, index.text_buckets([*old, *new]))
         await load_parts(store, index, index.claim_parts([*old, *new]))
         assert index.apply(old, new, words) == set()
+        furniture.append({t for t in BOILERPLATE if index.furniture(t)})
         topics["t-a"] = ["e-lock", "e-db"] if round_ == 1 else topics["t-a"]  # a member comes, one goes
         for tid, members in topics.items():
             if index.members(tid) == sorted(members):  # same members: the changes alone kept it exact
@@ -94,6 +110,7 @@ async def test_an_index_kept_from_changes_answers_as_one_built_from_every_claim(
         assert await _answers(store, await open_index(store), topics) == await _answers(store, scratch, topics)
 
     assert followed >= 4
+    assert len({frozenset(f) for f in furniture}) > 1  # some sentence became furniture or stopped being it
     stored = await open_index(store)
     assert stored.layout[entity_set("e-py")]["d"] >= 1  # the big sets were split into parts
     assert all(n <= PART_LIMIT for found in stored.layout.values() for n in found["n"].values())
@@ -108,3 +125,22 @@ def test_word_counts_follow_a_renamed_entity():
     assert stale == {"e1"}
     index.recount("e1", words_of(renamed)["e1"], (c.text for c in claims))
     assert index.common_words() == {"e1"}
+
+
+def test_a_sentence_written_in_many_documents_is_no_subjects_fact():
+    """The manual's furniture ("Mandatory arguments ...", written under every command) counts
+    for no entity; a definition, however often written, stays its subject's."""
+    furniture = "Mandatory arguments to long options are mandatory for short options too."
+    definition = "`msgfmt`: Generate binary message catalog from textual translation description."
+    claims = [Claim(id=f"f{i}", text=furniture, entity_ids=[f"e{i}"], document_id=f"d{i}") for i in range(REPEATED_IN)]
+    claims += [Claim(id=f"g{i}", text=definition, entity_ids=["e0"], document_id=f"d{i}") for i in range(REPEATED_IN)]
+    claims.append(Claim(id="own", text="Lock waits.", entity_ids=["e0"], document_id="d0"))
+    index = built_index(claims, [])
+    assert index.furniture(furniture)
+    assert index.ids(entity_set("e0")) == sorted(["own", *(f"g{i}" for i in range(REPEATED_IN))])
+    assert index.facts("e1") == 0
+
+    # One document fewer writes it: the sentence is each command's fact again.
+    index.apply([claims[REPEATED_IN - 1]], [], {})
+    assert not index.furniture(furniture)
+    assert index.facts("e1") == 1 and "f0" in index.ids(entity_set("e0"))
