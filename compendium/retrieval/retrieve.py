@@ -2,8 +2,10 @@
 pages and topics of the subjects it names) and a Markdown context block.
 
 Passages are ranked the same way in every mode: full text (BM25) and dense vectors over
-chunks, fused by score, then capped per document (the named subjects' passages as a third
-list, and a rerank of the fused head by cosine, were measured and added nothing). The ranking does not depend on `top_k`: --top 5 is the
+chunks, fused by score, the head reranked by how closely the passages' words meet the
+question's (rerank.py, with the bundled offline embedder's word vectors), then capped per
+document (the named subjects' passages as a third list, and a rerank of the fused head by
+cosine, were measured and added nothing). The ranking does not depend on `top_k`: --top 5 is the
 first five of --top 10. The graph only adds what is linked to a subject the question names
 (an entity whose whole name or alias the question spells out as a name); a word of the
 question that merely equals an entity's name is not evidence.
@@ -22,8 +24,9 @@ from ..storage.base import Store
 from ..storage.records import Chunk, ChunkEmbedding, Document, Entity, Page, Relation, Topic
 from ..storage.text import STOPWORDS, words
 from .context import build_context
-from .index import ensure_index
+from .index import chunk_text, ensure_index
 from .ranking import DEFAULT_RANKING, RANKINGS, RRF_K, expand, fuse, ranked, strength_weight
+from .rerank import HEAD, word_match, word_vectors
 from .terms import QuestionTerms, clip_question, llm_terms, rule_terms
 
 MODES: tuple[str, ...] = ("local", "global", "hybrid")
@@ -49,10 +52,13 @@ class Options:
     ranking: str = DEFAULT_RANKING
     hops: int = 1
     # Passages: BM25 and cosine fused by score ("convex", alpha the full text's share) or by
-    # rank ("rrf"). Measured on three manuals (benchmarks/reports/retrieval.md): convex with
-    # alpha 0.4 beat RRF on recall@5 and MRR@10 on all three.
+    # rank ("rrf"). Measured on four manuals (benchmarks/reports/retrieval.md): convex beat RRF
+    # on recall@5 and MRR@10 on all of them; alpha 0.35 with the word-match rerank below.
     fusion: str = "convex"
-    alpha: float = 0.4
+    alpha: float = 0.35
+    # The word-match rerank of the fused head (rerank.py): its weight on the convex scores' scale
+    # (RRF's are 1/(60 + rank), where it would decide alone); 0: none.
+    rerank: float = 0.15
     vectors: bool = True  # False: full text alone
     heading_weight: float = 0.2  # a passage under a heading that names a subject of the question
     per_document: int = 1  # passages of one document in the first five (0: no cap); one: five documents, measured best on all four manuals
@@ -380,6 +386,14 @@ async def _passages(
                 fused[i] += opts.heading_weight
         pool = ranked({i: fused[i] for i in pool})
     pool = [i for i in pool if i in known]  # a vector whose chunk was deleted since the compile
+    if opts.rerank and opts.fusion == "convex" and vector is not None and _local(embedder):
+        head = pool[:HEAD]
+        match = await word_match(text, {i: chunk_text(known[i]) for i in head}, word_vectors(embedder))
+        if match:
+            low, high = min(match.values()), max(match.values())
+            for i in head:
+                fused[i] += opts.rerank * (match.get(i, low) - low) / ((high - low) or 1.0)
+            pool = ranked({i: fused[i] for i in pool})
     order = _capped(pool, {i: known[i].document_id for i in pool}, opts.per_document)  # type: ignore[attr-defined]
     best = order[:top_k]
     paths = {d.id: d.path for d in await store.get(Document, list({known[i].document_id for i in best}))}  # type: ignore[attr-defined]
@@ -393,6 +407,14 @@ async def _passages(
         }
         for i in best
     ]
+
+
+def _local(embedder: Any) -> bool:
+    """Whether word vectors cost nothing but CPU: the bundled static embedder (an endpoint would
+    be called for every new word of the passages)."""
+    from ..engines.static_embedder import StaticEmbedder
+
+    return isinstance(embedder, StaticEmbedder)
 
 
 async def _nearest(store: Store, model: str, mark: dict[str, Any], vector: np.ndarray,
