@@ -229,9 +229,10 @@ async def main(url, kb):
         try:
             await acquire(store, knowledge_base=kb, template="wiki", worker=worker_name(), wait=False,
                           lease_seconds=30, poll_seconds=1)
-            print("held")
+            print("held", flush=True)
         except Busy:
-            print("busy")
+            print("busy", flush=True)
+        sys.stdin.readline()  # alive until every racer has claimed: a holder that ended frees its lease
     finally:
         await store.close()
 
@@ -249,15 +250,16 @@ def test_compiles_that_claim_at_the_same_instant_on_mariadb_get_one_lease():
     ]
     for proc in racers:  # every one connected
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready", proc.communicate()[1]
-    outcomes = []
     for proc in racers:
         assert proc.stdin is not None
         proc.stdin.write("go\n")
         proc.stdin.flush()
+    # Each racer's claim, read while all of them are alive: on a loaded machine the first holder
+    # could otherwise have ended (its lease then rightly free) before the last racer claimed.
+    outcomes = [proc.stdout.readline().strip() for proc in racers]  # type: ignore[union-attr]
     for proc in racers:
-        out, err = proc.communicate(timeout=DEADLINE)
+        _out, err = proc.communicate("end\n", timeout=DEADLINE)
         assert proc.returncode == 0, err
-        outcomes.append(out.strip())
 
     async def cleanup() -> list[Job]:
         store = await open_store(MYSQL_URL, "default")
