@@ -130,6 +130,7 @@ class SupportReport:
 
     sentences: list[SentenceCheck] = field(default_factory=list)
     kept_text: str = ""
+    repeated: list[str] = field(default_factory=list)  # paragraphs left out: said before on the page
 
     @property
     def citations(self) -> int:
@@ -170,6 +171,7 @@ def check_text(
     keep_partial: bool = True,
     recite_from: Mapping[str, str] | None = None,
     code_from: Iterable[str] | None = None,
+    once: bool = False,
 ) -> SupportReport:
     """Check every prose sentence of `text` against the evidence its [^key] markers name.
 
@@ -183,7 +185,9 @@ def check_text(
     model cited every item by the next one's number). Headings, tables,
     code and list markers stay as they are; a heading whose section lost everything goes. With
     `code_from` (the evidence texts), a code block none of them holds is dropped: a model put
-    prose of its own in a fence, where no sentence is checked.
+    prose of its own in a fence, where no sentence is checked. With `once`, a paragraph the
+    page already said (its words, markers aside) is left out: a small model wrote one
+    paragraph two and three times over.
     """
     look = evidence if callable(evidence) else evidence.get
     words_of: dict[str, set[str] | None] = {}
@@ -195,6 +199,7 @@ def check_text(
         return words_of[key]
 
     report = SupportReport()
+    said: set[str] = set()
     out_lines: list[str] = []
     in_code = False
     sources = None if code_from is None else [" ".join(t.split()) for t in code_from]
@@ -279,6 +284,12 @@ def check_text(
         for at, keys_kept in pending:  # the paragraph ended with no kept marker after them
             kept[at] = _with_markers(kept[at], keys_kept)
         body = "".join(kept).strip()
+        if body and once:
+            words_said = " ".join(CITE.sub(" ", body).lower().split())
+            if words_said in said:
+                report.repeated.append(body)
+                continue
+            said.add(words_said)
         if body:
             out_lines.append(lead + body)
     out_lines.extend(block)  # a fence never closed: as it was

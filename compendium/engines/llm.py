@@ -544,9 +544,10 @@ def support_problem(text: str, evidence: dict[str, str]) -> str | None:
 
 
 def supported_text(text: str, evidence: dict[str, str]) -> str:
-    """The page with only its supported sentences (support.check_text); a sentence citing the
-    wrong item of its evidence, which another item restates, cites that one instead."""
-    return check_text(text, evidence, recite_from=_by_ref(evidence), code_from=evidence.values()).kept_text
+    """The page with only its supported sentences (support.check_text), each paragraph said once; a
+    sentence citing the wrong item of its evidence, which another item restates, cites that
+    one instead."""
+    return check_text(text, evidence, recite_from=_by_ref(evidence), code_from=evidence.values(), once=True).kept_text
 
 
 def _by_ref(evidence: dict[str, str]) -> dict[str, str]:

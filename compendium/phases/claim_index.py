@@ -15,8 +15,8 @@ every claim of a large KB for that costs seconds (737k claims at 100k chunks), s
   what its page takes, is counted again from its members' sets.
 - per claim text, the claims writing it and their documents: a sentence written word for word
   in REPEATED_IN documents or more ("Mandatory arguments to long options are mandatory for short
-  options too.", "`-h, --help`: display this help and exit") is the manual's furniture, not a
-  fact of any one subject, and sits in no entity's set. When a text crosses that line, its
+  options too.") is the manual's furniture, not a fact of any one subject, and sits in no
+  entity's set (an entry of a definition list never is: see an_entry). When a text crosses that line, its
   claims leave or join their entities' sets, so those pages are planned again.
 A compile from scratch is the same bookkeeping with every claim new.
 
@@ -78,6 +78,13 @@ def defining(text: str) -> bool:
 
 
 _DEFINED = re.compile(r"`([^`\n]{1,120})`:\s")
+
+
+def an_entry(text: str) -> bool:
+    """A definition, or an entry of a definition list ("`-o, --output-file=FILE`: write output
+    to specified file"): its owner's fact however many owners write it (the options programs
+    share, a method every interface declares), so never furniture."""
+    return defining(text) or _DEFINED.match(text) is not None
 
 
 @lru_cache(maxsize=65536)
@@ -201,7 +208,7 @@ class ClaimIndex:
     @staticmethod
     def text_buckets(claims: Iterable[Claim]) -> list[str]:
         """The text buckets `apply` reads and writes for these claims (load them before claim_parts)."""
-        return sorted({_text_bucket(text_key(c.text)) for c in claims if not defining(c.text)})
+        return sorted({_text_bucket(text_key(c.text)) for c in claims if not an_entry(c.text)})
 
     def all_parts(self, set_id: str) -> list[str]:
         found = self.layout.get(set_id)
@@ -305,7 +312,7 @@ class ClaimIndex:
         claims = list(claims)
         out = [self.part_of(set_of(eid), c.id) for c in claims for eid in set(c.entity_ids)
                for set_of in ((entity_set, defining_set) if defining(c.text) else (entity_set,))]
-        for key in {text_key(c.text) for c in claims if not defining(c.text)}:
+        for key in {text_key(c.text) for c in claims if not an_entry(c.text)}:
             for claim_id, (_document, _chunk, eids) in self.texts.get(_text_bucket(key), {}).get(key, {}).items():
                 out += [self.part_of(entity_set(eid), claim_id) for eid in eids]
         return out
@@ -327,7 +334,7 @@ class ClaimIndex:
 
         for sign, claims in ((-1, removed), (1, added)):
             for c in claims:
-                if defining(c.text):  # a definition is its subject's own, however often written
+                if an_entry(c.text):  # however often written, an entry is its owner's
                     count(c.id, c.text, c.entity_ids, sign)
                     continue
                 key = text_key(c.text)
@@ -470,7 +477,7 @@ def built_index(claims: Iterable[Claim], entities: Iterable[Entity], tag: str | 
     claims = list(claims)
     texts: dict[str, dict[str, dict[str, list[Any]]]] = defaultdict(dict)
     for c in claims:
-        if not defining(c.text):
+        if not an_entry(c.text):
             key = text_key(c.text)
             texts[_text_bucket(key)].setdefault(key, {})[c.id] = [c.document_id, c.chunk_id, list(dict.fromkeys(c.entity_ids))]
     repeated = {key: sorted({chunk for _document, chunk, _entities in writing.values()})

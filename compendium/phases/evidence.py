@@ -139,13 +139,11 @@ def rank_evidence(
             # stay on their own subjects' pages (with no claim at all, any passage is all there is).
             continue
         excerpt = _excerpt(source.paragraphs, wanted, EXCERPT_WORDS)
-        if excerpt and furniture:
-            excerpt = _without(excerpt, furniture)
-        if excerpt:
+        for piece in _pieces(excerpt, furniture) if excerpt and furniture else [excerpt] if excerpt else []:
             # One passage is one source; among excerpts, those holding more of the page's claims first.
             rank = (-claims_per_chunk.get(chunk_id, 0), chunk_id)
-            item = _item(excerpt, source, 1, [slug for slug in source.about if slug != own], "excerpt")
-            candidates.append((not defines(excerpt), True, -1, 1, rank, excerpt, len(candidates), item))
+            item = _item(piece, source, 1, [slug for slug in source.about if slug != own], "excerpt")
+            candidates.append((not defines(piece), True, -1, 1, rank, piece, len(candidates), item))
     # A sentence defining the page's subject goes first, whatever its support: it is the lead.
     # Then the definitions of what the page's sections name (a class's methods, a command's
     # options with headings of their own): without them the rest of a section is unanchored.
@@ -285,16 +283,27 @@ def _excerpt(paragraphs: Sequence[_Paragraph], wanted: Sequence[str], words: int
     return _run_from(paragraphs, first, 0, words)
 
 
-def _without(excerpt: str, furniture: Collection[str]) -> str:
-    """The excerpt less its furniture sentences; each sentence left is as its passage writes it."""
-    out = []
+def _pieces(excerpt: str, furniture: Collection[str]) -> list[str]:
+    """The excerpt's runs between its furniture sentences, each a contiguous passage of its
+    chunk (so it can be quoted and checked), in order."""
+    pieces: list[list[str]] = [[]]
     for block in excerpt.split("\n\n"):
-        for sentence in split_sentences(block):
+        sentences = split_sentences(block)
+        if not any(text_key(s) in furniture for s in sentences):
+            pieces[-1].append(block)
+            continue
+        run: list[str] = []
+        for sentence in sentences:
             if text_key(sentence) in furniture:
-                block = " ".join(block.replace(sentence, "", 1).split())
-        if block:
-            out.append(block)
-    return "\n\n".join(out)
+                if run:
+                    pieces[-1].append(" ".join(run))
+                pieces.append([])
+                run = []
+            else:
+                run.append(sentence)
+        if run:
+            pieces[-1].append(" ".join(run))
+    return ["\n\n".join(p) for p in pieces if p]
 
 
 def _run_from(paragraphs: Sequence[_Paragraph], first: int, start: int, words: int) -> str:

@@ -206,8 +206,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         budget = evidence_budget
         allowed = _SlugsBut(live.keys(), plan.slug)
         previous = packs.get(pack_key(plan.slug)) if page is not None and page.status == "active" else None
-        if previous is not None and written_anew(plan.slug):
-            previous = None  # the writer (prompt, model) changed, or the page is provisional
+        if previous is not None and (written_anew(plan.slug) or previous.get("furniture", []) != plan.furniture):
+            # The writer (prompt, model) changed, or the page is provisional; or a sentence of its
+            # passages became furniture or stopped being it, which no kept piece of evidence shows.
+            previous = None
         additions_only = False
         if page is not None and previous is not None:
             evidence = choose_evidence(ranked, budget, _item_tokens, keep={k for k, _c in previous["chosen"]},
@@ -313,7 +315,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
                      status: str = "active") -> None:
         """Store the page now (absorbed: same text; or byte-identical), or hand it to the batches
         for its embedding; its slug joins `tallies` once it is stored."""
-        value = {**pack_value(evidence, ranked), "writer": writer, **({"provisional": True} if provisional else {})}
+        value = {**pack_value(evidence, ranked), "writer": writer, **({"provisional": True} if provisional else {}),
+                 **({"furniture": plan.furniture} if plan.furniture else {})}
         pack = CacheEntry(id=pack_key(plan.slug), namespace=PACK_NAMESPACE, value=value, created_at=time.time())
         if absorbed and page is not None:  # same text: new fingerprint only, no new version
             page.evidence_fingerprint, page.outlinks, page.title = plan.evidence_fingerprint, cleaned.outlinks, plan.title

@@ -23,11 +23,15 @@ STORE = Path(".compendium") / "store.db"
 
 
 def llm_env(server: LLMServer) -> dict[str, str]:
-    """The environment a `compendium` process needs to use the scripted server."""
+    """The environment a `compendium` process needs to use the scripted server. No hedging:
+    these tests hold the report's calls and tokens to the server's counts, and a hedge the
+    loaded machine provokes is a request the server counts and the report cannot (its reply
+    is dropped unread); hedging has tests of its own (tests/engines/test_hedged_calls.py)."""
     return {
         "COMPENDIUM_LLM_BASE_URL": server.base_url,
         "COMPENDIUM_LLM_API_KEY": "test-key",
         "COMPENDIUM_LLM_MODEL": "test-chat",
+        "COMPENDIUM_LLM_HEDGE": "false",
     }
 
 

@@ -129,15 +129,18 @@ def test_word_counts_follow_a_renamed_entity():
 
 def test_a_sentence_written_in_many_documents_is_no_subjects_fact():
     """The manual's furniture ("Mandatory arguments ...", written under every command) counts
-    for no entity; a definition, however often written, stays its subject's."""
+    for no entity; a definition or an entry of a definition list, however often written, stays
+    its subject's."""
     furniture = "Mandatory arguments to long options are mandatory for short options too."
     definition = "`msgfmt`: Generate binary message catalog from textual translation description."
     claims = [Claim(id=f"f{i}", text=furniture, entity_ids=[f"e{i}"], document_id=f"d{i}") for i in range(REPEATED_IN)]
     claims += [Claim(id=f"g{i}", text=definition, entity_ids=["e0"], document_id=f"d{i}") for i in range(REPEATED_IN)]
+    option = "`-h, --help`: display this help and exit"  # every program's own option
+    claims += [Claim(id=f"h{i}", text=option, entity_ids=["e0"], document_id=f"d{i}") for i in range(REPEATED_IN)]
     claims.append(Claim(id="own", text="Lock waits.", entity_ids=["e0"], document_id="d0"))
     index = built_index(claims, [])
-    assert index.furniture(furniture)
-    assert index.ids(entity_set("e0")) == sorted(["own", *(f"g{i}" for i in range(REPEATED_IN))])
+    assert index.furniture(furniture) and not index.furniture(option)
+    assert index.ids(entity_set("e0")) == sorted(["own", *(f"{k}{i}" for k in "gh" for i in range(REPEATED_IN))])
     assert index.facts("e1") == 0
 
     # One document fewer writes it: the sentence is each command's fact again.

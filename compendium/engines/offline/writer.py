@@ -13,6 +13,7 @@ from ..tasks import EvidenceItem, PageRequest
 from .definitions import STRONG, WEAK, defines_heading, is_purpose_line
 from .layout import render_default
 from .sentences import clean_heading, sentences_of, starts_mid_sentence, without_label
+from .standalone import entry_label, points_back
 from .subjects import owner_name, release_notes
 from .summary import NEAR_DUPLICATE, content_tokens
 from .words import BOILERPLATE, FUNCTION_WORDS
@@ -131,7 +132,7 @@ def write_page(request: PageRequest, template: Template) -> str:
                                          not _heads(s), -s.support, s.order))
     if _fits_whole(request.title, lead, aliases, related, ranked, budget):
         # Everything fits with room to spare: no choosing, so no page to render for its cost.
-        chosen = _readable(ranked, lead)
+        chosen = _readable(ranked, lead, pool)
         text = page(chosen)
         if count_tokens(text) <= budget:
             return text
@@ -150,7 +151,7 @@ def write_page(request: PageRequest, template: Template) -> str:
         chosen.append(sentence)
         headings.add(sentence.heading)
         used += cost
-    chosen = _readable(chosen, lead)
+    chosen = _readable(chosen, lead, pool)
     text = page(chosen)
     while chosen and count_tokens(text) > budget:
         chosen.pop()  # the estimate ran low: drop the least supported sentences
@@ -463,8 +464,9 @@ def _choose_lead(
     3.8: ...") leads only when no other sentence can.
     """
     matcher = _matcher(_names(request))
+    names = {n.lower().strip("`*") for n in _names(request)}
     usable = [s for s in pool if _may_lead(s.text) and not _compares_with_subject(s.text, matcher)
-              and not _history(s)]
+              and not _history(s) and not _member_of_another(s, names)]
     # An aside, or a line that only repeats the title ("zoneinfo — IANA time zone support" atop
     # the page so titled), leads only when nothing else can.
     plain = [s for s in usable if not _ASIDE.match(s.text) and not _repeats_title(s, request.title)]
@@ -472,6 +474,21 @@ def _choose_lead(
     if lead is None and len(plain) < len(usable):
         lead, rest = _best_lead(request, pool, usable, matcher)
     return lead, rest
+
+
+def _member_of_another(s: _Sentence, names: set[str]) -> bool:
+    """An entry ("`widgets`: An iterable ...") under a heading naming a code subject that is not
+    this page's (`MultiWidget`): that owner's member, which shares the page's name only. It never
+    says what this page's subject is."""
+    entry = _DEFINITION_OPENING.match(s.text)
+    heading = s.section.strip().strip("`*")
+    if entry is None or not heading or _names_heading(heading.lower(), names):
+        return False
+    term = s.text[1:entry.end()].rstrip(": `").lower()
+    if any(c in term for c in ". "):
+        return False  # a qualified name ("`class views.edit.BaseDeleteView`: ...") names its own scope
+    inner_capital = any(c.isupper() for c in heading[1:]) and not heading.isupper()
+    return heading.lower() != term and " " not in heading and (inner_capital or any(c in heading for c in "_.:("))
 
 
 def _repeats_title(s: _Sentence, title: str) -> bool:
@@ -577,19 +594,43 @@ def _compares_with_subject(text: str, matcher: _NameMatcher) -> bool:
 def _may_lead(text: str) -> bool:
     """Neither leaning on the sentence before nor full of code marks (cached: a sentence is in
     the pool of every page it is evidence for)."""
-    return not _leans_back(text) and len(_CODE_MARKS.findall(text)) < 4
+    return not _leans_back(text) and not points_back(text, subjectless=False) and len(_CODE_MARKS.findall(text)) < 4
 
 
 def _leans_back(text: str) -> bool:
     """Whether the sentence points at one before it: a connective or pronoun opening it, or a
     pronoun among its first words other than an "it" that points at nothing. A definition's
     "This ..." after its term ("`BuildError`: This error may be raised ...") points at the term."""
-    if _DEFINITION_OPENING.match(text):
+    if _DEFINITION_OPENING.match(text) or entry_label(text):
         return False
     if _ANAPHORA.match(text):
         return True
     pointing = _POINTS_BACK.match(text)
     if pointing is None:
+        return False
+    return pointing["word"].lower() != "it" or _EMPTY_IT.match(text, pointing.start("word")) is None
+
+
+# "This class ...", "These flags ...": an entry's text naming the kind of thing it describes.
+_OWN_KIND = re.compile(
+    r"^(?:This|These)\s+(?:class|classes|method|function|module|package|option|options|flag|flags|setting|"
+    r"settings|command|field|attribute|property|event|hook|directive|role|builder|extension|variable|"
+    r"interface|type|macro|program|service|view|widget|exception|error|decorator|filter|tag|value)\b(?!\s+(?:is|was)\s+(?:also|why))"
+)
+
+
+def _needs_before(text: str) -> bool:
+    """Whether a sentence reads only after the one before it in its passage: _leans_back's
+    signs, less a possessive among its first words ("`x` reads its settings ...": its own
+    subject's), and standalone.points_back's."""
+    if points_back(text):
+        return True
+    if _DEFINITION_OPENING.match(text) or entry_label(text) or _OWN_KIND.match(text):
+        return False
+    if _ANAPHORA.match(text):
+        return True
+    pointing = _POINTS_BACK.match(text)
+    if pointing is None or pointing["word"].lower() in ("its", "their"):
         return False
     return pointing["word"].lower() != "it" or _EMPTY_IT.match(text, pointing.start("word")) is None
 
@@ -603,14 +644,21 @@ def _lead(s: _Sentence) -> dict:
     return {"text": s.text, "ref": s.ref, "order": s.order, "chunk_id": s.chunk_id}
 
 
-def _readable(chosen: list[_Sentence], lead: dict | None) -> list[_Sentence]:
-    """Without sentences that lean on a sentence the page does not show ("It also ...")."""
+def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence]) -> list[_Sentence]:
+    """Without sentences that lean on a sentence the page does not show ("It also ...", "The
+    price of this flexibility is ...", "Defaults to the configured upstream.")."""
     shown = {s.order for s in chosen}
+    placed = list(chosen)
     if lead is not None and lead.get("order") is not None:
         shown.add(lead["order"])
+        placed += [p for p in pool[lead["order"]:lead["order"] + 1] if p.order == lead["order"]]
+    # A sentence given alone (a claim) has no previous of its own: the one ending where it
+    # starts in its chunk is (positions are in the chunk's single-spaced words).
+    ending = {(p.chunk_id, p.at + len(" ".join(p.text.split())) + 1): p.order for p in placed if p.at >= 0}
     kept = []
     for s in sorted(chosen, key=lambda s: s.order):
-        if _ANAPHORA.match(s.text) and s.previous not in shown:
+        before = s.previous if s.previous >= 0 else ending.get((s.chunk_id, s.at), -1)
+        if _needs_before(s.text) and before not in shown:
             shown.discard(s.order)
             continue
         kept.append(s)
