@@ -77,3 +77,15 @@ def test_a_code_block_no_evidence_holds_is_dropped_and_one_it_holds_stays():
     kept = supported_text(page, evidence)
     assert "SELECT datname," in kept  # the evidence holds it, line breaks aside
     assert "maintenance operation triggered" not in kept and "```markdown" not in kept  # the model's own prose
+
+
+def test_a_paragraph_the_page_already_said_is_said_once():
+    evidence = {"1": "The depot keeps crates until a truck collects them.", "2": "Crates are weighed at the gate."}
+    page = ("# Depot\n\nThe depot keeps crates until a truck collects them.[^1]\n\n"
+            "Crates are weighed at the gate.[^2]\n\nThe depot keeps crates until a truck collects them.[^1]\n")
+    kept = supported_text(page, evidence)
+    assert kept.count("The depot keeps crates") == 1 and "Crates are weighed at the gate.[^2]" in kept
+    # Only a whole repeated paragraph goes: a sentence said again inside another paragraph stays.
+    mixed = page.replace("Crates are weighed at the gate.[^2]",
+                         "Crates are weighed at the gate.[^2] The depot keeps crates until a truck collects them.[^1]")
+    assert supported_text(mixed, evidence).count("The depot keeps crates") == 2
