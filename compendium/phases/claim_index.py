@@ -38,6 +38,7 @@ from typing import Any
 import xxhash
 
 from ..engines.offline.definitions import is_purpose_line
+from ..engines.offline.standalone import ABOUT_ITSELF
 from ..engines.offline.subjects import is_member
 from ..engines.offline.whole_words import has_word, inside_sentence
 from ..storage.base import Store
@@ -70,7 +71,10 @@ def defining_set(entity_id: str) -> str:
 def defining(text: str) -> bool:
     """A claim shaped as the definition of a subject of its own: a purpose line, or a
     definition block's "`term`: ..." whose term is no member (an option's, a placeholder's or
-    a method's definition is a fact of its owner's page, not what the owner is)."""
+    a method's definition is a fact of its owner's page, not what the owner is); or a document
+    saying what it is ("This document provides an introduction to ..."), its subject's."""
+    if ABOUT_ITSELF.match(text):
+        return True
     if not is_purpose_line(text):
         return False
     term = _DEFINED.match(text)
@@ -83,8 +87,10 @@ _DEFINED = re.compile(r"`([^`\n]{1,120})`:\s")
 def an_entry(text: str) -> bool:
     """A definition, or an entry of a definition list ("`-o, --output-file=FILE`: write output
     to specified file"): its owner's fact however many owners write it (the options programs
-    share, a method every interface declares), so never furniture."""
-    return defining(text) or _DEFINED.match(text) is not None
+    share, a method every interface declares), so never furniture. A page's "This document
+    ..." is no entry: written in every document, it is a footer ("This document was generated
+    by ...")."""
+    return (defining(text) and not ABOUT_ITSELF.match(text)) or _DEFINED.match(text) is not None
 
 
 @lru_cache(maxsize=65536)
@@ -487,7 +493,7 @@ def built_index(claims: Iterable[Claim], entities: Iterable[Entity], tag: str | 
     defined: dict[str, list[str]] = defaultdict(list)
     for c in claims:
         defines = defining(c.text)
-        if not defines and repeated and text_key(c.text) in repeated:
+        if repeated and not an_entry(c.text) and text_key(c.text) in repeated:
             continue  # furniture: in no entity's set
         for eid in dict.fromkeys(c.entity_ids):
             by_entity[eid].append(c.id)

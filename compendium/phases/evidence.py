@@ -77,14 +77,16 @@ def build_evidence(
 
 def rank_evidence(
     statements: Sequence[Statement], sources: dict[str, Source], names: Sequence[str], *, own: str = "",
-    furniture: Collection[str] = (),
+    furniture: Collection[str] = (), description: str = "",
 ) -> list[EvidenceItem]:
     """Every piece of evidence a page could be written from, best first (unnumbered).
 
     `own` is the page's slug: an item's `about` never names the page itself. The statements
     and sources are left as they are, so the pages they are offered to can share them.
     `furniture`: text keys of sentences the manual writes in so many documents that they are
-    no subject's fact (see claim_index.REPEATED_IN); excerpts leave them out.
+    no subject's fact (see claim_index.REPEATED_IN); excerpts leave them out. `description`:
+    the subject's authored definition as MAP found it; the statement saying it ranks as one
+    defining the subject ("This document provides ..." defines no name, yet is the definition).
     """
     merged: dict[str, Statement] = {}
     for s in statements:
@@ -102,7 +104,11 @@ def rank_evidence(
                 known.kind,
             )
 
-    defines = Definer(names).defines
+    definer = Definer(names).defines
+    described = " ".join(description.split())
+
+    def defines(text: str) -> bool:
+        return definer(text) or (bool(described) and " ".join(text.split()) == described)
     claims_per_chunk: dict[str, int] = {}
     claimed: set[str] = set()  # chunks holding a claim about the page's subject
     candidates: list[tuple[bool, bool, int, int, tuple[int, str], str, int, EvidenceItem]] = []

@@ -727,7 +727,7 @@ def candidates(
             ids = statement.chunk_ids
             ids[:] = [c for c in ids if c in quoting] + [c for c in ids if c not in quoting]
     return rank_evidence(statements, sources, [plan.title, *plan.aliases], own=plan.slug,
-                         furniture=frozenset(plan.furniture))
+                         furniture=frozenset(plan.furniture), description=plan.description)
 
 
 @lru_cache(maxsize=65536)

@@ -32,6 +32,7 @@ from .names import (
 from .phrases import Mention, definition_of, key_phrases, word_tokens
 from .relations import Typed, describe_between, relation_type
 from .sentences import Sentence, clean_heading, sentences_of, starts_mid_sentence
+from .standalone import ABOUT_ITSELF
 from .subjects import (
     is_member,
     is_type,
@@ -687,8 +688,9 @@ _LEANS = re.compile(r"^(?:It|Its|This|These|That|Those|They|Otherwise|However|Bu
 
 
 def sentence_leans(sentence: Sentence) -> bool:
-    """A sentence that leans on the one before ("It ...", "Otherwise ..."): no description alone."""
-    return bool(_LEANS.match(sentence.text))
+    """A sentence that leans on the one before ("It ...", "Otherwise ..."): no description alone.
+    "This document ..." says what its document is."""
+    return bool(_LEANS.match(sentence.text)) and not ABOUT_ITSELF.match(sentence.text)
 
 
 # A term of plain words ("list", "erase", "merge backend"): described by what it does, it is a

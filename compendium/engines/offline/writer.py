@@ -13,7 +13,7 @@ from ..tasks import EvidenceItem, PageRequest
 from .definitions import STRONG, WEAK, defines_heading, is_purpose_line
 from .layout import render_default
 from .sentences import clean_heading, sentences_of, starts_mid_sentence, without_label
-from .standalone import entry_label, points_back
+from .standalone import ABOUT_ITSELF, entry_label, points_back
 from .subjects import owner_name, release_notes
 from .summary import NEAR_DUPLICATE, content_tokens
 from .words import BOILERPLATE, FUNCTION_WORDS
@@ -601,7 +601,7 @@ def _leans_back(text: str) -> bool:
     """Whether the sentence points at one before it: a connective or pronoun opening it, or a
     pronoun among its first words other than an "it" that points at nothing. A definition's
     "This ..." after its term ("`BuildError`: This error may be raised ...") points at the term."""
-    if _DEFINITION_OPENING.match(text) or entry_label(text):
+    if _DEFINITION_OPENING.match(text) or entry_label(text) or ABOUT_ITSELF.match(text):
         return False
     if _ANAPHORA.match(text):
         return True
@@ -625,7 +625,7 @@ def _needs_before(text: str) -> bool:
     subject's), and standalone.points_back's."""
     if points_back(text):
         return True
-    if _DEFINITION_OPENING.match(text) or entry_label(text) or _OWN_KIND.match(text):
+    if _DEFINITION_OPENING.match(text) or entry_label(text) or _OWN_KIND.match(text) or ABOUT_ITSELF.match(text):
         return False
     if _ANAPHORA.match(text):
         return True
