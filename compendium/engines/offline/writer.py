@@ -656,9 +656,14 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence])
     # starts in its chunk is (positions are in the chunk's single-spaced words).
     ending = {(p.chunk_id, p.at + len(" ".join(p.text.split())) + 1): p.order for p in placed if p.at >= 0}
     kept = []
+    in_entry: set[int] = set()  # sentences after an entry's label ("`--keep`: Keeps ... It also ...")
     for s in sorted(chosen, key=lambda s: s.order):
         before = s.previous if s.previous >= 0 else ending.get((s.chunk_id, s.at), -1)
-        if _needs_before(s.text) and before not in shown:
+        if before >= 0 and (before in in_entry or (before < len(pool) and entry_label(pool[before].text))):
+            in_entry.add(s.order)
+        # Past its first sentence, an entry's text is about the entry's term, which only the
+        # first sentence names: without it, "Stash only the changes ..." says of what?
+        if (_needs_before(s.text) or s.order in in_entry) and before not in shown:
             shown.discard(s.order)
             continue
         kept.append(s)
