@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from ..errors import LabelError, ReplyError
 from ..fingerprint import text_hash
 from ..spacing import single_spaced
-from ..support import check_text
+from ..support import check_text, split_sentences
 from ..templates.render import prompt_source, render, renders_here
 from ..templates.schema import Template
 from .openai_client import EMPTY_REPLY, JsonCheck, OpenAIClient, strict_schema
@@ -83,7 +83,7 @@ def fence_key(*texts: str) -> str:
 
 
 # Tags a document could write to look like our fences; made harmless inside fenced text.
-_TAG = re.compile(r"<(/?)(chunk|evidence|page|data)\b", re.IGNORECASE)
+_TAG = re.compile(r"<(/?)(chunks?|evidence|page|data)\b", re.IGNORECASE)
 _FORGED_HEADER = re.compile(r"^(\s*#+[ \t]*)\[([^\]\n]{1,12})\]", re.MULTILINE)  # "### [c2] ..."
 
 
@@ -100,11 +100,16 @@ def chunk_header(chunk: ChunkInput) -> str:
     A part equal to the one before it is said once: a document's first heading is usually
     its title, and repeating it costs tokens in every chunk of every batch.
     """
-    parts: list[str] = []
-    for part in (chunk.document_title, *chunk.heading_path):
-        if part and part.strip() and (not parts or part.strip().casefold() != parts[-1].strip().casefold()):
-            parts.append(part)
-    return SEPARATOR.join(parts) or "(untitled)"
+    return source_path(chunk.document_title, *chunk.heading_path) or "(untitled)"
+
+
+def source_path(*parts: str) -> str:
+    """`Document › Heading › Path`, a part equal to the one before it said once."""
+    kept: list[str] = []
+    for part in parts:
+        if part and part.strip() and (not kept or part.strip().casefold() != kept[-1].strip().casefold()):
+            kept.append(part)
+    return SEPARATOR.join(kept)
 
 
 class LLMEngine:
@@ -354,9 +359,10 @@ class LLMEngine:
         return {q.label: bool(said.get(q.label, False)) for q in questions}
 
     async def name_topic(self, request: TopicRequest, template: Template) -> TopicReply:
-        prompt = self._render(
-            "", "topic", "topic", members=request.members, claims=[single_spaced(c) for c in request.claims]
-        )
+        # A fact a member's description already states is not listed again.
+        described = " ".join(_flat(m.description or "") for m in request.members)
+        claims = [c for c in (single_spaced(c) for c in request.claims) if _flat(c) not in described]
+        prompt = self._render("", "topic", "topic", members=request.members, claims=claims)
         reply: TopicReply = await self._ask_json(template, self._judge_system(), prompt, TopicReply, "topic")
         return reply
 
@@ -364,7 +370,7 @@ class LLMEngine:
 
     def page_prompt(self, request: PageRequest, template: Template) -> tuple[str, str]:
         system = self._render(template.refine.system, "page_system", f"{template.name}: refine.system")
-        evidence = [_evidence_line(e) for e in sent_evidence(request)]
+        evidence = said_once([_evidence_line(e) for e in sent_evidence(request)])
         existing = as_data(request.existing_markdown.strip()).replace("[ ^", "[^")  # its own citations stay
         key = fence_key(*(e["text"] for e in evidence), existing)
         prompt = self._render(
@@ -434,7 +440,7 @@ class LLMEngine:
                 "kind": request.kind,
                 "description": single_spaced(request.description),
                 "sections": list(dict.fromkeys(_SECTION.findall(request.existing_markdown))),
-                "evidence": [_evidence_line(e) for e in evidence],
+                "evidence": said_once([_evidence_line(e) for e in evidence]),
                 "links": [{"slug": link.slug, "title": link.title} for link in request.links if link.slug in named],
             })
         key = fence_key(*(e["text"] for p in pages for e in p["evidence"]))
@@ -503,13 +509,34 @@ def _updates_sources(template: Template) -> tuple[str, str]:
 
 
 def _evidence_line(e: EvidenceItem) -> dict[str, Any]:
-    source = SEPARATOR.join([p for p in (e.document, *e.heading_path) if p]) or e.chunk_id
+    # A document's first heading is usually its title: said once, as in a MAP chunk's header.
+    source = source_path(e.document, *e.heading_path) or e.chunk_id
     return {
         "ref": e.ref,
         "source": as_data(single_spaced(source)).replace("(", "[").replace(")", "]"),
         "text": as_data(single_spaced(e.text)),
         "chunk_id": e.chunk_id,
     }
+
+
+MIN_REPEAT_CHARS = 20  # a shorter sentence ("Requires a restart.") may be said again
+
+
+def said_once(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Evidence lines as a page prompt carries them: a line all of whose sentences earlier lines
+    already gave is left out (a page's pack holds a fact both as a claim and as its chunk's
+    excerpt, measured on the sample corpus: one REFINE prompt token in twenty-three). A line
+    that still says something new is sent whole: cut down to its new sentences, an excerpt's
+    context would stand alone as a fact of the page. The model cites the line that says a
+    fact; its reply is still checked against every item it was sent."""
+    said: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for line in lines:
+        keys = [_flat(p) for p in split_sentences(line["text"]) if p.strip()]
+        if not keys or any(len(k) < MIN_REPEAT_CHARS or k not in said for k in keys):
+            out.append(line)
+        said.update(keys)
+    return out
 
 
 def evidence_texts(evidence: Sequence[EvidenceItem]) -> dict[str, str]:

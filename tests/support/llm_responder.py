@@ -20,7 +20,7 @@ def count_tokens(text: str) -> int:
 
     return int(shared(text))
 
-FENCE_LINE = re.compile(r"^</?chunk \S+ \S+>$", re.MULTILINE)
+FENCE_LINE = re.compile(r"^</?chunks? \S+(?: \S+)?>$", re.MULTILINE)
 CHUNK_HEADER = re.compile(r"^### \[(?P<label>[^\]]+)\] ?(?P<title>.*)$", re.MULTILINE)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _NAME_WORD = r"[A-Z][\w'&-]*"
