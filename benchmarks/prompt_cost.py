@@ -6,7 +6,7 @@ default `wiki` template; every chat request it receives is kept and split line b
 - variable: the data of the call (a MAP chunk's heading path and text; a page's subject,
   evidence, links and existing text; the pairs, descriptions, members and questions of a
   judgment);
-- framing: what is said once per item of data (fence tags, `[^n] (source)` prefixes);
+- framing: what is said once per item of data (fence tags, `[^n]` markers, source labels);
 - fixed: the rest (system message, instructions, type lists, field lists, example).
 
 Repeated text is what a prompt says twice: a data line or sentence already given earlier
@@ -39,7 +39,8 @@ PHASES = {"extraction": "map", "pairs": "reduce", "description": "reduce", "matc
           "topic": "plan", None: "refine", "page_additions": "refine"}
 _FENCE = re.compile(r"^</?(chunks?|evidence|page)\b[^>]*>$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
-_EVIDENCE = re.compile(r"^(\[\^\d+\] \(([^)]*)\) )(.*)$")
+_EVIDENCE = re.compile(r"^(\[\^\d+\] \(([^)]*)\) )(.*)$")  # an item with its source on its line
+_ITEM = re.compile(r"^(\[\^\d+\] )()(.*)$")  # an item under a "Source: ..." line
 
 
 def tokens(text: str) -> int:
@@ -87,12 +88,15 @@ def split_prompt(schema: str | None, system: str, prompt: str) -> dict[str, int]
                 parts["fixed"].append(line)
             continue
         if schema in (None, "page_additions"):
-            evidence = _EVIDENCE.match(stripped)
+            if stripped.startswith("Source: "):
+                parts["framing"].append(line)
+                continue
+            evidence = _EVIDENCE.match(stripped) or _ITEM.match(stripped)
             if evidence:
                 parts["framing"].append(evidence.group(1))
                 data(evidence.group(3))
-                if evidence.group(2) == last_source:
-                    repeated_sources.append(evidence.group(1))
+                if evidence.group(2) and evidence.group(2) == last_source:
+                    repeated_sources.append(f"({evidence.group(2)})")
                 last_source = evidence.group(2)
                 continue
             if stripped.startswith("Pages you may link"):

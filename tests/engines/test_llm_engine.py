@@ -138,7 +138,8 @@ async def test_write_page_prompt_and_reply_cite_the_evidence(engine, llm_server)
     )
     markdown = await engine.write_page(request, TEMPLATE)
     prompt = llm_server.requests[0].prompt
-    assert "[^1] (Tech notes › Companies) IBM is a technology company based in Armonk." in prompt
+    assert "Source: Tech notes › Companies\n[^1] IBM is a technology company based in Armonk." in prompt
+    assert "Source: Tech notes › People\n[^2] Arvind Krishna leads IBM since 2020." in prompt
     assert "[[arvind-krishna]] Arvind Krishna" in prompt
     assert "merge the new evidence into this page" in prompt.lower()
     assert "IBM is old. [^9]" in prompt

@@ -249,7 +249,7 @@ def name_topic(prompt: str) -> dict[str, Any]:
 
 # ---- pages ---------------------------------------------------------------------------------
 
-EVIDENCE_LINE = re.compile(r"^\[\^(?P<ref>\d+)\] \((?P<source>[^)]*)\) (?P<text>.+)$", re.MULTILINE)
+EVIDENCE_LINE = re.compile(r"^\[\^(?P<ref>\d+)\] (?P<text>.+)$", re.MULTILINE)  # under a "Source: ..." line
 LINK_LINE = re.compile(r"^\[\[(?P<slug>[^\]|]+)\]\] ", re.MULTILINE)
 
 
