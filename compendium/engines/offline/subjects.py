@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .words import FUNCTION_WORDS
+from .words import FUNCTION_WORDS, WEAK_MODIFIERS
 
 # A command-line option, alone or with its value or its other spellings ("-a, --all",
 # "--[no-]squash", "--format=<format>", "+x").
@@ -190,6 +190,6 @@ def never_subject(name: str) -> bool:
     if len(words) > 1 and len(words[-1]) == 1 and words[-1].islower():
         return True  # a fragment ending in a letter: "just m"
     if len(words) == 1 and not any(c.isupper() for c in text[1:]) and "_" not in text and "`" not in name:
-        if _ADJECTIVE_END.search(text):
-            return True
+        if _ADJECTIVE_END.search(text) or text.lower() in WEAK_MODIFIERS:
+            return True  # "configurable"; "Following is a basic example ...": a qualifier alone
     return False
