@@ -44,7 +44,10 @@ Connective lead: a lead of any page, topics included, after the term a definitio
 That, Those, It, Its, They, Such, Thus, Therefore, Hence, Moreover, Furthermore, In addition,
 Otherwise, Instead, But, And, So, Then; or with this, these, those, it, its, they, them or
 their among its first four words ("If this option is given", "Together they allow"), except
-an "it" that stands for nothing ("Often, it is necessary to ...").
+an "it" that stands for nothing ("Often, it is necessary to ..."), and a text saying what it is
+itself ("This document provides ...", "This guide contains ...": nothing before it is pointed
+at; added 2026-12-07 when such leads became the engine's, with the plain label "flag: This
+flag ..." beside the code-marked one).
 
 Repeated sentence: after dropping citations and list markers and folding case and spaces, two
 sentences of one page are equal, or one of at least four words is contained in another.
@@ -215,9 +218,16 @@ def _opens_passage_about(chunk: Any, title: str, heads: set[str], names: list[st
 _DEFINED = re.compile(r"^(?:`[^`\n]{1,80}`|[^\s:`][^:\n]{0,60}?)(?::| [–—-]) (?=\S)")
 
 
+_PLAIN_LABEL = re.compile(r"^[\w$@<\[][\w.$@<>\[\]|/=-]*(?:\s[\w.$@<>\[\]|/=-]+){0,4}:\s")
+_ITSELF = re.compile(r"^(?:This|The\s+present)\s+(?:document|page|guide|tutorial|chapter|manual|article|howto|"
+                     r"how-to|appendix|book|reference)\b(?!\s+(?:was|were|has\s+been|had)\b)")
+
+
 def leans_back(lead: str) -> bool:
     """A connective lead (see the module docstring)."""
-    if _DEFINED.match(lead):  # "`color.ui`: This variable ...": the term just named is what "This" is
+    if _DEFINED.match(lead) or _PLAIN_LABEL.match(lead):  # "`color.ui`: This variable ...": the term named
+        return False
+    if _ITSELF.match(lead):  # "This document provides ...": the text says what it is
         return False
     if CONNECTIVES.match(lead):
         return True
