@@ -103,6 +103,17 @@ def chunk_header(chunk: ChunkInput) -> str:
     return source_path(chunk.document_title, *chunk.heading_path) or "(untitled)"
 
 
+def chunk_body(chunk: ChunkInput) -> str:
+    """A chunk's text as a MAP prompt gives it: without a first line that only repeats the
+    heading its header ends with (every chunk of the sample corpus opens with its heading)."""
+    text = chunk.text.strip()
+    first, newline, rest = text.partition("\n")
+    heading = (chunk.heading_path or [chunk.document_title])[-1]
+    if newline and rest.strip() and heading and _flat(first.lstrip("#").strip()) == _flat(heading):
+        return rest.strip()
+    return text
+
+
 def source_path(*parts: str) -> str:
     """`Document › Heading › Path`, a part equal to the one before it said once."""
     kept: list[str] = []
@@ -167,7 +178,7 @@ class LLMEngine:
     def map_prompt(self, batch: ExtractionBatch, template: Template) -> tuple[str, str]:
         """(system, prompt) for one batch; separate so prompt size can be measured."""
         system = self._render(template.map.system, "map_system", f"{template.name}: map.system")
-        chunks = [{"label": c.label, "header": as_data(chunk_header(c)), "text": as_data(c.text.strip())}
+        chunks = [{"label": c.label, "header": as_data(chunk_header(c)), "text": as_data(chunk_body(c))}
                   for c in batch.chunks]
         key = fence_key(*(f"{c['header']}\n{c['text']}" for c in chunks))
         prompt = self._render(

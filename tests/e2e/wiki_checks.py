@@ -111,13 +111,16 @@ def client_cache_key(request: ChatRequest) -> str:
 
 
 def extraction_chunk_texts(request: ChatRequest) -> list[str]:
-    """The whitespace-normalised text of every chunk an extraction request asks about."""
+    """The whitespace-normalised text of every chunk an extraction request asks about. Every
+    chunk of the sample corpus opens with the heading its header ends with, which the prompt
+    gives once, in the header: it is put back."""
     prompt = request.prompt
     found = list(CHUNK_HEADER.finditer(prompt))
     texts = []
     for i, m in enumerate(found):
         end = found[i + 1].start() if i + 1 < len(found) else len(prompt)
-        texts.append(flat(FENCE_LINE.sub("", prompt[m.end() : end])))
+        heading = m["title"].split(" › ")[-1]
+        texts.append(flat(f"{heading}\n{FENCE_LINE.sub('', prompt[m.end() : end])}"))
     return texts
 
 
