@@ -198,6 +198,7 @@ class Added:
     refused: list[tuple[Path, str]] = field(default_factory=list)
     empty: list[Path] = field(default_factory=list)
     other_types: int = 0
+    links: int = 0  # symbolic links met in a folder, left out (the file they name is added where it lies)
 
 
 def add_documents(workspace: Path, paths: list[Path], report: Added | None = None) -> list[Path]:
@@ -244,7 +245,10 @@ def _add_folder(workspace: Path, folder: Path, added: Added) -> None:
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and (here / d).resolve() != root)
         for name in sorted(files):
             source = here / name
-            if name.startswith(".") or source.is_symlink():
+            if name.startswith("."):
+                continue
+            if source.is_symlink():
+                added.links += 1
                 continue
             if source.suffix.lower() not in SUPPORTED_EXTENSIONS:
                 added.other_types += 1

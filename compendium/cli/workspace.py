@@ -44,6 +44,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     for source, why in added.refused:
         print(f"refused {source}: {why}", file=sys.stderr)
     others = f"; {added.other_types} file(s) of other types left out" if added.other_types else ""
+    others += f"; {added.links} symbolic link(s) left out" if added.links else ""
     print(f"Added {len(added.copied)} document(s) to {settings.workspace / 'documents'}{others}")
     if added.refused:
         print(f"error: {len(added.refused)} file(s) refused; the others were added", file=sys.stderr)

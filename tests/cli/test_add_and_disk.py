@@ -36,12 +36,14 @@ def test_add_of_a_folder_copies_every_acceptable_file_and_names_each_refused_one
     (src / "back\\slash..\\..\\x.md").write_text("# Escape\n")  # a name no documents folder holds
     (src / "report.md").write_bytes(PDF)  # PDF bytes under a Markdown name
     (src / "picture.png").write_bytes(b"\x89PNG\r\n")  # another type: left out, not refused
+    (src / "sub" / "again.md").symlink_to(src / "note1.md")  # a link: left out, and said so
     code, out, err = run(capsys, "-w", str(workspace), "add", str(src))
     copied = sorted(p.relative_to(workspace / "documents").as_posix()
                     for p in (workspace / "documents").rglob("*") if p.is_file())
     assert copied == sorted([f"notes/note{n}.md" for n in range(10)] + ["notes/sub/deep.txt"])
     assert code == 2
     assert "Added 11 document(s)" in out and "1 file(s) of other types left out" in out
+    assert "1 symbolic link(s) left out" in out
     assert "back\\slash..\\..\\x.md" in err and "is not a document path" in err
     assert "report.md: its content is not a .md" not in err and "report.md: its content is a PDF" in err
     assert "2 file(s) refused; the others were added" in err
