@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from ..errors import LabelError, ReplyError
 from ..fingerprint import text_hash
 from ..spacing import single_spaced
-from ..support import check_text, split_sentences
+from ..support import SUPPORT_THRESHOLD, check_text, content_words, overlap, split_sentences
 from ..templates.render import prompt_source, render, renders_here
 from ..templates.schema import Template
 from .openai_client import EMPTY_REPLY, JsonCheck, OpenAIClient, strict_schema
@@ -287,6 +287,7 @@ class LLMEngine:
             # Items are placed first: a missing or forged label is read from the item's own
             # text where that text is found in exactly one chunk of the batch.
             place_items(reply, batch)
+            drop_unheld(reply, batch)
             written = labels_of(reply)
             if not written and wordy and not refused:
                 # Nothing at all from chunks of prose: asked again once (the client sends that
@@ -693,6 +694,42 @@ def place_items(reply: ExtractionReply, batch: ExtractionBatch) -> int:
         if home is not None:
             item.chunk, moved = home, moved + 1
     return moved
+
+
+NAME_HELD = 0.5  # of a name's content words its chunk must hold
+
+
+def drop_unheld(reply: ExtractionReply, batch: ExtractionBatch) -> int:
+    """Take out the claims their chunk does not say (support.overlap under SUPPORT_THRESHOLD,
+    REFINE's own check of a sentence against its evidence) and the names their chunk does not
+    hold; returns how many went. A 1.5B model wrote "The Write-Ahead Log uses Raft, a consensus
+    algorithm, to elect a leader." for a chunk on full-page writes, after the prompt's example:
+    stored as a claim, it was the evidence that later supported the same sentence on a page."""
+    words = {label_key(c.label): content_words(c.text) for c in batch.chunks}
+
+    def held(label: str | None, text: str, share: float) -> bool:
+        found = words.get(label_key(label or ""))
+        said = content_words(text)
+        return found is None or not said or overlap(said, found) >= share  # unplaced: label_problem judges
+
+    gone: dict[str, int] = reply._unheld
+
+    def keep(items: list[Any], *texts: tuple[str, float]) -> list[Any]:
+        kept = []
+        for item in items:
+            if all(held(item.chunk, getattr(item, field), share) for field, share in texts):
+                kept.append(item)
+            else:
+                label = label_key(item.chunk or "") or item.chunk
+                gone[label] = gone.get(label, 0) + 1
+        return kept
+
+    before = sum(gone.values())
+    reply.claims = keep(reply.claims, ("text", SUPPORT_THRESHOLD))
+    reply.entities = keep(reply.entities, ("name", NAME_HELD))
+    reply.concepts = keep(reply.concepts, ("term", NAME_HELD))
+    reply.relations = keep(reply.relations, ("source", NAME_HELD), ("target", NAME_HELD))
+    return sum(gone.values()) - before
 
 
 def _drop_copied(reply: ExtractionReply, copied: set[str]) -> None:

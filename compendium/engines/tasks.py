@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 
 class Reply(BaseModel):
@@ -100,6 +100,9 @@ class ExtractionReply(Reply):
     claims: list[ClaimItem] = Field(default_factory=list, json_schema_extra=bound(items=ITEMS_PER_CHUNK["claims"]))
     relations: list[RelationItem] = Field(default_factory=list, json_schema_extra=bound(items=ITEMS_PER_CHUNK["relations"]))
     topics: list[TopicItem] = Field(default_factory=list, json_schema_extra=bound(items=ITEMS_PER_CHUNK["topics"]))
+    # Items the engine took out because their chunk does not hold them, by chunk label (MAP
+    # counts them as dropped; see llm.drop_unheld). Not part of the reply's schema.
+    _unheld: dict[str, int] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod

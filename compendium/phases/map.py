@@ -177,9 +177,11 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             ctx.warn(f"map: a batch of {len(batch)} chunks failed: {exc}")
             return
         per_chunk, counts = split_reply(reply, labels, batch_template)
+        unheld = {labels[k]: n for k, n in reply._unheld.items() if k in labels}  # the engine took them out
         records = []
         for chunk in batch:
             items = per_chunk[chunk.id]
+            items.dropped += unheld.get(chunk.id, 0)
             records.append(
                 Extract(
                     id=chunk.id,
@@ -201,8 +203,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         held.clear()
         if made is not None:
             made.extend(records)
-        totals.items += counts.items
-        totals.dropped += counts.dropped - counts.capped
+        totals.items += counts.items + sum(unheld.values())
+        totals.dropped += counts.dropped - counts.capped + sum(unheld.values())
         totals.capped += counts.capped
         totals.unknown_labels += counts.unknown_labels
         totals.retyped += counts.retyped

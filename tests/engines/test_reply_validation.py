@@ -160,7 +160,8 @@ def _unplaceable(request) -> str:  # type: ignore[no-untyped-def]
 
 
 async def test_a_map_reply_naming_no_chunk_is_repaired_with_the_valid_labels(engine, llm_server, store):
-    replies = iter([_unplaceable, lambda request: _unplaceable(request).replace('"x9"', '"c1"')])
+    replies = iter([_unplaceable, lambda request: _unplaceable(request).replace('"x9"', '"c1"')
+                    .replace("Somebody Else", "Ada Lovelace").replace("Nobody", "Charles Babbage")])
     llm_server.responder = lambda request: next(replies)(request)
     reply = await engine.extract(BATCH, TEMPLATE)
     assert {item.chunk for item in reply.entities} == {"c1"}
@@ -222,3 +223,21 @@ async def test_a_page_that_stays_mostly_unsupported_publishes_its_supported_sent
     assert markdown == ("Ada Lovelace published notes on the Analytical Engine in 1843.[^1] "
                         "Ada Lovelace worked with Charles Babbage.[^2] "
                         "Charles Babbage designed the Difference Engine in London.[^3]")
+
+
+async def test_a_map_reply_keeps_only_claims_and_names_its_chunk_holds(engine, llm_server, store):
+    """A small model copies the prompt's example into its reply under a real chunk's label:
+    a claim its chunk does not say, a name its chunk does not hold. Neither is kept."""
+    def reply(request) -> str:  # type: ignore[no-untyped-def]
+        return json.dumps({
+            "entities": [{"chunk": "c1", "name": "Ada Lovelace", "type": "person", "description": "", "aliases": []},
+                         {"chunk": "c1", "name": "elect a leader", "type": "concept", "description": "", "aliases": []}],
+            "concepts": [], "relations": [], "topics": [],
+            "claims": [{"chunk": "c1", "text": "Ada Lovelace worked with Charles Babbage on the Analytical Engine.",
+                        "entities": ["Ada Lovelace"]},
+                       {"chunk": "c2", "text": "The Harvard Mark I uses Raft, a consensus algorithm, to elect a leader.",
+                        "entities": ["Harvard Mark I"]}]})
+    llm_server.responder = reply
+    got = await engine.extract(BATCH, TEMPLATE)
+    assert [e.name for e in got.entities] == ["Ada Lovelace"]
+    assert [c.text for c in got.claims] == ["Ada Lovelace worked with Charles Babbage on the Analytical Engine."]
