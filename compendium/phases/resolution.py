@@ -471,6 +471,15 @@ def _initials(name: str) -> str:
     return "".join(w[0] for w in _NAME_WORD.findall(name.lower()) if w not in _FILLER)
 
 
+def _one_common_word(names: list[str]) -> bool:
+    """Every name is one plain word, not an acronym or code ("table", "Tuples")."""
+    return bool(names) and all(n.strip().isalpha() and not n.strip().isupper() for n in names)
+
+
+def _compounds(names: list[str]) -> bool:
+    return bool(names) and all(len(n.split()) >= 2 for n in names)
+
+
 def names_meet(a: Evidence, b: Evidence) -> bool:
     """Whether two groups' names could name one thing by what the sources show: a word in
     common ("Standby server" / "Hot Standby server"), one the initials of the other ("WAL" /
@@ -480,9 +489,13 @@ def names_meet(a: Evidence, b: Evidence) -> bool:
     a_names, b_names = list(a.names), list(b.names)
     a_words = set().union(*(_words(n) for n in a_names)) if a_names else set()
     b_words = set().union(*(_words(n) for n in b_names)) if b_names else set()
-    if a_words & b_words:
+    # A common word and compounds of it ("table" / "TOAST table", "index" / "full pass over the
+    # index") share a word as a kind shares it with its cases: that is no sign they are one.
+    kind_and_cases = (_one_common_word(a_names) and _compounds(b_names)) or (
+        _one_common_word(b_names) and _compounds(a_names))
+    if a_words & b_words and not kind_and_cases:
         return True
-    for x in a_words:  # one word spelled apart ("Postgres" / "Postgress", "Postgres" / "PostgreSQL")
+    for x in a_words if not kind_and_cases else ():  # one word spelled apart ("Postgres" / "Postgress")
         for y in b_words:
             if min(len(x), len(y)) >= 5 and (x.startswith(y) or y.startswith(x) or _one_edit(x, y)):
                 return True

@@ -28,6 +28,8 @@ ENTITIES = [
     ("Hot Standby server", "A standby server that answers read-only queries."),
     ("TOAST", "Stores large column values out of line."),
     ("transaction", "A unit of work."),
+    ("table", "Rows stored together."),
+    ("TOAST table", "Where out-of-line values are kept."),
 ]
 
 
@@ -71,6 +73,7 @@ async def test_a_model_saying_same_for_every_pair_merges_only_names_that_meet(tm
         assert "value" not in together["Vacuum"] and "transaction" not in together["TOAST"]
         assert "WAL" in together["Write-Ahead Log"]  # its description names it: (WAL)
         assert "Standby server" in together["Hot Standby server"]  # a word in common
+        assert "table" not in together["TOAST table"]  # a common word and a compound of it: a kind and a case
     finally:
         await engine.close()
         await store.close()
