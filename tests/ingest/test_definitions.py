@@ -37,6 +37,17 @@ def test_html_definition_list_keeps_each_term_with_its_description(tmp_path):
     assert ("term", "layout") in text and ("code", "```\na/\n  b\n```") in text  # described by code only
 
 
+def test_an_index_row_that_only_links_to_where_its_term_is_defines_nothing(tmp_path):
+    doc = read(tmp_path, "option_index.html", """<html><body><h1>Option Index</h1><dl>
+<dt>pack_size</dt><dd><p><a href="packer.html">The packer</a>, <a href="sealer.html#s2">The sealer
+<small>[Private options]</small></a></p></dd>
+<dt>seal_mode</dt><dd><p>The mode a crate is sealed in; see <a href="sealer.html">The sealer</a>.</p></dd>
+</dl></body></html>""")
+    # The first row says where pack_size is described; the second says what seal_mode is.
+    assert [term for _text, term, _scope in definitions(doc)] == ["seal_mode"]
+    assert "The packer" not in doc.text
+
+
 def test_asciidoc_man_page_name_line_defines_the_command_and_owns_its_options(tmp_path):
     doc = read(tmp_path, "git-frob.html", """<html><head><title>git-frob(1)</title></head>
 <body class="manpage"><div id="header"><h1>git-frob(1) Manual Page</h1><h2>NAME</h2>

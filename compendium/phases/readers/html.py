@@ -42,6 +42,7 @@ _MEMBER_SUMMARY = re.compile(
     r"(?:method|field|constructor|nested-class|enum-constant|property|annotation-type-(?:required|optional)-element"
     r"|member)-summary|memberSummary"
 )
+LOCATOR_SHARE = 0.8  # of a description's characters inside links: a locator, not a description
 _INLINE_CHROME = frozenset({"headerlink", "viewcode-link"})  # Sphinx's "¶" anchors and "[source]" links
 # A signature's parts: the name it defines, and the owner written before it (Sphinx "Field." of
 # "Field.null"; Javadoc's member name).
@@ -148,6 +149,7 @@ class _Events:
         self.toc = TocLinks()
         self.up = UpLink()
         self.links = PageLinks()  # the page's own listed links, outside chrome and TOC boxes
+        self.inline_linked = 0  # characters of the inline text inside links, since the last flush
 
     # -- parser target protocol ------------------------------------------------------------
 
@@ -216,6 +218,8 @@ class _Events:
                 self.heading_plain = True
         elif not self.soft or self.soft_open:
             self.inline.append(text)
+            if self.open.get("a"):
+                self.inline_linked += len("".join(text.split()))
 
     def close(self) -> _Events:
         while self.stack:
@@ -454,6 +458,7 @@ class _Events:
             return
         text = "".join(self.inline)
         self.inline.clear()
+        linked, self.inline_linked = self.inline_linked, 0
         self.code_marks.clear()
         if not text.strip():
             return
@@ -470,6 +475,11 @@ class _Events:
         if context is not None and context[0] == "definition" and self.dls and self.dls[-1]["terms"]:
             if not context[3]:
                 context[3] = True
+                if linked >= LOCATOR_SHARE * len("".join(text.split()).strip(",;.")):
+                    # Links and nothing else ("command_group" / "The queryprogram router"): a
+                    # generated index's row says where the term is, not what it is.
+                    self.dls[-1]["described"] = True
+                    return
                 self._define(text, notice=NOTICE.match(one_line(text)) is not None)
                 return
         if context is None:
