@@ -185,9 +185,9 @@ def check_text(
     model cited every item by the next one's number). Headings, tables,
     code and list markers stay as they are; a heading whose section lost everything goes. With
     `code_from` (the evidence texts), a code block none of them holds is dropped: a model put
-    prose of its own in a fence, where no sentence is checked. With `once`, a paragraph the
+    prose of its own in a fence, where no sentence is checked. With `once`, a paragraph or code block the
     page already said (its words, markers aside) is left out: a small model wrote one
-    paragraph two and three times over.
+    paragraph two and three times over, and one query twice.
     """
     look = evidence if callable(evidence) else evidence.get
     words_of: dict[str, set[str] | None] = {}
@@ -210,8 +210,13 @@ def check_text(
             block.append(line)
             if not in_code:  # the block ends: kept when an evidence text holds its body
                 body = " ".join(" ".join(block[1:-1]).split())
-                if sources is None or not body or any(body in t for t in sources):
+                repeated = once and body and f"```{body}" in said
+                if repeated:
+                    report.repeated.append(body)
+                elif sources is None or not body or any(body in t for t in sources):
                     out_lines.extend(block)
+                    if once and body:
+                        said.add(f"```{body}")
                 block = []
             continue
         if in_code:

@@ -89,3 +89,10 @@ def test_a_paragraph_the_page_already_said_is_said_once():
     mixed = page.replace("Crates are weighed at the gate.[^2]",
                          "Crates are weighed at the gate.[^2] The depot keeps crates until a truck collects them.[^1]")
     assert supported_text(mixed, evidence).count("The depot keeps crates") == 2
+
+
+def test_a_code_block_the_page_already_showed_is_shown_once():
+    evidence = {"1": "Watch the oldest XID: ```sql SELECT datname FROM lumen_database; ``` It grows with every transaction."}
+    block = "```sql\nSELECT datname FROM lumen_database;\n```"
+    page = f"# XID\n\nWatch the oldest XID:[^1]\n\n{block}\n\nIt grows with every transaction.[^1]\n\n{block}\n"
+    assert supported_text(page, evidence).count("SELECT datname") == 1
