@@ -67,16 +67,23 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+MODES = ("passages are ranked alike in every mode; hybrid (default): with the entities, relations, "
+         "pages and topics of the subjects the question names; local: the subjects, their neighbours "
+         "and relations; global: their pages and topics")
+
+
+def _scope_arguments(p: Any) -> None:
+    """The mode and filters `retrieve` and `ask` share."""
+    p.add_argument("--mode", choices=["local", "global", "hybrid"], default="hybrid", help=MODES)
+    p.add_argument("--under", metavar="PATH", help="only documents whose path starts with PATH")
+    p.add_argument("--node", metavar="TOPIC", help="only the documents of this outline topic (title or slug)")
+
+
 def add_commands(sub: Any) -> None:
-    modes = ("passages are ranked alike in every mode; hybrid (default): with the entities, relations, "
-             "pages and topics of the subjects the question names; local: the subjects, their neighbours "
-             "and relations; global: their pages and topics")
     p = sub.add_parser("retrieve", help="evidence for a question: entities, pages, passages, context")
     p.add_argument("question")
     p.add_argument("--top", type=int, default=8, help="items per list (default 8); one ranking, cut")
-    p.add_argument("--mode", choices=["local", "global", "hybrid"], default="hybrid", help=modes)
-    p.add_argument("--under", metavar="PATH", help="only documents whose path starts with PATH")
-    p.add_argument("--node", metavar="TOPIC", help="only the documents of this outline topic (title or slug)")
+    _scope_arguments(p)
     p.add_argument("--budget", type=int, default=2000, help="tokens of the context block")
     p.add_argument("--json", action="store_true", help="the evidence as JSON, not the context")
     p.set_defaults(func=cmd_retrieve)
@@ -84,9 +91,7 @@ def add_commands(sub: Any) -> None:
     p = sub.add_parser("ask", help="an answer from the knowledge base, every sentence cited")
     p.add_argument("question")
     p.add_argument("--top", type=int, default=8, help="passages and items to answer from (default 8)")
-    p.add_argument("--mode", choices=["local", "global", "hybrid"], default="hybrid", help=modes)
-    p.add_argument("--under", metavar="PATH", help="only documents whose path starts with PATH")
-    p.add_argument("--node", metavar="TOPIC", help="only the documents of this outline topic (title or slug)")
+    _scope_arguments(p)
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("mcp", help="serve the knowledge base to MCP clients over stdio")

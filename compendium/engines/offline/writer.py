@@ -597,16 +597,18 @@ def _may_lead(text: str) -> bool:
     return not _leans_back(text) and not points_back(text, subjectless=False) and len(_CODE_MARKS.findall(text)) < 4
 
 
-def _leans_back(text: str) -> bool:
+def _leans_back(text: str, possessive: bool = True) -> bool:
     """Whether the sentence points at one before it: a connective or pronoun opening it, or a
     pronoun among its first words other than an "it" that points at nothing. A definition's
-    "This ..." after its term ("`BuildError`: This error may be raised ...") points at the term."""
+    "This ..." after its term ("`BuildError`: This error may be raised ...") points at the term.
+    Without `possessive`, a possessive among the first words ("`x` reads its settings ...") is
+    its own subject's, not a pointer."""
     if _DEFINITION_OPENING.match(text) or entry_label(text) or ABOUT_ITSELF.match(text):
         return False
     if _ANAPHORA.match(text):
         return True
     pointing = _POINTS_BACK.match(text)
-    if pointing is None:
+    if pointing is None or (not possessive and pointing["word"].lower() in ("its", "their")):
         return False
     return pointing["word"].lower() != "it" or _EMPTY_IT.match(text, pointing.start("word")) is None
 
@@ -620,19 +622,9 @@ _OWN_KIND = re.compile(
 
 
 def _needs_before(text: str) -> bool:
-    """Whether a sentence reads only after the one before it in its passage: _leans_back's
-    signs, less a possessive among its first words ("`x` reads its settings ...": its own
-    subject's), and standalone.points_back's."""
-    if points_back(text):
-        return True
-    if _DEFINITION_OPENING.match(text) or entry_label(text) or _OWN_KIND.match(text) or ABOUT_ITSELF.match(text):
-        return False
-    if _ANAPHORA.match(text):
-        return True
-    pointing = _POINTS_BACK.match(text)
-    if pointing is None or pointing["word"].lower() in ("its", "their"):
-        return False
-    return pointing["word"].lower() != "it" or _EMPTY_IT.match(text, pointing.start("word")) is None
+    """Whether a sentence reads only after the one before it in its passage: standalone's
+    signs, or _leans_back's less a possessive, unless it names the kind of thing its entry is."""
+    return points_back(text) or (not _OWN_KIND.match(text) and _leans_back(text, possessive=False))
 
 
 def _opens_sentence(text: str) -> bool:
