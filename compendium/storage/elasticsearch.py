@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextvars
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -33,11 +32,9 @@ from .elasticsearch_queries import (
     vector_mapping,
 )
 from .records import RECORD_TYPES, Record, Vector
+from .transaction_owner import TransactionOwner
 
 _UNINDEXED_VECTORS = ("cache",)  # several embedding models' vectors: kNN by numpy instead
-_current_tx: contextvars.ContextVar[object | None] = contextvars.ContextVar(
-    "compendium_es_tx", default=None
-)
 
 
 @contextmanager
@@ -68,7 +65,7 @@ class _Cluster:
         self.dims: dict[str, int] = {}
         self.dirty: set[str] = set()  # indices written since their last refresh
         self.tx_lock = asyncio.Lock()
-        self.active_tx: object | None = None
+        self.transactions = TransactionOwner("compendium_es_tx")
         self.undo: _Undo | None = None
         self.version = ""
 
@@ -142,7 +139,7 @@ class ElasticsearchStore(codec.GetOne):
         return index_name(self._c.target.prefix, kind)
 
     def _in_tx(self) -> bool:
-        return self._c.active_tx is not None and _current_tx.get() is self._c.active_tx
+        return self._c.transactions.inside()
 
     async def _fresh(self, kind: type[Record]) -> None:
         """Refresh an index this process wrote to, so searches see those writes."""
@@ -167,19 +164,16 @@ class ElasticsearchStore(codec.GetOne):
             return
         cluster = self._c
         async with cluster.tx_lock:
-            tx = object()
-            cluster.active_tx, cluster.undo = tx, _Undo()
-            token = _current_tx.set(tx)
+            cluster.undo = _Undo()
             try:
-                yield
+                with cluster.transactions.held():
+                    yield
             except BaseException:
                 undo, cluster.undo = cluster.undo, None
-                cluster.active_tx = None
                 await self._roll_back(undo)
                 raise
             finally:
-                cluster.active_tx, cluster.undo = None, None
-                _current_tx.reset(token)
+                cluster.undo = None
 
     async def _remember(self, index: str, ids: list[str], sources: dict[str, Any] | None) -> None:
         """Note the pre-transaction state of documents about to change."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -13,197 +12,62 @@ import numpy as np
 import pymysql
 
 from ..errors import StoreError
-from ..fingerprint import text_hash
 from . import codec, text
 from .base import Filter
+from .mysql_server import Server
+from .mysql_server import counted as _counted
 from .mysql_sql import (
-    Target,
     bump_sql,
     count_sql,
-    create_tables,
     decode_vector,
-    drop_fulltext_indexes,
     encode_vector,
     forget_filtered_postings_sql,
     forget_postings_sql,
     generation_sql,
     index_vectors,
-    insert_postings_sql,
     insert_postings_statements,
     knn_sql,
-    mark_schema,
     parse_url,
-    postings_of,
     postings_sql,
     quote,
     select_sql,
     upsert_sql,
-    vector_matrix,
     where_sql,
 )
-from .records import RECORD_TYPES, CacheEntry, Record, Vector
+from .records import RECORD_TYPES, Record, Vector
+from .sql_store import MAX_IDS, SQLStore, vector_matrix
 
-_MAX_IDS = 500
 _MAX_POSTINGS = 200_000  # a query of very common words ranks from this many postings at most
-_RETRYABLE = {1205, 1213}  # lock wait timeout, deadlock: the whole statement can be retried
-_GONE = {2006, 2013}  # server has gone away / lost connection: reconnect once
-SERIALIZED_WAIT_SECONDS = 30  # how long a serialized transaction waits for the one before it
-
-_current_tx: contextvars.ContextVar[object | None] = contextvars.ContextVar(
-    "compendium_mysql_tx", default=None
-)
 
 
-def _counted(kind: type[Record]) -> bool:
-    """Whether a kind's writes bump its generation, so that other processes learn their cached
-    vector matrix or text-search record count of it is stale. Not the response cache's: its
-    vectors are read by id and it is never searched, and every worker of a distributed compile
-    writes it, so each write would wait on the counter's row lock for any open transaction that
-    wrote a cache entry (a REDUCE's ledger: ~1.5 s a round)."""
-    return kind is not CacheEntry and bool(kind.VECTOR or kind.TEXT)
 
-
-class _Server:
-    """One connection, shared by every kb-scoped store; calls run one at a time in a thread."""
-
-    def __init__(self, target: Target):
-        self.target = target
-        self.conn: pymysql.connections.Connection | None = None
-        self.tx_lock = asyncio.Lock()  # held by a transaction, or by one autocommit write
-        self.call_lock = asyncio.Lock()  # one statement at a time on the connection
-        self.active_tx: object | None = None
-        self.native_vectors = False
-        self.version = ""
-        self.matrices: dict[tuple[str, str, str], tuple[int, list[str], np.ndarray]] = {}
-        self.counts: dict[tuple[str, str, str, str], tuple[int, int]] = {}
-        self.vector_index: dict[str, str] = {}  # TiDB: kind -> "hnsw(d)" or why there is none
-        self.full_text = "index"  # the word index (postings) | "scan": BM25 over every record
-        self.named_locks = False  # GET_LOCK works: serialized transactions (TiDB before 5.3 lacks it)
-
-    def where(self) -> str:
-        return f"{self.target.host}:{self.target.port}/{self.target.database}"
-
-    def connect(self) -> None:
-        t = self.target
-        try:
-            self.conn = pymysql.connect(
-                host=t.host,
-                port=t.port,
-                user=t.user,
-                password=t.password,
-                database=t.database,
-                charset="utf8mb4",
-                autocommit=True,
-                connect_timeout=10,
-                ssl=t.ssl,
-            )
-        except pymysql.err.MySQLError as exc:
-            reason = exc.args[1] if len(exc.args) > 1 else str(exc)
-            raise StoreError(f"cannot connect to MySQL store at {self.where()}: {reason}") from exc
-
-    def lock_name(self) -> str:
-        # One per database and table prefix (at most 64 characters): what its stores share.
-        return "compendium-tx:" + text_hash(f"{self.target.database}/{self.target.prefix}")[:32]
-
-    def take_lock(self, cursor: Any) -> None:
-        cursor.execute("SELECT GET_LOCK(%s, %s)", (self.lock_name(), SERIALIZED_WAIT_SECONDS))
-        if cursor.fetchone()[0] != 1:
-            raise StoreError(
-                f"MySQL store {self.where()}: another process held the serialized-transaction lock for "
-                f"{SERIALIZED_WAIT_SECONDS} s; try again (a stuck process releases it when its connection ends)"
-            )
-
-    def release_lock(self, cursor: Any) -> None:
-        cursor.execute("SELECT RELEASE_LOCK(%s)", (self.lock_name(),))
-        cursor.fetchall()
-
-    def run(self, doing: str, work: Callable[[Any], Any], retry: bool) -> Any:
-        """Run `work(cursor)` in this thread, translating driver errors; retry what is safe."""
-        for attempt in range(4):
-            try:
-                if self.conn is None:
-                    self.connect()
-                assert self.conn is not None
-                with self.conn.cursor() as cursor:
-                    return work(cursor)
-            except pymysql.err.MySQLError as exc:
-                code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
-                if retry and attempt < 3 and (code in _RETRYABLE or code in _GONE):
-                    if code in _GONE:
-                        self.conn = None
-                    continue
-                raise StoreError(f"MySQL store {self.where()}: cannot {doing}: {exc}") from exc
-        raise AssertionError("unreachable")
-
-    def setup(self, cursor: Any) -> None:
-        cursor.execute("SELECT VERSION()")
-        self.version = cursor.fetchone()[0]
-        if "tidb" in self.version.lower():
-            try:
-                cursor.execute("SELECT VEC_COSINE_DISTANCE('[1,0]', '[0,1]')")
-                cursor.fetchall()
-                self.native_vectors = True
-            except pymysql.err.MySQLError:
-                self.native_vectors = False
-        try:
-            cursor.execute("SELECT RELEASE_LOCK(%s)", (self.lock_name(),))  # probes GET_LOCK's family
-            cursor.fetchall()
-            self.named_locks = True
-        except pymysql.err.MySQLError:
-            self.named_locks = False
-        vector_type = "VECTOR" if self.native_vectors else "MEDIUMBLOB"
-        before = create_tables(cursor, self.target.prefix, vector_type, self.where())
-        if 0 < before < 2:
-            drop_fulltext_indexes(cursor, self.target.prefix)
-            index_stored_words(cursor, self.target.prefix)
-        mark_schema(cursor, self.target.prefix)
-
-
-def index_stored_words(cursor: Any, prefix: str) -> None:
-    """Build the word index of the records a store held before it had one."""
-    for kind in RECORD_TYPES.values():
-        if not kind.TEXT:
-            continue
-        after: tuple[str, str] = ("", "")
-        while True:
-            cursor.execute(
-                f"SELECT kb, id, data FROM {quote(prefix + kind.KIND)} WHERE (kb, id) > (%s, %s) "
-                "ORDER BY kb, id LIMIT 1000",
-                after,
-            )
-            rows = cursor.fetchall()
-            if not rows:
-                break
-            postings = [
-                p for kb, _, data in rows for p in postings_of(kb, kind, codec.decode(kind, data, None))
-            ]
-            if postings:  # IGNORE: another process opening the store may be doing the same
-                cursor.executemany(insert_postings_sql(prefix, ignore=True), postings)
-            after = (rows[-1][0], rows[-1][1])
-
-
-class MySQLStore(codec.GetOne):
+class MySQLStore(SQLStore):
     """Store on a MySQL-protocol server; see storage/base.py for the contract."""
 
-    def __init__(self, server: _Server, kb: str):
+    MARK = "%s"
+
+    def __init__(self, server: Server, kb: str):
         self._server = server
         self.kb = kb
         self.url = server.target.safe_url
 
     @classmethod
     async def connect(cls, url: str, kb: str = "default") -> MySQLStore:
-        server = _Server(parse_url(url))
+        server = Server(parse_url(url))
         await asyncio.to_thread(server.run, "prepare tables", server.setup, False)
         return cls(server, kb)
 
     def for_kb(self, kb: str) -> MySQLStore:
         return MySQLStore(self._server, kb)
 
+    def _where(self, kind: type[Record], where: Filter | None) -> tuple[str, list[Any]] | None:
+        return where_sql(kind, self.kb, where)
+
     def _table(self, kind: type[Record]) -> str:
         return quote(self._server.target.prefix + kind.KIND)
 
     def _in_tx(self) -> bool:
-        return self._server.active_tx is not None and _current_tx.get() is self._server.active_tx
+        return self._server.transactions.inside()
 
     async def _call(self, doing: str, work: Callable[[Any], Any], *, retry: bool = True) -> Any:
         async with self._server.call_lock:
@@ -262,25 +126,18 @@ class MySQLStore(codec.GetOne):
         """One transaction on the shared connection; the caller holds tx_lock."""
         server = self._server
         await self._call("begin a transaction", lambda c: c.execute("BEGIN"), retry=False)
-        tx = object()
-        server.active_tx = tx
-        token = _current_tx.set(tx)
         try:
-            yield
+            with server.transactions.held():
+                yield
         except BaseException:
-            server.active_tx = None
             server.matrices.clear()
             server.counts.clear()
             await self._call("roll back", lambda c: c.execute("ROLLBACK"), retry=False)
             raise
         else:
-            server.active_tx = None
             server.matrices.clear()
             server.counts.clear()
             await self._call("commit", lambda c: c.execute("COMMIT"), retry=False)
-        finally:
-            server.active_tx = None
-            _current_tx.reset(token)
 
     def _bump(self, cursor: Any, kind: type[Record]) -> None:
         # other processes learn from this counter that their cached vectors and counts are stale
@@ -346,8 +203,8 @@ class MySQLStore(codec.GetOne):
                 cursor.executemany(sql, rows)
                 if kind.TEXT:
                     ids = [r.id for r in items]
-                    for start in range(0, len(ids), _MAX_IDS):
-                        part = ids[start : start + _MAX_IDS]
+                    for start in range(0, len(ids), MAX_IDS):
+                        part = ids[start : start + MAX_IDS]
                         cursor.execute(
                             forget_postings_sql(prefix, len(part)), [self.kb, kind.KIND, *part]
                         )
@@ -361,96 +218,20 @@ class MySQLStore(codec.GetOne):
 
         return await self._write("upsert records", work)
 
-    async def delete(self, kind: type[Record], where: Filter) -> int:
-        kind = codec.record_kind(kind)
-        condition = where_sql(kind, self.kb, where)
-        if condition is None:
-            return 0
-        sql, params = condition
+    def _delete_rows(self, cursor: Any, kind: type[Record], sql: str, params: list[Any]) -> int:
+        if kind.TEXT:
+            cursor.execute(
+                forget_filtered_postings_sql(kind, self._server.target.prefix, sql),
+                [self.kb, kind.KIND, *params],
+            )
+        count = cursor.execute(f"DELETE FROM {self._table(kind)} WHERE {sql}", params)
+        self._bump(cursor, kind)
+        return count
 
-        prefix = self._server.target.prefix
-
-        def work(cursor: Any) -> int:
-            if kind.TEXT:
-                cursor.execute(
-                    forget_filtered_postings_sql(kind, prefix, sql), [self.kb, kind.KIND, *params]
-                )
-            count = cursor.execute(f"DELETE FROM {self._table(kind)} WHERE {sql}", params)
-            self._bump(cursor, kind)
-            return count
-
-        return await self._write(f"delete {kind.KIND} records", work)
-
-    async def get(self, kind: type[Record], ids: Sequence[str]) -> list[Record]:
-        kind = codec.record_kind(kind)
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return []
-
-        def work(cursor: Any) -> list[tuple]:
-            rows: list[tuple] = []
-            for start in range(0, len(wanted), _MAX_IDS):
-                part = wanted[start : start + _MAX_IDS]
-                cursor.execute(
-                    f"{self._select(kind)} WHERE kb = %s AND id IN ({', '.join(['%s'] * len(part))})",
-                    [self.kb, *part],
-                )
-                rows.extend(cursor.fetchall())
-            return rows
-
-        rows = await self._read(f"get {kind.KIND} records", work)
-        found = {
-            row[0]: record for row, record in zip(rows, self._records(kind, rows), strict=True)
-        }
-        return [found[i] for i in ids if i in found]
-
-    async def scan(
-        self, kind: type[Record], where: Filter | None = None, *, batch_size: int = 1000
-    ) -> AsyncIterator[Record]:
-        kind = codec.record_kind(kind)
-        condition = where_sql(kind, self.kb, where)
-        if condition is None:
-            return
-        sql, params = condition
-        size = max(1, int(batch_size))
-        last: str | None = None
-        while True:
-            after, page = ("", params) if last is None else (" AND id > %s", [*params, last])
-
-            def work(cursor: Any, after: str = after, page: list[Any] = page) -> list[tuple]:
-                cursor.execute(
-                    f"{self._select(kind)} WHERE {sql}{after} ORDER BY id LIMIT {size}", page
-                )
-                return list(cursor.fetchall())
-
-            rows = await self._read(f"scan {kind.KIND} records", work)
-            for record in self._records(kind, rows):
-                yield record
-            if len(rows) < size:
-                return
-            last = rows[-1][0]
-
-    async def count(self, kind: type[Record], where: Filter | None = None) -> int:
-        kind = codec.record_kind(kind)
-        condition = where_sql(kind, self.kb, where)
-        if condition is None:
-            return 0
-        sql, params = condition
-
-        def work(cursor: Any) -> int:
-            cursor.execute(f"SELECT COUNT(*) FROM {self._table(kind)} WHERE {sql}", params)
-            return int(cursor.fetchone()[0])
-
-        return await self._read(f"count {kind.KIND} records", work)
-
-    async def knn(
-        self, kind: type[Record], vector: Vector, k: int, where: Filter | None = None
+    async def _ranked_vectors(
+        self, kind: type[Record], query: Vector, k: int, condition: tuple[str, list[Any]],
+        where: Filter | None,
     ) -> list[tuple[Record, float]]:
-        kind = codec.record_kind(kind)
-        query = codec.unit_query(kind, vector)
-        condition = where_sql(kind, self.kb, where)
-        if condition is None or k <= 0:
-            return []
         sql, params = condition
         if self._server.native_vectors:
             text = knn_sql(kind, self._server.target.prefix, sql, k)
@@ -465,20 +246,7 @@ class MySQLStore(codec.GetOne):
         ids, matrix = await self._read(
             f"search {kind.KIND} vectors", self._matrix_loader(kind, sql, params, where)
         )
-        if not ids:
-            return []
-        if matrix.shape[1] != query.shape[0]:
-            raise StoreError(
-                f"knn on {kind.KIND}: query has {query.shape[0]} dimensions, "
-                f"stored vectors have {matrix.shape[1]}"
-            )
-        picked, scores = codec.top_k(matrix, query, k)
-        by_id = {r.id: r for r in await self.get(kind, [ids[i] for i in picked])}
-        return [
-            (by_id[ids[i]], float(s))
-            for i, s in zip(picked, scores, strict=True)
-            if ids[i] in by_id
-        ]
+        return await self._nearest(kind, ids, matrix, query, k)
 
     def _matrix_loader(
         self, kind: type[Record], sql: str, params: list[Any], where: Filter | None
@@ -512,22 +280,13 @@ class MySQLStore(codec.GetOne):
 
         return work
 
-    async def search_text(
-        self,
-        kind: type[Record],
-        query: str,
-        k: int,
-        where: Filter | None = None,
-        *,
-        fields: Sequence[str] | None = None,
+    async def _ranked_text(
+        self, search: text.TextSearch, condition: tuple[str, list[Any]], where: Filter | None,
+        fields: Sequence[str] | None,
     ) -> list[tuple[Record, float]]:
-        kind, chosen, terms, k = text.prepare_search(kind, query, k, fields)
-        condition = where_sql(kind, self.kb, where)
-        if condition is None or not terms or k == 0:
-            return []
+        kind, chosen, terms, k = search
         sql, params = condition
-        mode = self._server.full_text
-        if mode == "scan":
+        if self._server.full_text == "scan":
             scorer = text.ScanScorer(chosen, terms, k)
             batch: list[Record] = []
             async for record in self.scan(kind, where):

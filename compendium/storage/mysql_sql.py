@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import numpy as np
 import pymysql
 from pymysql.converters import escape_string
 from tidb_vector.utils import decode_vector as decode_tidb_vector
@@ -283,18 +282,6 @@ def decode_vector(value: Any, native: bool) -> Vector | None:
     if native:
         return decode_tidb_vector(value.decode() if isinstance(value, bytes) else value)
     return codec.decode_vector(value)
-
-
-def vector_matrix(rows: Sequence[tuple], what: str) -> tuple[list[str], np.ndarray]:
-    """Ids and a float32 matrix (one row each) from (id, vector bytes) rows."""
-    ids = [r[0] for r in rows]
-    if rows and len({len(r[1]) for r in rows}) > 1:
-        raise StoreError(f"{what} differ in dimension")
-    blob = b"".join(r[1] for r in rows)
-    matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1) if rows else None
-    if matrix is None:
-        matrix = np.empty((0, 0), dtype=np.float32)
-    return ids, matrix
 
 
 # -- DDL run once per connection (a cursor in, no connection state kept) -------------------------
