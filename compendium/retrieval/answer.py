@@ -168,7 +168,8 @@ async def model_tokens(client: Any, system: str, prompt: str, max_tokens: int) -
     limits and budget; the stream is closed however the caller stops reading. An endpoint that
     refuses to stream (a 400 naming it, as some local servers answer at once) is asked again
     without it, and its reply comes as one piece."""
-    from ..engines.openai_client import count_tokens, sdk_error
+    from ..engines.endpoint_failures import sdk_error
+    from ..engines.openai_client import count_tokens
 
     messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
     estimated = count_tokens(system) + count_tokens(prompt) if client.counts_ahead() else 0
