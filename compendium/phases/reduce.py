@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..engines.cache import SOURCES, drawn_from
-from ..engines.tasks import DescriptionRequest, EntitySketch, PairQuestion
 from ..fingerprint import fingerprint
 from ..identifiers import other_identifiers
 from ..pipeline.collector import collector_paused
@@ -19,26 +17,24 @@ from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import clear_stage, mark_stage, rollup, set_rollup, stage_mark
 from ..storage.base import Store
 from ..storage.records import CacheEntry, Claim, Entity, Extract, Record, Relation
-from ..storage.response_cache import answers_with_records
-from ..templates.render import prompt_source
 from ..templates.schema import Template
 from .candidates import candidate_pairs
 from .map import extracts_fingerprint
+from .reduce_calls import GET_BATCH, cached_entries, embed_texts
 from .reduce_chunks import claim_id, mention_sig
+from .reduce_judge import claim_sentences, judge
 from .reduce_state import Ledger
+from .reduce_summaries import Summaries
 from .reduction import Outcome, Reduction, fill_documents
 from .resolution import (
     Evidence,
     Mention,
     assign_ids,
-    clip,
     connected_labels,
     embedding_text,
     id_mapping,
-    join_descriptions,
     merge_evidence,
     names_meet,
-    normalize_name,
     split_pairs,
     type_key,
 )
@@ -55,13 +51,7 @@ PHASE = "reduce"
 ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
 OLD_HASHES_KEY = "reduce:record-hashes"  # content hashes kept before the ledger; removed on a full run
 _HEX = "0123456789abcdef"
-EVIDENCE_CHUNKS = 20  # a group's first chunks a tier-3 question quotes sentences from
 SUMMARY_INPUTS_KEY = "reduce:summary-inputs"  # entity id -> descriptions its summary was written from
-# New descriptions a summary absorbs before it is written again (a removed one always rewrites it).
-SUMMARY_REFRESH = 4
-_GET_BATCH = 500
-_EMBED_BATCH = 256
-SUMMARY_INPUTS = 12  # descriptions a summary is written from
 
 
 class Bar:
@@ -146,256 +136,6 @@ async def reduce_steps(
     return out
 
 
-def _prompt(configured: str, name: str) -> str:
-    try:
-        return prompt_source(configured, name)
-    except OSError:  # built-in prompt not shipped: the engine uses its own; key by name
-        return f"builtin:{name}"
-
-
-async def _cached(ctx: CompileContext, ids: Sequence[str]) -> dict[str, CacheEntry]:
-    out: dict[str, CacheEntry] = {}
-    for s in range(0, len(ids), _GET_BATCH):
-        for entry in await ctx.store.get(CacheEntry, list(ids[s : s + _GET_BATCH])):
-            out[entry.id] = entry  # type: ignore[assignment]
-    return out
-
-
-async def embed_texts(ctx: CompileContext, texts: Sequence[str]) -> np.ndarray:
-    """Vectors of texts, embedding only those not cached under (embedder model, text)."""
-    model = ctx.embedder.model
-    keys = [fingerprint(model, t) for t in texts]
-    cached = await _cached(ctx, list(dict.fromkeys(keys)))
-    vectors: dict[str, np.ndarray] = {k: np.asarray(e.vector, dtype=np.float32) for k, e in cached.items() if e.vector is not None}
-    todo = list(dict.fromkeys(k for k in keys if k not in vectors))
-    text_of = dict(zip(keys, texts, strict=True))
-
-    async def one(batch: list[str]) -> None:
-        got = await ctx.embedder.embed([text_of[k] for k in batch])
-        now = time.time()
-        await ctx.store.upsert(
-            CacheEntry(id=k, namespace="embedding", vector=np.asarray(v, dtype=np.float32), created_at=now)
-            for k, v in zip(batch, got, strict=True)
-        )
-        vectors.update(zip(batch, np.asarray(got, dtype=np.float32), strict=True))
-
-    # Together: the embedder's client bounds how many are in flight.
-    await _all([one(todo[s : s + _EMBED_BATCH]) for s in range(0, len(todo), _EMBED_BATCH)])
-    if not keys:
-        return np.zeros((0, ctx.embedder.dimensions), dtype=np.float32)
-    return np.stack([vectors[k] for k in keys])
-
-
-def _sketch(group: Evidence, evidence: dict[str, list[tuple[str, set[str]]]]) -> EntitySketch:
-    sentences: list[str] = []
-    for chunk in sorted(group.chunk_ids)[:EVIDENCE_CHUNKS]:
-        for text, names in evidence.get(chunk, ()):
-            if names & group.norms and text not in sentences:
-                sentences.append(text)
-        if len(sentences) >= 3:
-            break
-    described = group.ranked_descriptions()
-    return EntitySketch(
-        name=group.name, type=group.type, description=described[0] if described else "",
-        aliases=group.aliases[:5], evidence=sentences[:3],
-    )
-
-
-UNIFORM_BATCH = 6  # pairs in a batch from which "same" for all of them is not believed
-
-
-async def judge(
-    ctx: CompileContext, template: Template, groups: Sequence[Evidence], pairs: list[tuple[int, int, float]],
-    evidence_for: Callable[[Sequence[str]], Awaitable[dict[str, list[tuple[str, set[str]]]]]],
-    asking: Callable[[], object] | None = None, progress: Callable[[int, int], None] | None = None,
-) -> tuple[list[tuple[int, int]], int]:
-    """Tier 3: pairs the engine says are the same thing; cached decisions are never re-asked.
-
-    `evidence_for` gives chunks' claim sentences (each with its names): read only when a pair has
-    to be asked, which a recompile seldom needs, and only for a group's first chunks. `asking`
-    is called once before any pair is asked (not when every decision is cached); `progress` with
-    (pairs answered, pairs to ask) as batches are answered."""
-    prompt = _prompt(template.reduce.prompt, PHASE)
-    keys = [fingerprint("pair", sorted([groups[a].identity(), groups[b].identity()]), ctx.engine.model, prompt) for a, b, _ in pairs]
-    cached = await _cached(ctx, list(dict.fromkeys(keys)))
-    same: list[tuple[int, int]] = []
-    todo: list[int] = []
-    for i, key in enumerate(keys):
-        if key in cached:
-            if (cached[key].value or {}).get("same"):
-                same.append(pairs[i][:2])
-        else:
-            todo.append(i)
-    evidence: dict[str, list[tuple[str, set[str]]]] = {}
-    if todo and asking is not None:
-        asking()
-    if todo:
-        evidence = await evidence_for(sorted({c for i in todo for g in pairs[i][:2]
-                                              for c in sorted(groups[g].chunk_ids)[:EVIDENCE_CHUNKS]}))
-    batch_size = template.reduce.judge_batch
-    batches = [todo[s : s + batch_size] for s in range(0, len(todo), batch_size)]
-    found: list[list[tuple[int, int]]] = [[] for _ in batches]  # in batch order, whatever answers first
-    gate = asyncio.Semaphore(max(1, template.map.concurrency))
-    done = 0
-
-    async def one(n_batch: int, batch: list[int]) -> None:
-        nonlocal done
-        questions = [
-            PairQuestion(f"p{n + 1}", _sketch(groups[pairs[i][0]], evidence), _sketch(groups[pairs[i][1]], evidence),
-                         round(pairs[i][2], 4))
-            for n, i in enumerate(batch)
-        ]
-        async with answers_with_records(ctx.store) as held:  # the reply lands with its decisions
-            async with gate:
-                answers = await ctx.engine.judge_pairs(questions, template)
-            if len(questions) >= UNIFORM_BATCH and all(answers.get(q.label) for q in questions):
-                # "Same" for every pair of a batch is a model that does not tell them apart (a
-                # small one answered so batch after batch, merging "transaction" with
-                # "Transaction ID"): none of it is taken, and it is stored as such.
-                answers = {label: False for label in answers}
-            now = time.time()
-            entries = []
-            for q, i in zip(questions, batch, strict=True):
-                if q.label in answers:  # an unanswered pair is asked again next time
-                    entries.append(CacheEntry(id=keys[i], namespace="pair", value={"same": bool(answers[q.label])}, created_at=now))
-                    if answers[q.label]:
-                        found[n_batch].append(pairs[i][:2])
-            await ctx.store.upsert([*held, *entries])  # at once: a crash later loses no decision
-            held.clear()
-        done += len(batch)
-        if progress is not None:
-            progress(done, len(todo))
-
-    # Batches are asked together (map.concurrency at a time, as summaries are), not one by one.
-    await _all([one(n, batch) for n, batch in enumerate(batches)])
-    return same + [pair for batch in found for pair in batch], len(pairs) - len(todo)
-
-
-async def _all(calls: Sequence[Coroutine[Any, Any, None]]) -> None:
-    """Run them together; every one finishes (answers that arrived stay stored), then the first error is raised."""
-    outcomes = await asyncio.gather(*calls, return_exceptions=True)
-    errors = [o for o in outcomes if isinstance(o, BaseException)]
-    if errors:
-        raise errors[0]
-
-
-def summary_inputs(ranked: Sequence[str]) -> list[str]:
-    """The descriptions a summary is written from: the best supported few, best first.
-
-    Capped so that one more (or one fewer) rarely-seen description leaves the summary's cache
-    key, and so its cost, unchanged; a removed description that was among them changes the key,
-    so removed text disappears from the summary.
-    """
-    return list(ranked[:SUMMARY_INPUTS])
-
-
-class Summaries:
-    """Each cluster's description; clusters with many distinct ones are summarised (cached).
-
-    A summary is kept while every description it was written from still exists and fewer than
-    SUMMARY_REFRESH new ones have appeared: a small addition does not pay for a rewrite, a
-    removal always does (removed text leaves the summary). Summaries are asked concurrently
-    (bounded by map.concurrency), cache reads are one batch, and each answer is stored as soon
-    as it arrives, so a crash loses no paid answer.
-
-    A summary is asked once per run under its cache key, however many times `describe` is
-    called: the clusters that the pair judgments cannot change are described while those
-    judgments are asked, and the final describe finds their summaries under way or done.
-    """
-
-    def __init__(self, ctx: CompileContext, template: Template, prior_inputs: dict[str, list[str]],
-                 progress: Callable[[int, int], None] | None = None):
-        self.ctx, self.template, self.prior_inputs = ctx, template, prior_inputs
-        self.progress = progress  # (summaries written, summaries asked so far)
-        self.prompt = _prompt(template.reduce.summary_prompt, "reduce_summary")
-        self.gate = asyncio.Semaphore(max(1, template.map.concurrency))
-        self.asked: dict[str, asyncio.Task[str]] = {}
-        self.early: list[asyncio.Task[Any]] = []
-        self.done = 0
-
-    def describe_early(self, clusters: Sequence[Evidence], ids: Sequence[str]) -> None:
-        """Start describing these clusters now; the answers are for a later `describe`."""
-        self.early.append(asyncio.create_task(self.describe(clusters, ids)))
-
-    def inputs(self, clusters: Sequence[Evidence], ids: Sequence[str]) -> tuple[list[list[str]], list[list[str]]]:
-        """Each cluster's ranked descriptions, and what its summary is written from ([]: none)."""
-        settings = self.template.reduce
-        ranked = [c.ranked_descriptions() for c in clusters]
-        inputs: list[list[str]] = []
-        for entity_id, r in zip(ids, ranked, strict=True):
-            if len(r) <= settings.summarize_over:
-                inputs.append([])
-                continue
-            fresh, kept = summary_inputs(r), self.prior_inputs.get(entity_id)
-            keep = kept is not None and set(kept) <= set(r) and len(set(fresh) - set(kept)) < SUMMARY_REFRESH
-            inputs.append(kept if keep else fresh)  # type: ignore[arg-type]
-        return ranked, inputs
-
-    async def describe(self, clusters: Sequence[Evidence], ids: Sequence[str]) -> tuple[list[str], dict[str, list[str]]]:
-        """The clusters' descriptions and, per entity id, the inputs its summary stands on."""
-        settings = self.template.reduce
-        ranked, inputs = self.inputs(clusters, ids)
-        keys = [fingerprint("summary", sorted(i), self.ctx.engine.model, self.prompt) if i else "" for i in inputs]
-        hits = await _cached(self.ctx, sorted({k for k in keys if k and k not in self.asked}))
-        out = [
-            join_descriptions(r, settings.description_max_chars) if not k
-            else str((hits[k].value or {}).get("description", "")) if k in hits else ""
-            for r, k in zip(ranked, keys, strict=True)
-        ]
-        todo: dict[str, list[int]] = {}
-        for i, key in enumerate(keys):
-            if key and key not in hits:
-                todo.setdefault(key, []).append(i)
-        for key, members in todo.items():
-            if key not in self.asked:
-                first = clusters[members[0]]
-                request = DescriptionRequest(first.name, first.type, inputs[members[0]], settings.description_max_chars)
-                sources = sorted({c for i in members for c in clusters[i].chunk_ids})
-                self.asked[key] = asyncio.create_task(self._ask(key, request, sources))
-        keys_todo = list(todo)
-        outcomes = await asyncio.gather(*(self.asked[k] for k in keys_todo), return_exceptions=True)
-        errors = [o for o in outcomes if isinstance(o, BaseException)]  # answers that arrived stay stored
-        if errors:
-            raise errors[0]
-        for key, text in zip(keys_todo, outcomes, strict=True):
-            for i in todo[key]:
-                out[i] = str(text)
-        used = {entity_id: i for entity_id, i in zip(ids, inputs, strict=True) if i}
-        return out, used
-
-    async def _ask(self, key: str, request: DescriptionRequest, sources: list[str]) -> str:
-        """The summary, kept with the passages its descriptions came from (`sources`): deleting
-        one of them forgets it and the model's reply (compiler/forget.py)."""
-        max_chars = self.template.reduce.description_max_chars
-        async with answers_with_records(self.ctx.store) as held:  # the reply lands with the summary
-            async with self.gate:  # around the call only: storing its answer does not hold a slot
-                with drawn_from(sources):
-                    text = clip((await self.ctx.engine.summarize(request, self.template)).strip(), max_chars)
-            await self.ctx.store.upsert([*held, CacheEntry(id=key, namespace="summary", created_at=time.time(),
-                                                           value={"description": text, SOURCES: sources})])
-            held.clear()
-        self.done += 1
-        if self.progress is not None:
-            self.progress(self.done, len(self.asked))
-        return text
-
-    async def settle(self) -> None:
-        """Wait for every summary asked (one asked early for a cluster that then changed, too)."""
-        await asyncio.gather(*self.early, return_exceptions=True)
-        await asyncio.gather(*self.asked.values(), return_exceptions=True)
-
-
-def _claim_index(extracts: Iterable[Extract]) -> dict[str, list[tuple[str, set[str]]]]:
-    index: dict[str, list[tuple[str, set[str]]]] = {}
-    for ex in extracts:
-        for item in ex.claims:
-            text = str(item.get("text") or "").strip()
-            if text:
-                names = {normalize_name(n) for n in item.get("entities") or [] if isinstance(n, str)}
-                index.setdefault(ex.id, []).append((text, names))
-    return index
-
-
 def _comparable(record: Record) -> dict[str, Any]:
     data = record.to_dict()
     data.pop("embedding", None)
@@ -416,8 +156,8 @@ async def _changes(ctx: CompileContext, ledger: Ledger, produced: str) -> dict[s
     changed = sorted({*handed["changed_chunks"], *handed.get("purged_chunks", ())})
     await ledger.chunks.load(ctx.store, changed)
     now: dict[str, Extract] = {}
-    for s in range(0, len(changed), _GET_BATCH):
-        for e in await ctx.store.get(Extract, changed[s : s + _GET_BATCH]):
+    for s in range(0, len(changed), GET_BATCH):
+        for e in await ctx.store.get(Extract, changed[s : s + GET_BATCH]):
             if e.status == "done":  # type: ignore[attr-defined]
                 now[e.id] = e  # type: ignore[assignment]
     before = [(c, entry["fp"]) for c in changed if (entry := ledger.chunks.get(c)) is not None]
@@ -492,14 +232,14 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     async def evidence_for(chunk_ids: Sequence[str]) -> dict[str, list[tuple[str, set[str]]]]:
         await work.read_extracts(chunk_ids)
-        return _claim_index(work.extracts[c] for c in chunk_ids if c in work.extracts)
+        return claim_sentences(work.extracts[c] for c in chunk_ids if c in work.extracts)
 
     # Tier 3: ask about review pairs not already joined by tier 2.
     # A pair whose names meet nowhere in the sources is never merged, whatever a model answers:
     # it is not asked (with a small embedder's similarities, most of the review band is such pairs).
     open_pairs = [(int(x), int(y), float(s)) for x, y, s in zip(a[review], b[review], sims[review], strict=True)
                   if auto[x] != auto[y] and names_meet(groups[int(x)], groups[int(y)])]
-    previous = await _cached(ctx, [ID_MAP, SUMMARY_INPUTS_KEY])
+    previous = await cached_entries(ctx, [ID_MAP, SUMMARY_INPUTS_KEY])
     previous_ids = dict((previous[ID_MAP].value or {}) if ID_MAP in previous else {})
     summaries = Summaries(ctx, template, dict((previous[SUMMARY_INPUTS_KEY].value or {}) if SUMMARY_INPUTS_KEY in previous else {}),
                           bar.within(Bar.JUDGED, Bar.DESCRIBED))
@@ -550,8 +290,8 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
             await store.upsert([*out.write_relations, *out.write_claims, *ledger_writes,
                                 CacheEntry(id=ID_MAP, namespace=PHASE, value=id_mapping(clusters, ids), created_at=time.time())])
             for kind, gone in ((Relation, out.removed_relations), (Claim, out.removed_claims), (CacheEntry, ledger_gone)):
-                for s in range(0, len(gone), _GET_BATCH):
-                    await store.delete(kind, {"id": gone[s : s + _GET_BATCH]})
+                for s in range(0, len(gone), GET_BATCH):
+                    await store.delete(kind, {"id": gone[s : s + GET_BATCH]})
     finally:
         try:
             descriptions, used_inputs = await describing  # its answers land even if reduce failed
@@ -566,8 +306,8 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     async with store.transaction():
         await store.upsert([*write_entities, CacheEntry(id=SUMMARY_INPUTS_KEY, namespace=PHASE, value=used_inputs,
                                                         created_at=time.time())])
-        for s in range(0, len(removed_entities), _GET_BATCH):
-            await store.delete(Entity, {"id": removed_entities[s : s + _GET_BATCH]})
+        for s in range(0, len(removed_entities), GET_BATCH):
+            await store.delete(Entity, {"id": removed_entities[s : s + GET_BATCH]})
         await mark_stage(store, PHASE, fp, entities=len(out.entities))
     set_rollup(ctx.state, PHASE, fp)
     bar.end()

@@ -12,6 +12,7 @@ from compendium.engines.factory import build_engine
 from compendium.engines.offline_embedder import OfflineEmbedder
 from compendium.engines.usage import UsageMeter
 from compendium.phases import reduce
+from compendium.phases.reduce_judge import UNIFORM_BATCH
 from compendium.pipeline.context import CompileContext
 from compendium.storage.factory import open_store
 from compendium.storage.records import Entity, Extract
@@ -90,7 +91,7 @@ async def test_a_batch_answered_same_for_every_pair_merges_nothing(tmp_path: Pat
         await store.upsert([_extract(n, name, f"The {name} is a part of the engine.") for n, name in enumerate(names)])
         ctx = CompileContext(store=store, engine=engine, embedder=OfflineEmbedder(), template=template)
         details = (await reduce.run(template, ctx)).details
-        assert details["tier3_pairs"] >= reduce.UNIFORM_BATCH  # asked, one batch, every answer "same"
+        assert details["tier3_pairs"] >= UNIFORM_BATCH  # asked, one batch, every answer "same"
         assert len([e async for e in store.scan(Entity)]) == len(names)  # none of it believed
     finally:
         await engine.close()

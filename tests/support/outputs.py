@@ -54,7 +54,7 @@ async def drop_knowledge_bases(url: str, kbs: list[str]) -> None:
 
 async def canonical_records(store: Any, kinds: tuple[type, ...]) -> dict[str, dict[str, Any]]:
     """The store's records of these kinds by id, without vectors and without entity descriptions
-    (a summary is kept across small additions on purpose, reduce.SUMMARY_REFRESH: its text may
+    (a summary is kept across small additions on purpose, reduce_summaries.SUMMARY_REFRESH: its text may
     be one written from an earlier version of the documents)."""
     out: dict[str, dict[str, Any]] = {}
     for kind in kinds:
