@@ -1,20 +1,19 @@
-"""The ingest phase: find documents, re-read only the changed ones, store their chunks."""
+"""The ingest phase: find documents, re-read only the changed ones, store their chunks.
+
+The folder is read by document_files.py, documents are written by document_writes.py.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
-import xxhash
-
 from ..errors import InputError, NotFound
-from ..fingerprint import fingerprint, short_id
+from ..fingerprint import fingerprint
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.events import PhaseProgress
 from ..pipeline.stages import clear_stage, mark_stage, set_rollup, stage_mark
@@ -28,23 +27,18 @@ from ..storage.document_listing import (
 from ..storage.records import CacheEntry, Chunk, Document
 from ..templates.schema import Template
 from .bounded_reading import POOL_SIZE, READERS, ReadLimits
-from .chunking import ChunkSpan, chunk_document
+from .chunking import chunk_document
+from .document_files import document_id, file_hash, find_documents, hash_files, plan_ingest
+from .document_writes import DocumentGroup, delete_document
 from .readers import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_SECONDS,
-    FORMATS,
     READER_VERSION,
     ParsedDocument,
-    inside,
 )
 
 PHASE = "ingest"
-# Documents per write transaction: a commit per document cost ~1 ms, and one per 32 documents
-# still 12% of ingesting small files (with their chunks' full-text index). A crash loses at
-# most one group, which costs reading those files again.
-GROUP_DOCUMENTS = 256
-GROUP_BYTES = 32 * 1024 * 1024  # or fewer, when their files are larger than this together
-GROUP_SECONDS = 1.0  # or when reading them takes longer than this
+__all__ = ["file_hash", "find_documents", "run"]  # the API lists and hashes files through these
 READ_TOGETHER = 32  # small files read in one thread call, at most this many
 READ_TOGETHER_BYTES = 256 * 1024  # and at most this many bytes together; a larger file alone
 # Remembers the chunking settings the stored chunks were cut with: when they change, every
@@ -53,139 +47,7 @@ _CHUNKING_KEY = "ingest:chunking"
 # Each file's size, modification time and content hash when last hashed: an untouched file is
 # not read again to learn that it did not change.
 _STAT_KEY = "ingest:files"
-STABLE_NS = 2_000_000_000
-
-
-@dataclass
-class IngestPlan:
-    """Relative paths sorted into what ingest must do with each."""
-
-    new: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-
-    @property
-    def to_read(self) -> list[str]:
-        return sorted([*self.new, *self.changed])
-
-
-def plan_ingest(found: dict[str, str], stored: dict[str, str]) -> IngestPlan:
-    """Compare {relative_path: content_hash} on disk with the same in the store."""
-    plan = IngestPlan()
-    for path in sorted(found):
-        if path not in stored:
-            plan.new.append(path)
-        elif stored[path] != found[path]:
-            plan.changed.append(path)
-        else:
-            plan.unchanged.append(path)
-    plan.deleted = sorted(set(stored) - set(found))
-    return plan
-
-
-def document_id(relative_path: str) -> str:
-    return short_id("doc", relative_path)
-
-
-def find_documents(root: Path, skipped: list[str] | None = None) -> dict[str, Path]:
-    """Supported files under `root` by relative '/'-path; hidden files and folders skipped, and
-    so is every file whose real path lies outside `root` (a symlink pointing out) or that is no
-    regular file (a named pipe), with a message naming it appended to `skipped`. Symlinked
-    folders are never followed.
-
-    Walked with os.scandir, whose entries know their type without a system call: the folder is
-    listed on every compile, and pathlib per file cost 0.3 s of 26k documents."""
-    found: dict[str, Path] = {}
-
-    def visit(folder: str, prefix: str) -> None:
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-        except OSError:
-            return  # as os.walk: a folder that cannot be listed is passed over
-        folders = []
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue
-            try:
-                if entry.is_dir():
-                    if not entry.is_symlink():
-                        folders.append(entry)
-                    continue
-            except OSError:
-                pass
-            dot = name.rfind(".")
-            if not 0 < dot < len(name) - 1 or name[dot:].lower() not in FORMATS:
-                continue
-            path = Path(entry.path)
-            rel = prefix + name
-            # Only a file that is itself a link can lead outside (folders are not followed).
-            if entry.is_symlink() and not inside(path, root):
-                if skipped is not None:
-                    skipped.append(f"skipped {rel}: it leads to {os.path.realpath(path)}, outside the documents folder")
-                continue
-            # A named pipe, socket or device would block the read that opens it, for ever.
-            if _special(entry):
-                if skipped is not None:
-                    skipped.append(f"skipped {rel}: not a regular file (a named pipe, socket or device)")
-                continue
-            found[rel] = path
-        for entry in sorted(folders, key=lambda e: e.name):
-            visit(entry.path, f"{prefix}{entry.name}/")
-
-    visit(os.fspath(root), "")
-    return found
-
-
-def _special(entry: os.DirEntry[str]) -> bool:
-    """Whether an entry is there but is no regular file (a missing link target is reported
-    when the file is read)."""
-    try:
-        return not entry.is_file() and os.path.exists(entry.path)
-    except OSError:
-        return False
-
-
 MAX_FAILED_LISTED = 500  # documents named in a report as unreadable; the count is always whole
-
-
-def file_hash(path: Path) -> str:
-    """xxh3_128 of the file's bytes, read in blocks so a huge file costs no memory."""
-    digest = xxhash.xxh3_128()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _hash_all(
-    files: dict[str, Path], known: dict[str, list] | None = None
-) -> tuple[dict[str, str], dict[str, int], dict[str, str], dict[str, list]]:
-    """Content hash and size of each file, why the ones that cannot be read failed, and each
-    file's [size, mtime_ns, hash, hashed_at_ns] for next time.
-
-    A file whose size and modification time are those `known` recorded keeps its hash without
-    being read (as make and git do), provided it had not been modified for STABLE_NS when it
-    was hashed: a timestamp has a clock tick's resolution, so a file written again within the
-    tick it was hashed in would keep its time, and is hashed again instead."""
-    hashes, sizes, errors, seen = {}, {}, {}, {}
-    known = known or {}
-    for rel, path in files.items():
-        try:
-            st = path.stat()
-            sizes[rel] = st.st_size
-            before = known.get(rel)
-            if (before is not None and len(before) == 4 and before[0] == st.st_size
-                    and before[1] == st.st_mtime_ns and before[1] < before[3] - STABLE_NS):
-                hashes[rel], seen[rel] = before[2], before
-                continue
-            hashes[rel] = file_hash(path)
-            seen[rel] = [st.st_size, st.st_mtime_ns, hashes[rel], time.time_ns()]
-        except OSError as exc:
-            errors[rel] = f"{path}: cannot be read: {exc.strerror or exc}"
-    return hashes, sizes, errors, seen
 
 
 def _progress(ctx: CompileContext, done: int, total: int) -> None:
@@ -212,7 +74,7 @@ async def run(
         ctx.warn(message)
     known = await store.get(CacheEntry, [_STAT_KEY])
     found, sizes, unreadable, seen = await asyncio.to_thread(
-        _hash_all, files, dict(known[0].value or {}) if known else None,  # type: ignore[attr-defined]
+        hash_files, files, dict(known[0].value or {}) if known else None,  # type: ignore[attr-defined]
     )
     if not known or known[0].value != seen:  # type: ignore[attr-defined]
         await store.upsert([CacheEntry(id=_STAT_KEY, namespace=PHASE, value=seen, created_at=time.time())])
@@ -276,7 +138,7 @@ async def run(
     failed = len(unreadable) + len(outside)
     read_failures = 0  # a document that failed to read is read again next run
     done = 0
-    group = _DocumentGroup(store)
+    group = DocumentGroup(store)
     written: dict[str, list[Any]] = {}  # path -> what the listing says of it now
     reading = [(rel, files[rel], sizes[rel]) for rel in plan.to_read]
     # Closed here, not by the collector: its pending reads are cancelled when a write fails.
@@ -321,7 +183,7 @@ async def run(
     deleted_chunks: list[str] = []  # of documents that are gone: their text must go with them
     for rel in plan.deleted:
         doc = stored_docs[rel]
-        deleted_chunks.extend(await _delete_document(store, doc.id))
+        deleted_chunks.extend(await delete_document(store, doc.id))
         deleted_ids.append(doc.id)
         done += 1
         _progress(ctx, done, total)
@@ -420,110 +282,3 @@ async def _stored_chunking(store: Store) -> str | None:
     return (entry.value or {}).get("fingerprint")  # type: ignore[union-attr]
 
 
-class _DocumentGroup:
-    """Documents written a group at a time: one transaction per GROUP_DOCUMENTS documents (or
-    GROUP_BYTES, or GROUP_SECONDS), each document landing whole with its chunks. A crash loses
-    at most the group, which costs a re-read of those files and no LLM call."""
-
-    def __init__(self, store: Store):
-        self.store = store
-        self.records: list[Document | Chunk] = []
-        self.removed: list[str] = []
-        self.documents = 0
-        self.bytes = 0
-        self.started = 0.0
-
-    async def add(
-        self,
-        rel: str,
-        doc_id: str,
-        parsed: ParsedDocument,
-        spans: list[ChunkSpan],
-        content_hash: str,
-        size: int,
-        previous: Document | None,
-        assigned_template: str,
-    ) -> tuple[int, list[str]]:
-        """Queue one document and its chunks; returns (chunks added, chunk ids removed)."""
-        # A document never stored before has no chunks: its id is derived from its path.
-        old_ids = {c.id async for c in self.store.scan(Chunk, {"document_id": doc_id})} if previous else set()
-        new_ids = [s.id for s in spans]
-        removed = sorted(old_ids - set(new_ids))
-        document = Document(
-            id=doc_id,
-            path=rel,
-            title=parsed.title,
-            content_hash=content_hash,
-            format=parsed.format,
-            size=size,
-            metadata=parsed.metadata,
-            template=assigned_template,
-            chunk_ids=new_ids,
-            updated_at=time.time(),
-        )
-        if not self.documents:
-            self.started = time.monotonic()
-        self.records.append(document)
-        self.records.extend(
-            Chunk(
-                id=s.id,
-                document_id=doc_id,
-                ordinal=s.ordinal,
-                text=s.text,
-                heading_path=list(s.heading_path),
-                start=s.start,
-                end=s.end,
-                tokens=s.tokens,
-                content_hash=s.content_hash,
-                blocks=[list(b) for b in s.blocks],
-            )
-            for s in spans
-        )
-        self.removed.extend(removed)
-        self.documents += 1
-        self.bytes += size
-        if (self.documents >= GROUP_DOCUMENTS or self.bytes >= GROUP_BYTES
-                or time.monotonic() - self.started >= GROUP_SECONDS):
-            await self.flush()
-        return len(set(new_ids) - old_ids), removed
-
-    async def flush(self) -> None:
-        if not self.documents:
-            return
-        async with self.store.transaction():
-            if self.removed:
-                await self.store.delete(Chunk, {"id": self.removed})
-            await self.store.upsert(self.records)
-        self.records, self.removed, self.documents, self.bytes = [], [], 0, 0
-
-
-async def _delete_document(store: Store, doc_id: str) -> list[str]:
-    """Delete a document and its chunks together; returns the chunk ids removed."""
-    chunk_ids = [c.id async for c in store.scan(Chunk, {"document_id": doc_id})]
-    async with store.transaction():
-        await store.delete(Chunk, {"document_id": doc_id})
-        await store.delete(Document, {"id": doc_id})
-    return chunk_ids
-
-
-async def remove_document(store: Store, path: str | PurePath, documents_dir: Path | None = None) -> bool:
-    """Forget one document (`compendium remove PATH`): its Document and Chunks. `path` is
-    relative to the documents folder, or absolute inside `documents_dir`. False if unknown."""
-    rel = relative_path(path, documents_dir)
-    docs = [d async for d in store.scan(Document, {"path": rel})]
-    if not docs:
-        return False
-    for doc in docs:
-        await _delete_document(store, doc.id)
-    return True
-
-
-def relative_path(path: str | PurePath, documents_dir: Path | None = None) -> str:
-    """The '/'-path a document is stored under, from a relative or absolute path."""
-    candidate = Path(path)
-    if candidate.is_absolute() and documents_dir is not None:
-        try:
-            candidate = candidate.resolve().relative_to(documents_dir.resolve())
-        except ValueError as exc:
-            raise InputError(f"{path} is not inside the documents folder {documents_dir}") from exc
-    return PurePath(candidate).as_posix().removeprefix("./")

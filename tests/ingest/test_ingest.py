@@ -3,7 +3,8 @@
 import pytest
 
 from compendium.phases import ingest
-from compendium.phases.ingest import document_id, plan_ingest, remove_document
+from compendium.phases.document_files import document_id, plan_ingest
+from compendium.phases.document_writes import remove_document
 from compendium.pipeline.context import CompileContext
 from compendium.pipeline.events import ListSink, Message, PhaseProgress
 from compendium.storage.factory import open_store

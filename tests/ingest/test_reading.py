@@ -11,6 +11,7 @@ import pytest
 
 from compendium.errors import InputError
 from compendium.phases import ingest
+from compendium.phases.document_writes import GROUP_DOCUMENTS
 from compendium.phases.readers import read_document
 from compendium.pipeline.context import CompileContext
 from compendium.pipeline.events import ListSink
@@ -30,7 +31,7 @@ async def test_many_small_files_are_each_stored_as_when_read_alone(tmp_path):
     root = tmp_path / "docs"
     root.mkdir()
     # More files than are read in one thread call, and more than one write transaction holds.
-    count = max(ingest.READ_TOGETHER, ingest.GROUP_DOCUMENTS) + 7
+    count = max(ingest.READ_TOGETHER, GROUP_DOCUMENTS) + 7
     for n in range(count):
         (root / f"{n:04d}.md").write_text(markdown(n))
     store = await open_store(f"sqlite:///{tmp_path}/store.db")
