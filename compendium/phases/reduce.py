@@ -20,6 +20,7 @@ from ..storage.records import CacheEntry, Claim, Entity, Extract, Record, Relati
 from ..templates.schema import Template
 from .candidates import candidate_pairs
 from .map import extracts_fingerprint
+from .name_overlap import names_meet
 from .reduce_calls import GET_BATCH, cached_entries, embed_texts
 from .reduce_chunks import claim_id, mention_sig
 from .reduce_judge import claim_sentences, judge
@@ -34,7 +35,6 @@ from .resolution import (
     embedding_text,
     id_mapping,
     merge_evidence,
-    names_meet,
     split_pairs,
     type_key,
 )

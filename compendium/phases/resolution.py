@@ -1,40 +1,23 @@
-"""Entity resolution for REDUCE: name keys, union-find, tier-1 groups and canonical clusters."""
+"""Entity resolution for REDUCE: union-find, tier-1 groups and canonical clusters (the mentions and
+their name keys are mentions.py's, the guard on tier-3 answers name_overlap.py's)."""
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
 from ..fingerprint import short_id
-from ..identifiers import identifier_edges
-from ..storage.records import Extract
+from .mentions import CONCEPT, GENERIC_TYPES, Mention, collect_mentions, normalize_name, type_key
 
-CONCEPT = "concept"
-# Everything that is not a letter/digit separates words, except symbols that carry meaning in
-# technical names (C++, C#, AT&T) and would otherwise collapse distinct names into one.
-_SEPARATORS = re.compile(r"[^\w+#&@]+|_+")
-
-
-@lru_cache(maxsize=1 << 16)
-def normalize_name(name: str) -> str:
-    """Tier-1 form of a name: NFKC, casefolded, punctuation and hyphens as spaces, single-spaced;
-    underscores at an identifier's ends kept as words of their own.
-
-    A trailing plural 's' is kept on purpose: "Process" and "Processes" are left to tier 2.
-    Cached: REDUCE normalises the same few thousand names ~100 times each.
-    """
-    text = unicodedata.normalize("NFKC", name).casefold()
-    words = " ".join(_SEPARATORS.sub(" ", text).split())
-    lead, trail = identifier_edges(text)  # `__abs__()` is not `abs()`
-    return " ".join(part for part in (lead, words, trail) if part) if words and (lead or trail) else words
-
+# Imported from here by the rest of REDUCE.
+__all__ = [
+    "CONCEPT", "Evidence", "Mention", "assign_ids", "build_groups", "clip", "collect_mentions",
+    "connected_labels", "embedding_text", "exact_labels", "id_mapping", "join_descriptions",
+    "merge_evidence", "normalize_name", "split_pairs", "tier1_distinct", "tier1_labels", "type_key",
+]
 
 def connected_labels(n: int, a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray) -> np.ndarray:
     """Union-find over index pairs on arrays: each item's label is the smallest index of its set.
@@ -72,85 +55,6 @@ def exact_labels(keys: Sequence[Iterable[str]]) -> np.ndarray:
                 a.append(i)
                 b.append(j)
     return connected_labels(len(keys), a, b)
-
-
-# Types that say nothing specific: what an extractor falls back to when no rule applies.
-GENERIC_TYPES = frozenset({"concept", "thing", "other", "unknown", "misc", "entity"})
-
-
-def type_key(type_: str) -> str:
-    return normalize_name(type_) or "thing"
-
-
-@dataclass(slots=True)
-class Mention:
-    """One entity or concept as MAP wrote it in one chunk."""
-
-    name: str
-    type: str  # "" for a concept
-    category: str  # entity | concept
-    description: str
-    aliases: list[str]
-    chunk_id: str
-    document_id: str
-
-    def keys(self) -> list[str]:
-        return list(_keys(self.type if self.category != CONCEPT else None, self.name, tuple(self.aliases)))
-
-
-@lru_cache(maxsize=1 << 16)
-def _keys(type_: str | None, name: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
-    # A name is mentioned in thousands of chunks with the same type and aliases: worked out once.
-    kind = type_key(type_) if type_ is not None else CONCEPT
-    names = (normalize_name(n) for n in (name, *aliases))
-    return tuple(dict.fromkeys(f"{kind}|{n}" for n in names if n))
-
-
-def _text(item: dict[str, Any], key: str, where: str) -> str:
-    value = item.get(key, "")
-    if type(value) is str:  # nearly always: skip the checks below
-        return value.strip()
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise InputError(f"{where}.{key} must be text, got {type(value).__name__}", field=f"{where}.{key}")
-    return value.strip()
-
-
-def _field(item: dict[str, Any], key: str, extract: Extract, kind: str, i: int) -> str:
-    value = item.get(key, "")
-    if type(value) is str:  # nearly always: the item's place is spelled out only for an error
-        return value.strip()
-    return _text(item, key, f"extract {extract.id}: {kind}[{i}]")
-
-
-def _items(extract: Extract, kind: str) -> Iterable[tuple[int, dict[str, Any]]]:
-    for i, item in enumerate(getattr(extract, kind) or []):
-        if type(item) is not dict and not isinstance(item, dict):
-            raise InputError(f"extract {extract.id}: {kind}[{i}] must be an object", field=f"{kind}[{i}]")
-        yield i, item
-
-
-def collect_mentions(extracts: Iterable[Extract], document_of: dict[str, str] | None = None) -> list[Mention]:
-    """Every named entity and concept of the extracts, in a stable order; nameless items skipped."""
-    mentions: list[Mention] = []
-    for ex in sorted(extracts, key=lambda e: e.id):
-        doc = ex.document_id or (document_of or {}).get(ex.id, "")
-        for i, item in _items(ex, "entities"):
-            name = _field(item, "name", ex, "entities", i)
-            aliases = item.get("aliases") or []
-            if not isinstance(aliases, list) or not all(isinstance(x, str) for x in aliases):
-                where = f"extract {ex.id}: entities[{i}]"
-                raise InputError(f"{where}.aliases must be a list of text", field=f"{where}.aliases")
-            if normalize_name(name):
-                clean = [x.strip() for x in aliases if normalize_name(x)] if aliases else []
-                mentions.append(Mention(name, _field(item, "type", ex, "entities", i), "entity",
-                                        _field(item, "description", ex, "entities", i), clean, ex.id, doc))
-        for i, item in _items(ex, "concepts"):
-            term = _field(item, "term", ex, "concepts", i)
-            if normalize_name(term):
-                mentions.append(Mention(term, "", CONCEPT, _field(item, "definition", ex, "concepts", i), [], ex.id, doc))
-    return mentions
 
 
 def _distinct(mentions: Sequence[Mention]) -> tuple[list[Mention], np.ndarray, np.ndarray]:
@@ -222,6 +126,17 @@ def tier1_distinct(mentions: Sequence[Mention], weight: Sequence[int]) -> tuple[
 
 def _support(table: dict[str, set[str]], key: str) -> int:
     return len(table[key])
+
+
+def _best_supported(table: dict[str, set[str]], seen: set[str]) -> list[str]:
+    """The table's texts, most supported (then longest) first, one per case-insensitive form;
+    forms already in `seen` are left out."""
+    out: list[str] = []
+    for text in sorted(table, key=lambda t: (-_support(table, t), -len(t), t)):
+        if text.casefold() not in seen:
+            seen.add(text.casefold())
+            out.append(text)
+    return out
 
 
 @dataclass(slots=True)
@@ -297,24 +212,11 @@ class Evidence:
     @property
     def aliases(self) -> list[str]:
         """Other surface forms, most supported first, deduplicated case-insensitively."""
-        canonical = self.name
-        seen = {canonical.casefold()}
-        out: list[str] = []
-        for n in sorted(self.names, key=lambda n: (-_support(self.names, n), -len(n), n)):
-            if n.casefold() not in seen:
-                seen.add(n.casefold())
-                out.append(n)
-        return out
+        return _best_supported(self.names, {self.name.casefold()})
 
     def ranked_descriptions(self) -> list[str]:
         """Distinct descriptions (case-insensitive), best supported first."""
-        seen: set[str] = set()
-        out: list[str] = []
-        for d in sorted(self.descriptions, key=lambda d: (-_support(self.descriptions, d), -len(d), d)):
-            if d.casefold() not in seen:
-                seen.add(d.casefold())
-                out.append(d)
-        return out
+        return _best_supported(self.descriptions, set())
 
     def identity(self) -> list[str]:
         """What a tier-3 decision about this group depends on (cache key material)."""
@@ -444,68 +346,3 @@ def id_mapping(clusters: Sequence[Evidence], ids: Sequence[str]) -> dict[str, st
     return {key: eid for c, eid in zip(clusters, ids, strict=True) for key in sorted(c.keys)}
 
 
-_NAME_WORD = re.compile(r"[a-z0-9]+")
-_FILLER = frozenset({"the", "and", "for", "with", "from", "into", "its", "their", "that", "this", "one", "two"})
-
-
-def _words(name: str) -> set[str]:
-    """A name's words of three letters or more, a plural's -s taken off, fillers left out."""
-    out = set()
-    for w in _NAME_WORD.findall(name.lower()):
-        if len(w) >= 3 and w not in _FILLER:
-            out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
-    return out
-
-
-def _one_edit(x: str, y: str) -> bool:
-    """Whether one letter added, dropped or changed turns x into y."""
-    if abs(len(x) - len(y)) > 1:
-        return False
-    if len(x) == len(y):
-        return sum(a != b for a, b in zip(x, y, strict=True)) <= 1
-    short, long = (x, y) if len(x) < len(y) else (y, x)
-    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
-
-
-def _initials(name: str) -> str:
-    return "".join(w[0] for w in _NAME_WORD.findall(name.lower()) if w not in _FILLER)
-
-
-def _one_common_word(names: list[str]) -> bool:
-    """Every name is one plain word, not an acronym or code ("table", "Tuples")."""
-    return bool(names) and all(n.strip().isalpha() and not n.strip().isupper() for n in names)
-
-
-def _compounds(names: list[str]) -> bool:
-    return bool(names) and all(len(n.split()) >= 2 for n in names)
-
-
-def names_meet(a: Evidence, b: Evidence) -> bool:
-    """Whether two groups' names could name one thing by what the sources show: a word in
-    common ("Standby server" / "Hot Standby server"), one the initials of the other ("WAL" /
-    "Write-Ahead Log"), or one named in the other's description ("... Log (WAL) is ...",
-    "also known as the optimizer"). A model's "same" for names that meet nowhere (Vacuum /
-    value, TOAST / transaction, as a small model answered) merges two things: it is not taken."""
-    a_names, b_names = list(a.names), list(b.names)
-    a_words = set().union(*(_words(n) for n in a_names)) if a_names else set()
-    b_words = set().union(*(_words(n) for n in b_names)) if b_names else set()
-    # A common word and compounds of it ("table" / "TOAST table", "index" / "full pass over the
-    # index") share a word as a kind shares it with its cases: that is no sign they are one.
-    kind_and_cases = (_one_common_word(a_names) and _compounds(b_names)) or (
-        _one_common_word(b_names) and _compounds(a_names))
-    if a_words & b_words and not kind_and_cases:
-        return True
-    for x in a_words if not kind_and_cases else ():  # one word spelled apart ("Postgres" / "Postgress")
-        for y in b_words:
-            if min(len(x), len(y)) >= 5 and (x.startswith(y) or y.startswith(x) or _one_edit(x, y)):
-                return True
-    for x in a_names:
-        for y in b_names:
-            bare_x, bare_y = re.sub(r"[^a-z]", "", x.lower()), re.sub(r"[^a-z]", "", y.lower())
-            if (len(bare_x) >= 2 and bare_x == _initials(y)) or (len(bare_y) >= 2 and bare_y == _initials(x)):
-                return True
-    for names, descriptions in ((a_names, b.descriptions), (b_names, a.descriptions)):
-        said = " ".join(descriptions).lower()
-        if any(re.search(rf"(?<![\w-]){re.escape(n.lower())}(?![\w-])", said) for n in names if len(n) >= 2):
-            return True
-    return False
