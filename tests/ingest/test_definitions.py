@@ -162,6 +162,23 @@ def test_a_groff_man_page_option_over_its_indented_text_is_a_definition_of_the_c
     assert "--strict" in doc.text  # an option no paragraph describes stays, as a term
 
 
+def test_a_description_broken_into_two_paragraphs_mid_sentence_is_read_whole(tmp_path):
+    # groff ends a paragraph where the source text had a blank line, even inside a sentence
+    doc = read(tmp_path, "msgsort.1.html", """<html><body><h1>MSGSORT</h1>
+<h2>NAME</h2><p style="margin-left:11%;">msgsort - sort a message catalog</p>
+<h2>OPTIONS</h2>
+<p style="margin-left:11%;"><b>--sentence-end</b>=<i>TYPE</i></p>
+<p style="margin-left:22%;">type describing the end of sentence (single-space, which is the default,</p>
+<p style="margin-left:22%; margin-top: 1em">or double-space)</p>
+<p style="margin-left:11%; margin-top: 1em">Input is read from standard input (see above).</p>
+<p style="margin-left:11%; margin-top: 1em">lowercase, but the paragraph before it was finished.</p>
+</body></html>""")
+    assert definitions(doc)[1] == (
+        "`--sentence-end=TYPE`: type describing the end of sentence (single-space, which is the default, "
+        "or double-space)", "--sentence-end", "msgsort")
+    assert "\n\nlowercase, but the paragraph before it was finished." in doc.text
+
+
 def test_a_sphinx_field_list_whose_colon_is_drawn_by_its_style_sheet_still_names_members(tmp_path):
     doc = read(tmp_path, "api.html", """<html><body><section><h1>Developer Interface</h1>
 <dl class="py method"><dt class="sig sig-object py" id="requests.adapters.HTTPAdapter.init_poolmanager">

@@ -202,6 +202,30 @@ async def test_a_passages_sentences_keep_the_passages_order_though_one_ranks_fir
     assert ": 1." not in page and "runs:" not in page  # the lead-in is not a sentence of its own
 
 
+async def test_the_home_documents_sections_keep_the_authors_order_others_follow_by_support():
+    # The guide's lead is in "Depot guide"; its sections are written install, then configure,
+    # then ship. "Shipping" is said most often (three sources), yet keeps its place: a reader
+    # follows the guide's steps. Another document's section comes after the guide's.
+    def item(ref, text, chunk, heading, at, document="Depot guide", support=1):
+        return EvidenceItem(ref=ref, text=text, chunk_id=chunk, document=document, heading_path=[heading],
+                            support=support, position=at)
+    evidence = [
+        item(1, "The Depot is the store where crates wait for shipping.", "a", "Depot guide", 0),
+        item(2, "Install the depot with the package manager of your system.", "b", "Installing", 100),
+        item(3, "The depot reads its folder from the configuration file.", "b", "Installing", 160),
+        item(4, "The depot configuration names the folder crates are kept in.", "c", "Configuring", 300),
+        item(5, "Each depot rule names the crates it applies to.", "c", "Configuring", 360),
+        item(6, "The depot ships crates in the order they arrived.", "d", "Shipping", 500, support=3),
+        item(7, "The depot retries a shipment that failed once.", "d", "Shipping", 560, support=3),
+        item(8, "The depot counts every crate it holds at midnight.", "e", "Reports", 40, "Reports", support=2),
+        item(9, "The depot report lists each crate with its age.", "e", "Reports", 90, "Reports", support=2),
+    ]
+    page = await write(request(slug="depot", title="Depot", aliases=[], evidence=evidence, description=""))
+    assert page.startswith("# Depot\n\nThe Depot is the store"), page
+    headings = re.findall(r"^## (.+)$", page, flags=re.M)
+    assert headings[:4] == ["Installing", "Configuring", "Shipping", "Reports"], page
+
+
 async def test_a_passages_sentences_about_other_subjects_stay_off_the_page():
     # The passage around the planner's claim names the parser and the rewriter: outside the
     # planner's own section, those sentences are theirs, not the planner's.

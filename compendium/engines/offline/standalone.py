@@ -54,6 +54,8 @@ _SUBJECTLESS = re.compile(
 ABOUT_ITSELF = re.compile(
     r"^(?:This|The\s+present)\s+(?:document|page|guide|tutorial|chapter|manual|article|howto|how-to|"
     r"appendix|book|reference|topic\s+guide)\b(?!\s+(?:was|were|has\s+been|had)\b)"
+    # nor one whose object is the sentence before ("This chapter will answer it.")
+    r"(?!(?:\s+[\w'’-]+){0,4}\s+(?:it|them|this|these|those)[.!?]?$)"
 )
 _ENTRY = re.compile(r"^(?:`[^`\n]{1,120}`|[\w$@<\[][\w.$@<>\[\]|/=-]*(?:\s[\w.$@<>\[\]|/=-]+){0,4}):\s")
 

@@ -119,7 +119,7 @@ def write_page(request: PageRequest, template: Template) -> str:
     layout = template.refine.page_template if template.refine.page_template.strip() else ""
 
     def page(chosen: list[_Sentence]) -> str:
-        return _render(layout, request.title, lead, _sections(request, chosen, lead_chunk), aliases, related)
+        return _render(layout, request.title, lead, _sections(request, chosen, lead_chunk, home), aliases, related)
 
     budget = request.max_tokens
     # What a section names is defined before anything else of it is said (a method's signature
@@ -127,6 +127,7 @@ def write_page(request: PageRequest, template: Template) -> str:
     # The rest of the lead's passage first, then the passages under headings naming the subject.
     names = {n.lower().strip("`*") for n in _names(request)}
     lead_chunk = lead.get("chunk_id", "") if lead else ""
+    home = next((s.document for s in pool if lead and s.order == lead.get("order")), "")
     ranked = sorted(rest, key=lambda s: (s.chunk_id != lead_chunk,
                                          not _names_heading(s.section.lower().strip("`*"), names),
                                          not _heads(s), -s.support, s.order))
@@ -662,10 +663,10 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence])
     return kept
 
 
-def _sections(request: PageRequest, chosen: list[_Sentence], lead_chunk: str = "") -> list[dict]:
+def _sections(request: PageRequest, chosen: list[_Sentence], lead_chunk: str = "", home: str = "") -> list[dict]:
     """Sections named after the source headings the sentences come from, each made of
     paragraphs of one passage in source order; headings with a single sentence pool into one
-    closing section of bullet facts."""
+    closing section of bullet facts. `home`: the lead's document, whose sections keep its order."""
     title = request.title.strip().lower()
     groups: dict[str, list[_Sentence]] = {}
     names: dict[str, str] = {}
@@ -686,8 +687,16 @@ def _sections(request: PageRequest, chosen: list[_Sentence], lead_chunk: str = "
             sections.append((names[key], items))
         else:
             loose.extend(items)
-    # The subject's own passage first, then the sections most said about it.
-    sections.sort(key=lambda kv: (kv[0] != "Overview", -sum(s.support for s in kv[1]), min(s.order for s in kv[1])))
+    # The subject's own passage first; then its home document's sections in the authors' order
+    # (the lead's document: a command's OPTIONS before its EXAMPLES, a guide's steps in turn);
+    # then the sections of other documents, those most said about the subject first.
+    def place(kv: tuple[str, list[_Sentence]]) -> tuple:
+        heading, items = kv
+        at_home = [s.at for s in items if s.document == home and s.at >= 0]
+        if at_home and len(at_home) * 2 >= len(items):
+            return (heading != "Overview", 0, min(at_home), 0)
+        return (heading != "Overview", 1, -sum(s.support for s in items), min(s.order for s in items))
+    sections.sort(key=place)
     out = []
     for heading, items in sections:
         ordered = _in_passage_order(items, lead_chunk)

@@ -284,6 +284,8 @@ class Builder:
             return
         if kind == "paragraph" and self.blocks and self.blocks[-1].kind == "heading" and self._name_line(text):
             return
+        if kind == "paragraph" and self._continued_by(text):
+            return
         if kind == "paragraph" and (options := _OPTION_PARAGRAPH.fullmatch(text)) is not None:
             # a man page's option on a line of its own over its indented description (groff's
             # HTML), after a group label at times ("Output details: --color")
@@ -308,6 +310,22 @@ class Builder:
         elif kind == "quote":
             text = "> " + text
         self._add(Block(kind, 0, 0, self.path, level=level), text)
+
+    def _continued_by(self, text: str) -> bool:
+        """Whether `text` finishes the sentence the last paragraph or definition broke off (a
+        renderer's paragraph break inside one: "(single-space, which is the default," / "or
+        double-space)"): then it is appended to that block, and True."""
+        last = self.blocks[-1] if self.blocks and self.named is None else None
+        if last is None or last.kind not in ("paragraph", "definition") or not text[:1].islower():
+            return False
+        before = self.parts[-1]
+        if not (before.endswith(",") or before.count("(") > before.count(")")):
+            return False
+        self.parts[-1] = f"{before} {text}"
+        self.length += len(text) + 1
+        self.blocks[-1] = Block(last.kind, last.start, self.length, last.heading_path, last.level, last.language,
+                                last.rows, last.term, last.scope)
+        return True
 
     def paragraph_lines(self, text: str) -> None:
         """A paragraph of plain text or PDF, its line breaks kept as the source has them."""
