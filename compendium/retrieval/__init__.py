@@ -10,10 +10,12 @@ import would leave in its place.
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .retrieve import MODES, Options, Retrieval, retrieve
+from .options import MODES, Options
+from .retrieve import Retrieval, retrieve
 
 if _TYPE_CHECKING:
-    from .answer import NOTHING, ask, citation_problems, extractive_answer, split_answer
+    from .answer import NOTHING, ask, extractive_answer
+    from .citations import citation_problems, split_answer
     from .index import ensure_index
     from .ranking import DEFAULT_RANKING, RANKINGS
     from .terms import QuestionTerms, rule_terms
@@ -24,11 +26,11 @@ _LAZY = {
     "RANKINGS": ".ranking",
     "QuestionTerms": ".terms",
     "ask": ".answer",
-    "citation_problems": ".answer",
+    "citation_problems": ".citations",
     "ensure_index": ".index",
     "extractive_answer": ".answer",
     "rule_terms": ".terms",
-    "split_answer": ".answer",
+    "split_answer": ".citations",
 }
 
 __all__ = [

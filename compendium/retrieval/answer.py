@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,19 +33,16 @@ from ..errors import CompendiumError, EngineUnavailable, ReplyError
 from ..fingerprint import fingerprint
 from ..storage.base import Store
 from ..storage.text import STOPWORDS, words
-from ..support import MIN_CONTENT_WORDS, SUPPORT_THRESHOLD, content_words, overlap
-from .retrieve import Options, Retrieval, retrieve
-
-_GROUP = r"\[(?:[ERPTC]\d+)(?:\s*[,;]\s*[ERPTC]\d+)*\]"
-_CITATION = re.compile(r"\[((?:[ERPTC]\d+)(?:\s*[,;]\s*[ERPTC]\d+)*)\]")
-_LABEL = re.compile(r"[ERPTC]\d+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=\])\s+(?=[A-Z])")
-# Where a sentence of a streamed reply ends: citations and a stop, as soon as a space follows;
-# else its stop and any citations after it, or citations with no stop, once what follows opens
-# another sentence (a citation may still come after a bare stop).
-_BOUNDARY = re.compile(
-    rf"{_GROUP}[.!?](?=\s)|(?:[.!?](?:\s*{_GROUP})*|{_GROUP})(?=\s+[\"'“(A-Z0-9`*_])"
+from .citations import (
+    CITATION,
+    SentenceCutter,
+    cited_labels,
+    sentence_problem,
+    split_answer,
 )
+from .options import Options
+from .retrieve import Retrieval, retrieve
+
 EXTRACTIVE_SENTENCES = 3
 ANSWER_TOKENS = 600
 ANSWER_VERSION = 2  # of the prompts and checks: a cached answer of another version is not used
@@ -71,93 +67,6 @@ REPAIR_PROMPT = """Your answer broke the citation rule:
 {problems}
 Write the answer again. Every sentence must end with one or more labels from the evidence,
 such as [C1], cite no other label, and say only what the evidence it cites says."""
-
-
-def split_answer(text: str) -> list[str]:
-    """Sentences of an answer; a citation written after the full stop stays with its sentence."""
-    parts = [p.strip() for p in _SENTENCE_END.split(text.strip()) if p.strip()]
-    out: list[str] = []
-    for part in parts:
-        if out and _CITATION.fullmatch(part.rstrip(".")):
-            out[-1] = f"{out[-1]} {part}"
-        else:
-            out.append(part)
-    return out
-
-
-def cited_labels(text: str) -> list[str]:
-    return list(dict.fromkeys(
-        label for group in _CITATION.findall(text) for label in _LABEL.findall(group)
-    ))
-
-
-def evidence_text(retrieval: Retrieval, label: str) -> str:
-    """What the item a label stands for says (a passage's text, an entity's description...)."""
-    kind, _ = retrieval.refs[label]
-    index = int(label[1:]) - 1
-    if kind == "chunk":
-        item = retrieval.chunks[index]
-        return " ".join([*item["heading_path"], item["text"]])
-    if kind == "entity":
-        item = retrieval.entities[index]
-        return f"{item['name']} {item.get('description', '')}"
-    if kind == "relation":
-        item = retrieval.relations[index]
-        return f"{item['source_name']} {item['type']} {item['target_name']} {item.get('description', '')}"
-    item = (retrieval.pages if kind == "page" else retrieval.topics)[index]
-    return f"{item['title']} {item.get('summary', '')}"
-
-
-def sentence_problem(sentence: str, retrieval: Retrieval) -> str | None:
-    """Why a sentence cannot stand (None: it can): it cites nothing, cites a label the context
-    does not hold, or its cited evidence holds too few of its content words."""
-    cited = cited_labels(sentence)
-    if not cited:
-        return f"this sentence cites nothing: {sentence[:200]!r}"
-    unknown = [c for c in cited if c not in retrieval.refs]
-    if unknown:
-        return f"this sentence cites {', '.join(unknown)}, not in the evidence: {sentence[:200]!r}"
-    said = content_words(_CITATION.sub(" ", sentence))
-    if len(said) >= MIN_CONTENT_WORDS:
-        held = set().union(*(content_words(evidence_text(retrieval, c)) for c in cited))
-        if overlap(said, held) < SUPPORT_THRESHOLD:
-            return f"this sentence says what {', '.join(cited)} does not: {sentence[:200]!r}"
-    return None
-
-
-def citation_problems(text: str, allowed: set[str]) -> list[str]:
-    """What is wrong with an answer's citations, by labels alone (nothing: a valid answer)."""
-    sentences = split_answer(text)
-    if not sentences:
-        return ["the answer is empty"]
-    problems = []
-    for sentence in sentences:
-        cited = cited_labels(sentence)
-        if not cited:
-            problems.append(f"- this sentence cites nothing: {sentence[:200]!r}")
-        unknown = [c for c in cited if c not in allowed]
-        if unknown:
-            problems.append(f"- this sentence cites {', '.join(unknown)}, not in the evidence: {sentence[:200]!r}")
-    return problems
-
-
-class SentenceCutter:
-    """Cuts a stream of text into sentences as soon as each one is complete."""
-
-    def __init__(self) -> None:
-        self.buffer = ""
-
-    def feed(self, text: str) -> list[str]:
-        self.buffer += text
-        out = []
-        while (match := _BOUNDARY.search(self.buffer)) is not None:
-            out.append(self.buffer[: match.end()].strip())
-            self.buffer = self.buffer[match.end():]
-        return [s for s in out if s]
-
-    def rest(self) -> list[str]:
-        rest, self.buffer = self.buffer.strip(), ""
-        return split_answer(rest) if rest else []
 
 
 # ---- the model's answer, streamed ------------------------------------------------------------
@@ -357,7 +266,7 @@ def extractive_answer(retrieval: Retrieval, limit: int = EXTRACTIVE_SENTENCES) -
 
 def _cite(sentence: str, ref: str) -> str:
     """The sentence with its label before its stop, so the label cannot slide onto the next."""
-    body = _CITATION.sub("", sentence).strip()
+    body = CITATION.sub("", sentence).strip()
     stop = ""
     while body and body[-1] in ".!?":
         stop, body = body[-1] + stop, body[:-1]

@@ -36,24 +36,26 @@ def _clip(text: str, tokens: int) -> str:
 DESCRIPTION_TOKENS = 70  # of an entity's, relation's, page's or topic's text
 
 
+def _said(item: dict[str, Any], key: str, lead: str) -> str:
+    """The item's description or summary on one clipped line after `lead`; "" when it has none."""
+    return f"{lead}{_clip(_one_line(item[key]), DESCRIPTION_TOKENS)}" if item.get(key) else ""
+
+
 def _entity(item: dict[str, Any], ref: str) -> str:
-    about = f": {_clip(_one_line(item['description']), DESCRIPTION_TOKENS)}" if item.get("description") else ""
-    return f"- [{ref}] **{item['name']}** ({item['type'] or 'entity'}){about}"
+    return f"- [{ref}] **{item['name']}** ({item['type'] or 'entity'}){_said(item, 'description', ': ')}"
 
 
 def _relation(item: dict[str, Any], ref: str) -> str:
-    text = f" — {_clip(_one_line(item['description']), DESCRIPTION_TOKENS)}" if item.get("description") else ""
-    return f"- [{ref}] {item['source_name']} → {item['type'] or 'related to'} → {item['target_name']}{text}"
+    return (f"- [{ref}] {item['source_name']} → {item['type'] or 'related to'} → {item['target_name']}"
+            f"{_said(item, 'description', ' — ')}")
 
 
 def _page(item: dict[str, Any], ref: str) -> str:
-    summary = f": {_clip(_one_line(item['summary']), DESCRIPTION_TOKENS)}" if item.get("summary") else ""
-    return f"- [{ref}] [[{item['slug']}]] {item['title']}{summary}"
+    return f"- [{ref}] [[{item['slug']}]] {item['title']}{_said(item, 'summary', ': ')}"
 
 
 def _topic(item: dict[str, Any], ref: str) -> str:
-    summary = f": {_clip(_one_line(item['summary']), DESCRIPTION_TOKENS)}" if item.get("summary") else ""
-    return f"- [{ref}] {item['title']}{summary}"
+    return f"- [{ref}] {item['title']}{_said(item, 'summary', ': ')}"
 
 
 def _passage(item: dict[str, Any], ref: str) -> str:

@@ -16,7 +16,8 @@ from ..engines.usage import UsageMeter
 from ..storage.base import Store
 from ..storage.response_cache import StoreResponseCache
 from ..workspace_store import opened_store
-from .retrieve import Options, Retrieval, retrieve
+from .options import Options
+from .retrieve import Retrieval, retrieve
 
 if TYPE_CHECKING:
     from ..settings import Settings

@@ -7,8 +7,8 @@ import numpy as np
 from compendium.engines.offline_embedder import OfflineEmbedder
 from compendium.engines.static_embedder import StaticEmbedder
 from compendium.retrieval import Options
+from compendium.retrieval.passages import _local
 from compendium.retrieval.rerank import WordVectors, window_match, word_match
-from compendium.retrieval.retrieve import _local
 from compendium.retrieval.workspace import retrieve_in_workspace
 
 

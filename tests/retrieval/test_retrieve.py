@@ -117,7 +117,7 @@ async def test_by_default_the_first_five_passages_come_from_five_documents(compi
 
 
 def test_a_cap_of_one_keeps_each_documents_best_passage_in_the_window():
-    from compendium.retrieval.retrieve import _capped
+    from compendium.retrieval.passages import _capped
 
     order = ["a1", "a2", "b1", "b2", "c1", "d1", "e1", "a3"]
     document_of = {i: i[0] for i in order}
@@ -125,7 +125,7 @@ def test_a_cap_of_one_keeps_each_documents_best_passage_in_the_window():
 
 
 def test_the_document_cap_moves_a_third_passage_after_the_window():
-    from compendium.retrieval.retrieve import _capped
+    from compendium.retrieval.passages import _capped
 
     order = ["a1", "a2", "a3", "b1", "c1", "d1", "a4"]
     document_of = {i: i[0] for i in order}

@@ -1,0 +1,117 @@
+"""An answer's citations: its sentences cut (as a stream arrives, too), the evidence labels each
+cites, and whether the evidence a sentence cites says what the sentence says."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container
+
+from ..statements import statement_problem
+from ..support import MIN_CONTENT_WORDS, SUPPORT_THRESHOLD, content_words, overlap
+from .retrieve import Retrieval
+
+_GROUP = r"\[(?:[ERPTC]\d+)(?:\s*[,;]\s*[ERPTC]\d+)*\]"
+CITATION = re.compile(r"\[((?:[ERPTC]\d+)(?:\s*[,;]\s*[ERPTC]\d+)*)\]")
+_LABEL = re.compile(r"[ERPTC]\d+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=\])\s+(?=[A-Z])")
+# Where a sentence of a streamed reply ends: citations and a stop, as soon as a space follows;
+# else its stop and any citations after it, or citations with no stop, once what follows opens
+# another sentence (a citation may still come after a bare stop).
+_BOUNDARY = re.compile(
+    rf"{_GROUP}[.!?](?=\s)|(?:[.!?](?:\s*{_GROUP})*|{_GROUP})(?=\s+[\"'“(A-Z0-9`*_])"
+)
+
+
+def split_answer(text: str) -> list[str]:
+    """Sentences of an answer; a citation written after the full stop stays with its sentence."""
+    parts = [p.strip() for p in _SENTENCE_END.split(text.strip()) if p.strip()]
+    out: list[str] = []
+    for part in parts:
+        if out and CITATION.fullmatch(part.rstrip(".")):
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+    return out
+
+
+def cited_labels(text: str) -> list[str]:
+    return list(dict.fromkeys(
+        label for group in CITATION.findall(text) for label in _LABEL.findall(group)
+    ))
+
+
+def evidence_text(retrieval: Retrieval, label: str) -> str:
+    """What the item a label stands for says (a passage's text, an entity's description...)."""
+    kind, _ = retrieval.refs[label]
+    index = int(label[1:]) - 1
+    if kind == "chunk":
+        item = retrieval.chunks[index]
+        return "\n".join([*item["heading_path"], item["text"]])  # a heading is no part of the first sentence
+    if kind == "entity":
+        item = retrieval.entities[index]
+        return f"{item['name']} {item.get('description', '')}"
+    if kind == "relation":
+        item = retrieval.relations[index]
+        return f"{item['source_name']} {item['type']} {item['target_name']} {item.get('description', '')}"
+    item = (retrieval.pages if kind == "page" else retrieval.topics)[index]
+    return f"{item['title']} {item.get('summary', '')}"
+
+
+def sentence_problem(sentence: str, retrieval: Retrieval) -> str | None:
+    """Why a sentence cannot stand (None: it can): it cites nothing, cites a label the context
+    does not hold, its cited evidence holds too few of its content words, or holds them but not
+    as one statement with the sentence's names and actor (statements.statement_problem)."""
+    cited = cited_labels(sentence)
+    problem = _label_problem(sentence, cited, retrieval.refs)
+    if problem:
+        return problem
+    bare = CITATION.sub(" ", sentence)
+    said = content_words(bare)
+    if len(said) >= MIN_CONTENT_WORDS:
+        texts = [evidence_text(retrieval, c) for c in cited]
+        held = set().union(*(content_words(t) for t in texts))
+        if overlap(said, held) < SUPPORT_THRESHOLD:
+            return f"this sentence says what {', '.join(cited)} does not: {sentence[:200]!r}"
+        # Each cited item on lines of its own: its sentences are statements, never run together.
+        why = statement_problem(bare, "\n".join(texts), SUPPORT_THRESHOLD)
+        if why:
+            return f"this sentence says what {', '.join(cited)} does not ({why}): {sentence[:200]!r}"
+    return None
+
+
+def citation_problems(text: str, allowed: set[str]) -> list[str]:
+    """What is wrong with an answer's citations, by labels alone (nothing: a valid answer)."""
+    sentences = split_answer(text)
+    if not sentences:
+        return ["the answer is empty"]
+    problems = [_label_problem(sentence, cited_labels(sentence), allowed) for sentence in sentences]
+    return [f"- {problem}" for problem in problems if problem]
+
+
+def _label_problem(sentence: str, cited: list[str], allowed: Container[str]) -> str | None:
+    """Why a sentence's labels cannot stand: it cites none, or one the evidence does not hold."""
+    if not cited:
+        return f"this sentence cites nothing: {sentence[:200]!r}"
+    unknown = [c for c in cited if c not in allowed]
+    if unknown:
+        return f"this sentence cites {', '.join(unknown)}, not in the evidence: {sentence[:200]!r}"
+    return None
+
+
+class SentenceCutter:
+    """Cuts a stream of text into sentences as soon as each one is complete."""
+
+    def __init__(self) -> None:
+        self.buffer = ""
+
+    def feed(self, text: str) -> list[str]:
+        self.buffer += text
+        out = []
+        while (match := _BOUNDARY.search(self.buffer)) is not None:
+            out.append(self.buffer[: match.end()].strip())
+            self.buffer = self.buffer[match.end():]
+        return [s for s in out if s]
+
+    def rest(self) -> list[str]:
+        rest, self.buffer = self.buffer.strip(), ""
+        return split_answer(rest) if rest else []
