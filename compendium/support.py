@@ -118,6 +118,9 @@ class SentenceCheck:
     unknown: list[str]  # keys naming no evidence
     scores: dict[str, float] = field(default_factory=dict)
     recited: str = ""  # the key the sentence was moved to (recite_from), if it was
+    # Keys whose evidence holds enough of the words but not as one statement with the sentence's
+    # names and actor (statements.py), with why: not supported.
+    misread: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -189,6 +192,8 @@ def check_text(
     page already said (its words, markers aside) is left out: a small model wrote one
     paragraph two and three times over, and one query twice.
     """
+    from .statements import statement_problem  # it reads words by this module's rules
+
     look = evidence if callable(evidence) else evidence.get
     words_of: dict[str, set[str] | None] = {}
 
@@ -259,16 +264,22 @@ def check_text(
                 pooled |= held
                 score = overlap(sentence_words, held)
                 check.scores[key] = round(score, 3)
-                if score >= threshold:
+                if score < threshold:
+                    continue
+                why = statement_problem(raw, look(key) or "", threshold) if len(sentence_words) >= MIN_CONTENT_WORDS else None
+                if why:
+                    check.misread[key] = why
+                else:
                     check.supported.append(key)
             if len(sentence_words) < MIN_CONTENT_WORDS and keys and not check.unknown and pooled:
                 check.supported = list(keys)  # a connective: its citations together suffice
             if not check.supported and recite_from and len(sentence_words) >= MIN_CONTENT_WORDS:
-                better = _restating(sentence_words, recite_from, words_of)
+                better = _restating(raw, sentence_words, recite_from, words_of, threshold)
                 if better is not None:
                     raw = _with_markers(re.sub(r"[ \t]+(?=\s*$)", " ", CITE.sub("", raw)), [better])
                     check.recited = better
                     check.cited, check.supported, check.unknown = [better], [better], []
+                    check.misread = {}
                     check.scores[better] = round(overlap(sentence_words, words_of[better] or set()), 3)
             report.sentences.append(check)
             if check.ok or (keep_partial and check.supported):
@@ -306,8 +317,13 @@ RECITE_SHARE = 0.8  # of a sentence's content words one evidence item must hold 
 RECITE_MARGIN = 0.2  # over the next best item
 
 
-def _restating(words: set[str], candidates: Mapping[str, str], cache: dict[str, set[str] | None]) -> str | None:
-    """The one evidence key whose text restates the sentence, if there is one."""
+def _restating(
+    sentence: str, words: set[str], candidates: Mapping[str, str], cache: dict[str, set[str] | None], threshold: float
+) -> str | None:
+    """The one evidence key whose text restates the sentence (as one statement, with its names
+    and actor), if there is one."""
+    from .statements import statement_problem
+
     scored = []
     for key, text in candidates.items():
         if key not in cache or cache[key] is None:
@@ -317,6 +333,8 @@ def _restating(words: set[str], candidates: Mapping[str, str], cache: dict[str, 
     if not scored or scored[0][0] < RECITE_SHARE:
         return None
     if len(scored) > 1 and scored[0][0] - scored[1][0] < RECITE_MARGIN:
+        return None
+    if statement_problem(sentence, candidates[scored[0][1]], threshold):
         return None
     return scored[0][1]
 

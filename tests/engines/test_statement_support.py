@@ -1,0 +1,123 @@
+"""The statement check (compendium/statements.py): a cited sentence is said by one statement of
+its evidence, with the sentence's names and actor. Sentences from the real-model report
+(benchmarks/reports/real_model.md) against the passages they cited."""
+
+from __future__ import annotations
+
+import pytest
+
+from compendium.engines.llm import supported_text
+from compendium.statements import statement_problem
+from compendium.support import SUPPORT_THRESHOLD, check_text
+
+# The sample corpus's passages, as REFINE sends them (chunk excerpts).
+FREEZING = (
+    "Vacuum prevents XID wraparound by freezing tuples. Freezing marks a tuple's `xmin` as frozen, which "
+    "means it is older than every normal XID and visible to everyone. Vacuum freezes a tuple when its "
+    "`xmin` is older than `vacuum_freeze_min_age`, which defaults to 50 million transactions."
+)
+CHECKPOINTS = (
+    "The Checkpointer writes every dirty page in the Buffer Pool to disk and then records the checkpoint's "
+    "position in the WAL. After a checkpoint, recovery only has to replay the WAL from that position."
+)
+VACUUM_RUN = (
+    "A plain `VACUUM` on a table works in phases:\n\n"
+    "1. **Heap scan.** Vacuum reads the table's Heap Files page by page, skipping pages that the Visibility "
+    "Map marks all-visible. On each page it prunes dead tuples, collects their tuple identifiers, and freezes "
+    "tuples older than `vacuum_freeze_min_age`.\n"
+    "2. **Index cleanup.** For every index on the table, Vacuum removes the entries pointing to the dead "
+    "tuples it collected. For a B-tree index this is a full pass over the index, which is why tables with "
+    "many indexes take longer to vacuum.\n"
+    "3. **Heap cleanup.** Vacuum revisits the pages with dead tuples and marks their line pointers unused, so "
+    "the space can be reused.\n"
+    "4. **Bookkeeping.** Vacuum records each page's free space in the Free Space Map, sets the all-visible and "
+    "all-frozen bits in the Visibility Map, and updates the table's `relfrozenxid`."
+)
+WAL = "The WAL writer flushes write-ahead log records to disk before the data pages are written."
+
+# What the 1.5B model wrote, each passing the content-word check (report, lines 240-280).
+SWAPPED = [
+    ("The checkpointer also freezes tuples when their `xmin` is older than `vacuum_freeze_min_age`.",
+     FREEZING + "\n\n" + CHECKPOINTS),
+    ("In addition, the Visibility Map records the free space on the page.", VACUUM_RUN),
+    ("The Visibility Map is used to remove entries pointing to dead tuples.", VACUUM_RUN),
+]
+# The same kind of error, made up: another actor doing what the passage says someone else does.
+MORE_SWAPS = [
+    ("The Visibility Map reads the table's Heap Files page by page.", VACUUM_RUN),
+    ("Each page's free space is recorded in the Free Space Map by the Visibility Map.", VACUUM_RUN),
+    ("The data pages flush write-ahead log records to disk.", WAL),
+    ("The Checkpointer freezes a tuple when its `xmin` is older than `vacuum_freeze_min_age`.", FREEZING),
+]
+# Honest restatements: the source's order, another voice, another verb, a pronoun resolved, a
+# clause of a longer sentence, an opening adverbial.
+FAITHFUL = [
+    ("Vacuum freezes tuples when their `xmin` is older than `vacuum_freeze_min_age`.", FREEZING),
+    ("Vacuum records the free space of each page in the Free Space Map.", VACUUM_RUN),
+    ("Vacuum removes the entries pointing to dead tuples from every index.", VACUUM_RUN),
+    ("Each page's free space is recorded in the Free Space Map by Vacuum.", VACUUM_RUN),
+    ("The Visibility Map marks pages all-visible, and Vacuum skips them.", VACUUM_RUN),
+    ("On each page, Vacuum prunes dead tuples and collects their tuple identifiers.", VACUUM_RUN),
+    ("Vacuum also sets the all-visible and all-frozen bits in the Visibility Map.", VACUUM_RUN),
+    ("Vacuum updates the table's `relfrozenxid`.", VACUUM_RUN),
+    ("Write-ahead log records reach disk before the data pages.", WAL),
+    ("Data pages are written after the WAL writer flushes log records to disk.", WAL),
+    ("The Checkpointer writes dirty pages from the Buffer Pool to disk.", CHECKPOINTS),
+    ("After a checkpoint, recovery replays the WAL only from the checkpoint's position.", CHECKPOINTS),
+    ("Freezing marks the `xmin` of a tuple as frozen.", FREEZING),
+    ("It prevents XID wraparound by freezing tuples.", FREEZING),
+]
+
+
+@pytest.mark.parametrize(("sentence", "evidence"), SWAPPED + MORE_SWAPS)
+def test_a_sentence_giving_the_evidence_to_another_actor_is_not_supported(sentence, evidence):
+    report = check_text(f"{sentence}[^1]", {"1": evidence})
+    assert report.sentences[0].scores["1"] >= SUPPORT_THRESHOLD  # the words alone would pass it
+    assert report.kept_text == "" and report.dropped == 1 and report.supported_citations == 0
+    assert report.sentences[0].misread["1"]
+
+
+@pytest.mark.parametrize(("sentence", "evidence"), FAITHFUL)
+def test_a_faithful_restatement_is_supported(sentence, evidence):
+    assert statement_problem(sentence, evidence, SUPPORT_THRESHOLD) is None
+    assert check_text(f"{sentence}[^1]", {"1": evidence}).kept_text == f"{sentence}[^1]"
+
+
+def test_the_reasons_name_what_is_missing():
+    assert "checkpointer" in statement_problem(SWAPPED[0][0], FREEZING, SUPPORT_THRESHOLD)
+    assert "Visibility Map" in statement_problem(SWAPPED[1][0], VACUUM_RUN, SUPPORT_THRESHOLD)
+    # A name, a code span or a number the evidence does not hold.
+    assert "Autovacuum Daemon" in statement_problem(
+        "The Autovacuum Daemon freezes a tuple when its `xmin` is older than `vacuum_freeze_min_age`.",
+        FREEZING, SUPPORT_THRESHOLD)
+    assert "100" in statement_problem(
+        "Vacuum freezes a tuple when its `xmin` is older than `vacuum_freeze_min_age`, 100 million transactions.",
+        FREEZING, SUPPORT_THRESHOLD)
+    assert "vacuum_freeze_max_age" in statement_problem(
+        "Vacuum freezes a tuple when its `xmin` is older than `vacuum_freeze_max_age`.", FREEZING, SUPPORT_THRESHOLD)
+
+
+def test_words_gathered_from_several_sentences_of_a_passage_are_not_a_statement():
+    # Every content word is in the passage, half of them in each of two sentences.
+    sentence = "Recovery replays every dirty page in the Buffer Pool."
+    assert check_text(f"{sentence}[^1]", {"1": CHECKPOINTS}).sentences[0].scores["1"] >= SUPPORT_THRESHOLD
+    assert statement_problem(sentence, CHECKPOINTS, SUPPORT_THRESHOLD) is not None
+
+
+def test_a_page_keeps_its_faithful_sentences_and_loses_the_swapped_one():
+    evidence = {"1": FREEZING, "2": VACUUM_RUN}
+    page = ("# Freezing\n\nVacuum freezes a tuple when its `xmin` is older than `vacuum_freeze_min_age`.[^1] "
+            "The checkpointer also freezes tuples when their `xmin` is older than `vacuum_freeze_min_age`.[^1]\n\n"
+            "Vacuum records each page's free space in the Free Space Map.[^2] "
+            "The Visibility Map records the free space on the page.[^2]\n")
+    kept = supported_text(page, evidence)
+    assert kept == ("# Freezing\n\nVacuum freezes a tuple when its `xmin` is older than `vacuum_freeze_min_age`.[^1]\n\n"
+                    "Vacuum records each page's free space in the Free Space Map.[^2]")
+
+
+def test_a_swapped_sentence_is_not_moved_to_another_marker():
+    # recite_from finds the item that restates a sentence; a swapped actor restates none.
+    evidence = {"1": WAL, "2": FREEZING}
+    report = check_text("The checkpointer freezes a tuple when its `xmin` is older than `vacuum_freeze_min_age`.[^1]",
+                        evidence, recite_from=evidence)
+    assert report.kept_text == "" and not report.sentences[0].recited
