@@ -110,3 +110,37 @@ def test_a_page_laid_out_in_tables_is_read_as_its_headings_and_paragraphs(tmp_pa
     assert paragraphs["A debug build tracks every block it allocates."] == "Debugging"
     tables = [b.rows for b in doc.blocks if b.kind == "table"]
     assert (("routine", "use"), ("xmlFree", "frees a block")) in tables  # a data table stays a table
+
+
+LICENCES = """<html><head><title>Depot manual: C. Licenses</title></head><body>
+<h1 class="appendix">C. Licenses</h1>
+<p>The files of this package are covered by the licenses indicated in each file.</p>
+<h2 class="appendixsec"><a href="toc.html#1">C.1 GNU Free Documentation License</a></h2>
+<h2 class="heading">Preamble</h2>
+<p>The purpose of this License is to make a manual free in the sense of freedom.</p>
+<p>The "Secondary Sections" is a named appendix of the Document that deals exclusively with the
+relationship of the publishers or authors of the Document to the Document's overall subject.</p>
+<h2 class="appendixsec">C.2 Crate Formats</h2>
+<p>The Depot stores each crate in the Crate Archive Format.</p>
+</body></html>"""
+
+
+def test_a_licences_text_under_texinfo_headings_gives_no_subject_and_no_fact(tmp_path):
+    path = tmp_path / "depot_20.html"
+    path.write_text(LICENCES)
+    doc = read_document(path)
+    chunks = chunk_document(doc, max_tokens=60, overlap_tokens=0, document_id="d")
+    # texinfo's unnumbered @heading ("Preamble") stays inside the section before it
+    paths = {tuple(c.heading_path) for c in chunks}
+    assert ("C. Licenses", "C.1 GNU Free Documentation License", "Preamble") in paths
+    said: dict[tuple[str, ...], list[str]] = {}
+    for c in chunks:
+        reply = extract_chunk(ChunkInput(label="c", text=c.text, document_title=doc.title,
+                                         heading_path=list(c.heading_path), blocks=[list(b) for b in c.blocks]),
+                              TEMPLATE)
+        names = [e.name for e in reply.entities] + [k.term for k in reply.concepts]
+        said.setdefault(tuple(c.heading_path), []).extend(names + [cl.text for cl in reply.claims])
+    licence = [x for p, xs in said.items() if "C.1 GNU Free Documentation License" in p for x in xs]
+    assert licence == []  # neither "Secondary Sections" nor any sentence of the licence
+    kept = [x for p, xs in said.items() if "C.2 Crate Formats" in p for x in xs]
+    assert "The Depot stores each crate in the Crate Archive Format." in kept

@@ -36,6 +36,7 @@ from .standalone import ABOUT_ITSELF
 from .subjects import (
     is_member,
     is_type,
+    licence_text,
     man_page_name,
     never_subject,
     owner_name,
@@ -243,6 +244,10 @@ def extract_chunk(
         # defined elsewhere (REDUCE finds them by name), never a name of their own.
         names = {k: items[k].name for keys in about for k in keys if k in items}
         entities, concepts = [], []
+    if licence_text(chunk.document_title, chunk.heading_path):
+        # A licence's text names and defines (its "Secondary Sections", "Program"), but a reader
+        # of the manual looks none of it up: nothing of it is a subject or a subject's fact.
+        return ExtractionReply(entities=[], concepts=[], claims=[], relations=[], topics=[])
     claims = _claims(label, sentences, claim_like, about, names, limit)
     relations = _relations(label, sentences, mentions, names, relation_rules, limit) if entities or concepts else []
     relations += _document_relations(label, chunk, sentences, about, names, relation_rules, relations, limit)

@@ -67,6 +67,17 @@ def release_notes(document_title: str, heading_path: list[str] | tuple[str, ...]
     return bool(_RELEASE.search(document_title)) or any(_RELEASE.search(h) for h in heading_path[:2])
 
 
+# A licence's own text ("GNU General Public License", "Apache License, Version 2.0"): terms of
+# copying that the manual carries, never subjects of what it documents.
+_LICENCE = re.compile(r"\b(?:public|documentation|software|open)\s+licen[cs]e\b|\blicen[cs]e,?\s+version\s+\d",
+                      re.IGNORECASE)
+
+
+def licence_text(document_title: str, heading_path: list[str] | tuple[str, ...] = ()) -> bool:
+    """Whether a passage is a licence's text: its document's title or a heading above it names one."""
+    return bool(_LICENCE.search(document_title)) or any(_LICENCE.search(h) for h in heading_path)
+
+
 def is_option(name: str) -> bool:
     """A command-line option ("--squash", "-a", "-a, --all")."""
     return bool(_OPTION.match(name.strip().strip(_QUOTES)))

@@ -126,6 +126,7 @@ class _Events:
         self.lists: list[list[int]] = []  # [ordered, counter] of each open list
         self.heading: list[str] | None = None
         self.heading_level = 0
+        self.sectioning_level = 0  # of the last heading that opens a section (not a texinfo @heading)
         self.heading_plain = False  # text outside code inside the heading: not a name heading
         self.heading_code = 0  # open code elements inside the heading
         self.h1 = ""  # the first h1: the owner of a Javadoc page's members ("Class StringUtils")
@@ -250,6 +251,13 @@ class _Events:
             if self.contexts and self.contexts[-1][0] == "item":
                 self.contexts[-1][3] = True  # a list item opening with a heading boxes a section: paragraphs
             self.heading, self.heading_level = [], _HEADINGS[tag]
+            if _classes(attrib)[:1] in (["heading"], ["subheading"], ["subsubheading"]):
+                # texinfo's unnumbered @heading: a heading inside the section before it, not one
+                # that closes it ("Preamble" under "C.1 GNU GENERAL PUBLIC LICENSE", both <h2>)
+                if self.sectioning_level:
+                    self.heading_level = min(max(self.heading_level, self.sectioning_level + 1), 6)
+            else:
+                self.sectioning_level = self.heading_level
             self.heading_plain, self.heading_code = False, 0
             return "heading"
         if (tag == "header" or (tag == "div" and attrib.get("id") == "header")) and not self.sections:
