@@ -23,6 +23,10 @@ class OutlineLimits:
     leaf_pages: int = 50  # a subtopic holds at most this many pages
     max_depth: int = 3  # levels of topics; the third is opened only where 50 x 50 pages do not fit
     max_share: float = 0.25  # a root topic past this share of all pages is opened into its parts
+    # A root's published share also counts its nodes' overview pages, and REFINE withholds pages
+    # the outline counted (an overview no sentence describes): the cap keeps this fraction of
+    # max_share in hand (git's "Main porcelain commands": 24.7% of subjects, 25.1% of pages).
+    share_margin: float = 0.05
     share_floor: int = 20  # a root of at most this many pages is never opened for its share
     min_group: int = 3  # smaller groups become pages of their parent
     keep_title_overlap: float = 0.8  # a matched node keeps its title at this membership overlap
@@ -299,7 +303,10 @@ class _Builder:
         # document's headings or communities: those name no part of the manual), and no merge
         # makes one past it again; up to `fan_out` roots then stand. A part whose parts would
         # pass that stays whole: merging them again would name roots after a member.
-        cap = max(limits.max_share * total, limits.share_floor) if limits.max_roots * limits.max_share > 1 else None
+        # (past max_share less its margin: the published share also counts the nodes' overview
+        # pages, and REFINE withholds pages the outline counted, both unknown here)
+        share = limits.max_share * (1 - limits.share_margin)
+        cap = max(share * total, limits.share_floor) if limits.max_roots * limits.max_share > 1 else None
         room = limits.fan_out
         opened_once: set[int] = set()
         while cap is not None and len(groups) < room:
@@ -315,6 +322,16 @@ class _Builder:
             partly = self._open_partly(groups[largest], opened)
             if len(partly) > 1:
                 opened = partly
+            elif len(groups) - 1 + len(opened) <= room and all(_documents(g) for g in opened):
+                # Its parts are documents (the man pages of "Commands", the pages of a guide):
+                # those big enough to stand as roots are lifted, the others stay together under
+                # its title, or, where none is, it is cut into runs under its title: lifted, a
+                # page or two each, they would be roots beside the manual's parts, and the part a
+                # reader looks for them in would be gone.
+                big = [g for g in opened if len(g.items()) >= 2 * limits.min_group]
+                small = [t for g in opened if len(g.items()) < 2 * limits.min_group for t in self._as_parts(g)]
+                kept = _Group(small, key=groups[largest].key, title=self.title(groups[largest], groups[largest].items(), set()))
+                opened = [*big, kept] if big and small else (big or [groups[largest]])
             if len(opened) <= 1 or not _parts(opened) or len(groups) - 1 + len(opened) > room:
                 # Its parts cannot be roots (a document's headings, or more than the fan-out):
                 # it is cut in reading order into runs under the cap, each under its own title.
@@ -536,6 +553,12 @@ def _by_version(nodes: list[OutlineNode]) -> list[OutlineNode]:
     if len(nodes) < 2 or len(versions) < 0.8 * len(nodes):
         return nodes
     return sorted(nodes, key=lambda n: (id(n) not in versions, tuple(-x for x in versions.get(id(n), ()))))
+
+
+def _documents(group: _Group) -> bool:
+    """Whether the group is one document, or a part's own pages: no part of the manual of its own."""
+    key = _Builder._key_of(group)
+    return key.startswith("doc:") or key.endswith("#own")
 
 
 def _parts(groups: Sequence[_Group]) -> bool:

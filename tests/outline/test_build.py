@@ -372,3 +372,17 @@ def test_release_notes_are_listed_newest_version_first():
         "Version 1.10.0 (2022-09-27)", "Version 1.2", "Version 1.1 (2020-02-22)", "Version 0.16 (2016-11-04)"]
     plain = [OutlineNode(id=t, title=t) for t in ("Tutorial", "Reference", "Version 2.0")]
     assert _by_version(plain) == plain  # not a list of versions: the authors' order stands
+
+
+def test_a_part_of_documents_past_its_share_is_cut_into_runs_not_lifted_as_one_page_roots():
+    # 24 man pages of a page each, grouped by their kind, beside four chapters of ten pages.
+    leaves = [Leaf(f"c{i}", f"cmd-{i:02}", 1.0, [("kind:Commands", "Commands"), (f"doc:cmd-{i:02}.1.html", f"cmd-{i:02}")],
+                   (i,)) for i in range(24)]
+    leaves += [Leaf(f"p{c}-{i}", f"Chapter {c} page {i}", 1.0, [(f"doc:ch{c}.html", f"Chapter {c}")], (100 + 10 * c + i,))
+               for c in range(4) for i in range(10)]
+    roots = build_outline(leaves, [])
+    commands = [r for r in roots if r.title.startswith("Commands")]
+    assert [r.title for r in commands] == ["Commands (cmd-00 – cmd-11)", "Commands (cmd-12 – cmd-23)"]
+    assert sorted(s for r in commands for s in r.all_subjects()) == sorted(f"c{i}" for i in range(24))
+    assert all(len(r.all_subjects()) <= 0.25 * len(leaves) for r in roots)
+    assert not any(r.title.startswith("cmd-") for r in roots)

@@ -40,6 +40,9 @@ _MAN_SECTION = re.compile(r"\s*\(\d[a-z]*\)$")
 # A module's or a part's title after its name ("sphinx.ext.graphviz -- Add Graphviz graphs").
 _TITLE_TAIL = re.compile(r"\s+(?:--|[—–])\s+\S.*$")
 _DESCRIBING = frozenset({"description", "overview", "introduction", "name", "purpose", "summary", "about"})
+# The word PLAN adds to a group's title where a page of the wiki has it ("Database transactions
+# overview" beside the document's page "Database transactions"): the sources write the title without it.
+_APART = re.compile(r"\s+(?:overview|topic)$")
 
 
 # A definition block's opening as the readers keep it: "`term`: what it is".
@@ -74,7 +77,7 @@ def _names_of(title: str) -> tuple[str, ...]:
     """The names a title is written by in sentences: itself, without a man page's section number
     and without the tagline after a dash; longest first."""
     names = {title.strip()}
-    for pattern in (_MAN_SECTION, _TITLE_TAIL):
+    for pattern in (_MAN_SECTION, _TITLE_TAIL, _APART):
         bare = pattern.sub("", title).strip()
         if len(bare) > 1:
             names.add(bare)
