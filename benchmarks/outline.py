@@ -23,6 +23,7 @@ benchmarks/reports/outline.md, per manual:
 
     python -m benchmarks.outline [--manual NAME ...] [--size N] [--no-write] [--dump FILE] [--samples DIR]
     python -m benchmarks.outline --render FILE   # the report again from a dump, once its samples are judged
+    python -m benchmarks.outline --screenshot gettext   # Chromium screenshot of that manual's site index
 """
 
 from __future__ import annotations
@@ -229,6 +230,39 @@ def run_manual(name: str, size: int | None) -> dict[str, Any]:
     }
 
 
+CHROMIUM = "/usr/bin/chromium"
+
+
+def screenshot(name: str, out: Path) -> Path:
+    """The site index of a manual, compiled whole and exported as a static site, as Chromium
+    shows it (a full-page PNG at `out`). Needs Debian's chromium and the playwright package."""
+    from playwright.sync_api import sync_playwright
+
+    from compendium.operations import export_workspace
+    from compendium.settings import load_settings
+
+    manual = MANUALS[name]
+    source, files = manual_files(manual, None)
+    root = Path(tempfile.mkdtemp(prefix="compendium-outline-shot-"))
+    try:
+        workspace = _workspace(root, source, files)
+        asyncio.run(_compile_and_read(workspace))
+        site = root / "site"
+        asyncio.run(export_workspace(load_settings(workspace, env={}), "site", site))
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+            try:
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.goto((site / "index.html").as_uri())
+                out.parent.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(out), full_page=True)
+            finally:
+                browser.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
 def _verdicts(manual: str, kind: str) -> dict[str, Any]:
     data = (yaml.safe_load(JUDGEMENT.read_text(encoding="utf-8")) or {}) if JUDGEMENT.exists() else {}
     return ((data.get(manual) or {}).get(kind)) or {}
@@ -313,7 +347,13 @@ def main() -> None:
     parser.add_argument("--samples", type=Path, default=SAMPLES, help="folder for the sampled nodes and overviews")
     parser.add_argument("--render", type=Path,
                         help="compile nothing: render the report from a --dump (after judging its samples)")
+    parser.add_argument("--screenshot", choices=sorted(MANUALS),
+                        help="compile nothing else: a Chromium screenshot of this manual's site index, "
+                             "written to benchmarks/reports/outline-index-<manual>.png")
     args = parser.parse_args()
+    if args.screenshot:
+        print(screenshot(args.screenshot, REPORT.parent / f"outline-index-{args.screenshot}.png"))
+        return
     if args.render:
         results = yaml.safe_load(args.render.read_text(encoding="utf-8"))
     else:
