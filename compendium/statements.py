@@ -27,7 +27,7 @@ phrase misread is misread alike on both sides. Where no subject is found (a pron
 fragment) or the verb is a copula ("X is the Y that ..."), only the names and the one statement
 are asked.
 
-Pure and dependency-free, like support.py that calls it.
+Pure and dependency-free, like support.py that calls it; both read words by words.py.
 """
 
 from __future__ import annotations
@@ -36,13 +36,10 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .support import STOPWORDS, content_words, fold, overlap, split_sentences
+from .words import CITE, LINK, MD_LINK, STOPWORDS, content_words, fold, overlap, split_sentences
 
 # A code span, a word (identifiers and hyphenated words whole) or a clause mark.
 _TOKEN = re.compile(r"`[^`\n]+`|[^\W_]+(?:[_.'’-][^\W_]+)*|[,;:()—–]", re.UNICODE)
-_CITE = re.compile(r"\[\^[^\]\s]+\](?!:)")
-_LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
-_MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 # A bold lead-in that names an item of a list ("**Heap scan.** Vacuum reads ..."): no part of the sentence.
 _LABEL = re.compile(r"^[\s*+-]*(?:\*\*|__)[^*_\n]{1,80}?[.:!?](?:\*\*|__)\s*")
 _LINE_MARK = re.compile(r"^\s*(?:#+\s+|>\s*|[-*+]\s+|\d+[.)]\s+)")
@@ -133,9 +130,9 @@ class Evidence:
 
 def plain(text: str) -> str:
     """The text as read: citation markers out, links as their text."""
-    text = _CITE.sub(" ", text)
-    text = _LINK.sub(lambda m: f" {m.group(2) or m.group(1)} ", text)
-    return _MD_LINK.sub(lambda m: f" {m.group(1)} ", text)
+    text = CITE.sub(" ", text)
+    text = LINK.sub(lambda m: f" {m.group(2) or m.group(1)} ", text)
+    return MD_LINK.sub(lambda m: f" {m.group(1)} ", text)
 
 
 def _quoted(text: str) -> str:

@@ -9,6 +9,10 @@ occur in the cited evidence, after case folding and a light suffix fold, so "wri
 "written" and "pages" meets "page". Numbers and identifiers count as content words and must
 match exactly after folding: a sentence that changes a number or a name loses support.
 
+Words are not enough on their own: a cited item supports a sentence only when one of its
+sentences says it, with the sentence's names and actor (statements.py): "The checkpointer
+freezes tuples ..." shares every word but one with "Vacuum freezes a tuple ...".
+
 Pure and dependency-free: any layer may import it.
 """
 
@@ -18,6 +22,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from .statements import statement_problem
+from .words import CITE, LINK, STOPWORDS, content_words, fold, overlap, split_sentences
+
 # The share of a sentence's content words its evidence must hold. Measured on pages written by
 # Qwen2.5-Coder 1.5B over the sample corpus (benchmarks/reports/real_model.md): sentences that
 # restate their evidence score 0.6-1.0, sentences citing unrelated evidence 0.0-0.3.
@@ -26,88 +33,13 @@ SUPPORT_THRESHOLD = 0.5
 # against the union of all its citations rather than each one.
 MIN_CONTENT_WORDS = 2
 
-# A citation marker [^3] (footnote definitions "[^3]:" are not citations).
-CITE = re.compile(r"\[\^([^\]\s]+)\](?!:)")
-_LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
-_MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
-_LETTERS = re.compile(r"[^\W_]", re.UNICODE)
+__all__ = [
+    "CITE", "MIN_CONTENT_WORDS", "RECITE_MARGIN", "RECITE_SHARE", "STOPWORDS", "SUPPORT_THRESHOLD",
+    "SentenceCheck", "SupportReport", "check_text", "content_words", "fold", "overlap", "split_sentences",
+    "supported_share",
+]
+
 _SEE_ALSO = re.compile(r"\b(?:see also|see|related|compare)\b:?", re.IGNORECASE)
-_WORD = re.compile(r"[^\W_]+(?:[_.'-][^\W_]+)*", re.UNICODE)
-# A sentence ends at . ! ? followed by its citations, then space or the end.
-_STOP = re.compile(r"[.!?](?:[ \t]*\[\^[^\]\s]+\])*(?=\s|$)|(?:\[\^[^\]\s]+\])+(?=\s*$)")
-
-STOPWORDS = frozenset(
-    """a about above after again against all also an and any are as at be because been before
-    being below between both but by can could did do does doing down during each either else
-    etc every few for from further had has have having he her here hers him his how however i
-    if in into is it its itself just may might more most much must no nor not now of off on
-    once one only or other our ours out over own same shall she should so some such than that
-    the their theirs them then there these they this those through thus to too under until up
-    upon us very via was we were what when where whether which while who whom whose why will
-    with within without would yet you your page section see called known used using uses use
-    e.g i.e""".split()
-)
-
-
-def fold(word: str) -> str:
-    """A word's comparable form: case folded, common English suffixes taken off (light)."""
-    w = word.casefold().strip("'")
-    if len(w) <= 3 or not w.isalpha():
-        return w
-    for suffix in ("ational", "ization", "ations", "ation", "ments", "ment", "ness", "ings", "ing",
-                   "edly", "ies", "ied", "ers", "er", "ed", "es", "ly", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            stem = w[: -len(suffix)]
-            if suffix in ("ies", "ied"):
-                stem += "y"
-            return stem
-    return w
-
-
-def content_words(text: str) -> set[str]:
-    """The folded content words of a text: no stopwords, no one-letter words, links as their text."""
-    text = CITE.sub(" ", text)
-    text = _LINK.sub(lambda m: f" {m.group(2) or m.group(1)} ", text)
-    text = _MD_LINK.sub(lambda m: f" {m.group(1)} ", text)
-    out = set()
-    for match in _WORD.finditer(text):
-        word = match.group(0)
-        lower = word.casefold()
-        if lower in STOPWORDS or (len(lower) < 2 and not lower.isdigit()):
-            continue
-        out.add(fold(word))
-        if any(ch in word for ch in "_.-'"):  # max_wal_size also as its parts
-            out.update(fold(p) for p in re.split(r"[_.'-]", word) if len(p) > 1 and p.casefold() not in STOPWORDS)
-    return out
-
-
-def overlap(sentence: str | set[str], evidence: str | set[str]) -> float:
-    """The share of the sentence's content words the evidence holds (1.0 when it has none)."""
-    words = sentence if isinstance(sentence, set) else content_words(sentence)
-    if not words:
-        return 1.0
-    held = evidence if isinstance(evidence, set) else content_words(evidence)
-    return len(words & held) / len(words)
-
-
-def split_sentences(line: str) -> list[str]:
-    """A line of prose cut after each sentence's stop and the citations that follow it."""
-    out: list[str] = []
-    at = 0
-    for match in _STOP.finditer(line):
-        _take(out, line[at : match.end()])
-        at = match.end()
-    if line[at:].strip():
-        _take(out, line[at:])
-    return out
-
-
-def _take(out: list[str], piece: str) -> None:
-    """A piece of markers and stops only ("[^4]." after "... [^3]") joins the sentence before it."""
-    if out and not _LETTERS.search(CITE.sub("", piece)):
-        out[-1] += piece
-    else:
-        out.append(piece)
 
 
 @dataclass
@@ -192,8 +124,6 @@ def check_text(
     page already said (its words, markers aside) is left out: a small model wrote one
     paragraph two and three times over, and one query twice.
     """
-    from .statements import statement_problem  # it reads words by this module's rules
-
     look = evidence if callable(evidence) else evidence.get
     words_of: dict[str, set[str] | None] = {}
 
@@ -249,7 +179,7 @@ def check_text(
             if not content_words(raw) and not CITE.search(raw):
                 kept.append(raw)  # punctuation: nothing to check
                 continue
-            if not content_words(_LINK.sub(" ", _SEE_ALSO.sub(" ", raw))) and _LINK.search(raw):
+            if not content_words(LINK.sub(" ", _SEE_ALSO.sub(" ", raw))) and LINK.search(raw):
                 kept.append(raw)  # "See also [[a]], [[b]].": navigation, not a statement
                 continue
             keys = list(dict.fromkeys(m.group(1) for m in CITE.finditer(raw))) or inherited
@@ -322,8 +252,6 @@ def _restating(
 ) -> str | None:
     """The one evidence key whose text restates the sentence (as one statement, with its names
     and actor), if there is one."""
-    from .statements import statement_problem
-
     scored = []
     for key, text in candidates.items():
         if key not in cache or cache[key] is None:
