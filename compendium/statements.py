@@ -82,6 +82,9 @@ _PARTICIPLES = frozenset(
 _CONTROL = frozenset("used designed meant intended needed required built configured allowed expected supposed".split())
 _MAX_SUBJECT = 6  # content tokens a subject noun phrase may run to before the reading gives up
 _MAX_READINGS = 3
+# A sentence is read by its first tokens: the reading scans a clause from each clause start, so
+# a run-on "sentence" from a reply must not cost its length squared.
+_MAX_TOKENS = 200
 # The share of a sentence's content words a statement that says it with another verb must hold.
 OTHER_VERB_SHARE = 0.75
 
@@ -142,7 +145,7 @@ def _quoted(text: str) -> str:
 
 def tokens(sentence: str) -> list[Token]:
     """A sentence's tokens; capitalised words in a run make one name ("Free Space Map")."""
-    raw = _TOKEN.findall(_LABEL.sub("", plain(sentence)))
+    raw = _TOKEN.findall(_LABEL.sub("", plain(sentence)))[:_MAX_TOKENS]
     out: list[Token] = []
     opening = True  # the next word opens the sentence (or follows ":"): its capital says nothing
     for i, text in enumerate(raw):
