@@ -31,7 +31,7 @@ OUTLINE_VERSION = 14  # bump when the build changes what the same inputs give (2
 # subtopics keeps them down to 80% of a leaf; 11: contents pages of any name, balanced roots; 12: document kinds;
 # 13: a part past its share that cannot open is cut into runs; a page no contents lists sits under the page of its folder that lists it;
 # 14: a root is opened past 95% of its share; a part of documents past its share lifts those of six pages or more
-# and keeps the rest together, or is cut into runs; a node holding more than its namesake page gets an overview listing them)
+# and keeps the rest together, or is cut into runs)
 
 
 @dataclass
@@ -103,28 +103,19 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
                        passages, Structure(documents, limits.fan_out))
         roots = build_outline(leaves, edges, limits=limits, previous=previous)
     by_subject = {s.id: s for s in subjects}
-    named = pages_named_like_nodes(roots, subjects)
-    # A node whose namesake page is all it holds has that page as its overview. One that holds
-    # more gets an overview listing them, its namesake first: the namesake's page says what the
-    # document is, not what each of the node's other pages is.
-    sizes = {node.id: len(set(node.all_subjects()) | {named.get(node.id, "")}) for r in roots for node, _d in r.walk()}
-    stands_for = {n: s for n, s in named.items() if sizes[n] <= 1}
-    for root in roots:
-        for node, _depth in root.walk():
-            node.namesake = named.get(node.id) if node.id not in stands_for else None
+    stands_for = pages_named_like_nodes(roots, subjects)
     first_passage = _first_passages(documents, passages)
     overviews = []
     for root in roots:
         for node, _depth in root.walk():
             if node.id in stands_for:
                 continue
-            central = list(dict.fromkeys([*([named[node.id]] if node.id in named else []), *node.central]))
-            members = [e for s in central for e in by_subject[s].entity_ids][:OVERVIEW_MEMBERS]
+            members = [e for s in node.central for e in by_subject[s].entity_ids][:OVERVIEW_MEMBERS]
             overviews.append(Subject(
                 id=node.id, title=node.title, kind="topic", entity_ids=list(dict.fromkeys(members)),
                 description=f"Overview of {node.title}: {len(node.all_subjects())} pages.",
                 importance=float(len(node.all_subjects())),
-                chunk_ids=_own_passages(node, central, first_passage, chunk_ids, passages),
+                chunk_ids=_own_passages(node, first_passage, chunk_ids, passages),
             ))
     return PlannedOutline(roots, overviews, reused, inputs, stands_for)
 
@@ -140,8 +131,8 @@ def _first_passages(documents: Sequence[SourceDocument], passages: dict[str, Sou
     return {d.path: first[d.id].id for d in documents if d.id in first}
 
 
-def _own_passages(node: OutlineNode, central: Sequence[str], first_passage: dict[str, str],
-                  chunk_ids: dict[str, list[str]], passages: dict[str, SourcePassage]) -> list[str]:
+def _own_passages(node: OutlineNode, first_passage: dict[str, str], chunk_ids: dict[str, list[str]],
+                  passages: dict[str, SourcePassage]) -> list[str]:
     """The passages an overview is written from besides its members' claims: the opening of the
     document the node stands for (its first paragraph says what the part is), and each central
     member's first passage in reading order (where the authors define it). Sorted, as plans keep
@@ -149,7 +140,7 @@ def _own_passages(node: OutlineNode, central: Sequence[str], first_passage: dict
     own = []
     if node.key.startswith("doc:") and (opening := first_passage.get(node.key[4:])):
         own.append(opening)
-    for s in central[:OVERVIEW_MEMBERS]:
+    for s in node.central[:OVERVIEW_MEMBERS]:
         read = [passages[c] for c in chunk_ids.get(s, ()) if c in passages]
         if read:
             own.append(min(read, key=lambda p: (p.ordinal, p.id)).id)
@@ -157,10 +148,9 @@ def _own_passages(node: OutlineNode, central: Sequence[str], first_passage: dict
 
 
 def pages_named_like_nodes(roots: Sequence[OutlineNode], subjects: Sequence[Subject]) -> dict[str, str]:
-    """Node id -> the subject of the page named like the node: a node named like a page of the
-    wiki (the entity a reference document is about, the community of a section) has that page as
-    its overview when the node holds nothing else, not a second page of the same title on the
-    same subject; else the node's overview lists its pages, that one first. An entity or concept is preferred to
+    """Node id -> the subject whose page is the node's overview: a node named like a page of the
+    wiki (the entity a reference document is about, the community of a section) has that page,
+    not a second page of the same title on the same subject. An entity or concept is preferred to
     a topic; a page stands for one node, the one it is placed under if any, else the first."""
     named: dict[str, list[Subject]] = {}
     for s in subjects:
@@ -199,9 +189,5 @@ def published(value: dict[str, Any], active: set[str]) -> dict[str, Any]:
     """A stored outline as the exported tree, naming only pages that are `active` slugs."""
     roots = [OutlineNode.from_dict(d) for d in value.get("roots", [])]
     page_of = {s: slug for s, slug in value.get("page_of", {}).items() if slug in active}
-    # A node whose overview was withheld (no sentence of the sources says what the group is) has
-    # its namesake member's page as its overview, if it has one: the document the node stands for.
-    overview = {n.id: n.slug if n.slug in active else page_of[n.namesake]
-                for r in roots for n, _d in r.walk()
-                if (n.slug and n.slug in active) or (n.namesake and n.namesake in page_of)}
+    overview = {n.id: n.slug for r in roots for n, _d in r.walk() if n.slug and n.slug in active}
     return outline_json(roots, page_of, overview)

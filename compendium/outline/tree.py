@@ -20,7 +20,6 @@ class OutlineNode:
     children: list[OutlineNode] = field(default_factory=list)
     slug: str | None = None
     central: list[str] = field(default_factory=list)  # members that say most about it, first
-    namesake: str | None = None  # subject of a member page named like it: its overview when its own is withheld
 
     def walk(self) -> Iterator[tuple[OutlineNode, int]]:
         """The node and every node below it with its depth (this node is 1)."""
@@ -36,14 +35,13 @@ class OutlineNode:
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "key": self.key, "subjects": list(self.subjects),
                 "slug": self.slug, "central": list(self.central),
-                **({"namesake": self.namesake} if self.namesake else {}),
                 "children": [c.to_dict() for c in self.children]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> OutlineNode:
         return cls(id=data["id"], title=data["title"], key=data.get("key", ""),
                    subjects=list(data.get("subjects", [])), slug=data.get("slug"),
-                   central=list(data.get("central", [])), namesake=data.get("namesake"),
+                   central=list(data.get("central", [])),
                    children=[cls.from_dict(c) for c in data.get("children", [])])
 
 
