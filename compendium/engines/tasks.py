@@ -227,6 +227,9 @@ class EvidenceItem:
     # where the text starts in its document (its chunk's start, and its place in the chunk's
     # single-spaced words), -1 when not found there: a page orders what a document says as it does
     position: int = -1
+    # (chunk, position) of the same sentence under the page's other headings (gettext's and
+    # ngettext's "`-c`: Specify the context ..."): what follows it there leans on it there
+    elsewhere: list[tuple[str, int]] = field(default_factory=list)
 
 
 @dataclass(slots=True)

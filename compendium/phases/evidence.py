@@ -136,6 +136,8 @@ def rank_evidence(
         text = s.text.strip()
         about = [slug for slug in dict.fromkeys([*s.about, *first.about] if s.about else first.about) if slug != own]
         item = _item(text, first, support, about, s.kind)
+        if support > 1:
+            item.elsewhere = _elsewhere(text, first, known_chunks, sources)
         heads = bool(first.heading_path) and defines_heading(text, first.heading_path[-1])
         candidates.append((not defines(text), not heads, -support, 0, (0, first.chunk_id), text, len(candidates), item))
     wanted = [n.lower() for n in names if n.strip()]
@@ -246,6 +248,18 @@ def _item(text: str, source: Source, support: int, about: list[str], kind: str) 
     # makes a hundred of these.
     return EvidenceItem(0, text, source.chunk_id, source.document, list(source.heading_path), support, about, kind,
                         _position(source, text))
+
+
+def _elsewhere(text: str, first: Source, chunk_ids: Sequence[str], sources: dict[str, Source]) -> list[tuple[str, int]]:
+    """Where the sentence also stands under other headings than its first chunk's."""
+    out = []
+    for cid in chunk_ids:
+        other = sources[cid]
+        if cid != first.chunk_id and (other.document, other.heading_path) != (first.document, first.heading_path):
+            at = _position(other, text)
+            if at >= 0:
+                out.append((cid, at))
+    return out
 
 
 def _position(source: Source, text: str) -> int:

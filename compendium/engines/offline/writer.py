@@ -98,6 +98,9 @@ class _Sentence:
     place: int = -1  # where its chunk's excerpt has it (sentence number), -1 if no excerpt does
     claimed: bool = False  # a claim about the page's subject says it, not only a passage around one
     at: int = -1  # where it stands in its chunk's single-spaced words, -1 if unknown
+    # where the same sentence ends under the page's other headings (chunk, position): what
+    # follows it there leans on it there, not where the page shows it
+    ends_elsewhere: list[tuple[str, int]] = field(default_factory=list)
 
 
 def write_page(request: PageRequest, template: Template) -> str:
@@ -246,7 +249,11 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     twin.at = at
                 if opens and not twin.opens_section:  # the claim is also a passage's first sentence
                     twin.opens_section, twin.section, twin.headings = True, section, path
-                previous = twin.order
+                if at >= 0 and (twin.document, twin.heading) != (item.document, heading or item.document):
+                    twin.ends_elsewhere.append((item.chunk_id, at + len(_spaced(text)) + 1))
+                    previous = -1  # its antecedent here is shown under the other heading
+                else:
+                    previous = twin.order
                 continue
             pool.append(
                 _Sentence(
@@ -270,11 +277,17 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     place=place if excerpt else -1,
                     claimed=item.kind == "claim",
                     at=at,
+                    ends_elsewhere=[(c, where + len(_spaced(text)) + 1) for c, where in item.elsewhere],
                 )
             )
             exact[flat] = pool[-1]
             previous = len(pool) - 1
     return pool
+
+
+@lru_cache(maxsize=16384)
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
 
 
 @lru_cache(maxsize=16384)
@@ -647,13 +660,21 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence])
         placed += [p for p in pool[lead["order"]:lead["order"] + 1] if p.order == lead["order"]]
     # A sentence given alone (a claim) has no previous of its own: the one ending where it
     # starts in its chunk is (positions are in the chunk's single-spaced words).
-    ending = {(p.chunk_id, p.at + len(" ".join(p.text.split())) + 1): p.order for p in placed if p.at >= 0}
+    ending = {(p.chunk_id, p.at + len(_spaced(p.text)) + 1): p.order for p in placed if p.at >= 0}
+    # A sentence whose antecedent the page shows only under another heading has none here.
+    elsewhere = {end: p for p in placed for end in p.ends_elsewhere}
     kept = []
     in_entry: set[int] = set()  # sentences after an entry's label ("`--keep`: Keeps ... It also ...")
     for s in sorted(chosen, key=lambda s: s.order):
         before = s.previous if s.previous >= 0 else ending.get((s.chunk_id, s.at), -1)
+        apart = elsewhere.get((s.chunk_id, s.at)) if s.previous < 0 else None
+        if apart is not None and lead is not None and apart.order == lead.get("order"):
+            apart = None  # the subject's own entry, said in two places: its text goes on either way
         if before >= 0 and (before in in_entry or (before < len(pool) and entry_label(pool[before].text))):
             in_entry.add(s.order)
+        elif apart is not None and entry_label(apart.text) and not entry_label(s.text):
+            in_entry.add(s.order)
+            before = -1  # its entry's label is shown, but under the other heading
         # Past its first sentence, an entry's text is about the entry's term, which only the
         # first sentence names: without it, "Stash only the changes ..." says of what?
         if (_needs_before(s.text) or s.order in in_entry) and before not in shown:
