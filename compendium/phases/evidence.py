@@ -295,12 +295,17 @@ def _excerpt(paragraphs: Sequence[_Paragraph], wanted: Sequence[str], words: int
         if not hits:
             continue
         if prose:
-            cut = block.rfind(". ", 0, min(hits))
-            return _run_from(paragraphs, i, cut + 2 if cut >= 0 else 0, words)
+            ends = [m.end() for m in _SENTENCE_END.finditer(block, 0, min(hits))]
+            return _run_from(paragraphs, i, ends[-1] if ends else 0, words)
         if i + 1 < len(paragraphs) and paragraphs[i + 1].prose:  # a heading naming the subject
             return _run_from(paragraphs, i + 1, 0, words)
     first = next((i for i, p in enumerate(paragraphs) if p.prose), 0)
     return _run_from(paragraphs, first, 0, words)
+
+
+# Where a sentence ends and the next begins: never in "`.. py:data::`" (a directive written
+# as code) or an ellipsis.
+_SENTENCE_END = re.compile(r"(?<![.\s])\.\s")
 
 
 def _pieces(excerpt: str, furniture: Collection[str]) -> list[str]:

@@ -294,6 +294,30 @@ def test_rest_definition_option_and_field_lists_glossaries_and_object_descriptio
     ]
 
 
+def test_a_directives_options_belong_to_that_directive_and_are_named_without_their_type(tmp_path):
+    doc = read(tmp_path, "domains.rst", """Aliasing
+========
+
+.. rst:directive:: .. c:alias:: name
+
+   Insert one or more alias declarations.
+
+   .. rst:directive:option:: maxdepth: int
+
+      Insert nested declarations as well, up to the total depth given.
+
+.. rst:directive:: .. cpp:alias:: name
+
+   Insert one or more alias declarations of C++ entities.
+
+   .. rst:directive:option:: maxdepth: int
+
+      Insert nested declarations as well, up to the total depth given.
+""")
+    assert [(term, scope) for _text, term, scope in definitions(doc)] == [
+        ("c:alias", ""), ("maxdepth", "c:alias"), ("cpp:alias", ""), ("maxdepth", "cpp:alias")]
+
+
 # ---- Markdown -------------------------------------------------------------------------------
 
 MARKDOWN = """# Options

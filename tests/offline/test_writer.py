@@ -362,6 +362,23 @@ async def test_what_follows_an_entry_shown_under_another_heading_is_not_shown_un
     assert "See Crates for details." in page, page
 
 
+async def test_a_documents_own_this_extension_opening_leads_its_page_before_a_members_entry_or_history():
+    # MAP's description joins what several passages say of the subject; its first piece, the
+    # document's own opening, leads. "Previously, ..." is history and leads only when nothing can.
+    opening = "This extension allows you to embed depot graphs in your documents."
+    entry = "`graph`: Directive for embedding a single depot graph."
+    history = "Previously, output always was PNG."
+    evidence = [
+        EvidenceItem(ref=1, text=history, chunk_id="h", heading_path=["depot_graph_format"], support=3),
+        EvidenceItem(ref=2, text=entry, chunk_id="g", heading_path=["ext.depotgraph"], support=2),
+        EvidenceItem(ref=3, text=opening, chunk_id="o", heading_path=["ext.depotgraph"]),
+    ]
+    req = request(slug="ext-depotgraph", title="ext.depotgraph", aliases=[], evidence=evidence,
+                  description=f"{opening} {entry} {history}")
+    page = await write(req)
+    assert page.startswith(f"# ext.depotgraph\n\n{opening}"), page
+
+
 async def test_related_links_only_from_request_links_without_self():
     page = await write(request())
     links = re.findall(r"\[\[([^\]|]+)\|([^\]]+)\]\]", page)

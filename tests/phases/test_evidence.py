@@ -128,3 +128,9 @@ def test_no_item_names_its_own_page_and_shared_sources_are_left_as_they_are():
         ranked = rank_evidence(statements, shared, ["Ada Lovelace"], own=own)
         assert [i.about for i in ranked] == [[other], [other]]  # the claim, then the excerpt
     assert shared["k1"].about == ["ada", "babbage"] and statements[0].about == ["ada", "babbage"]
+
+
+def test_an_excerpt_starts_at_a_sentence_never_inside_a_directive_written_as_code():
+    text = "New in version 7.1. `.. py:data:: name`: Describes global data in a module. It is read once."
+    assert excerpt_around(text, ["py:data"]) == "`.. py:data:: name`: Describes global data in a module. It is read once."
+    assert excerpt_around("A crate is a box. The depot role names it.", ["depot"]) == "The depot role names it."

@@ -32,7 +32,7 @@ from .names import (
 from .phrases import Mention, definition_of, key_phrases, word_tokens
 from .relations import Typed, describe_between, relation_type
 from .sentences import Sentence, clean_heading, sentences_of, starts_mid_sentence
-from .standalone import ABOUT_ITSELF
+from .standalone import ABOUT_ITSELF, OWN_KIND
 from .subjects import (
     is_member,
     is_type,
@@ -635,7 +635,7 @@ def _about(
         for i, keys in enumerate(out):
             if not top:
                 break
-            if owner_key in keys and claim_like[i] and not sentence_leans(sentences[i]):
+            if owner_key in keys and claim_like[i] and (not sentence_leans(sentences[i]) or OWN_KIND.match(sentences[i].text)):
                 items[owner_key].definition = sentences[i].text
                 break
     for i, keys in enumerate(out):

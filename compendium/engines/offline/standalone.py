@@ -57,6 +57,13 @@ ABOUT_ITSELF = re.compile(
     # nor one whose object is the sentence before ("This chapter will answer it.")
     r"(?!(?:\s+[\w'’-]+){0,4}\s+(?:it|them|this|these|those)[.!?]?$)"
 )
+# "This class ...", "These flags ...": a sentence about the thing its passage is about (an
+# entry's term, a document's subject), not one leaning on the sentence before.
+OWN_KIND = re.compile(
+    r"^(?:This|These)\s+(?:class|classes|method|function|module|package|option|options|flag|flags|setting|"
+    r"settings|command|field|attribute|property|event|hook|directive|role|builder|extension|variable|"
+    r"interface|type|macro|program|service|view|widget|exception|error|decorator|filter|tag|value)\b(?!\s+(?:is|was)\s+(?:also|why))"
+)
 _ENTRY = re.compile(r"^(?:`[^`\n]{1,120}`|[\w$@<\[][\w.$@<>\[\]|/=-]*(?:\s[\w.$@<>\[\]|/=-]+){0,4}):\s")
 
 

@@ -13,7 +13,7 @@ from ..tasks import EvidenceItem, PageRequest
 from .definitions import STRONG, WEAK, defines_heading, is_purpose_line
 from .layout import render_default
 from .sentences import clean_heading, sentences_of, starts_mid_sentence, without_label
-from .standalone import ABOUT_ITSELF, entry_label, points_back
+from .standalone import ABOUT_ITSELF, OWN_KIND, entry_label, points_back
 from .subjects import owner_name, release_notes
 from .summary import NEAR_DUPLICATE, content_tokens
 from .words import BOILERPLATE, FUNCTION_WORDS
@@ -35,7 +35,7 @@ _ANAPHORA = re.compile(
 # subject, so it leads its page only when no other sentence can.
 _ASIDE = re.compile(
     r"^(?:(?:Note|Notes|Warning|Caution|Tip|Hint|Important|Attention|Danger|See\s+also)\s*:"
-    r"|(?:New|Changed)\s+in\s+version\b|Deprecated\s+(?:since|in)\s+version\b)",
+    r"|(?:New|Changed)\s+in\s+version\b|Deprecated\s+(?:since|in)\s+version\b|(?:Previously|Formerly),)",
     re.IGNORECASE,
 )
 # A pronoun or demonstrative among a sentence's first words points back too ("If this option is
@@ -479,8 +479,11 @@ def _choose_lead(
     """
     matcher = _matcher(_names(request))
     names = {n.lower().strip("`*") for n in _names(request)}
-    usable = [s for s in pool if _may_lead(s.text) and not _compares_with_subject(s.text, matcher)
-              and not _history(s) and not _member_of_another(s, names)]
+    described = " ".join(request.description.split())
+    # "This extension allows you to ...", the document's own first word on its subject (MAP's
+    # description), may lead though it opens with "This".
+    usable = [s for s in pool if (_may_lead(s.text) or (described and s.text in described and OWN_KIND.match(s.text)))
+              and not _compares_with_subject(s.text, matcher) and not _history(s) and not _member_of_another(s, names)]
     # An aside, or a line that only repeats the title ("zoneinfo — IANA time zone support" atop
     # the page so titled), leads only when nothing else can.
     plain = [s for s in usable if not _ASIDE.match(s.text) and not _repeats_title(s, request.title)]
@@ -531,7 +534,9 @@ def _best_lead(
             # MAP's description is the authors' definition (a definition list's entry, a NAME
             # line, a glossary entry): it says what the subject is before any sentence merely
             # opening with it does.
-            tier = 0.5 if not _ASIDE.match(s.text) else 1.0
+            # Of its pieces (REDUCE joins the descriptions of several passages), the first
+            # is the best ranked: the document's own opening before a member's entry.
+            tier = (0.5 if not _ASIDE.match(s.text) else 1.0) + 0.1 * description.find(s.text) / len(description)
         elif m is not None and WEAK.match(s.text[m:]):
             tier = 1.5  # "X is removed ...": says what X does, not what it is
         elif described:
@@ -628,17 +633,10 @@ def _leans_back(text: str, possessive: bool = True) -> bool:
 
 
 # "This class ...", "These flags ...": an entry's text naming the kind of thing it describes.
-_OWN_KIND = re.compile(
-    r"^(?:This|These)\s+(?:class|classes|method|function|module|package|option|options|flag|flags|setting|"
-    r"settings|command|field|attribute|property|event|hook|directive|role|builder|extension|variable|"
-    r"interface|type|macro|program|service|view|widget|exception|error|decorator|filter|tag|value)\b(?!\s+(?:is|was)\s+(?:also|why))"
-)
-
-
 def _needs_before(text: str) -> bool:
     """Whether a sentence reads only after the one before it in its passage: standalone's
     signs, or _leans_back's less a possessive, unless it names the kind of thing its entry is."""
-    return points_back(text) or (not _OWN_KIND.match(text) and _leans_back(text, possessive=False))
+    return points_back(text) or (not OWN_KIND.match(text) and _leans_back(text, possessive=False))
 
 
 def _opens_sentence(text: str) -> bool:

@@ -240,9 +240,17 @@ def _options(group: Any) -> str:
     return ", ".join(out)
 
 
+_DIRECTIVE_SIGNATURE = re.compile(r"^\.\.\s+([\w:.+-]+)::")
+
+
 def _signature_name(signature: str) -> tuple[str, str]:
-    """(name, owner) of an API signature: "Sphinx.add_builder(builder)" -> ("add_builder", "Sphinx")."""
-    head = re.split(r"[\s(\[=<]", signature.strip("`").strip(), maxsplit=1)[0]
+    """(name, owner) of an API signature: "Sphinx.add_builder(builder)" -> ("add_builder", "Sphinx");
+    a directive's (".. c:alias:: name" -> "c:alias") and an option's with its type ("maxdepth: int")."""
+    text = signature.strip("`").strip()
+    directive = _DIRECTIVE_SIGNATURE.match(text)
+    if directive:
+        return directive[1], ""
+    head = re.split(r"[\s(\[=<]|:\s", text, maxsplit=1)[0].rstrip(":")
     owner, _, name = head.rpartition(".")
     return name, owner if re.search(r"\w", owner) else ""
 
