@@ -318,6 +318,21 @@ def test_a_directives_options_belong_to_that_directive_and_are_named_without_the
         ("c:alias", ""), ("maxdepth", "c:alias"), ("cpp:alias", ""), ("maxdepth", "cpp:alias")]
 
 
+def test_a_parameter_named_like_an_english_word_keeps_its_label_and_signatures_keep_their_quotes(tmp_path):
+    doc = read(tmp_path, "responses.html", """<html><body><h1>Responses</h1>
+<dl class="py class"><dt class="sig sig-object py" id="depot.Response">
+<span class="sig-name descname">Response</span>(<em class="sig-param">content=b''</em>, <em class="sig-param">path='/'</em>)</dt>
+<dd><p>A response of the depot.</p>
+<dl><dt><code>status</code></dt><dd>The HTTP status code for the response.</dd>
+<dt><code>charset</code></dt><dd>The charset in which the response will be encoded.</dd>
+<dt><code>limit_0</code></dt><dd>The limit_0 caps the crates of one response.</dd></dl>
+</dd></dl></body></html>""")
+    texts = [text for text, _term, _scope in definitions(doc)]
+    assert texts[0].startswith("`Response(content=b'', path='/')`: A response of the depot."), texts
+    assert "`charset`: The charset in which the response will be encoded." in texts  # not run into `status`
+    assert "The limit_0 caps the crates of one response." in texts  # an identifier it names needs no label
+
+
 # ---- Markdown -------------------------------------------------------------------------------
 
 MARKDOWN = """# Options

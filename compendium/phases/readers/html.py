@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
-from .model import NOTICE, Builder, Deadline, ParsedDocument, code_span, one_line
+from .model import NOTICE, Builder, Deadline, ParsedDocument, code_span, one_line, unquoted
 from .source import title_from_name
 from .toc import PageLinks, TocLinks, UpLink
 
@@ -521,7 +521,7 @@ class _Events:
     def _term(self, dl: dict[str, Any]) -> tuple[str, str, str, bool]:
         """(term as written, the name it defines, its owner, written as code) of a dl item."""
         terms = [" ".join(t.replace("`", "").split()) if dl["sig"] else t for t in dl["terms"]]  # one signature
-        term = ", ".join(t.strip(" ,").strip("‘’“”'\"").strip() for t in terms)
+        term = ", ".join(unquoted(t.strip(" ,")) for t in terms)
         name = dl["names"][0] if dl["names"] else ""
         scope = next((p.strip(" .,") for p in dl["prenames"] if p.strip(" .,")), "")
         ident = dl["id"]

@@ -128,6 +128,15 @@ def _unmarked(text: str) -> str:
     return re.sub(r"(`+)\s?(.*?)\s?\1", r"\2", text)
 
 
+def unquoted(text: str) -> str:
+    """A term without the quotes around it ("‘--all’" -> "--all"); quotes inside it stay
+    ("content=b''", "path='/'")."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] in "‘“'\"" and text[-1] in "’”'\"" and text[1:-1].strip():
+        return text[1:-1].strip()
+    return text
+
+
 def _parts(term: str) -> list[str]:
     return [p.strip() for p in re.split(r",\s+|\s+\|\s+", term) if p.strip()]
 
@@ -185,6 +194,8 @@ def _names_first(description: str, name: str) -> bool:
         return False
     start = _ARTICLE.match(description)
     rest = description[start.end():] if start else description
+    if not rest.startswith("`") and name.isalpha() and name.islower():
+        return False  # "The charset in which ...": the English word, not the name `charset`
     rest = rest.lstrip("`")
     end = len(name)
     return rest.startswith(name) and (end == len(rest) or not (rest[end].isalnum() or rest[end] == "_"))
@@ -250,7 +261,7 @@ class Builder:
         if not term or not description:
             self.prose("definition" if description else "term", description or term)
             return
-        plain = ", ".join(p.strip("‘’“”'\"") for p in _parts(_unmarked(term)))
+        plain = ", ".join(unquoted(p) for p in _parts(_unmarked(term)))
         if code is None:
             code = code_like(plain)
         shown = code_span(plain) if code else term
