@@ -162,6 +162,30 @@ def test_a_groff_man_page_option_over_its_indented_text_is_a_definition_of_the_c
     assert "--strict" in doc.text  # an option no paragraph describes stays, as a term
 
 
+def test_a_groff_man_pages_option_group_labels_head_their_options(tmp_path):
+    # msgsort lists "-d DIRECTORY" under two modes: each stands under its own group label
+    doc = read(tmp_path, "msgsort.1.html", """<html><body><h1>MSGSORT</h1>
+<h2>NAME</h2><p style="margin-left:11%;">msgsort - sort a message catalog</p>
+<h2>DESCRIPTION</h2>
+<p style="margin-left:11%; margin-top: 1em"><b>Operation mode: <br>-j</b>, <b>--java</b></p>
+<p style="margin-left:22%;">Java mode: generate a Java ResourceBundle class</p>
+<p style="margin-left:11%; margin-top: 1em"><b>Output file location in Java mode: <br>-d</b> <i>DIRECTORY</i></p>
+<p style="margin-left:22%;">base directory of classes directory hierarchy</p>
+<p style="margin-left:11%; margin-top: 1em"><b>Output file location in C# mode: <br>-d</b> <i>DIRECTORY</i></p>
+<p style="margin-left:22%;">base directory for locale dependent .dll files</p>
+<h2>AUTHOR</h2><p>Written by someone.</p></body></html>""")
+    placed = [(text, b_path) for (text, _t, _s), b_path in zip(
+        definitions(doc), [b.heading_path for b in doc.blocks if b.kind == "definition"])]
+    assert placed[1:] == [
+        ("`-j, --java`: Java mode: generate a Java ResourceBundle class", ("MSGSORT", "DESCRIPTION", "Operation mode")),
+        ("`-d DIRECTORY`: base directory of classes directory hierarchy",
+         ("MSGSORT", "DESCRIPTION", "Output file location in Java mode")),
+        ("`-d DIRECTORY`: base directory for locale dependent .dll files",
+         ("MSGSORT", "DESCRIPTION", "Output file location in C# mode")),
+    ], placed
+    assert doc.blocks[-1].heading_path == ("MSGSORT", "AUTHOR")
+
+
 def test_a_description_broken_into_two_paragraphs_mid_sentence_is_read_whole(tmp_path):
     # groff ends a paragraph where the source text had a blank line, even inside a sentence
     doc = read(tmp_path, "msgsort.1.html", """<html><body><h1>MSGSORT</h1>

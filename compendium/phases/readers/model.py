@@ -106,7 +106,7 @@ NOTICE = _DEPRECATED = re.compile(r"Deprecated(?:\.(?:\s|$)|\s+since\s)|(?:New|C
                          r"(?:\s+\d[\w.+-]*)?\s*[:.]")
 _HAS_LOWER = re.compile(r"[a-z]")
 _OPTION = r"--?[A-Za-z0-9?][\w-]*(?:\[?=[^\s,]+\]?|\s[A-Z][A-Z_]*)?"
-_OPTION_PARAGRAPH = re.compile(rf"(?:[A-Z][\w ]{{0,40}}:\s+)?(?P<options>{_OPTION}(?:,\s*{_OPTION})*)")
+_OPTION_PARAGRAPH = re.compile(rf"(?:(?P<group>[A-Z][\w #+./-]{{0,40}}):\s+)?(?P<options>{_OPTION}(?:,\s*{_OPTION})*)")
 _FIELD_LINE = re.compile(r"[A-Z][\w -]{0,30}:\s+\S.{0,80}")
 _PLAIN_WORD = re.compile(r"[A-Za-z]+(?:[-'’][A-Za-z]+)*")  # "Python", "DEBUG", "built-in": words
 _ARGUMENT = re.compile(r"[\s=\[(<{]")  # where an option's argument or a signature begins
@@ -126,6 +126,15 @@ def code_span(text: str) -> str:
 def _unmarked(text: str) -> str:
     """A term without its inline code marks (single backtick runs around plain code)."""
     return re.sub(r"(`+)\s?(.*?)\s?\1", r"\2", text)
+
+
+def _field_line(text: str) -> bool:
+    """A field of an entry ("Default: `False`", "Availability: MariaDB, MySQL, Oracle"), not a
+    description that opens with a label ("Java mode: generate a Java ResourceBundle class")."""
+    if not _FIELD_LINE.fullmatch(text) or len(text.split()) > 8:
+        return False
+    label, value = text.split(":", 1)
+    return len(label.split()) == 1 or len(value.split()) <= 4
 
 
 def unquoted(text: str) -> str:
@@ -221,6 +230,7 @@ class Builder:
         self.path: tuple[str, ...] = ()
         self.deadline = deadline
         self.owner = ""  # the command a man page's NAME line names: the scope of its options
+        self.group: tuple[int, str] | None = None  # the heading of a man page's group of options
         # What the next paragraph defines: a name heading's text, or a term whose description
         # follows its list. (term, name, scope, code, written: False until the text holds the term)
         self.named: tuple[str, str, str, bool | None, bool] | None = None
@@ -299,14 +309,17 @@ class Builder:
             return
         if kind == "paragraph" and (options := _OPTION_PARAGRAPH.fullmatch(text)) is not None:
             # a man page's option on a line of its own over its indented description (groff's
-            # HTML), after a group label at times ("Output details: --color")
+            # HTML), after a group label at times ("Output details: --color"): the label heads
+            # the options after it, so msgfmt's four "-d DIRECTORY" each stand under their mode
+            if options["group"]:
+                self._group_heading(options["group"])
             self.pending_term(options["options"], code=True)
             return
         if kind == "paragraph" and self.named is not None:
             if _DEPRECATED.match(text) and not self.named[4]:
                 self.held.append(text)
                 return
-            if (_FIELD_LINE.fullmatch(text) and len(text.split()) <= 8) or not _HAS_LOWER.search(text):
+            if _field_line(text) or not _HAS_LOWER.search(text):
                 # a field line ("Default: `False`"), or capitals only: a man page's list of its
                 # sections ("NAME SYNOPSIS DESCRIPTION"), never what the name is
                 self._add(Block(kind, 0, 0, self.path), text, keep_named=True)
@@ -321,6 +334,16 @@ class Builder:
         elif kind == "quote":
             text = "> " + text
         self._add(Block(kind, 0, 0, self.path, level=level), text)
+
+    def _group_heading(self, label: str) -> None:
+        """A heading for a group label of options, one level under the section it is in; the
+        next label replaces it."""
+        level = 2
+        if self.headings:
+            last_level, last, _ = self.headings[-1]
+            level = last_level if (last_level, last) == self.group else last_level + 1
+        self.heading(min(level, 6), label)
+        self.group = (min(level, 6), one_line(label))
 
     def _continued_by(self, text: str) -> bool:
         """Whether `text` finishes the sentence the last paragraph or definition broke off (a
