@@ -29,6 +29,8 @@ ALONE = [
     "`--keep`: This option keeps the crate after shipping.",  # an entry's "this" is its term
     "Returns: the number of crates in the depot.",  # a field's label, not a subjectless verb
     "Crate files are read from the depot folder at startup.",
+    # "that" names something of its own sentence, in an aside after it
+    "This guide describes the crate format and not the shipping rules (for that, see Shipping).",
 ]
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 # "these files", "those options": a demonstrative of a plural always points somewhere.
 _PLURAL_DEMONSTRATIVE = re.compile(r"\b(?:these|those)\b", re.IGNORECASE)
 # "this" or "that" standing for a thing said before ("to override this.", "do just that.").
+_INNER_ASIDE = re.compile(r"(?<=[\w,])\s*\([^()]*\)")
 _PRONOUN_AT_STOP = re.compile(r"\b(?:this|that)(?:\s+(?:off|on|out|up|down|away|again))?\s*[.,;!?)]", re.IGNORECASE)
 # A place in the text before the sentence, or a narrative step, that it refers to.
 _PLACE_BEFORE = re.compile(
@@ -86,6 +87,8 @@ def points_back(text: str, subjectless: bool = True) -> bool:
     after = subjectless and _PLACE_AFTER.search(body) is not None
     if label:
         return after or bool(_PLACE_BEFORE.search(body[label:]))
-    return bool(after or _PLURAL_DEMONSTRATIVE.search(body) or _PRONOUN_AT_STOP.search(body)
+    # "(for that, see ...)" after a word of the sentence points into the sentence itself
+    unbracketed = _INNER_ASIDE.sub("", body)
+    return bool(after or _PLURAL_DEMONSTRATIVE.search(body) or _PRONOUN_AT_STOP.search(unbracketed)
                 or _PLACE_BEFORE.search(body) or _CONTINUES.match(body)
                 or (subjectless and _SUBJECTLESS.match(body) is not None))
