@@ -167,6 +167,10 @@ def test_a_groff_man_pages_option_group_labels_head_their_options(tmp_path):
     doc = read(tmp_path, "msgsort.1.html", """<html><body><h1>MSGSORT</h1>
 <h2>NAME</h2><p style="margin-left:11%;">msgsort - sort a message catalog</p>
 <h2>DESCRIPTION</h2>
+<p style="margin-left:11%; margin-top: 1em"><b>Input file location:</b> <br><i>INPUTFILE</i> ...</p>
+<p style="margin-left:22%;">input files</p>
+<p style="margin-left:11%; margin-top: 1em"><b>Useful FILTER-OPTIONs when the FILTER is ’sed’: <br>-n</b>, <b>--quiet</b></p>
+<p style="margin-left:22%;">suppress automatic printing of pattern space</p>
 <p style="margin-left:11%; margin-top: 1em"><b>Operation mode: <br>-j</b>, <b>--java</b></p>
 <p style="margin-left:22%;">Java mode: generate a Java ResourceBundle class</p>
 <p style="margin-left:11%; margin-top: 1em"><b>Output file location in Java mode: <br>-d</b> <i>DIRECTORY</i></p>
@@ -177,6 +181,9 @@ def test_a_groff_man_pages_option_group_labels_head_their_options(tmp_path):
     placed = [(text, b_path) for (text, _t, _s), b_path in zip(
         definitions(doc), [b.heading_path for b in doc.blocks if b.kind == "definition"])]
     assert placed[1:] == [
+        ("`INPUTFILE ...`: input files", ("MSGSORT", "DESCRIPTION", "Input file location")),
+        ("`-n, --quiet`: suppress automatic printing of pattern space",
+         ("MSGSORT", "DESCRIPTION", "Useful FILTER-OPTIONs when the FILTER is ’sed’")),
         ("`-j, --java`: Java mode: generate a Java ResourceBundle class", ("MSGSORT", "DESCRIPTION", "Operation mode")),
         ("`-d DIRECTORY`: base directory of classes directory hierarchy",
          ("MSGSORT", "DESCRIPTION", "Output file location in Java mode")),

@@ -105,8 +105,12 @@ _NAME_LINE = re.compile(r"(?P<names>\S.{0,120}?)\s+(?:-|--|\u2013|\u2014)\s+(?P<
 NOTICE = _DEPRECATED = re.compile(r"Deprecated(?:\.(?:\s|$)|\s+since\s)|(?:New|Changed)\s+in\s+(?:version\s+)?[\w.+-]{1,30}"
                          r"(?:\s+\d[\w.+-]*)?\s*[:.]")
 _HAS_LOWER = re.compile(r"[a-z]")
-_OPTION = r"--?[A-Za-z0-9?][\w-]*(?:\[?=[^\s,]+\]?|\s[A-Z][A-Z_]*)?"
-_OPTION_PARAGRAPH = re.compile(rf"(?:(?P<group>[A-Z][\w #+./-]{{0,40}}):\s+)?(?P<options>{_OPTION}(?:,\s*{_OPTION})*)")
+_OPTION = r"--?[A-Za-z0-9?<>][\w-]*(?:\[?=[^\s,]+\]?|\s[A-Z][A-Z_]*)?"
+_GROUP_LABEL = r"[A-Z][\w #+./'‘’-]{0,60}"
+_OPTION_PARAGRAPH = re.compile(
+    rf"(?:(?P<group>{_GROUP_LABEL}):\s+)?(?P<options>{_OPTION}(?:,\s*{_OPTION})*)"
+    rf"|(?P<label>{_GROUP_LABEL}):\s+(?P<arguments>[A-Z][A-Z_]+\s\.\.\.)"  # "Input file location: INPUTFILE ..."
+)
 _FIELD_LINE = re.compile(r"[A-Z][\w -]{0,30}:\s+\S.{0,80}")
 _PLAIN_WORD = re.compile(r"[A-Za-z]+(?:[-'’][A-Za-z]+)*")  # "Python", "DEBUG", "built-in": words
 _ARGUMENT = re.compile(r"[\s=\[(<{]")  # where an option's argument or a signature begins
@@ -311,9 +315,9 @@ class Builder:
             # a man page's option on a line of its own over its indented description (groff's
             # HTML), after a group label at times ("Output details: --color"): the label heads
             # the options after it, so msgfmt's four "-d DIRECTORY" each stand under their mode
-            if options["group"]:
-                self._group_heading(options["group"])
-            self.pending_term(options["options"], code=True)
+            if options["group"] or options["label"]:
+                self._group_heading(options["group"] or options["label"])
+            self.pending_term(options["options"] or options["arguments"], code=True)
             return
         if kind == "paragraph" and self.named is not None:
             if _DEPRECATED.match(text) and not self.named[4]:
