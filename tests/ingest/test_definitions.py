@@ -191,6 +191,7 @@ def test_a_groff_man_pages_option_group_labels_head_their_options(tmp_path):
          ("MSGSORT", "DESCRIPTION", "Output file location in C# mode")),
     ], placed
     assert doc.blocks[-1].heading_path == ("MSGSORT", "AUTHOR")
+    assert ("`INPUTFILE ...`: input files", "INPUTFILE", "msgsort") in definitions(doc)  # the command's, no subject
 
 
 def test_a_description_broken_into_two_paragraphs_mid_sentence_is_read_whole(tmp_path):

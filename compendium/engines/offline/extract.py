@@ -632,12 +632,14 @@ def _about(
         path = chunk.heading_path
         top = not path or clean_heading(path[-1]).lower() in _DESCRIBING or (
             len(path) == 1 and name_key(owner_name(path[0])) == owner_key)
-        for i, keys in enumerate(out):
-            if not top:
-                break
-            if owner_key in keys and claim_like[i] and (not sentence_leans(sentences[i]) or OWN_KIND.match(sentences[i].text)):
-                items[owner_key].definition = sentences[i].text
-                break
+        # The document saying what it is itself ("This article describes ...") first, else
+        # its first sentence that stands alone.
+        candidates = [i for i, keys in enumerate(out) if top and owner_key in keys and claim_like[i] and (
+            not sentence_leans(sentences[i]) or OWN_KIND.match(sentences[i].text))]
+        chosen = next((i for i in candidates if ABOUT_ITSELF.match(sentences[i].text)
+                       and not _WHOLE_WORK.match(sentences[i].text)), candidates[0] if candidates else None)
+        if chosen is not None:
+            items[owner_key].definition = sentences[chosen].text
     for i, keys in enumerate(out):
         for key in keys:
             item = items.get(key)
@@ -690,6 +692,10 @@ _FURNITURE = frozenset({"copyright", "license", "licence", "licensing", "author"
 # "DESCRIPTION" opens on how it is used: its NAME line says what it is).
 _DESCRIBING = frozenset({"overview", "introduction", "name", "purpose", "summary", "about"})
 _LEANS = re.compile(r"^(?:It|Its|This|These|That|Those|They|Otherwise|However|But|And|Or|So|Also|Then)\b")
+
+
+# "This manual is free documentation.": said in any of its chapters, of the whole work.
+_WHOLE_WORK = re.compile(r"^(?:This|The\s+present)\s+(?:manual|book)\b")
 
 
 def sentence_leans(sentence: Sentence) -> bool:

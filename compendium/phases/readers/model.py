@@ -317,7 +317,10 @@ class Builder:
             # the options after it, so msgfmt's four "-d DIRECTORY" each stand under their mode
             if options["group"] or options["label"]:
                 self._group_heading(options["group"] or options["label"])
-            self.pending_term(options["options"] or options["arguments"], code=True)
+            # an argument placeholder ("INPUTFILE ...") is its command's, as an option is
+            arguments = options["arguments"]
+            self.pending_term(options["options"] or arguments, code=True, name=arguments.split()[0] if arguments else "",
+                              scope=self.owner if arguments else "")
             return
         if kind == "paragraph" and self.named is not None:
             if _DEPRECATED.match(text) and not self.named[4]:
