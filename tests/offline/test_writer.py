@@ -379,6 +379,27 @@ async def test_a_documents_own_this_extension_opening_leads_its_page_before_a_me
     assert page.startswith(f"# ext.depotgraph\n\n{opening}"), page
 
 
+async def test_a_note_after_the_second_copy_of_a_shared_sentence_keeps_its_antecedent():
+    # Two overloads under one heading share "This packs a crate usable by `unpack()`."; the
+    # page shows it once, from the first. The note after the second copy leans on it: shown.
+    shared = "This packs a crate usable by `unpack()`."
+    note = "Do not use this method for more than 64 crates in one depot."
+    second = "`pack(Iterable crates)`: Packs the given crates."
+    def item(ref, text, chunk, at, kind="claim"):
+        return EvidenceItem(ref=ref, text=text, chunk_id=chunk, document="Packer", heading_path=["pack"],
+                            position=at, kind=kind)
+    evidence = [
+        item(1, "The Packer packs crates for the depot.", "t", 0),
+        item(2, "`pack(Crate... crates)`: Packs the given array of crates.", "a", 100),
+        item(3, shared, "a", 158),
+        item(4, second, "b", 300, "excerpt"),
+        item(5, f"{second}\n\n{shared}\n\n{note}", "b", 300, "excerpt"),
+        item(6, note, "b", 300 + len(second) + 1 + len(shared) + 1),
+    ]
+    page = await write(request(slug="packer", title="Packer", aliases=[], evidence=evidence, description=""))
+    assert page.count(shared) == 1 and note in page, page
+
+
 async def test_related_links_only_from_request_links_without_self():
     page = await write(request())
     links = re.findall(r"\[\[([^\]|]+)\|([^\]]+)\]\]", page)

@@ -101,6 +101,8 @@ class _Sentence:
     # where the same sentence ends under the page's other headings (chunk, position): what
     # follows it there leans on it there, not where the page shows it
     ends_elsewhere: list[tuple[str, int]] = field(default_factory=list)
+    # where its copies under the same heading end (an overload's second copy of a note)
+    ends_too: list[tuple[str, int]] = field(default_factory=list)
 
 
 def write_page(request: PageRequest, template: Template) -> str:
@@ -253,6 +255,8 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     twin.ends_elsewhere.append((item.chunk_id, at + len(_spaced(text)) + 1))
                     previous = -1  # its antecedent here is shown under the other heading
                 else:
+                    if at >= 0 and twin.chunk_id != item.chunk_id:
+                        twin.ends_too.append((item.chunk_id, at + len(_spaced(text)) + 1))
                     previous = twin.order
                 continue
             pool.append(
@@ -659,6 +663,7 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence])
     # A sentence given alone (a claim) has no previous of its own: the one ending where it
     # starts in its chunk is (positions are in the chunk's single-spaced words).
     ending = {(p.chunk_id, p.at + len(_spaced(p.text)) + 1): p.order for p in placed if p.at >= 0}
+    ending.update((end, p.order) for p in placed for end in p.ends_too)  # a copy said here is said here
     # A sentence whose antecedent the page shows only under another heading has none here.
     elsewhere = {end: p for p in placed for end in p.ends_elsewhere}
     kept = []
