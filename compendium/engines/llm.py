@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from ..errors import LabelError, ReplyError
 from ..fingerprint import text_hash
 from ..spacing import single_spaced
+from ..statements import read_evidence, statement_problem
 from ..support import SUPPORT_THRESHOLD, check_text, content_words, overlap, split_sentences
 from ..templates.render import prompt_source, render, renders_here
 from ..templates.schema import Template
@@ -706,18 +707,31 @@ def drop_unheld(reply: ExtractionReply, batch: ExtractionBatch) -> int:
     algorithm, to elect a leader." for a chunk on full-page writes, after the prompt's example:
     stored as a claim, it was the evidence that later supported the same sentence on a page."""
     words = {label_key(c.label): content_words(c.text) for c in batch.chunks}
+    texts = {label_key(c.label): c.text for c in batch.chunks}
+    read: dict[str, Any] = {}
 
     def held(label: str | None, text: str, share: float) -> bool:
         found = words.get(label_key(label or ""))
         said = content_words(text)
         return found is None or not said or overlap(said, found) >= share  # unplaced: label_problem judges
 
+    def stated(label: str | None, text: str) -> bool:
+        """The chunk says the claim in one statement, with its names and its actor: "The Harvard
+        Mark I wrote the first compiler for Grace Hopper" holds every word and says the opposite."""
+        key = label_key(label or "")
+        if key not in texts:
+            return True
+        if key not in read:
+            read[key] = read_evidence(texts[key])
+        return statement_problem(text, read[key], SUPPORT_THRESHOLD) is None
+
     gone: dict[str, int] = reply._unheld
 
-    def keep(items: list[Any], *texts: tuple[str, float]) -> list[Any]:
+    def keep(items: list[Any], *fields: tuple[str, float], statement: bool = False) -> list[Any]:
         kept = []
         for item in items:
-            if all(held(item.chunk, getattr(item, field), share) for field, share in texts):
+            if all(held(item.chunk, getattr(item, field), share) for field, share in fields) and (
+                    not statement or stated(item.chunk, item.text)):
                 kept.append(item)
             else:
                 label = label_key(item.chunk or "") or item.chunk
@@ -725,7 +739,7 @@ def drop_unheld(reply: ExtractionReply, batch: ExtractionBatch) -> int:
         return kept
 
     before = sum(gone.values())
-    reply.claims = keep(reply.claims, ("text", SUPPORT_THRESHOLD))
+    reply.claims = keep(reply.claims, ("text", SUPPORT_THRESHOLD), statement=True)
     reply.entities = keep(reply.entities, ("name", NAME_HELD))
     reply.concepts = keep(reply.concepts, ("term", NAME_HELD))
     reply.relations = keep(reply.relations, ("source", NAME_HELD), ("target", NAME_HELD))

@@ -236,8 +236,16 @@ async def test_a_map_reply_keeps_only_claims_and_names_its_chunk_holds(engine, l
             "claims": [{"chunk": "c1", "text": "Ada Lovelace worked with Charles Babbage on the Analytical Engine.",
                         "entities": ["Ada Lovelace"]},
                        {"chunk": "c2", "text": "The Harvard Mark I uses Raft, a consensus algorithm, to elect a leader.",
-                        "entities": ["Harvard Mark I"]}]})
+                        "entities": ["Harvard Mark I"]},
+                       # every word of its chunk, the actor swapped
+                       {"chunk": "c3", "text": "Ada Lovelace designed the Difference Engine.",
+                        "entities": ["Ada Lovelace"]},
+                       {"chunk": "c3", "text": "Charles Babbage designed the Difference Engine.",
+                        "entities": ["Charles Babbage"]}]})
     llm_server.responder = reply
-    got = await engine.extract(BATCH, TEMPLATE)
+    batch = ExtractionBatch([*BATCH.chunks, ChunkInput(
+        "c3", "Charles Babbage designed the Difference Engine, and Ada Lovelace wrote its first program.", [], "Engines")])
+    got = await engine.extract(batch, TEMPLATE)
     assert [e.name for e in got.entities] == ["Ada Lovelace"]
-    assert [c.text for c in got.claims] == ["Ada Lovelace worked with Charles Babbage on the Analytical Engine."]
+    assert [c.text for c in got.claims] == ["Ada Lovelace worked with Charles Babbage on the Analytical Engine.",
+                                            "Charles Babbage designed the Difference Engine."]
