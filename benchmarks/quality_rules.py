@@ -68,7 +68,9 @@ leading "term:" folded away) occur in the definition's text, or the definition's
 the lead.
 
 Spread: the share of sentence occurrences (one cited sentence on one page) whose sentence,
-folded as for repeats, is published on three or more pages.
+folded as for repeats, is published on three or more pages. Reported beside it, with no target:
+the same share where a sentence cited from different passages counts apart (the same option row
+in twenty man pages is twenty commands' facts; one passage on many pages is the spread a reader sees).
 
 Altered citation: a cited piece of text (what stands before a marker, back to the previous
 marker or the paragraph's start, links replaced by their labels, an excerpt's closing "…"
@@ -481,6 +483,33 @@ def spread(pages: list[Any]) -> tuple[int, int, list[tuple[str, int]]]:
     return wide, total, top
 
 
+_CITED_PIECE = re.compile(r"([^\n]+?)\[\^(\d+)\]")
+
+
+def spread_by_passage(pages: list[Any]) -> tuple[int, int]:
+    """(occurrences on 3+ pages, all occurrences) as `spread` counts them, but a sentence cited
+    from different passages counts apart: the same words in two man pages ("-h, --help:
+    display this help and exit") are two commands' facts, one passage on many pages is one."""
+    where: dict[tuple[str, str], set[str]] = {}
+    per_page: list[set[tuple[str, str]]] = []
+    for p in pages:
+        notes = dict(_FOOTNOTE_DEF.findall(p.markdown))
+        body = _FOOTNOTE_DEF.sub("", p.markdown)
+        keys = set()
+        for line in body.splitlines():
+            line = line.strip().removeprefix("- ").removeprefix("* ")
+            for text, ref in _CITED_PIECE.findall(line):
+                text = _LINK.sub(lambda m: m.group(2) or m.group(1), _FOOTNOTE.sub("", text))
+                for one in _SENTENCE_END.split(text):
+                    if one.strip():
+                        keys.add((" ".join(one.lower().split()), notes.get(ref, "")))
+        per_page.append(keys)
+        for key in keys:
+            where.setdefault(key, set()).add(p.id)
+    total = sum(len(k) for k in per_page)
+    return sum(1 for k in per_page for key in k if len(where[key]) >= 3), total
+
+
 def altered_citations(pages: list[Any], chunks: dict[str, Any]) -> tuple[int, int, list[tuple[str, str]]]:
     """(altered, checked, examples) over every citation marker of every page."""
     altered, checked, examples = 0, 0, []
@@ -544,7 +573,8 @@ def judge_manual(data: dict[str, Any], *, seed: int, pages: int, topics: int) ->
             missed.append((p.title, lead[:100], found[0][:100]))
     return {
         "authored": (leads_authored, with_authored), "authored_missed": missed,
-        "spread": spread(active), "altered": altered_citations(active, chunks),
+        "spread": spread(active), "spread_by_passage": spread_by_passage(active),
+        "altered": altered_citations(active, chunks),
         "page_sample": stable_sample(entity_pages, pages, seed, lambda p: p.slug),
         "topic_sample": stable_sample(topic_pages, topics, seed, lambda p: p.slug),
     }
@@ -709,6 +739,7 @@ def render_manuals(results: list[dict[str, Any]], *, documents: int, seed: int, 
     row("defining leads where the evidence defines (regex proxy)", "",
         lambda r: _share(len(r["defining"]), len(r["with_definition"])))
     row("sentence occurrences published on 3+ pages", "≤ 15%", lambda r: _share(*r["spread"][:2]))
+    row("the same, each source passage counted apart", "", lambda r: _share(*r["spread_by_passage"]))
     row("cited pieces not verbatim in their passage", "0", lambda r: f"{r['altered'][0]} of {r['altered'][1]}")
     row("noise among every page subject (no sample)", "", lambda r: _share(*r["noise_every"]))
     row("pages with no cited fact", "0", lambda r: _share(len(r["no_fact"]), r["pages"]))
