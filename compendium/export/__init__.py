@@ -70,7 +70,9 @@ def manual_title(wiki: WikiSnapshot) -> str:
     fronts = [d for d in wiki.documents if Path(d.path).stem.lower() in _FRONT_PAGES and d.title]
     if fronts:
         front = min(fronts, key=lambda d: (d.path.count("/"), _FRONT_PAGES.index(Path(d.path).stem.lower()), d.path))
-        return _FRONT_SUFFIX.sub("", front.title).strip() or front.title
+        title = _FRONT_SUFFIX.sub("", front.title).strip() or front.title
+        manual, sep, node = title.partition(": ")
+        return manual if sep and manual.strip().lower() == node.strip().lower() else title  # "X: X" (texinfo's Top)
     return "Compendium"
 
 

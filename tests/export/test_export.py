@@ -65,3 +65,19 @@ async def test_the_site_title_comes_from_the_workspace_settings(tmp_path: Path):
     index = BeautifulSoup((result.path / "index.html").read_text(encoding="utf-8"), "html.parser")
     assert index.h1.get_text() == "Lumen DB handbook"
     assert index.title.get_text() == "Lumen DB handbook"
+
+
+def test_the_manual_title_is_its_front_pages_without_a_repeated_node_name():
+    from compendium.export import manual_title
+    from compendium.export.snapshot import WikiSnapshot
+    from compendium.storage.records import Document
+
+    def wiki(*titles: tuple[str, str]) -> WikiSnapshot:
+        return WikiSnapshot(pages=[], entities=[], relations=[], topics=[],
+                            documents=[Document(id=path, path=path, title=title) for path, title in titles])
+
+    # texinfo's Top node repeats the manual's name: "GNU gettext utilities: GNU gettext utilities"
+    assert manual_title(wiki(("index.html", "Depot utilities: Depot utilities"), ("a.html", "Depot: Crates"))) \
+        == "Depot utilities"
+    assert manual_title(wiki(("index.html", "Depot Handbook: Introduction"))) == "Depot Handbook"
+    assert manual_title(wiki(("index.html", "Depot: crates and shipping"))) == "Depot: crates and shipping"
