@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Collection
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -103,7 +104,7 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
     if here is not None:
         node = {
             "title": here["title"],
-            "children": [(c["title"], href_of(c["slug"]), _total(c)) for c in here["children"]],
+            "children": [(c["title"], href_of(c["slug"]), _total(c, wiki.page_by_slug)) for c in here["children"]],
             "pages": [(page_href(s), title_of(s)) for s in here["pages"] if s in wiki.page_by_slug],
         }
 
@@ -127,9 +128,11 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
     )
 
 
-def _total(node: dict) -> int:
-    """Pages under a node, its own and its subtopics'."""
-    return len(node["pages"]) + sum(_total(c) for c in node["children"])
+def _total(node: dict, published: Collection[str] = ()) -> int:
+    """Pages under a node, its own and its subtopics', its overview page among them when
+    published: a chapter that is one page counts 1, not 0."""
+    own = 1 if node.get("slug") in published and node.get("slug") not in node["pages"] else 0
+    return own + len(node["pages"]) + sum(_total(c, published) for c in node["children"])
 
 
 def outline_view(wiki: WikiSnapshot, tree: dict) -> list[dict]:
@@ -141,7 +144,8 @@ def outline_view(wiki: WikiSnapshot, tree: dict) -> list[dict]:
                         for s in node["pages"] if s in wiki.page_by_slug), key=lambda p: (p[1].lower(), p[0]))
         href = "pages/" + page_href(node["slug"]) if node["slug"] in wiki.page_by_slug else None
         return {"title": node["title"], "href": href, "anchor": anchors[id(node)], "pages": pages,
-                "children": [view(c) for c in node["children"]], "total": _total(node), "open": False}
+                "children": [view(c) for c in node["children"]], "total": _total(node, wiki.page_by_slug),
+                "open": False}
 
     return [view(c) for c in tree["children"]]
 

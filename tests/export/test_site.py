@@ -217,3 +217,18 @@ async def test_a_hostile_source_passage_is_shown_as_text(store, tmp_path: Path):
     assert passage.find_all(["script", "img"]) == []
     assert "<script>alert(1)</script>" in passage.get_text()
     assert passage.select_one("#c-c0ffee0003-s1 strong").get_text() == "Bold"
+
+
+def test_a_node_that_is_one_page_counts_that_page_in_the_contents():
+    from compendium.export.site import outline_view
+    from compendium.export.snapshot import WikiSnapshot
+
+    pages = [Page(id=s, slug=s, title=t, markdown=f"# {t}\n", kind="entity")
+             for s, t in (("user-view", "The User's View"), ("crates", "Crates"), ("ship", "Shipping"))]
+    wiki = WikiSnapshot(pages=pages, entities=[], relations=[], topics=[])
+    tree = {"title": "", "slug": "", "pages": [], "children": [
+        {"title": "The User's View", "slug": "user-view", "pages": [], "children": []},
+        {"title": "Crates", "slug": "crates", "pages": ["ship"], "children": []},
+        {"title": "Unpublished", "slug": "gone", "pages": [], "children": []},
+    ]}
+    assert [n["total"] for n in outline_view(wiki, tree)] == [1, 2, 0]
