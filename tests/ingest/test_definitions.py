@@ -179,7 +179,7 @@ def test_a_groff_man_pages_option_group_labels_head_their_options(tmp_path):
 <p style="margin-left:22%;">base directory for locale dependent .dll files</p>
 <h2>AUTHOR</h2><p>Written by someone.</p></body></html>""")
     placed = [(text, b_path) for (text, _t, _s), b_path in zip(
-        definitions(doc), [b.heading_path for b in doc.blocks if b.kind == "definition"])]
+        definitions(doc), [b.heading_path for b in doc.blocks if b.kind == "definition"], strict=True)]
     assert placed[1:] == [
         ("`INPUTFILE ...`: input files", ("MSGSORT", "DESCRIPTION", "Input file location")),
         ("`-n, --quiet`: suppress automatic printing of pattern space",

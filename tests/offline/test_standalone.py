@@ -4,8 +4,8 @@ sentence it leans on."""
 from __future__ import annotations
 
 from compendium.engines.offline import OfflineEngine
+from compendium.engines.offline.leads import _leans_back
 from compendium.engines.offline.standalone import points_back
-from compendium.engines.offline.writer import _leans_back
 from compendium.engines.tasks import EvidenceItem, PageRequest
 from compendium.templates.schema import Template
 

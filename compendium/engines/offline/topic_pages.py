@@ -20,19 +20,10 @@ from ...templates.schema import Template
 from ...tokens import count_tokens
 from ..tasks import PageRequest
 from .definitions import STRONG, WEAK
+from .leads import _ASIDE, _lead, _matcher, _may_lead
+from .sentence_pool import _evidence_sentences, _Sentence, _subject_marks, _subject_words
 from .words import FUNCTION_WORDS
-from .writer import (
-    _ASIDE,
-    _aliases,
-    _evidence_sentences,
-    _lead,
-    _matcher,
-    _may_lead,
-    _render,
-    _Sentence,
-    _subject_marks,
-    _subject_words,
-)
+from .writer import _aliases, _render
 
 _MAX_MEMBERS = 30  # member lines on one page; the rest are links
 # A man page's title carries its section ("git-bundle(1)"); its NAME line names it without.
