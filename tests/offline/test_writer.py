@@ -400,6 +400,16 @@ async def test_a_note_after_the_second_copy_of_a_shared_sentence_keeps_its_antec
     assert page.count(shared) == 1 and note in page, page
 
 
+async def test_a_sentence_about_older_versions_leads_only_when_nothing_else_can():
+    evidence = [
+        EvidenceItem(ref=1, text="In older versions, crates were packed by hand.", chunk_id="h", support=3),
+        EvidenceItem(ref=2, text="Crates are packed by a machine at night.", chunk_id="d"),
+    ]
+    page = await write(request(slug="packing-guide", title="Packing guide", aliases=[], evidence=evidence,
+                               description=""))
+    assert page.startswith("# Packing guide\n\nCrates are packed by a machine at night."), page
+
+
 async def test_related_links_only_from_request_links_without_self():
     page = await write(request())
     links = re.findall(r"\[\[([^\]|]+)\|([^\]]+)\]\]", page)

@@ -28,7 +28,7 @@ _ANAPHORA = re.compile(
 # subject, so it leads its page only when no other sentence can.
 _ASIDE = re.compile(
     r"^(?:(?:Note|Notes|Warning|Caution|Tip|Hint|Important|Attention|Danger|See\s+also)\s*:"
-    r"|(?:New|Changed)\s+in\s+version\b|Deprecated\s+(?:since|in)\s+version\b|(?:Previously|Formerly),)",
+    r"|(?:New|Changed)\s+in\s+version\b|Deprecated\s+(?:since|in)\s+version\b|(?:Previously|Formerly),|In\s+(?:older|earlier|previous)\s+versions?\b)",
     re.IGNORECASE,
 )
 
