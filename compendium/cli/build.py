@@ -42,7 +42,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
         f"{counts.get('entities', 0)} entities, {counts.get('concepts', 0)} concepts, {counts.get('relations', 0)} relations, "
         f"{counts.get('topics', 0)} topics; pages {pages['created']} created, {pages['updated']} updated, "
         f"{pages['unchanged']} unchanged, {pages['deleted']} deleted; "
-        f"{totals['llm_calls']} LLM calls, {totals['prompt_tokens'] + totals['completion_tokens']} tokens."
+        f"{totals['llm_calls']} LLM calls, {totals['prompt_tokens'] + totals['completion_tokens']} tokens"
+        + (f" ({totals['hedged_calls']} calls sent twice after stalling, counted twice)."
+           if totals.get("hedged_calls") else ".")
     )
     code = COMPILE_EXIT_CODES[report.status]
     if code:

@@ -9,7 +9,7 @@ from ..engines.usage import UsageMeter
 from ..pipeline.context import PhaseResult
 from ..settings import LLMSettings
 
-PHASE_USAGE_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls")
+PHASE_USAGE_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "hedged_calls")
 
 # How a compile ended: the one vocabulary of the report, `status`, API jobs, the UI and exit codes.
 SUCCEEDED = "succeeded"  # every item was compiled

@@ -177,9 +177,10 @@ class OpenAIClient(CheckedReplies):
             )
         return self._sdk
 
-    async def post(self, path: str, body: dict[str, Any]) -> bytes:
-        """POST a JSON body to the endpoint; the reply body. Failures raise the SDK's errors."""
-        return await self._transport.post(path, body)
+    async def post(self, path: str, body: dict[str, Any], *, may_hedge: Callable[[], bool] | None = None) -> bytes:
+        """POST a JSON body to the endpoint; the reply body. Failures raise the SDK's errors.
+        `may_hedge` is asked before the call is sent again beside a stalled one."""
+        return await self._transport.post(path, body, may_hedge=may_hedge)
 
     async def close(self) -> None:
         await self._transport.close()
@@ -290,14 +291,15 @@ class OpenAIClient(CheckedReplies):
         if response_format is not None:
             body["response_format"] = response_format
 
-        async def send() -> Any:
-            # The body is already in its wire form: posting it skips the SDK's typed transform,
-            # which walks every message and the whole JSON schema on each call (ms of CPU).
-            # Raw bytes, read as plain JSON below: building the SDK's typed ChatCompletion for
-            # each reply cost ~1 ms of CPU per call, and we use three fields of it.
-            return await self.post("/chat/completions", body)
+        with self.usage.reserve(estimated + MESSAGE_OVERHEAD * len(messages), reply_bound) as hedges:
 
-        with self.usage.reserve(estimated + MESSAGE_OVERHEAD * len(messages), reply_bound):
+            async def send() -> Any:
+                # The body is already in its wire form: posting it skips the SDK's typed transform,
+                # which walks every message and the whole JSON schema on each call (ms of CPU).
+                # Raw bytes, read as plain JSON below: building the SDK's typed ChatCompletion for
+                # each reply cost ~1 ms of CPU per call, and we use three fields of it.
+                return await self.post("/chat/completions", body, may_hedge=hedges)
+
             raw = await self.call(send, estimated_tokens=estimated)
             content, used, finish = self._read_completion(raw)
             prompt_tokens = used.get("prompt_tokens") if used else None
@@ -306,7 +308,7 @@ class OpenAIClient(CheckedReplies):
                 prompt_tokens = estimated or sum(count_tokens(m["content"]) for m in messages)
             if not isinstance(completion_tokens, int):
                 completion_tokens = count_tokens(content)
-            self.usage.record_llm(prompt_tokens, completion_tokens)  # settles the reservation
+            self.usage.record_llm(prompt_tokens, completion_tokens, hedged=hedges.sent)  # settles the reservation
         self.limits.settle(estimated, prompt_tokens + completion_tokens)
         return Completion(content, finish, completion_tokens)
 

@@ -98,12 +98,13 @@ class OpenAIEmbedder:
         estimated = sum(count_tokens(t) for t in inputs) if self.client.counts_ahead() else 0
         body = {"model": self.model, "input": inputs, "encoding_format": "base64"}
 
-        async def send() -> bytes:
-            # Raw bytes, read below: base64 is a quarter of the float text to send and parse,
-            # and the SDK's typed reply (a Python float object per dimension) is skipped.
-            return await self.client.post("/embeddings", body)
+        with self.usage.reserve(estimated) as hedges:
 
-        with self.usage.reserve(estimated):
+            async def send() -> bytes:
+                # Raw bytes, read below: base64 is a quarter of the float text to send and parse,
+                # and the SDK's typed reply (a Python float object per dimension) is skipped.
+                return await self.client.post("/embeddings", body, may_hedge=hedges)
+
             raw = await self.client.request(send, estimated_tokens=estimated)
         vectors, tokens = read_embeddings(raw, len(inputs), self.client.endpoint)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -112,7 +113,7 @@ class OpenAIEmbedder:
         self.dimensions = int(vectors.shape[1])
         if tokens is None:  # a server that does not say: our estimate
             tokens = estimated or sum(count_tokens(t) for t in inputs)
-        self.usage.record_embedding(tokens)
+        self.usage.record_embedding(tokens, hedged=hedges.sent)
         self.client.limits.settle(estimated, tokens)
         return vectors
 

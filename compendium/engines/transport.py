@@ -15,7 +15,8 @@ cold limit; a latency is the answering request's own, so stalls do not raise the
 Calls are idempotent: the same request asked twice is the same work, cached by its
 fingerprint above. A client asking one call at a time (llm.max_concurrency: 1, a local server)
 neither hedges nor shortens a call's deadline: there a second request only waits behind the
-first and is computed in full.
+first and is computed in full. A hedge is a request the provider bills: the caller may refuse
+it (`may_hedge`, e.g. when the token budget cannot hold it) and counts the ones sent.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+from collections.abc import Callable
 from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -179,7 +181,8 @@ class Transport:
             if connector is not None:
                 connector._close()  # its loop is closed: the public close() would schedule on it
 
-    async def post(self, path: str, body: dict[str, Any]) -> bytes:
+    async def post(self, path: str, body: dict[str, Any], *, may_hedge: Callable[[], bool] | None = None) -> bytes:
+        """The reply body. `may_hedge` is asked before a hedge is sent; False keeps the call alone."""
         import aiohttp
 
         content = _ENCODER.dumps_bytes(body)
@@ -187,7 +190,7 @@ class Transport:
         try:
             if self._hedge:
                 status, payload, headers = await asyncio.wait_for(
-                    self._hedged(path, url, content), deadline(body, self._timeout))
+                    self._hedged(path, url, content, may_hedge), deadline(body, self._timeout))
             else:
                 status, payload, headers = await asyncio.wait_for(self._post_once(url, content), self._timeout)
         except TimeoutError as exc:
@@ -200,7 +203,8 @@ class Transport:
             raise status_error(httpx.Response(status, headers=headers, content=payload, request=_request(url)))
         return payload
 
-    async def _hedged(self, path: str, url: str, content: bytes) -> tuple[int, bytes, list[tuple[str, str]]]:
+    async def _hedged(self, path: str, url: str, content: bytes,
+                      may_hedge: Callable[[], bool] | None) -> tuple[int, bytes, list[tuple[str, str]]]:
         """The first answer of the call, or of its hedge when it stalls (see the module's docstring)."""
         stats = self._latencies
         stats.calls += 1
@@ -211,7 +215,7 @@ class Transport:
             while True:  # until answered, or hedged: the hedge time is asked again while the path is cold
                 wait = stats.hedge_after(path) - (loop.time() - min(started.values()))
                 if wait <= 0:
-                    if stats.may_hedge():
+                    if stats.may_hedge() and (may_hedge is None or may_hedge()):
                         stats.hedged += 1
                         hedge = asyncio.ensure_future(self._post_once(url, content))
                         started[hedge] = loop.time()

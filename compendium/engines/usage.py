@@ -20,6 +20,7 @@ class PhaseUsage:
     embedding_calls: int = 0
     embedding_tokens: int = 0
     cached_calls: int = 0  # answered from the response cache, no tokens spent
+    hedged_calls: int = 0  # second requests sent beside a stalled call (their tokens are counted)
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -33,6 +34,10 @@ class UsageMeter:
     reports are recorded. A call whose reservation does not fit beside what is spent and what
     calls in flight hold does not start. So what is spent never passes the budget, as long as
     servers keep replies within max_tokens.
+
+    A hedge (the same request sent again beside a stalled one, see transport.py) is billed
+    too: it is sent only when the budget holds a second reservation of the call, and it is
+    counted as its twin's tokens (the dropped reply's own count is never seen).
     """
 
     def __init__(self, budget_tokens: int | None = None):
@@ -68,23 +73,29 @@ class UsageMeter:
                 hint="raise the budget, lower llm.max_reply_tokens, or compile fewer documents",
             )
 
+    def fits(self, tokens: int) -> bool:
+        return self.budget_tokens is None or self.total_tokens + self.in_flight + tokens <= self.budget_tokens
+
     @contextlib.contextmanager
-    def reserve(self, prompt_tokens: int, reply_tokens: int = 0) -> Iterator[None]:
+    def reserve(self, prompt_tokens: int, reply_tokens: int = 0) -> Iterator[Hedges]:
         """Check the budget and hold the prompt and the reply's bound against it until the call
-        is settled; record its actual usage (record_llm) before leaving the block or right after."""
+        is settled; record its actual usage (record_llm) before leaving the block or right after.
+        What it yields is the call's `may_hedge`: each hedge it allows holds as much again."""
         tokens = prompt_tokens + reply_tokens
         self.check_budget(tokens)
         self.in_flight += tokens
+        hedges = Hedges(self, tokens)
         try:
-            yield
+            yield hedges
         finally:
-            self.in_flight -= tokens
+            self.in_flight -= tokens * (1 + hedges.sent)
 
-    def record_llm(self, prompt_tokens: int, completion_tokens: int) -> None:
+    def record_llm(self, prompt_tokens: int, completion_tokens: int, hedged: int = 0) -> None:
         u = self._usage()
         u.llm_calls += 1
-        u.prompt_tokens += prompt_tokens
-        u.completion_tokens += completion_tokens
+        u.hedged_calls += hedged
+        u.prompt_tokens += prompt_tokens * (1 + hedged)
+        u.completion_tokens += completion_tokens * (1 + hedged)
 
     def add(self, other: PhaseUsage) -> None:
         """Count what a call made elsewhere (a task on a worker) spent, in the current phase."""
@@ -95,10 +106,26 @@ class UsageMeter:
     def record_cached(self) -> None:
         self._usage().cached_calls += 1
 
-    def record_embedding(self, tokens: int) -> None:
+    def record_embedding(self, tokens: int, hedged: int = 0) -> None:
         u = self._usage()
         u.embedding_calls += 1
-        u.embedding_tokens += tokens
+        u.hedged_calls += hedged
+        u.embedding_tokens += tokens * (1 + hedged)
 
     def get(self, phase: str) -> PhaseUsage:
         return self.by_phase.get(phase, PhaseUsage())
+
+
+class Hedges:
+    """A call's answer to the transport's "may I send this call again?": yes while the budget
+    holds another reservation of the call's size, which is then held until the call settles."""
+
+    def __init__(self, meter: UsageMeter, tokens: int):
+        self.meter, self.tokens, self.sent = meter, tokens, 0
+
+    def __call__(self) -> bool:
+        if not self.meter.fits(self.tokens):
+            return False
+        self.meter.in_flight += self.tokens
+        self.sent += 1
+        return True

@@ -79,8 +79,11 @@ async def test_concurrent_calls_never_spend_past_the_budget(llm_server):
         await llm.close()
     spent = llm_server.prompt_tokens + llm_server.completion_tokens
     assert 1 < sum(answered) < 40
-    assert 0 < spent <= budget, spent
-    assert usage.total_tokens == spent and usage.in_flight == 0
+    # A call hedged on a loaded machine is counted twice (its dropped twin may have been
+    # billed), so the meter never says less than the server saw, and never passes the budget.
+    assert 0 < spent <= usage.total_tokens <= budget, (spent, usage.total_tokens)
+    assert usage.get("other").hedged_calls > 0 or usage.total_tokens == spent
+    assert usage.in_flight == 0
 
 
 @pytest.mark.parametrize("budget", [None, 10_000])

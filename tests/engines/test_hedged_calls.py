@@ -9,19 +9,26 @@ import json
 
 import openai
 import pytest
+from pydantic import BaseModel
 
 from compendium.engines import transport as transport_module
+from compendium.engines.openai_client import OpenAIClient
 from compendium.engines.transport import Transport, deadline
+from compendium.engines.usage import UsageMeter
 
 OK = json.dumps({"ok": True}).encode()
-ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(OK), OK)
+
+
+def http_answer(body: bytes) -> bytes:
+    return b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
 class StallingServer:
     """Answers every request at once, except those numbered in `stall`, which wait until released."""
 
-    def __init__(self, stall: set[int]) -> None:
+    def __init__(self, stall: set[int], answer: bytes = OK) -> None:
         self.stall, self.requests, self.released = stall, 0, asyncio.Event()
+        self.answer = http_answer(answer)
         self.stalled_open = 0  # stalled requests still waiting: the caller did not wait for them
         self.stalled = asyncio.Condition()
         self.server: asyncio.Server | None = None
@@ -50,7 +57,7 @@ class StallingServer:
                     await self.released.wait()
                     self.stalled_open -= 1
                     return
-                writer.write(ANSWER)
+                writer.write(self.answer)
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             return
@@ -136,6 +143,66 @@ async def test_an_endpoint_asked_one_call_at_a_time_is_never_asked_twice(monkeyp
         with pytest.raises(openai.APIConnectionError):
             await stalled  # no hedge answered it: the server closed the call
         assert server.requests == 4 and client._latencies.hedged == 0
+    finally:
+        await client.close()
+        await server.stop()
+
+
+class City(BaseModel):
+    city: str
+
+
+CITY = json.dumps({
+    "choices": [{"message": {"role": "assistant", "content": json.dumps({"city": "Armonk"})}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 40, "completion_tokens": 6},
+}).encode()
+
+
+async def test_a_hedge_is_billed_and_reported_as_the_second_request_it_is(monkeypatch):
+    monkeypatch.setattr(transport_module, "HEDGE_FACTOR", 0.0)
+    monkeypatch.setattr(transport_module, "HEDGE_FLOOR", 0.0)
+    server = await StallingServer(stall={4}, answer=CITY).start()
+    usage = UsageMeter()
+    client = OpenAIClient(base_url=server.url, model="m", usage=usage, timeout=600.0, max_retries=0)
+    try:
+        for _ in range(4):  # three to learn the path's latency; the fourth stalls and is hedged at once
+            reply = await client.complete_json(system="s", prompt="Where is IBM based?", reply_type=City,
+                                               schema_name="city", temperature=0.0)
+            assert reply.city == "Armonk"
+        assert server.requests == 5 and server.stalled_open == 1
+    finally:
+        await client.close()
+        await server.stop()
+    used = usage.get("other")
+    # The provider bills both requests of the fourth call: the dropped one counts as its twin.
+    assert (used.llm_calls, used.hedged_calls) == (4, 1)
+    assert (used.prompt_tokens, used.completion_tokens) == (5 * 40, 5 * 6)
+    assert usage.in_flight == 0
+
+
+async def test_a_hedge_the_token_budget_cannot_hold_is_not_sent(monkeypatch):
+    monkeypatch.setattr(transport_module, "HEDGE_FACTOR", 0.0)
+    monkeypatch.setattr(transport_module, "HEDGE_FLOOR", 0.0)
+    server = await StallingServer(stall={4}).start()
+    client = Transport(base_url=server.url, api_key="k", timeout=600.0)
+    try:
+        for _ in range(3):
+            assert await client.post("/chat/completions", {"max_tokens": 10}) == OK
+        room_for_two = UsageMeter(budget_tokens=200)
+        with room_for_two.reserve(100) as hedges:  # request 4 stalls, its hedge (5) answers
+            assert await client.post("/chat/completions", {"max_tokens": 10}, may_hedge=hedges) == OK
+            assert hedges.sent == 1 and room_for_two.in_flight == 200
+        assert room_for_two.in_flight == 0
+        server.stall.add(6)
+        room_for_one = UsageMeter(budget_tokens=150)
+        with room_for_one.reserve(100) as hedges:
+            stalled = asyncio.ensure_future(client.post("/chat/completions", {"max_tokens": 10}, may_hedge=hedges))
+            async with server.stalled:
+                await server.stalled.wait_for(lambda: server.stalled_open == 2)  # request 6 stalls
+            server.released.set()  # it ends unanswered: nothing else was sent to answer it
+            with pytest.raises(openai.APIConnectionError):
+                await stalled
+        assert hedges.sent == 0 and server.requests == 6
     finally:
         await client.close()
         await server.stop()
