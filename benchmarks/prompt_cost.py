@@ -148,7 +148,7 @@ def phase_table(requests: list[Any]) -> dict[str, dict[str, Any]]:
 
 def gold_items(chunks: list[Any], documents: dict[str, str], template: Any) -> dict[str, set[tuple[str, ...]]]:
     """What the scripted extractor finds in each chunk shown alone, in a reference prompt."""
-    from compendium.engines.llm import chunk_header
+    from compendium.engines.prompt_text import chunk_header
     from compendium.engines.tasks import ChunkInput
     from tests.support.llm_responder import extract
 

@@ -251,7 +251,8 @@ async def _probe_pages(ws: Path, count: int, label: str) -> list[dict[str, Any]]
     sentences the offline page cites (its evidence), each checked sentence by sentence. For a
     machine too slow to compile the slice through the model in one sitting."""
     from compendium.engines.factory import build_engine
-    from compendium.engines.llm import evidence_texts, support_problem
+    from compendium.engines.page_evidence import evidence_texts
+    from compendium.engines.page_support import support_problem
     from compendium.engines.replies import page_problem
     from compendium.engines.tasks import EvidenceItem, PageRequest
     from compendium.engines.usage import UsageMeter

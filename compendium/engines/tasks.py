@@ -101,7 +101,7 @@ class ExtractionReply(Reply):
     relations: list[RelationItem] = Field(default_factory=list, json_schema_extra=bound(items=ITEMS_PER_CHUNK["relations"]))
     topics: list[TopicItem] = Field(default_factory=list, json_schema_extra=bound(items=ITEMS_PER_CHUNK["topics"]))
     # Items the engine took out because their chunk does not hold them, by chunk label (MAP
-    # counts them as dropped; see llm.drop_unheld). Not part of the reply's schema.
+    # counts them as dropped; see map_items.drop_unheld). Not part of the reply's schema.
     _unheld: dict[str, int] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="before")

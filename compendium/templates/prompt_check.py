@@ -50,7 +50,7 @@ _SKETCH = {
 }
 
 # Representative values for the variables prompts are rendered with, so that loop bodies run
-# during the trial render too. Names follow what engines/llm.py renders (and the fields of
+# during the trial render too. Names follow what engines/llm_prompts.py lists (and the fields of
 # engines/tasks.py) and the variables of the offline page layout.
 SAMPLE_VARIABLES: Mapping[str, Any] = {
     "chunks": [

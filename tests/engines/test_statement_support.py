@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from compendium.engines.llm import supported_text
+from compendium.engines.page_support import supported_text
 from compendium.statements import statement_problem
 from compendium.support import SUPPORT_THRESHOLD, check_text
 

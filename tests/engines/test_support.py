@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compendium.engines.llm import supported_text
+from compendium.engines.page_support import supported_text
 from compendium.support import check_text, content_words, overlap, split_sentences
 
 EVIDENCE = {
