@@ -106,6 +106,18 @@ def test_sphinx_api_entries_keep_their_signature_name_and_owner(tmp_path):
     assert [doc.text[b.start : b.end] for b in doc.blocks if b.kind == "term"] == ["--all, -a"]
 
 
+def test_a_sphinx_option_s_argument_is_not_its_owner(tmp_path):
+    # Sphinx writes an option's metavar after its name in the class it gives a member's owner
+    # before it: "--null NULL" is ogrinspect's --null, not a member of something called NULL.
+    doc = read(tmp_path, "commands.html", """<html><body><h1>Commands</h1><h2>ogrinspect</h2>
+<dl class="std option"><dt class="sig sig-object std" id="cmdoption-ogrinspect-null">
+<code class="sig-name descname"><span class="pre">--null</span></code><code class="sig-prename descclassname"> \
+<span class="pre">NULL</span></code></dt>
+<dd><p>Use a comma separated list of OGR field names.</p></dd></dl></body></html>""")
+    assert definitions(doc) == [
+        ("`--null NULL`: Use a comma separated list of OGR field names.", "--null", "ogrinspect")]
+
+
 def test_javadoc_member_details_define_the_member_of_the_page_class(tmp_path):
     doc = read(tmp_path, "Strings.html", """<html><body><main><div class="header">
 <h1 title="Class Strings" class="title">Class Strings</h1></div>

@@ -534,3 +534,15 @@ def test_a_man_pages_see_also_section_says_nothing_about_its_command():
     pointers = run(said, heading=["msgsort", "SEE ALSO"])
     assert described.claims
     assert pointers.claims == []
+
+
+def test_a_literal_value_is_a_subject_only_where_the_authors_define_it():
+    text = ("A `NULL` pointer for the dir_name parameter returns the binding associated with domain_name. "
+            "A `NULL` return value from `bindtextdomain` indicates a failure.")
+    reply = extract_chunk(ChunkInput(label="c1", text=text, heading_path=["bindtextdomain"]), TEMPLATE)
+    names = {e.name for e in reply.entities} | {c.term for c in reply.concepts}
+    assert not any(n.strip("`").lower() == "null" for n in names), names
+    text, blocks = _definition_list([("None", "An object frequently used to represent the absence of a value.")])
+    reply = extract_chunk(_chunk(text, "Built-in Constants", blocks), TEMPLATE)
+    described = {c.term: c.definition for c in reply.concepts} | {e.name: e.description for e in reply.entities}
+    assert described["None"] == "An object frequently used to represent the absence of a value."

@@ -87,3 +87,13 @@ def test_a_failed_naming_is_not_asked_again_even_when_its_stand_in_is_taken():
 
     assert [n.title for n in names if n] == ["Storage engine", "Storage engine"]
     assert sorted(asked) == [0, 1]
+
+
+def test_a_parameter_or_a_value_names_no_topic_even_when_most_claims_name_it():
+    request = TopicRequest(
+        members=[EntitySketch(name="src", type="concept"), EntitySketch(name="Conversion", type="component")],
+        claims=["`src`: the binary to convert", "`src`: the hexadecimal string to convert",
+                "`src`: the int to convert", "Conversion converts `src` with endianness awareness."])
+    reply = name_topic(request)
+    assert reply.title == "Conversion"
+    assert reply.summary.startswith("Conversion: Conversion and src")

@@ -43,6 +43,7 @@ from .subjects import (
     release_notes,
     scope_of,
     term_name,
+    value_literal,
 )
 from .words import (
     BOILERPLATE,
@@ -524,8 +525,9 @@ _PREPOSITIONS = frozenset("of for to with in on from by at as into than".split()
 
 def _drop_never_subjects(items: dict[str, _Item], mentions: list[list[Mention]]) -> None:
     """Options, contractions, single letters and lone adjectives are never subjects: an option
-    is a part of its owner, the rest are words."""
-    dropped = {key for key, item in items.items() if never_subject(item.name)}
+    is a part of its owner, the rest are words. Nor is a literal value no one defines here."""
+    dropped = {key for key, item in items.items()
+               if never_subject(item.name) or (value_literal(item.name) and not item.definition)}
     if dropped:
         for key in dropped:
             del items[key]

@@ -187,6 +187,15 @@ def scope_of(name: str) -> str:
     return last if last[:1].isupper() else ""
 
 
+_VALUE_LITERALS = frozenset({"null", "nil", "none", "true", "false", "undefined", "nan", "nullptr"})
+
+
+def value_literal(name: str) -> bool:
+    """A language's literal value (`NULL`, `None`, `true`): a value things take, a subject only
+    where the authors define it (a constants reference), never for being named."""
+    return name.strip().strip("`*\"'").strip().lower() in _VALUE_LITERALS
+
+
 def never_subject(name: str) -> bool:
     """A name that can never be a subject, whatever the text around it: a contraction, a single
     letter or digit, a number, an adjective or participle standing alone, an option."""

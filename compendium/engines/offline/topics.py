@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import re
 
-from ...outline.titles import PART_HEADINGS, TOPIC_HEADING_SHARE, title_from_members
+from ...outline.titles import (
+    PART_HEADINGS,
+    TOPIC_HEADING_SHARE,
+    names_a_subject,
+    title_from_members,
+)
 from ..tasks import TopicReply, TopicRequest
 from .sentences import without_label
 from .subjects import owner_name
@@ -32,6 +37,8 @@ def name_topic(request: TopicRequest) -> TopicReply:
     if not names:
         return TopicReply(title="Untitled topic", summary="")
     central, hits = _by_centrality(names, request.claims)
+    # A parameter or a value ("src", "null") may be central, but it names no group of pages.
+    central = [n for n in central if names_a_subject(n)] + [n for n in central if not names_a_subject(n)]
     taken = {t.lower() for t in request.taken_titles}
     claims = len(request.claims)
     if claims >= _HUB_CLAIMS and hits[central[0]] >= _HUB_SHARE * claims and central[0].lower() not in taken:

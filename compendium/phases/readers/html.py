@@ -516,7 +516,10 @@ class _Events:
         if self.signature is not None:
             self.signature["names"].append(text)
         elif self.dls:
-            self.dls[-1]["names" if part == "name" else "prenames"].append(text)
+            dl = self.dls[-1]
+            if part == "prename" and dl["names"]:
+                return  # after the name: an option's argument ("--null NULL"), not its owner
+            dl["names" if part == "name" else "prenames"].append(text)
 
     def _term(self, dl: dict[str, Any]) -> tuple[str, str, str, bool]:
         """(term as written, the name it defines, its owner, written as code) of a dl item."""
@@ -527,6 +530,9 @@ class _Events:
         ident = dl["id"]
         if dl["sig"] and not scope and name and ident.endswith("." + name):
             scope = ident[: -len(name) - 1]  # Sphinx's id of a member: its qualified name
+        option = name.lstrip("-")
+        if not scope and name.startswith("-") and ident.startswith("cmdoption-") and ident.endswith("-" + option):
+            scope = ident[len("cmdoption-"): -len(option) - 1]  # Sphinx's id of a program's option
         return term, name, scope, dl["sig"] or None  # type: ignore[return-value]
 
     def _define(self, description: str, *, notice: bool = False) -> None:
