@@ -68,7 +68,7 @@ async def compile_workspace(
             documents_dir=documents_dir,
         )
         if retry_failed:
-            from .phases.refine import RETRY_FAILED
+            from .phases.page_failures import RETRY_FAILED
 
             ctx.state[RETRY_FAILED] = True  # pages backed off after failing are asked again
         _apply_groups(ctx, settings)

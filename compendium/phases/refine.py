@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import bisect
-import itertools
 import time
-from collections import OrderedDict, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from ..engines.cache import drawn_from
 from ..engines.tasks import EvidenceItem, LinkTarget, PageRequest
@@ -19,19 +15,10 @@ from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import mark_stage
-from ..storage.base import Store
-from ..storage.records import (
-    CacheEntry,
-    Chunk,
-    Claim,
-    Document,
-    Entity,
-    Page,
-    PageVersion,
-    Relation,
-)
+from ..storage.records import CacheEntry, Page, PageVersion
 from ..templates.schema import Template
 from ..tokens import count_tokens
+from .chunk_pages import ChunkPages
 from .citations import (
     CleanPage,
     body_of,
@@ -42,27 +29,19 @@ from .citations import (
     recite,
     stated_in,
     summary_of,
-    unlink,
 )
-from .evidence import (
-    Source,
-    Statement,
-    choose_evidence,
-    pack_delta,
-    pack_key,
-    pack_value,
-    rank_evidence,
-)
+from .evidence import choose_evidence, pack_delta, pack_key, pack_value
+from .evidence_reader import EvidenceReader
+from .gone_links import unlink_gone_pages
 from .page_batches import PageBatches, WrittenPage
+from .page_candidates import candidates
+from .page_failures import RETRY_FAILED, backed_off_pages, failure_key, record_failures
 from .plan import KB_VIEW, PLAN_INPUTS, UNCHANGED, load_plan
-from .planning import CREATE, DELETE, KEEP, UPDATE, KnowledgeView, PagePlan, relation_text
+from .planning import CREATE, DELETE, KEEP, UPDATE, PagePlan
 from .update_groups import MAX_GROUP_PAGES, SMALL_UPDATE_TOKENS, UpdateGroups
 
 PHASE = "refine"
 PACK_NAMESPACE = "page-pack"  # per page: the evidence it was written from, for cheap updates
-MAX_SOURCES = 60  # chunks offered as excerpts to one page, those holding most claims first
-PREFETCH_PAGES = 64  # pages whose evidence is read from the store together
-REMEMBERED_RECORDS = 50_000  # records of each kind kept decoded across windows
 WITHHELD = "withheld"  # page status: written, but with no cited fact, so never shown
 
 # A claim is offered to every page about its entities: count its tokens once.
@@ -381,8 +360,8 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
 
     if tally.deleted or tally.withheld or tally.created or tally.updated:
         # a page written this run may link to one withheld now or before
-        tally.unlinked_links += await _unlink_deleted(ctx)
-    await _record_failures(store, tally, live, failures)
+        tally.unlinked_links += await unlink_gone_pages(store, ["deleted", WITHHELD])
+    await record_failures(store, tally.failed, [*tally.created, *tally.updated], live, failures)
     inputs = ctx.state.get(PLAN_INPUTS)
     if inputs and not tally.failed and not backed_off and not provisional and len(tasks) == len(todo):
         # Every page of this plan is written: the same inputs next time need no PLAN or REFINE.
@@ -429,49 +408,6 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     )
 
 
-RETRY_FAILED = "retry_failed"  # ctx.state: ask again for pages backed off after failing
-FAILURE_ATTEMPTS = 2  # a page failing this often on the same evidence is not asked again by itself
-
-
-def failure_key(slug: str) -> str:
-    return f"failed-page:{slug}"
-
-
-def backed_off_pages(todo: Sequence[PagePlan], failures: Mapping[str, Any]) -> dict[str, dict]:
-    """Pages that failed FAILURE_ATTEMPTS compiles in a row on the evidence they have now: asked
-    again only when that evidence changes, or on request (a failure costs a call, not one per
-    compile for ever)."""
-    out = {}
-    for plan in todo:
-        failure = failures.get(failure_key(plan.slug))
-        if (isinstance(failure, dict) and failure.get("evidence") == plan.evidence_fingerprint
-                and int(failure.get("attempts", 0)) >= FAILURE_ATTEMPTS):
-            out[plan.slug] = failure
-    return out
-
-
-async def _record_failures(store: Store, tally: RefineTally, live: Mapping[str, PagePlan],
-                           failures: Mapping[str, Any]) -> None:
-    """Each failed page's failures in a row on its evidence; a page written forgets its own."""
-    records = []
-    for slug, reason in tally.failed.items():
-        plan = live.get(slug)
-        if plan is None:
-            continue
-        before = failures.get(failure_key(slug))
-        same = isinstance(before, dict) and before.get("evidence") == plan.evidence_fingerprint
-        attempts = int(before.get("attempts", 0)) + 1 if same else 1  # type: ignore[union-attr]
-        records.append(CacheEntry(id=failure_key(slug), namespace="failed-page",
-                                  value={"evidence": plan.evidence_fingerprint, "attempts": attempts, "reason": reason}))
-    written = [failure_key(s) for s in (*tally.created, *tally.updated) if failure_key(s) in failures]
-    if records or written:
-        async with store.transaction():
-            if records:
-                await store.upsert(records)
-            if written:
-                await store.delete(CacheEntry, {"id": written})
-
-
 def _sources(*requests: PageRequest) -> set[str]:
     """The passages a page request carries: its evidence's and those its page as it stands cites."""
     return ({e.chunk_id for r in requests for e in r.evidence}
@@ -481,21 +417,6 @@ def _sources(*requests: PageRequest) -> set[str]:
 def _explain(plan: PagePlan, reason: str) -> None:
     """The compile diff says why: REFINE knows better than PLAN what an update amounted to."""
     plan.reason = f"{plan.reason}: {reason}" if plan.reason else reason
-
-
-@dataclass
-class _Window:
-    """The records a few consecutive pages are written from, read together."""
-
-    claims: dict[str, Claim] = field(default_factory=dict)
-    relations: dict[str, Relation] = field(default_factory=dict)
-    names: dict[str, str] = field(default_factory=dict)  # entity id -> name, for relation sentences
-    chunks: dict[str, Chunk] = field(default_factory=dict)
-    # claim id -> the claim as a statement about its entities' pages (rank_evidence keeps it as is)
-    statements: dict[str, Statement] = field(default_factory=dict)
-    sources: dict[str, Source] = field(default_factory=dict)  # chunk id -> the chunk as offered to pages
-    relation_texts: dict[str, str] = field(default_factory=dict)  # relation id -> its sentence (from `names`)
-    source_ids: dict[str, list[str]] = field(default_factory=dict)  # slug -> its chunks offered, as read
 
 
 class _SlugsBut(AbstractSet[str]):
@@ -512,252 +433,3 @@ class _SlugsBut(AbstractSet[str]):
 
     def __len__(self) -> int:
         return len(self.slugs) - (self.own in self.slugs)
-
-
-class EvidenceReader:
-    """Reads the evidence of the pages to write a window of PREFETCH_PAGES pages at a time.
-
-    Pages share most of their claims and chunks with their neighbours, so one read per kind
-    and window replaces five small reads per page (and decodes each record once per window).
-    """
-
-    def __init__(self, store: Store, plans: Sequence[PagePlan], window: int = PREFETCH_PAGES,
-                 kb: KnowledgeView | None = None, chunk_pages: ChunkPages | None = None):
-        self.store, self.plans, self.window = store, list(plans), max(1, window)
-        self.kb = kb  # the KB PLAN read in this process: relations, names and some claims without a read
-        self.chunk_pages = chunk_pages  # told each window's chunks at once, to look them up together
-        self.position = {p.slug: i for i, p in enumerate(self.plans)}
-        self.titles: dict[str, str] = {}
-        self._windows: dict[int, _Window] = {}
-        self._lock = asyncio.Lock()
-        # Records read for earlier windows, decoded once: a chunk or claim serves many windows.
-        self._seen: dict[type, OrderedDict[str, Any]] = defaultdict(OrderedDict)
-
-    async def _get(self, kind: type, ids: list[str]) -> list[Any]:
-        seen = self._seen[kind]
-        missing = [i for i in ids if i not in seen]
-        for record in await self.store.get(kind, missing) if missing else []:
-            seen[record.id] = record
-        while len(seen) > REMEMBERED_RECORDS:
-            seen.popitem(last=False)
-        return [seen[i] for i in ids if i in seen]
-
-    async def for_page(self, plan: PagePlan) -> _Window:
-        w = self.position[plan.slug] // self.window
-        async with self._lock:
-            if w not in self._windows:
-                self._windows[w] = await self._load(self.plans[w * self.window:(w + 1) * self.window])
-                for old in [k for k in self._windows if k < w - 1]:  # pages go in order: keep two
-                    del self._windows[old]
-            return self._windows[w]
-
-    async def _load(self, plans: Sequence[PagePlan]) -> _Window:
-        out = _Window()
-        kb = self.kb
-        claim_ids, relation_ids = _union(p.claim_ids for p in plans), _union(p.relation_ids for p in plans)
-        if kb is not None:
-            # PLAN read the claims of the pages whose evidence changed; the others come from the store.
-            out.claims = {c: kb.claims[c] for c in claim_ids if c in kb.claims}
-            unread = [c for c in claim_ids if c not in out.claims]
-            out.claims.update({c.id: c for c in await self._get(Claim, unread)} if unread else {})
-            out.relations = {r: kb.relations[r] for r in relation_ids if r in kb.relations}
-        else:
-            out.claims = {c.id: c for c in await self._get(Claim, claim_ids)}
-            out.relations = {r.id: r for r in await self._get(Relation, relation_ids)}
-        ends = _union([r.source, r.target] for r in out.relations.values())
-        if kb is not None:
-            out.names = {e: kb.names[e] for e in ends if e in kb.names}
-        else:
-            out.names = {e.id: e.name for e in await self._get(Entity, ends)}
-        out.source_ids = {p.slug: source_ids(p, [out.claims[c] for c in p.claim_ids if c in out.claims]) for p in plans}
-        wanted = _union(out.source_ids.values())
-        out.chunks = {c.id: c for c in await self._get(Chunk, wanted)}
-        if self.chunk_pages is not None:
-            self.chunk_pages.look_up(out.chunks)
-        missing = sorted({c.document_id for c in out.chunks.values()} - set(self.titles))
-        for doc in await self.store.get(Document, missing):
-            self.titles[doc.id] = doc.title or doc.path  # type: ignore[attr-defined]
-        return out
-
-
-LONG_PAGE = 256  # chunks past which a page is looked up by binary search rather than listed
-BISECTS_PER_PASS = 20  # one chunk's binary search costs what a set's pass over ~20 of a page's ids does (measured: 25)
-
-
-class ChunkPages(Mapping[str, list[str]]):
-    """Chunk id -> slugs of the pages whose subject it mentions, in the pages' order, worked out
-    for the chunks asked about only, a window's chunks at a time. A page with many chunks
-    (sorted: planning.entity_subjects) is searched, since listing them all costs a pass over the
-    KB; the many pages with few chunks are listed once, since a search of every page for every
-    chunk costs more."""
-
-    def __init__(self, plans: Sequence[PagePlan]):
-        self.plans = list(plans)
-        self._found: dict[str, list[str]] = {}
-        self._long = [i for i, p in enumerate(self.plans) if len(p.chunk_ids) > LONG_PAGE]
-        self._short: dict[str, list[int]] | None = None
-
-    def _listed(self) -> dict[str, list[int]]:
-        if self._short is None:
-            self._short = {}
-            for i, p in enumerate(self.plans):
-                if len(p.chunk_ids) <= LONG_PAGE:
-                    for c in p.chunk_ids:
-                        self._short.setdefault(c, []).append(i)
-        return self._short
-
-    def __getitem__(self, chunk_id: str) -> list[str]:
-        found = self._found.get(chunk_id)
-        if found is None:
-            self.look_up([chunk_id])
-            found = self._found[chunk_id]
-        if not found:
-            raise KeyError(chunk_id)
-        return found
-
-    def look_up(self, chunk_ids: Iterable[str]) -> None:
-        """Work out the pages of many chunks together: each long page is searched once for all
-        of them, by a set of them when that is cheaper than a binary search per chunk."""
-        new = [c for c in dict.fromkeys(chunk_ids) if c not in self._found]
-        if not new:
-            return
-        short = self._listed()
-        at: dict[str, list[int]] = {c: list(short.get(c, ())) for c in new}
-        wanted = set(new)
-        for i in self._long:
-            ids = self.plans[i].chunk_ids
-            if len(ids) < BISECTS_PER_PASS * len(new):
-                held: Iterable[str] = wanted.intersection(ids)  # one pass over the page's chunks
-            else:
-                held = [c for c in new if _holds(ids, c)]
-            for c in held:
-                at[c].append(i)
-        for c, pages in at.items():
-            self._found[c] = [self.plans[i].slug for i in sorted(pages)]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(sorted({c for p in self.plans for c in p.chunk_ids}))
-
-    def __len__(self) -> int:
-        return len({c for p in self.plans for c in p.chunk_ids})
-
-
-def _holds(ids: Sequence[str], wanted: str) -> bool:
-    at = bisect.bisect_left(ids, wanted)
-    return at < len(ids) and ids[at] == wanted
-
-
-def _union(groups: Iterable[Iterable[str]]) -> list[str]:
-    return list(dict.fromkeys(itertools.chain.from_iterable(groups)))
-
-
-def source_ids(plan: PagePlan, claims: Sequence[Claim]) -> list[str]:
-    """The chunks offered as excerpts: the plan's and its claims', those holding most claims first."""
-    per_chunk: dict[str, int] = defaultdict(int)
-    for c in claims:
-        per_chunk[c.chunk_id] += 1
-    # The plan's chunks (sorted, unique, often 100k) in order, then the claims' other chunks;
-    # those holding more claims first, ties in that order: the claims' chunks are placed by
-    # bisection and the rest taken from the front, not the whole list sorted.
-    ids, after = plan.chunk_ids, len(plan.chunk_ids)
-
-    def place(n_cid: tuple[int, str]) -> tuple[int, int]:
-        n, cid = n_cid
-        return (-per_chunk[cid], bisect.bisect_left(ids, cid) if _holds(ids, cid) else after + n)
-
-    held = [cid for _n, cid in sorted(enumerate(per_chunk), key=place)][:MAX_SOURCES]
-    rest = (cid for cid in ids if cid not in per_chunk)
-    return held + list(itertools.islice(rest, MAX_SOURCES - len(held)))
-
-
-def candidates(
-    plan: PagePlan,
-    window: _Window,
-    titles: dict[str, str],
-    slug_of_subject: dict[str, str],
-    chunk_about: Mapping[str, list[str]],
-) -> list[EvidenceItem]:
-    """Everything the page could be written from, best first (claims, relations, excerpts)."""
-    claims = [window.claims[c] for c in plan.claim_ids if c in window.claims]
-    relations = [window.relations[r] for r in plan.relation_ids if r in window.relations]
-    names = window.names
-
-    # Items never name their own page (rank_evidence drops plan.slug from their `about`).
-    statements: list[Statement] = []
-    made = window.statements  # a claim is offered to every page about its entities: made once
-    for claim in claims:
-        said = made.get(claim.id)
-        if said is None:
-            about = [slug_of_subject[e] for e in claim.entity_ids if e in slug_of_subject]
-            said = made[claim.id] = Statement(claim.text, [claim.chunk_id], about)
-        statements.append(said)
-    # A relation whose description is one of the page's claims says nothing the claim does not.
-    spoken = {_spoken(c.text) for c in claims}
-    kept_relations = [r for r in relations if _spoken(r.description) not in spoken]
-    texts = window.relation_texts
-    for r in kept_relations:
-        text = texts.get(r.id)
-        if text is None:
-            text = texts[r.id] = relation_text(r, names)
-        # Its own Statement per page: the page's sources reorder its chunks (below).
-        statements.append(Statement(text, list(r.chunk_ids),
-                                    [slug_of_subject[e] for e in (r.source, r.target) if e in slug_of_subject],
-                                    "relation"))
-    sources = {}
-    offered = window.source_ids.get(plan.slug)  # worked out when the window was read
-    for cid in offered if offered is not None else source_ids(plan, claims):
-        source = window.sources.get(cid)
-        if source is None and cid in window.chunks:  # one Source per chunk, shared by the window's pages
-            c = window.chunks[cid]
-            source = window.sources[cid] = Source(c.id, c.text, titles.get(c.document_id, ""), list(c.heading_path),
-                                                  list(chunk_about.get(c.id, ())), list(c.blocks), c.start)
-        if source is not None:
-            sources[cid] = source
-    # A relation is cited by its first chunk: make that the chunk its description quotes.
-    for statement, relation in zip(statements[len(claims):], kept_relations, strict=True):
-        quoted = " ".join(relation.description.split())
-        if not quoted:
-            continue
-        # Only the page's sources can quote it: the others keep their order behind them.
-        ids = statement.chunk_ids  # whichever is fewer: the relation's chunks or the page's sources
-        # (a source's flat text is worked out only when asked: most are never searched)
-        quoting = ({cid for cid in ids if cid in sources and quoted in sources[cid].flat} if len(ids) < len(sources)
-                   else {cid for cid, source in sources.items() if quoted in source.flat})
-        if quoting:  # those first, the others behind them, each in their order
-            ids = statement.chunk_ids
-            ids[:] = [c for c in ids if c in quoting] + [c for c in ids if c not in quoting]
-    return rank_evidence(statements, sources, [plan.title, *plan.aliases], own=plan.slug,
-                         furniture=frozenset(plan.furniture), description=plan.description)
-
-
-@lru_cache(maxsize=65536)
-def _spoken(text: str) -> str:
-    """A sentence as said aloud: spacing and case ignored (cached: a claim serves many pages)."""
-    return " ".join(text.split()).casefold()
-
-
-async def _unlink_deleted(ctx: CompileContext) -> int:
-    """Links into deleted and withheld pages become plain text in every active page not edited by a person."""
-    gone = ctx.store.scan(Page, {"status": ["deleted", WITHHELD]})
-    deleted = {p.slug async for p in gone}  # type: ignore[attr-defined]
-    if not deleted:
-        return 0  # most runs: no page needs reading
-    fixed, total = [], 0
-    async for page in ctx.store.scan(Page, {"status": "active"}):
-        assert isinstance(page, Page)
-        if not deleted.intersection(page.outlinks):
-            continue
-        if page.edited:
-            page.pending_update = True
-        else:
-            page.markdown, n = unlink(page.markdown, deleted)
-            page.outlinks = [s for s in page.outlinks if s not in deleted]
-            page.version += 1
-            page.updated_at = time.time()
-            total += n
-        fixed.append(page)
-    if fixed:
-        versions = [PageVersion.of(p) for p in fixed if not p.edited]
-        async with ctx.store.transaction():
-            await ctx.store.upsert([*fixed, *versions])
-    return total

@@ -3,8 +3,9 @@ its own chunks in order, whatever the size of the subject's chunk list."""
 
 import random
 
+from compendium.phases.chunk_pages import LONG_PAGE, ChunkPages
+from compendium.phases.page_candidates import MAX_SOURCES, source_ids
 from compendium.phases.planning import PagePlan
-from compendium.phases.refine import LONG_PAGE, MAX_SOURCES, ChunkPages, source_ids
 from compendium.storage.records import Claim
 
 
