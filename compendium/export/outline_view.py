@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..outline import OutlineNode, build_outline, outline_json
-from ..outline.build import subject_edges
 from ..outline.placement import SourceDocument, SourcePassage, Structure, place
 from ..outline.stored import CHUNKS_PER_SUBJECT, published
+from ..outline.subject_edges import subject_edges
 from .snapshot import WikiSnapshot
 
 

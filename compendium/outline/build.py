@@ -7,88 +7,15 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 from ..fingerprint import short_id
-from ..graph.communities import WeightedGraph, leiden, match_previous, update_communities
-from .titles import is_keyword_pair, is_part_heading, names_a_subject
+from ..graph.communities import WeightedGraph, leiden, update_communities
+from .limits import OutlineLimits
+from .merging import merge_groups
+from .node_names import assign_ids, distinct_titles, name_parts_with_their_parent
+from .parts import Group, Leaf, Part, are_parts, as_parts, is_document, key_of, part_tree
+from .titles import names_a_subject
 from .tree import OutlineNode
-
-
-@dataclass(frozen=True)
-class OutlineLimits:
-    max_roots: int = 12  # roots that are not all the authors' parts are merged down to this many
-    min_roots: int = 5  # fewer authors' parts than this over a large KB: the largest is opened up
-    fan_out: int = 50  # children plus pages of any node
-    leaf_pages: int = 50  # a subtopic holds at most this many pages
-    max_depth: int = 3  # levels of topics; the third is opened only where 50 x 50 pages do not fit
-    max_share: float = 0.25  # a root topic past this share of all pages is opened into its parts
-    # A root's published share also counts its nodes' overview pages, and REFINE withholds pages
-    # the outline counted (an overview no sentence describes): the cap keeps this fraction of
-    # max_share in hand (git's "Main porcelain commands": 24.7% of subjects, 25.1% of pages).
-    share_margin: float = 0.05
-    share_floor: int = 20  # a root of at most this many pages is never opened for its share
-    min_group: int = 3  # smaller groups become pages of their parent
-    keep_title_overlap: float = 0.8  # a matched node keeps its title at this membership overlap
-    reopen_share: float = 0.8  # a node that had subtopics keeps them down to this share of leaf_pages
-    resolution: float = 1.0
-
-
-@dataclass
-class Leaf:
-    """A subject that has a page, and where it sits in the authors' structure: `path` is its
-    (key, title) segments from the outermost folder to the heading it is under."""
-
-    id: str
-    title: str
-    importance: float = 0.0
-    path: list[tuple[str, str]] = field(default_factory=list)
-    order: tuple = ()
-
-
-@dataclass
-class _Trie:
-    key: str
-    title: str
-    items: list[str] = field(default_factory=list)
-    children: dict[str, _Trie] = field(default_factory=dict)
-
-    def all_items(self) -> list[str]:
-        """Its items, then each child's in turn (depth first, in insertion order)."""
-        out: list[str] = []
-        stack = [self]
-        while stack:
-            node = stack.pop()
-            out.extend(node.items)
-            stack.extend(reversed(node.children.values()))
-        return out
-
-
-@dataclass
-class _Group:
-    """Candidate node: some structure nodes plus loose subjects."""
-
-    parts: list[_Trie] = field(default_factory=list)
-    loose: list[str] = field(default_factory=list)
-    key: str = ""  # set when the group is exactly one structure node
-    title: str = ""
-    split_depth: int = 0  # how many community splits made it
-
-    def items(self) -> list[str]:
-        out = list(self.loose)
-        for part in self.parts:
-            out.extend(part.all_items())
-        return out
-
-
-def _trie(leaves: Sequence[Leaf]) -> _Trie:
-    root = _Trie("", "")
-    for leaf in sorted(leaves, key=lambda lf: (lf.order, lf.id)):
-        node = root
-        for key, title in leaf.path:
-            node = node.children.setdefault(key, _Trie(key, title))
-        node.items.append(leaf.id)
-    return root
 
 
 class _Builder:
@@ -134,24 +61,24 @@ class _Builder:
         return not together or together.most_common(1)[0][1] < self.limits.reopen_share * len(placed)
 
     # -- splitting ------------------------------------------------------------------------------
-    def expand(self, group: _Group, depth: int) -> list[_Group]:
+    def expand(self, group: Group, depth: int) -> list[Group]:
         """The group's natural parts: its structure nodes' children, else its communities."""
         if len(group.parts) == 1 and not group.loose:
             part = group.parts[0]
             while len(part.children) == 1 and not part.items:  # a single folder: look inside
                 part = next(iter(part.children.values()))
-            out = [_Group([c], key=c.key, title=c.title) for c in part.children.values()]
+            out = [Group([c], key=c.key, title=c.title) for c in part.children.values()]
             if part.items:
-                out.append(_Group([], list(part.items), key=part.key + "#own", title=part.title))
+                out.append(Group([], list(part.items), key=part.key + "#own", title=part.title))
             return out if len(out) > 1 else (self.communities(out[0], depth) if out else [])
         if group.parts:
-            out = [_Group([p], key=p.key, title=p.title) for p in group.parts]
+            out = [Group([p], key=p.key, title=p.title) for p in group.parts]
             if group.loose:
-                out.append(_Group([], list(group.loose)))
+                out.append(Group([], list(group.loose)))
             return out
         return self.communities(group, depth)
 
-    def communities(self, group: _Group, depth: int) -> list[_Group]:
+    def communities(self, group: Group, depth: int) -> list[Group]:
         """The group's communities, as nodes at `depth`: where the previous outline split the
         same subjects at that depth, its groups stand and new subjects join the one they are
         most tied to (the flat topics' rule); otherwise Leiden from scratch."""
@@ -180,7 +107,7 @@ class _Builder:
             ordered = sorted(items, key=self.rank.__getitem__)
             size = self.limits.leaf_pages
             found = [ordered[i:i + size] for i in range(0, len(ordered), size)]
-        return [_Group([], sorted(m, key=self.rank.__getitem__), split_depth=group.split_depth + 1)
+        return [Group([], sorted(m, key=self.rank.__getitem__), split_depth=group.split_depth + 1)
                 for m in found]
 
     def _absorb_small(self, groups: list[list[str]]) -> list[list[str]]:
@@ -206,85 +133,16 @@ class _Builder:
             big.append(pool)
         return big
 
+
     # -- merging --------------------------------------------------------------------------------
-    def _was(self, items: Sequence[str], depth: int) -> str | None:
-        """The node at `depth` (1 = root topic) most of these subjects were in last time."""
-        seen = Counter(t[depth - 1] for s in items if len(t := self.trail.get(s, ())) >= depth)
-        return min(seen, key=lambda k: (-seen[k], k)) if seen else None
-
-    def merge(self, groups: list[_Group], most: int, cap: int | None, depth: int = 1) -> list[_Group]:
-        """Fewer groups: the smallest joins the group it is most tied to (by edge weight over
-        size), else its neighbour in reading order, until at most `most` are left. With `cap`,
-        no merge makes a group past that many subjects. Groups that shared a node at this
-        `depth` in the previous outline join again first, so a small change merges as before."""
-        members = [g.items() for g in groups]
-        start = [min((self.rank[s] for s in m), default=0) for m in members]
-        in_order = sorted(range(len(groups)), key=start.__getitem__)
-        groups = [groups[k] for k in in_order]
-        members = [members[k] for k in in_order]
-        # Each group's items, where they were before and a label that stays through merges.
-        was = [self._was(m, depth) for m in members]
-        labels = list(range(len(groups)))
-        label_of = {s: labels[j] for j, m in enumerate(members) for s in m}
-        while len(groups) > most:
-            sizes = [len(m) for m in members]
-            again = Counter(w for w in was if w is not None)
-            order = sorted(range(len(groups)), key=lambda i: (again[was[i]] < 2, sizes[i], i))
-            position = {label: j for j, label in enumerate(labels)}
-            done = False
-            for i in order:
-                target = self._best_partner(members, labels, label_of, position, i, sizes, cap, was)
-                if target is not None:
-                    first, second = sorted((i, target))
-                    merged = _Group([*self._as_parts(groups[first]), *self._as_parts(groups[second])],
-                                    split_depth=max(groups[i].split_depth, groups[target].split_depth))
-                    for s in members[second]:
-                        label_of[s] = labels[first]
-                    groups[first] = merged
-                    members[first] = merged.items()
-                    was[first] = self._was(members[first], depth)
-                    for column in (groups, members, was, labels):
-                        del column[second]
-                    done = True
-                    break
-            if not done:
-                break
-        return groups
-
-    def _as_parts(self, group: _Group) -> list[_Trie]:
-        # Loose subjects become a structure-less part so that a merged group can be opened again.
-        if group.key and len(group.parts) == 1 and not group.loose:
-            return group.parts
-        if not group.parts:
-            return [_Trie(group.key, group.title, list(group.loose))]
-        return [*group.parts, *([_Trie("", "", list(group.loose))] if group.loose else [])]
-
-    def _best_partner(self, members: list[list[str]], labels: list[int], label_of: dict[str, int],
-                      position: dict[int, int], i: int, sizes: list[int], cap: int | None,
-                      was: list[str | None]) -> int | None:
-        mine = labels[i]
-        ties: Counter[int] = Counter()
-        for s in set(members[i]):
-            for other, w in self.ties.get(s, {}).items():
-                label = label_of.get(other)
-                if label is not None and label != mine:
-                    ties[position[label]] += w
-        fits = [j for j in range(len(members)) if j != i and (cap is None or sizes[i] + sizes[j] <= cap)]
-        if not fits:
-            return None
-        before = [j for j in fits if was[i] is not None and was[j] == was[i]]
-        if before:
-            return max(before, key=lambda j: (ties[j], -abs(j - i), -j))
-        tied = [j for j in fits if ties[j] > 0]
-        if tied:
-            return max(tied, key=lambda j: (ties[j] / (sizes[j] ** 0.5), -j))
-        return min(fits, key=lambda j: (abs(j - i), sizes[j], j))  # reading-order neighbour
+    def merge(self, groups: list[Group], most: int, cap: int | None, depth: int = 1) -> list[Group]:
+        return merge_groups(groups, most, cap, depth, self.rank, self.trail, self.ties)
 
     # -- the tree -------------------------------------------------------------------------------
     def roots(self) -> list[OutlineNode]:
         limits = self.limits
-        top = _trie(list(self.leaf.values()))
-        whole = _Group([top])
+        top = part_tree(list(self.leaf.values()))
+        whole = Group([top])
         groups = [whole]
         # Open the structure while it is one part (a single folder or document).
         while len(groups) == 1:
@@ -296,7 +154,7 @@ class _Builder:
         while len(groups) < limits.min_roots and total > limits.min_roots * limits.leaf_pages:
             largest = max(range(len(groups)), key=lambda i: len(groups[i].items()))
             opened = self.expand(groups[largest], 1)
-            if len(opened) <= 1 or len(groups) - 1 + len(opened) > limits.max_roots * 4 or not _parts(opened):
+            if len(opened) <= 1 or len(groups) - 1 + len(opened) > limits.max_roots * 4 or not are_parts(opened):
                 break
             groups[largest:largest + 1] = opened
         # A root past its share of the pages is opened into the authors' parts (never into a
@@ -322,17 +180,17 @@ class _Builder:
             partly = self._open_partly(groups[largest], opened)
             if len(partly) > 1:
                 opened = partly
-            elif len(groups) - 1 + len(opened) <= room and all(_documents(g) for g in opened):
+            elif len(groups) - 1 + len(opened) <= room and all(is_document(g) for g in opened):
                 # Its parts are documents (the man pages of "Commands", the pages of a guide):
                 # those big enough to stand as roots are lifted, the others stay together under
                 # its title, or, where none is, it is cut into runs under its title: lifted, a
                 # page or two each, they would be roots beside the manual's parts, and the part a
                 # reader looks for them in would be gone.
                 big = [g for g in opened if len(g.items()) >= 2 * limits.min_group]
-                small = [t for g in opened if len(g.items()) < 2 * limits.min_group for t in self._as_parts(g)]
-                kept = _Group(small, key=groups[largest].key, title=self.title(groups[largest], groups[largest].items(), set()))
+                small = [t for g in opened if len(g.items()) < 2 * limits.min_group for t in as_parts(g)]
+                kept = Group(small, key=groups[largest].key, title=self.title(groups[largest], groups[largest].items(), set()))
                 opened = [*big, kept] if big and small else (big or [groups[largest]])
-            if len(opened) <= 1 or not _parts(opened) or len(groups) - 1 + len(opened) > room:
+            if len(opened) <= 1 or not are_parts(opened) or len(groups) - 1 + len(opened) > room:
                 # Its parts cannot be roots (a document's headings, or more than the fan-out):
                 # it is cut in reading order into runs under the cap, each under its own title.
                 runs = self._runs(groups[largest], cap)
@@ -342,16 +200,16 @@ class _Builder:
                 continue
             groups[largest:largest + 1] = opened
         # The authors' parts are merged only past the fan-out: a merged part is named after a member.
-        most = limits.fan_out if cap is not None and _parts(groups) else limits.max_roots
+        most = limits.fan_out if cap is not None and are_parts(groups) else limits.max_roots
         groups = self.merge(groups, most, cap, 1)
         if len(groups) > limits.fan_out:
             groups = self.merge(groups, limits.fan_out, None, 1)
         shared = self._shared_keys(list(self.leaf))
         roots = [self.node(g, 1, shared) for g in groups if g.items()]
-        _distinct_titles(roots, self, "")
+        distinct_titles(roots, self.leaf, "")
         return roots
 
-    def _runs(self, group: _Group, cap: float) -> list[_Group]:
+    def _runs(self, group: Group, cap: float) -> list[Group]:
         """A part past the cap whose parts cannot be roots, cut into the fewest runs under the cap,
         in reading order and between its own parts (documents, sections, headings) where they fit,
         each titled by the part's title and the first and last parts it holds: "Main porcelain
@@ -361,7 +219,7 @@ class _Builder:
         count = math.ceil(len(items) / cap)
         if count < 2 or len(items) < 2 * self.limits.min_group:
             return [group]
-        base = self._key_of(group) or group.title
+        base = key_of(group) or group.title
         title = group.title or self.title(group, items, set())
         # Blocks: consecutive items under the same part right below the group's own segment.
         blocks: list[tuple[str, str, list[str]]] = []  # (unit key, unit title, items)
@@ -393,8 +251,8 @@ class _Builder:
                 continue
             first, last = mine[0][1], mine[-1][1]
             name = f"{title} ({first} – {last})" if first != last else f"{title} ({first})"
-            parts = [_Trie("", "", list(m)) if k.startswith("item:") else _Trie(k, n, list(m)) for k, n, m in mine]
-            out.append(_Group(parts, key=f"run:{base}#{i}", title=name))
+            parts = [Part("", "", list(m)) if k.startswith("item:") else Part(k, n, list(m)) for k, n, m in mine]
+            out.append(Group(parts, key=f"run:{base}#{i}", title=name))
         return out if len(out) > 1 else [group]
 
     def _runs_before(self, blocks: list[tuple[str, str, list[str]]], ids: list[str], cap: float) -> list[int] | None:
@@ -418,7 +276,7 @@ class _Builder:
             return None
         return cut
 
-    def _open_partly(self, group: _Group, opened: list[_Group]) -> list[_Group]:
+    def _open_partly(self, group: Group, opened: list[Group]) -> list[Group]:
         """A part too big to be one root and with too many parts to list them all as roots: its
         parts that have parts of their own (a package's subpackages) become roots, the rest stay
         together under the part's own title (the package's classes)."""
@@ -427,7 +285,7 @@ class _Builder:
         rest = [g for g in opened if not any(g is n for n in nested)]
         if not nested or not rest or not group.key:
             return [group]
-        kept = _Group([t for g in rest for t in self._as_parts(g)], key=group.key, title=self.title(group, group.items(), set()))
+        kept = Group([t for g in rest for t in as_parts(g)], key=group.key, title=self.title(group, group.items(), set()))
         return [*nested, kept]
 
     def _shared_keys(self, items: Sequence[str]) -> set[str]:
@@ -441,7 +299,7 @@ class _Builder:
                 break
         return common
 
-    def node(self, group: _Group, depth: int, ancestors: set[str]) -> OutlineNode:
+    def node(self, group: Group, depth: int, ancestors: set[str]) -> OutlineNode:
         limits = self.limits
         items = group.items()
         title = self.title(group, items, ancestors)
@@ -454,7 +312,7 @@ class _Builder:
         # Parts that fit stay whole (a chapter stays a chapter); bigger ones are opened up.
         child_cap = limits.leaf_pages * limits.fan_out ** max(0, limits.max_depth - depth - 1)
         parts = self.expand(group, depth + 1)
-        ready: list[_Group] = []
+        ready: list[Group] = []
         while parts:
             part = parts.pop(0)
             if len(part.items()) > child_cap or self._stays_spread(part.items(), depth + 1, child_cap):
@@ -470,7 +328,7 @@ class _Builder:
             ready = big  # tiny parts are pages of this node
             # So are the pages of the node's own document (a chapter's index page), where they
             # fit: as a child they would take the chapter's title, then a member's ("heappush()").
-            mine = self._key_of(group) + "#own"
+            mine = key_of(group) + "#own"
             own = next((p for p, m in sized if p in big and p.key == mine
                         and len(m) <= limits.leaf_pages and len(big) - 1 + len(loose) + len(m) <= limits.fan_out),
                        None)
@@ -483,14 +341,14 @@ class _Builder:
             if len(ready) > limits.fan_out:  # no merge fits under the cap: past it, then
                 ready = self.merge(ready, limits.fan_out, None, depth + 1)
         ready, loose, spliced = self._splice_namesake(ready, loose, title, depth)
-        below = ancestors | {self._key_of(group)} | self._shared_keys(items) | spliced
+        below = ancestors | {key_of(group)} | self._shared_keys(items) | spliced
         node.subjects = sorted(loose, key=self.rank.__getitem__)
         node.children = _by_version([self.node(p, depth + 1, below) for p in ready])
-        _distinct_titles(node.children, self, node.title)
+        distinct_titles(node.children, self.leaf, node.title)
         return node
 
-    def _splice_namesake(self, ready: list[_Group], loose: list[str], title: str,
-                         depth: int) -> tuple[list[_Group], list[str], set[str]]:
+    def _splice_namesake(self, ready: list[Group], loose: list[str], title: str,
+                         depth: int) -> tuple[list[Group], list[str], set[str]]:
         """A node named after the part most of its members sit under ("Server Programming"
         over that chapter and two small ones) lists that part's own parts beside the others,
         where they fit, and its own pages as its pages: not a child of the same name."""
@@ -512,9 +370,6 @@ class _Builder:
             return [*ready[:i], *parts, *ready[i + 1:]], pages, {part.key}
         return ready, loose, set()
 
-    @staticmethod
-    def _key_of(group: _Group) -> str:
-        return group.key or (group.parts[0].key if len(group.parts) == 1 else "")
 
     def central(self, items: Sequence[str]) -> list[str]:
         """Members by their ties inside the group, then importance: who says most about it."""
@@ -522,7 +377,7 @@ class _Builder:
         weight = {s: sum(w for o, w in self.ties.get(s, {}).items() if o in inside) for s in items}
         return sorted(items, key=lambda s: (-weight[s], -self.leaf[s].importance, self.rank[s]))
 
-    def title(self, group: _Group, items: Sequence[str], ancestors: set[str]) -> str:
+    def title(self, group: Group, items: Sequence[str], ancestors: set[str]) -> str:
         """The structure's own title when the group is one of its parts; else the heading or
         folder most of its members sit under; else its most central member's name."""
         if group.title:
@@ -555,60 +410,6 @@ def _by_version(nodes: list[OutlineNode]) -> list[OutlineNode]:
     return sorted(nodes, key=lambda n: (id(n) not in versions, tuple(-x for x in versions.get(id(n), ()))))
 
 
-def _documents(group: _Group) -> bool:
-    """Whether the group is one document, or a part's own pages: no part of the manual of its own."""
-    key = _Builder._key_of(group)
-    return key.startswith("doc:") or key.endswith("#own")
-
-
-def _parts(groups: Sequence[_Group]) -> bool:
-    """Whether the groups are parts of the manual (folders, documents, contents sections), which
-    can be root topics: a document's headings and communities name no part of it."""
-    return all(g.key and not g.key.startswith("heading:") for g in groups)
-
-
-def _distinct_titles(nodes: list[OutlineNode], builder: _Builder, parent: str) -> None:
-    """Siblings with one title (or their parent's): the later ones are named after their central
-    member instead."""
-    seen: set[str] = {parent}
-    for node in nodes:
-        if node.title in seen:
-            for s in node.central:
-                candidate = builder.leaf[s].title
-                if candidate not in seen and names_a_subject(candidate):
-                    node.title = candidate
-                    break
-        seen.add(node.title)
-
-
-def _assign_ids(roots: list[OutlineNode], previous: Sequence[OutlineNode], limits: OutlineLimits,
-                names: set[str]) -> None:
-    """Structure nodes are named by their key; community nodes take the id (and, when their
-    membership barely changed, the title) of the previous node they mostly share members with."""
-    before = [n for r in previous for n, _d in r.walk()]
-    members_before = {n.id: n.all_subjects() for n in before}
-    title_before = {n.id: n.title for n in before}
-    now = [n for r in roots for n, _d in r.walk()]
-    members_now = [n.all_subjects() for n in now]
-    pairing = match_previous(members_now, members_before)
-    used: set[str] = set()
-    for i, node in enumerate(now):
-        if node.key:
-            node.id = short_id("outline", node.key)
-        elif i in pairing:
-            prev = pairing[i]
-            node.id = prev
-            a, b = set(members_now[i]), set(members_before[prev])
-            if len(a & b) / max(len(a | b), 1) >= limits.keep_title_overlap and \
-                    not is_keyword_pair(title_before[prev], names):
-                node.title = title_before[prev]
-        else:
-            node.id = short_id("outline", node.key or "group", sorted(members_now[i]))
-        while node.id in used:  # the same key twice (a part split in reading order)
-            node.id = short_id("outline", node.id, "again")
-        used.add(node.id)
-
-
 def build_outline(leaves: Sequence[Leaf], edges: Iterable[tuple[str, str, float]], *,
                   limits: OutlineLimits | None = None,
                   previous: Sequence[OutlineNode] = ()) -> list[OutlineNode]:
@@ -620,48 +421,6 @@ def build_outline(leaves: Sequence[Leaf], edges: Iterable[tuple[str, str, float]
         return []
     builder = _Builder(leaves, edges, limits, previous)
     roots = builder.roots()
-    _assign_ids(roots, previous, limits, {lf.title for lf in leaves})
-    _name_parts_with_their_parent(roots)
+    assign_ids(roots, previous, limits, {lf.title for lf in leaves})
+    name_parts_with_their_parent(roots)
     return roots
-
-
-def _name_parts_with_their_parent(roots: Sequence[OutlineNode]) -> None:
-    """A document titled like a part of any document ("13.1. Introduction", "Examples") says what
-    it is about only beside its parent, and a title that a node nearer the top already has names
-    two things: such a node is named with its parent, "Introduction (Concurrency Control)". A
-    community named like a part of the authors' structure anywhere (after a member titled like
-    a document) is the one named with its parent: the part keeps its authors' title."""
-    seen = {r.title for r in roots}
-    authors = {n.title for r in roots for n, _d in r.walk() if n.key}
-    level: list[tuple[OutlineNode, tuple[str, ...]]] = [(r, ()) for r in roots]
-    while level:  # level by level, so the node nearer the top keeps the plain title
-        below = []
-        for node, above in level:  # `above`: the titles of its ancestors, nearest first
-            # A folder so named is the authors' own part ("overview/"): only a document's title is generic.
-            generic = node.key.startswith("doc:") and is_part_heading(node.title)
-            # Named with the nearest ancestor of another title: "xmlrpc.client (xmlrpc.client)" says nothing.
-            parent = next((t for t in above if t != node.title), "")
-            if parent and (generic or node.title in seen or (not node.key and node.title in authors)):
-                node.title = f"{node.title} ({parent})"
-            seen.add(node.title)
-            # A run is named with its part's title alone: "Functions (org.apache.commons.lang3)".
-            named = node.title[:node.title.rfind(" (")] if node.key.startswith("run:") and " (" in node.title else node.title
-            below.extend((c, (named, *above)) for c in node.children)
-        level = below
-
-
-def subject_edges(entity_of: dict[str, Sequence[str]],
-                  relations: Iterable[tuple[str, str, float]]) -> list[tuple[str, str, float]]:
-    """Edges between subjects from relations between their entities (a topic subject stands for
-    its members)."""
-    owners: dict[str, list[str]] = defaultdict(list)
-    for subject, entities in entity_of.items():
-        for e in entities:
-            owners[e].append(subject)
-    out = []
-    for a, b, w in relations:
-        for sa in owners.get(a, ()):
-            for sb in owners.get(b, ()):
-                if sa != sb:
-                    out.append((sa, sb, w))
-    return out

@@ -15,8 +15,10 @@ from ..storage.base import Store
 from ..storage.document_listing import stored_documents
 from ..storage.plans import PagePlan, Subject, sorted_unique
 from ..storage.records import CacheEntry, Chunk, Document, Entity, Relation
-from .build import OutlineLimits, build_outline, subject_edges
+from .build import build_outline
+from .limits import OutlineLimits
 from .placement import SourceDocument, SourcePassage, Structure, place
+from .subject_edges import subject_edges
 from .tree import OutlineNode, outline_json
 
 OUTLINE_KEY = "outline"

@@ -302,12 +302,12 @@ def test_limits_are_settings():
 
 
 def test_a_node_titled_like_its_parent_is_named_with_the_nearest_ancestor_of_another_title():
-    from compendium.outline.build import _name_parts_with_their_parent
+    from compendium.outline.node_names import name_parts_with_their_parent
 
     child = OutlineNode(id="c", title="xmlrpc.client", key="", subjects=["s1", "s2"])
     parent = OutlineNode(id="p", title="xmlrpc.client", key="doc:lib/index.html#own", children=[child])
     root = OutlineNode(id="r", title="The Python Standard Library", key="doc:lib/index.html", children=[parent])
-    _name_parts_with_their_parent([root])
+    name_parts_with_their_parent([root])
     assert (parent.title, child.title) == ("xmlrpc.client", "xmlrpc.client (The Python Standard Library)")
 
 
