@@ -16,133 +16,49 @@ every claim of a large KB for that costs seconds (737k claims at 100k chunks), s
 - per claim text, the claims writing it and their documents: a sentence written word for word
   in REPEATED_IN documents or more ("Mandatory arguments to long options are mandatory for short
   options too.") is the manual's furniture, not a fact of any one subject, and sits in no
-  entity's set (an entry of a definition list never is: see an_entry). When a text crosses that line, its
+  entity's set (an entry of a definition list never is: see claim_kinds.an_entry). When a text crosses that line, its
   claims leave or join their entities' sets, so those pages are planned again.
 A compile from scratch is the same bookkeeping with every claim new.
 
-The pure `ClaimIndex` works on what is in memory; `open_index`, `load_parts`, `regroup` and
-`ClaimIndex.entries` move it to and from the store.
+The pure `ClaimIndex` works on what is in memory; `ClaimIndex.entries` and claim_index_store
+(`open_index`, `load_parts`, `regroup`) move it to and from the store; claim_index_keys names
+where each piece is kept, claim_kinds what a claim is shaped as.
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
-import xxhash
-
-from ..engines.offline.definitions import is_purpose_line
-from ..engines.offline.standalone import ABOUT_ITSELF
-from ..engines.offline.subjects import is_member
 from ..engines.offline.whole_words import has_word, inside_sentence
-from ..storage.base import Store
 from ..storage.records import CacheEntry, Claim, Entity
+from .claim_index_keys import (
+    GROUP_PREFIX,
+    NAMESPACE,
+    PART_LIMIT,
+    PART_PREFIX,
+    STATE_KEY,
+    VERSION,
+    defining_set,
+    depth_for,
+    dir_key,
+    entity_set,
+    part_key,
+    text_bucket,
+    text_key,
+)
+from .claim_kinds import an_entry, defining, words_of
 
-NAMESPACE = "claim-index"  # ids sort away from the stored plan, a large row that slows writes beside it
-STATE_KEY = f"{NAMESPACE}:state"
-PART_LIMIT = 1024  # ids per part; a set past it is split 16 ways per prefix character
 RESERVE = 240  # claims kept per topic and member count: four pages' worth (planning.MAX_TOPIC_CLAIMS)
-_DIR_PREFIX = f"{NAMESPACE}:dir:"
-_PART_PREFIX = f"{NAMESPACE}:part:"
-_GROUP_PREFIX = f"{NAMESPACE}:group:"
-_TEXT_PREFIX = f"{NAMESPACE}:text:"
-VERSION = 2  # of the stored layout: an index stored by another version is built again
 REPEATED_IN = 5  # documents writing one sentence word for word: furniture from there on
-_PLAIN_TITLE_WORD = re.compile(r"^[A-Z][a-z]+$")
-
-
-def entity_set(entity_id: str) -> str:
-    return f"e:{entity_id}"
-
-
-def defining_set(entity_id: str) -> str:
-    """The entity's claims shaped as authored definitions ("`git-rebase`: Reapply commits ...",
-    "EXPLAIN — show the execution plan ..."): offered to its page before its other claims,
-    which are taken by id and may run to hundreds."""
-    return f"d:{entity_id}"
-
-
-def defining(text: str) -> bool:
-    """A claim shaped as the definition of a subject of its own: a purpose line, or a
-    definition block's "`term`: ..." whose term is no member (an option's, a placeholder's or
-    a method's definition is a fact of its owner's page, not what the owner is); or a document
-    saying what it is ("This document provides an introduction to ..."), its subject's."""
-    if ABOUT_ITSELF.match(text):
-        return True
-    if not is_purpose_line(text):
-        return False
-    term = _DEFINED.match(text)
-    return term is None or not is_member(term.group(1))
-
-
-_DEFINED = re.compile(r"`([^`\n]{1,120})`:\s")
-
-
-def an_entry(text: str) -> bool:
-    """A definition, or an entry of a definition list ("`-o, --output-file=FILE`: write output
-    to specified file"): its owner's fact however many owners write it (the options programs
-    share, a method every interface declares), so never furniture. A page's "This document
-    ..." is no entry: written in every document, it is a footer ("This document was generated
-    by ...")."""
-    return (defining(text) and not ABOUT_ITSELF.match(text)) or _DEFINED.match(text) is not None
-
-
-@lru_cache(maxsize=65536)
-def _dir_key(set_id: str) -> str:
-    return _DIR_PREFIX + xxhash.xxh3_64_hexdigest(set_id.encode())[:2]
-
-
-def text_key(text: str) -> str:
-    """The key of a claim's text, spaced as any: claims with one key write one sentence."""
-    return xxhash.xxh3_64_hexdigest(" ".join(text.split()).encode())
-
-
-def _text_bucket(key: str) -> str:
-    return _TEXT_PREFIX + key[:3]
 
 
 def _documents(claims: Mapping[str, Sequence[Any]]) -> int:
     return len({document for document, _chunk, _entities in claims.values()})
-
-
-def _part_key(set_id: str, prefix: str) -> str:
-    return f"{_PART_PREFIX}{set_id}:{prefix}"
-
-
-def name_word(entity: Entity) -> str | None:
-    """The capitalised plain word ("Lock") a subject is named by, when it is one: such a name may
-    be a common word, told by whether its claims capitalise it inside a sentence."""
-    name = entity.name.strip()
-    if name.islower() and entity.aliases and entity.aliases[0].lower() == name:
-        name = entity.aliases[0]  # REDUCE took the corpus's lowercase spelling: judge the capitalised one
-    if not _PLAIN_TITLE_WORD.match(name) or any(a.lower() != name.lower() for a in entity.aliases):
-        return None
-    return name
-
-
-def words_of(entities: Iterable[Entity]) -> dict[str, list[str]]:
-    """Entity id -> [its name word, that word in lowercase as the prose would write it], for the
-    entities named by one plain word (the others need no word counts)."""
-    out = {}
-    for e in entities:
-        word = name_word(e)
-        if word is not None:
-            out[e.id] = [word, e.name.strip().lower()]
-    return out
-
-
-def _depth_for(size: int) -> int:
-    """The prefix length that spreads `size` hashed ids at about half PART_LIMIT per part."""
-    depth = 0
-    while size > PART_LIMIT // 2 * 16 ** depth and depth < 8:
-        depth += 1
-    return depth
 
 
 @dataclass
@@ -191,7 +107,7 @@ class ClaimIndex:
 
     def part_of(self, set_id: str, claim_id: str) -> str:
         found = self.layout.get(set_id)
-        return _part_key(set_id, claim_id[: found["d"] if found else 0])
+        return part_key(set_id, claim_id[: found["d"] if found else 0])
 
     def missing(self, keys: Iterable[str]) -> list[str]:
         """Of these part or text bucket keys, those not in memory yet (load them before using them)."""
@@ -214,11 +130,11 @@ class ClaimIndex:
     @staticmethod
     def text_buckets(claims: Iterable[Claim]) -> list[str]:
         """The text buckets `apply` reads and writes for these claims (load them before claim_parts)."""
-        return sorted({_text_bucket(text_key(c.text)) for c in claims if not an_entry(c.text)})
+        return sorted({text_bucket(text_key(c.text)) for c in claims if not an_entry(c.text)})
 
     def all_parts(self, set_id: str) -> list[str]:
         found = self.layout.get(set_id)
-        return [_part_key(set_id, p) for p in sorted(found["n"])] if found else []
+        return [part_key(set_id, p) for p in sorted(found["n"])] if found else []
 
     def head_parts(self, set_id: str, k: int) -> list[str]:
         """The parts holding the set's first `k` ids."""
@@ -229,7 +145,7 @@ class ClaimIndex:
         for prefix in sorted(found["n"]):
             if seen >= k:
                 break
-            out.append(_part_key(set_id, prefix))
+            out.append(part_key(set_id, prefix))
             seen += found["n"][prefix]
         return out
 
@@ -271,7 +187,7 @@ class ClaimIndex:
             return
         ids.add(claim_id)
         found = self.layout.setdefault(set_id, {"d": 0, "n": {}})
-        prefix = key[len(_PART_PREFIX) + len(set_id) + 1:]
+        prefix = key[len(PART_PREFIX) + len(set_id) + 1:]
         found["n"][prefix] = found["n"].get(prefix, 0) + 1
         self.touched.add(set_id)
         self._dirty_parts.add(key)
@@ -283,7 +199,7 @@ class ClaimIndex:
             return
         ids.discard(claim_id)
         found = self.layout[set_id]
-        prefix = key[len(_PART_PREFIX) + len(set_id) + 1:]
+        prefix = key[len(PART_PREFIX) + len(set_id) + 1:]
         found["n"][prefix] -= 1
         if not found["n"][prefix]:
             del found["n"][prefix]
@@ -319,7 +235,7 @@ class ClaimIndex:
         out = [self.part_of(set_of(eid), c.id) for c in claims for eid in set(c.entity_ids)
                for set_of in ((entity_set, defining_set) if defining(c.text) else (entity_set,))]
         for key in {text_key(c.text) for c in claims if not an_entry(c.text)}:
-            for claim_id, (_document, _chunk, eids) in self.texts.get(_text_bucket(key), {}).get(key, {}).items():
+            for claim_id, (_document, _chunk, eids) in self.texts.get(text_bucket(key), {}).get(key, {}).items():
                 out += [self.part_of(entity_set(eid), claim_id) for eid in eids]
         return out
 
@@ -344,7 +260,7 @@ class ClaimIndex:
                     count(c.id, c.text, c.entity_ids, sign)
                     continue
                 key = text_key(c.text)
-                bucket = _text_bucket(key)
+                bucket = text_bucket(key)
                 writing = self.texts.setdefault(bucket, {}).setdefault(key, {})
                 was = _documents(writing) >= REPEATED_IN
                 if sign > 0:
@@ -431,7 +347,7 @@ class ClaimIndex:
     def split(self, set_id: str) -> None:
         """Spread the set over parts of a longer prefix (ids are hashes: evenly)."""
         ids = self.ids(set_id)
-        depth = max(_depth_for(len(ids)), self.layout[set_id]["d"] + 1)
+        depth = max(depth_for(len(ids)), self.layout[set_id]["d"] + 1)
         for key in self.all_parts(set_id):
             self.parts.pop(key, None)
             self._gone_parts.add(key)
@@ -446,10 +362,10 @@ class ClaimIndex:
         it for an index built here: the stored one is deleted first, see reset_index)."""
         write: list[CacheEntry] = []
         changed = self.layout if self.complete else self.touched
-        wanted = {_dir_key(s) for s in changed}
+        wanted = {dir_key(s) for s in changed}
         dirs: dict[str, dict[str, Any]] = {}
         for set_id, found in self.layout.items():
-            key = _dir_key(set_id)
+            key = dir_key(set_id)
             if key in wanted:
                 dirs.setdefault(key, {})[set_id] = found
         write += [CacheEntry(id=k, namespace=NAMESPACE, value=v, created_at=now) for k, v in dirs.items()]
@@ -468,9 +384,9 @@ class ClaimIndex:
             else:
                 delete.append(bucket)
         groups = self.groups if self.complete else self.changed_groups
-        write += [CacheEntry(id=_GROUP_PREFIX + gid, namespace=NAMESPACE, value=self.groups[gid], created_at=now)
+        write += [CacheEntry(id=GROUP_PREFIX + gid, namespace=NAMESPACE, value=self.groups[gid], created_at=now)
                   for gid in sorted(groups) if gid in self.groups]
-        delete += [_GROUP_PREFIX + gid for gid in self._gone_groups if gid not in self.groups]
+        delete += [GROUP_PREFIX + gid for gid in self._gone_groups if gid not in self.groups]
         write.append(CacheEntry(id=STATE_KEY, namespace=NAMESPACE, created_at=now, value={
             "version": VERSION, "tag": self.tag, "words": self.words, "repeated": self.repeated, "groups": sorted(self.groups), "plans": self.plans}))
         return write, sorted(set(delete))
@@ -485,7 +401,7 @@ def built_index(claims: Iterable[Claim], entities: Iterable[Entity], tag: str | 
     for c in claims:
         if not an_entry(c.text):
             key = text_key(c.text)
-            texts[_text_bucket(key)].setdefault(key, {})[c.id] = [c.document_id, c.chunk_id, list(dict.fromkeys(c.entity_ids))]
+            texts[text_bucket(key)].setdefault(key, {})[c.id] = [c.document_id, c.chunk_id, list(dict.fromkeys(c.entity_ids))]
     repeated = {key: sorted({chunk for _document, chunk, _entities in writing.values()})
                 for bucket in texts.values() for key, writing in bucket.items() if _documents(writing) >= REPEATED_IN}
     by_entity: dict[str, list[str]] = defaultdict(list)
@@ -510,65 +426,13 @@ def built_index(claims: Iterable[Claim], entities: Iterable[Entity], tag: str | 
     sets += [(defining_set(eid), ids) for eid, ids in defined.items()]
     for set_id, ids in sets:
         unique = set(ids)
-        depth = _depth_for(len(unique))
+        depth = depth_for(len(unique))
         parts: dict[str, set[str]] = defaultdict(set)
         for claim_id in unique:
             parts[claim_id[:depth]].add(claim_id)
         index.layout[set_id] = {"d": depth, "n": {p: len(v) for p, v in parts.items()}}
         for prefix, v in parts.items():
-            index.parts[_part_key(set_id, prefix)] = v
+            index.parts[part_key(set_id, prefix)] = v
         index.touched.add(set_id)
     index.words = {eid: found for eid, found in counts.items() if eid in by_entity}
     return index
-
-
-async def open_index(store: Store) -> ClaimIndex:
-    """The index as stored: its directory, word counts and groups; no part yet."""
-    found = await store.get(CacheEntry, [STATE_KEY])
-    if not found:
-        return ClaimIndex(complete=True)
-    state = found[0].value or {}  # type: ignore[attr-defined]
-    if state.get("version") != VERSION:
-        return ClaimIndex(complete=True)  # laid out otherwise: built again (see plan._claim_index)
-    index = ClaimIndex(tag=state.get("tag"), words=dict(state.get("words") or {}), plans=dict(state.get("plans") or {}),
-                       repeated=dict(state.get("repeated") or {}))
-    keys = [f"{_DIR_PREFIX}{a}{b}" for a in "0123456789abcdef" for b in "0123456789abcdef"]
-    for entry in await store.get(CacheEntry, keys):
-        index.layout.update(entry.value or {})  # type: ignore[attr-defined]
-    wanted = [_GROUP_PREFIX + gid for gid in state.get("groups") or ()]
-    for entry in await store.get(CacheEntry, wanted):
-        index.groups[entry.id[len(_GROUP_PREFIX):]] = entry.value  # type: ignore[attr-defined]
-    return index
-
-
-_GET_BATCH = 900  # ids per read: under SQLite's bound on query parameters
-
-
-async def load_parts(store: Store, index: ClaimIndex, keys: Iterable[str]) -> None:
-    """Bring these parts into memory (an absent part is an empty one)."""
-    wanted = index.missing(keys)
-    for start in range(0, len(wanted), _GET_BATCH):
-        batch = wanted[start:start + _GET_BATCH]
-        found = {e.id: e.value for e in await store.get(CacheEntry, batch)}  # type: ignore[attr-defined]
-        for key in batch:
-            if key.startswith(_TEXT_PREFIX):
-                index.texts[key] = dict(found.get(key) or {})
-            else:
-                index.parts[key] = set(found.get(key) or ())
-
-
-async def reset_index(store: Store) -> None:
-    """Forget the stored index (it is written again whole)."""
-    await store.delete(CacheEntry, {"namespace": NAMESPACE})
-
-
-async def regroup(store: Store, index: ClaimIndex, group_id: str, members: Sequence[str], k: int) -> list[str]:
-    """The group's first `k` claims for these members (see ClaimIndex.ranking), counting the
-    group again from its members' sets when its members changed or its kept claims ran short."""
-    ranked = index.ranking(group_id, k) if index.members(group_id) == sorted(set(members)) else None
-    if ranked is None:
-        await load_parts(store, index, [key for m in set(members) for key in index.all_parts(entity_set(m))])
-        index.count_group(group_id, members)
-        ranked = index.ranking(group_id, k)
-    assert ranked is not None  # counted from every claim: nothing is short
-    return ranked

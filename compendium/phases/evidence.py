@@ -13,7 +13,7 @@ from ..engines.offline.definitions import Definer, defines_heading, is_purpose_l
 from ..engines.offline.sentences import split_sentences
 from ..engines.tasks import EvidenceItem
 from ..fingerprint import text_hash
-from .claim_index import text_key
+from .claim_index_keys import text_key
 from .readers.model import PROSE_KINDS
 
 EXCERPT_WORDS = 90

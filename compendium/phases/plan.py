@@ -23,16 +23,10 @@ from ..storage.base import Store
 from ..storage.records import CacheEntry, Chunk, Claim, Entity, Page, Relation, Topic
 from ..storage.slugs import unique_slug
 from ..templates.schema import Template
-from .claim_index import (
-    ClaimIndex,
-    built_index,
-    entity_set,
-    load_parts,
-    open_index,
-    regroup,
-    reset_index,
-    words_of,
-)
+from .claim_index import ClaimIndex, built_index
+from .claim_index_keys import entity_set
+from .claim_index_store import load_parts, open_index, regroup, reset_index
+from .claim_kinds import words_of
 from .page_titles import member_named_like, page_titles, titles_apart
 from .planning import (
     DELETE,

@@ -13,7 +13,8 @@ from ..storage.plans import PagePlan, Subject, sorted_unique
 from ..storage.records import Claim, Entity, Page, Relation
 from ..storage.slugs import unique_slug
 from ..templates.schema import PlanSettings
-from .claim_index import ClaimIndex, defining_set, entity_set
+from .claim_index import ClaimIndex
+from .claim_index_keys import defining_set, entity_set
 
 CREATE, UPDATE, KEEP, DELETE = "CREATE", "UPDATE", "KEEP", "DELETE"
 MAX_LINKS = 40
@@ -223,7 +224,7 @@ class KnowledgeView:
 def subject_claims(subject: Subject, index: ClaimIndex) -> list[str]:
     """The claims a subject's page is written from: an entity's first claims by id (the head
     parts of its set in memory: see subject_claim_parts); a topic's, those about most of its
-    members, ties by id, sorted (its group counted for these members: see claim_index.regroup)."""
+    members, ties by id, sorted (its group counted for these members: see claim_index_store.regroup)."""
     if subject.kind == "topic":
         ranked = index.ranking(subject.id, MAX_TOPIC_CLAIMS)
         if ranked is None or index.members(subject.id) != sorted(set(subject.entity_ids)):

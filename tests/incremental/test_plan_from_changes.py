@@ -16,7 +16,7 @@ from compendium.compiler.orchestrator import default_phases, run_compile
 from compendium.engines.factory import build_embedder, build_engine
 from compendium.engines.usage import UsageMeter
 from compendium.operations import opened_store, resolve_template
-from compendium.phases.claim_index import NAMESPACE
+from compendium.phases.claim_index_keys import NAMESPACE
 from compendium.pipeline.context import CompileContext, PhaseResult
 from compendium.settings import load_settings
 from compendium.storage.records import CacheEntry, Page

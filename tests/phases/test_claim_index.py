@@ -3,17 +3,10 @@ every claim answers (real SQLite; enough claims that sets split into parts)."""
 
 import random
 
-from compendium.phases.claim_index import (
-    PART_LIMIT,
-    REPEATED_IN,
-    ClaimIndex,
-    built_index,
-    entity_set,
-    load_parts,
-    open_index,
-    regroup,
-    words_of,
-)
+from compendium.phases.claim_index import REPEATED_IN, ClaimIndex, built_index
+from compendium.phases.claim_index_keys import PART_LIMIT, entity_set
+from compendium.phases.claim_index_store import load_parts, open_index, regroup
+from compendium.phases.claim_kinds import words_of
 from compendium.phases.planning import MAX_ENTITY_CLAIMS, MAX_TOPIC_CLAIMS
 from compendium.storage.records import CacheEntry, Claim, Entity
 
