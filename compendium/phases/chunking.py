@@ -81,10 +81,12 @@ def _blocks_within(blocks: list[Block], start: int, end: int) -> tuple[tuple[Any
 
 
 def _sections(blocks: list[Block]) -> list[list[Block]]:
-    """Blocks grouped by heading; a heading-only section joins the next one."""
+    """Blocks grouped by heading; a heading-only section joins the next one. A block whose path
+    is its section's parent's (a man page's closing paragraph after a group of options) starts
+    a section of its own, under that parent."""
     sections: list[list[Block]] = []
     for block in blocks:
-        if block.kind == "heading" or not sections:
+        if block.kind == "heading" or not sections or _left(block, sections[-1][-1]):
             sections.append([block])
         else:
             sections[-1].append(block)
@@ -102,6 +104,11 @@ def _sections(blocks: list[Block]) -> list[list[Block]]:
         else:
             merged.append(pending)
     return merged
+
+
+def _left(block: Block, before: Block) -> bool:
+    path, previous = block.heading_path, before.heading_path
+    return len(path) < len(previous) and previous[: len(path)] == path
 
 
 def _split_section(

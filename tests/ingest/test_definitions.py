@@ -524,3 +524,73 @@ def test_a_definition_list_of_short_codes_is_a_table_of_its_section(tmp_path):
     assert len(tables) == 1 and ("TT", "Trinidad and Tobago.") in tables[0].rows
     assert tables[0].heading_path == ("Country Codes",)
     assert doc.text.count("Tuvalu") == 1
+
+
+def test_groff_man_page_layouts_of_options_and_arguments_are_entries_of_the_command(tmp_path):
+    # What groff -Thtml makes of a help2man page besides "option over indented text": a short
+    # option in a layout table, an option run on after the description's sentence, options
+    # whose argument is optional or whose name holds "+", and argument placeholders of the
+    # SYNOPSIS over their description.
+    doc = read(tmp_path, "gettext.1.html", """<html><body><h1>GETTEXT</h1>
+<h2>NAME</h2><p style="margin-left:11%;">gettext - translate message</p>
+<h2>SYNOPSIS</h2><p style="margin-left:11%;"><b>gettext</b> [<i>OPTION</i>] [[<i>TEXTDOMAIN</i>] <i>MSGID</i>]</p>
+<h2>DESCRIPTION</h2>
+<p style="margin-left:11%; margin-top: 1em">Display native language translation of a textual message. <b><br>
+-d</b>, <b>--domain</b>=<i>TEXTDOMAIN</i></p>
+<p style="margin-left:22%;">retrieve translated messages from TEXTDOMAIN</p>
+<table width="100%" border="0"><tr valign="top"><td width="11%"></td><td width="3%"><p><b>-e</b></p></td>
+<td width="8%"></td><td width="63%"><p>enable expansion of some escape sequences</p></td><td width="15%"></td></tr>
+<tr valign="top"><td width="11%"></td><td width="3%"><p><b>-n</b></p></td>
+<td width="8%"></td><td width="63%"><p>suppress trailing newline</p></td><td width="15%"></td></tr></table>
+<p style="margin-left:11%;"><b>-C</b>, <b>--c++</b></p>
+<p style="margin-left:22%;">shorthand for --language=C++</p>
+<p style="margin-left:11%;"><b>-m</b>[<i>STRING</i>], <b>--msgstr-prefix</b>[=<i>STRING</i>]</p>
+<p style="margin-left:22%;">use STRING or "" as prefix for msgstr values</p>
+<p style="margin-left:11%; margin-top: 1em">[<i>TEXTDOMAIN</i>] <i>MSGID</i></p>
+<p style="margin-left:22%;">retrieve translated message corresponding to MSGID from TEXTDOMAIN</p>
+<p style="margin-left:11%; margin-top: 1em">NOTE</p>
+<p style="margin-left:22%;">not an argument of the command.</p>
+</body></html>""")
+    assert definitions(doc)[1:] == [
+        ("`-d, --domain=TEXTDOMAIN`: retrieve translated messages from TEXTDOMAIN", "--domain", "gettext"),
+        ("`-e`: enable expansion of some escape sequences", "-e", "gettext"),
+        ("`-n`: suppress trailing newline", "-n", "gettext"),
+        ("`-C, --c++`: shorthand for --language=C++", "--c++", "gettext"),
+        ("`-m[STRING], --msgstr-prefix[=STRING]`: use STRING or \"\" as prefix for msgstr values",
+         "--msgstr-prefix", "gettext"),
+        ("`[TEXTDOMAIN] MSGID`: retrieve translated message corresponding to MSGID from TEXTDOMAIN",
+         "TEXTDOMAIN", "gettext"),
+    ]
+    assert "Display native language translation of a textual message.\n\n" in doc.text
+
+
+def test_a_man_page_s_closing_paragraph_is_its_section_s_not_its_last_option_group_s(tmp_path):
+    doc = read(tmp_path, "ngettext.1.html", """<html><body><h1>NGETTEXT</h1>
+<h2>NAME</h2><p style="margin-left:11%;">ngettext - translate message and choose plural form</p>
+<h2>DESCRIPTION</h2>
+<p style="margin-left:11%; margin-top: 1em"><b>Output file location: <br>-o</b>, <b>--output</b>=<i>FILE</i></p>
+<p style="margin-left:22%;">write output to specified file</p>
+<p style="margin-left:11%; margin-top: 1em">If output file is -, output is written to standard output.</p>
+<p style="margin-left:11%; margin-top: 1em"><b>Informative output: <br>-h</b>, <b>--help</b></p>
+<p style="margin-left:22%;">display this help and exit</p>
+<p style="margin-left:11%; margin-top: 1em">If the TEXTDOMAIN parameter is not given, the domain is determined
+from the environment variable TEXTDOMAIN.</p>
+<h2>AUTHOR</h2><p>Written by someone.</p></body></html>""")
+    sections = {text.split(".")[0]: chunk.heading_path for chunk in chunk_document(doc, max_tokens=400, overlap_tokens=0)
+                for text in chunk.text.split("\n\n")}
+    assert sections["If output file is -, output is written to standard output"] == (
+        "NGETTEXT", "DESCRIPTION", "Output file location")  # the group's note, as its label's words say
+    assert sections["If the TEXTDOMAIN parameter is not given, the domain is determined from the environment "
+                    "variable TEXTDOMAIN"] == ("NGETTEXT", "DESCRIPTION")
+    assert sections["`-h, --help`: display this help and exit"] == ("NGETTEXT", "DESCRIPTION", "Informative output")
+
+
+def test_a_label_over_a_predicate_is_a_description_not_a_field(tmp_path):
+    doc = read(tmp_path, "msgfmt.1.html", """<html><body><h1>MSGFMT</h1>
+<h2>NAME</h2><p style="margin-left:11%;">msgfmt - compile message catalog to binary format</p>
+<h2>DESCRIPTION</h2>
+<p style="margin-left:11%;"><b>--desktop</b></p>
+<p style="margin-left:22%;">Desktop Entry mode: generate a .desktop file</p>
+</body></html>""")
+    assert definitions(doc)[1:] == [
+        ("`--desktop`: Desktop Entry mode: generate a .desktop file", "--desktop", "msgfmt")]

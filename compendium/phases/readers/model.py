@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...errors import InputError
@@ -105,17 +105,31 @@ _NAME_LINE = re.compile(r"(?P<names>\S.{0,120}?)\s+(?:-|--|\u2013|\u2014)\s+(?P<
 NOTICE = _DEPRECATED = re.compile(r"Deprecated(?:\.(?:\s|$)|\s+since\s)|(?:New|Changed)\s+in\s+(?:version\s+)?[\w.+-]{1,30}"
                          r"(?:\s+\d[\w.+-]*)?\s*[:.]")
 _HAS_LOWER = re.compile(r"[a-z]")
-_OPTION = r"--?[A-Za-z0-9?<>][\w-]*(?:\[?=[^\s,]+\]?|\s[A-Z][A-Z_]*)?"
+_OPTION = r"--?[A-Za-z0-9?<>][\w+-]*(?:\[?=[^\s,]+\]?|\[[^\s,\]]+\]|\s[A-Z][A-Z_]*)?"  # "--c++", "-m[STRING]"
 _GROUP_LABEL = r"[A-Z][\w #+./'‘’-]{0,60}"
 _OPTION_PARAGRAPH = re.compile(
-    rf"(?:(?P<group>{_GROUP_LABEL}):\s+)?(?P<options>{_OPTION}(?:,\s*{_OPTION})*)"
-    rf"|(?P<label>{_GROUP_LABEL}):\s+(?P<arguments>[A-Z][A-Z_]+\s\.\.\.)"  # "Input file location: INPUTFILE ..."
+    # after a group label ("Output details: --color"), or after the sentence before the
+    # options, when the renderer broke the line there ("Display ... message. -d, --domain=X")
+    rf"(?:(?P<group>{_GROUP_LABEL}):\s+|(?P<sentence>[A-Z][^:]{{0,300}}?\.)\s+)?(?P<options>{_OPTION}(?:,\s*{_OPTION})*)"
+    rf"|(?P<label>{_GROUP_LABEL}):\s+(?P<arguments>[\w.-]+\s\.\.\.)"  # "Input file location: filename.po ..."
 )
+_OPTION_ENTRY = re.compile(rf"{_OPTION}(?:,\s*{_OPTION})*")
+# A line of argument placeholders over their description ("[TEXTDOMAIN] MSGID"): each word is
+# in the command's SYNOPSIS.
+_PLACEHOLDERS = re.compile(r"\[?[A-Z][A-Z_-]+\]?(?:\s+\[?[A-Z][A-Z_-]+\]?){0,3}")
 _FIELD_LINE = re.compile(r"[A-Z][\w -]{0,30}:\s+\S.{0,80}")
 _PLAIN_WORD = re.compile(r"[A-Za-z]+(?:[-'’][A-Za-z]+)*")  # "Python", "DEBUG", "built-in": words
 _ARGUMENT = re.compile(r"[\s=\[(<{]")  # where an option's argument or a signature begins
 _VERSION = re.compile(r"[vV]?\d")  # "v1.2", "3.11": a release, not a name
 _IDENTIFIER_MARK = re.compile(r"[_.(/]|::|\w-\w.*\(|^--?\w")  # what a word never holds
+
+
+_LABEL_WORD = re.compile(r"[A-Za-z]{4,}")
+
+
+def _label_words(text: str) -> set[str]:
+    """The words of four letters or more a group label and its notes can share."""
+    return {w.lower() for w in _LABEL_WORD.findall(text)}
 
 
 def code_span(text: str) -> str:
@@ -138,7 +152,13 @@ def _field_line(text: str) -> bool:
     if not _FIELD_LINE.fullmatch(text) or len(text.split()) > 8:
         return False
     label, value = text.split(":", 1)
-    return len(label.split()) == 1 or len(value.split()) <= 4
+    words = value.split()
+    if len(label.split()) > 1 and len(words) >= 3 and words[0].islower() and words[1] in _ARTICLES:
+        return False  # a predicate: "Desktop Entry mode: generate a .desktop file"
+    return len(label.split()) == 1 or len(words) <= 4
+
+
+_ARTICLES = frozenset({"a", "an", "the"})
 
 
 def unquoted(text: str) -> str:
@@ -235,21 +255,24 @@ class Builder:
         self.deadline = deadline
         self.owner = ""  # the command a man page's NAME line names: the scope of its options
         self.group: tuple[int, str] | None = None  # the heading of a man page's group of options
+        self.synopsis: set[str] = set()  # the words of a man page's SYNOPSIS
         # What the next paragraph defines: a name heading's text, or a term whose description
         # follows its list. (term, name, scope, code, written: False until the text holds the term)
         self.named: tuple[str, str, str, bool | None, bool] | None = None
         self.held: list[str] = []  # notices met while a term waited for its description
 
-    def heading(self, level: int, text: str, *, code: bool = False) -> None:
+    def heading(self, level: int, text: str, *, code: bool = False, group: bool = False) -> None:
         """A heading; `code` when the source writes all of it as code (a setting, an API name):
         its first paragraph is then the definition of that name, as it is for a heading that
         is `identifier_like`."""
         text = one_line(text)
         if not text:
             return
+        self._term_out()
+        if not group:
+            self._close_group()
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
-        self._term_out()
         self.headings.append((level, text, (code and len(text) <= 120) or identifier_like(text)))
         self.path = tuple(h for _, h, _ in self.headings)
         self._add(Block("heading", 0, 0, self.path, level=level), text)
@@ -315,6 +338,8 @@ class Builder:
             # a man page's option on a line of its own over its indented description (groff's
             # HTML), after a group label at times ("Output details: --color"): the label heads
             # the options after it, so msgfmt's four "-d DIRECTORY" each stand under their mode
+            if options["sentence"]:
+                self._add(Block("paragraph", 0, 0, self.path), options["sentence"])
             if options["group"] or options["label"]:
                 self._group_heading(options["group"] or options["label"])
             # an argument placeholder ("INPUTFILE ...") is its command's, as an option is
@@ -322,6 +347,11 @@ class Builder:
             self.pending_term(options["options"] or arguments, code=True, name=arguments.split()[0] if arguments else "",
                               scope=self.owner if arguments else "")
             return
+        if kind == "paragraph" and self._placeholders(text):
+            self.pending_term(text, code=True, name=text.split()[0].strip("[]"), scope=self.owner)
+            return
+        if kind == "paragraph" and self.headings and self.headings[-1][1].lower() == "synopsis":
+            self.synopsis.update(w.strip("[]") for w in text.split())
         if kind == "paragraph" and self.named is not None:
             if _DEPRECATED.match(text) and not self.named[4]:
                 self.held.append(text)
@@ -349,8 +379,35 @@ class Builder:
         if self.headings:
             last_level, last, _ = self.headings[-1]
             level = last_level if (last_level, last) == self.group else last_level + 1
-        self.heading(min(level, 6), label)
+        self.heading(min(level, 6), label, group=True)
         self.group = (min(level, 6), one_line(label))
+
+    def _placeholders(self, text: str) -> bool:
+        """A man page's line of argument placeholders named in its SYNOPSIS ("MSGID MSGID-PLURAL")."""
+        return bool(self.owner and self.synopsis and _PLACEHOLDERS.fullmatch(text)
+                    and all(w.strip("[]") in self.synopsis for w in text.split()))
+
+    def _close_group(self) -> None:
+        """The section's last group of options ends where the section does: the paragraphs
+        after its options that share no word with its label close the section, not the
+        group ("If the TEXTDOMAIN parameter is not given, ..." after "Informative output"'s
+        options); a note that does ("If output file is -, ..." under "Output file location")
+        stays under it."""
+        group, self.group = self.group, None
+        if group is None or not self.headings or self.headings[-1][1] != group[1]:
+            return
+        label = _label_words(group[1])
+        trailing = len(self.blocks)
+        while trailing > 0 and self.blocks[trailing - 1].kind == "paragraph" \
+                and self.blocks[trailing - 1].heading_path == self.path:
+            trailing -= 1
+        if trailing == len(self.blocks) or self.blocks[trailing - 1].kind != "definition":
+            return  # no options, or nothing after them
+        closing = range(trailing, len(self.blocks))
+        if any(label & _label_words(self.parts[2 * i]) for i in closing):  # a block, then its separator
+            return
+        for i in closing:
+            self.blocks[i] = replace(self.blocks[i], heading_path=self.path[:-1])
 
     def _continued_by(self, text: str) -> bool:
         """Whether `text` finishes the sentence the last paragraph or definition broke off (a
@@ -386,6 +443,16 @@ class Builder:
         rows = [[one_line(c) for c in row] for row in rows]
         rows = [row for row in rows if any(row)]
         if not rows:
+            return
+        entries = [[c for c in row if c] for row in rows]
+        if all(len(e) == 2 for e in entries) and all(
+                _OPTION_ENTRY.fullmatch(e[0]) or self._placeholders(e[0]) for e in entries):
+            # groff's layout table of short options and their descriptions ("-e" | "enable ..."):
+            # entries, not data
+            for term, description in entries:
+                placeholder = not _OPTION_ENTRY.fullmatch(term)
+                self.definition(term, description, code=True, scope=self.owner if placeholder else "",
+                                name=term.split()[0].strip("[]") if placeholder else "")
             return
         width = max(len(r) for r in rows)
         rows = [row + [""] * (width - len(row)) for row in rows]
