@@ -546,3 +546,28 @@ def test_a_literal_value_is_a_subject_only_where_the_authors_define_it():
     reply = extract_chunk(_chunk(text, "Built-in Constants", blocks), TEMPLATE)
     described = {c.term: c.definition for c in reply.concepts} | {e.name: e.description for e in reply.entities}
     assert described["None"] == "An object frequently used to represent the absence of a value."
+
+
+def test_a_parameter_of_a_signature_is_its_function_s_and_never_a_subject():
+    parts = [
+        ("definition", "`HttpResponse.__init__(content=b'', charset=None, headers=None)`: Instantiates an "
+                       "`HttpResponse` object with the given page content.", "__init__", "HttpResponse"),
+        ("paragraph", "`headers` is a `dict` of HTTP headers for the response.", "", ""),
+        ("paragraph", "The `headers` parameter was added.", "", ""),
+        ("definition", "`HttpResponse.set_cookie(key, httponly=False)`: Sets a cookie.", "set_cookie", "HttpResponse"),
+        ("paragraph", "HttpOnly is a flag included in a Set-Cookie HTTP response header.", "", ""),
+    ]
+    text, blocks = "", []
+    for kind, part, term, scope in parts:
+        start = len(text)
+        text += part
+        blocks.append([kind, start, len(text), term, scope] if term else [kind, start, len(text)])
+        text += "\n\n"
+    reply = extract_chunk(ChunkInput(label="c1", text=text, heading_path=["Methods"],
+                                     document_title="Request and response objects", blocks=blocks), TEMPLATE)
+    names = {e.name for e in reply.entities} | {c.term for c in reply.concepts}
+    assert not {"headers", "charset", "content"} & {n.strip("`") for n in names}, names
+    about = {c.text: c.entities for c in reply.claims}
+    assert about["`headers` is a `dict` of HTTP headers for the response."] == ["HttpResponse"]
+    assert about["The `headers` parameter was added."] == ["HttpResponse"]
+    assert "HttpOnly" in names  # written as a name of its own, not as the parameter

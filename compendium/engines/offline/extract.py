@@ -135,6 +135,7 @@ def extract_chunk(
                   for i, s in enumerate(sentences)]
     tokens = [word_tokens(s.text, mid_caps) for s in sentences]
     headings = " ".join(chunk.heading_path).lower()
+    parameters = _signature_parameters(sentences)
 
     items: dict[str, _Item] = {}
     mentions: list[list[Mention]] = []
@@ -179,8 +180,8 @@ def extract_chunk(
         if sentence.defines:
             continue  # a definition block defines its own term (or its owner's member): see _about
         term = purposes[i] or definition_of(sentence.text, spans[i], mid_caps)
-        if term is None:
-            continue
+        if term is None or parameters.get(name_key(term), ("", ""))[1] == term.strip("`"):
+            continue  # "`headers` is a `dict` of ...": a parameter of the signature above
         key = alias_of.get(name_key(term), name_key(term))
         item = items.get(key)
         if item is None:
@@ -193,14 +194,14 @@ def extract_chunk(
             items[key] = _Item(key, phrase, "phrase", 10**6)
     _find_word_mentions(items, tokens, mentions)
     _drop_common_code_words(items, sentences, mentions, headings, chunk.text)
-    _drop_never_subjects(items, mentions)
+    _drop_never_subjects(items, mentions, parameters)
     for i, found in enumerate(mentions):
         for mention in found:
             item = items[mention.key]
             if not item.sentences or item.sentences[-1] != i:
                 item.sentences.append(i)
             item.first = min(item.first, i)
-    about = _about(chunk, items, sentences, mentions, alias_of, claim_like)
+    about = _about(chunk, items, sentences, mentions, alias_of, claim_like, parameters)
     for key, item in items.items():
         if name_key(item.name) != key:  # named by its short form: the long form may be in a heading
             long = _alias_text(key, every_spans, item)
@@ -523,16 +524,41 @@ _BEFORE_SUBJECT = re.compile(r"^(?:(?:the|a|an|this|each|every|all|both|only|any
 _PREPOSITIONS = frozenset("of for to with in on from by at as into than".split())
 
 
-def _drop_never_subjects(items: dict[str, _Item], mentions: list[list[Mention]]) -> None:
+def _drop_never_subjects(items: dict[str, _Item], mentions: list[list[Mention]],
+                         parameters: dict[str, tuple[str, str]]) -> None:
     """Options, contractions, single letters and lone adjectives are never subjects: an option
-    is a part of its owner, the rest are words. Nor is a literal value no one defines here."""
+    is a part of its owner, the rest are words. Nor is a literal value no one defines here, nor
+    a parameter of a signature in the chunk (a part of its function, as an option is)."""
     dropped = {key for key, item in items.items()
-               if never_subject(item.name) or (value_literal(item.name) and not item.definition)}
+               if never_subject(item.name) or (value_literal(item.name) and not item.definition)
+               or (parameters.get(key, ("", ""))[1] == item.name.strip("`") and not item.definition)}
     if dropped:
         for key in dropped:
             del items[key]
         for found in mentions:
             found[:] = [m for m in found if m.key not in dropped]
+
+
+_SIGNATURE = re.compile(r"^`+([^`(]+)\(([^`)]*)\)`*")
+_PARAMETER_OPENING = re.compile(r"^(?:The\s+)?`+\**([A-Za-z_]\w*)`+")
+
+
+def _signature_parameters(sentences: list[Sentence]) -> dict[str, tuple[str, str]]:
+    """The parameters of the signatures that open the chunk's definition blocks
+    ("`HttpResponse.__init__(content=b'', headers=None)`: ..."), by key: their owner (the
+    block's scope, else the function itself) and their name as written. A name written
+    otherwise ("HttpOnly" beside `httponly=False`) is a subject of its own."""
+    out: dict[str, tuple[str, str]] = {}
+    for sentence in sentences:
+        match = _SIGNATURE.match(sentence.text) if sentence.defines and sentence.position == 0 else None
+        if match is None:
+            continue
+        owner = sentence.scope or match[1].strip()
+        for part in match[2].split(","):
+            name = re.split(r"[=:]", part, maxsplit=1)[0].strip(" *")
+            if name.isidentifier() and name not in ("self", "cls"):
+                out.setdefault(name_key(name), (owner, name))
+    return out
 
 
 def _subject_of(sentence: Sentence, found: list[Mention]) -> str | None:
@@ -559,6 +585,7 @@ def _about(
     mentions: list[list[Mention]],
     alias_of: dict[str, str],
     claim_like: list[bool],
+    parameters: dict[str, tuple[str, str]],
 ) -> list[list[str]]:
     """For each sentence, the keys of the subjects it is about: the term a definition block
     defines (its owner's, for a member such as an option or a method), the subject the
@@ -611,6 +638,13 @@ def _about(
                         item.definition = sentence.text
                     keys.append(key)
         subject = None if sentence.defines else _subject_of(sentence, mentions[i])
+        if subject is None and not sentence.defines and (opening := _PARAMETER_OPENING.match(sentence.text)):
+            # "`headers` is a `dict` of ...", "The `headers` parameter was added.": its function's
+            owner, name = parameters.get(name_key(opening[1]), ("", ""))
+            if owner and name == opening[1] and not never_subject(owner):
+                subject = alias_of.get(name_key(owner), name_key(owner))
+                if subject not in items:
+                    items[subject] = _Item(subject, owner, "code", i)
         if subject and subject not in keys:
             keys.append(subject)
         if notes:
