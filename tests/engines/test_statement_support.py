@@ -121,3 +121,43 @@ def test_a_swapped_sentence_is_not_moved_to_another_marker():
     report = check_text("The checkpointer freezes a tuple when its `xmin` is older than `vacuum_freeze_min_age`.[^1]",
                         evidence, recite_from=evidence)
     assert report.kept_text == "" and not report.sentences[0].recited
+
+
+def _passage(path: str, opening: str) -> str:
+    """The paragraph of a sample-corpus document that opens with `opening`, as a chunk holds it."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "samples" / "corpus" / path).read_text(encoding="utf-8")
+    return next(p for p in text.split("\n\n") if p.startswith(opening))
+
+
+# What the 1.5B model wrote on its pages that the sources do not say (real_model.md, the fourth
+# compile): a complement made up, an inverted condition, a cause added. The content words and
+# the actor of each are in the passage.
+SEGMENTS = _passage("durability/write-ahead-log.md", "WAL records are written into segment files")
+TOAST_ACTS = _passage("storage/toast.md", "TOAST is triggered when a row")
+MULTIXACT = _passage("transactions/transaction-ids.md", "When several transactions lock the same row")
+NOT_SAID = [
+    ("The position of each segment file is stored in the WAL header.", SEGMENTS,
+     "no one sentence of the evidence says this"),
+    ("If the column is large enough to fit under `toast_tuple_target`, it is stored in the TOAST table.", TOAST_ACTS,
+     "no one sentence of the evidence says this"),
+    ("This is because multixact IDs are 32 bits wide and wrap around the same way, so Vacuum freezes them too.",
+     MULTIXACT, "the evidence gives no such cause"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "evidence", "why"), NOT_SAID)
+def test_a_made_up_complement_or_cause_is_not_supported(sentence, evidence, why):
+    assert statement_problem(sentence, evidence, SUPPORT_THRESHOLD) == why
+
+
+@pytest.mark.parametrize(("sentence", "evidence"), [
+    ("Segment file names encode the position of the segment in the WAL stream.", SEGMENTS),
+    ("Lumen processes the row's variable-length columns, largest first, until the row fits under "
+     "`toast_tuple_target`.", TOAST_ACTS),
+    ("Multixact IDs are 32 bits wide and wrap around the same way, so Vacuum freezes them too.", MULTIXACT),
+    ("It keeps them in a separate table.", "TOAST stores large column values out of line, in a separate table."),
+])
+def test_the_same_passages_support_what_they_say(sentence, evidence):
+    assert statement_problem(sentence, evidence, SUPPORT_THRESHOLD) is None

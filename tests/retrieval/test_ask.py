@@ -80,7 +80,7 @@ def answering(replies):
 
 
 async def test_llm_answer_is_one_streamed_call_and_unsupported_sentences_are_retracted(compiled_copy, llm_server):
-    respond, asked = answering(["Vacuum skips pages the map marks all-visible [C1]. "
+    respond, asked = answering(["Vacuum reads the Visibility Map to skip pages that need no work [C1]. "
                                 "The moon is made of green cheese [C2, E1]."])
     llm_server.responder = respond
     events = await events_of(llm_settings(compiled_copy, llm_server))
@@ -88,10 +88,10 @@ async def test_llm_answer_is_one_streamed_call_and_unsupported_sentences_are_ret
     check_citations(final)
     assert len(asked) == 1 and "## Passages" in asked[0].prompt and QUESTION in asked[0].prompt
     assert asked[0].body["stream"] is True
-    assert "".join(e["text"] for e in events if e["type"] == "delta").startswith("Vacuum skips pages")
+    assert "".join(e["text"] for e in events if e["type"] == "delta").startswith("Vacuum reads the Visibility Map")
     retracted = [e for e in events if e["type"] == "retract"]
     assert len(retracted) == 1 and "green cheese" in retracted[0]["text"] and "does not" in retracted[0]["reason"]
-    assert final["answer"] == "Vacuum skips pages the map marks all-visible [C1]."
+    assert final["answer"] == "Vacuum reads the Visibility Map to skip pages that need no work [C1]."
     assert {c["ref"] for c in final["citations"]} == {"C1"}
 
 

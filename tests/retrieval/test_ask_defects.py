@@ -15,7 +15,7 @@ from compendium.workspace import init_workspace
 from tests.retrieval.test_ask import QUESTION, answering, check_order, events_of, llm_settings
 from tests.support.llm_server import LLMServer
 
-GOOD = "Vacuum skips pages the map marks all-visible [C1]."
+GOOD = "Vacuum reads the Visibility Map to skip pages that need no work [C1]."
 
 
 def chat_calls(server: LLMServer) -> int:
