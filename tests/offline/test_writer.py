@@ -590,3 +590,15 @@ async def test_a_command_list_line_naming_the_command_with_its_man_section_repea
     page = await write(request(slug="git-whatchanged", title="git-whatchanged", description="", aliases=[],
                                evidence=evidence, links=[]))
     assert page.count("Show logs with difference each commit introduces") == 1, page
+
+
+async def test_an_entry_whose_term_is_one_word_starts_its_own_paragraph():
+    # git-stash's subcommands: "clear" is a plain word, its entry still reads as an entry
+    text = ("`pop [<stash>]`: Remove a single stashed state from the stash list. Applying the state can "
+            "fail with conflicts.\n\nclear: Remove all the stash entries. Note that those entries will then "
+            "be subject to pruning.")
+    evidence = [EvidenceItem(ref=1, text=text, chunk_id="s", document="git-stash", heading_path=["COMMANDS"],
+                             about=["git-stash"])]
+    page = await write(request(slug="git-stash", title="git-stash", description="", aliases=[],
+                               evidence=evidence, links=[]))
+    assert "\n\nclear: Remove all the stash entries.[^1]" in page, page

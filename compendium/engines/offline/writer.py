@@ -263,6 +263,10 @@ def _heads(s: _Sentence) -> bool:
     return defines_heading(s.text, s.section)
 
 
+# An entry whose term is one plain word over its text ("clear: Remove all the stash entries.").
+_WORD_ENTRY = re.compile(r"[a-z][\w-]{0,30}:\s+[A-Z]")
+
+
 def _paragraphs(ordered: list[_Sentence]) -> list[list[dict]]:
     """A paragraph per chunk's run of sentences (at most _PARAGRAPH_MAX), `ordered` by
     _in_passage_order; a definition's opening ("`--squash`: Produce ...") starts one of its own,
@@ -271,6 +275,7 @@ def _paragraphs(ordered: list[_Sentence]) -> list[list[dict]]:
     last_chunk = None
     for s in ordered:
         if (s.chunk_id != last_chunk or len(paragraphs[-1]) >= _PARAGRAPH_MAX or _DEFINITION_OPENING.match(s.text)
+                or _WORD_ENTRY.match(s.text)
                 or not _ENDS_SENTENCE.search(paragraphs[-1][-1]["text"])):  # a line with no full stop ends its own
             paragraphs.append([])
         paragraphs[-1].append({"text": s.text, "ref": s.ref})

@@ -189,8 +189,10 @@ def code_like(term: str) -> bool:
             return False
         if head == part and _PLAIN_WORD.fullmatch(head):
             return False
-        if head != part and not (part.startswith("-") or _ARGUMENT.match(part, len(head)).group() in "=[(<{"):
-            return False  # "Log file": words, not a name and its argument
+        rest = part[len(head):].lstrip()
+        if head != part and not (part.startswith("-") or _ARGUMENT.match(part, len(head)).group() in "=[(<{"
+                                 or (rest[:2] in ("[<", "[-") or rest[:1] == "<")):
+            return False  # "Log file": words, not a name and its argument ("list [<log-options>]" is one)
     return True
 
 
