@@ -230,6 +230,10 @@ class EvidenceItem:
     # (chunk, position) of the same sentence under the page's other headings (gettext's and
     # ngettext's "`-c`: Specify the context ..."): what follows it there leans on it there
     elsewhere: list[tuple[str, int]] = field(default_factory=list)
+    # a claim past the first sentence of an entry (an option's or a method's text): where the
+    # entry starts (as `position`), -1 otherwise. Without its first sentence, which names the
+    # entry's term, it says nothing of what: "With drop (the default), commits ... are dropped."
+    entry: int = -1
 
 
 @dataclass(slots=True)

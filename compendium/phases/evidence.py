@@ -44,6 +44,18 @@ class Source:
         return " ".join(p.block for p in self.paragraphs)
 
     @cached_property
+    def entries(self) -> tuple[tuple[int, int], ...]:
+        """Where each definition block (an option's, a method's entry) starts and ends in `flat`."""
+        out = []
+        for block in self.blocks:
+            if block and block[0] == "definition" and len(block) >= 3:
+                words = self.text[block[1]:block[2]].split()
+                at = self.flat.find(" ".join(words[:12])) if words else -1
+                if at >= 0:
+                    out.append((at, at + len(" ".join(words))))
+        return tuple(out)
+
+    @cached_property
     def paragraphs(self) -> tuple[_Paragraph, ...]:
         """The chunk's paragraphs, split once however many pages it is offered to."""
         return _cached_paragraphs(self.text, _not_prose_starts(self.blocks))
@@ -246,8 +258,13 @@ def _opening(text: str, words: int = 12) -> str:
 def _item(text: str, source: Source, support: int, about: list[str], kind: str) -> EvidenceItem:
     # Positional (ref, text, chunk_id, document, heading_path, support, about, kind): a page
     # makes a hundred of these.
-    return EvidenceItem(0, text, source.chunk_id, source.document, list(source.heading_path), support, about, kind,
-                        _position(source, text))
+    position = _position(source, text)
+    item = EvidenceItem(0, text, source.chunk_id, source.document, list(source.heading_path), support, about, kind,
+                        position)
+    if kind == "claim" and position >= 0 and source.entries:
+        at = position - source.start
+        item.entry = next((source.start + start for start, end in source.entries if start < at < end), -1)
+    return item
 
 
 def _elsewhere(text: str, first: Source, chunk_ids: Sequence[str], sources: dict[str, Source]) -> list[tuple[str, int]]:

@@ -134,3 +134,32 @@ def test_an_excerpt_starts_at_a_sentence_never_inside_a_directive_written_as_cod
     text = "New in version 7.1. `.. py:data:: name`: Describes global data in a module. It is read once."
     assert excerpt_around(text, ["py:data"]) == "`.. py:data:: name`: Describes global data in a module. It is read once."
     assert excerpt_around("A crate is a box. The depot role names it.", ["depot"]) == "The depot role names it."
+
+
+def test_a_claim_past_an_entry_s_first_sentence_knows_where_its_entry_starts_and_is_not_published_without_it():
+    import asyncio
+
+    from compendium.engines.offline import OfflineEngine
+    from compendium.engines.tasks import PageRequest
+    from compendium.templates.schema import Template
+
+    apply = "`--apply`: Use applying strategies to rebase (calling `git-am` internally)."
+    empty = ("`--empty={drop,keep,ask}`: How to handle commits that become empty. "
+             "With drop (the default), commits that become empty are dropped.")
+    text = f"{apply}\n\n{empty}"
+    blocks = [["definition", 0, len(apply), "--apply", "git-rebase"],
+              ["definition", len(apply) + 2, len(text), "--empty", "git-rebase"]]
+    source = {"c": Source("c", text, "git-rebase", ["OPTIONS"], blocks=blocks)}
+    later = "With drop (the default), commits that become empty are dropped."
+    ranked = rank_evidence([Statement(apply, ["c"]), Statement(later, ["c"])], source, ["git-rebase"])
+    by_text = {i.text: i for i in ranked if i.kind == "claim"}
+    assert by_text[apply].entry == -1  # an entry's own first sentence
+    assert by_text[later].entry == by_text[apply].position + len(apply) + 1  # where --empty's entry starts
+    # Offered without --empty's first sentence, the later one says nothing of what: left out.
+    claims = [by_text[apply], by_text[later]]
+    for n, item in enumerate(claims, start=1):
+        item.ref = n
+    page = asyncio.run(OfflineEngine().write_page(PageRequest(
+        slug="git-rebase", title="git-rebase", kind="entity", description="", aliases=[], evidence=claims,
+        links=[]), Template(name="wiki")))
+    assert "Use applying strategies" in page and "With drop" not in page

@@ -73,6 +73,7 @@ class _Sentence:
     ends_elsewhere: list[tuple[str, int]] = field(default_factory=list)
     # where its copies under the same heading end (an overload's second copy of a note)
     ends_too: list[tuple[str, int]] = field(default_factory=list)
+    entry: int = -1  # where the entry it is a later sentence of starts (EvidenceItem.entry), -1: none
 
 
 def _subject_words(request: PageRequest) -> frozenset[str]:
@@ -126,6 +127,8 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     twin.own_support, twin.at, twin.place = support, at, place if excerpt else -1
                     exact[flat] = twin
                 twin.support += support
+                if item.entry < 0 or position == 0:
+                    twin.entry = -1  # said elsewhere as a sentence of its own
                 twin.claimed = twin.claimed or item.kind == "claim"
                 if excerpt and twin.place < 0 and twin.chunk_id == item.chunk_id:
                     twin.place = place  # a claim the passage also holds: placed where the passage has it
@@ -164,6 +167,7 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     claimed=item.kind == "claim",
                     at=at,
                     ends_elsewhere=[(c, where + len(_spaced(text)) + 1) for c, where in item.elsewhere],
+                    entry=item.entry if position == 0 else -1,
                 )
             )
             exact[flat] = pool[-1]

@@ -146,6 +146,7 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence])
     ending.update((end, p.order) for p in placed for end in p.ends_too)  # a copy said here is said here
     # A sentence whose antecedent the page shows only under another heading has none here.
     elsewhere = {end: p for p in placed for end in p.ends_elsewhere}
+    starts = {p.at for p in placed if p.at >= 0}
     kept = []
     in_entry: set[int] = set()  # sentences after an entry's label ("`--keep`: Keeps ... It also ...")
     for s in sorted(chosen, key=lambda s: s.order):
@@ -162,6 +163,9 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence])
         # first sentence names: without it, "Stash only the changes ..." says of what?
         if (_needs_before(s.text) or s.order in in_entry) and before not in shown:
             shown.discard(s.order)
+            continue
+        if s.entry >= 0 and s.entry not in starts and before not in shown:
+            shown.discard(s.order)  # a later sentence of an entry the page does not show
             continue
         kept.append(s)
     return kept
