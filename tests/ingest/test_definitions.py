@@ -602,3 +602,32 @@ def test_a_subcommand_written_with_its_arguments_is_code(tmp_path):
     assert code_like("list [<log-options>]") and code_like("branch <branchname> [<stash>]")
     assert code_like("push [-p|--patch] [-S|--staged]")
     assert not code_like("Log file") and not code_like("Write-Ahead Log") and not code_like("clear")
+
+
+def test_a_man_page_s_arguments_are_entries_of_the_command_where_it_describes_them(tmp_path):
+    doc = read(tmp_path, "msgcmp.1.html", """<html><body><h1>MSGCMP</h1>
+<h2>NAME</h2><p style="margin-left:11%;">msgcmp - compare message catalog and template</p>
+<h2>SYNOPSIS</h2><p style="margin-left:11%;"><b>msgcmp</b> [<i>OPTION</i>] <i>def.po ref.pot</i></p>
+<h2>DESCRIPTION</h2>
+<p style="margin-left:11%;">Compare two Uniforum style .po files. The def.po file is an existing PO file with
+the translations. The ref.pot file is the last created PO file. This is useful for checking.</p>
+<p style="margin-left:11%; margin-top: 1em"><b>Input file location:</b></p>
+<table width="100%" border="0"><tr valign="top"><td width="11%"></td><td width="9%"><p>def.po</p></td>
+<td width="2%"></td><td width="18%"><p>translations</p></td><td width="60%"></td></tr></table>
+<p style="margin-left:11%;">ref.pot</p><p style="margin-left:22%;">references to the sources</p>
+<p style="margin-left:11%; margin-top: 1em"><b>Output file location in update mode:</b> The result is written
+back to def.po. <b><br>--backup</b>=<i>CONTROL</i></p>
+<p style="margin-left:22%;">make a backup of def.po</p>
+</body></html>""")
+    placed = [(doc.text[b.start:b.end], b.term, b.scope, b.heading_path[2:]) for b in doc.blocks
+              if b.kind == "definition"][1:]
+    assert placed == [
+        ("The def.po file is an existing PO file with the translations.", "def.po", "msgcmp", ()),
+        ("The ref.pot file is the last created PO file.", "ref.pot", "msgcmp", ()),
+        ("`def.po`: translations", "def.po", "msgcmp", ("Input file location",)),
+        ("`ref.pot`: references to the sources", "ref.pot", "msgcmp", ("Input file location",)),
+        ("`--backup=CONTROL`: make a backup of def.po", "--backup", "msgcmp", ("Output file location in update mode",)),
+    ]
+    assert "Compare two Uniforum style .po files.\n\n" in doc.text
+    assert "This is useful for checking." in doc.text
+    assert "The result is written back to def.po.\n\n" in doc.text

@@ -110,13 +110,18 @@ _GROUP_LABEL = r"[A-Z][\w #+./'‘’-]{0,60}"
 _OPTION_PARAGRAPH = re.compile(
     # after a group label ("Output details: --color"), or after the sentence before the
     # options, when the renderer broke the line there ("Display ... message. -d, --domain=X")
-    rf"(?:(?P<group>{_GROUP_LABEL}):\s+|(?P<sentence>[A-Z][^:]{{0,300}}?\.)\s+)?(?P<options>{_OPTION}(?:,\s*{_OPTION})*)"
+    rf"(?:(?P<group>{_GROUP_LABEL}):\s+)?(?:(?P<sentence>[A-Z][^:]{{0,300}}?\.)\s+)?(?P<options>{_OPTION}(?:,\s*{_OPTION})*)"
     rf"|(?P<label>{_GROUP_LABEL}):\s+(?P<arguments>[\w.-]+\s\.\.\.)"  # "Input file location: filename.po ..."
 )
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+# "The def.po file is ...", "The FILE argument names ...": what an argument of the SYNOPSIS is
+_ARGUMENT_SENTENCE = re.compile(r"The (?P<name>[\w.-]+)(?: file| files| argument| parameter| operand)? "
+                                r"(?:is|are|names?|gives?|specifies|must)\b")
 _OPTION_ENTRY = re.compile(rf"{_OPTION}(?:,\s*{_OPTION})*")
 # A line of argument placeholders over their description ("[TEXTDOMAIN] MSGID"): each word is
 # in the command's SYNOPSIS.
-_PLACEHOLDERS = re.compile(r"\[?[A-Z][A-Z_-]+\]?(?:\s+\[?[A-Z][A-Z_-]+\]?){0,3}")
+_PLACEHOLDERS = re.compile(r"\[?[\w.-]+\]?(?:\s+\[?[\w.-]+\]?){0,3}")
+_LONE_LABEL = re.compile(rf"(?P<label>{_GROUP_LABEL}):")  # "Input file location:" over its entries
 _FIELD_LINE = re.compile(r"[A-Z][\w -]{0,30}:\s+\S.{0,80}")
 _PLAIN_WORD = re.compile(r"[A-Za-z]+(?:[-'’][A-Za-z]+)*")  # "Python", "DEBUG", "built-in": words
 _ARGUMENT = re.compile(r"[\s=\[(<{]")  # where an option's argument or a signature begins
@@ -159,6 +164,15 @@ def _field_line(text: str) -> bool:
 
 
 _ARTICLES = frozenset({"a", "an", "the"})
+# Words a label ("Input file location:") never opens with or holds: it names, it does not say.
+_NOT_LABEL_OPENING = frozenset("a an the this these that those it its there here you we from to in on for with by at "
+                               "of if when how what why where which as".split())
+_NOT_LABEL_WORD = frozenset("is are was were has have had can will do does should must may".split())
+
+
+def _label_like(text: str) -> bool:
+    words = text.rstrip(":").lower().split()
+    return 0 < len(words) <= 6 and words[0] not in _NOT_LABEL_OPENING and not _NOT_LABEL_WORD.intersection(words)
 
 
 def unquoted(text: str) -> str:
@@ -340,20 +354,26 @@ class Builder:
             # a man page's option on a line of its own over its indented description (groff's
             # HTML), after a group label at times ("Output details: --color"): the label heads
             # the options after it, so msgfmt's four "-d DIRECTORY" each stand under their mode
-            if options["sentence"]:
-                self._add(Block("paragraph", 0, 0, self.path), options["sentence"])
             if options["group"] or options["label"]:
                 self._group_heading(options["group"] or options["label"])
+            if options["sentence"]:  # the group's note ("... in update mode: The result is written back")
+                self._add(Block("paragraph", 0, 0, self.path), options["sentence"])
             # an argument placeholder ("INPUTFILE ...") is its command's, as an option is
             arguments = options["arguments"]
             self.pending_term(options["options"] or arguments, code=True, name=arguments.split()[0] if arguments else "",
                               scope=self.owner if arguments else "")
+            return
+        if (kind == "paragraph" and self.owner and self.synopsis and (lone := _LONE_LABEL.fullmatch(text))
+                and _label_like(text)):
+            self._group_heading(lone["label"])  # a man page's group label over its entries
             return
         if kind == "paragraph" and self._placeholders(text):
             self.pending_term(text, code=True, name=text.split()[0].strip("[]"), scope=self.owner)
             return
         if kind == "paragraph" and self.headings and self.headings[-1][1].lower() == "synopsis":
             self.synopsis.update(w.strip("[]") for w in text.split())
+        if kind == "paragraph" and self.named is None and self._arguments_described(text):
+            return
         if kind == "paragraph" and self.named is not None:
             if _DEPRECATED.match(text) and not self.named[4]:
                 self.held.append(text)
@@ -386,8 +406,31 @@ class Builder:
 
     def _placeholders(self, text: str) -> bool:
         """A man page's line of argument placeholders named in its SYNOPSIS ("MSGID MSGID-PLURAL")."""
-        return bool(self.owner and self.synopsis and _PLACEHOLDERS.fullmatch(text)
-                    and all(w.strip("[]") in self.synopsis for w in text.split()))
+        return bool(self.owner and self.synopsis and _PLACEHOLDERS.fullmatch(text) and text != self.owner
+                    and all(w.strip("[]") in self.synopsis and w.strip("[]") != self.owner for w in text.split()))
+
+    def _arguments_described(self, text: str) -> bool:
+        """A man page's paragraph that says what its SYNOPSIS arguments are ("The def.po file is
+        an existing PO file ..."): each such sentence an entry of the command, the rest prose.
+        False (nothing written) when no sentence describes one."""
+        if not (self.owner and self.synopsis):
+            return False
+        sentences = _SENTENCE_BREAK.split(text)
+        described = [_ARGUMENT_SENTENCE.match(s) for s in sentences]
+        if not any(m and m["name"] in self.synopsis for m in described):
+            return False
+        prose: list[str] = []
+        for sentence, match in zip(sentences, described, strict=True):
+            if match and match["name"] in self.synopsis:
+                if prose:
+                    self._add(Block("paragraph", 0, 0, self.path), " ".join(prose))
+                    prose = []
+                self.definition(match["name"], sentence, name=match["name"], scope=self.owner, code=True)
+            else:
+                prose.append(sentence)
+        if prose:
+            self._add(Block("paragraph", 0, 0, self.path), " ".join(prose))
+        return True
 
     def _close_group(self) -> None:
         """The section's last group of options ends where the section does: the paragraphs
