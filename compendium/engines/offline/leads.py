@@ -10,7 +10,7 @@ from functools import lru_cache
 from ..tasks import PageRequest
 from .definitions import STRONG, WEAK
 from .sentence_pool import _DEFINITION_OPENING, _WORD, _Sentence
-from .standalone import ABOUT_ITSELF, OWN_KIND, entry_label, points_back
+from .standalone import ABOUT_ITSELF, OWN_KIND, entry_label, never_alone, points_back
 from .subjects import release_notes
 
 # Sentences leaning on the one before ("It ...", "This ...") read well only after it.
@@ -292,7 +292,8 @@ def _compares_with_subject(text: str, matcher: _NameMatcher) -> bool:
 def _may_lead(text: str) -> bool:
     """Neither leaning on the sentence before nor full of code marks (cached: a sentence is in
     the pool of every page it is evidence for)."""
-    return not _leans_back(text) and not points_back(text, subjectless=False) and len(_CODE_MARKS.findall(text)) < 4
+    return (not _leans_back(text) and not points_back(text, subjectless=False) and not never_alone(text)
+            and len(_CODE_MARKS.findall(text)) < 4)
 
 
 def _leans_back(text: str, possessive: bool = True) -> bool:

@@ -26,17 +26,35 @@ _PLACE_BEFORE = re.compile(
     r"|(?:the|this|that)\s+(?:previous|preceding)\s+(?:page|paragraph|sentence|list|table|tutorial|part)"
     r"|earlier\s+(?:form|example|step|section)|our\s+(?:earlier|previous|first)"
     r"|aforementioned|(?:this|that|the\s+same)\s+example|in\s+(?:this|that)\s+(?:last\s+)?case"
-    r"|the\s+other\s+way\s+round|as\s+before)\b",
+    r"|the\s+other\s+way\s+round|as\s+before|as\s+above|(?:listed|shown|highlighted|described|mentioned|given)\s+above"
+    r"|in\s+this\s+regard"
+    r"|this\s+(?:behaviou?r|flexibility|hope|approach|trick|technique|setup|situation|scenario)"
+    # a narrative's step: "If you now build ...", "should now work", "will now be embedded"
+    r"|(?:you|we)\s+now|(?:will|should|would)\s+now|^Now\s+the"
+    # "... will then parse", "Sphinx then searches": the step after one told before
+    r"|(?:will|would|should|can|must)\s+then|^[A-Z][\w.-]*\s+then\s+[a-z]+s"
+    # "doing this often", "use that ID", "In that file": a thing named before
+    r"|this\s+(?:often|again|regularly|yourself)|(?:^in|\buse|\bparse)\s+that\s+(?!is|are|was|the|a|an)[A-Za-z]+"
+    r"|,\s+on\s+the\s+other\s+hand)\b",
     re.IGNORECASE,
 )
 # ... or after it: a list, example or code a page of lifted sentences does not carry. An opening
 # may promise it ("The functions of this module share the following properties:"); a sentence
 # in a page's body may not.
-_PLACE_AFTER = re.compile(r"\b(?:as\s+follows|the\s+following|(?:shown|listed|described|given)\s+below)\b",
-                          re.IGNORECASE)
+_PLACE_AFTER = re.compile(r"\b(?:as\s+follows|the\s+following|(?:shown|listed|described|given|highlighted)\s+below"
+                          r"|here\s+(?:are|is))\b", re.IGNORECASE)
+# What a page of lifted sentences never carries, whatever stands before: the example a sentence
+# talks about ("In this example ...", "the example above"), and the voice of one author
+# ("as I know of no way", "prompted for my email address").
+_EXAMPLE = re.compile(r"\b(?:(?:this|these|the\s+above|the\s+following|the\s+previous)\s+examples?"
+                      r"|examples?\s+(?:above|below|here)|in\s+the\s+example)\b", re.IGNORECASE)
+# "I" and "my" of the author; not a question's generic "I" ("How do I ...?"), not code (`I`)
+_FIRST_PERSON = re.compile(r"(?<![\w/`])(?<!do\s)(?<!can\s)(?<!should\s)(?<!may\s)(?<!could\s)(?<!would\s)"
+                           r"I(?![\w/'’`-])|\b(?:my|me|mine)\b")
 # Openings that answer, continue or conclude what came before.
 _CONTINUES = re.compile(
-    r"^(?:Well|Now|Again|Indeed|Rather|Of\s+course|That\s+said|Even\s+so|In\s+(?:that|this|those|these)\b"
+    r"^(?:Well|Now|Again|Indeed|Rather|Alternatively|Until\s+now|So\s+far|Up\s+to\s+now|Starting\s+from\s+here"
+    r"|Of\s+course|That\s+said|Even\s+so|In\s+(?:that|this|those|these)\b"
     r"|(?:At|For|By|With|From|After|Before|Unlike)\s+(?:that|this|these|those)\b)",
     re.IGNORECASE,
 )
@@ -90,5 +108,25 @@ def points_back(text: str, subjectless: bool = True) -> bool:
     # "(for that, see ...)" after a word of the sentence points into the sentence itself
     unbracketed = _INNER_ASIDE.sub("", body)
     return bool(after or _PLURAL_DEMONSTRATIVE.search(body) or _PRONOUN_AT_STOP.search(unbracketed)
-                or _PLACE_BEFORE.search(body) or _CONTINUES.match(body)
+                or _PLACE_BEFORE.search(body) or _same_way(body) or _CONTINUES.match(body)
                 or (subjectless and _SUBJECTLESS.match(body) is not None))
+
+
+# "You can install `setuptools` the same way.": the way told before; not when the sentence names
+# what it compares with ("similar to the `gettext` function ... in the same way").
+_SAME_WAY = re.compile(r"\bthe\s+same\s+way\b", re.IGNORECASE)
+_COMPARED = re.compile(r"\b(?:similar|like|as\s+(?:the|a|an|in|for|with)|same\s+\w+\s+as)\b", re.IGNORECASE)
+
+
+_SEE_ASIDE = re.compile(r"\(see\s[^()]*\)", re.IGNORECASE)
+
+
+def _same_way(text: str) -> bool:
+    return bool(_SAME_WAY.search(text)) and not _COMPARED.search(text)
+
+
+def never_alone(text: str) -> bool:
+    """A sentence no page of lifted sentences can carry: it talks about an example the page does
+    not show, or speaks as one author."""
+    body = _SEE_ASIDE.sub("", text[entry_label(text):])  # "(see Examples below ...)": a cross-reference
+    return bool(_EXAMPLE.search(body) or _FIRST_PERSON.search(body))

@@ -22,7 +22,7 @@ from .sentence_pool import (
     _subject_marks,
     _subject_words,
 )
-from .standalone import entry_label
+from .standalone import entry_label, never_alone
 from .subjects import owner_name, release_notes
 
 _SECTION_MIN = 2  # sentences from one source heading before they earn their own section
@@ -150,6 +150,9 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence])
     kept = []
     in_entry: set[int] = set()  # sentences after an entry's label ("`--keep`: Keeps ... It also ...")
     for s in sorted(chosen, key=lambda s: s.order):
+        if never_alone(s.text):
+            shown.discard(s.order)  # the example it talks about, or its author's "I", is not on the page
+            continue
         before = s.previous if s.previous >= 0 else ending.get((s.chunk_id, s.at), -1)
         apart = elsewhere.get((s.chunk_id, s.at)) if s.previous < 0 else None
         if apart is not None and lead is not None and apart.order == lead.get("order"):
