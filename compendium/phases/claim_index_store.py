@@ -26,7 +26,7 @@ async def open_index(store: Store) -> ClaimIndex:
         return ClaimIndex(complete=True)
     state = found[0].value or {}  # type: ignore[attr-defined]
     if state.get("version") != VERSION:
-        return ClaimIndex(complete=True)  # laid out otherwise: built again (see plan._claim_index)
+        return ClaimIndex(complete=True)  # laid out otherwise: built again (see plan_claims.py)
     index = ClaimIndex(tag=state.get("tag"), words=dict(state.get("words") or {}), plans=dict(state.get("plans") or {}),
                        repeated=dict(state.get("repeated") or {}))
     keys = [f"{DIR_PREFIX}{a}{b}" for a in "0123456789abcdef" for b in "0123456789abcdef"]
