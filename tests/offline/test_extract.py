@@ -571,3 +571,16 @@ def test_a_parameter_of_a_signature_is_its_function_s_and_never_a_subject():
     assert about["`headers` is a `dict` of HTTP headers for the response."] == ["HttpResponse"]
     assert about["The `headers` parameter was added."] == ["HttpResponse"]
     assert "HttpOnly" in names  # written as a name of its own, not as the parameter
+
+
+def test_a_man_page_s_title_in_capitals_is_spelt_as_its_command():
+    text = "When used with the -s option the program behaves like the echo command."
+    reply = extract_chunk(ChunkInput(label="c1", text=text, heading_path=["NGETTEXT", "DESCRIPTION"],
+                                     document_title="NGETTEXT"), TEMPLATE)
+    names = {e.name for e in reply.entities} | {c.term for c in reply.concepts}
+    assert "ngettext" in names and "NGETTEXT" not in names, names
+    # a class page titled in capitals is not a man page
+    text = "When used with a proxy the class connects through the proxy host."
+    reply = extract_chunk(ChunkInput(label="c1", text=text, heading_path=["URL", "Method Details"],
+                                     document_title="URL"), TEMPLATE)
+    assert "URL" in {e.name for e in reply.entities} | {c.term for c in reply.concepts}

@@ -543,6 +543,21 @@ _SIGNATURE = re.compile(r"^`+([^`(]+)\(([^`)]*)\)`*")
 _PARAMETER_OPENING = re.compile(r"^(?:The\s+)?`+\**([A-Za-z_]\w*)`+")
 
 
+# The sections of a man page ("NAME", "SYNOPSIS", "DESCRIPTION", ...), as man(7) lists them.
+_MAN_SECTIONS = frozenset({"name", "synopsis", "description", "options", "exit status", "return value", "errors",
+                           "environment", "files", "see also", "bugs", "author", "authors", "examples", "notes",
+                           "reporting bugs", "copyright", "commands"})
+
+
+def _man_page_spelling(owner: str, heading_path: list[str]) -> str:
+    """A man page's title in capitals ("NGETTEXT") names a command or function written in small
+    letters, as its NAME line has it: the chunks without that line spell it the same."""
+    if owner.isupper() and re.fullmatch(r"[A-Z][A-Z0-9_.+-]*", owner) and any(
+            h.strip().lower() in _MAN_SECTIONS for h in heading_path[1:]):
+        return owner.lower()
+    return owner
+
+
 def _signature_parameters(sentences: list[Sentence]) -> dict[str, tuple[str, str]]:
     """The parameters of the signatures that open the chunk's definition blocks
     ("`HttpResponse.__init__(content=b'', headers=None)`: ..."), by key: their owner (the
@@ -591,7 +606,7 @@ def _about(
     defines (its owner's, for a member such as an option or a method), the subject the
     sentence opens with, and the subject whose home the section is (the heading naming it, or
     the document's own subject). A release note is about what it opens with only."""
-    owner = owner_name(chunk.document_title)
+    owner = _man_page_spelling(owner_name(chunk.document_title), chunk.heading_path)
     owner_key = name_key(owner) if owner and not never_subject(owner) else ""
     owner_key = alias_of.get(owner_key, owner_key)
     notes = release_notes(chunk.document_title, chunk.heading_path)
