@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import re
-from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import NamedTuple
 
-from ..engines.offline.definitions import Definer, defines_heading, is_purpose_line
+from ..engines.offline.definitions import Definer, defines_heading
 from ..engines.offline.sentences import split_sentences
 from ..engines.tasks import EvidenceItem
 from ..fingerprint import text_hash
 from .claim_index_keys import text_key
-from .readers.model import PROSE_KINDS
-
-EXCERPT_WORDS = 90
-_BLANK_LINES = re.compile(r"\n[ \t]*\n")
+from .excerpts import EXCERPT_WORDS, Paragraph, not_prose_starts, prose_excerpt, split_paragraphs
 
 
 def estimate_tokens(text: str) -> int:
@@ -56,9 +50,9 @@ class Source:
         return tuple(out)
 
     @cached_property
-    def paragraphs(self) -> tuple[_Paragraph, ...]:
+    def paragraphs(self) -> tuple[Paragraph, ...]:
         """The chunk's paragraphs, split once however many pages it is offered to."""
-        return _cached_paragraphs(self.text, _not_prose_starts(self.blocks))
+        return split_paragraphs(self.text, not_prose_starts(self.blocks))
 
 
 @dataclass
@@ -158,7 +152,7 @@ def rank_evidence(
             # A passage that only mentions the subject is about something else: its sentences
             # stay on their own subjects' pages (with no claim at all, any passage is all there is).
             continue
-        excerpt = _excerpt(source.paragraphs, wanted, EXCERPT_WORDS)
+        excerpt = prose_excerpt(source.paragraphs, wanted, EXCERPT_WORDS)
         for piece in _pieces(excerpt, furniture) if excerpt and furniture else [excerpt] if excerpt else []:
             # One passage is one source; among excerpts, those holding more of the page's claims first.
             rank = (-claims_per_chunk.get(chunk_id, 0), chunk_id)
@@ -288,43 +282,6 @@ def _position(source: Source, text: str) -> int:
     return source.start + at if at >= 0 else -1
 
 
-def excerpt_around(
-    text: str, names: Sequence[str], words: int = EXCERPT_WORDS, *, blocks: Sequence[Sequence] = ()
-) -> str:
-    """Up to `words` words of `text`, from the sentence holding the first mention of a name.
-
-    The excerpt stays within prose: it starts in the paragraph of the mention and runs on only
-    through the paragraphs that follow it, stopping at a heading, caption or other line that is
-    not a sentence, so a heading is never glued to the paragraph after it. It is a contiguous
-    passage of `text` (modulo whitespace), so it can be quoted and checked. `blocks`, the
-    reader's [kind, start, end] spans, mark terms, headings, code and tables as never prose.
-    """
-    paragraphs = _cached_paragraphs(text, _not_prose_starts(blocks))
-    return _excerpt(paragraphs, [n.lower() for n in names if n.strip()], words)
-
-
-def _excerpt(paragraphs: Sequence[_Paragraph], wanted: Sequence[str], words: int) -> str:
-    """excerpt_around over a text's paragraphs, for names already lowercased."""
-    if not paragraphs:
-        return ""
-    for i, (block, prose, lower, _words) in enumerate(paragraphs):
-        hits = [at for at in map(lower.find, wanted) if at >= 0]
-        if not hits:
-            continue
-        if prose:
-            ends = [m.end() for m in _SENTENCE_END.finditer(block, 0, min(hits))]
-            return _run_from(paragraphs, i, ends[-1] if ends else 0, words)
-        if i + 1 < len(paragraphs) and paragraphs[i + 1].prose:  # a heading naming the subject
-            return _run_from(paragraphs, i + 1, 0, words)
-    first = next((i for i, p in enumerate(paragraphs) if p.prose), 0)
-    return _run_from(paragraphs, first, 0, words)
-
-
-# Where a sentence ends and the next begins: never in "`.. py:data::`" (a directive written
-# as code) or an ellipsis.
-_SENTENCE_END = re.compile(r"(?<![.\s])\.\s")
-
-
 def _pieces(excerpt: str, furniture: Collection[str]) -> list[str]:
     """The excerpt's runs between its furniture sentences, each a contiguous passage of its
     chunk (so it can be quoted and checked), in order."""
@@ -346,107 +303,3 @@ def _pieces(excerpt: str, furniture: Collection[str]) -> list[str]:
         if run:
             pieces[-1].append(" ".join(run))
     return ["\n\n".join(p) for p in pieces if p]
-
-
-def _run_from(paragraphs: Sequence[_Paragraph], first: int, start: int, words: int) -> str:
-    """Paragraphs from `start` in paragraph `first` on, while they are prose and the words taken
-    are fewer than `words`; cut to `words` words. Paragraphs stay apart (a blank line between),
-    so a list item's number never reads as the end of the sentence before it ("… it runs: 1.").
-    Paragraphs are single-spaced and start is a word's start, so words are counted, not split."""
-    block = paragraphs[first].block
-    taken = [block[start:]]
-    count = paragraphs[first].words - block.count(" ", 0, start)
-    for block, prose, _lower, block_words in paragraphs[first + 1 :]:
-        if count >= words or not prose:
-            break
-        taken.append(block)
-        count += block_words
-    if count > words:  # the last paragraph taken is cut to the words left
-        keep = words - (count - taken[-1].count(" ") - 1)
-        taken[-1] = " ".join(taken[-1].split(" ", keep)[:keep]) + " …"
-    return "\n\n".join(taken)
-
-
-class _Paragraph(NamedTuple):
-    block: str  # flattened to one line
-    prose: bool
-    lower: str  # `block` lowercased, where names are looked for
-    words: int
-
-
-def _not_prose_starts(blocks: Sequence[Sequence]) -> tuple[int, ...]:
-    return tuple(int(b[1]) for b in blocks if b[0] not in PROSE_KINDS)
-
-
-@lru_cache(maxsize=4096)
-def _cached_paragraphs(text: str, starts_not_prose: tuple[int, ...]) -> tuple[_Paragraph, ...]:
-    """Blank-line separated blocks of `text`, each flattened to one line, with whether it is
-    prose: by its shape, and never where the reader says it starts a term, heading, code or table."""
-    not_prose = set(starts_not_prose)
-    out, start = [], 0
-    for gap in [*_BLANK_LINES.finditer(text), None]:
-        end = gap.start() if gap else len(text)
-        raw = text[start:end]
-        words = raw.split()
-        if words:
-            block = " ".join(words)
-            first = start + len(raw) - len(raw.lstrip())
-            out.append(_Paragraph(block, _is_prose(block, len(words)) and first not in not_prose, block.lower(), len(words)))
-        start = gap.end() if gap else end
-    return tuple(out)
-
-
-def _is_prose(block: str, words: int) -> bool:
-    """A sentence-like paragraph (of `words` words), not a heading, label or caption; a reference
-    page's purpose line ("EXPLAIN — show the execution plan of a statement") reads as its definition."""
-    return block.endswith((".", "!", "?", ":", ")", '"', "”")) or words >= 12 or is_purpose_line(block)
-
-
-def pack_key(slug: str) -> str:
-    return f"pack:{slug}"
-
-
-def pack_value(evidence: list[EvidenceItem], ranked: list[EvidenceItem]) -> dict[str, list]:
-    """What is remembered of a page's evidence: the items chosen (key, chunk) and every key offered."""
-    keys = {id(e): evidence_key(e) for e in ranked}  # chosen items are ranked ones: one key each
-    return {
-        "chosen": [[keys.get(id(e)) or evidence_key(e), e.chunk_id] for e in evidence],
-        "offered": sorted(set(keys.values())),
-    }
-
-
-@dataclass
-class PackDelta:
-    """How a page's evidence moved since it was written."""
-
-    ref_of: dict[str, int | None]  # the page's footnote number -> ref now carrying it (None: gone)
-    added: list[EvidenceItem]
-    removed_chunks: list[str]
-
-
-def pack_delta(previous: list[list[str]], evidence: list[EvidenceItem], cited_chunks: list[str]) -> PackDelta:
-    """Pure: map the page's citations (footnote n cites cited_chunks[n-1]) onto the new pack.
-
-    A cited chunk keeps a ref if an item of the pack still comes from it, or if an item the
-    page was written from (same key) now comes from another chunk (an edit re-chunked it).
-    """
-    old_keys = {key for key, _chunk in previous}
-    keys_of_chunk: dict[str, list[str]] = defaultdict(list)
-    for key, chunk in previous:
-        keys_of_chunk[chunk].append(key)
-    ref_of_chunk: dict[str, int] = {}
-    ref_of_key: dict[str, int] = {}
-    for item in evidence:
-        ref_of_chunk.setdefault(item.chunk_id, item.ref)
-        ref_of_key.setdefault(evidence_key(item), item.ref)
-    ref_of: dict[str, int | None] = {}
-    gone: list[str] = []
-    for n, chunk in enumerate(cited_chunks, start=1):
-        ref = ref_of_chunk.get(chunk)
-        if ref is None:
-            ref = next((ref_of_key[k] for k in keys_of_chunk.get(chunk, ()) if k in ref_of_key), None)
-        ref_of[str(n)] = ref
-        if ref is None:
-            gone.append(chunk)
-    added = [item for item in evidence if evidence_key(item) not in old_keys]
-    return PackDelta(ref_of, added, gone)

@@ -30,7 +30,8 @@ from .citations import (
     stated_in,
     summary_of,
 )
-from .evidence import choose_evidence, pack_delta, pack_key, pack_value
+from .evidence import choose_evidence
+from .evidence_packs import pack_delta, pack_key, pack_value
 from .evidence_reader import EvidenceReader
 from .gone_links import unlink_gone_pages
 from .page_batches import PageBatches, WrittenPage

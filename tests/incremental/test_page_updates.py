@@ -7,7 +7,8 @@ import numpy as np
 from compendium.engines.offline_embedder import OfflineEmbedder
 from compendium.engines.tasks import EvidenceItem
 from compendium.phases.citations import clean_page, insert_additions, recite
-from compendium.phases.evidence import choose_evidence, evidence_key, pack_delta, pack_value
+from compendium.phases.evidence import choose_evidence, evidence_key
+from compendium.phases.evidence_packs import pack_delta, pack_value
 from compendium.phases.resolution import Evidence, Mention, embedding_text
 
 

@@ -6,9 +6,9 @@ from compendium.phases.evidence import (
     Statement,
     build_evidence,
     estimate_tokens,
-    excerpt_around,
     rank_evidence,
 )
+from compendium.phases.excerpts import excerpt_around
 
 
 def sources():
