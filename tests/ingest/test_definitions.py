@@ -259,7 +259,16 @@ def test_texinfo_definition_commands_name_what_they_define(tmp_path):
 <dl class="first-deffn"><dt class="deffn" id="index-frob_text"><span class="category-def">Function: </span>\
 <span><strong class="def-name">frob_text</strong> <var class="def-var-arguments">(const char *text)</var></span></dt>
 <dd><p>Frobs <var>text</var> in place.</p></dd></dl></body></html>""")
-    assert definitions(doc) == [("Function: frob_text (const char *text): Frobs text in place.", "frob_text", "")]
+    assert definitions(doc) == [("`frob_text (const char *text)`: Frobs text in place.", "frob_text", "")]
+    # texinfo 6's markup: the category in a span of its own, the name in bold, a "¶" anchor
+    older = read(tmp_path, "ciphers.html", """<html><body><h3>Working with cipher handles</h3><dl class="def">
+<dt id="index-gcry_005fcipher_005fclose"><span class="category">Function: </span><span><em>void</em> \
+<strong>gcry_cipher_close</strong> <em>(gcry_cipher_hd_t <var>h</var>)</em><a href='#index-x' \
+class='copiable-anchor'> &para;</a></span></dt>
+<dd><p>This function releases the context created by <code>gcry_cipher_open</code>.</p></dd></dl></body></html>""")
+    assert definitions(older) == [("`void gcry_cipher_close (gcry_cipher_hd_t h)`: This function releases the context "
+                                   "created by `gcry_cipher_open`.", "gcry_cipher_close", "")]
+    assert "¶" not in older.text
 
 
 def test_a_name_heading_is_defined_by_its_first_paragraph_after_its_field_lines(tmp_path):
@@ -631,3 +640,14 @@ back to def.po. <b><br>--backup</b>=<i>CONTROL</i></p>
     assert "Compare two Uniforum style .po files.\n\n" in doc.text
     assert "This is useful for checking." in doc.text
     assert "The result is written back to def.po.\n\n" in doc.text
+
+
+def test_a_page_that_only_redirects_gives_no_passage(tmp_path):
+    stub = read(tmp_path, "anchor.html", """<html><head><title>anchor (The Manual)</title>
+<meta http-equiv="Refresh" content="0; url=Basics.html#anchor"></head>
+<body><p>The node you are looking for is at <a href="Basics.html#anchor">anchor</a>.</p></body></html>""")
+    assert stub.metadata["redirect"] == "Basics.html#anchor"
+    assert chunk_document(stub, max_tokens=400, overlap_tokens=0) == []
+    page = read(tmp_path, "Basics.html", """<html><head><meta http-equiv="Refresh" content="30; url=next.html"></head>
+<body><h1>Basics</h1><p>""" + "A page that refreshes but holds a text of its own is read. " * 10 + "</p></body></html>")
+    assert chunk_document(page, max_tokens=400, overlap_tokens=0)

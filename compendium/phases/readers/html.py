@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +180,9 @@ class _Events(DefinitionLists, TableLayout):
             return "soft"
         if self.soft and not self.soft_open:
             return "inline"
-        if (self.dls or self.signature is not None) and attrib and attrib.get("class"):
+        if self.dls and tag in ("b", "strong") and self.contexts and self.contexts[-1][0] == "term":
+            self.captures.append((len(self.stack), "bold", len(self.inline)))  # texinfo's defined name
+        elif (self.dls or self.signature is not None) and attrib and attrib.get("class"):
             classes = class_names(attrib)
             if self.dls and self.contexts and self.contexts[-1][0] == "term":
                 self._capture(classes)
@@ -221,7 +224,7 @@ class _Events(DefinitionLists, TableLayout):
                 MEMBER_SIGNATURE.intersection(class_names(attrib)):
             self.signature = {"depth": len(self.stack), "names": []}
         if tag == "dl":
-            self.dls.append({"terms": [], "names": [], "prenames": [], "sig": False, "id": "", "described": False,
+            self.dls.append({"terms": [], "names": [], "prenames": [], "bold": [], "sig": False, "id": "", "described": False,
                              "mark": (len(self.out.blocks), len(self.out.parts), self.out.length),
                              # Sphinx's field list ("Parameters", its colon drawn by a style sheet)
                              "fields": "field-list" in class_names(attrib)})
@@ -238,7 +241,7 @@ class _Events(DefinitionLists, TableLayout):
             if self.dls:
                 dl = self.dls[-1]
                 if dl["described"]:  # a new item: the last one's terms were described
-                    dl.update(terms=[], names=[], prenames=[], sig=False, id="", described=False)
+                    dl.update(terms=[], names=[], prenames=[], bold=[], sig=False, id="", described=False)
                 dl["sig"] = dl["sig"] or bool(SIG_BOX.intersection(class_names(attrib)))
                 dl["id"] = dl["id"] or (attrib.get("id") or "")
         elif tag == "dd":
@@ -369,6 +372,9 @@ class _Events(DefinitionLists, TableLayout):
         name, content = (attrib.get("name") or "").lower(), attrib.get("content")
         if name in ("author", "description", "keywords") and content:
             self.meta[name] = one_line(content)
+        refresh = _REFRESH.match(content or "") if (attrib.get("http-equiv") or "").lower() == "refresh" else None
+        if refresh:
+            self.meta["redirect"] = refresh["url"]
 
 
 def read_html(data: bytes, path: Path, deadline: Deadline) -> ParsedDocument:
@@ -393,4 +399,11 @@ def read_html(data: bytes, path: Path, deadline: Deadline) -> ParsedDocument:
         events.meta["links"] = events.links.entries
     if events.up.found and events.up.found[1]:
         events.meta["up"] = events.up.found
-    return out.finish("html", title, events.meta, [])
+    doc = out.finish("html", title, events.meta, [])
+    if "redirect" in events.meta and len(doc.text) <= REDIRECT_TEXT:
+        doc.blocks = []  # a page that sends the reader elsewhere ("The node you are looking for is at ..."): no passage
+    return doc
+
+
+REDIRECT_TEXT = 400  # characters a redirecting page may hold and still be only a pointer
+_REFRESH = re.compile(r"\s*\d+\s*;\s*url\s*=\s*['\"]?(?P<url>[^'\"\s]+)", re.I)

@@ -28,6 +28,8 @@ _MEMBER_FIELDS = frozenset(
 # An entry of such a field: its name, an optional type in parentheses, a dash, its description
 # ("name (Optional[str]) – the optional name", "`left` - the left element").
 _FIELD_ENTRY = re.compile(r"^\s*[-*•]?\s*`?([A-Za-z_$*][\w$.*]*)`?\s*(\([^\n]*?\))?\s+[–—-]\s*(.*)$", re.S)
+# texinfo's category of a definition ("Function:", "Macro:", "Data type:", "Variable:", "User Option:")
+_DEF_CATEGORY = re.compile(r"^(?:[A-Z][a-z]+(?:\s[A-Za-z]+){0,2}):\s+")
 # A Sphinx signature declaring a type: its fields are its own, not its module's.
 _OWN_KIND = re.compile(r"^(?:abstract\s+|final\s+)*(?:class|exception|interface|enum)\s", re.I)
 # A definition list of at least this many short codes with a few words each is a table of values.
@@ -71,13 +73,18 @@ class DefinitionLists:
             dl = self.dls[-1]
             if part == "prename" and dl["names"]:
                 return  # after the name: an option's argument ("--null NULL"), not its owner
-            dl["names" if part == "name" else "prenames"].append(text)
+            dl["names" if part == "name" else "prenames" if part == "prename" else "bold"].append(text)
 
     def _term(self, dl: dict[str, Any]) -> tuple[str, str, str, bool]:
         """(term as written, the name it defines, its owner, written as code) of a dl item."""
         terms = [" ".join(t.replace("`", "").split()) if dl["sig"] else t for t in dl["terms"]]  # one signature
         term = ", ".join(unquoted(t.strip(" ,")) for t in terms)
         name = dl["names"][0] if dl["names"] else ""
+        category = _DEF_CATEGORY.match(term)
+        if category and not name and dl.get("bold"):
+            # texinfo's @deffn: "Function: char * ngettext (...)", the name in bold
+            term, name = term[category.end():].strip(), dl["bold"][0]
+            dl["sig"] = dl["sig"] or True
         scope = next((p.strip(" .,") for p in dl["prenames"] if p.strip(" .,")), "")
         ident = dl["id"]
         if dl["sig"] and not scope and name and ident.endswith("." + name):

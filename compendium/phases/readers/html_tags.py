@@ -36,7 +36,8 @@ _MEMBER_SUMMARY = re.compile(
     r"(?:method|field|constructor|nested-class|enum-constant|property|annotation-type-(?:required|optional)-element"
     r"|member)-summary|memberSummary"
 )
-_INLINE_CHROME = frozenset({"headerlink", "viewcode-link"})  # Sphinx's "¶" anchors and "[source]" links
+# Sphinx's "¶" anchors and "[source]" links; texinfo's "¶" anchors (copiable-anchor, -link)
+_INLINE_CHROME = frozenset({"headerlink", "viewcode-link", "copiable-anchor", "copiable-link"})
 _LANGUAGE = re.compile(r"^(?:language|lang|highlight|sourceCode)-([\w+#.-]+)$")
 
 

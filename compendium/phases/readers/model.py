@@ -319,8 +319,8 @@ class Builder:
             code = code_like(plain)
         shown = code_span(plain) if code else term
         name = name or bare_term(term)
-        if name and _names_first(description, name):
-            shown = ""  # the description names it already: "The component_0 carries ..."
+        if name and _names_first(description, name) and "(" not in plain:
+            shown = ""  # the description names it already: "The component_0 carries ..." (a signature stays)
         if not scope and name.startswith(("-", "<")):
             scope = self.owner or next((h for _, h, is_name in reversed(self.headings) if is_name), "")
         text = f"{shown}: {description}" if shown else description
