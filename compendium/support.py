@@ -267,6 +267,13 @@ def _restating(
     return scored[0][1]
 
 
+def restating(sentence: str, candidates: Mapping[str, str], threshold: float = SUPPORT_THRESHOLD) -> str | None:
+    """The one key of `candidates` whose text restates `sentence` (RECITE_SHARE of its words,
+    RECITE_MARGIN ahead of the next, and one statement with its names and actor), if any: the
+    citation an uncited sentence of a model's reply is given."""
+    return _restating(sentence, content_words(sentence), candidates, {}, threshold)
+
+
 def _with_markers(sentence: str, keys: list[str]) -> str:
     stripped = sentence.rstrip()
     return stripped + "".join(f"[^{k}]" for k in keys) + sentence[len(stripped):]

@@ -37,6 +37,7 @@ from .citations import (
     CITATION,
     SentenceCutter,
     cited_labels,
+    recited,
     sentence_problem,
     split_answer,
 )
@@ -193,6 +194,8 @@ async def llm_answer(retrieval: Retrieval, client: Any) -> AsyncIterator[dict[st
 
 
 def _checked(sentence: str, retrieval: Retrieval, kept: list[str], problems: list[str]) -> dict[str, Any]:
+    if not cited_labels(sentence):
+        sentence = recited(sentence, retrieval) or sentence  # a passage copied without its label
     problem = sentence_problem(sentence, retrieval)
     if problem is None:
         kept.append(sentence)

@@ -7,7 +7,7 @@ import re
 from collections.abc import Container
 
 from ..statements import statement_problem
-from ..support import MIN_CONTENT_WORDS, SUPPORT_THRESHOLD, content_words, overlap
+from ..support import MIN_CONTENT_WORDS, SUPPORT_THRESHOLD, content_words, overlap, restating
 from .retrieve import Retrieval
 
 _GROUP = r"\[(?:[ERPTC]\d+)(?:\s*[,;]\s*[ERPTC]\d+)*\]"
@@ -77,6 +77,19 @@ def sentence_problem(sentence: str, retrieval: Retrieval) -> str | None:
         if why:
             return f"this sentence says what {', '.join(cited)} does not ({why}): {sentence[:200]!r}"
     return None
+
+
+def recited(sentence: str, retrieval: Retrieval) -> str | None:
+    """An uncited sentence with the label of the one passage that restates it ("... [C2]"), as
+    a page's uncited sentence gets its item's marker; None when no single passage says it. A
+    small model copies passages without their labels."""
+    passages = {label: evidence_text(retrieval, label) for label, (kind, _) in retrieval.refs.items() if kind == "chunk"}
+    label = restating(CITATION.sub(" ", sentence), passages) if passages else None
+    if label is None:
+        return None
+    body = sentence.rstrip()
+    stop = body[-1] if body[-1:] in ".!?" else ""
+    return f"{body[:len(body) - len(stop)]} [{label}]{stop}"
 
 
 def citation_problems(text: str, allowed: set[str]) -> list[str]:

@@ -96,12 +96,26 @@ async def test_llm_answer_is_one_streamed_call_and_unsupported_sentences_are_ret
 
 
 async def test_an_uncited_reply_is_repaired_once(compiled_copy, llm_server):
-    respond, asked = answering(["Vacuum skips pages. It cites [C99].", "Vacuum skips all-visible pages [C1]."])
+    respond, asked = answering(["Vacuum is remarkably quick. It cites [C99].", "Vacuum skips all-visible pages [C1]."])
     llm_server.responder = respond
     final = check_order(await events_of(llm_settings(compiled_copy, llm_server)))
     assert final["answer"] == "Vacuum skips all-visible pages [C1]."
     assert len(asked) == 2
     assert "cites nothing" in asked[1].prompt and "C99" in asked[1].prompt
+
+
+async def test_a_sentence_copied_from_a_passage_without_its_label_is_given_it(compiled_copy, llm_server):
+    # A small model copies a passage's sentence and leaves its label off; one passage says it.
+    respond, asked = answering(["Vacuum reads the Visibility Map to skip pages that need no work. "
+                                "The moon is made of green cheese."])
+    llm_server.responder = respond
+    events = await events_of(llm_settings(compiled_copy, llm_server))
+    final = check_order(events)
+    check_citations(final)
+    label = final["citations"][0]["ref"]
+    assert final["answer"] == f"Vacuum reads the Visibility Map to skip pages that need no work [{label}]."
+    assert len(asked) == 1  # no repair asked for
+    assert [e["text"] for e in events if e["type"] == "retract"] == ["The moon is made of green cheese."]
 
 
 async def test_a_reply_still_uncited_after_the_repair_is_an_error_event(compiled_copy, llm_server):
