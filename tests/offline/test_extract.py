@@ -467,6 +467,10 @@ def test_a_scope_owner_is_the_document_title_without_its_site_or_man_section():
     assert owner_name("GNU gettext utilities: 2. The User's View") == "The User's View"
     assert release_notes("Django 1.11.4 release notes — Django 3.2.25 documentation")
     assert release_notes("Manual", ["Changes in 1.7.1"]) and not release_notes("Getting Started - MkDocs")
+    assert release_notes("Manual", ["v1.4.0"]) and release_notes("Manual", ["2.0 (2020-01-01)"])
+    # a numbered section of a book is no release ("5.3 Working with cipher handles")
+    assert not release_notes("Working with cipher handles (The Libgcrypt Reference Manual)",
+                             ["5.3 Working with cipher handles"])
 
 
 def test_release_notes_name_what_each_item_opens_with_and_define_nothing():

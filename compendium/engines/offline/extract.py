@@ -558,6 +558,14 @@ def _man_page_spelling(owner: str, heading_path: list[str]) -> str:
     return owner
 
 
+def _own_function(sentence: Sentence, chunk: ChunkInput, term: str, owner: str) -> bool:
+    """A function's signature defined where nothing written as code owns it (a C API's
+    "`gcry_error_t gcry_cipher_open (...)`: This function creates ..." in a chapter titled
+    "Working with cipher handles"): a subject of its own, not a member of the chapter."""
+    return (not sentence.scope and "(" in sentence.defines and sentence.defines.rstrip().endswith(")")
+            and not _code_owner(sentence, chunk, term) and not (owner and _IDENTIFIER.fullmatch(owner)))
+
+
 def _signature_parameters(sentences: list[Sentence]) -> dict[str, tuple[str, str]]:
     """The parameters of the signatures that open the chunk's definition blocks
     ("`HttpResponse.__init__(content=b'', headers=None)`: ..."), by key: their owner (the
@@ -629,7 +637,8 @@ def _about(
                     if items[owner_key].name.isupper() and not term.isupper():
                         items[owner_key].name = term  # a title in capitals ("MSGCONV"): its NAME line's spelling
                 keys.append(owner_key)
-            elif not is_type(sentence.defines) and (bool(_code_owner(sentence, chunk, term)) or (
+            elif not is_type(sentence.defines) and not _own_function(sentence, chunk, term, owner) and (
+                    bool(_code_owner(sentence, chunk, term)) or (
                     not _headed_by(sentence, chunk, term) and not _expanded(term, alias_of) and (
                         is_member(sentence.defines)
                         or (owner_key and _PLAIN_TERM.match(term) and not _defines_a_thing(sentence, term))))):

@@ -56,7 +56,9 @@ _SECTION_LABEL = re.compile(r"^(?:[A-Z]\.|\d+\.)(?:\d+\.?)*\s+")
 # "Changes in 2.3", "Version 1.7.1", "What's new in 3.11", "Changelog", "NEWS".
 _RELEASE = re.compile(
     r"\b(?:release\s+notes?|releases?\s+\d|change\s*log|changes\s+(?:in|since|for)\s+(?:version\s+)?v?\d"
-    r"|what[’']s\s+new|news\s+(?:for|in)\b|version\s+v?\d+\.\d+|^v?\d+\.\d+(?:\.\d+)*(?:\s|$))",
+    # a heading that is a release's number alone ("v1.4.0", "2.0 (2020-01-01)"), not a
+    # numbered section ("5.3 Working with cipher handles")
+    r"|what[’']s\s+new|news\s+(?:for|in)\b|version\s+v?\d+\.\d+|^v?\d+\.\d+(?:\.\d+)*\s*(?:$|[(\[]|[-–—:]\s*\d))",
     re.IGNORECASE,
 )
 
