@@ -88,7 +88,7 @@ async def test_ask_through_the_llm_sends_heartbeats_and_keeps_the_token_budget(m
     def respond(request: ChatRequest) -> str:
         if (request.schema_name or "") == "question_terms":
             return '{"names": ["Vacuum"], "keywords": ["visibility"]}'
-        return "Vacuum skips pages the Visibility Map marks all-visible [C1]."
+        return "Vacuum reads the Visibility Map to skip pages that need no work [C1]."
 
     llm_server.responder = respond
     async with make_api(settings_for(llm_server)) as api:
@@ -101,7 +101,7 @@ async def test_ask_through_the_llm_sends_heartbeats_and_keeps_the_token_budget(m
         events = ndjson(r.text)
         kinds = [e["type"] for e in events]
         assert "heartbeat" in kinds and kinds[-1] == "final", kinds
-        assert events[-1]["answer"] == "Vacuum skips pages the Visibility Map marks all-visible [C1]."
+        assert events[-1]["answer"] == "Vacuum reads the Visibility Map to skip pages that need no work [C1]."
         assert [e["stage"] for e in events if e["type"] == "stage"] == ["retrieve", "answer"]
         llm_server.set_latency(0.0)
 

@@ -37,6 +37,7 @@ def client_for(server: LLMServer, usage: UsageMeter | None = None, **overrides) 
         "timeout": 0.5,
         "max_retries": 2,
         "retry_wait": 0.01,
+        "hedge": False,  # requests are counted; a loaded machine would hedge a slow one
         **overrides,
     }
     return OpenAIClient(**args)

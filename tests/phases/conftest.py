@@ -45,7 +45,7 @@ async def make_ctx(server, store):
         usage = UsageMeter(budget_tokens=budget)
         settings = Settings(
             llm=LLMSettings(base_url=server.base_url, api_key="test-key", model="test-chat",
-                            max_retries=retries, retry_wait=0.01, timeout=5.0)
+                            max_retries=retries, retry_wait=0.01, timeout=5.0, hedge=False)  # requests counted
         )
         engine = build_engine(settings, template, usage=usage)
         embedder = build_embedder(settings, template, usage=usage)

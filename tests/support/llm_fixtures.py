@@ -13,7 +13,9 @@ from compendium.settings import EmbeddingSettings, LLMSettings, Settings
 from .llm_server import LLMServer
 
 # Short enough that a test of timeouts and retries takes a fraction of a second.
-FAST = {"timeout": 0.5, "max_retries": 2, "retry_wait": 0.01}
+# No hedging: these tests count the requests the server sees, and on a loaded machine a call
+# past 0.25 s would be sent twice (hedging has tests of its own: tests/engines/test_hedged_calls.py).
+FAST = {"timeout": 0.5, "max_retries": 2, "retry_wait": 0.01, "hedge": False}
 
 
 def settings_for(server: LLMServer, *, embeddings: bool = False, **overrides: Any) -> Settings:
