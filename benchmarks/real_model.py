@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from compendium.words import split_sentences
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "samples" / "corpus"
 SLICE = [
@@ -243,7 +245,24 @@ def _run_one(base: Path, name: str, llm: bool, timeout: float, keep: Path) -> di
     return summary
 
 
-_CITED_SENTENCE = re.compile(r"([^.!?\n]+[.!?])((?:\s*\[\^\d+\])+)")
+_TRAILING_MARKERS = re.compile(r"(?:\s*\[\^(\d+)\])+\s*$")
+
+
+def cited_sentences(body: str) -> list[tuple[str, str]]:
+    """Each sentence of a page body that ends with citation markers, as (its text without them,
+    its first marker's note), cut by the sentence splitter the checks use: a stop ends a sentence
+    only before a space or the line's end, so "the 2.1 billion XIDs before it" stays whole (a
+    cut at every stop gave the model "1 billion XIDs before it" as evidence)."""
+    out = []
+    for line in body.splitlines():
+        for sentence in split_sentences(line):
+            markers = _TRAILING_MARKERS.search(sentence)
+            if markers is None:
+                continue
+            note = re.search(r"\d+", markers.group(0)).group(0)  # type: ignore[union-attr]
+            text = " ".join(sentence[: markers.start()].split()).lstrip("-* ")
+            out.append((text, note))
+    return out
 
 
 async def _probe_pages(ws: Path, count: int, label: str) -> list[dict[str, Any]]:
@@ -277,9 +296,7 @@ async def _probe_pages(ws: Path, count: int, label: str) -> list[dict[str, Any]]
             markdown = page.markdown  # type: ignore[attr-defined]
             chunk_of = dict(_FOOTNOTE.findall(markdown))
             evidence: list[EvidenceItem] = []
-            for sentence, markers in _CITED_SENTENCE.findall(_FOOTNOTE.sub("", markdown)):
-                note = re.search(r"\d+", markers).group(0)  # type: ignore[union-attr]
-                text = " ".join(sentence.split()).lstrip("-* ")
+            for text, note in cited_sentences(_FOOTNOTE.sub("", markdown)):
                 if note in chunk_of and len(text.split()) >= 4 and all(e.text != text for e in evidence):
                     evidence.append(EvidenceItem(len(evidence) + 1, text, chunk_of[note]))
             evidence = evidence[:10]

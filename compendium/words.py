@@ -13,8 +13,21 @@ LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
 MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _LETTERS = re.compile(r"[^\W_]", re.UNICODE)
 _WORD = re.compile(r"[^\W_]+(?:[_.'-][^\W_]+)*", re.UNICODE)
+# Abbreviations whose stop never ends a sentence ("e.g. vacuumdb", "cf. the WAL"). A stop inside
+# a number ("2.1 billion") needs no rule: a sentence's stop is followed by a space or the end.
+_ABBREVIATIONS = (r"(?i:\be\.g)", r"(?i:\bi\.e)", r"\bcf", r"\bvs")
+
+
+def not_after_abbreviation(stop: str = "") -> str:
+    """A pattern that fails where an abbreviation ends (followed by `stop`, a pattern): one
+    fixed-width lookbehind each, to put before a sentence's stop, or after it with stop=r"\\."."""
+    return "".join(f"(?<!{a}{stop})" for a in _ABBREVIATIONS)
+
+
 # A sentence ends at . ! ? followed by its citations, then space or the end.
-_STOP = re.compile(r"[.!?](?:[ \t]*\[\^[^\]\s]+\])*(?=\s|$)|(?:\[\^[^\]\s]+\])+(?=\s*$)")
+_STOP = re.compile(
+    not_after_abbreviation() + r"[.!?](?:[ \t]*\[\^[^\]\s]+\])*(?=\s|$)|(?:\[\^[^\]\s]+\])+(?=\s*$)"
+)
 
 STOPWORDS = frozenset(
     """a about above after again against all also an and any are as at be because been before

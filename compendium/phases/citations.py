@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from ..engines.tasks import EvidenceItem
 from ..storage.slugs import slugify
+from ..words import not_after_abbreviation
 
 _LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
 _CITE = re.compile(r"[ \t]*\[\^([^\]\s]+)\](?!:)")
@@ -173,7 +174,7 @@ def summary_of(markdown: str, max_chars: int = 300) -> str:
     return ""
 
 
-_SENTENCE_STOP = re.compile(r"[.!?](?:[ \t]*\[\^[^\]\s]+\])*(?=\s|$)")
+_SENTENCE_STOP = re.compile(not_after_abbreviation() + r"[.!?](?:[ \t]*\[\^[^\]\s]+\])*(?=\s|$)")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*$")
 
 

@@ -14,8 +14,11 @@ Events, in order:
 - {"type": "final", "answer", "citations", "evidence", "engine", "notes"}, or {"type": "error",
   "message", "field"} in place of what could not be done.
 
-The answer is the kept sentences. A reply with no sentence kept gets one repair request (also
-streamed); a reply still without one is an error. Only an answer whose every sentence passed
+The answer is the kept sentences. A sentence with no label, or whose labels do not hold it, is
+given the label of the one item that restates it (citations.recited). A reply with no sentence
+kept gets one repair request, asked as JSON sentences each with its labels (cited.py: a small
+model leaves labels off prose, and repeats its prose when told so); a reply still without one is
+an error. Only an answer whose every sentence passed
 is cached (by endpoint, model and prompt): a rejected one never is. An empty knowledge base,
 or evidence that shares no word with the question, answers that nothing in the knowledge base
 answers it, without calling the model.
@@ -46,7 +49,7 @@ from .retrieve import Retrieval, retrieve
 
 EXTRACTIVE_SENTENCES = 3
 ANSWER_TOKENS = 600
-ANSWER_VERSION = 2  # of the prompts and checks: a cached answer of another version is not used
+ANSWER_VERSION = 3  # of the prompts and checks: a cached answer of another version is not used
 CACHE_KIND = "answer"
 NOTHING = "Nothing in the knowledge base answers this."
 EXTRACTIVE_NOTE = ("An extractive answer: no model is configured, so these are sentences quoted "
@@ -56,19 +59,14 @@ UNREACHABLE_NOTE = ("The model could not be reached ({error}); this is the extra
 
 ANSWER_SYSTEM = (
     "You answer questions from the evidence you are given and from nothing else. Every "
-    "sentence of your answer ends with the labels of the evidence that supports it, in square "
-    "brackets, such as [C1] or [C2, E1]. If the evidence does not answer the question, say so "
-    "in one sentence citing the closest evidence."
+    "sentence of your answer says what one sentence of the evidence says, and ends with the "
+    "labels of the evidence that supports it, in square brackets, such as [C1] or [C2, E1]. If "
+    "the evidence does not answer the question, say so in one sentence citing the closest evidence."
 )
 ANSWER_PROMPT = """{context}
 Question: {question}
 
 Answer in at most {sentences} sentences of plain prose, citing labels from the evidence above."""
-REPAIR_PROMPT = """Your answer broke the citation rule:
-{problems}
-Write the answer again. Every sentence must end with one or more labels from the evidence,
-such as [C1], cite no other label, and say only what the evidence it cites says."""
-
 
 # ---- the model's answer, streamed ------------------------------------------------------------
 
@@ -161,30 +159,35 @@ async def llm_answer(retrieval: Retrieval, client: Any) -> AsyncIterator[dict[st
                 yield {"type": "sentence", "index": index, "text": sentence, "cites": cited_labels(sentence)}
             yield {"type": "answer", "text": text, "cached": True}
             return
-    asked, problems, kept = prompt, [], []
-    for attempt in range(2):
-        cutter, retracted = SentenceCutter(), 0
-        tokens = model_tokens(client, ANSWER_SYSTEM, asked, ANSWER_TOKENS)
-        async with contextlib.aclosing(tokens):
-            async for token in tokens:
-                yield {"type": "delta", "text": token}
-                for sentence in cutter.feed(token):
-                    event = _checked(sentence, retrieval, kept, problems)
-                    retracted += event["type"] == "retract"
-                    yield event
-        for sentence in cutter.rest():
-            event = _checked(sentence, retrieval, kept, problems)
+    problems: list[str] = []
+    kept: list[str] = []
+    retracted = 0
+    cutter = SentenceCutter()
+    tokens = model_tokens(client, ANSWER_SYSTEM, prompt, ANSWER_TOKENS)
+    async with contextlib.aclosing(tokens):
+        async for token in tokens:
+            yield {"type": "delta", "text": token}
+            for sentence in cutter.feed(token):
+                event = _checked(sentence, retrieval, kept, problems)
+                retracted += event["type"] == "retract"
+                yield event
+    for sentence in cutter.rest():
+        event = _checked(sentence, retrieval, kept, problems)
+        retracted += event["type"] == "retract"
+        yield event
+    if not kept:
+        retracted = 0
+        for event in await _repaired(retrieval, client, problems):
             retracted += event["type"] == "retract"
+            if event["type"] == "sentence":
+                event = _checked(event["text"], retrieval, kept, problems)
             yield event
-        if kept:
-            text = " ".join(kept)
-            if not retracted and cache is not None:  # only an answer that passed whole
-                await cache.put(CACHE_KIND, {key: {"answer": text}})
-            yield {"type": "answer", "text": text, "cached": False}
-            return
-        if attempt == 0:
-            asked = (f"{prompt}\n\nYour previous answer broke the rule.\n\n"
-                     + REPAIR_PROMPT.format(problems="\n".join(f"- {p}" for p in problems[-6:] or ["it was empty"])))
+    if kept:
+        text = " ".join(kept)
+        if not retracted and cache is not None:  # only an answer that passed whole
+            await cache.put(CACHE_KIND, {key: {"answer": text}})
+        yield {"type": "answer", "text": text, "cached": False}
+        return
     raise ReplyError(
         "the model's answer is not cited as required, even after one repair: "
         + (problems[-1] if problems else "it was empty"),
@@ -193,10 +196,64 @@ async def llm_answer(retrieval: Retrieval, client: Any) -> AsyncIterator[dict[st
     )
 
 
+async def _repaired(retrieval: Retrieval, client: Any, problems: list[str]) -> list[dict[str, Any]]:
+    """The repair: the answer asked again as JSON sentences with their labels (cited.py). Each
+    comes back as a "sentence" event to check, or a "retract" event when it was dropped before
+    any check (the prompt's placeholder); a reply with no sentence standing is asked once more,
+    hotter (complete_json's repair). [] when the model gave nothing usable."""
+    from .cited import (
+        MAX_SENTENCES,
+        PLACEHOLDER,
+        REPAIR_PROMPT,
+        SCHEMA_NAME,
+        CitedAnswer,
+        as_sentence,
+        cited_schema,
+    )
+
+    prompt = REPAIR_PROMPT.format(context=retrieval.context, question=retrieval.question,
+                                  problems="\n".join(f"- {p}" for p in problems[-6:]) or "- it was empty",
+                                  sentences=MAX_SENTENCES, placeholder=PLACEHOLDER)
+
+    def standing(reply: CitedAnswer) -> str | None:
+        said = [as_sentence(item) for item in reply.sentences]
+        if any(s and _standing(s, retrieval) for s in said):
+            return None
+        return "no sentence says what the evidence it cites says: " + "; ".join(
+            repr(s[:120]) for s in said if s)[:600]
+
+    try:
+        reply = await client.complete_json(system=ANSWER_SYSTEM, prompt=prompt, reply_type=CitedAnswer,
+                                           schema_name=SCHEMA_NAME, schema=cited_schema(sorted(retrieval.refs)),
+                                           temperature=0.0, check=standing, max_tokens=ANSWER_TOKENS * 3 // 2)
+    except ReplyError as exc:
+        problems.append(str(exc))
+        return []
+    out: list[dict[str, Any]] = []
+    for item in reply.sentences:
+        sentence = as_sentence(item)
+        if sentence:
+            out.append({"type": "sentence", "text": sentence})
+        else:
+            out.append({"type": "retract", "text": item.text, "reason": "not a sentence of the answer"})
+    return out
+
+
+def _standing(sentence: str, retrieval: Retrieval) -> bool:
+    """Whether the sentence stands as it is or with the label of the one item restating it."""
+    if sentence_problem(sentence, retrieval) is None:
+        return True
+    fixed = recited(sentence, retrieval)
+    return fixed is not None and sentence_problem(fixed, retrieval) is None
+
+
 def _checked(sentence: str, retrieval: Retrieval, kept: list[str], problems: list[str]) -> dict[str, Any]:
-    if not cited_labels(sentence):
-        sentence = recited(sentence, retrieval) or sentence  # a passage copied without its label
     problem = sentence_problem(sentence, retrieval)
+    if problem is not None:
+        # copied without its label, or with the wrong one: the one item that restates it
+        fixed = recited(sentence, retrieval)
+        if fixed is not None and sentence_problem(fixed, retrieval) is None:
+            sentence, problem = fixed, None
     if problem is None:
         kept.append(sentence)
         return {"type": "sentence", "index": len(kept) - 1, "text": sentence, "cites": cited_labels(sentence)}

@@ -8,17 +8,18 @@ from collections.abc import Container
 
 from ..statements import statement_problem
 from ..support import MIN_CONTENT_WORDS, SUPPORT_THRESHOLD, content_words, overlap, restating
+from ..words import not_after_abbreviation
 from .retrieve import Retrieval
 
 _GROUP = r"\[(?:[ERPTC]\d+)(?:\s*[,;]\s*[ERPTC]\d+)*\]"
 CITATION = re.compile(r"\[((?:[ERPTC]\d+)(?:\s*[,;]\s*[ERPTC]\d+)*)\]")
 _LABEL = re.compile(r"[ERPTC]\d+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=\])\s+(?=[A-Z])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])" + not_after_abbreviation(r"\.") + r"\s+(?=\S)|(?<=\])\s+(?=[A-Z])")
 # Where a sentence of a streamed reply ends: citations and a stop, as soon as a space follows;
 # else its stop and any citations after it, or citations with no stop, once what follows opens
 # another sentence (a citation may still come after a bare stop).
 _BOUNDARY = re.compile(
-    rf"{_GROUP}[.!?](?=\s)|(?:[.!?](?:\s*{_GROUP})*|{_GROUP})(?=\s+[\"'“(A-Z0-9`*_])"
+    rf"{_GROUP}[.!?](?=\s)|(?:{not_after_abbreviation()}[.!?](?:\s*{_GROUP})*|{_GROUP})(?=\s+[\"'“(A-Z0-9`*_])"
 )
 
 
@@ -80,16 +81,28 @@ def sentence_problem(sentence: str, retrieval: Retrieval) -> str | None:
 
 
 def recited(sentence: str, retrieval: Retrieval) -> str | None:
-    """An uncited sentence with the label of the one passage that restates it ("... [C2]"), as
-    a page's uncited sentence gets its item's marker; None when no single passage says it. A
-    small model copies passages without their labels."""
-    passages = {label: evidence_text(retrieval, label) for label, (kind, _) in retrieval.refs.items() if kind == "chunk"}
-    label = restating(CITATION.sub(" ", sentence), passages) if passages else None
+    """The sentence, its labels (if any) replaced by the label of an item that restates it
+    ("... [C2]"), as a page's sentence gets the item it restates; None when none does. The one
+    passage that restates it, by a margin over the others (support.restating); else the other
+    item (an entity's description, a page's summary) that holds most of its words and restates
+    it: two such items often say the same. A small model copies its evidence and leaves the
+    labels off, or puts the next one."""
+    bare = " ".join(CITATION.sub(" ", sentence).split())
+    chunks: dict[str, str] = {}
+    others: dict[str, str] = {}
+    for label, (kind, _) in retrieval.refs.items():
+        (chunks if kind == "chunk" else others)[label] = evidence_text(retrieval, label)
+    label = restating(bare, chunks) if chunks else None
+    if label is None:
+        said = content_words(bare)
+        ranked = sorted(others, key=lambda item: -overlap(said, others[item]))
+        label = next((item for item in ranked if restating(bare, {item: others[item]})), None)
     if label is None:
         return None
-    body = sentence.rstrip()
-    stop = body[-1] if body[-1:] in ".!?" else ""
-    return f"{body[:len(body) - len(stop)]} [{label}]{stop}"
+    stop = ""
+    while bare and bare[-1] in ".!?":
+        stop, bare = bare[-1] + stop, bare[:-1]
+    return f"{bare.rstrip()} [{label}]{stop}"
 
 
 def citation_problems(text: str, allowed: set[str]) -> list[str]:

@@ -96,3 +96,11 @@ def test_a_code_block_the_page_already_showed_is_shown_once():
     block = "```sql\nSELECT datname FROM lumen_database;\n```"
     page = f"# XID\n\nWatch the oldest XID:[^1]\n\n{block}\n\nIt grows with every transaction.[^1]\n\n{block}\n"
     assert supported_text(page, evidence).count("SELECT datname") == 1
+
+
+def test_an_abbreviation_or_a_decimal_number_ends_no_sentence_of_a_page():
+    # Cut at "e.g.", the first half would be an uncited sentence, dropped from the page.
+    page = "The WAL writer flushes write-ahead log records, e.g. commit records, to disk before the data pages.[^1]"
+    assert split_sentences(page) == [page]
+    report = check_text(page, EVIDENCE)
+    assert report.kept_text == page and not report.uncited

@@ -95,13 +95,21 @@ async def test_llm_answer_is_one_streamed_call_and_unsupported_sentences_are_ret
     assert {c["ref"] for c in final["citations"]} == {"C1"}
 
 
-async def test_an_uncited_reply_is_repaired_once(compiled_copy, llm_server):
-    respond, asked = answering(["Vacuum is remarkably quick. It cites [C99].", "Vacuum skips all-visible pages [C1]."])
+async def test_an_uncited_reply_is_repaired_once_as_json_sentences_with_labels(compiled_copy, llm_server):
+    respond, asked = answering(["Vacuum is remarkably quick. It cites [C99].",
+                                '{"sentences": [{"text": "Vacuum skips all-visible pages.", "cites": ["C1"]}]}'])
     llm_server.responder = respond
-    final = check_order(await events_of(llm_settings(compiled_copy, llm_server)))
+    events = await events_of(llm_settings(compiled_copy, llm_server))
+    final = check_order(events)
     assert final["answer"] == "Vacuum skips all-visible pages [C1]."
     assert len(asked) == 2
-    assert "cites nothing" in asked[1].prompt and "C99" in asked[1].prompt
+    repair = asked[1]
+    assert repair.schema_name == "cited_answer" and not repair.body.get("stream")
+    assert "cites nothing" in repair.prompt and "C99" in repair.prompt and QUESTION in repair.prompt
+    labels = repair.response_format["json_schema"]["schema"]["properties"]["sentences"]["items"]["properties"]["cites"]
+    refs = next(e["refs"] for e in events if e.get("stage") == "answer")
+    assert sorted(labels["items"]["enum"]) == sorted(refs) and labels["minItems"] == 1
+    assert [e["text"] for e in events if e["type"] == "sentence"] == ["Vacuum skips all-visible pages [C1]."]
 
 
 async def test_a_sentence_copied_from_a_passage_without_its_label_is_given_it(compiled_copy, llm_server):
@@ -118,14 +126,18 @@ async def test_a_sentence_copied_from_a_passage_without_its_label_is_given_it(co
     assert [e["text"] for e in events if e["type"] == "retract"] == ["The moon is made of green cheese."]
 
 
-async def test_a_reply_still_uncited_after_the_repair_is_an_error_event(compiled_copy, llm_server):
-    respond, asked = answering(["No citations here.", "Still none."])
+async def test_a_reply_still_unsupported_after_the_repair_is_an_error_event(compiled_copy, llm_server):
+    cheese = '{"sentences": [{"text": "The moon is made of green cheese.", "cites": ["C1"]}]}'
+    respond, asked = answering(["No citations here.", cheese])
     llm_server.responder = respond
     events = await events_of(llm_settings(compiled_copy, llm_server))
     kinds = [e["type"] for e in events]
     assert kinds[:2] == ["stage", "stage"] and kinds[-1] == "error" and "sentence" not in kinds
-    assert kinds.count("retract") == 2  # each reply's one sentence, taken back
-    assert "not cited" in events[-1]["message"] and len(asked) == 2
+    assert "not cited" in events[-1]["message"] and "green cheese" in events[-1]["message"]
+    # the streamed reply, the JSON repair, and its own repair drawn hotter (nothing stood)
+    assert len(asked) == 3 and [r.schema_name for r in asked[1:]] == ["cited_answer"] * 2
+    assert asked[2].temperature > asked[1].temperature == 0.0
+    assert kinds.count("retract") == 1  # the streamed sentence; the repair's were never shown
 
 
 async def test_the_rewrite_call_is_cached(compiled_copy, llm_server):
