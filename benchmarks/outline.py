@@ -105,7 +105,21 @@ async def _compile_and_read(workspace: Path) -> dict[str, Any]:
     roots = [OutlineNode.from_dict(d) for d in stored["roots"]]
     tree = published(stored, set(wiki.page_by_slug))
     pages = {p.slug: {"title": p.title, "markdown": p.markdown} for p in wiki.pages}
+    for node, _depth, _parent in _nodes(tree):
+        if node["slug"] in pages:
+            pages[node["slug"]]["members"] = _members_shown(node, wiki)
     return {"tree": tree, "roots": roots, "wall": wall, "pages": pages, "documents": len(wiki.documents)}
+
+
+def _members_shown(node: dict, wiki: Any) -> str:
+    """The node's members as the site's page of its overview lists them under the page's text
+    ("In <node>": subtopics and pages, each with its line), as Markdown for reading."""
+    from compendium.export.outline_view import described_in, node_members
+
+    shown = node_members(node, wiki, described_in(wiki.page_by_slug[node["slug"]].markdown))
+    lines = [f"- {title}{said}" for title, _slug, _c, said in shown["children"]]
+    lines += [f"- {title}{said}" for _s, title, said in shown["pages"]]
+    return f"## In {node['title']} (as the site lists it)\n\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 def _nodes(tree: dict) -> list[tuple[dict, int, str]]:
@@ -180,7 +194,9 @@ def node_sample(tree: dict, pages: dict[str, Any]) -> list[dict[str, Any]]:
 def overview_sample(tree: dict, pages: dict[str, Any]) -> list[dict[str, Any]]:
     slugs = sorted({n["slug"] for n, _d, _p in _nodes(tree) if n["slug"] and n["slug"] in pages})
     picked = sorted(random.Random(SEED).sample(slugs, min(OVERVIEW_SAMPLE, len(slugs))))
-    return [{"slug": s, "title": pages[s]["title"], "markdown": pages[s]["markdown"]} for s in picked]
+    # The page as the site publishes it: its text, then its node's members, each with its line.
+    return [{"slug": s, "title": pages[s]["title"],
+             "markdown": pages[s]["markdown"].rstrip() + "\n\n" + pages[s].get("members", "")} for s in picked]
 
 
 def write_samples(folder: Path, result: dict[str, Any]) -> None:

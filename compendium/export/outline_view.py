@@ -3,6 +3,8 @@ compile stored none (or it misses pages), so every export's index is a tree over
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,3 +100,44 @@ def numbered(tree: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
 
     walk(tree, [])
     return found
+
+
+_BULLET_LINK = re.compile(r"^\s*[-*]\s+\[\[([^\[\]|\n]+?)(?:\|[^\[\]\n]*)?\]\][^\n]*?\w", re.MULTILINE)
+_ARTICLE = re.compile(r"^(?:an?|the)\s+", re.IGNORECASE)
+
+
+def described_in(markdown: str) -> set[str]:
+    """The slugs a page's own list opens a line with ("- [[slug|Name]]: what it is"): members
+    the page already says what they are (a bare link, as under "Related", says nothing)."""
+    return {m.group(1).strip() for m in _BULLET_LINK.finditer(markdown)}
+
+
+def line_after(title: str, summary: str) -> str:
+    """What a member's line says after its name, from the summary of its page (the first sentence
+    of its lead): without the name the summary opens with ("LOGGING: A data ..." -> ": A data
+    ...", "Logging is ..." -> " is ..."), else after a dash; "" when its page says nothing."""
+    summary = summary.strip()
+    if not summary:
+        return ""
+    name = title.strip()
+    for opening in (summary, _ARTICLE.sub("", summary)):  # ("An abandoned slot is ..." of "abandoned slot")
+        if name and opening.casefold().startswith(name.casefold()):
+            rest = opening[len(name):]
+            if rest[:1] in (":", " ", ",") and rest.strip(" :,"):
+                return rest
+    return " — " + summary
+
+
+def node_members(node: dict[str, Any], wiki: WikiSnapshot, described: Collection[str] = ()) -> dict[str, Any]:
+    """A node's members as its overview page lists them: its subtopics (title, overview slug or
+    None, pages under it, line) and its pages (slug, title, line), each line saying what the member
+    is from its page's summary; no line for a page the overview's own text `described`."""
+    def line(slug: str | None, title: str) -> str:
+        page = wiki.page_by_slug.get(slug) if slug else None
+        return "" if page is None or slug in described else line_after(title, page.summary)
+
+    children = [(c["title"], c["slug"] if c["slug"] in wiki.page_by_slug else None, c, line(c["slug"], c["title"]))
+                for c in node["children"]]
+    pages = [(s, wiki.page_by_slug[s].title or s, line(s, wiki.page_by_slug[s].title or s))
+             for s in node["pages"] if s in wiki.page_by_slug]
+    return {"title": node["title"], "children": children, "pages": pages}

@@ -16,7 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from ..storage.records import Page
 from .folder import ExportFolder
 from .markdown_html import render_markdown
-from .outline_view import Placement, numbered, placement, site_outline
+from .outline_view import Placement, described_in, node_members, numbered, placement, site_outline
 from .site_graph import CANVAS_JS, graph_data, renderer_script
 from .site_sources import page_citer, source_file, source_view
 from .snapshot import WikiSnapshot, wiki_counts
@@ -92,9 +92,6 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
     def href_of(slug: str | None) -> str | None:
         return page_href(slug) if slug and slug in wiki.page_by_slug else None
 
-    def title_of(slug: str) -> str:
-        return wiki.page_by_slug[slug].title or slug
-
     # A node without an overview page links to its place in the index's tree.
     placed = places.trail.get(page.slug)
     trail = None if placed is None else [
@@ -102,10 +99,13 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
     here = places.node_of.get(page.slug)
     node = None
     if here is not None:
+        # Its members, each with a line saying what it is (unless the page's own list says it).
+        members = node_members(here, wiki, described_in(page.markdown))
         node = {
             "title": here["title"],
-            "children": [(c["title"], href_of(c["slug"]), _total(c, wiki.page_by_slug)) for c in here["children"]],
-            "pages": [(page_href(s), title_of(s)) for s in here["pages"] if s in wiki.page_by_slug],
+            "children": [(title, href_of(slug), _total(c, wiki.page_by_slug), said)
+                         for title, slug, c, said in members["children"]],
+            "pages": [(page_href(s), title, said) for s, title, said in members["pages"]],
         }
 
     def resolve(slug: str) -> tuple[str, str] | None:

@@ -14,7 +14,7 @@ from ..storage.records import Chunk, Document, Page
 from ..storage.slugs import slugify
 from .folder import ExportFolder
 from .markdown_html import sentence_before, split_footnotes
-from .outline_view import site_outline
+from .outline_view import node_members, site_outline
 from .passages import best_sentence, cited_passage, paragraphs, source_label
 from .site import KIND_TITLES, updated_date
 from .snapshot import WikiSnapshot
@@ -203,11 +203,13 @@ def map_notes(wiki: WikiSnapshot, tree: dict) -> tuple[dict[str, str], list[tupl
         lines += [f"Up: {up}", ""]
         if node["slug"] in wiki.page_by_slug:
             lines += [f"Overview: {_link(wiki.page_by_slug[node['slug']])}", ""]
+        members = node_members(node, wiki)  # each with a line saying what it is
         if node["children"]:
-            lines += ["## Subtopics", ""] + [f"- {link(name_of(c), c['title'])}" for c in node["children"]] + [""]
-        pages = [wiki.page_by_slug[s] for s in node["pages"] if s in wiki.page_by_slug]
-        if pages:
-            lines += ["## Pages", ""] + [f"- {_link(p)}" for p in pages] + [""]
+            lines += ["## Subtopics", ""] + [f"- {link(name_of(c), title)}{literal_brackets(said)}"
+                                             for title, _slug, c, said in members["children"]] + [""]
+        if members["pages"]:
+            lines += ["## Pages", ""] + [f"- {_link(wiki.page_by_slug[s])}{literal_brackets(said)}"
+                                         for s, _title, said in members["pages"]] + [""]
         notes[f"{MAPS}/{name}.md"] = "\n".join(lines).rstrip() + "\n"
         stack.extend((c, node) for c in node["children"])
     roots = [(name_of(c), c["title"]) for c in tree["children"]]

@@ -70,13 +70,30 @@ class _Builder:
             out = [Group([c], key=c.key, title=c.title) for c in part.children.values()]
             if part.items:
                 out.append(Group([], list(part.items), key=part.key + "#own", title=part.title))
-            return out if len(out) > 1 else (self.communities(out[0], depth) if out else [])
+            if len(out) > 1 or not out:
+                return out
+            return self._flat(Group([part], key=part.key, title=part.title) if part.key else out[0], out[0], depth)
         if group.parts:
             out = [Group([p], key=p.key, title=p.title) for p in group.parts]
             if group.loose:
                 out.append(Group([], list(group.loose)))
             return out
-        return self.communities(group, depth)
+        return self._flat(group, group, depth)
+
+    def _flat(self, part: Group, loose: Group, depth: int) -> list[Group]:
+        """A part of the authors with no parts of its own (a reference page's settings, a section's
+        pages), opened below the roots: cut in their reading order into runs titled by its title and
+        their first and last members, "Core settings (ABSOLUTE_URL_OVERRIDES – DEBUG)". Its
+        communities would each be named after a member ("DATE_FORMAT" over its sibling settings),
+        which says what one page is, not what the group is. A group the authors gave no title, or a
+        root (communities never decide a root), is split into communities (`loose`)."""
+        if depth >= 2 and part.key and part.title:
+            items = part.items()
+            cap = max(self.limits.leaf_pages, math.ceil(len(items) / self.limits.fan_out))
+            runs = self._runs(part, cap, depth, least=2)
+            if len(runs) > 1:
+                return runs
+        return self.communities(loose, depth)
 
     def communities(self, group: Group, depth: int) -> list[Group]:
         """The group's communities, as nodes at `depth`: where the previous outline split the
@@ -209,14 +226,14 @@ class _Builder:
         distinct_titles(roots, self.leaf, "")
         return roots
 
-    def _runs(self, group: Group, cap: float) -> list[Group]:
+    def _runs(self, group: Group, cap: float, depth: int = 1, least: int = 0) -> list[Group]:
         """A part past the cap whose parts cannot be roots, cut into the fewest runs under the cap,
         in reading order and between its own parts (documents, sections, headings) where they fit,
         each titled by the part's title and the first and last parts it holds: "Main porcelain
         commands (git-add(1) – git-merge(1))". Where the previous outline cut the same part into as
         many runs, each part stays in its run, and a new one joins the run of the part before it."""
         items = sorted(group.items(), key=self.rank.__getitem__)
-        count = math.ceil(len(items) / cap)
+        count = max(math.ceil(len(items) / cap), least)  # (`least`: a node opened within its margin)
         if count < 2 or len(items) < 2 * self.limits.min_group:
             return [group]
         base = key_of(group) or group.title
@@ -236,7 +253,7 @@ class _Builder:
         blocks = [piece for k, n, m in blocks
                   for piece in ([(f"item:{x}", self.leaf[x].title, [x]) for x in m] if len(m) > even else [(k, n, m)])]
         ids = [short_id("outline", f"run:{base}#{i}") for i in range(count)]
-        cut = self._runs_before(blocks, ids, cap)
+        cut = self._runs_before(blocks, ids, cap, depth)
         if cut is None:
             cut, size, run = [], 0, 0
             for _k, _n, members in blocks:
@@ -255,14 +272,16 @@ class _Builder:
             out.append(Group(parts, key=f"run:{base}#{i}", title=name))
         return out if len(out) > 1 else [group]
 
-    def _runs_before(self, blocks: list[tuple[str, str, list[str]]], ids: list[str], cap: float) -> list[int] | None:
-        """Each block's run as the previous outline had it, where most pages were in these runs
-        and no run passes the cap by more than the reopen margin; else None."""
+    def _runs_before(self, blocks: list[tuple[str, str, list[str]]], ids: list[str], cap: float,
+                     depth: int = 1) -> list[int] | None:
+        """Each block's run as the previous outline had it (its node at `depth`), where most pages
+        were in these runs and no run passes the cap by more than the reopen margin; else None."""
         run_of = {i: n for n, i in enumerate(ids)}
         cut: list[int] = []
         known = 0
         for _k, _n, members in blocks:
-            seen = Counter(run_of[t[0]] for s in members if (t := self.trail.get(s)) and t[0] in run_of)
+            seen = Counter(run_of[t[depth - 1]] for s in members
+                           if len(t := self.trail.get(s, ())) >= depth and t[depth - 1] in run_of)
             if seen:
                 known += sum(seen.values())
                 cut.append(max(seen, key=lambda r: (seen[r], -r)))
@@ -356,7 +375,7 @@ class _Builder:
             if not part.key or part.title != title:
                 continue
             opened = self.expand(part, depth + 1)
-            if any(not g.key for g in opened):  # communities of one document stay inside it
+            if any(not g.key or g.key.startswith("run:") for g in opened):  # so do its runs and communities
                 continue
             # Its own pages, and parts too small to be nodes, are pages of this node.
             parts, pages = [], list(loose)

@@ -200,15 +200,16 @@ def test_a_community_named_like_a_document_elsewhere_is_the_one_named_with_its_p
             for i, s in enumerate(groups[g]):  # each part: two documents of six subjects
                 doc = (f"doc:{g}{i // 6}.html", doc_title if (g, i // 6) == (0, 0) else f"Module {g}{i // 6}")
                 paths[s] = [("doc:lib.html", "Library"), (f"doc:{part}.html", part), doc]
-        paths.update({s: [("doc:glossary.html", "Glossary")] for g in (2, 3) for s in groups[g]})
+        # (the other two groups sit in no part of the authors: communities split them)
         return build_outline(leaves_of(groups, paths), edges, limits=OutlineLimits(min_roots=1, leaf_pages=8, max_share=1.0))
 
-    glossary = next(r for r in outline("Module 00") if r.title == "Glossary")
-    community = glossary.children[0].title  # named after its central member, a level above the documents
+    loose = next(r for r in outline("Module 00") if r.title != "Library")
+    community = loose.children[0].title  # named after its central member, a level above the documents
     roots = outline(community)  # a document of Part A titled like that member
     named = {n.title: n.key for n in _nodes(roots)}
     assert named[community] == "doc:00.html"
-    assert named[f"{community} (Glossary)"] == ""
+    parent = next(r for r in roots if r.title != "Library").title
+    assert named[f"{community} ({parent})"] == ""
 
 
 def test_a_node_titled_like_a_part_of_any_document_is_named_with_its_parent():
@@ -386,3 +387,42 @@ def test_a_part_of_documents_past_its_share_is_cut_into_runs_not_lifted_as_one_p
     assert sorted(s for r in commands for s in r.all_subjects()) == sorted(f"c{i}" for i in range(24))
     assert all(len(r.all_subjects()) <= 0.25 * len(leaves) for r in roots)
     assert not any(r.title.startswith("cmd-") for r in roots)
+
+
+def _settings(count: int, skip: int | None = None) -> list[Leaf]:
+    """A reference page under a part of the manual: `count` settings in one flat section, A to Z."""
+    names = [f"SETTING_{i:03}" for i in range(count) if i != skip]
+    settings = [Leaf(n, n, 1.0, [("dir:ref", "API Reference"), ("doc:ref/settings.html", "Settings"),
+                                 ("heading:ref/settings.html#Core settings", "Core settings")], (i,))
+                for i, n in enumerate(names)]
+    auth = [Leaf(f"AUTH_{i}", f"AUTH_{i}", 1.0, [("dir:ref", "API Reference"), ("doc:ref/settings.html", "Settings"),
+                                                 ("heading:ref/settings.html#Auth", "Auth")], (200 + i,))
+            for i in range(10)]
+    guide = [Leaf(f"g{i}", f"Guide page {i}", 1.0, [("doc:tutorial.html", "Tutorial")], (300 + i,)) for i in range(30)]
+    return settings + auth + guide
+
+
+def test_a_flat_section_too_big_for_one_node_is_cut_in_its_reading_order_not_named_after_a_member():
+    leaves = _settings(120)
+    # The graph ties settings across the alphabet: its communities are not the authors' runs.
+    edges = [(f"SETTING_{i:03}", f"SETTING_{(i + 40) % 120:03}", 3.0) for i in range(120)]
+    roots = build_outline(leaves, edges, limits=OutlineLimits(min_roots=1, max_share=1.0))
+    below = [n for n in _nodes(roots) if n.subjects and n.title.startswith("Core settings (")]
+    assert [n.title for n in below] == ["Core settings (SETTING_000 – SETTING_039)",
+                                        "Core settings (SETTING_040 – SETTING_079)",
+                                        "Core settings (SETTING_080 – SETTING_119)"]
+    assert [s for n in below for s in n.subjects] == [lf.id for lf in leaves[:120]]  # the authors' order
+    assert not any(n.title in {lf.title for lf in leaves} for n in _nodes(roots))
+
+
+def test_one_setting_more_in_a_section_cut_into_runs_moves_no_other_setting():
+    limits = OutlineLimits(min_roots=1, max_share=1.0)
+    before = build_outline(_settings(120, skip=60), [], limits=limits)
+    after = build_outline(_settings(120), [], limits=limits, previous=before)
+
+    def where(roots):
+        return {s: n.id for r in roots for n, _d in r.walk() for s in n.subjects}
+
+    was, now = where(before), where(after)
+    assert [s for s in was if was[s] != now[s]] == []
+    assert now["SETTING_060"] == now["SETTING_059"]  # the new one joins the run of the one before it

@@ -12,6 +12,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from compendium.cli import main
+from compendium.export.outline_view import described_in
 from compendium.workspace import init_workspace
 from tests.support.workspace_fixtures import SAMPLE_CORPUS
 
@@ -110,6 +111,30 @@ def test_the_site_index_tree_and_the_vault_maps_link_every_page(compiled: Path, 
     assert linked == slugs
     index_md = (vault / "_index.md").read_text(encoding="utf-8")
     assert all(f"[[maps/{note.stem}|" in index_md for note in maps if _is_root(note))
+
+
+def test_an_overview_page_and_its_map_list_each_member_with_a_line_saying_what_it_is(compiled: Path, tmp_path: Path):
+    data = json.loads(_export(compiled, "json", tmp_path / "kb.json").read_text(encoding="utf-8"))
+    by_slug = {p["slug"]: p for p in data["pages"]}
+    site = _export(compiled, "site", tmp_path / "site")
+    vault = _export(compiled, "vault", tmp_path / "vault")
+    maps = "\n".join(note.read_text(encoding="utf-8") for note in (vault / "maps").glob("*.md"))
+    checked = 0
+    for node in _nodes(data["outline"]):
+        if not node["slug"]:
+            continue
+        overview = BeautifulSoup((site / "pages" / f"{node['slug']}.html").read_text(encoding="utf-8"), "html.parser")
+        items = {li.a["href"].removesuffix(".html"): li for li in overview.select("section.children ul.page-list li")}
+        for slug in node["pages"]:
+            summary = by_slug[slug]["summary"]
+            if not summary or slug in described_in(by_slug[node["slug"]]["markdown"]):
+                continue  # (a member the overview's own list already says what it is)
+            # Its line is its page's summary, after the name that summary opens with.
+            said = items[slug].select_one(".said").get_text()
+            assert said.strip(" —:,") and said.strip(" —:,") in summary
+            assert f"|{by_slug[slug]['title']}]]{said}" in maps or f"[[{slug}]]{said}" in maps
+            checked += 1
+    assert checked
 
 
 def _wikilinks(text: str) -> list[str]:
