@@ -31,13 +31,39 @@ def is_identifier(name: str) -> bool:
 def other_identifiers(a: str, b: str) -> bool:
     """Whether two names are certainly two identifiers, however alike their letters: their ends
     differ in underscores or dashes, or one is an identifier and they hold the same words in
-    another order (`update_wrapper()` / `WRAPPER_UPDATES`)."""
+    another order (`update_wrapper()` / `WRAPPER_UPDATES`), or both are one token and, one being
+    an identifier, they name different last parts (a plural or a prefix makes another name), or
+    both are qualified by different owners."""
     if identifier_edges(a) != identifier_edges(b):
         return True
     if not (is_identifier(a) or is_identifier(b)):
         return False
+    if _last_part(a) != _last_part(b) and " " not in a.strip() and " " not in b.strip():
+        return True  # `mkdocs.structure.files.File` / `...Files`, `c_max_line_length` / `max_line_length`
+    if _other_owners(a, b):
+        return True  # `forms.CharField` / `models.CharField`: one name in two scopes
     wa, wb = _words(a), _words(b)
     return wa != wb and sorted(wa) == sorted(wb)
+
+
+def _other_owners(a: str, b: str) -> bool:
+    """Both names qualified, by owners neither of which ends the other's path."""
+    qa, qb = (_qualifier(n) for n in (a, b))
+    if not qa or not qb or qa == qb:
+        return False
+    return not (qa.endswith("." + qb) or qb.endswith("." + qa))
+
+
+def _qualifier(name: str) -> str:
+    text = name.strip().removesuffix("()").lower()
+    return text.rsplit(".", 1)[0] if "." in text.strip(".") and " " not in text else ""
+
+
+def _last_part(name: str) -> str:
+    """What a code name names, without its qualification or call marks, in one spelling:
+    `files.File()` -> "file", `max-wal-size` -> "max_wal_size"."""
+    text = name.strip().removesuffix("()").lower().replace("-", "_")
+    return text.rsplit(".", 1)[-1] if not text.endswith(".") else text
 
 
 def _words(name: str) -> list[str]:

@@ -58,6 +58,9 @@ DIFFERENT = [
     ("a private name is not the public one", sketch("_exit()"), sketch("exit()", aliases=["sys.exit()"])),
     ("an option is not the function", sketch("--version"), sketch("version()")),
     ("an identifier's words in another order", sketch("update_wrapper()"), sketch("WRAPPER_UPDATES")),
+    ("a class is not the collection class", sketch("depot.crates.Crate"), sketch("depot.crates.Crates")),
+    ("a domain's setting is not the general one", sketch("c_max_line_length"), sketch("max_line_length")),
+    ("one name in two owners", sketch("forms.CharField"), sketch("models.CharField")),
 ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from compendium.engines.offline import OfflineEngine
 from compendium.engines.offline.leads import _leans_back
-from compendium.engines.offline.standalone import never_alone, points_back
+from compendium.engines.offline.standalone import never_alone, points_ahead, points_back
 from compendium.engines.tasks import EvidenceItem, PageRequest
 from compendium.templates.schema import Template
 
@@ -104,3 +104,27 @@ async def test_a_sentence_that_leans_back_never_leads_a_page():
     naming = _claim(2, "Crates wait in the Depot until a truck collects them.", 900)
     page = await _page([answer, naming])
     assert page.split("\n")[2].startswith("Crates wait in the Depot")
+
+
+PROMISE = "To ship a crate, add the following lines to the depot's configuration file."
+LIST_ITEM = "`ship`: Sends the crate to its address."
+
+
+async def test_a_sentence_promising_what_follows_is_published_only_with_what_follows():
+    lead = _claim(1, LEAD, 0)
+    at = len(LEAD) + 1  # right after the lead in its chunk
+    promise = _claim(2, PROMISE, at)
+    assert PROMISE in await _page([lead, promise, _claim(3, LIST_ITEM, at + len(PROMISE) + 1)])
+    # what follows it in the source (an example, a table, code) is not on the page: it goes
+    alone = await _page([lead, promise, _claim(3, PURGE, 900)])
+    assert LEAD in alone and PURGE in alone and PROMISE not in alone
+
+
+def test_what_promises_a_list_example_or_table_after_it_is_told_from_what_does_not():
+    promising = ["Add the following to your configuration file:", "The address might be set as follows.",
+                 "The depot includes some packers, which are highlighted below.",
+                 "Here is the current list of depots.", "Crates are shipped in three ways:"]
+    plain = ["The depot is the store where crates wait for shipping.", "`--keep`: Keeps the crate.",
+             "Crates are shipped in three ways (see Shipping)."]
+    assert [s for s in promising if not points_ahead(s)] == []
+    assert [s for s in plain if points_ahead(s)] == []

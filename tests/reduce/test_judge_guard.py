@@ -96,3 +96,23 @@ async def test_a_batch_answered_same_for_every_pair_merges_nothing(tmp_path: Pat
     finally:
         await engine.close()
         await store.close()
+
+
+async def test_rules_that_find_every_pair_of_a_batch_the_same_are_believed(tmp_path: Path):
+    # The guard above is against a model that cannot tell names apart; the offline rules judge
+    # each pair alone, so how the pairs fall into batches changes nothing they decide.
+    from compendium.engines.offline import OfflineEngine
+
+    words = ["Replica", "Process", "Checkpoint", "Tablespace", "Trigger", "Sequence", "Publication"]
+    names = [form for w in words for form in (w, f"{w}es" if w.endswith("s") else f"{w}s")]
+    store = await open_store(f"sqlite:///{tmp_path / 'kb.db'}", "kb")
+    template = Template(name="wiki", reduce={"auto_merge": 0.999, "review_band": (0.0, 0.999), "judge_batch": 20})
+    try:
+        await store.upsert([_extract(n, name, f"The {name} is a part of the engine.") for n, name in enumerate(names)])
+        ctx = CompileContext(store=store, engine=OfflineEngine(), embedder=OfflineEmbedder(), template=template)
+        details = (await reduce.run(template, ctx)).details
+        assert details["tier3_pairs"] >= UNIFORM_BATCH
+        groups = {frozenset([e.name, *e.aliases]) async for e in store.scan(Entity)}
+        assert len(groups) == len(words)  # each word with its plural, every pair of the batch taken
+    finally:
+        await store.close()

@@ -72,6 +72,13 @@ def test_names_that_are_certainly_two_identifiers_are_told_apart_before_any_merg
     assert not other_identifiers("max_wal_size", "max wal size")
     assert not other_identifiers("standby servers", "Standby Server")
     assert not other_identifiers("Write-Ahead Log", "log write-ahead")  # plain words: the judge decides
+    # one token naming another last part (a plural, a prefix), or one name under two owners
+    assert other_identifiers("depot.crates.Crate", "Crates") and other_identifiers("c_line_length", "line_length")
+    assert other_identifiers("forms.CharField", "models.CharField")
+    # the same thing, qualified or not, called or not, in another spelling
+    assert not other_identifiers("django.forms.CharField", "forms.CharField")
+    assert not other_identifiers("Sphinx.confdir", "confdir") and not other_identifiers("shred()", "shred")
+    assert not other_identifiers("core.fileMode", "core.filemode") and not other_identifiers("max_wal_size", "max-wal-size")
 
 
 def test_tier1_joins_spelling_variants_and_aliases_of_one_type_only():

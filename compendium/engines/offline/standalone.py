@@ -121,6 +121,19 @@ _COMPARED = re.compile(r"\b(?:similar|like|as\s+(?:the|a|an|in|for|with)|same\s+
 _SEE_ASIDE = re.compile(r"\(see\s[^()]*\)", re.IGNORECASE)
 
 
+# A sentence that ends by opening what follows it ("... add the following to your config:").
+_OPENS_WHAT_FOLLOWS = re.compile(r":\s*$")
+
+
+@lru_cache(maxsize=65536)
+def points_ahead(text: str) -> bool:
+    """Does the sentence promise what comes after it in its passage ("add the following CSS.",
+    "might be set as follows.", "... are highlighted below.", a closing colon)? On a page it
+    reads only where that is shown right after it."""
+    body = text.strip()
+    return bool(_PLACE_AFTER.search(body[entry_label(body):]) or _OPENS_WHAT_FOLLOWS.search(body))
+
+
 def _same_way(text: str) -> bool:
     return bool(_SAME_WAY.search(text)) and not _COMPARED.search(text)
 

@@ -22,7 +22,7 @@ from .sentence_pool import (
     _subject_marks,
     _subject_words,
 )
-from .standalone import entry_label, never_alone
+from .standalone import entry_label, never_alone, points_ahead
 from .subjects import owner_name, release_notes
 
 _SECTION_MIN = 2  # sentences from one source heading before they earn their own section
@@ -171,7 +171,20 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence])
             shown.discard(s.order)  # a later sentence of an entry the page does not show
             continue
         kept.append(s)
+    promising = [s for s in kept if points_ahead(s.text) and not _followed(s, kept)]
+    if promising:
+        # what it promises is not shown: it goes, and so may what leaned on it
+        dropped = {s.order for s in promising}
+        return _readable([s for s in chosen if s.order not in dropped], lead, pool)
     return kept
+
+
+def _followed(s: _Sentence, kept: list[_Sentence]) -> bool:
+    """Whether the page shows, right after the sentence, what stands after it in its passage."""
+    if s.at < 0:
+        return any(t.previous == s.order for t in kept)
+    end = s.at + len(_spaced(s.text)) + 1
+    return any(t.previous == s.order or (t.chunk_id == s.chunk_id and t.at == end) for t in kept)
 
 
 def _sections(request: PageRequest, chosen: list[_Sentence], lead_chunk: str = "", home: str = "") -> list[dict]:
