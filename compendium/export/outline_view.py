@@ -104,6 +104,15 @@ def numbered(tree: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
 
 _BULLET_LINK = re.compile(r"^\s*[-*]\s+\[\[([^\[\]|\n]+?)(?:\|[^\[\]\n]*)?\]\][^\n]*?\w", re.MULTILINE)
 _ARTICLE = re.compile(r"^(?:an?|the)\s+", re.IGNORECASE)
+_KEYWORD = re.compile(r"^(?:class|exception|function|method|attribute|property|module|interface|enum|struct|macro)\s+")
+# What a summary says right after its member's name when it says what the member is.
+# ("X: ...", "X is ...", "X copies ..."; not "X has ...", nor "X users are ..." whose subject is not X)
+_SAYS_WHAT = re.compile(
+    r"^(?::\s*\S|,\s|\s(?:is|are|means|refers|represents)\b"
+    r"|\s(?!has\b|does\b|was\b|is\b)[a-z]+s\b(?!\s+(?:are|is|were|was|have|has|can|may|must|will|should|would|do|did)\b))")
+# A lead that points at its own page ("This document explains ..."): a section's line says what it holds.
+_SELF = re.compile(r"^(?:this|these)\s+(?:documents?|guides?|tutorials?|sections?|pages?|chapters?|articles?|"
+                   r"references?|parts?|appendix|manual|how-?to|overview|topics?)\b", re.IGNORECASE)
 
 
 def described_in(markdown: str) -> set[str]:
@@ -114,18 +123,25 @@ def described_in(markdown: str) -> set[str]:
 
 def line_after(title: str, summary: str) -> str:
     """What a member's line says after its name, from the summary of its page (the first sentence
-    of its lead): without the name the summary opens with ("LOGGING: A data ..." -> ": A data
-    ...", "Logging is ..." -> " is ..."), else after a dash; "" when its page says nothing."""
+    of its lead), when that summary says what the member is: it opens with the member's name (after
+    an article, a keyword such as "class", before a signature) and goes on with what it is
+    ("LOGGING: A data ..." -> ": A data ...", "class ArrayField(base_field): A field ..." -> ": A
+    field ...", "Logging is ..." -> " is ..."), or it is a section's lead pointing at itself ("This
+    document explains ...", after a dash). Else "": a sentence about something else ("SSH has no
+    concept of trust levels", a merged page's other subject) would say what the member is not."""
     summary = summary.strip()
-    if not summary:
-        return ""
     name = title.strip()
-    for opening in (summary, _ARTICLE.sub("", summary)):  # ("An abandoned slot is ..." of "abandoned slot")
-        if name and opening.casefold().startswith(name.casefold()):
-            rest = opening[len(name):]
-            if rest[:1] in (":", " ", ",") and rest.strip(" :,"):
-                return rest
-    return " — " + summary
+    if not summary or not name:
+        return ""
+    for opening in dict.fromkeys((summary, _ARTICLE.sub("", summary), _KEYWORD.sub("", summary))):
+        if not opening.casefold().startswith(name.casefold()):
+            continue
+        rest = opening[len(name):]
+        if rest.startswith("(") and (close := rest.find("):")) > 0:  # a signature: "(base_field, size=None): ..."
+            rest = rest[close + 1:]
+        if _SAYS_WHAT.match(rest):
+            return rest
+    return " — " + summary if _SELF.match(summary) else ""
 
 
 def node_members(node: dict[str, Any], wiki: WikiSnapshot, described: Collection[str] = ()) -> dict[str, Any]:

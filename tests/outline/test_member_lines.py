@@ -1,0 +1,38 @@
+"""The line an overview gives each member: what the member's own page says it is, or nothing."""
+
+from __future__ import annotations
+
+from compendium.export.outline_view import described_in, line_after
+
+
+def test_a_member_line_is_what_its_page_says_it_is_after_its_name():
+    assert line_after("LOGGING", "LOGGING: A data structure containing configuration information.") == \
+        ": A data structure containing configuration information."
+    assert line_after("Hot Standby", "Hot Standby is the mode in which a standby answers queries.") == \
+        " is the mode in which a standby answers queries."
+    # An article, a keyword or a signature around the name is the page's, not the line's.
+    assert line_after("abandoned slot", "An abandoned slot is a common cause of a full disk.") == \
+        " is a common cause of a full disk."
+    assert line_after("ArrayField", "class ArrayField(base_field, size=None): A field for storing lists of data.") == \
+        ": A field for storing lists of data."
+    assert line_after("git-blame", "git-blame(1): Show what revision last modified each line") == \
+        ": Show what revision last modified each line"
+    assert line_after("logical replication", "Logical replication copies changes to individual tables.") == \
+        " copies changes to individual tables."
+
+
+def test_a_section_says_what_it_holds_and_a_sentence_about_something_else_is_no_line():
+    assert line_after("Built-in tags", "This document describes the built-in template tags.") == \
+        " — This document describes the built-in template tags."
+    # About the member without saying what it is, or about another subject merged into its page.
+    assert line_after("SSH", "SSH has no concept of trust levels like gpg does.") == ""
+    assert line_after("CVS", "CVS users are accustomed to giving a group commit access.") == ""
+    assert line_after("Random()", "random: Returns a random item from the given list.") == ""
+    assert line_after("Quick install guide", "Before you can use Django, you need to install it.") == ""
+    assert line_after("Anything", "") == ""
+
+
+def test_an_overview_that_lists_a_member_with_its_line_already_is_not_given_another():
+    markdown = ("# Replication\n\nWhat it is.[^1]\n\n## Members\n\n- [[hot-standby|Hot Standby]] is a mode.[^2]\n\n"
+                "## Related\n\n- [[logical-replication|logical replication]]\n")
+    assert described_in(markdown) == {"hot-standby"}  # a bare related link says nothing
