@@ -153,6 +153,29 @@ def test_texinfo_table_terms_lose_their_quotes_and_keep_every_option(tmp_path):
     ]
 
 
+def test_values_listed_under_or_after_an_option_are_that_options_values(tmp_path):
+    doc = read(tmp_path, "invoking.html", """<html><body><h3>Output details</h3><dl compact="compact">
+<dt> &lsquo;<samp>--wrap-mode[=<var>TYPE</var>]</samp>&rsquo;</dt>
+<dd><p>The supported values are:</p>
+<dl compact="compact">
+<dt> &lsquo;<samp>narrow</samp>&rsquo;</dt><dd><p>Break lines at 60 columns.</p></dd>
+<dt> &lsquo;<samp>wide</samp>&rsquo;</dt><dd><p>Break lines at 120 columns.</p></dd>
+</dl></dd>
+<dt> &lsquo;<samp>--keep=<var>control</var></samp>&rsquo;</dt><dd><p>Keep a copy of the crate.</p></dd>
+</dl>
+<p>The keeping method may be chosen with the <code>--keep</code> option. Here are the values:</p>
+<dl compact="compact">
+<dt> &lsquo;<samp>none</samp>&rsquo;</dt><dt> &lsquo;<samp>off</samp>&rsquo;</dt><dd><p>Never keep a copy.</p></dd>
+</dl>
+<p>Crates listed here:</p>
+<dl><dt>Shipping crate</dt><dd><p>A crate on its way.</p></dd></dl>
+</body></html>""")
+    scopes = {term: scope for _, term, scope in definitions(doc)}
+    assert scopes["narrow"] == scopes["wide"] == "--wrap-mode"  # listed inside the option's text
+    assert scopes["none"] == "--keep"  # announced as the option's values just before
+    assert scopes["--wrap-mode"] == scopes["--keep"] == scopes["Shipping crate"] == ""  # no values: own terms
+
+
 def test_a_groff_man_page_option_over_its_indented_text_is_a_definition_of_the_command(tmp_path):
     doc = read(tmp_path, "msgsort.1.html", """<html><body><h1 align="center">MSGSORT</h1>
 <h2>NAME</h2><p style="margin-left:11%;">msgsort - sort a message catalog</p>

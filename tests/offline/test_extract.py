@@ -588,3 +588,28 @@ def test_a_man_page_s_title_in_capitals_is_spelt_as_its_command():
     reply = extract_chunk(ChunkInput(label="c1", text=text, heading_path=["URL", "Method Details"],
                                      document_title="URL"), TEMPLATE)
     assert "URL" in {e.name for e in reply.entities} | {c.term for c in reply.concepts}
+
+
+def test_the_values_an_option_takes_are_its_owners_facts_and_never_subjects(tmp_path):
+    from compendium.phases.chunking import chunk_document
+    from compendium.phases.readers import read_document
+
+    path = tmp_path / "crater.html"
+    path.write_text("""<html><head><title>crater</title></head><body><h1>crater</h1>
+<p>The crater tool packs crates for shipping.</p><h2>Output details</h2><dl compact="compact">
+<dt> &lsquo;<samp>--wrap-mode[=<var>TYPE</var>]</samp>&rsquo;</dt>
+<dd><p>Set how labels wrap. The supported values are:</p>
+<dl compact="compact">
+<dt> &lsquo;<samp>narrow-wrap</samp>&rsquo;</dt><dd><p>Break label lines at sixty columns.</p></dd>
+<dt> &lsquo;<samp>wide-wrap</samp>&rsquo;</dt><dd><p>Break label lines at one hundred and twenty columns.</p></dd>
+</dl></dd></dl></body></html>""", encoding="utf-8")
+    doc = read_document(path)
+    span = next(s for s in chunk_document(doc, max_tokens=400, overlap_tokens=40) if "wrap" in doc.text[s.start:s.end])
+    chunk = ChunkInput("c1", doc.text[span.start:span.end], list(span.heading_path), doc.title,
+                       [list(b) for b in span.blocks])
+    reply = extract_chunk(chunk, TEMPLATE)
+    # named, so a link may point at them, but defined and described as nothing of their own
+    assert not {c.term for c in reply.concepts} & {"narrow-wrap", "wide-wrap"}
+    assert all(not e.description for e in reply.entities if e.name in ("narrow-wrap", "wide-wrap"))
+    about = {c.text: c.entities for c in reply.claims}
+    assert about["`narrow-wrap`: Break label lines at sixty columns."] == ["crater"]

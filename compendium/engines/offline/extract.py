@@ -35,6 +35,7 @@ from .sentences import Sentence, clean_heading, sentences_of, starts_mid_sentenc
 from .standalone import ABOUT_ITSELF, OWN_KIND
 from .subjects import (
     is_member,
+    is_option,
     is_type,
     licence_text,
     man_page_name,
@@ -637,6 +638,12 @@ def _about(
                     if items[owner_key].name.isupper() and not term.isupper():
                         items[owner_key].name = term  # a title in capitals ("MSGCONV"): its NAME line's spelling
                 keys.append(owner_key)
+            elif is_option(sentence.scope) and not _headed_by(sentence, chunk, term):
+                # a value an option takes ("--sentence-end"'s `double-space`): never a subject,
+                # it is said of whatever the option belongs to
+                if value_owner := member_of.get(name_key(sentence.scope)) or owner_key:
+                    keys.append(value_owner)
+                    member_of[name_key(term)] = value_owner
             elif not is_type(sentence.defines) and not _own_function(sentence, chunk, term, owner) and (
                     bool(_code_owner(sentence, chunk, term)) or (
                     not _headed_by(sentence, chunk, term) and not _expanded(term, alias_of) and (

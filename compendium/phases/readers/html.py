@@ -224,7 +224,9 @@ class _Events(DefinitionLists, TableLayout):
                 MEMBER_SIGNATURE.intersection(class_names(attrib)):
             self.signature = {"depth": len(self.stack), "names": []}
         if tag == "dl":
+            values_of = self.values_of()
             self.dls.append({"terms": [], "names": [], "prenames": [], "bold": [], "sig": False, "id": "", "described": False,
+                             "values_of": values_of,
                              "mark": (len(self.out.blocks), len(self.out.parts), self.out.length),
                              # Sphinx's field list ("Parameters", its colon drawn by a style sheet)
                              "fields": "field-list" in class_names(attrib)})

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .model import Builder, one_line, unquoted
+from .model import Builder, bare_term, one_line, unquoted
 
 # A signature's parts: the name it defines, and the owner written before it (Sphinx "Field." of
 # "Field.null"; Javadoc's member name).
@@ -30,6 +30,9 @@ _MEMBER_FIELDS = frozenset(
 _FIELD_ENTRY = re.compile(r"^\s*[-*•]?\s*`?([A-Za-z_$*][\w$.*]*)`?\s*(\([^\n]*?\))?\s+[–—-]\s*(.*)$", re.S)
 # texinfo's category of a definition ("Function:", "Macro:", "Data type:", "Variable:", "User Option:")
 _DEF_CATEGORY = re.compile(r"^(?:[A-Z][a-z]+(?:\s[A-Za-z]+){0,2}):\s+")
+# A paragraph announcing the values listed after it ("Here are the values:", "... one of:").
+_VALUES_INTRO = re.compile(r"\b(?:values?|one\s+of)\b[^.:!?]*:\s*$", re.IGNORECASE)
+_OPTION_TOKEN = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 # A Sphinx signature declaring a type: its fields are its own, not its module's.
 _OWN_KIND = re.compile(r"^(?:abstract\s+|final\s+)*(?:class|exception|interface|enum)\s", re.I)
 # A definition list of at least this many short codes with a few words each is a table of values.
@@ -105,6 +108,10 @@ class DefinitionLists:
             return
         if not scope and not dl["sig"] and any(outer["sig"] for outer in self.dls[:-1]):
             scope = self._field_owner()  # a list inside an API entry's text: values of that entry
+        elif not scope and not dl["sig"] and len(self.dls) > 1 and self.dls[-2]["terms"]:
+            scope = self._entry_name(self.dls[-2])  # a list inside an option's text: its values
+        elif not scope and not dl["sig"]:
+            scope = dl.get("values_of", "")  # "... the `--backup` option ... Here are the values:"
         if notice:
             self.out.pending_term(term, name=name, scope=scope, code=code)
             self.out.aside(description)
@@ -185,6 +192,24 @@ class DefinitionLists:
                     return name.split(".")[-1] if name else ""
                 return scope  # a method's or attribute's: its class's
         return self.member
+
+    def values_of(self) -> str:
+        """The option whose values a list opening now gives, by the paragraph just before it
+        ("... selected via the `--backup` option ... Here are the values:"): the one option it
+        names, where it ends by announcing values. Else ""."""
+        self.flush()
+        if self.dls or not self.out.blocks or self.out.blocks[-1].kind != "paragraph":
+            return ""
+        text = self.out.parts[-1]
+        if not _VALUES_INTRO.search(text):
+            return ""
+        options = set(_OPTION_TOKEN.findall(text))
+        return options.pop() if len(options) == 1 else ""
+
+    def _entry_name(self, dl: dict[str, Any]) -> str:
+        """The name an open dl item defines ("--sentence-end" of "--sentence-end[=TYPE]")."""
+        term, name, _, _ = self._term(dl)
+        return name or bare_term(term)
 
     def _signature_done(self) -> None:
         sig, self.signature = self.signature, None
