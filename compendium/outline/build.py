@@ -150,7 +150,6 @@ class _Builder:
             big.append(pool)
         return big
 
-
     # -- merging --------------------------------------------------------------------------------
     def merge(self, groups: list[Group], most: int, cap: int | None, depth: int = 1) -> list[Group]:
         return merge_groups(groups, most, cap, depth, self.rank, self.trail, self.ties)
@@ -249,7 +248,9 @@ class _Builder:
             else:
                 blocks.append((key, name, [s]))
         even = len(items) / count
-        # A part bigger than a run is cut among its pages.
+        # A part bigger than a run is cut among its pages; its pages in one run stay one part of it,
+        # under its title (named after a member, they would say what one page is).
+        cut_from = {x: (k, n) for k, n, m in blocks if len(m) > even and not k.startswith("item:") for x in m}
         blocks = [piece for k, n, m in blocks
                   for piece in ([(f"item:{x}", self.leaf[x].title, [x]) for x in m] if len(m) > even else [(k, n, m)])]
         ids = [short_id("outline", f"run:{base}#{i}") for i in range(count)]
@@ -268,7 +269,14 @@ class _Builder:
                 continue
             first, last = mine[0][1], mine[-1][1]
             name = f"{title} ({first} – {last})" if first != last else f"{title} ({first})"
-            parts = [Part("", "", list(m)) if k.startswith("item:") else Part(k, n, list(m)) for k, n, m in mine]
+            parts: list[Part] = []
+            for k, n, m in mine:
+                whole = cut_from.get(m[0]) if k.startswith("item:") else None
+                if whole is not None and parts and parts[-1].key == whole[0]:
+                    parts[-1].items.extend(m)
+                else:
+                    k, n = whole or (("", "") if k.startswith("item:") else (k, n))
+                    parts.append(Part(k, n, list(m)))
             out.append(Group(parts, key=f"run:{base}#{i}", title=name))
         return out if len(out) > 1 else [group]
 
@@ -388,7 +396,6 @@ class _Builder:
                 continue
             return [*ready[:i], *parts, *ready[i + 1:]], pages, {part.key}
         return ready, loose, set()
-
 
     def central(self, items: Sequence[str]) -> list[str]:
         """Members by their ties inside the group, then importance: who says most about it."""

@@ -426,3 +426,27 @@ def test_one_setting_more_in_a_section_cut_into_runs_moves_no_other_setting():
     was, now = where(before), where(after)
     assert [s for s in was if was[s] != now[s]] == []
     assert now["SETTING_060"] == now["SETTING_059"]  # the new one joins the run of the one before it
+
+
+def test_a_section_cut_across_runs_keeps_its_title_in_each_run_not_a_members_name():
+    # A reference page past its share of the manual: its first section alone is bigger than a run.
+    sections = (("General configuration", 200), ("Options for HTML output", 30), ("Options for LaTeX output", 30))
+    leaves, n = [], 0
+    for heading, size in sections:
+        for i in range(size):
+            name = f"{heading.split()[-2].lower()}_setting_{i:03}"
+            leaves.append(Leaf(name, name, 1.0, [("doc:conf.html", "Configuration"),
+                                                 (f"heading:conf.html#{heading}", heading)], (n,)))
+            n += 1
+    for c in range(4):
+        leaves += [Leaf(f"ch{c}-{i}", f"Chapter {c} page {i}", 1.0, [(f"doc:ch{c}.html", f"Chapter {c}")], (1000 + 200 * c + i,))
+                   for i in range(150)]
+    edges = [(leaves[i].id, leaves[(i + 77) % 260].id, 2.0) for i in range(260)]  # ties across the sections
+    roots = build_outline(leaves, edges)
+    runs = [r for r in roots if r.title.startswith("Configuration (")]
+    assert len(runs) == 2
+    titles = {leaf.title for leaf in leaves}
+    below = [n for r in runs for n, d in r.walk() if d > 1]
+    assert below and not any(n.title in titles for n in below)  # no node named after a setting
+    # The section's pages in each run sit under its title there.
+    assert all(any(n.title.startswith("General configuration") for n, _d in r.walk()) for r in runs)
