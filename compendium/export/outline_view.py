@@ -9,9 +9,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..outline import OutlineNode, build_outline, outline_json
-from ..outline.placement import SourceDocument, SourcePassage, Structure, place
+from ..outline.placement import (
+    SourceDocument,
+    SourcePassage,
+    Structure,
+    place,
+    site_prefix,
+    site_suffix,
+)
 from ..outline.stored import CHUNKS_PER_SUBJECT, published
 from ..outline.subject_edges import subject_edges
+from ..outline.titles import clean_heading
 from .snapshot import WikiSnapshot
 
 
@@ -121,14 +129,15 @@ def described_in(markdown: str) -> set[str]:
     return {m.group(1).strip() for m in _BULLET_LINK.finditer(markdown)}
 
 
-def line_after(title: str, summary: str) -> str:
+def line_after(title: str, summary: str, part: bool = False) -> str:
     """What a member's line says after its name, from the summary of its page (the first sentence
     of its lead), when that summary says what the member is: it opens with the member's name (after
     an article, a keyword such as "class", before a signature) and goes on with what it is
     ("LOGGING: A data ..." -> ": A data ...", "class ArrayField(base_field): A field ..." -> ": A
     field ...", "Logging is ..." -> " is ..."), or it is a section's lead pointing at itself ("This
     document explains ...", after a dash). Else "": a sentence about something else ("SSH has no
-    concept of trust levels", a merged page's other subject) would say what the member is not."""
+    concept of trust levels", a merged page's other subject) would say what the member is not.
+    A `part` of the manual (a subtopic, a document's page) is said by its opening, whatever it is."""
     summary = summary.strip()
     name = title.strip()
     if not summary or not name:
@@ -141,19 +150,33 @@ def line_after(title: str, summary: str) -> str:
             rest = rest[close + 1:]
         if _SAYS_WHAT.match(rest):
             return rest
-    return " — " + summary if _SELF.match(summary) else ""
+    return " — " + summary if part or _SELF.match(summary) else ""
 
 
-def node_members(node: dict[str, Any], wiki: WikiSnapshot, described: Collection[str] = ()) -> dict[str, Any]:
+def document_titles(wiki: WikiSnapshot) -> set[str]:
+    """The documents' titles as the outline reads them (no site name, no numbering), folded: a
+    page so titled is a document's page, a part of the manual."""
+    titles = [d.title for d in wiki.documents if d.title]
+    suffix, prefix = site_suffix(titles) or "", site_prefix(titles) or ""
+    return {clean_heading(t.removesuffix(suffix).removeprefix(prefix)).casefold() for t in titles}
+
+
+def node_members(node: dict[str, Any], wiki: WikiSnapshot, described: Collection[str] = (),
+                 documents: Collection[str] | None = None) -> dict[str, Any]:
     """A node's members as its overview page lists them: its subtopics (title, overview slug or
     None, pages under it, line) and its pages (slug, title, line), each line saying what the member
-    is from its page's summary; no line for a page the overview's own text `described`."""
-    def line(slug: str | None, title: str) -> str:
-        page = wiki.page_by_slug.get(slug) if slug else None
-        return "" if page is None or slug in described else line_after(title, page.summary)
+    is from its page's summary; no line for a page the overview's own text `described`.
+    `documents`: the folded titles of the documents (document_titles), computed when not given."""
+    documents = document_titles(wiki) if documents is None else documents
 
-    children = [(c["title"], c["slug"] if c["slug"] in wiki.page_by_slug else None, c, line(c["slug"], c["title"]))
+    def line(slug: str | None, title: str, part: bool) -> str:
+        page = wiki.page_by_slug.get(slug) if slug else None
+        if page is None or slug in described:
+            return ""
+        return line_after(title, page.summary, part or title.casefold() in documents)
+
+    children = [(c["title"], c["slug"] if c["slug"] in wiki.page_by_slug else None, c, line(c["slug"], c["title"], True))
                 for c in node["children"]]
-    pages = [(s, wiki.page_by_slug[s].title or s, line(s, wiki.page_by_slug[s].title or s))
+    pages = [(s, wiki.page_by_slug[s].title or s, line(s, wiki.page_by_slug[s].title or s, False))
              for s in node["pages"] if s in wiki.page_by_slug]
     return {"title": node["title"], "children": children, "pages": pages}

@@ -36,3 +36,10 @@ def test_an_overview_that_lists_a_member_with_its_line_already_is_not_given_anot
     markdown = ("# Replication\n\nWhat it is.[^1]\n\n## Members\n\n- [[hot-standby|Hot Standby]] is a mode.[^2]\n\n"
                 "## Related\n\n- [[logical-replication|logical replication]]\n")
     assert described_in(markdown) == {"hot-standby"}  # a bare related link says nothing
+
+
+def test_a_part_of_the_manual_is_said_by_its_opening():
+    # A subtopic or a document's page: its opening says what the part holds, whatever its words.
+    assert line_after("Quick install guide", "Before you can use Django, you need to install it.", part=True) == \
+        " — Before you can use Django, you need to install it."
+    assert line_after("Quick install guide", "", part=True) == ""
