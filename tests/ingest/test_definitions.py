@@ -394,6 +394,30 @@ def test_a_directives_options_belong_to_that_directive_and_are_named_without_the
         ("c:alias", ""), ("maxdepth", "c:alias"), ("cpp:alias", ""), ("maxdepth", "cpp:alias")]
 
 
+def test_a_definition_list_inside_an_object_description_lists_that_objects_members(tmp_path):
+    doc = read(tmp_path, "configuration.rst", """Options for crates
+==================
+
+.. confval:: crate_pages
+
+   A list of tuples ``(startdoc, name, description)``, where the items are:
+
+   *name*
+     Name of the crate page.
+
+   *description*
+     Description of the crate page.
+
+Crate kinds
+-----------
+
+*wooden*
+  A crate of planks.
+""")
+    assert [(term, scope) for _text, term, scope in definitions(doc)] == [
+        ("crate_pages", ""), ("name", "crate_pages"), ("description", "crate_pages"), ("wooden", "")]
+
+
 def test_a_parameter_named_like_an_english_word_keeps_its_label_and_signatures_keep_their_quotes(tmp_path):
     doc = read(tmp_path, "responses.html", """<html><body><h1>Responses</h1>
 <dl class="py class"><dt class="sig sig-object py" id="depot.Response">

@@ -184,7 +184,8 @@ class _Walk:
         kinds = node.get("classes", [])
         code: bool | None = True if node.tagname == "option_list_item" or "object" in kinds else None
         name, scope = _signature_name(term) if "object" in kinds else ("", "")
-        if ("object" in kinds or node.tagname == "field") and not scope:  # a member inside its owner's description
+        if ("object" in kinds or node.tagname in ("field", "definition_list_item")) and not scope:
+            # a member inside its owner's description: a method, a field, a tuple's item, a value
             scope = next((c[5] for c in reversed(self.contexts) if len(c) > 5 and c[5]), "")
         if "program" in kinds and term:
             self.out.owner = term.strip("`")  # `.. program:: sphinx-build`: the owner of the options after it
