@@ -52,12 +52,18 @@ NEVER_ALONE = [
     "`{{ crate.id }}`: The ID of this crate (`c1` in the example above).",
     "For editing crates, I have found the `kbabel` editor suits me the best.",
     "`packer` prompted for my email address.",
+    # a sentence that only sends the reader elsewhere points at nothing on a page
+    "See Shipping for details on shipping.",
+    "For more details, see the Installation Guide.",
+    "More information about crates can be found in the packer documentation.",
 ]
 STANDS = [
     "How do I read a password from an environment variable?: The `helper` option can run a command.",
     "Initial crates are compared to an empty depot, so `I` is !SAME.",
     "I/O errors are reported once.",
     "Crates may be lost after pruning (see Examples below for a strategy).",
+    "Seeing a crate twice means it was shipped twice.",
+    "Users of the depot see every crate.",
 ]
 
 
@@ -128,3 +134,13 @@ def test_what_promises_a_list_example_or_table_after_it_is_told_from_what_does_n
              "Crates are shipped in three ways (see Shipping)."]
     assert [s for s in promising if not points_ahead(s)] == []
     assert [s for s in plain if points_ahead(s)] == []
+
+
+async def test_a_pointer_is_left_out_and_what_follows_it_still_leans_on_the_sentence_before_it():
+    entry = "`purge`: Removes every crate from the depot."
+    pointer = "See Shipping for details on shipping."
+    after = "Requires the depot to be open."
+    at = len(LEAD) + 1
+    page = await _page([_claim(1, LEAD, 0), _claim(2, entry, at), _claim(3, pointer, at + len(entry) + 1),
+                        _claim(4, after, at + len(entry) + len(pointer) + 2)])
+    assert entry in page and after in page and pointer not in page

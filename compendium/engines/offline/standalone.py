@@ -138,8 +138,24 @@ def _same_way(text: str) -> bool:
     return bool(_SAME_WAY.search(text)) and not _COMPARED.search(text)
 
 
+# A sentence that only sends the reader elsewhere ("See Logging for details.", "For more details,
+# see the Installation Guide.", "More information can be found in ..."): on a page of lifted
+# sentences it points at nothing.
+_ONLY_POINTS = re.compile(
+    r"^(?:(?:For|To\s+learn)\s+(?:more\s+|further\s+|full\s+|complete\s+|additional\s+)?"
+    r"(?:details|information|info|examples|an?\s+explanation)\b[^,.]*,\s*)?(?:please\s+)?(?:see|refer\s+to|consult)\s"
+    r"|^(?:More|Further|Additional)\s+(?:information|details)\b[^.]*\b(?:can\s+be\s+found|is\s+available)\b",
+    re.IGNORECASE,
+)
+
+
+def only_points(text: str) -> bool:
+    """Whether the sentence only sends the reader elsewhere ("See Logging for details.")."""
+    return bool(_ONLY_POINTS.match(text[entry_label(text):].lstrip()))
+
+
 def never_alone(text: str) -> bool:
     """A sentence no page of lifted sentences can carry: it talks about an example the page does
-    not show, or speaks as one author."""
+    not show, speaks as one author, or only points elsewhere."""
     body = _SEE_ASIDE.sub("", text[entry_label(text):])  # "(see Examples below ...)": a cross-reference
-    return bool(_EXAMPLE.search(body) or _FIRST_PERSON.search(body))
+    return bool(_EXAMPLE.search(body) or _FIRST_PERSON.search(body) or _ONLY_POINTS.match(body.lstrip()))

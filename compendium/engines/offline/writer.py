@@ -22,7 +22,7 @@ from .sentence_pool import (
     _subject_marks,
     _subject_words,
 )
-from .standalone import entry_label, never_alone, points_ahead
+from .standalone import entry_label, never_alone, only_points, points_ahead
 from .subjects import owner_name, release_notes
 
 _SECTION_MIN = 2  # sentences from one source heading before they earn their own section
@@ -149,11 +149,15 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence])
     starts = {p.at for p in placed if p.at >= 0}
     kept = []
     in_entry: set[int] = set()  # sentences after an entry's label ("`--keep`: Keeps ... It also ...")
+    passed: dict[int, int] = {}  # a pointer left out -> the sentence before it, which what follows leans on
     for s in sorted(chosen, key=lambda s: s.order):
+        before = s.previous if s.previous >= 0 else ending.get((s.chunk_id, s.at), -1)
+        before = passed.get(before, before)
         if never_alone(s.text):
             shown.discard(s.order)  # the example it talks about, or its author's "I", is not on the page
+            if only_points(s.text):
+                passed[s.order] = before  # "See the sites docs." between an entry and its "Requires ..."
             continue
-        before = s.previous if s.previous >= 0 else ending.get((s.chunk_id, s.at), -1)
         apart = elsewhere.get((s.chunk_id, s.at)) if s.previous < 0 else None
         if apart is not None and lead is not None and apart.order == lead.get("order"):
             apart = None  # the subject's own entry, said in two places: its text goes on either way
