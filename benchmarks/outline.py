@@ -308,9 +308,10 @@ RULE = (
     "fragment, a generic word ('Overview', 'Notes'), a number, a letter, or a heading from inside "
     "one document over pages that are not about it. It is placed sensibly when its parent is the "
     "group a reader would look in for it and its five members shown fit its title. An overview "
-    "page is publishable when its first sentence says what the group is (from the sources), its "
+    "page is read as the site publishes it (its text, then its node's members as the page lists them) "
+    "and is publishable when its first sentence says what the group is (from the sources), its "
     "members belong together under its title, and each member is listed with a line saying what "
-    "it is (benchmarks/judging_rules.md)."
+    "it is (benchmarks/judging_rules.md); a one-page node's overview is judged as that page."
 )
 
 
