@@ -4,7 +4,6 @@ then fan-out and depth bounds, titles and ids kept from the previous outline."""
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -14,7 +13,7 @@ from .limits import OutlineLimits
 from .merging import merge_groups
 from .node_names import assign_ids, distinct_titles, name_parts_with_their_parent
 from .parts import Group, Leaf, Part, are_parts, as_parts, is_document, key_of, part_tree
-from .titles import names_a_subject
+from .titles import by_version, names_a_subject
 from .tree import OutlineNode
 
 
@@ -269,15 +268,24 @@ class _Builder:
                 continue
             first, last = mine[0][1], mine[-1][1]
             name = f"{title} ({first} – {last})" if first != last else f"{title} ({first})"
+            # One part per part of the group in a run, however its pages interleave with others'
+            # in reading order: two parts of one title, the second would be named after a member.
             parts: list[Part] = []
+            by_key: dict[str, Part] = {}
             for k, n, m in mine:
-                whole = cut_from.get(m[0]) if k.startswith("item:") else None
-                if whole is not None and parts and parts[-1].key == whole[0]:
-                    parts[-1].items.extend(m)
-                else:
-                    k, n = whole or (("", "") if k.startswith("item:") else (k, n))
-                    parts.append(Part(k, n, list(m)))
+                k, n = cut_from.get(m[0]) or (("", "") if k.startswith("item:") else (k, n))
+                if k in by_key:
+                    by_key[k].items.extend(m)
+                    continue
+                parts.append(Part(k, n, list(m)))
+                if k:
+                    by_key[k] = parts[-1]
             out.append(Group(parts, key=f"run:{base}#{i}", title=name))
+        named = Counter(g.title for g in out)
+        for g in out:  # runs alike at their ends (its parts alternate): named by their first and last pages
+            if named[g.title] > 1:
+                ends = sorted(g.items(), key=self.rank.__getitem__)
+                g.title = f"{title} ({self.leaf[ends[0]].title} – {self.leaf[ends[-1]].title})"
         return out if len(out) > 1 else [group]
 
     def _runs_before(self, blocks: list[tuple[str, str, list[str]]], ids: list[str], cap: float,
@@ -370,7 +378,7 @@ class _Builder:
         ready, loose, spliced = self._splice_namesake(ready, loose, title, depth)
         below = ancestors | {key_of(group)} | self._shared_keys(items) | spliced
         node.subjects = sorted(loose, key=self.rank.__getitem__)
-        node.children = _by_version([self.node(p, depth + 1, below) for p in ready])
+        node.children = by_version([self.node(p, depth + 1, below) for p in ready])
         distinct_titles(node.children, self.leaf, node.title)
         return node
 
@@ -422,18 +430,6 @@ class _Builder:
         ranked = self.central(items)
         return next((self.leaf[s].title for s in ranked if names_a_subject(self.leaf[s].title)),
                     self.leaf[ranked[0]].title if ranked else "")
-
-
-_VERSION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+)(?![\w.]*\d)")
-
-
-def _by_version(nodes: list[OutlineNode]) -> list[OutlineNode]:
-    """Release notes, newest first: children most of whose titles carry a version ("Version 1.2
-    (2021-06-04)", "Django 3.2 release notes") in the order of their versions; others after them."""
-    versions = {id(n): tuple(int(x) for x in m.group(1).split(".")) for n in nodes if (m := _VERSION.search(n.title))}
-    if len(nodes) < 2 or len(versions) < 0.8 * len(nodes):
-        return nodes
-    return sorted(nodes, key=lambda n: (id(n) not in versions, tuple(-x for x in versions.get(id(n), ()))))
 
 
 def build_outline(leaves: Sequence[Leaf], edges: Iterable[tuple[str, str, float]], *,

@@ -365,7 +365,7 @@ def test_a_root_past_a_quarter_of_the_pages_is_opened_into_the_authors_parts():
 
 
 def test_release_notes_are_listed_newest_version_first():
-    from compendium.outline.build import _by_version
+    from compendium.outline.titles import by_version as _by_version
 
     nodes = [OutlineNode(id=t, title=t) for t in
              ("Version 1.1 (2020-02-22)", "Version 1.10.0 (2022-09-27)", "Version 0.16 (2016-11-04)", "Version 1.2")]
@@ -450,3 +450,25 @@ def test_a_section_cut_across_runs_keeps_its_title_in_each_run_not_a_members_nam
     assert below and not any(n.title in titles for n in below)  # no node named after a setting
     # The section's pages in each run sit under its title there.
     assert all(any(n.title.startswith("General configuration") for n, _d in r.walk()) for r in runs)
+
+
+def test_a_section_whose_pages_interleave_with_anothers_is_one_node_in_each_run():
+    # Two sections of a reference page whose pages alternate in blocks in reading order.
+    leaves, n = [], 0
+    for block in range(8):
+        heading = ("Options for HTML output", "General configuration")[block % 2]
+        for i in range(30):
+            name = f"setting_{block}_{i:02}"
+            leaves.append(Leaf(name, name, 1.0, [("doc:conf.html", "Configuration"),
+                                                 (f"heading:conf.html#{heading}", heading)], (n,)))
+            n += 1
+    for c in range(4):
+        leaves += [Leaf(f"ch{c}-{i}", f"Chapter {c} page {i}", 1.0, [(f"doc:ch{c}.html", f"Chapter {c}")], (1000 + 200 * c + i,))
+                   for i in range(150)]
+    roots = build_outline(leaves, [])
+    runs = [r for r in roots if r.title.startswith("Configuration (")]
+    assert [r.title for r in runs] == ["Configuration (setting_0_00 – setting_3_29)",
+                                       "Configuration (setting_4_00 – setting_7_29)"]
+    for run in runs:  # (the second run's are told apart from the first's by their parent's title)
+        assert sorted(c.title.removesuffix(" (Configuration)") for c in run.children) == \
+            ["General configuration", "Options for HTML output"]
