@@ -56,6 +56,12 @@ NEVER_ALONE = [
     "See Shipping for details on shipping.",
     "For more details, see the Installation Guide.",
     "More information about crates can be found in the packer documentation.",
+    "For a list of the packers available, see the packer reference.",
+    # a walk-through's narration to the reader following it
+    "Save your changes, and you should now see the new crate in the depot.",
+    "Notice that the depot now lists two crates.",
+    "Now try editing the configuration file.",
+    "Take a moment to review the crates that have been created for you.",
 ]
 STANDS = [
     "How do I read a password from an environment variable?: The `helper` option can run a command.",
@@ -64,6 +70,9 @@ STANDS = [
     "Crates may be lost after pruning (see Examples below for a strategy).",
     "Seeing a crate twice means it was shipped twice.",
     "Users of the depot see every crate.",
+    "`--fast`: Try to pack the crates in one pass.",  # an entry's text says what it does
+    "Try to keep crates under a tonne.",
+    "With warn, the crates are shipped, but you will see a warning.",
 ]
 
 

@@ -142,9 +142,19 @@ def _same_way(text: str) -> bool:
 # see the Installation Guide.", "More information can be found in ..."): on a page of lifted
 # sentences it points at nothing.
 _ONLY_POINTS = re.compile(
-    r"^(?:(?:For|To\s+learn)\s+(?:more\s+|further\s+|full\s+|complete\s+|additional\s+)?"
-    r"(?:details|information|info|examples|an?\s+explanation)\b[^,.]*,\s*)?(?:please\s+)?(?:see|refer\s+to|consult)\s"
+    r"^(?:(?:For|To\s+learn)\s[^,.;:]{0,80},\s*)?(?:please\s+)?(?:see|refer\s+to|consult)\s"
     r"|^(?:More|Further|Additional)\s+(?:information|details)\b[^.]*\b(?:can\s+be\s+found|is\s+available)\b",
+    re.IGNORECASE,
+)
+
+
+# A tutorial's narration to the reader following it ("you should now see ...", "Notice that ...",
+# "Now try editing ...", "Take a moment to review ..."): a step of a walk-through the page does
+# not retrace. ("... but you will see a warning." is what a program does: it stays.)
+_NARRATION = re.compile(
+    r"\byou(?:'ll|’ll|\s+will|\s+should)\s+now\s+see\b|^Notice\s+(?:that|how)\b"
+    r"|^(?:Now\s+|Next,?\s+)?[Tt]ry\s+(?:it|the|editing|running|adding|changing)\b|^Take\s+a\s+(?:moment|look)\b"
+    r"|\byou\s+just\s+(?:built|created|made|wrote|added|ran)\b|^Go\s+ahead\b",
     re.IGNORECASE,
 )
 
@@ -156,6 +166,7 @@ def only_points(text: str) -> bool:
 
 def never_alone(text: str) -> bool:
     """A sentence no page of lifted sentences can carry: it talks about an example the page does
-    not show, speaks as one author, or only points elsewhere."""
+    not show, speaks as one author, narrates a walk-through, or only points elsewhere."""
     body = _SEE_ASIDE.sub("", text[entry_label(text):])  # "(see Examples below ...)": a cross-reference
-    return bool(_EXAMPLE.search(body) or _FIRST_PERSON.search(body) or _ONLY_POINTS.match(body.lstrip()))
+    return bool(_EXAMPLE.search(body) or _FIRST_PERSON.search(body) or _ONLY_POINTS.match(body.lstrip())
+                or (_NARRATION.search(body) and not entry_label(text)))  # an entry's "Try to ..." is what it does
