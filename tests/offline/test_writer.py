@@ -338,7 +338,7 @@ async def test_a_sentence_leaning_on_a_missing_one_is_left_out():
 
 async def test_what_follows_an_entry_shown_under_another_heading_is_not_shown_under_this_one():
     # Both commands list "`-c`: Select the crate." The page shows the row once, under depot-pack;
-    # depot-ship's row is folded into it, so its "See Crates for details." has no label here.
+    # depot-ship's row is folded into it, so its "The crate is chosen by its label." has no label here.
     row = "`-c`: Select the crate."
     def item(ref, text, chunk, heading, at, elsewhere=()):
         return EvidenceItem(ref=ref, text=text, chunk_id=chunk, document="Depot tools", heading_path=[heading],
@@ -349,17 +349,17 @@ async def test_what_follows_an_entry_shown_under_another_heading_is_not_shown_un
         item(3, row, "p", "Invoking depot-pack", 150, elsewhere=[("s", 400)]),
         item(4, "`-q`: Pack without a word.", "p", "Invoking depot-pack", 175),
         item(5, "The depot-ship command ships packed crates.", "s", "Invoking depot-ship", 350),
-        item(6, "See Crates for details.", "s", "Invoking depot-ship", 400 + len(row) + 1),
+        item(6, "The crate is chosen by its label.", "s", "Invoking depot-ship", 400 + len(row) + 1),
         item(7, "`-n`: Ship nothing, only say what would be shipped.", "s", "Invoking depot-ship", 460),
     ]
     page = await write(request(slug="depot-tools", title="Depot tools", aliases=[], evidence=evidence, description=""))
     assert row in page and "Pack without a word." in page
-    assert "See Crates for details." not in page, page
+    assert "The crate is chosen by its label." not in page, page
     assert "`-n`: Ship nothing" in page  # an entry of its own after the folded one
     # On the page of the option itself, the row is its lead: its text goes on after it either way.
     own = [item(1, row, "p", "Invoking depot-pack", 150, elsewhere=[("s", 400)]), evidence[5]]
     page = await write(request(slug="c", title="-c", aliases=[], evidence=own, description=""))
-    assert "See Crates for details." in page, page
+    assert "The crate is chosen by its label." in page, page
 
 
 async def test_a_documents_own_this_extension_opening_leads_its_page_before_a_members_entry_or_history():
