@@ -32,6 +32,7 @@ LEANING = [
     "The depot includes some packers by default, which are highlighted below.",
     "However, to give you a taste of what is possible, here are several crates.",
     "If you would like to disable this behavior, set `strict` to false.",
+    "If that's not quite what you need, there are other depots.",
 ]
 ALONE = [
     "The depot is the store where crates wait for shipping.",
@@ -44,6 +45,7 @@ ALONE = [
     # what it compares with is in the sentence itself
     "The `unpack` function is similar to the `pack` function as it finds the crates in the same way.",
     "To list the options of a command, use the `--help` flag with that command.",
+    "The crate that is shipped last is unpacked first.",
 ]
 # A page of lifted sentences carries no examples and no author's "I".
 NEVER_ALONE = [

@@ -20,7 +20,9 @@ _ANAPHORA = re.compile(
     r"But|And|Or|Nor|So|Yet|Moreover|Furthermore|Besides|Likewise|Similarly|Still|Nevertheless|"
     r"Nonetheless|Meanwhile|Consequently|Accordingly|In\s+addition|In\s+this\s+case|"
     r"In\s+that\s+case|On\s+the\s+other\s+hand|As\s+a\s+result|For\s+this\s+reason|"
-    r"(?:With|Without|From|For|By|In|On|To|Of|Through)\s+(?:it|them)(?=[\s,]))\b"
+    r"(?:With|Without|From|For|By|In|On|To|Of|Through)\s+(?:it|them)(?=[\s,])"
+    # "If that's not quite your style, ...": "that" standing for what was said before
+    r"|(?:If|When|Since|Because|As|Although|While|Unless)\s+that(?=['’]s\b|\s+(?:is|was|isn['’]t|wasn['’]t)\b))\b"
 )
 
 
