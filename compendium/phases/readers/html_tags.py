@@ -30,14 +30,17 @@ _CHROME_NAME = re.compile(
     re.I,
 )
 _CHROME_ID = re.compile(r"(?:nav|navbar|navigation|breadcrumbs?|menu|sidebar|header|footer|toc|masthead)", re.I)
-# Javadoc's member summaries: a table of the members the details below define again, each row's
-# sentence without its member's name ("Gets the left element from this pair.").
+# Member summaries: a table of the members the details below define again, each row's sentence
+# without its member's name ("Gets the left element from this pair."): Javadoc's, and Doxygen's
+# "memberdecls". Doxygen's code tooltips ("ttc") are boxes a style sheet hides, repeating a
+# member's sentence in a source listing.
 _MEMBER_SUMMARY = re.compile(
     r"(?:method|field|constructor|nested-class|enum-constant|property|annotation-type-(?:required|optional)-element"
-    r"|member)-summary|memberSummary"
+    r"|member)-summary|memberSummary|memberdecls|ttc"
 )
-# Sphinx's "¶" anchors and "[source]" links; texinfo's "¶" anchors (copiable-anchor, -link)
-_INLINE_CHROME = frozenset({"headerlink", "viewcode-link", "copiable-anchor", "copiable-link"})
+# Sphinx's "¶" anchors and "[source]" links; texinfo's "¶" anchors (copiable-anchor, -link);
+# Doxygen's "◆" anchors (permalink)
+_INLINE_CHROME = frozenset({"headerlink", "viewcode-link", "copiable-anchor", "copiable-link", "permalink"})
 _LANGUAGE = re.compile(r"^(?:language|lang|highlight|sourceCode)-([\w+#.-]+)$")
 
 

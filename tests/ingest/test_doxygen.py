@@ -1,0 +1,32 @@
+"""Doxygen HTML: a member's detail is read under its own name, and the boxes that repeat it
+elsewhere (the summary table, the hidden code tooltips) are not read as text."""
+
+from __future__ import annotations
+
+from compendium.phases.readers import read_document
+
+PAGE = """<html><head><title>depot: The crate functions</title></head><body>
+<div class="header"><div class="title">The crate functions</div></div>
+<table class="memberdecls"><tr class="heading"><td colspan="2"><h2 class="groupheader">Functions</h2></td></tr>
+<tr class="memitem:ga1"><td class="memItemLeft">int&#160;</td><td class="memItemRight">
+<a class="el" href="#ga1">depot_pack</a> (depot_crate crate)</td></tr>
+<tr class="memdesc:ga1"><td class="mdescLeft">&#160;</td><td class="mdescRight">Pack a crate. <a href="#ga1">More...</a></td></tr>
+</table>
+<h2 class="groupheader">Function Documentation</h2>
+<h2 class="memtitle"><span class="permalink"><a href="#ga1">&#9670;&nbsp;</a></span>depot_pack()</h2>
+<div class="memitem"><div class="memdoc"><p>Pack a crate for shipping. </p></div></div>
+<div class="fragment"><div class="line">depot_pack(crate);
+<div class="ttc" id="aga1"><div class="ttname">depot_pack</div><div class="ttdoc">Pack a crate.</div></div>
+</div></div>
+</body></html>"""
+
+
+def test_a_doxygen_member_is_read_under_its_name_and_its_summary_and_tooltips_are_not(tmp_path):
+    path = tmp_path / "group__crates.html"
+    path.write_text(PAGE, encoding="utf-8")
+    doc = read_document(path)
+    headings = [doc.text[b.start:b.end] for b in doc.blocks if b.kind == "heading"]
+    assert "depot_pack()" in headings  # the "◆" anchor is the page's chrome
+    assert not any("◆" in h for h in headings)
+    assert "Pack a crate for shipping." in doc.text
+    assert "More..." not in doc.text and "Pack a crate." not in doc.text.replace("Pack a crate for", "")
