@@ -86,8 +86,18 @@ def sample_documents(folder: Path, gold: set[str], limit: int) -> list[str]:
     return sorted(gold | set(chosen))
 
 
+def compiled_by() -> str:
+    """What a compile's output depends on besides the documents: the readers' and the offline
+    rules' versions, and the sample size rule. A workspace compiled by other code is stale."""
+    from compendium.engines.offline import OfflineEngine
+    from compendium.phases.readers import READER_VERSION
+
+    return f"{READER_VERSION} {OfflineEngine.model} sample-{SAMPLE}-{SEED}"
+
+
 def compiled_workspace(name: str, limit: int) -> Path:
-    """The sampled manual compiled offline in build/retrieval-bench/NAME (reused when done)."""
+    """The sampled manual compiled offline in build/retrieval-bench/NAME, reused only when the
+    same readers and rules compiled it (its marker names them)."""
     from compendium.operations import compile_workspace
     from compendium.settings import load_settings
     from compendium.workspace import add_documents, init_workspace
@@ -95,7 +105,7 @@ def compiled_workspace(name: str, limit: int) -> Path:
     spec = question_set(name)
     workspace = BUILD / name
     done = workspace / ".compendium" / "compiled"
-    if done.exists():
+    if done.exists() and done.read_text().split("\n", 1)[-1].strip() == f"{compiled_by()} {limit}":
         return workspace
     folder = manual_folder(spec)
     gold = {d for q in spec["questions"] for d in q["docs"]}
@@ -112,7 +122,7 @@ def compiled_workspace(name: str, limit: int) -> Path:
     report = asyncio.run(compile_workspace(load_settings(workspace, env={})))
     if report.status != "succeeded":
         raise SystemExit(f"the compile of {name} {report.status}: {report.error}")
-    done.write_text(f"{time.perf_counter() - started:.1f} s\n")
+    done.write_text(f"{time.perf_counter() - started:.1f} s\n{compiled_by()} {limit}\n")
     return workspace
 
 
