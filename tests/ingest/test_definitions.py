@@ -653,7 +653,7 @@ def test_a_label_over_a_predicate_is_a_description_not_a_field(tmp_path):
 
 
 def test_a_subcommand_written_with_its_arguments_is_code(tmp_path):
-    from compendium.phases.readers.model import code_like
+    from compendium.phases.readers.definition_terms import code_like
 
     assert code_like("list [<log-options>]") and code_like("branch <branchname> [<stash>]")
     assert code_like("push [-p|--patch] [-S|--staged]")

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
-from .model import Builder, Deadline, ParsedDocument, one_line
+from .builder import Builder
+from .model import Deadline, ParsedDocument, one_line
 from .source import title_from_name
 
 _HEADING = re.compile(r"Heading (\d)")

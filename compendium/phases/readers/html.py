@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from .builder import Builder
 from .html_definitions import MEMBER_SIGNATURE, SIG_BOX, SIG_NAME, DefinitionLists
 from .html_tables import TableLayout
 from .html_tags import BLOCKS, HEADINGS, INLINE_CODE, SKIP, class_names, is_chrome, language_of
-from .model import NOTICE, Builder, Deadline, ParsedDocument, code_span, one_line
+from .line_shapes import NOTICE
+from .model import Deadline, ParsedDocument, code_span, one_line
 from .source import title_from_name
 from .toc import PageLinks, TocLinks, UpLink
 

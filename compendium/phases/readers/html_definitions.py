@@ -7,7 +7,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .model import Builder, bare_term, one_line, unquoted
+from .builder import Builder
+from .definition_terms import bare_term, unquoted
+from .model import one_line
 
 # A signature's parts: the name it defines, and the owner written before it (Sphinx "Field." of
 # "Field.null"; Javadoc's member name).

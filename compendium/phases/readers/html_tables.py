@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .builder import Builder
 from .html_tags import BLOCKS, HEADINGS
-from .model import Builder
 
 
 class TableLayout:

@@ -10,7 +10,8 @@ from typing import Any
 
 import yaml
 
-from .model import Builder, Deadline, ParsedDocument, clean
+from .builder import Builder
+from .model import Deadline, ParsedDocument, clean
 from .source import decode, title_from_name
 from .text import paragraphs_of
 

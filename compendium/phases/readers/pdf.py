@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
-from .model import Builder, Deadline, ParsedDocument, clean, one_line
+from .builder import Builder
+from .model import Deadline, ParsedDocument, clean, one_line
 from .source import title_from_name
 from .text import paragraphs_of
 

@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .model import Builder, Deadline, ParsedDocument, clean, code_span
+from .builder import Builder
+from .model import Deadline, ParsedDocument, clean, code_span
 from .source import decode, title_from_name
 
 # What makes a .txt file reST rather than plain text: a section title underline, a directive,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .model import Builder, Deadline, ParsedDocument, clean
+from .builder import Builder
+from .model import Deadline, ParsedDocument, clean
 from .source import decode, title_from_name
 
 _BLANK = re.compile(r"\n[ \t]*\n")
