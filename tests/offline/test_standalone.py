@@ -33,6 +33,7 @@ LEANING = [
     "However, to give you a taste of what is possible, here are several crates.",
     "If you would like to disable this behavior, set `strict` to false.",
     "If that's not quite what you need, there are other depots.",
+    "For other depot hosts, simply give the path to the crates.",
 ]
 ALONE = [
     "The depot is the store where crates wait for shipping.",
@@ -46,6 +47,7 @@ ALONE = [
     "The `unpack` function is similar to the `pack` function as it finds the crates in the same way.",
     "To list the options of a command, use the `--help` flag with that command.",
     "The crate that is shipped last is unpacked first.",
+    "Crates for other depots are shipped by sea.",
 ]
 # A page of lifted sentences carries no examples and no author's "I".
 NEVER_ALONE = [

@@ -55,7 +55,9 @@ _FIRST_PERSON = re.compile(r"(?<![\w/`])(?<!do\s)(?<!can\s)(?<!should\s)(?<!may\
 _CONTINUES = re.compile(
     r"^(?:Well|Now|Again|Indeed|Rather|Alternatively|Until\s+now|So\s+far|Up\s+to\s+now|Starting\s+from\s+here"
     r"|Of\s+course|That\s+said|Even\s+so|In\s+(?:that|this|those|these)\b"
-    r"|(?:At|For|By|With|From|After|Before|Unlike)\s+(?:that|this|these|those)\b)",
+    r"|(?:At|For|By|With|From|After|Before|Unlike)\s+(?:that|this|these|those)\b"
+    # "For other repository hosts, ...", "In other words, ...": set against what was said before
+    r"|(?:For|With|On|In|To)\s+(?:all\s+)?other\s+\w+|In\s+other\s+words\b)",
     re.IGNORECASE,
 )
 # A sentence whose subject was its entry's term: a verb opens it ("Returns the object ...",
