@@ -30,3 +30,29 @@ def test_a_doxygen_member_is_read_under_its_name_and_its_summary_and_tooltips_ar
     assert not any("◆" in h for h in headings)
     assert "Pack a crate for shipping." in doc.text
     assert "More..." not in doc.text and "Pack a crate." not in doc.text.replace("Pack a crate for", "")
+
+
+MEMBER = """<html><head><title>depot: The crate functions</title></head><body>
+<h2 class="memtitle"><span class="permalink"><a href="#ga2">&#9670;&nbsp;</a></span>depot_name()</h2>
+<div class="memitem"><div class="memproto">
+      <table class="memname">
+        <tr>
+          <td class="memname">const char * depot_name </td>
+          <td>(</td>
+          <td class="paramtype"><a class="el" href="structdepot.html">depot_crate</a>&#160;</td>
+          <td class="paramname"><em>crate</em></td><td>)</td>
+        </tr>
+      </table>
+</div><div class="memdoc">
+<p>Get the name of a crate. </p>
+<p>The name is owned by the crate.</p>
+</div></div>
+</body></html>"""
+
+
+def test_a_doxygen_member_prototype_is_the_term_its_description_defines(tmp_path):
+    path = tmp_path / "group__names.html"
+    path.write_text(MEMBER, encoding="utf-8")
+    doc = read_document(path)
+    defined = [(doc.text[b.start:b.end], b.term) for b in doc.blocks if b.kind == "definition"]
+    assert defined == [("`depot_name ( depot_crate crate )`: Get the name of a crate.", "depot_name")]

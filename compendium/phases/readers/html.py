@@ -189,13 +189,15 @@ class _Events(DefinitionLists, TableLayout):
             if self.dls and self.contexts and self.contexts[-1][0] == "term":
                 self._capture(classes)
             elif self.signature is not None and SIG_NAME.intersection(classes):
+                if tag in BLOCKS:
+                    self.flush()  # a name in a cell of its own (Doxygen's): its text starts here
                 self.captures.append((len(self.stack), "name", len(self.inline)))
         if tag == "pre":
             self.flush()
             self.pre = []
             self.pre_language = language_of(attrib) or self._ancestor_language()
             return "pre"
-        if tag == "table":
+        if tag == "table" and self.signature is None:  # a signature laid out as a table is one line
             self.flush()
             self.table_depth, self.rows, self.cell, self.caption = 1, [], None, None
             return "table"
@@ -222,8 +224,7 @@ class _Events(DefinitionLists, TableLayout):
             self.languages.append((len(self.stack), language))
         if tag in ("article", "section", "main"):
             self.sections += 1
-        if self.signature is None and "ignature" in (attrib.get("class") or "") and \
-                MEMBER_SIGNATURE.intersection(class_names(attrib)):
+        if self.signature is None and MEMBER_SIGNATURE.intersection(class_names(attrib)):
             self.signature = {"depth": len(self.stack), "names": []}
         if tag == "dl":
             values_of = self.values_of()

@@ -13,11 +13,12 @@ from .model import one_line
 
 # A signature's parts: the name it defines, and the owner written before it (Sphinx "Field." of
 # "Field.null"; Javadoc's member name).
-SIG_NAME = frozenset({"sig-name", "descname", "element-name", "member-name-link", "def-name"})
+SIG_NAME = frozenset({"sig-name", "descname", "element-name", "member-name-link", "def-name", "memname"})
 _SIG_PRENAME = frozenset({"sig-prename", "descclassname"})
 SIG_BOX = frozenset({"sig", "sig-object"})  # a dt that is an API signature (Sphinx)
-# Javadoc's member details and type description: a signature over the text that defines it.
-MEMBER_SIGNATURE = frozenset({"member-signature", "memberSignature", "type-signature"})
+# Javadoc's member details and type description, Doxygen's member prototype: a signature over
+# the text that defines it.
+MEMBER_SIGNATURE = frozenset({"member-signature", "memberSignature", "type-signature", "memproto"})
 _SUPERTYPES = re.compile(r"\s+(?:extends|implements|throws|permits)\s")
 _KIND_WORDS = re.compile(r"^(?:Class|Interface|Enum|Enum Class|Annotation Type|Annotation Interface|Record|"
                          r"Record Class|Exception|Error|Module|Package)\s+")
@@ -35,6 +36,8 @@ _DEF_CATEGORY = re.compile(r"^(?:[A-Z][a-z]+(?:\s[A-Za-z]+){0,2}):\s+")
 # A paragraph announcing the values listed after it ("Here are the values:", "... one of:").
 _VALUES_INTRO = re.compile(r"\b(?:values?|one\s+of)\b[^.:!?]*:\s*$", re.IGNORECASE)
 _OPTION_TOKEN = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+_CODE_TOKEN = re.compile(r"`([A-Za-z_][\w.]*)`")  # a variable or setting named as code
+_LAST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 # A Sphinx signature declaring a type: its fields are its own, not its module's.
 _OWN_KIND = re.compile(r"^(?:abstract\s+|final\s+)*(?:class|exception|interface|enum)\s", re.I)
 # A definition list of at least this many short codes with a few words each is a table of values.
@@ -196,9 +199,9 @@ class DefinitionLists:
         return self.member
 
     def values_of(self) -> str:
-        """The option whose values a list opening now gives, by the paragraph just before it
-        ("... selected via the `--backup` option ... Here are the values:"): the one option it
-        names, where it ends by announcing values. Else ""."""
+        """The option (or variable) whose values a list opening now gives, by the paragraph just
+        before it ("... selected via the `--backup` option ... Here are the values:"): the one
+        option it names, else the one code name of its announcing sentence. Else ""."""
         self.flush()
         if self.dls or not self.out.blocks or self.out.blocks[-1].kind != "paragraph":
             return ""
@@ -206,6 +209,8 @@ class DefinitionLists:
         if not _VALUES_INTRO.search(text):
             return ""
         options = set(_OPTION_TOKEN.findall(text))
+        if not options:  # "... setting the `TERM` variable to a different value in these cases:"
+            options = set(_CODE_TOKEN.findall(_LAST_SENTENCE.split(text)[-1]))
         return options.pop() if len(options) == 1 else ""
 
     def _entry_name(self, dl: dict[str, Any]) -> str:
@@ -220,6 +225,7 @@ class DefinitionLists:
             return
         owner = _KIND_WORDS.sub("", self.h1).split("<", 1)[0].strip()
         name = sig["names"][0].split("<", 1)[0].strip() if sig and sig["names"] else ""  # "DiffResult<T>"
+        name = name.split()[-1].lstrip("*&") if " " in name else name  # C's "const char * ssh_copyright"
         at = _word_at(text, name) if name else -1
         if at >= 0:  # from the name on, without modifiers, annotations, supertypes or throws
             text = _without_supertypes(text[at:])
