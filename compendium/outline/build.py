@@ -181,7 +181,9 @@ class _Builder:
         share = limits.max_share * (1 - limits.share_margin)
         cap = max(share * total, limits.share_floor) if limits.max_roots * limits.max_share > 1 else None
         room = limits.fan_out
-        opened_once: set[int] = set()
+        # Groups opened (or cut) once, by identity; held here so that no later group can take
+        # the address of one dropped from `groups` and pass for it (run to run, by chance).
+        opened_once: dict[int, Group] = {}
         while cap is not None and len(groups) < room:
             over = [i for i, g in enumerate(groups) if id(g) not in opened_once
                     and (len(g.items()) > cap or self._stays_spread(g.items(), 1, cap))]
@@ -189,7 +191,7 @@ class _Builder:
                 break
             largest = max(over, key=lambda i: len(groups[i].items()))
             opened = self.expand(groups[largest], 1)
-            opened_once.add(id(groups[largest]))
+            opened_once[id(groups[largest])] = groups[largest]
             # Its parts that have parts of their own first ("Models" of "API Reference"); the
             # rest stays under its title, and is opened in turn only if it is still too big.
             partly = self._open_partly(groups[largest], opened)
@@ -211,7 +213,7 @@ class _Builder:
                 runs = self._runs(groups[largest], cap)
                 if len(runs) > 1 and len(groups) - 1 + len(runs) <= room:
                     groups[largest:largest + 1] = runs
-                    opened_once.update(id(r) for r in runs)  # kept as cut last time, within the margin
+                    opened_once.update((id(r), r) for r in runs)  # kept as cut last time, within the margin
                 continue
             groups[largest:largest + 1] = opened
         # The authors' parts are merged only past the fan-out: a merged part is named after a member.

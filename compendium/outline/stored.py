@@ -24,7 +24,7 @@ from .tree import OutlineNode, outline_json
 OUTLINE_KEY = "outline"
 CHUNKS_PER_SUBJECT = 24  # passages read to place a subject: enough to find where it lives
 OVERVIEW_MEMBERS = 12
-OUTLINE_VERSION = 17  # bump when the build changes what the same inputs give (2: part headings make no node;
+OUTLINE_VERSION = 18  # bump when the build changes what the same inputs give (2: part headings make no node;
 # 3: beside a TOC, the folder of every document is no node; 4: a page links up to its parent, a node
 # lists the parts of its namesake child; 5: a node titled like a part of any document names its parent;
 # 6: the pages of a chapter's own index page are its pages, not a child; 7: lettered appendices
@@ -36,7 +36,8 @@ OUTLINE_VERSION = 17  # bump when the build changes what the same inputs give (2
 # and keeps the rest together, or is cut into runs; 15: below the roots, a part with no parts of its own is cut
 # into runs in reading order, not into communities named after a member; 16: a part cut among its pages across
 # runs stays one part, under its title, in each run; 17: so does a section whose pages interleave with another's,
-# and runs alike at their ends are named by their first and last pages)
+# and runs alike at their ends are named by their first and last pages; 18: a part opened once is
+# never taken for another that got its address, so one input gives one tree)
 
 
 @dataclass
