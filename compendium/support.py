@@ -94,8 +94,17 @@ class SupportReport:
 
 
 def _is_prose(line: str) -> bool:
+    """Whether a line is checked: not a heading, table, fence, tag, quote, rule or footnote
+    definition ("[^1]: ..."). A line that opens with a marker and no colon is a sentence."""
     stripped = line.lstrip()
-    return bool(stripped) and not stripped.startswith(("#", "|", "```", "<", ">", "[^")) and not set(stripped) <= set("-*_= ")
+    return (bool(stripped) and not stripped.startswith(("#", "|", "```", "<", ">"))
+            and not _FOOTNOTE_DEFINITION.match(stripped) and not set(stripped) <= set("-*_= "))
+
+
+_FOOTNOTE_DEFINITION = re.compile(r"\[\^[^\]\s]+\]:")
+
+
+_OPENING_MARKERS = re.compile(r"^(?:\[\^[^\]\s]+\](?!:)[ \t]*)+(?=\S)")
 
 
 def check_text(
@@ -163,7 +172,13 @@ def check_text(
         prefix = re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", line)
         lead = prefix.group(0) if prefix else ""
         kept: list[str] = []
-        parts = split_sentences(line[len(lead):])
+        rest = line[len(lead):]
+        opening = _OPENING_MARKERS.match(rest)
+        parts = split_sentences(rest[opening.end():] if opening else rest)
+        if opening and parts:
+            # "- [^1] A WAL record describes ...": a small model copied the evidence lines'
+            # layout, marker first; the marker closes the sentence it opened.
+            parts[0] = _with_markers(parts[0], [m.group(1) for m in CITE.finditer(opening.group(0))])
         # A sentence with no marker of its own is answered for by the next marker of its
         # paragraph (a citation closing a run of sentences covers them): each is checked
         # against that evidence. Nothing after it in the paragraph: it cites nothing.

@@ -104,3 +104,18 @@ def test_an_abbreviation_or_a_decimal_number_ends_no_sentence_of_a_page():
     assert split_sentences(page) == [page]
     report = check_text(page, EVIDENCE)
     assert report.kept_text == page and not report.uncited
+
+
+def test_a_marker_opening_a_line_closes_its_sentence():
+    # The 1.5B model wrote a page as its evidence lines, marker first: "- [^1] A WAL record ...".
+    page = ("- [^1] The WAL writer flushes write-ahead log records to disk before the data pages are written.\n"
+            "[^2] TOAST stores large column values out of line, in a separate table. TOAST compresses every index.[^2]")
+    report = check_text(page, EVIDENCE)
+    assert report.kept_text == (
+        "- The WAL writer flushes write-ahead log records to disk before the data pages are written.[^1]\n"
+        "TOAST stores large column values out of line, in a separate table.[^2]")
+
+
+def test_a_line_opening_with_a_marker_is_checked_and_a_footnote_definition_is_not():
+    page = "[^1] The moon is made of green cheese.\n\n[^1]: write-ahead-log.md — chunk 3f2a"
+    assert check_text(page, EVIDENCE).kept_text == "[^1]: write-ahead-log.md — chunk 3f2a"
