@@ -49,7 +49,7 @@ from .retrieve import Retrieval, retrieve
 
 EXTRACTIVE_SENTENCES = 3
 ANSWER_TOKENS = 600
-ANSWER_VERSION = 3  # of the prompts and checks: a cached answer of another version is not used
+ANSWER_VERSION = 4  # of the prompts and checks: a cached answer of another version is not used
 CACHE_KIND = "answer"
 NOTHING = "Nothing in the knowledge base answers this."
 EXTRACTIVE_NOTE = ("An extractive answer: no model is configured, so these are sentences quoted "
@@ -239,6 +239,10 @@ async def _repaired(retrieval: Retrieval, client: Any, problems: list[str]) -> l
     return out
 
 
+def _words_said(sentence: str) -> str:
+    return " ".join(words(CITATION.sub(" ", sentence)))
+
+
 def _standing(sentence: str, retrieval: Retrieval) -> bool:
     """Whether the sentence stands as it is or with the label of the one item restating it."""
     if sentence_problem(sentence, retrieval) is None:
@@ -248,6 +252,10 @@ def _standing(sentence: str, retrieval: Retrieval) -> bool:
 
 
 def _checked(sentence: str, retrieval: Retrieval, kept: list[str], problems: list[str]) -> dict[str, Any]:
+    said = _words_said(sentence)
+    if said and any(_words_said(k) == said for k in kept):
+        # a small model wrote one sentence three and four times over
+        return {"type": "retract", "text": sentence, "reason": "the answer already says this"}
     problem = sentence_problem(sentence, retrieval)
     if problem is not None:
         # copied without its label, or with the wrong one: the one item that restates it

@@ -7,6 +7,7 @@ import re
 from collections.abc import Container
 
 from ..statements import statement_problem
+from ..storage.text import words
 from ..support import MIN_CONTENT_WORDS, SUPPORT_THRESHOLD, content_words, overlap, restating
 from ..words import not_after_abbreviation
 from .retrieve import Retrieval
@@ -67,6 +68,8 @@ def sentence_problem(sentence: str, retrieval: Retrieval) -> str | None:
     if problem:
         return problem
     bare = CITATION.sub(" ", sentence)
+    if _said(bare) in _titles(retrieval):
+        return f"this is a heading or a name of the evidence, not a sentence: {sentence[:200]!r}"
     said = content_words(bare)
     if len(said) >= MIN_CONTENT_WORDS:
         texts = [evidence_text(retrieval, c) for c in cited]
@@ -78,6 +81,26 @@ def sentence_problem(sentence: str, retrieval: Retrieval) -> str | None:
         if why:
             return f"this sentence says what {', '.join(cited)} does not ({why}): {sentence[:200]!r}"
     return None
+
+
+def _said(text: str) -> str:
+    """A text's words, lowercased and space-joined, for telling the same words apart from marks."""
+    return " ".join(words(text))
+
+
+def _titles(retrieval: Retrieval) -> set[str]:
+    """The headings of the passages (alone and as their path) and the names and titles of the
+    other items: what a small model copies as a "sentence" and its label then "supports"
+    ("The price of MVCC [C1]."). Each as _said gives it."""
+    out = set()
+    for chunk in retrieval.chunks:
+        path = list(chunk.get("heading_path") or [])
+        out.update(_said(h) for h in path)
+        out.update(_said(" ".join(path[i:])) for i in range(len(path)))
+    out.update(_said(e["name"]) for e in retrieval.entities)
+    out.update(_said(p["title"]) for p in retrieval.pages)
+    out.update(_said(t["title"]) for t in retrieval.topics)
+    return out - {""}
 
 
 def recited(sentence: str, retrieval: Retrieval) -> str | None:

@@ -98,3 +98,26 @@ def test_an_abbreviation_or_a_decimal_number_does_not_end_an_answer_sentence():
     cutter = SentenceCutter()
     streamed = [s for i in range(0, len(text), 7) for s in cutter.feed(text[i:i + 7])] + cutter.rest()
     assert streamed == whole
+
+
+async def test_a_heading_copied_as_a_sentence_and_a_sentence_said_twice_are_not_kept(compiled_copy, llm_server):
+    # As the 0.5B model repaired an answer: a passage's heading with its label, one sentence four times.
+    seen: list[tuple[str, str]] = []
+
+    def reply(request: ChatRequest) -> str:
+        label = next(label for label, text in PASSAGE.findall(request.prompt) if "page by page" in text)
+        heading = re.search(rf"^\[{label}\] .* › (.+)$", request.prompt, re.MULTILINE).group(1)
+        seen.append((label, heading))
+        return f"{heading} [{label}]. " + f"{FAITHFUL} [{label}]. " * 3
+
+    respond, asked = responder(reply)
+    llm_server.responder = respond
+    events = await events_of(llm_settings(compiled_copy, llm_server))
+    final = check_order(events)
+    label, heading = seen[0]
+    assert final["answer"] == f"{FAITHFUL} [{label}]."
+    retracted = [e for e in events if e["type"] == "retract"]
+    reasons = [e["reason"] for e in retracted]
+    assert retracted[0]["text"].startswith(heading) and "heading" in reasons[0]
+    assert len(reasons) == 3 and reasons[1:] == ["the answer already says this"] * 2
+    assert len(asked) == 1
