@@ -6,7 +6,8 @@ from __future__ import annotations
 from compendium.phases.readers import read_document
 
 PAGE = """<html><head><title>depot: The crate functions</title></head><body>
-<div class="header"><div class="title">The crate functions</div></div>
+<div class="header"><div class="headertitle"><div class="title">The crate functions<div class="ingroups">
+<a class="el" href="group__depot.html">The depot API</a></div></div></div></div>
 <table class="memberdecls"><tr class="heading"><td colspan="2"><h2 class="groupheader">Functions</h2></td></tr>
 <tr class="memitem:ga1"><td class="memItemLeft">int&#160;</td><td class="memItemRight">
 <a class="el" href="#ga1">depot_pack</a> (depot_crate crate)</td></tr>
@@ -30,6 +31,9 @@ def test_a_doxygen_member_is_read_under_its_name_and_its_summary_and_tooltips_ar
     assert not any("◆" in h for h in headings)
     assert "Pack a crate for shipping." in doc.text
     assert "More..." not in doc.text and "Pack a crate." not in doc.text.replace("Pack a crate for", "")
+    # the page's own title box names it, not the <title> that puts the project first; the group
+    # breadcrumb inside the box is navigation
+    assert doc.title == "The crate functions" and "The depot API" not in doc.text
 
 
 MEMBER = """<html><head><title>depot: The crate functions</title></head><body>

@@ -10,7 +10,16 @@ from ...errors import InputError
 from .builder import Builder
 from .html_definitions import MEMBER_SIGNATURE, SIG_BOX, SIG_NAME, DefinitionLists
 from .html_tables import TableLayout
-from .html_tags import BLOCKS, HEADINGS, INLINE_CODE, SKIP, class_names, is_chrome, language_of
+from .html_tags import (
+    BLOCKS,
+    HEADINGS,
+    INLINE_CODE,
+    PAGE_TITLE_BOX,
+    SKIP,
+    class_names,
+    is_chrome,
+    language_of,
+)
 from .line_shapes import NOTICE
 from .model import Deadline, ParsedDocument, code_span, one_line
 from .source import title_from_name
@@ -62,6 +71,7 @@ class _Events(DefinitionLists, TableLayout):
         self.caption: list[str] | None = None
         self.title: list[str] | None = None
         self.title_text = ""
+        self.page_title = ""  # the title a page's own title box gives ("?" while it is read)
         self.meta: dict[str, Any] = {}
         self.toc = TocLinks()
         self.up = UpLink()
@@ -162,6 +172,9 @@ class _Events(DefinitionLists, TableLayout):
             return "inline"
         if tag in _NOT_PROSE:
             self._terms_out()
+        if tag == "div" and not self.page_title and PAGE_TITLE_BOX.intersection(class_names(attrib)):
+            tag = "h1"  # Doxygen's title box: the page's own title, read as its heading
+            self.page_title = "?"
         if tag in HEADINGS:
             self.flush()
             if self.contexts and self.contexts[-1][0] == "item":
@@ -280,6 +293,8 @@ class _Events(DefinitionLists, TableLayout):
             self.out.heading(self.heading_level, text, code=code)
             if self.heading_level == 1 and not self.h1:
                 self.h1 = one_line(text)
+            if self.page_title == "?":
+                self.page_title = one_line(text) or "-"
             if self.soft and self.heading_level >= 2:
                 self.soft_open = True
             self.heading = None
@@ -397,7 +412,8 @@ def read_html(data: bytes, path: Path, deadline: Deadline) -> ParsedDocument:
     parser = etree.HTMLParser(target=events, encoding=encoding, remove_comments=True, remove_pis=True, no_network=True)
     parser.feed(data)
     parser.close()
-    title = events.title_text or out.first_heading() or title_from_name(path)
+    own = events.page_title if events.page_title not in ("", "?", "-") else ""
+    title = own or events.title_text or out.first_heading() or title_from_name(path)
     if events.toc.links:
         events.meta["toc"] = events.toc.links
     if any(entry[0] == "a" for entry in events.links.entries):

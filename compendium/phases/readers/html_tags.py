@@ -41,6 +41,10 @@ _MEMBER_SUMMARY = re.compile(
 # Sphinx's "¶" anchors and "[source]" links; texinfo's "¶" anchors (copiable-anchor, -link);
 # Doxygen's "◆" anchors (permalink)
 _INLINE_CHROME = frozenset({"headerlink", "viewcode-link", "copiable-anchor", "copiable-link", "permalink"})
+# Doxygen's group breadcrumb inside a page's title ("The libssh API" under its module's name)
+_BLOCK_CHROME = frozenset({"ingroups"})
+# Doxygen's page title box: the page's own title, where <title> puts the project's name first
+PAGE_TITLE_BOX = frozenset({"headertitle"})
 _LANGUAGE = re.compile(r"^(?:language|lang|highlight|sourceCode)-([\w+#.-]+)$")
 
 
@@ -60,7 +64,7 @@ def is_chrome(tag: str, attrib: Any) -> bool:
         return any(c in _INLINE_CHROME for c in classes)
     if (attrib.get("role") or "").lower() in _CHROME_ROLES:
         return True
-    if any(_CHROME_NAME.fullmatch(c) or _MEMBER_SUMMARY.fullmatch(c) for c in classes):
+    if any(_CHROME_NAME.fullmatch(c) or _MEMBER_SUMMARY.fullmatch(c) or c in _BLOCK_CHROME for c in classes):
         return True
     # Ids name sections too ("#menu" of a page about menus): only non-section boxes count.
     ident = attrib.get("id") or ""
