@@ -1,6 +1,6 @@
-"""Token estimates: close to a real BPE count, fast, and truncation that respects the budget."""
-
-import time
+"""Token estimates: close to a real BPE count, and truncation that respects the budget. (Their speed
+is part of benchmarks/offline_speed.py's chunks per CPU second: a wall-clock bound in a test fails on a
+busy machine.)"""
 
 from compendium.tokens import count_tokens, truncate_to_tokens
 
@@ -30,14 +30,6 @@ def test_more_text_means_more_tokens():
 
 def test_non_ascii_text_costs_tokens():
     assert count_tokens("知识库编译器将文档转换为维基页面") >= 12
-
-
-def test_speed_above_20_mb_per_second():
-    text = (PROSE + "\n\n" + CODE) * 20000  # ~4 MB
-    started = time.perf_counter()
-    count_tokens(text)
-    seconds = time.perf_counter() - started
-    assert len(text) / seconds > 20e6
 
 
 def test_truncate_respects_budget_and_cuts_at_a_space():
