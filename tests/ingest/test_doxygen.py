@@ -22,10 +22,14 @@ PAGE = """<html><head><title>depot: The crate functions</title></head><body>
 </body></html>"""
 
 
+def _read(tmp_path, name: str, html: str):
+    path = tmp_path / name
+    path.write_text(html, encoding="utf-8")
+    return read_document(path)
+
+
 def test_a_doxygen_member_is_read_under_its_name_and_its_summary_and_tooltips_are_not(tmp_path):
-    path = tmp_path / "group__crates.html"
-    path.write_text(PAGE, encoding="utf-8")
-    doc = read_document(path)
+    doc = _read(tmp_path, "group__crates.html", PAGE)
     headings = [doc.text[b.start:b.end] for b in doc.blocks if b.kind == "heading"]
     assert "depot_pack()" in headings  # the "◆" anchor is the page's chrome
     assert not any("◆" in h for h in headings)
@@ -55,8 +59,6 @@ MEMBER = """<html><head><title>depot: The crate functions</title></head><body>
 
 
 def test_a_doxygen_member_prototype_is_the_term_its_description_defines(tmp_path):
-    path = tmp_path / "group__names.html"
-    path.write_text(MEMBER, encoding="utf-8")
-    doc = read_document(path)
+    doc = _read(tmp_path, "group__names.html", MEMBER)
     defined = [(doc.text[b.start:b.end], b.term) for b in doc.blocks if b.kind == "definition"]
     assert defined == [("`depot_name ( depot_crate crate )`: Get the name of a crate.", "depot_name")]

@@ -428,6 +428,12 @@ def test_one_setting_more_in_a_section_cut_into_runs_moves_no_other_setting():
     assert now["SETTING_060"] == now["SETTING_059"]  # the new one joins the run of the one before it
 
 
+def _chapters() -> list[Leaf]:
+    """Four guide chapters of 150 pages each after the reference page: the rest of the manual."""
+    return [Leaf(f"ch{c}-{i}", f"Chapter {c} page {i}", 1.0, [(f"doc:ch{c}.html", f"Chapter {c}")], (1000 + 200 * c + i,))
+            for c in range(4) for i in range(150)]
+
+
 def test_a_section_cut_across_runs_keeps_its_title_in_each_run_not_a_members_name():
     # A reference page past its share of the manual: its first section alone is bigger than a run.
     sections = (("General configuration", 200), ("Options for HTML output", 30), ("Options for LaTeX output", 30))
@@ -438,9 +444,7 @@ def test_a_section_cut_across_runs_keeps_its_title_in_each_run_not_a_members_nam
             leaves.append(Leaf(name, name, 1.0, [("doc:conf.html", "Configuration"),
                                                  (f"heading:conf.html#{heading}", heading)], (n,)))
             n += 1
-    for c in range(4):
-        leaves += [Leaf(f"ch{c}-{i}", f"Chapter {c} page {i}", 1.0, [(f"doc:ch{c}.html", f"Chapter {c}")], (1000 + 200 * c + i,))
-                   for i in range(150)]
+    leaves += _chapters()
     edges = [(leaves[i].id, leaves[(i + 77) % 260].id, 2.0) for i in range(260)]  # ties across the sections
     roots = build_outline(leaves, edges)
     runs = [r for r in roots if r.title.startswith("Configuration (")]
@@ -462,9 +466,7 @@ def test_a_section_whose_pages_interleave_with_anothers_is_one_node_in_each_run(
             leaves.append(Leaf(name, name, 1.0, [("doc:conf.html", "Configuration"),
                                                  (f"heading:conf.html#{heading}", heading)], (n,)))
             n += 1
-    for c in range(4):
-        leaves += [Leaf(f"ch{c}-{i}", f"Chapter {c} page {i}", 1.0, [(f"doc:ch{c}.html", f"Chapter {c}")], (1000 + 200 * c + i,))
-                   for i in range(150)]
+    leaves += _chapters()
     roots = build_outline(leaves, [])
     runs = [r for r in roots if r.title.startswith("Configuration (")]
     assert [r.title for r in runs] == ["Configuration (setting_0_00 – setting_3_29)",

@@ -170,5 +170,5 @@ def never_alone(text: str) -> bool:
     """A sentence no page of lifted sentences can carry: it talks about an example the page does
     not show, speaks as one author, narrates a walk-through, or only points elsewhere."""
     body = _SEE_ASIDE.sub("", text[entry_label(text):])  # "(see Examples below ...)": a cross-reference
-    return bool(_EXAMPLE.search(body) or _FIRST_PERSON.search(body) or _ONLY_POINTS.match(body.lstrip())
+    return bool(_EXAMPLE.search(body) or _FIRST_PERSON.search(body) or only_points(text)
                 or (_NARRATION.search(body) and not entry_label(text)))  # an entry's "Try to ..." is what it does

@@ -71,7 +71,8 @@ class _Events(DefinitionLists, TableLayout):
         self.caption: list[str] | None = None
         self.title: list[str] | None = None
         self.title_text = ""
-        self.page_title = ""  # the title a page's own title box gives ("?" while it is read)
+        self.page_title: str | None = None  # the title a page's own title box gives, once one opens
+        self.in_title_box = False
         self.meta: dict[str, Any] = {}
         self.toc = TocLinks()
         self.up = UpLink()
@@ -172,9 +173,9 @@ class _Events(DefinitionLists, TableLayout):
             return "inline"
         if tag in _NOT_PROSE:
             self._terms_out()
-        if tag == "div" and not self.page_title and PAGE_TITLE_BOX.intersection(class_names(attrib)):
+        if tag == "div" and self.page_title is None and PAGE_TITLE_BOX.intersection(class_names(attrib)):
             tag = "h1"  # Doxygen's title box: the page's own title, read as its heading
-            self.page_title = "?"
+            self.page_title, self.in_title_box = "", True
         if tag in HEADINGS:
             self.flush()
             if self.contexts and self.contexts[-1][0] == "item":
@@ -240,9 +241,8 @@ class _Events(DefinitionLists, TableLayout):
         if self.signature is None and MEMBER_SIGNATURE.intersection(class_names(attrib)):
             self.signature = {"depth": len(self.stack), "names": []}
         if tag == "dl":
-            values_of = self.values_of()
             self.dls.append({"terms": [], "names": [], "prenames": [], "bold": [], "sig": False, "id": "", "described": False,
-                             "values_of": values_of,
+                             "values_of": self.values_of(),
                              "mark": (len(self.out.blocks), len(self.out.parts), self.out.length),
                              # Sphinx's field list ("Parameters", its colon drawn by a style sheet)
                              "fields": "field-list" in class_names(attrib)})
@@ -293,8 +293,8 @@ class _Events(DefinitionLists, TableLayout):
             self.out.heading(self.heading_level, text, code=code)
             if self.heading_level == 1 and not self.h1:
                 self.h1 = one_line(text)
-            if self.page_title == "?":
-                self.page_title = one_line(text) or "-"
+            if self.in_title_box:
+                self.page_title, self.in_title_box = one_line(text), False
             if self.soft and self.heading_level >= 2:
                 self.soft_open = True
             self.heading = None
@@ -412,8 +412,7 @@ def read_html(data: bytes, path: Path, deadline: Deadline) -> ParsedDocument:
     parser = etree.HTMLParser(target=events, encoding=encoding, remove_comments=True, remove_pis=True, no_network=True)
     parser.feed(data)
     parser.close()
-    own = events.page_title if events.page_title not in ("", "?", "-") else ""
-    title = own or events.title_text or out.first_heading() or title_from_name(path)
+    title = events.page_title or events.title_text or out.first_heading() or title_from_name(path)
     if events.toc.links:
         events.meta["toc"] = events.toc.links
     if any(entry[0] == "a" for entry in events.links.entries):

@@ -201,8 +201,8 @@ class DefinitionLists:
     def values_of(self) -> str:
         """The option (or variable) whose values a list opening now gives, by the paragraph just
         before it ("... selected via the `--backup` option ... Here are the values:"): the one
-        option it names, else the one code name of its announcing sentence. Else ""."""
-        self.flush()
+        option it names, else the one code name of its announcing sentence. Else "" (asked once
+        the paragraph before is flushed, as any block's opening flushes it)."""
         if self.dls or not self.out.blocks or self.out.blocks[-1].kind != "paragraph":
             return ""
         text = self.out.parts[-1]
