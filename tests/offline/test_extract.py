@@ -86,6 +86,15 @@ def test_a_plain_word_after_or_is_an_alternative_not_an_alias():
     assert entities["Granite Server"].aliases == ["Granite"]  # a name after "or" is still an alias
 
 
+def test_a_phrase_or_a_list_in_parentheses_is_no_alias():
+    text = ("The most obvious case is when the user asks `git diff` (or its low level implementation, "
+            "`git diff-files`) for the changes. "
+            "The setting defaults to `slice` for `code-block` (i.e. for `<prefix>=pre`) since version 6. "
+            "Setting `noteBgColor` (or `hintBgColor`, ...) triggers the complex box.")
+    aliases = [a for e in run(text).entities for a in e.aliases]
+    assert not [a for a in aliases if "," in a or "`" in a or a.split()[0] in ("its", "for")], aliases
+
+
 def test_also_known_with_an_adverb_between():
     reply = run(
         "The Autovacuum Daemon, also known simply as autovacuum, is the background process "

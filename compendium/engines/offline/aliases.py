@@ -118,7 +118,7 @@ def _paren_alias(text: str, m: re.Match[str], spans: list[Span], links: dict[str
     if cue:
         before = _span_ending(spans, m.start())
         alias = cue.group("alias").strip().strip("`\"'“”")
-        if _loose_alternative(cue.group(0), alias, m.group(1)):
+        if _loose_alternative(cue.group(0), alias, m.group(1)) or not _reads_as_name(alias):
             return  # "two SELECT (or equivalent) commands": an alternative, not another name
         if before is not None and 0 < len(alias.split()) <= 6:
             _link(links, long=before, short=_add_span(spans, alias, m.start(1) + inner.find(alias)))
@@ -143,6 +143,15 @@ def _paren_alias(text: str, m: re.Match[str], spans: list[Span], links: dict[str
         _link(
             links, long=_add_span(spans, inner, m.start(1) + m.group(1).find(inner)), short=before
         )
+
+
+def _reads_as_name(alias: str) -> bool:
+    """A name, not a phrase or a list: no comma ("its low level implementation, `git diff-files`",
+    "`hintBgColor`, ..."), no opening word that a name never opens with ("for `<prefix>=pre`"),
+    and code marks, where there are any, round the whole of it."""
+    if "," in alias or alias.split()[0].lower() in FUNCTION_WORDS:
+        return False
+    return "`" not in alias
 
 
 def _loose_alternative(cue: str, alias: str, inner: str) -> bool:
