@@ -40,6 +40,10 @@ class RetrieveIn(BaseModel):
                                     description="only documents whose path starts with this")
     outline_node: str | None = Field(None, max_length=500, description=(
         "only the documents of this outline topic and its subtopics (its title, id or overview slug)"))
+    rerank: Literal["words", "llm", "none"] = Field(
+        "words", description="what reorders the fused passages: words (how closely their words meet the "
+                             "question's), llm (then the knowledge base's model reorders the first 10 in one "
+                             "cached call; the fused order is kept, with a note, when it fails), none")
 
 
 class AskIn(RetrieveIn):
@@ -53,7 +57,7 @@ def _options(body: RetrieveIn, kb: KnowledgeBase) -> Options:
     if kb.token_budget:  # the context must leave the answer room within the knowledge base's budget
         budget = max(200, min(budget, kb.token_budget // 2))
     return Options(top_k=body.top_k, mode=body.mode, budget_tokens=budget, path_prefix=body.path_prefix,
-                   outline_node=body.outline_node)
+                   outline_node=body.outline_node, rerank_by=body.rerank)
 
 
 @contextlib.asynccontextmanager

@@ -17,8 +17,10 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
     from ..retrieval.workspace import retrieve_in_workspace
 
     options = Options(top_k=args.top, mode=args.mode, budget_tokens=args.budget, path_prefix=args.under,
-                      outline_node=args.node)
+                      outline_node=args.node, rerank_by=args.rerank)
     result = asyncio.run(retrieve_in_workspace(workspace_settings(args), args.question, options))
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
     else:
@@ -30,7 +32,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from ..retrieval import Options
     from ..retrieval.workspace import ask_in_workspace
 
-    options = Options(top_k=args.top, mode=args.mode, path_prefix=args.under, outline_node=args.node)
+    options = Options(top_k=args.top, mode=args.mode, path_prefix=args.under, outline_node=args.node,
+                      rerank_by=args.rerank)
 
     async def run() -> int:
         # checked sentences as each completes (a model's sentence that fails its check is never
@@ -72,11 +75,17 @@ MODES = ("passages are ranked alike in every mode; hybrid (default): with the en
          "and relations; global: their pages and topics")
 
 
+RERANK = ("what reorders the fused passages: words (default: how closely their words meet the "
+          "question's), llm (then the configured model reorders the first 10, one cached call; the "
+          "fused order is kept, with a note, when it fails or none is configured), none")
+
+
 def _scope_arguments(p: Any) -> None:
     """The mode and filters `retrieve` and `ask` share."""
     p.add_argument("--mode", choices=["local", "global", "hybrid"], default="hybrid", help=MODES)
     p.add_argument("--under", metavar="PATH", help="only documents whose path starts with PATH")
     p.add_argument("--node", metavar="TOPIC", help="only the documents of this outline topic (title or slug)")
+    p.add_argument("--rerank", choices=["words", "llm", "none"], default="words", help=RERANK)
 
 
 def add_commands(sub: Any) -> None:

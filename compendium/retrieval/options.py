@@ -14,6 +14,7 @@ MODE_HELP = {
 }
 DEFAULT_BUDGET = 2000  # tokens of context
 MAX_TOP = 50
+RERANKERS: tuple[str, ...] = ("words", "llm", "none")
 
 
 @dataclass(slots=True)
@@ -33,6 +34,10 @@ class Options:
     # The word-match rerank of the fused head (rerank.py): its weight on the convex scores' scale
     # (RRF's are 1/(60 + rank), where it would decide alone); 0: none.
     rerank: float = 0.15
+    # What reorders the head after fusion: "words" (the word-match rerank above), "llm" (the
+    # word match, then the configured model reorders the first passages: llm_rerank.py; one
+    # cached call, the fused order kept on any failure) or "none".
+    rerank_by: str = "words"
     vectors: bool = True  # False: full text alone
     heading_weight: float = 0.2  # a passage under a heading that names a subject of the question
     per_document: int = 1  # passages of one document in the first five (0: no cap); one: five documents, measured best on all four manuals

@@ -29,9 +29,11 @@ def phrase(text: str) -> str:
 async def ranked_passages(
     store: Store, embedder: Any, text: str, search: str, documents: list[str] | None, opts: Options,
     top_k: int, headings: set[str] | None = None, mark: dict[str, Any] | None = None,
+    llm: Any | None = None, notes: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Full text (BM25) and dense vectors over chunks, fused, then at most `per_document`
-    passages of one document in the first five."""
+    passages of one document in the first five; with `rerank_by` "llm", the head reordered by
+    `llm` (what degraded is added to `notes`)."""
     where: dict[str, Any] = {} if documents is None else {"document_id": documents}
     vector = (await embedder.embed([text]))[0] if opts.vectors else None
     by_text, by_vector = await asyncio.gather(
@@ -52,7 +54,7 @@ async def ranked_passages(
                 fused[i] += opts.heading_weight
         pool = ranked({i: fused[i] for i in pool})
     pool = [i for i in pool if i in known]  # a vector whose chunk was deleted since the compile
-    if opts.rerank and opts.fusion == "convex" and vector is not None and _local(embedder):
+    if opts.rerank and opts.rerank_by != "none" and opts.fusion == "convex" and vector is not None and _local(embedder):
         head = pool[:HEAD]
         match = await word_match(text, {i: chunk_text(known[i]) for i in head}, word_vectors(embedder))
         if match:
@@ -60,7 +62,11 @@ async def ranked_passages(
             for i in head:
                 fused[i] += opts.rerank * (match.get(i, low) - low) / ((high - low) or 1.0)
             pool = ranked({i: fused[i] for i in pool})
-    order = _capped(pool, {i: known[i].document_id for i in pool}, opts.per_document)  # type: ignore[attr-defined]
+    document_of = {i: known[i].document_id for i in pool}  # type: ignore[attr-defined]
+    order = _capped(pool, document_of, opts.per_document)
+    if opts.rerank_by == "llm":
+        order = await _by_model(store, llm, text, order, known, notes if notes is not None else [])
+        order = _capped(order, document_of, opts.per_document)
     best = order[:top_k]
     paths = {d.id: d.path for d in await store.get(Document, list({known[i].document_id for i in best}))}  # type: ignore[attr-defined]
     return [
@@ -73,6 +79,18 @@ async def ranked_passages(
         }
         for i in best
     ]
+
+
+async def _by_model(store: Store, llm: Any | None, question: str, order: list[str], known: dict[str, Any],
+                    notes: list[str]) -> list[str]:
+    """The head of `order` reordered by the model (llm_rerank.py, loaded only when asked for)."""
+    from .llm_rerank import LLM_HEAD, passage_source, reranked
+
+    head = order[:LLM_HEAD]
+    paths = {d.id: d.path for d in await store.get(Document, list({known[i].document_id for i in head}))}  # type: ignore[attr-defined]
+    passages = {i: (passage_source(paths.get(known[i].document_id, ""), known[i].heading_path), known[i].text)
+                for i in head}
+    return await reranked(llm, question, order, passages, notes)
 
 
 def _local(embedder: Any) -> bool:

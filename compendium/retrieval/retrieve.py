@@ -5,14 +5,17 @@ Passages are ranked the same way in every mode: full text (BM25) and dense vecto
 chunks, fused by score, the head reranked by how closely the passages' words meet the
 question's (rerank.py, with the bundled offline embedder's word vectors), then capped per
 document (the named subjects' passages as a third list, and a rerank of the fused head by
-cosine, were measured and added nothing). The ranking does not depend on `top_k`: --top 5 is the
-first five of --top 10. The graph only adds what is linked to a subject the question names
-(an entity whose whole name or alias the question spells out as a name); a word of the
-question that merely equals an entity's name is not evidence.
+cosine, were measured and added nothing). With `rerank_by="llm"` the configured model reorders
+the first passages in one cached call (llm_rerank.py), the fused order kept on any failure.
+The ranking does not depend on `top_k`: --top 5 is the first five of --top 10. The graph only
+adds what is linked to a subject the question names (an entity whose whole name or alias the
+question spells out as a name); a word of the question that merely equals an entity's name is
+not evidence.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +24,7 @@ from ..storage.base import Store
 from ..storage.text import words
 from .context import build_context
 from .index import ensure_index
-from .options import MAX_TOP, MODES, Options
+from .options import MAX_TOP, MODES, RERANKERS, Options
 from .passages import ranked_passages
 from .ranking import RANKINGS, ranked
 from .scope import documents_in_node, documents_under
@@ -94,6 +97,9 @@ async def retrieve(
     if opts.ranking not in RANKINGS:
         raise InputError(f"unknown ranking {opts.ranking!r}; use one of: {', '.join(RANKINGS)}",
                          field="ranking")
+    if opts.rerank_by not in RERANKERS:
+        raise InputError(f"unknown rerank {opts.rerank_by!r}; use one of: {', '.join(RERANKERS)}",
+                         field="rerank")
     text = clip_question(question)
     if not words(text):
         raise InputError("the question has no words", field="question")
@@ -108,6 +114,9 @@ async def retrieve(
         return Retrieval(question=text, entities=[], relations=[], pages=[], topics=[], chunks=[],
                          context=build_context(text, {}, 200)[0], terms=rule_terms(text), notes=notes)
     terms, model_error = await _terms(text, llm, notes)
+    if opts.rerank_by == "llm" and llm is not None and model_error:  # it would wait for it again
+        opts = dataclasses.replace(opts, rerank_by="words")
+        notes.append("the model could not be reached: the passages keep their fused order")
     search = " ".join([*terms.words, *terms.names])
     documents = await documents_under(store, opts.path_prefix) if opts.path_prefix else None
     if opts.outline_node:
@@ -117,7 +126,8 @@ async def retrieve(
     subjects = await named_subjects(store, embedder, text, terms)
     entity_scores, entity_records, relations = await linked_entities(store, subjects, opts)
     headings = {" ".join(words(n)) for _, e in subjects.values() for n in [e.name, *e.aliases]} if opts.heading_weight else set()
-    chunks = await ranked_passages(store, passages, text, search, documents, opts, top_k, headings, mark)
+    chunks = await ranked_passages(store, passages, text, search, documents, opts, top_k, headings, mark,
+                                   llm=llm, notes=notes)
 
     top_entities = ranked(entity_scores, top_k)
     pages = await subject_pages(store, entity_scores, top_entities, opts, top_k)

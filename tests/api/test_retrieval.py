@@ -70,6 +70,13 @@ async def test_retrieve_and_ask_over_the_api(make_api):
                                     json={"question": QUESTION, "mode": "everything"}, headers=h)
         assert bad.status_code == 422
 
+        # no model behind an offline knowledge base: the fused order, and a note saying why
+        r = await api.client.post("/knowledge-bases/handbook/retrieve", headers=h,
+                                  json={"question": QUESTION, "top_k": 5, "rerank": "llm"})
+        assert r.status_code == 200, r.text
+        assert r.json()["chunks"] == data["chunks"]
+        assert any("no model is configured" in note for note in r.json()["notes"])
+
 
 async def test_another_tenant_sees_neither_endpoint(make_api):
     async with make_api() as api:
@@ -114,7 +121,7 @@ async def test_ask_through_the_llm_sends_heartbeats_and_keeps_the_token_budget(m
 
 
 @pytest.mark.parametrize("body", [{"question": ""}, {"question": "x" * 2001}, {"question": "q", "top_k": 0},
-                                  {"question": "q", "extra": 1}])
+                                  {"question": "q", "extra": 1}, {"question": "q", "rerank": "cosine"}])
 async def test_bad_requests_are_422(make_api, body):
     async with make_api(run_worker=False) as api:
         h = api.as_(await api.tenant_key("acme"))
