@@ -11,7 +11,7 @@ import pytest
 from compendium.cli import main
 from compendium.errors import InputError
 from compendium.retrieval import Options
-from compendium.retrieval.llm_rerank import LLM_HEAD, rerank_prompt
+from compendium.retrieval.llm_rerank import CHOSEN, LLM_HEAD, rerank_prompt
 from compendium.retrieval.workspace import retrieve_in_workspace
 from tests.retrieval.test_ask import QUESTION, llm_settings
 from tests.support.llm_server import ChatRequest
@@ -20,8 +20,8 @@ TERMS = '{"names": ["Vacuum", "Visibility Map"], "keywords": ["all-visible", "sk
 FENCE = re.compile(r"<passage (\w+) (P\d+-\w+)>")
 
 
-def ordering(pick):
-    """A responder that answers the rerank with `pick(labels)` as its order (and the question's
+def choosing(pick):
+    """A responder that answers the rerank with `pick(labels)` as its choice (and the question's
     terms as usual); it keeps each rerank request."""
     asked: list[ChatRequest] = []
 
@@ -30,7 +30,7 @@ def ordering(pick):
             return TERMS
         asked.append(request)
         labels = [label for _, label in FENCE.findall(request.prompt)]
-        return json.dumps({"order": pick(labels)})
+        return json.dumps({"best": pick(labels)})
 
     return respond, asked
 
@@ -43,8 +43,8 @@ async def fused(settings, top_k=LLM_HEAD):
     return ids(await retrieve_in_workspace(settings, QUESTION, Options(top_k=top_k)))
 
 
-async def test_the_model_reorders_the_first_passages_in_one_bounded_call(compiled_copy, llm_server):
-    respond, asked = ordering(lambda labels: list(reversed(labels)))
+async def test_the_passages_the_model_chooses_come_first_after_one_bounded_call(compiled_copy, llm_server):
+    respond, asked = choosing(lambda labels: [labels[-1], labels[-2]])
     llm_server.responder = respond
     settings = llm_settings(compiled_copy, llm_server)
     before = await fused(settings)
@@ -53,14 +53,18 @@ async def test_the_model_reorders_the_first_passages_in_one_bounded_call(compile
     request = asked[0]
     labels = [label for _, label in FENCE.findall(request.prompt)]
     assert len(labels) == len(before) and QUESTION in request.prompt
-    schema = request.body["response_format"]["json_schema"]["schema"]["properties"]["order"]
-    assert schema["items"]["enum"] == labels and schema["maxItems"] == len(labels)
-    # the model's order, then capped as always (one passage per document in the first five)
+    schema = request.body["response_format"]["json_schema"]["schema"]["properties"]["best"]
+    assert schema["items"]["enum"] == labels and schema["maxItems"] == CHOSEN
+    # the model's choice first, the rest in their fused order, then capped as always (one
+    # passage per document in the first five)
     assert set(ids(result)) == set(before) and ids(result)[0] == before[-1]
+    document = {c["chunk_id"]: c["document"] for c in result.chunks}
+    if document[before[-1]] != document[before[-2]]:
+        assert ids(result)[1] == before[-2]
 
 
 async def test_a_passage_the_model_leaves_out_follows_the_ones_it_named(compiled_copy, llm_server):
-    respond, _ = ordering(lambda labels: [labels[2]])
+    respond, _ = choosing(lambda labels: [labels[2]])
     llm_server.responder = respond
     settings = llm_settings(compiled_copy, llm_server)
     before = await fused(settings)
@@ -69,7 +73,7 @@ async def test_a_passage_the_model_leaves_out_follows_the_ones_it_named(compiled
 
 
 async def test_the_rerank_is_cached_and_top_k_stays_a_cut_off(compiled_copy, llm_server):
-    respond, asked = ordering(lambda labels: list(reversed(labels)))
+    respond, asked = choosing(lambda labels: [labels[-1], labels[-2]])
     llm_server.responder = respond
     settings = llm_settings(compiled_copy, llm_server)
     ten = await retrieve_in_workspace(settings, QUESTION, Options(top_k=LLM_HEAD, rerank_by="llm"))
@@ -78,7 +82,7 @@ async def test_the_rerank_is_cached_and_top_k_stays_a_cut_off(compiled_copy, llm
     assert ids(five) == ids(ten)[:5]
 
 
-@pytest.mark.parametrize("reply", ['{"order": ["P99-zzzz"]}', "not JSON at all"])
+@pytest.mark.parametrize("reply", ['{"best": ["P99-zzzz"]}', "not JSON at all"])
 async def test_a_reply_that_names_no_passage_keeps_the_fused_order_with_a_note(compiled_copy, llm_server, reply):
     def respond(request: ChatRequest) -> str:
         return TERMS if request.schema_name == "question_terms" else reply
@@ -94,7 +98,7 @@ async def test_a_reply_that_names_no_passage_keeps_the_fused_order_with_a_note(c
 
 async def test_an_unreachable_model_keeps_the_fused_order_without_asking_twice(compiled_copy, llm_server):
     settings = llm_settings(compiled_copy, llm_server)
-    respond, asked = ordering(lambda labels: list(reversed(labels)))
+    respond, asked = choosing(lambda labels: [labels[-1], labels[-2]])
     llm_server.responder = respond
     llm_server.stop()
     before = await fused(settings)  # the rules' terms: the model cannot rewrite the question
