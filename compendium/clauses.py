@@ -224,6 +224,10 @@ def read_clause(toks: list[Token], start: int = 0, *, inner: bool = False) -> li
             if w in _PRONOUNS:  # "On each page it prunes ...": what came before was a phrase of place
                 out.append(_verb(toks, [], j + 1, pronoun=True))
                 break
+            if subject and not head_done and _participle_phrase(toks, j):
+                head_done = True  # "the WAL records describing its change have been flushed"
+                j += 1
+                continue
             if subject and _verbish(t) and not _noun_before_verb(toks, j):
                 out.append(_verb(toks, subject, j))
                 if not _plain_word(toks[j + 1] if j + 1 < n else None):
@@ -237,6 +241,16 @@ def read_clause(toks: list[Token], start: int = 0, *, inner: bool = False) -> li
                 break
         j += 1
     return out or [Clause(subject)]
+
+
+def _participle_phrase(toks: list[Token], j: int) -> bool:
+    """An -ing word after a noun that opens a phrase of its own ("records describing its
+    change", "entries pointing to dead tuples"): it ends the subject's head. Before an
+    auxiliary it is the head itself ("the string encoding is ...")."""
+    w = toks[j].low
+    nxt = toks[j + 1] if j + 1 < len(toks) else None
+    return (w.endswith("ing") and len(w) > 5 and _plain_word(toks[j]) and nxt is not None
+            and (nxt.kind in ("name", "code") or nxt.low in _DETERMINERS or nxt.low in _PREPOSITIONS))
 
 
 def _noun_before_verb(toks: list[Token], j: int) -> bool:
@@ -282,6 +296,8 @@ def _object(toks: list[Token], k: int) -> str:
         k += 1
     head = ""
     while k < len(toks) and (toks[k].kind in ("name", "code", "number") or _plain_word(toks[k])):
+        if head and _participle_phrase(toks, k):
+            break  # "removes the entries pointing to ...": the entries are removed
         head = fold_phrase(toks[k].text) or head
         k += 1
     return head

@@ -19,7 +19,14 @@ Map ...". A cited evidence item carries a sentence only when:
   verb, or the agent after "by". A verb with no subject of its own ("..., and updates X")
   belongs to the subject before it. A statement that says the thing with another verb is not
   compared by roles: the paraphrase is free to turn "Y flushes records to disk" into "records
-  reach disk".
+  reach disk";
+- what undergoes it: a passive that names no agent ("the modified page must be flushed") is
+  said of its subject only where the statement has that subject undergoing the verb (its
+  passive subject or its object): "... until the WAL records ... have been flushed" flushes
+  the records, not the page;
+- a sentence opening with a pronoun, in running text (a page, an answer): the pronoun is the
+  subject of the sentence kept before it (`antecedent`), which the evidence must name and
+  say it of; with no sentence before it, nothing a reader can check, so not supported.
 
 The sentences are read by clauses.py; where it finds no subject (a pronoun, a fragment) or the
 verb is a copula ("X is the Y that ..."), only the names and the one statement are asked.
@@ -30,7 +37,7 @@ Pure and dependency-free, like support.py that calls it; both read words by word
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .clauses import (
@@ -69,6 +76,8 @@ class Statement:
     stems: set[str]  # for names, subjects, objects and verbs
     doers: list[tuple[str, str]]  # (actor phrase, verb) of its clauses, as stems
     causal: bool = False  # it gives a cause ("because", "which is why")
+    # (what undergoes the verb, verb) of its clauses: a passive's subject, an active verb's object
+    patients: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -86,11 +95,13 @@ def _quoted(text: str) -> str:
     return " ".join(re.findall(r"[^\W_]+", plain(text).casefold()))
 
 
-def _doers(toks: list[Token], previous: Statement | None) -> list[tuple[str, str]]:
-    """(actor, verb) of each clause of a sentence. A verb with no subject of its own belongs to
-    the last actor before it ("Vacuum records X, sets Y and updates Z"); a leading pronoun
-    stands for the first actor of the sentence before."""
-    out: list[tuple[str, str]] = []
+def _roles(toks: list[Token], previous: Statement | None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(actor, verb) and (patient, verb) of each clause of a sentence. A verb with no subject of
+    its own belongs to the last actor before it ("Vacuum records X, sets Y and updates Z"); a
+    leading pronoun stands for the first actor of the sentence before. A passive's subject is
+    what undergoes its verb, as an active verb's object is."""
+    doers: list[tuple[str, str]] = []
+    patients: list[tuple[str, str]] = []
     main = ""  # the main clause's actor: a verb with no subject of its own is its
     for at, start in enumerate(clause_starts(toks)):
         for clause in main_clause(toks) if at == 0 else read_clause(toks, start, inner=True):
@@ -101,10 +112,14 @@ def _doers(toks: list[Token], previous: Statement | None) -> list[tuple[str, str
             if at == 0:
                 main = main or actor  # "X is the Y that removes Z": X removes Z
             if clause.passive:
+                if actor and clause.action:
+                    patients.append((actor, clause.action))
                 actor = subject_phrase(clause.agent)
+            elif clause.object and clause.action:
+                patients.append((clause.object, clause.action))
             if actor and clause.action:
-                out.append((actor, clause.action))
-    return list(dict.fromkeys(out))
+                doers.append((actor, clause.action))
+    return list(dict.fromkeys(doers)), list(dict.fromkeys(patients))
 
 
 def _sentences(text: str) -> list[str]:
@@ -128,8 +143,8 @@ def read_evidence(text: str) -> Evidence:
     previous: Statement | None = None  # the last statement with an actor ("Heap scan." has none)
     for sentence in _sentences(text):
         toks = tokens(sentence)
-        statement = Statement(content_words(sentence), stems(sentence), _doers(toks, previous),
-                              bool(_CAUSE.search(sentence)))
+        doers, patients = _roles(toks, previous)
+        statement = Statement(content_words(sentence), stems(sentence), doers, bool(_CAUSE.search(sentence)), patients)
         if previous is not None and previous.doers and any(c.pronoun for c in main_clause(toks)):
             statement.stems |= set(previous.doers[0][0].split())  # "It also ...": who "it" is
             statement.words |= content_words(previous.doers[0][0])
@@ -157,17 +172,51 @@ def read_sentence(sentence: str) -> Reading:
                    bool(_CAUSE.search(plain(sentence))))
 
 
-def statement_problem(sentence: str, evidence: str | Evidence, threshold: float) -> str | None:
+_OPENING_PRONOUNS = frozenset("it they he she this these that those".split())
+NO_ANTECEDENT = ""  # `antecedent` of a sentence that opens a text: a pronoun there stands for nothing
+PRONOUN_ALONE = "its subject is a pronoun, and no sentence before it says what it stands for"
+
+
+def subject_of(sentence: str, antecedent: str | None = None) -> str:
+    """The folded subject phrase of a sentence's main clause ("" when none is read); a pronoun
+    subject is read as `antecedent`. What a pronoun in the next sentence stands for."""
+    for clause in read_sentence(sentence).clauses:
+        if clause.pronoun:
+            return (antecedent or "") if opens_with_pronoun(sentence) else ""
+        phrase = subject_phrase(clause.subject)
+        if phrase:
+            return phrase
+    return ""
+
+
+def statement_problem(sentence: str, evidence: str | Evidence, threshold: float,
+                      antecedent: str | None = None) -> str | None:
     """Why `evidence` does not carry `sentence` as one statement with its names and actor
-    (None: it does). See the module docstring."""
+    (None: it does). See the module docstring. With `antecedent` (the subject of the sentence
+    before it in the text, subject_of; NO_ANTECEDENT for the first), a sentence whose subject is
+    a pronoun is read as saying it of that subject, and refused when there is none: "It is
+    created when ..." names no one a reader can check."""
     item = evidence if isinstance(evidence, Evidence) else read_evidence(evidence)
+    pronoun = antecedent is not None and opens_with_pronoun(sentence)
+    if pronoun and not antecedent:
+        return PRONOUN_ALONE
+    if pronoun and not set(antecedent.split()) <= item.stems:  # type: ignore[union-attr]
+        return f"the evidence does not name what its pronoun stands for ({antecedent})"
     quoted = _quoted(sentence)
     if quoted and f" {quoted} " in item.quoted:
         return None  # the evidence's own words: a quotation gives no one else's role
-    return read_problem(sentence, item, threshold)
+    return read_problem(sentence, item, threshold, antecedent if pronoun else None)
 
 
-def read_problem(sentence: str, item: Evidence, threshold: float) -> str | None:
+def opens_with_pronoun(sentence: str) -> bool:
+    """Whether the sentence's subject is a pronoun that opens it ("It is created when ..."): it
+    stands for something said before. One after an opening clause ("When an agent wins, it
+    promotes ...") mostly stands for that clause's subject, and is read as now."""
+    toks = tokens(sentence)
+    return bool(toks) and toks[0].low in _OPENING_PRONOUNS and any(c.pronoun for c in read_sentence(sentence).clauses)
+
+
+def read_problem(sentence: str, item: Evidence, threshold: float, antecedent: str | None = None) -> str | None:
     """statement_problem by the reading alone, for a sentence that does not quote its evidence."""
     reading = read_sentence(sentence)
     missing = [shown for n, shown in reading.names.items() if not _holds_name(item, n)]
@@ -185,25 +234,36 @@ def read_problem(sentence: str, item: Evidence, threshold: float) -> str | None:
     for statement in held:
         # Of two readings ("data pages | flush" or "data | pages"), the one whose verb is a verb
         # of the statement is the one the statement decides.
-        verbs = {verb for _, verb in statement.doers}
+        verbs = {verb for _, verb in statement.doers} | {verb for _, verb in statement.patients}
         clauses = [c for c in reading.clauses if c.action in verbs] or reading.clauses
         for clause in clauses:
+            subject = antecedent if clause.pronoun and antecedent else subject_phrase(clause.subject)
             # The subject and what the verb acts on are said in the one statement.
-            core = set(subject_phrase(clause.subject).split()) | set(clause.object.split())
-            if core <= statement.stems and _same_doer(clause, statement, reading.words):
+            core = set(subject.split()) | set(clause.object.split())
+            if core <= statement.stems and _same_doer(clause, statement, reading.words, subject):
                 return None
-    shown = " ".join(t.text for t in (reading.clauses[0].agent or reading.clauses[0].subject))
+    first = reading.clauses[0]
+    shown = " ".join(t.text for t in (first.agent or first.subject)) or (f"what it stands for ({antecedent})" if first.pronoun and antecedent else "")
     return f"the evidence does not say this of {shown or 'its subject'}"
 
 
-def _same_doer(clause: Clause, statement: Statement, words: set[str]) -> bool:
-    """Whether the statement has the clause's actor doing its verb. A statement that says it with
-    another verb cannot be compared by roles: its actor must be the clause's, or it must hold
-    OTHER_VERB_SHARE of the sentence's words ("Records reach disk" for "Y flushes records to disk")."""
-    doer = subject_head(clause.agent) if clause.passive else subject_head(clause.subject)
-    if not clause.action or clause.pronoun or not doer:
+def _same_doer(clause: Clause, statement: Statement, words: set[str], subject: str) -> bool:
+    """Whether the statement has the clause's actor doing its verb, or, for a passive that names
+    no agent, the clause's subject undergoing it ("the modified page must be flushed" is not
+    said by "... until the WAL records ... have been flushed"). A statement that says it with
+    another verb cannot be compared by roles: its actor (or patient) must be the clause's, or it
+    must hold OTHER_VERB_SHARE of the sentence's words ("Records reach disk" for "Y flushes
+    records to disk")."""
+    if not clause.action:
         return True
-    acts = [verb for actor, verb in statement.doers if f" {doer} " in f" {actor} "]
+    own = subject.split()[-1] if clause.pronoun and subject else subject_head(clause.subject)
+    if clause.passive and not clause.agent:
+        who, roles = own, statement.patients  # what undergoes the verb
+    else:
+        who, roles = (subject_head(clause.agent) if clause.passive else own), statement.doers
+    if not who or (clause.pronoun and not subject):
+        return True
+    acts = [verb for role, verb in roles if f" {who} " in f" {role} "]
     if clause.action in statement.stems:
         return clause.action in acts
     return bool(acts) or overlap(words, statement.words) >= OTHER_VERB_SHARE

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from .statements import statement_problem
+from .statements import NO_ANTECEDENT, statement_problem, subject_of
 from .words import CITE, LINK, STOPWORDS, content_words, fold, overlap, split_sentences
 
 # The share of a sentence's content words its evidence must hold. Measured on pages written by
@@ -143,6 +143,7 @@ def check_text(
         return words_of[key]
 
     report = SupportReport()
+    antecedent = NO_ANTECEDENT  # the subject a pronoun opening the next sentence stands for
     said: set[str] = set()
     out_lines: list[str] = []
     in_code = False
@@ -211,7 +212,8 @@ def check_text(
                 check.scores[key] = round(score, 3)
                 if score < threshold:
                     continue
-                why = statement_problem(raw, look(key) or "", threshold) if len(sentence_words) >= MIN_CONTENT_WORDS else None
+                why = (statement_problem(raw, look(key) or "", threshold, antecedent)
+                       if len(sentence_words) >= MIN_CONTENT_WORDS else None)
                 if why:
                     check.misread[key] = why
                 else:
@@ -219,7 +221,7 @@ def check_text(
             if len(sentence_words) < MIN_CONTENT_WORDS and keys and not check.unknown and pooled:
                 check.supported = list(keys)  # a connective: its citations together suffice
             if not check.supported and recite_from and len(sentence_words) >= MIN_CONTENT_WORDS:
-                better = _restating(raw, sentence_words, recite_from, words_of, threshold)
+                better = _restating(raw, sentence_words, recite_from, words_of, threshold, antecedent)
                 if better is not None:
                     raw = _with_markers(re.sub(r"[ \t]+(?=\s*$)", " ", CITE.sub("", raw)), [better])
                     check.recited = better
@@ -236,6 +238,7 @@ def check_text(
                 else:
                     pending.clear()
                 kept.append(text_kept)
+                antecedent = subject_of(raw, antecedent) or antecedent
             elif CITE.search(raw) and pending:
                 # The sentence that carried the marker goes: the earlier ones it answered for
                 # get their markers written out, so each still cites its evidence.
@@ -263,7 +266,8 @@ RECITE_MARGIN = 0.2  # over the next best item
 
 
 def _restating(
-    sentence: str, words: set[str], candidates: Mapping[str, str], cache: dict[str, set[str] | None], threshold: float
+    sentence: str, words: set[str], candidates: Mapping[str, str], cache: dict[str, set[str] | None], threshold: float,
+    antecedent: str | None = None,
 ) -> str | None:
     """The one evidence key whose text restates the sentence (as one statement, with its names
     and actor), if there is one."""
@@ -277,16 +281,17 @@ def _restating(
         return None
     if len(scored) > 1 and scored[0][0] - scored[1][0] < RECITE_MARGIN:
         return None
-    if statement_problem(sentence, candidates[scored[0][1]], threshold):
+    if statement_problem(sentence, candidates[scored[0][1]], threshold, antecedent):
         return None
     return scored[0][1]
 
 
-def restating(sentence: str, candidates: Mapping[str, str], threshold: float = SUPPORT_THRESHOLD) -> str | None:
+def restating(sentence: str, candidates: Mapping[str, str], threshold: float = SUPPORT_THRESHOLD,
+              antecedent: str | None = None) -> str | None:
     """The one key of `candidates` whose text restates `sentence` (RECITE_SHARE of its words,
     RECITE_MARGIN ahead of the next, and one statement with its names and actor), if any: the
     citation an uncited sentence of a model's reply is given."""
-    return _restating(sentence, content_words(sentence), candidates, {}, threshold)
+    return _restating(sentence, content_words(sentence), candidates, {}, threshold, antecedent)
 
 
 def _with_markers(sentence: str, keys: list[str]) -> str:

@@ -39,6 +39,7 @@ from ..storage.text import STOPWORDS, words
 from .citations import (
     CITATION,
     SentenceCutter,
+    answer_antecedent,
     cited_labels,
     recited,
     sentence_problem,
@@ -153,7 +154,8 @@ async def llm_answer(retrieval: Retrieval, client: Any) -> AsyncIterator[dict[st
     if cache is not None:
         cached = (await cache.get([key])).get(key)
         text = cached.get("answer") if isinstance(cached, dict) else None
-        if text and all(sentence_problem(s, retrieval) is None for s in split_answer(text)):
+        said = split_answer(text) if text else []
+        if said and all(sentence_problem(s, retrieval, answer_antecedent(said[:n])) is None for n, s in enumerate(said)):
             client.usage.record_cached()
             for index, sentence in enumerate(split_answer(text)):
                 yield {"type": "sentence", "index": index, "text": sentence, "cites": cited_labels(sentence)}
@@ -256,11 +258,12 @@ def _checked(sentence: str, retrieval: Retrieval, kept: list[str], problems: lis
     if said and any(_words_said(k) == said for k in kept):
         # a small model wrote one sentence three and four times over
         return {"type": "retract", "text": sentence, "reason": "the answer already says this"}
-    problem = sentence_problem(sentence, retrieval)
+    antecedent = answer_antecedent(kept)  # what "It ..." stands for: the answer's sentences so far
+    problem = sentence_problem(sentence, retrieval, antecedent)
     if problem is not None:
         # copied without its label, or with the wrong one: the one item that restates it
-        fixed = recited(sentence, retrieval)
-        if fixed is not None and sentence_problem(fixed, retrieval) is None:
+        fixed = recited(sentence, retrieval, antecedent)
+        if fixed is not None and sentence_problem(fixed, retrieval, antecedent) is None:
             sentence, problem = fixed, None
     if problem is None:
         kept.append(sentence)

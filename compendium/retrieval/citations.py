@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Container
 
-from ..statements import statement_problem
+from ..statements import NO_ANTECEDENT, statement_problem, subject_of
 from ..storage.text import words
 from ..support import MIN_CONTENT_WORDS, SUPPORT_THRESHOLD, content_words, overlap, restating
 from ..words import not_after_abbreviation
@@ -59,10 +59,11 @@ def evidence_text(retrieval: Retrieval, label: str) -> str:
     return f"{item['title']} {item.get('summary', '')}"
 
 
-def sentence_problem(sentence: str, retrieval: Retrieval) -> str | None:
+def sentence_problem(sentence: str, retrieval: Retrieval, antecedent: str | None = None) -> str | None:
     """Why a sentence cannot stand (None: it can): it cites nothing, cites a label the context
     does not hold, its cited evidence holds too few of its content words, or holds them but not
-    as one statement with the sentence's names and actor (statements.statement_problem)."""
+    as one statement with the sentence's names and actor (statements.statement_problem; a
+    pronoun subject read as `antecedent`, the answer's sentences before it: answer_antecedent)."""
     cited = cited_labels(sentence)
     problem = _label_problem(sentence, cited, retrieval.refs)
     if problem:
@@ -77,10 +78,19 @@ def sentence_problem(sentence: str, retrieval: Retrieval) -> str | None:
         if overlap(said, held) < SUPPORT_THRESHOLD:
             return f"this sentence says what {', '.join(cited)} does not: {sentence[:200]!r}"
         # Each cited item on lines of its own: its sentences are statements, never run together.
-        why = statement_problem(bare, "\n".join(texts), SUPPORT_THRESHOLD)
+        why = statement_problem(bare, "\n".join(texts), SUPPORT_THRESHOLD, antecedent)
         if why:
             return f"this sentence says what {', '.join(cited)} does not ({why}): {sentence[:200]!r}"
     return None
+
+
+def answer_antecedent(kept: list[str]) -> str:
+    """What a pronoun opening the answer's next sentence stands for: the subject of the last of
+    `kept` that has one (statements.subject_of); NO_ANTECEDENT before any."""
+    found = NO_ANTECEDENT
+    for sentence in kept:
+        found = subject_of(CITATION.sub(" ", sentence), found) or found
+    return found
 
 
 def _said(text: str) -> str:
@@ -103,7 +113,7 @@ def _titles(retrieval: Retrieval) -> set[str]:
     return out - {""}
 
 
-def recited(sentence: str, retrieval: Retrieval) -> str | None:
+def recited(sentence: str, retrieval: Retrieval, antecedent: str | None = None) -> str | None:
     """The sentence, its labels (if any) replaced by the label of an item that restates it
     ("... [C2]"), as a page's sentence gets the item it restates; None when none does. The one
     passage that restates it, by a margin over the others (support.restating); else the other
@@ -115,11 +125,11 @@ def recited(sentence: str, retrieval: Retrieval) -> str | None:
     others: dict[str, str] = {}
     for label, (kind, _) in retrieval.refs.items():
         (chunks if kind == "chunk" else others)[label] = evidence_text(retrieval, label)
-    label = restating(bare, chunks) if chunks else None
+    label = restating(bare, chunks, antecedent=antecedent) if chunks else None
     if label is None:
         said = content_words(bare)
         ranked = sorted(others, key=lambda item: -overlap(said, others[item]))
-        label = next((item for item in ranked if restating(bare, {item: others[item]})), None)
+        label = next((item for item in ranked if restating(bare, {item: others[item]}, antecedent=antecedent)), None)
     if label is None:
         return None
     stop = ""
