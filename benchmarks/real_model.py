@@ -268,14 +268,15 @@ def cited_sentences(body: str) -> list[tuple[str, str]]:
     return out
 
 
-async def _probe_pages(ws: Path, count: int, label: str) -> list[dict[str, Any]]:
+async def _probe_pages(ws: Path, count: int, label: str, mode: str = "engine") -> list[dict[str, Any]]:
     """REFINE on the model alone: pages of the offline KB written again by the model from the
     sentences the offline page cites (its evidence), each checked sentence by sentence. For a
-    machine too slow to compile the slice through the model in one sitting."""
+    machine too slow to compile the slice through the model in one sitting. `mode`: "engine"
+    (write_page, as REFINE asks), "prose" (the prose prompt and its repairs alone) or
+    "sentences" (the page asked as JSON sentences alone)."""
     from compendium.engines.factory import build_engine
     from compendium.engines.page_evidence import evidence_texts
-    from compendium.engines.page_support import support_problem
-    from compendium.engines.replies import page_problem
+    from compendium.engines.page_sentences import write_sentences
     from compendium.engines.tasks import EvidenceItem, PageRequest
     from compendium.engines.usage import UsageMeter
     from compendium.settings import load_settings
@@ -307,21 +308,19 @@ async def _probe_pages(ws: Path, count: int, label: str) -> list[dict[str, Any]]
                                   aliases=[], evidence=evidence, links=[],
                                   max_tokens=engine.page_limits(template)[1])
             texts = evidence_texts(evidence)
-            refs = [str(e.ref) for e in evidence]
-            system, prompt = engine.page_prompt(request, template)
             started = time.perf_counter()
+            calls = sum(u.llm_calls for u in engine.usage.by_phase.values())
+            write = {"engine": engine.write_page, "prose": engine.write_prose,
+                     "sentences": lambda r, t: write_sentences(engine.client, r, t)}[mode]
             try:
-                raw = await engine.client.complete_text(
-                    system=system, prompt=prompt, temperature=0.0, max_tokens=int(request.max_tokens * 1.5),
-                    check=lambda text, finish, refs=refs, texts=texts: page_problem(text, refs, finish_reason=finish)
-                    or support_problem(text, texts),
-                    what=f"page {page.slug!r}")  # type: ignore[attr-defined]
+                raw = await write(request, template)
                 error = ""
             except Exception as exc:  # a page the model could not write is a figure too
                 raw, error = "", str(exc)
+            calls = sum(u.llm_calls for u in engine.usage.by_phase.values()) - calls
             before = check_text(raw, texts)
             kept = check_text(before.kept_text, texts)
-            out.append({"slug": page.slug, "evidence": len(evidence), "error": error,  # type: ignore[attr-defined]
+            out.append({"slug": page.slug, "mode": mode, "calls": calls, "evidence": len(evidence), "error": error,  # type: ignore[attr-defined]
                         "seconds": round(time.perf_counter() - started, 1),
                         "raw_sentences": len(before.sentences), "raw_citations": before.citations,
                         "raw_supported": before.supported_citations, "uncited": len(before.uncited),
@@ -334,14 +333,14 @@ async def _probe_pages(ws: Path, count: int, label: str) -> list[dict[str, Any]]
     return out
 
 
-def _probe(label: str, pages: int, asks: int, keep: Path) -> int:
+def _probe(label: str, pages: int, asks: int, keep: Path, mode: str = "engine") -> int:
     """Pages and answers by the model over the offline-compiled slice (see _probe_pages)."""
     with tempfile.TemporaryDirectory(prefix="real-model-probe-") as tmp:
         ws = _workspace(Path(tmp), "offline", False, 1500)
         _compile(ws, False)
         with (ws / "compendium.yaml").open("a") as f:  # the model's calls: long timeout, one at a time
             f.write(LLM_SETTINGS.format(timeout=1500))
-        written = asyncio.run(_probe_pages(ws, pages, label)) if pages else []
+        written = asyncio.run(_probe_pages(ws, pages, label, mode)) if pages else []
         answers: list[dict[str, Any]] = []
         if asks:
             global QUESTIONS
@@ -357,7 +356,7 @@ def _probe(label: str, pages: int, asks: int, keep: Path) -> int:
                 os.environ.update(saved)
             for a in answers:
                 print(json.dumps({k: a[k] for k in ("question", "answer", "sentences", "cited", "supported", "seconds")}), flush=True)
-    target = keep / f"{label}-probe"
+    target = keep / f"{label}-probe-{mode}"
     target.mkdir(parents=True, exist_ok=True)
     (target / "pages.json").write_text(json.dumps(written, indent=1))
     (target / "ask.json").write_text(json.dumps(answers, indent=1))
@@ -374,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--probe-pages", type=int, default=0,
                         help="instead of compiling through the model: N offline pages written again by it")
     parser.add_argument("--probe-asks", type=int, default=0, help="with --probe-pages: the first N questions too")
+    parser.add_argument("--page-mode", choices=("engine", "prose", "sentences"), default="engine",
+                        help="with --probe-pages: how pages are asked (default: as REFINE asks them)")
     args = parser.parse_args(argv)
     if not os.environ.get("COMPENDIUM_LLM_BASE_URL"):
         print("real_model: skipped, no endpoint (set COMPENDIUM_LLM_BASE_URL, see ../shared/realmodel/)")
@@ -381,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     keep = Path(args.keep)
     keep.mkdir(parents=True, exist_ok=True)
     if args.probe_pages or args.probe_asks:
-        return _probe(args.label, args.probe_pages, args.probe_asks, keep)
+        return _probe(args.label, args.probe_pages, args.probe_asks, keep, args.page_mode)
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="real-model-") as tmp:
         base = Path(tmp)

@@ -154,13 +154,17 @@ class CheckedReplies:
         schema: dict[str, Any] | None = None,
         split_on_cutoff: bool = False,
         max_tokens: int | None = None,
+        repair_prompt: Callable[[str], str] | None = None,
     ) -> M:
         """A reply validated as `reply_type` and by `check`; one repair attempt, else ReplyError.
 
         The repair names the exact errors and is drawn at a higher temperature. With
         `split_on_cutoff`, a reply cut off at its token bound (or a prompt over the context)
         raises CutOff at once: the caller splits the work rather than have it repaired whole.
-        `schema` replaces the reply type's own (e.g. bounds sized to the batch).
+        `schema` replaces the reply type's own (e.g. bounds sized to the batch). With
+        `repair_prompt`, a reply that failed `check` is asked afresh with `repair_prompt(problem)`
+        as the prompt, not shown back to the model (a small model shown its reply writes it
+        again); the ReplyError then holds the parsed replies that failed (`replies`).
         Only a reply that passed both is cached."""
         schema = schema if schema is not None else strict_schema(reply_type)
         schema_format = {
@@ -182,6 +186,7 @@ class CheckedReplies:
                     return reply
         asked, problem = messages, ""
         grammar_gave_nothing = False
+        failed: list[M] = []  # parsed replies that failed `check`
         try:
             for attempt in range(JSON_REPAIRS + 1):
                 if attempt:
@@ -222,12 +227,16 @@ class CheckedReplies:
                         await self._remember(key, content)
                         return reply
                     problem = found
+                    failed.append(reply)
                     grammar_gave_nothing = found.startswith(EMPTY_REPLY) and self.json_schema_supported
                     instruction = f"That reply cannot be used: {problem}\nAnswer again with only the corrected JSON object."
                     if grammar_gave_nothing:
                         # Asked afresh with the schema in the prompt: an empty reply in the
                         # conversation only primes the model to write it again (measured).
                         asked = messages
+                        continue
+                    if repair_prompt is not None:
+                        asked = messages_of(system, repair_prompt(problem))
                         continue
                 asked = [*messages, {"role": "assistant", "content": content}, {"role": "user", "content": instruction}]
         except Exception as exc:
@@ -241,6 +250,7 @@ class CheckedReplies:
             field=schema_name,
         )
         error.problem = problem
+        error.replies = failed
         raise error
 
     async def _json_call(

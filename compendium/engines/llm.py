@@ -27,6 +27,7 @@ from .llm_prompts import (
 from .map_items import drop_unheld, labels_of, place_items
 from .openai_client import EMPTY_REPLY, JsonCheck, OpenAIClient
 from .page_evidence import evidence_texts, sent_evidence, sent_refs
+from .page_sentences import write_sentences
 from .page_support import MIN_KEPT_SENTENCES, support_problem, supported_text
 from .prompt_text import folded
 from .replies import (
@@ -235,9 +236,33 @@ class LLMEngine:
     def page_prompt(self, request: PageRequest, template: Template) -> tuple[str, str]:
         return page_prompt(request, template)
 
+    def sentences_first(self, request: PageRequest) -> bool:
+        """Whether a page is asked as JSON sentences at once rather than as prose first: on a
+        model of small context (model_profile.lean), for a page written anew."""
+        return self.lean() and not request.existing_markdown.strip()
+
     async def write_page(self, request: PageRequest, template: Template) -> str:
         """The page's Markdown, checked before it is cached or returned: prose citing the
-        evidence it was sent. Raises ReplyError when repairs did not give such a page."""
+        evidence it was sent. A small model is asked for the page as JSON sentences with their
+        evidence labels (page_sentences.py); another model writes prose, and a page written
+        anew whose prose stays unusable is asked once more as sentences. Raises ReplyError
+        naming what failed when no way gave a page."""
+        if self.sentences_first(request):
+            return await write_sentences(self.client, request, template)
+        try:
+            return await self.write_prose(request, template)
+        except ReplyError as exc:
+            if request.existing_markdown.strip() or not sent_evidence(request):
+                raise
+            try:
+                return await write_sentences(self.client, request, template, [exc.problem or str(exc)])
+            except ReplyError as second:
+                error = ReplyError(f"{exc}; {second}", hint="try a stronger model", field=f"page {request.slug!r}")
+                error.problem = second.problem or exc.problem
+                raise error from exc
+
+    async def write_prose(self, request: PageRequest, template: Template) -> str:
+        """The page asked as Markdown prose (the template's writer prompt), with its repairs."""
         system, prompt = await prepared(self.page_prompt, request, template, sources=page_sources(template))
         refs = sent_refs(request)
         evidence = evidence_texts(sent_evidence(request))

@@ -85,7 +85,7 @@ async def test_a_page_that_stays_bad_is_an_error_naming_why_and_is_never_cached(
 
 async def test_a_page_failing_differently_each_time_gets_both_repairs(engine, llm_server, store):
     replies = iter([REFUSAL, "", GARBAGE_MARKDOWN])
-    llm_server.responder = lambda request: next(replies)
+    llm_server.responder = lambda request: next(replies) if request.schema_name is None else REFUSAL
     with pytest.raises(ReplyError, match=r"not usable after 2 repairs: the reply (has no prose|cites none)"):
         await engine.write_page(PAGE, TEMPLATE)
     assert llm_server.calls["text"] == 3 and await cached_replies(store) == []
@@ -93,10 +93,22 @@ async def test_a_page_failing_differently_each_time_gets_both_repairs(engine, ll
 
 @pytest.mark.parametrize("fault", PAGE_FAULTS)
 async def test_a_page_that_keeps_meeting_a_fault_is_never_published_or_cached(fault, engine, llm_server, store):
-    llm_server.fail_next(3, fault)
+    # The prose and its repair, then the page asked as sentences and its repair: all four faulted.
+    llm_server.fail_next(4, fault)
     with pytest.raises(ReplyError, match="not usable after 1 repair"):
         await engine.write_page(PAGE, TEMPLATE)
-    assert llm_server.calls["text"] == 2 and await cached_replies(store) == []
+    assert (llm_server.calls["text"], llm_server.calls["page_sentences"]) == (2, 2)
+    assert await cached_replies(store) == []
+
+
+@pytest.mark.parametrize("fault", PAGE_FAULTS)
+async def test_a_page_whose_prose_keeps_meeting_a_fault_is_published_from_its_sentences(fault, engine, llm_server, store):
+    llm_server.fail_next(2, fault)  # the prose and its repair
+    markdown = await engine.write_page(PAGE, TEMPLATE)
+    assert markdown == ("Ada Lovelace published notes on the Analytical Engine in 1843.[^1] "
+                        "Ada Lovelace worked with Charles Babbage.[^2]")
+    assert (llm_server.calls["text"], llm_server.calls["page_sentences"]) == (2, 1)
+    assert len(await cached_replies(store)) == 1  # the sentences that passed, not the faulted prose
 
 
 async def test_a_clean_rerun_asks_again_after_a_bad_reply(llm_server, store):

@@ -278,6 +278,14 @@ def write_page(prompt: str) -> str:
     return "\n\n".join(paragraphs)
 
 
+SENTENCE_EVIDENCE = re.compile(r"^\[(?P<ref>\d+)\] (?P<text>.+)$", re.MULTILINE)  # a page asked as sentences
+
+
+def page_sentences(prompt: str) -> dict[str, Any]:
+    """A page asked as JSON sentences: each evidence item restated, citing its label."""
+    return {"sentences": [{"text": m["text"].strip(), "cites": [m["ref"]]} for m in SENTENCE_EVIDENCE.finditer(prompt)]}
+
+
 UPDATE_PAGE = re.compile(r"^### \[(?P<label>[^\]]+)\] ", re.MULTILINE)
 
 
@@ -312,6 +320,8 @@ class KnowledgeResponder:
             answer = name_topic(prompt)
         elif name == "page_additions":
             answer = update_pages(prompt)
+        elif name == "page_sentences":
+            answer = page_sentences(prompt)
         else:
             answer = {}
         return json.dumps(answer)

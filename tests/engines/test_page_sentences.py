@@ -1,0 +1,150 @@
+"""Pages asked as JSON sentences with their evidence labels, through the scripted server and the
+real openai client: what a small local model can write, rendered and checked by us."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from compendium.engines.factory import build_engine
+from compendium.engines.tasks import EvidenceItem, PageRequest
+from compendium.engines.usage import UsageMeter
+from compendium.errors import ReplyError
+from compendium.storage.factory import open_store
+from compendium.storage.records import CacheEntry
+from compendium.storage.response_cache import StoreResponseCache
+from compendium.templates.schema import Template
+from tests.support.llm_fixtures import settings_for
+
+TEMPLATE = Template(name="wiki")
+EVIDENCE = [
+    EvidenceItem(1, "Vacuum removes dead tuples from Lumen DB tables.", "k1", "Vacuum", ["What vacuum does"]),
+    EvidenceItem(2, "Vacuum records each page's free space in the Free Space Map.", "k1", "Vacuum", ["What vacuum does"]),
+    EvidenceItem(3, "A long-running transaction holds back the oldest snapshot.", "k2", "Vacuum", ["When vacuum stalls"]),
+]
+PAGE = PageRequest(slug="vacuum", title="Vacuum", kind="entity", description="", aliases=[], evidence=EVIDENCE, links=[])
+# What Qwen2.5-Coder 1.5B wrote for such pages: prose of its own, no marker.
+OWN_PROSE = ("Vacuum is a critical aspect of database management systems. It ensures that the database "
+             "remains efficient. Regular maintenance is essential for performance. Administrators should "
+             "schedule it carefully.")
+
+
+def sentences(*items: tuple[str, list[str]]) -> str:
+    return json.dumps({"sentences": [{"text": text, "cites": cites} for text, cites in items]})
+
+
+@pytest.fixture
+async def store(tmp_path):
+    opened = await open_store(f"sqlite:///{tmp_path / 'cache.db'}")
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+async def small(llm_server, store):
+    """An engine over a model of small context, as a local 1.5B model is served."""
+    built = build_engine(settings_for(llm_server, context_tokens=8192), TEMPLATE, usage=UsageMeter(),
+                         cache=StoreResponseCache(store))
+    yield built
+    await built.close()
+
+
+@pytest.fixture
+async def large(llm_server, store):
+    built = build_engine(settings_for(llm_server), TEMPLATE, usage=UsageMeter(), cache=StoreResponseCache(store))
+    yield built
+    await built.close()
+
+
+async def cached(store) -> list[str]:
+    return [e.value["content"] async for e in store.scan(CacheEntry) if e.namespace == "llm"]  # type: ignore[attr-defined]
+
+
+async def test_a_small_model_is_asked_for_a_page_as_bounded_sentences_citing_only_the_labels_shown(small, llm_server):
+    markdown = await small.write_page(PAGE, TEMPLATE)
+    assert llm_server.calls["text"] == 0 and llm_server.calls["page_sentences"] == 1
+    request = llm_server.requests[0]
+    schema = request.response_format["json_schema"]["schema"]["properties"]["sentences"]
+    # Bounded, so a grammar cannot loop; a citation can only be a label the prompt shows.
+    assert (schema["minItems"], schema["maxItems"]) == (3, 5)
+    assert schema["items"]["properties"]["cites"]["items"]["enum"] == ["1", "2", "3"]
+    assert schema["items"]["properties"]["text"]["maxLength"] > 0
+    assert "[2] Vacuum records each page's free space in the Free Space Map." in request.prompt
+    assert "(kind:" not in request.prompt
+    # Rendered by us: markers after each stop, a paragraph per source.
+    assert markdown == ("Vacuum removes dead tuples from Lumen DB tables.[^1] Vacuum records each page's free "
+                        "space in the Free Space Map.[^2]\n\nA long-running transaction holds back the oldest snapshot.[^3]")
+
+
+async def test_unsupported_sentences_are_dropped_and_the_page_stands_on_the_rest(small, llm_server, store):
+    llm_server.responder = lambda request: sentences(
+        ("Vacuum removes dead tuples from Lumen DB tables.", ["1"]),
+        ("Vacuum is a critical aspect of database management systems.", ["1"]),
+        ("Vacuum records each page's free space in the Free Space Map.", ["2"]),
+        ("The checkpointer records each page's free space in the Free Space Map.", ["2"]),  # a swapped actor
+        ("A long-running transaction holds back the oldest snapshot.", ["1"]),  # the wrong label
+    )
+    markdown = await small.write_page(PAGE, TEMPLATE)
+    assert llm_server.calls["page_sentences"] == 1
+    assert "critical aspect" not in markdown and "checkpointer" not in markdown
+    assert "Vacuum removes dead tuples from Lumen DB tables.[^1]" in markdown
+    assert "Vacuum records each page's free space in the Free Space Map.[^2]" in markdown
+    assert "A long-running transaction holds back the oldest snapshot.[^3]" in markdown  # re-cited
+    assert len(await cached(store)) == 1
+
+
+async def test_too_few_supported_sentences_are_asked_again_afresh_naming_what_failed(small, llm_server, store):
+    replies = iter([
+        sentences(("Vacuum removes dead tuples from Lumen DB tables.", ["1"]), (OWN_PROSE[:60] + ".", ["2"]),
+                  ("Regular maintenance is essential for performance.", ["3"])),
+        sentences(("Vacuum removes dead tuples from Lumen DB tables.", ["1"]),
+                  ("Vacuum records each page's free space in the Free Space Map.", ["2"]),
+                  ("A long-running transaction holds back the oldest snapshot.", ["3"])),
+    ])
+    llm_server.responder = lambda request: next(replies)
+    markdown = await small.write_page(PAGE, TEMPLATE)
+    assert llm_server.calls["page_sentences"] == 2 and markdown.count("[^") == 3
+    repair = llm_server.requests[1]
+    # Asked afresh: the failed reply is not shown back (a small model shown it writes it again),
+    # and the prompt names the sentences that failed.
+    assert [m["role"] for m in repair.messages] == ["system", "user"] and repair.repair == ""
+    assert "An earlier answer could not be used" in repair.prompt
+    assert "1 of 3 sentences are supported" in repair.prompt and "Regular maintenance" in repair.prompt
+    assert repair.temperature > llm_server.requests[0].temperature
+
+
+async def test_a_page_whose_sentences_stay_unsupported_fails_naming_them_and_is_never_cached(small, llm_server, store):
+    llm_server.responder = lambda request: sentences(
+        ("Vacuum removes dead tuples from Lumen DB tables.", ["1"]),
+        ("Vacuum is a critical aspect of database management systems.", ["1"]),
+        ("Regular maintenance is essential for performance.", ["3"]))
+    with pytest.raises(ReplyError) as caught:
+        await small.write_page(PAGE, TEMPLATE)
+    message = str(caught.value)
+    assert "page 'vacuum', asked as sentences" in message
+    assert "1 of 3 sentences are supported by the evidence they cite (3 needed)" in message
+    assert "'Vacuum is a critical aspect of database management systems.'" in message
+    assert llm_server.calls["page_sentences"] == 2 and await cached(store) == []
+
+
+async def test_a_page_whose_prose_stays_unusable_is_asked_as_sentences(large, llm_server):
+    default = llm_server.responder
+    llm_server.responder = lambda request: OWN_PROSE if request.schema_name is None else default(request)
+    markdown = await large.write_page(PAGE, TEMPLATE)
+    assert llm_server.calls["text"] == 2 and llm_server.calls["page_sentences"] == 1
+    assert "cites none of the evidence" in llm_server.requests[-1].prompt  # what the prose did wrong
+    assert markdown.count("[^") == 3 and "critical aspect" not in markdown
+
+
+async def test_a_large_model_writing_cited_prose_is_not_asked_for_sentences(large, llm_server):
+    markdown = await large.write_page(PAGE, TEMPLATE)
+    assert llm_server.calls["text"] == 1 and llm_server.calls["page_sentences"] == 0
+    assert "Vacuum removes dead tuples from Lumen DB tables. [^1]" in markdown
+
+
+async def test_an_update_of_an_existing_page_is_not_asked_as_sentences(small, llm_server):
+    update = PageRequest(slug="vacuum", title="Vacuum", kind="entity", description="", aliases=[],
+                         evidence=EVIDENCE, links=[], existing_markdown="Vacuum removes dead tuples. [^1]")
+    await small.write_page(update, TEMPLATE)
+    assert llm_server.calls["text"] == 1 and llm_server.calls["page_sentences"] == 0
