@@ -257,7 +257,11 @@ class LLMEngine:
             try:
                 return await write_sentences(self.client, request, template, [exc.problem or str(exc)])
             except ReplyError as second:
-                error = ReplyError(f"{exc}; {second}", hint="try a stronger model", field=f"page {request.slug!r}")
+                # Both reasons, each cut short: REFINE keeps a failure's first 500 characters.
+                prose = exc.args[0] if exc.args else str(exc)
+                error = ReplyError(f"{_clip(prose, 240)}; then asked as sentences, not usable after 1 repair: "
+                                   f"{_clip(second.problem or str(second), 240)}",
+                                   hint="try a stronger model", field=f"page {request.slug!r}")
                 error.problem = second.problem or exc.problem
                 raise error from exc
 
