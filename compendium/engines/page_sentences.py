@@ -91,15 +91,16 @@ def sentences_prompt(request: Any, template: Template, problems: Sequence[str] =
 def rendered(reply: PageSentences, sources: dict[str, str]) -> str:
     """The sentences as Markdown: each with its markers after its stop ("...disk.[^2]"); a new
     paragraph where the source of a sentence's first item changes. The prompt's placeholder
-    copied back, a text with no letters and a sentence said before are left out."""
+    copied back, a text with no letters, a sentence said before and a fragment (opening in
+    lower case: the 1.5B model copied the tail of an item) are left out."""
     paragraphs: list[list[str]] = []
     last_source: str | None = None
     said: set[str] = set()
     for item in reply.sentences:
         body = " ".join(item.text.split())
         key = body.casefold().rstrip(".!? ")
-        if not any(ch.isalpha() for ch in body) or body == PLACEHOLDER or key in said:
-            continue
+        if not any(ch.isalpha() for ch in body) or body == PLACEHOLDER or key in said or body[0].islower():
+            continue  # nothing, the example, a repeat, or a fragment ("moving the value out of line.")
         said.add(key)
         labels = [label.strip().strip("[]^") for label in item.cites]
         labels = list(dict.fromkeys(label for label in labels if label))
