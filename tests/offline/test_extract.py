@@ -622,3 +622,35 @@ def test_the_values_an_option_takes_are_its_owners_facts_and_never_subjects(tmp_
     assert all(not e.description for e in reply.entities if e.name in ("narrow-wrap", "wide-wrap"))
     about = {c.text: c.entities for c in reply.claims}
     assert about["`narrow-wrap`: Break label lines at sixty columns."] == ["crater"]
+
+
+def _definitions(entries: list[tuple[str, str]], heading: list[str], title: str) -> ChunkInput:
+    """A chunk of definition entries as the readers give them: "term: text" with its term."""
+    text, blocks = "", []
+    for term, body in entries:
+        if text:
+            text += "\n\n"
+        part = f"{term}: {body}"
+        blocks.append(["definition", len(text), len(text) + len(part), term.strip("`"), ""])
+        text += part
+    return ChunkInput(label="c1", text=text, heading_path=heading, document_title=title, blocks=blocks)
+
+
+def test_an_event_named_with_hyphens_is_named_whole():
+    chunk = _definitions(
+        [("`env-updated (app, env)`", "Emitted after reading all documents, when the environment is up to date."),
+         ("`build-finished (app, exception)`", "Emitted when a build has finished, before Sphinx exits.")],
+        ["Application API", "Sphinx core events"], "Application API")
+    named = {c.entities[0] for c in extract_chunk(chunk, TEMPLATE).claims if c.text.startswith("`")}
+    assert named == {"env-updated", "build-finished"}, named
+
+
+def test_a_subcommand_described_by_what_it_does_belongs_to_its_command():
+    chunk = _definitions(
+        [("add", "Add notes for a given object (defaults to HEAD)."),
+         ("edit", "Edit the notes for a given object (defaults to HEAD)."),
+         ("merge", "Merge is the default subcommand of nothing at all.")],
+        ["git-notes(1) Manual Page", "SUBCOMMANDS"], "git-notes(1)")
+    owners = {c.text.split(":")[0]: c.entities for c in extract_chunk(chunk, TEMPLATE).claims}
+    assert owners["add"] == owners["edit"] == ["git-notes"]  # what the command does, not subjects named "add"
+    assert owners["merge"] == ["merge"]  # a description naming its term as a thing keeps it a subject

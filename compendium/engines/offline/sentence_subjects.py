@@ -200,9 +200,16 @@ def _defines_a_thing(sentence: Sentence, term: str) -> bool:
         text = text[opening.end():]
         if _THING_OPENING.match(text):
             return True
-    return bool(term) and text.lower().lstrip("`*").startswith(term.lower())
+    body = text.lstrip("`*")
+    if not term or not body.lower().startswith(term.lower()):
+        return False
+    # "merge: Merge is ..." is the thing; "add: Add notes for ...", "edit: Edit the notes ..." tell
+    # what a subcommand does, its own name as the verb
+    rest = body[len(term):]
+    return not rest[:1].isspace() or bool(_NAMED_AS_SUBJECT.match(rest))
 
 
+_NAMED_AS_SUBJECT = re.compile(r"\s*(?:[,(:;—–]|(?:is|are|was|were|refers|means|denotes|stands|names|represents)\b)")
 _TERM_OPENING = re.compile(r"^(?:`+[^`]+`+|[^\s:`][^:`]{0,80}?):\s+")
 # A description that only points at another entry ("Likewise for Lua, see ...", "Same as
 # `--quiet`"): the term is a member of the list it stands in, not a subject defined here.

@@ -97,7 +97,8 @@ _SOURCE_LINK = re.compile(r"\s*(?:\[source\]|¶)+$")
 _OPTION_TOKEN = re.compile(r"^--?[A-Za-z0-9]")
 _TYPED_NAME = re.compile(r"^([A-Za-z_][\w.]*)\s*(?::\s|=)")
 _QUOTES = "`*‘’'\"“” "
-_NAME_BEFORE_CALL = re.compile(r"([A-Za-z_$][\w$]*(?:[.:][A-Za-z_$][\w$]*)*)\s*\(")
+# (a hyphen may join its words: an event's "env-updated (app, env)")
+_NAME_BEFORE_CALL = re.compile(r"([A-Za-z_$][\w$]*(?:-[A-Za-z_$][\w$]*)*(?:[.:][A-Za-z_$][\w$]*)*)\s*\(")
 
 
 def _unmarked(term: str) -> str:
