@@ -37,8 +37,8 @@ INSTRUCTIONS = (
 )
 MAX_LIMIT = 50
 MODES = (
-    "Passages are ranked alike in every mode (full text and meaning, at most 2 of one document "
-    "in the first 5). 'hybrid' (default) adds the entities, relations, pages and topics of the "
+    "Passages are ranked alike in every mode (full text and meaning, one passage of a document "
+    "in the first 5 while others match). 'hybrid' (default) adds the entities, relations, pages and topics of the "
     "subjects the question names; 'local' the subjects with their neighbours and relations, no "
     "topics; 'global' their pages and topics, fewer entities."
 )
@@ -53,6 +53,10 @@ Under = Annotated[str | None, Field(description=(
 Node = Annotated[str | None, Field(description=(
     "only the documents of this outline topic and its subtopics, named by its title, id or "
     "overview page slug"))]
+Rerank = Annotated[Literal["words", "llm", "none"], Field(description=(
+    "what reorders the fused passages: 'words' (default: how closely their words meet the "
+    "question's), 'llm' (then the configured model picks the best of the first 10 in one cached "
+    "call; without a model, or when it fails, the order stays and `notes` says why), 'none'"))]
 
 
 class ToolServer(MCPServer[Any]):
@@ -134,9 +138,9 @@ def build_server(settings: Settings) -> MCPServer[Any]:
         "id, text), and the entities, relations, pages and topics of the subjects it names, with a "
         "Markdown context block whose labels ([C1], [E1]...) an answer cites. " + MODES))
     async def retrieve_tool(question: Question, top_k: TopK = 8, mode: Mode = "hybrid",
-                            under: Under = None, node: Node = None) -> dict[str, Any]:
+                            under: Under = None, node: Node = None, rerank: Rerank = "words") -> dict[str, Any]:
         src = sources()
-        options = Options(top_k=top_k, mode=mode, path_prefix=under, outline_node=node)
+        options = Options(top_k=top_k, mode=mode, path_prefix=under, outline_node=node, rerank_by=rerank)
         try:
             result = await retrieve(question, src.store, embedder=src.embedder, passages=src.passages,
                                     llm=src.llm, options=options)
@@ -151,10 +155,11 @@ def build_server(settings: Settings) -> MCPServer[Any]:
         "reached, the answer is extractive (sentences quoted from the passages) and `notes` says so. "
         + MODES))
     async def ask_tool(ctx: Context[Any, Any], question: Question, top_k: TopK = 8, mode: Mode = "hybrid",
-                       under: Under = None, node: Node = None) -> dict[str, Any]:
+                       under: Under = None, node: Node = None, rerank: Rerank = "words") -> dict[str, Any]:
         src = sources()
         events = ask(question, src.store, embedder=src.embedder, passages=src.passages, llm=src.llm,
-                     options=Options(top_k=top_k, mode=mode, path_prefix=under, outline_node=node))
+                     options=Options(top_k=top_k, mode=mode, path_prefix=under, outline_node=node,
+                                     rerank_by=rerank))
         sent = 0
         async with contextlib.aclosing(events):
             async for event in events:

@@ -60,6 +60,8 @@ async def test_the_tools_are_listed_described_and_answer(compiled_offline):
         assert evidence["chunks"][0]["document"] == "corpus/storage/buffer-pool.md"
         assert all(c["chunk_id"] and c["heading_path"] for c in evidence["chunks"])
         assert "[C1]" in evidence["context"] and len(evidence["chunks"]) == 4
+        picked = await call("retrieve", question="How does the buffer pool evict pages?", top_k=4, rerank="llm")
+        assert picked["chunks"] == evidence["chunks"] and "no model is configured" in picked["notes"][0]
 
         sentences: list[str] = []
 
@@ -91,6 +93,7 @@ async def test_every_error_is_flagged_with_a_short_message(compiled_offline):
             ("ask", {"question": " ?! "}, "no words"),
             ("retrieve", {"question": "vacuum", "top_k": "many"}, "top_k"),
             ("retrieve", {"question": "vacuum", "mode": "everything"}, "mode"),
+            ("retrieve", {"question": "vacuum", "rerank": "cosine"}, "rerank"),
             ("search", {"query": "vacuum", "limit": 500}, "limit"),
         ):
             result = await session.call_tool(name, arguments)
