@@ -654,3 +654,11 @@ def test_a_subcommand_described_by_what_it_does_belongs_to_its_command():
     owners = {c.text.split(":")[0]: c.entities for c in extract_chunk(chunk, TEMPLATE).claims}
     assert owners["add"] == owners["edit"] == ["git-notes"]  # what the command does, not subjects named "add"
     assert owners["merge"] == ["merge"]  # a description naming its term as a thing keeps it a subject
+
+
+def test_a_phrase_around_an_option_or_a_placeholder_is_no_subject():
+    text = ("The optional argument <path> is the relative location for the cloned submodule in the superproject. "
+            "The form --missing=allow-any will allow object traversal to continue if a missing object is found.")
+    reply = run(text, heading=["git-submodule(1) Manual Page", "OPTIONS"])
+    named = {e.name for e in reply.entities} | {c.term for c in reply.concepts} | {n for c in reply.claims for n in c.entities}
+    assert not [n for n in named if "<path>" in n or "--missing" in n], named

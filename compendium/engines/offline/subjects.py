@@ -199,6 +199,9 @@ def value_literal(name: str) -> bool:
     return name.strip().strip("`*\"'").strip().lower() in _VALUE_LITERALS
 
 
+_PLACEHOLDER = re.compile(r"<[^<>\s]+>")
+
+
 def never_subject(name: str) -> bool:
     """A name that can never be a subject, whatever the text around it: a contraction, a single
     letter or digit, a number, an adjective or participle standing alone, an option."""
@@ -208,6 +211,8 @@ def never_subject(name: str) -> bool:
     if _CONTRACTION.search(text) or is_option(text) or text.lower() in FUNCTION_WORDS:
         return True
     words = text.split()
+    if len(words) > 1 and any(is_option(w) or _PLACEHOLDER.fullmatch(w.strip(".,;:")) for w in words[1:]):
+        return True  # a command line or a phrase around one: "form --missing", "optional argument <path>"
     if len(words) == 1 and text.isalpha() and text.islower() and len(text) <= 2:
         return True  # "a", "z", "ok"
     if len(words) > 1 and len(words[-1]) == 1 and words[-1].islower():
