@@ -11,7 +11,14 @@ from ..engines.offline.sentences import split_sentences
 from ..engines.tasks import EvidenceItem
 from ..fingerprint import text_hash
 from .claim_index_keys import text_key
-from .excerpts import EXCERPT_WORDS, Paragraph, not_prose_starts, prose_excerpt, split_paragraphs
+from .excerpts import (
+    EXCERPT_WORDS,
+    Paragraph,
+    not_prose_starts,
+    opening_excerpt,
+    prose_excerpt,
+    split_paragraphs,
+)
 
 
 def estimate_tokens(text: str) -> int:
@@ -83,7 +90,7 @@ def build_evidence(
 
 def rank_evidence(
     statements: Sequence[Statement], sources: dict[str, Source], names: Sequence[str], *, own: str = "",
-    furniture: Collection[str] = (), description: str = "",
+    furniture: Collection[str] = (), description: str = "", openings: Collection[str] = (),
 ) -> list[EvidenceItem]:
     """Every piece of evidence a page could be written from, best first (unnumbered).
 
@@ -93,6 +100,11 @@ def rank_evidence(
     no subject's fact (see claim_index.REPEATED_IN); excerpts leave them out. `description`:
     the subject's authored definition as MAP found it; the statement saying it ranks as one
     defining the subject ("This document provides ..." defines no name, yet is the definition).
+    `openings`: passages that are the page's own (an overview's part opening, its members' first
+    passages), offered whatever claims they hold. A passage opening the section named after the
+    page (a document's first paragraph under its title) is its own too: its excerpt runs from that
+    opening and ranks right after the sentences defining the subject, since it says what the
+    subject is in the authors' order.
     """
     merged: dict[str, Statement] = {}
     for s in statements:
@@ -147,23 +159,38 @@ def rank_evidence(
         heads = bool(first.heading_path) and defines_heading(text, first.heading_path[-1])
         candidates.append((not defines(text), not heads, -support, 0, (0, first.chunk_id), text, len(candidates), item))
     wanted = [n.lower() for n in names if n.strip()]
+    titled = {" ".join(n.split()).casefold() for n in names if n.strip()}
     for chunk_id, source in sources.items():
-        if claimed and chunk_id not in claimed:
+        opens = _opens_own_section(source, titled)
+        if claimed and chunk_id not in claimed and not opens and chunk_id not in openings:
             # A passage that only mentions the subject is about something else: its sentences
             # stay on their own subjects' pages (with no claim at all, any passage is all there is).
             continue
-        excerpt = prose_excerpt(source.paragraphs, wanted, EXCERPT_WORDS)
+        excerpt = (opening_excerpt(source.paragraphs, EXCERPT_WORDS) if opens
+                   else prose_excerpt(source.paragraphs, wanted, EXCERPT_WORDS))
         for piece in _pieces(excerpt, furniture) if excerpt and furniture else [excerpt] if excerpt else []:
             # One passage is one source; among excerpts, those holding more of the page's claims first.
             rank = (-claims_per_chunk.get(chunk_id, 0), chunk_id)
             item = _item(piece, source, 1, [slug for slug in source.about if slug != own], "excerpt")
-            candidates.append((not defines(piece), True, -1, 1, rank, piece, len(candidates), item))
+            candidates.append((not defines(piece), not opens, -1, 1, rank, piece, len(candidates), item))
+            opens = False  # (only the first piece opens the section)
     # A sentence defining the page's subject goes first, whatever its support: it is the lead.
     # Then the definitions of what the page's sections name (a class's methods, a command's
     # options with headings of their own): without them the rest of a section is unanchored.
     # Ties keep their order (the counter), so items themselves are never compared.
     candidates.sort()
     return [c[-1] for c in candidates]
+
+
+def _opens_own_section(source: Source, titled: Collection[str]) -> bool:
+    """Whether the passage opens the section named after the page: it starts with headings (the
+    last ones of its heading path) of which one is a name of the page."""
+    leading = 0
+    for block in source.blocks:
+        if not block or block[0] != "heading":
+            break
+        leading += 1
+    return any(" ".join(h.split()).casefold() in titled for h in source.heading_path[-leading:]) if leading else False
 
 
 @lru_cache(maxsize=65536)

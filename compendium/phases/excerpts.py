@@ -46,6 +46,12 @@ def prose_excerpt(paragraphs: Sequence[Paragraph], wanted: Sequence[str], words:
     return _run_from(paragraphs, first, 0, words)
 
 
+def opening_excerpt(paragraphs: Sequence[Paragraph], words: int) -> str:
+    """Up to `words` words of prose from a passage's first prose paragraph on: what opens it."""
+    first = next((i for i, p in enumerate(paragraphs) if p.prose), None)
+    return "" if first is None else _run_from(paragraphs, first, 0, words)
+
+
 # Where a sentence ends and the next begins: never in "`.. py:data::`" (a directive written
 # as code) or an ellipsis.
 _SENTENCE_END = re.compile(r"(?<![.\s])\.\s")

@@ -109,8 +109,11 @@ def candidates(
         if quoting:  # those first, the others behind them, each in their order
             ids = statement.chunk_ids
             ids[:] = [c for c in ids if c in quoting] + [c for c in ids if c not in quoting]
+    # A topic's own passages (an outline node's part opening and its members' first passages) are
+    # what it is written from, whether or not they hold a claim about a member.
     return rank_evidence(statements, sources, [plan.title, *plan.aliases], own=plan.slug,
-                         furniture=frozenset(plan.furniture), description=plan.description)
+                         furniture=frozenset(plan.furniture), description=plan.description,
+                         openings=frozenset(plan.chunk_ids) if plan.kind == "topic" else ())
 
 
 @lru_cache(maxsize=65536)

@@ -163,3 +163,27 @@ def test_a_claim_past_an_entry_s_first_sentence_knows_where_its_entry_starts_and
         slug="git-rebase", title="git-rebase", kind="entity", description="", aliases=[], evidence=claims,
         links=[]), Template(name="wiki")))
     assert "Use applying strategies" in page and "With drop" not in page
+
+
+def test_the_opening_of_the_section_named_after_the_page_is_offered_first_though_it_holds_no_claim():
+    opening = ("Custom Lookups\n\nDjango offers a wide variety of built-in lookups for filtering. "
+               "This documentation explains how to write custom lookups.")
+    example = "A lookup example\n\nLet's start with a small custom lookup. We will write a lookup `ne`."
+    sources = {
+        "open": Source("open", opening, "Custom Lookups", ["Custom Lookups"],
+                       blocks=[["heading", 0, 14], ["paragraph", 16, len(opening)]]),
+        "ex": Source("ex", example, "Custom Lookups", ["Custom Lookups", "A lookup example"],
+                     blocks=[["heading", 0, 16], ["paragraph", 18, len(example)]]),
+    }
+    claims = [Statement(f"The custom lookup above is great, fact {n}.", ["ex"]) for n in range(30)]
+    ranked = rank_evidence(claims, sources, ["Custom Lookups", "custom lookup"])
+    # The document's first paragraph under its title leads what is offered, before thirty claims
+    # of a later section; the later section's excerpt stays behind them.
+    assert ranked[0].kind == "excerpt" and ranked[0].text.startswith("Django offers a wide variety")
+    assert [i.kind for i in ranked[1:31]] == ["claim"] * 30
+    # A passage under another heading that holds no claim of the page is about something else.
+    other = {**sources, "x": Source("x", "Other\n\nCustom lookups are mentioned here.", "Other", ["Other"],
+                                    blocks=[["heading", 0, 5], ["paragraph", 7, 41]])}
+    assert "x" not in {i.chunk_id for i in rank_evidence(claims, other, ["Custom Lookups"])}
+    # An overview's own passages are offered whether or not they hold a claim about a member.
+    assert "x" in {i.chunk_id for i in rank_evidence(claims, other, ["Custom Lookups"], openings={"x"})}
