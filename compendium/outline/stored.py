@@ -5,6 +5,7 @@ again only when the fingerprint of its inputs changed."""
 from __future__ import annotations
 
 import heapq
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -24,7 +25,7 @@ from .tree import OutlineNode, outline_json
 OUTLINE_KEY = "outline"
 CHUNKS_PER_SUBJECT = 24  # passages read to place a subject: enough to find where it lives
 OVERVIEW_MEMBERS = 12
-OUTLINE_VERSION = 18  # bump when the build changes what the same inputs give (2: part headings make no node;
+OUTLINE_VERSION = 19  # bump when the build changes what the same inputs give (2: part headings make no node;
 # 3: beside a TOC, the folder of every document is no node; 4: a page links up to its parent, a node
 # lists the parts of its namesake child; 5: a node titled like a part of any document names its parent;
 # 6: the pages of a chapter's own index page are its pages, not a child; 7: lettered appendices
@@ -37,7 +38,8 @@ OUTLINE_VERSION = 18  # bump when the build changes what the same inputs give (2
 # into runs in reading order, not into communities named after a member; 16: a part cut among its pages across
 # runs stays one part, under its title, in each run; 17: so does a section whose pages interleave with another's,
 # and runs alike at their ends are named by their first and last pages; 18: a part opened once is
-# never taken for another that got its address, so one input gives one tree)
+# never taken for another that got its address, so one input gives one tree; 19: a node named like a page
+# but for a man page's section has that page as overview, and a name in capitals is not a title in words)
 
 
 @dataclass
@@ -153,18 +155,34 @@ def _own_passages(node: OutlineNode, first_passage: dict[str, str], chunk_ids: d
     return sorted(set(own))
 
 
+_MAN_SECTION = re.compile(r"\s*\(\d[a-z]*\)$")  # a man page's section after its name: "git-commit(1)"
+
+
+def _named(title: str) -> str:
+    """The name a node or a page is known by, as two of them are compared: case aside, and without
+    a man page's section ("git-commit(1)" is the page "git-commit")."""
+    return _MAN_SECTION.sub("", " ".join(title.split())).casefold()
+
+
+def _same_case(node: str, page: str) -> bool:
+    """A name written in capitals names a constant or a setting ("TEMPLATES"), not the part of the
+    manual titled in words ("Templates"): the two are one name only when written alike."""
+    return node == page or not (node.isupper() or page.isupper())
+
+
 def pages_named_like_nodes(roots: Sequence[OutlineNode], subjects: Sequence[Subject]) -> dict[str, str]:
     """Node id -> the subject whose page is the node's overview: a node named like a page of the
-    wiki (the entity a reference document is about, the community of a section) has that page,
-    not a second page of the same title on the same subject. An entity or concept is preferred to
-    a topic; a page stands for one node, the one it is placed under if any, else the first."""
+    wiki (the entity a reference document is about, the community of a section, a command's page
+    beside the node of its man page) has that page, not a second page of the same title on the
+    same subject. An entity or concept is preferred to a topic; a page stands for one node, the
+    one it is placed under if any, else the first."""
     named: dict[str, list[Subject]] = {}
     for s in subjects:
-        named.setdefault(s.title.casefold(), []).append(s)
+        named.setdefault(_named(s.title), []).append(s)
     for same in named.values():
         same.sort(key=lambda s: s.kind == "topic")  # stable: entities and concepts first
-    nodes = [(node, named[key]) for root in roots for node, _depth in root.walk()
-             if (key := node.title.casefold()) in named]
+    nodes = [(node, [s for s in named[key] if _same_case(node.title, s.title)])
+             for root in roots for node, _depth in root.walk() if (key := _named(node.title)) in named]
     stands_for: dict[str, str] = {}
     used: set[str] = set()
     for placed_only in (True, False):

@@ -22,3 +22,32 @@ async def test_an_overview_titled_apart_from_its_documents_page_opens_on_that_do
     page = await OfflineEngine().write_page(request, Template(name="t"))
     assert page.split("\n\n")[1].startswith("Django gives you a few ways"), page
     assert "- [[savepoint|`savepoint`]]: A savepoint is a marker" in page, page
+
+
+def test_a_node_named_like_a_page_but_for_a_man_pages_section_has_that_page_not_a_second_one():
+    from compendium.outline import OutlineNode
+    from compendium.outline.stored import pages_named_like_nodes
+    from compendium.storage.plans import Subject
+
+    commit = OutlineNode("n1", "git-commit(1)", "doc:git-commit.html", subjects=["e-commit", "e-verbose"])
+    templates = OutlineNode("n2", "Templates", "doc:topics/templates.html", subjects=["e-templates"])
+    subjects = [Subject("e-commit", "git-commit", "entity"), Subject("e-verbose", "commit.verbose", "entity"),
+                Subject("e-templates", "TEMPLATES", "entity")]
+    # git-commit's page is the overview of its man page's node; the TEMPLATES setting's page is
+    # not the overview of the part titled "Templates".
+    assert pages_named_like_nodes([OutlineNode("r", "Commands", children=[commit, templates])], subjects) == {
+        "n1": "e-commit"}
+
+
+async def test_a_setting_named_in_capitals_does_not_lead_the_overview_of_the_part_titled_in_words():
+    evidence = [
+        EvidenceItem(ref=1, text="`MANAGERS`: A list in the same format as `ADMINS`.", chunk_id="a",
+                     document="Settings", heading_path=["Settings", "MANAGERS"]),
+        EvidenceItem(ref=2, text="`Manager.objects`: The default manager of a model.", chunk_id="b",
+                     document="Managers", heading_path=["Managers", "Manager names"]),
+    ]
+    links = [LinkTarget("managers", "MANAGERS"), LinkTarget("manager-objects", "Manager.objects")]
+    request = PageRequest(slug="managers-overview", title="Managers overview", kind="topic", description="",
+                          aliases=[], evidence=evidence, links=links)
+    page = await OfflineEngine().write_page(request, Template(name="t"))
+    assert "A list in the same format" not in page.split("## ")[0], page

@@ -98,10 +98,19 @@ def _linked(slug: str, label: str, text: str) -> str:
 
 def _namesake(request: PageRequest) -> set[str]:
     """The members named like the group (the command of a man page's node, the module of a
-    module's part): their definition says what the group is about."""
+    module's part): their definition says what the group is about. A setting or constant named
+    in capitals ("MANAGERS") is not the part titled in words ("Managers")."""
     own = {_spelled(n) for n in _names_of(request.title)}
     return {link.slug for link in request.links
-            if link.slug != request.slug and own & {_spelled(n) for n in _names_of(link.title)}}
+            if link.slug != request.slug and own & {_spelled(n) for n in _names_of(link.title)}
+            and not _capitals_apart(link.title, request.title)}
+
+
+def _capitals_apart(written: str, title: str) -> bool:
+    """Whether a name is written in capitals where the title is not (or the other way round):
+    "`MANAGERS`" names a setting, "Managers" a part of the manual."""
+    bare = written.strip("`*\"' ")
+    return bare != title and (bare.isupper() != title.isupper())
 
 
 _JOINERS = re.compile(r"[\s_-]+")
@@ -131,9 +140,9 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
             listed.add(slug)
     if lead is None:
         # Nothing of the sources says what the group is (a member's definition would stand in
-        # for it): an overview that cannot say what
-        # it gathers is no page. Its members stay in the index; the page holds links only (no
-        # cited fact, so it is withheld, not published).
+        # for it, and the members it is written from are the group's most central, not its
+        # contents): an overview that cannot say what it gathers is no page. Its members stay in
+        # the index; the page holds links only (no cited fact, so it is withheld, not published).
         layout = template.refine.page_template if template.refine.page_template.strip() else ""
         return _render(layout, request.title, None, [], _aliases(request),
                        [{"slug": link.slug, "title": link.title} for link in request.links if link.slug != request.slug])
@@ -224,7 +233,7 @@ def _group_lead(request: PageRequest, pool: list[_Sentence]) -> dict | None:
     usable = [s for s in plain if _may_lead(s.text)]
     for s in usable:
         end = matcher.opening(s.text)
-        if end is not None and STRONG.match(s.text[end:]):
+        if end is not None and STRONG.match(s.text[end:]) and not _capitals_apart(s.text[:end], request.title):
             return _lead(s)
     openings = _openings(pool)
     # (a definition block opening a passage defines its term, not the section)
