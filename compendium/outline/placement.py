@@ -327,10 +327,28 @@ class Structure:
         return out
 
 
+_CALL = re.compile(r"\s*\(\)$|\s*\(\d[a-z]*\)$")  # "ABS()", a man page's "git-gc(1)"
+
+
+def heading_name(title: str) -> str:
+    """A name as a heading writes it, for comparing the two: without code marks, call
+    parentheses or a man page's section."""
+    return _CALL.sub("", " ".join(title.split()).strip("`*\"' ")).strip("`*")
+
+
+def _heads(heading: str, name: str) -> bool:
+    """Whether a heading names the subject: the same name, case aside, unless one is written in
+    capitals and the other not ("CACHES", a setting, is not the section "Caches")."""
+    written = heading_name(heading)
+    return written.casefold() == name.casefold() and (written == name or written.isupper() == name.isupper())
+
+
 def place(subject_chunks: dict[str, Sequence[str]], titles: dict[str, str], importance: dict[str, float],
           passages: dict[str, SourcePassage], structure: Structure) -> list[Leaf]:
     """One leaf per subject, under the document (then heading) most of its passages come from;
-    ties go to the earliest in reading order. A subject with no known passage sits at the top.
+    ties go to the earliest in reading order. A subject with a section of its own (a heading
+    naming it: a function's entry, a setting's, a command's page) sits where those sections are,
+    not where it is most mentioned. A subject with no known passage sits at the top.
     The manual's home page lists every part: a subject it names is about it only when nothing
     else names that subject."""
     leaves = []
@@ -338,6 +356,8 @@ def place(subject_chunks: dict[str, Sequence[str]], titles: dict[str, str], impo
     for subject, chunk_ids in subject_chunks.items():
         found = [passages[c] for c in chunk_ids if c in passages]
         found = [p for p in found if p.document_id != home] or found
+        name = heading_name(titles[subject])
+        found = [p for p in found if p.heading_path and _heads(p.heading_path[-1], name)] or found
         if not found:
             leaves.append(Leaf(subject, titles[subject], importance.get(subject, 0.0), [], (10**9, 0)))
             continue

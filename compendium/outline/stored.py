@@ -23,9 +23,9 @@ from .subject_edges import subject_edges
 from .tree import OutlineNode, outline_json
 
 OUTLINE_KEY = "outline"
-CHUNKS_PER_SUBJECT = 24  # passages read to place a subject: enough to find where it lives
+CHUNKS_PER_SUBJECT = 64  # passages read to place a subject: enough to find where it lives and, for most, its own section
 OVERVIEW_MEMBERS = 12
-OUTLINE_VERSION = 19  # bump when the build changes what the same inputs give (2: part headings make no node;
+OUTLINE_VERSION = 20  # bump when the build changes what the same inputs give (2: part headings make no node;
 # 3: beside a TOC, the folder of every document is no node; 4: a page links up to its parent, a node
 # lists the parts of its namesake child; 5: a node titled like a part of any document names its parent;
 # 6: the pages of a chapter's own index page are its pages, not a child; 7: lettered appendices
@@ -39,7 +39,8 @@ OUTLINE_VERSION = 19  # bump when the build changes what the same inputs give (2
 # runs stays one part, under its title, in each run; 17: so does a section whose pages interleave with another's,
 # and runs alike at their ends are named by their first and last pages; 18: a part opened once is
 # never taken for another that got its address, so one input gives one tree; 19: a node named like a page
-# but for a man page's section has that page as overview, and a name in capitals is not a title in words)
+# but for a man page's section has that page as overview, and a name in capitals is not a title in words;
+# 20: a subject with a section of its own sits where that section is, its 64 first passages read)
 
 
 @dataclass

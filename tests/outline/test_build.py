@@ -474,3 +474,24 @@ def test_a_section_whose_pages_interleave_with_anothers_is_one_node_in_each_run(
     for run in runs:  # (the second run's are told apart from the first's by their parent's title)
         assert sorted(c.title.removesuffix(" (Configuration)") for c in run.children) == \
             ["General configuration", "Options for HTML output"]
+
+
+def test_a_subject_with_a_section_of_its_own_sits_there_not_where_it_is_most_mentioned():
+    documents = [SourceDocument("howto", "howto/csv.html", "Outputting CSV"),
+                 SourceDocument("ref", "ref/builtins.html", "Built-in filters"),
+                 SourceDocument("set", "ref/settings.html", "Settings")]
+    passages = {
+        "m1": SourcePassage("m1", "howto", 1, ("Outputting CSV", "Using the template system")),
+        "m2": SourcePassage("m2", "howto", 2, ("Outputting CSV", "Using the template system")),
+        "own": SourcePassage("own", "ref", 7, ("Built-in filters", "addslashes")),
+        "caps": SourcePassage("caps", "set", 3, ("Settings", "CACHES")),
+        "c1": SourcePassage("c1", "howto", 4, ("Outputting CSV", "Caches")),
+        "c2": SourcePassage("c2", "howto", 5, ("Outputting CSV", "Caches")),
+    }
+    subjects = {"f": ["m1", "m2", "own"], "t": ["caps", "c1", "c2"]}
+    leaves = {leaf.id: leaf for leaf in place(subjects, {"f": "addslashes", "t": "caches"}, {}, passages,
+                                               Structure(documents))}
+    # The filter is mentioned twice in the how-to and defined once, under its own heading.
+    assert ("doc:ref/builtins.html", "Built-in filters") in leaves["f"].path
+    # "CACHES", a setting's heading, is not the section of "caches": most mentions decide.
+    assert ("doc:howto/csv.html", "Outputting CSV") in leaves["t"].path
