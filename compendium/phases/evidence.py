@@ -303,9 +303,14 @@ def _elsewhere(text: str, first: Source, chunk_ids: Sequence[str], sources: dict
 def _position(source: Source, text: str) -> int:
     """Where `text` stands in its document: the chunk's start and where its opening words are
     in the chunk's single-spaced words (close enough to order a document's passages); -1 when
-    the chunk does not hold them."""
-    opening = " ".join(text[:160].split()[:12]).rstrip("…")
-    at = source.flat.find(opening) if opening else -1
+    the chunk does not hold them. The whole sentence is looked for first: two entries' sentences
+    may open alike ("This should be used when creating a `WebSupport` object that will be used
+    to build data." / "... to retrieve data.")."""
+    whole = " ".join(text[:400].split()).rstrip("…").rstrip()
+    at = source.flat.find(whole) if whole else -1
+    if at < 0:
+        opening = " ".join(text[:160].split()[:12]).rstrip("…")
+        at = source.flat.find(opening) if opening else -1
     return source.start + at if at >= 0 else -1
 
 

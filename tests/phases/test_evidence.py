@@ -187,3 +187,16 @@ def test_the_opening_of_the_section_named_after_the_page_is_offered_first_though
     assert "x" not in {i.chunk_id for i in rank_evidence(claims, other, ["Custom Lookups"])}
     # An overview's own passages are offered whether or not they hold a claim about a member.
     assert "x" in {i.chunk_id for i in rank_evidence(claims, other, ["Custom Lookups"], openings={"x"})}
+
+
+def test_two_sentences_opening_alike_are_placed_where_each_stands():
+    text = ("builddir: The directory that build data and static files should be placed in. "
+            "This should be used when creating a WebSupport object that will be used to build data.\n\n"
+            "datadir: The directory that the web support data is in. "
+            "This should be used when creating a WebSupport object that will be used to retrieve data.")
+    build = "This should be used when creating a WebSupport object that will be used to build data."
+    retrieve = "This should be used when creating a WebSupport object that will be used to retrieve data."
+    items = rank_evidence([Statement(retrieve, ["k"]), Statement(build, ["k"])],
+                          {"k": Source("k", text, "WebSupport API")}, ["WebSupport"])
+    at = {i.text: i.position for i in items if i.kind == "claim"}
+    assert at[build] < text.index("datadir") < at[retrieve]
