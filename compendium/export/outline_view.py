@@ -118,6 +118,10 @@ _KEYWORD = re.compile(r"^(?:class|exception|function|method|attribute|property|m
 _SAYS_WHAT = re.compile(
     r"^(?::\s*\S|,\s|\s(?:is|are|means|refers|represents)\b"
     r"|\s(?!has\b|does\b|was\b|is\b)[a-z]+s\b(?!\s+(?:are|is|were|was|have|has|can|may|must|will|should|would|do|did)\b))")
+# "The GeoIP2 object is a wrapper ...": the kind of thing the member is, then what it is.
+_KIND_IS = re.compile(r"^\s[a-z]+\s(?:is|are)\s+(?:an?|the|one)\s")
+# An owner written before a member's name ("Model.get_absolute_url()", "Field.clean()").
+_OWNER = re.compile(r"^`?[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*\.(?=[A-Za-z_])")
 # A lead that points at its own page ("This document explains ..."): a section's line says what it holds.
 _SELF = re.compile(r"^(?:this|these)\s+(?:documents?|guides?|tutorials?|sections?|pages?|chapters?|articles?|"
                    r"references?|parts?|appendix|manual|how-?to|overview|topics?)\b", re.IGNORECASE)
@@ -142,14 +146,21 @@ def line_after(title: str, summary: str, part: bool = False) -> str:
     name = title.strip()
     if not summary or not name:
         return ""
+    names = dict.fromkeys((name, name.removesuffix("()")))  # "mail_admins()" opens "mail_admins(subject, ...)"
     for opening in dict.fromkeys((summary, _ARTICLE.sub("", summary), _KEYWORD.sub("", summary))):
-        if not opening.casefold().startswith(name.casefold()):
-            continue
-        rest = opening[len(name):]
-        if rest.startswith("(") and (close := rest.find("):")) > 0:  # a signature: "(base_field, size=None): ..."
-            rest = rest[close + 1:]
-        if _SAYS_WHAT.match(rest):
-            return rest
+        # (its owner before it: "Model.get_absolute_url(): ..." for get_absolute_url())
+        owned = _OWNER.match(opening)
+        for said in dict.fromkeys((opening, opening[owned.end():] if owned else opening)):
+            for bare in names:
+                if not bare or not said.casefold().startswith(bare.casefold()):
+                    continue
+                rest = said[len(bare):]
+                if bare != name and not rest.startswith("("):
+                    continue  # "Random()" is not the filter "random"
+                if rest.startswith("(") and (close := rest.find("):")) > 0:  # a signature: "(base_field, size=None): ..."
+                    rest = rest[close + 1:]
+                if _SAYS_WHAT.match(rest) or _KIND_IS.match(rest):
+                    return rest
     return " — " + summary if part or _SELF.match(summary) else ""
 
 

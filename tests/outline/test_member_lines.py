@@ -19,6 +19,14 @@ def test_a_member_line_is_what_its_page_says_it_is_after_its_name():
         ": Show what revision last modified each line"
     assert line_after("logical replication", "Logical replication copies changes to individual tables.") == \
         " copies changes to individual tables."
+    # A call's parentheses give way to its signature; an owner before the name is the page's too.
+    assert line_after("mail_admins()", "mail_admins(subject, message): mail_admins() is a shortcut for mailing.") == \
+        ": mail_admins() is a shortcut for mailing."
+    assert line_after("get_absolute_url()", "Model.get_absolute_url(): Tell Django how to find an object.") == \
+        ": Tell Django how to find an object."
+    # The kind of thing the member is, then what it is.
+    assert line_after("GeoIP2", "The GeoIP2 object is a wrapper for the geoip2 library.") == \
+        " object is a wrapper for the geoip2 library."
 
 
 def test_a_section_says_what_it_holds_and_a_sentence_about_something_else_is_no_line():
@@ -30,6 +38,8 @@ def test_a_section_says_what_it_holds_and_a_sentence_about_something_else_is_no_
     assert line_after("Random()", "random: Returns a random item from the given list.") == ""
     assert line_after("Quick install guide", "Before you can use Django, you need to install it.") == ""
     assert line_after("Anything", "") == ""
+    assert line_after("PyMemcacheCache", "The PyMemcacheCache backend was added.") == ""
+    assert line_after("django.core.mail", "django.core.mail.outbox: During tests, each email is saved.") == ""
 
 
 def test_an_overview_that_lists_a_member_with_its_line_already_is_not_given_another():
