@@ -212,7 +212,9 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
                     tally.unchanged.append(plan.slug)
                     _explain(plan, "evidence elsewhere changed; the page's own did not")
                     return
-                await _store(plan, page, cleaned, evidence, ranked, tally.updated, tally.merged_without_model)
+                # A page left with no cited fact is withheld, as a page written so is.
+                await _store(plan, page, cleaned, evidence, ranked, tally.updated, tally.merged_without_model,
+                             status="active" if cleaned.cited_chunk_ids else WITHHELD)
                 _explain(plan, f"{len(delta.removed_chunks)} cited sources gone: their sentences removed, no rewrite"
                          if delta.removed_chunks else "citations moved to the passages now holding them, no rewrite")
                 return
@@ -264,8 +266,10 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         if baseline and not additions_only and page is not None and shrank_too_much(
             cleaned.markdown, baseline, evidence, template.refine.min_keep_ratio, template.refine.max_page_tokens
         ):
-            # Keep the safe version, flag it for a person, and do not ask again for this evidence.
-            page.pending_update, page.evidence_fingerprint, page.status = True, plan.evidence_fingerprint, "active"
+            # Keep the safe version, flag it for a person, and do not ask again for this evidence
+            # (a version citing nothing, withheld when written, stays out of sight).
+            page.pending_update, page.evidence_fingerprint = True, plan.evidence_fingerprint
+            page.status = "active" if page.cited_chunks else WITHHELD
             await store.upsert([page])
             tally.rejected.append(plan.slug)
             return

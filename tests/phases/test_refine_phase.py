@@ -264,3 +264,20 @@ async def test_a_page_failing_twice_on_the_same_evidence_is_not_asked_again_unti
     server.reset()
     await compile_pages(template, make_ctx)
     assert server.calls["text"] > 0
+
+
+async def test_a_withheld_page_whose_rewrite_shrinks_stays_out_of_sight(server, store, make_ctx):
+    template = Template(name="t", artifacts=["wiki_pages"])
+    await store.upsert(knowledge_base())
+    await compile_pages(template, make_ctx)
+    page = (await pages_of(store))["grace-hopper"]
+    # A page kept out of sight: written citing nothing (long, so any rewrite is far shorter).
+    await store.upsert([dataclasses.replace(page, markdown="# Grace Hopper\n\n" + "Words citing nothing. " * 300,
+                                            cited_chunks=[], status="withheld")])
+    await store.upsert([Claim(id="c-new", text="Grace Hopper joined the Navy.", chunk_id="d1-k3",
+                              document_id="d1", entity_ids=[entity_id("Grace Hopper")])])
+    server.reset()
+    await compile_pages(template, make_ctx)
+    kept = (await pages_of(store))["grace-hopper"]
+    assert kept.pending_update  # the rewrite shrank too much: the safe version is kept ...
+    assert kept.status == "withheld"  # ... and a version citing nothing is never published
