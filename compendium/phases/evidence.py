@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -190,7 +191,13 @@ def _opens_own_section(source: Source, titled: Collection[str]) -> bool:
         if not block or block[0] != "heading":
             break
         leading += 1
-    return any(" ".join(h.split()).casefold() in titled for h in source.heading_path[-leading:]) if leading else False
+    return any(_KIND.sub("", " ".join(h.split())).casefold() in titled
+               for h in source.heading_path[-leading:]) if leading else False
+
+
+# The kind an API reference's heading names before its subject ("Class StringUtils", "Package x.y").
+_KIND = re.compile(r"^(?:class|interface|enum|package|module|exception|annotation\s+(?:type|interface)|record)\s+(?=\S)",
+                   re.IGNORECASE)
 
 
 @lru_cache(maxsize=65536)

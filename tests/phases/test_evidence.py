@@ -185,6 +185,11 @@ def test_the_opening_of_the_section_named_after_the_page_is_offered_first_though
     other = {**sources, "x": Source("x", "Other\n\nCustom lookups are mentioned here.", "Other", ["Other"],
                                     blocks=[["heading", 0, 5], ["paragraph", 7, 41]])}
     assert "x" not in {i.chunk_id for i in rank_evidence(claims, other, ["Custom Lookups"])}
+    # An API reference heads its subject's section with its kind: "Class Widget" opens Widget's.
+    widget = "Class Widget\n\n`Widget`: A thing on the screen."
+    api = {"w": Source("w", widget, "Widget", ["Class Widget"], blocks=[["heading", 0, 12], ["paragraph", 14, len(widget)]]),
+           "ex": sources["ex"]}
+    assert rank_evidence(claims, api, ["Widget"])[0].text == "`Widget`: A thing on the screen."
     # An overview's own passages are offered whether or not they hold a claim about a member.
     assert "x" in {i.chunk_id for i in rank_evidence(claims, other, ["Custom Lookups"], openings={"x"})}
 
