@@ -88,6 +88,7 @@ class Clause:
     agent: list[Token] = field(default_factory=list)  # "... by Y" of a passive
     verb_at: int = -1  # where the verb starts
     object: str = ""  # the folded head of what the verb acts on ("Vacuum removes dead tuples": "tupl")
+    recipient: str = ""  # the folded head after "to" ("assigns a number to a transaction": "transaction")
 
 
 def plain(text: str) -> str:
@@ -208,7 +209,7 @@ def read_clause(toks: list[Token], start: int = 0, *, inner: bool = False) -> li
             if w in _AUX or (subject and _adverb(t)):
                 out.append(_verb(toks, subject, j))
                 break
-            if w in _DETERMINERS:
+            if w in _DETERMINERS and not (subject and w in _RELATIVES):  # "Every transaction that ...": a relative
                 if subject and not head_done and _plain_word(subject[-1]):
                     out.append(_verb(toks, subject[:-1], j - 1))  # "Backends write the page"
                     break
@@ -286,8 +287,23 @@ def _verb(toks: list[Token], subject: list[Token], j: int, *, pronoun: bool = Fa
             clause.agent = read_clause(toks, by + 1)[0].subject
     else:
         clause.object = _object(toks, k + 1)
+        clause.recipient = _recipient(toks, k + 1)
     clause.action = stem(after.low)
     return clause
+
+
+def _recipient(toks: list[Token], k: int) -> str:
+    """The head after a "to" that follows a verb's object ("assigns the number to a transaction"):
+    what a passive may name as its subject ("a transaction is assigned a number"). Not a "to"
+    of a phrase of the object's own ("removes the entries pointing to dead tuples")."""
+    m = k
+    while m < len(toks) and toks[m].kind == "word" and (toks[m].low in _DETERMINERS or _adverb(toks[m])):
+        m += 1
+    while m < len(toks) and toks[m].low != "to" and (toks[m].kind in ("name", "code", "number") or _plain_word(toks[m])):
+        if _participle_phrase(toks, m):
+            return ""
+        m += 1
+    return _object(toks, m + 1) if m < len(toks) and toks[m].low == "to" else ""
 
 
 def _object(toks: list[Token], k: int) -> str:

@@ -115,8 +115,8 @@ def _roles(toks: list[Token], previous: Statement | None) -> tuple[list[tuple[st
                 if actor and clause.action:
                     patients.append((actor, clause.action))
                 actor = subject_phrase(clause.agent)
-            elif clause.object and clause.action:
-                patients.append((clause.object, clause.action))
+            elif clause.action:
+                patients.extend((role, clause.action) for role in (clause.object, clause.recipient) if role)
             if actor and clause.action:
                 doers.append((actor, clause.action))
     return list(dict.fromkeys(doers)), list(dict.fromkeys(patients))

@@ -183,6 +183,14 @@ def test_a_passive_without_agent_is_said_of_what_undergoes_the_verb():
     assert statement_problem("The entries pointing to dead tuples are removed from every index.", VACUUM_RUN,
                              SUPPORT_THRESHOLD) is None
     assert statement_problem("Dead tuples are removed from every index.", VACUUM_RUN, SUPPORT_THRESHOLD)
+    # What a verb gives "to" something is what that thing is given in the passive (the 1.5B model's
+    # restatement, on the probe of this session), and "that" after a noun opens a relative clause.
+    assigns = "A Transaction ID (XID) is the number that Lumen DB assigns to a transaction the first time it writes."
+    said = "Each transaction is assigned an XID the first time it writes."
+    assert statement_problem(said, assigns, SUPPORT_THRESHOLD) is None
+    assert statement_problem("The database is assigned an XID the first time it writes.", assigns, SUPPORT_THRESHOLD)
+    assert statement_problem(said, "Every transaction that writes is assigned an XID the first time it writes.",
+                             SUPPORT_THRESHOLD) is None
 
 
 def test_a_sentence_opening_with_a_pronoun_is_said_of_the_subject_before_it():
