@@ -24,7 +24,8 @@ from typing import Any
 from benchmarks.retrieval import BUILD, DEPTH, answered, question_set, scores
 
 
-async def run(manual: str, first: int, skip: int, base_url: str, model: str, wait: float) -> list[dict[str, Any]]:
+async def run(manual: str, first: int, skip: int, base_url: str, model: str, wait: float,
+              moved: bool = False) -> list[dict[str, Any]]:
     from compendium.operations import opened_store
     from compendium.retrieval import Options, retrieve
     from compendium.retrieval.llm_rerank import passage_source, reranked
@@ -39,11 +40,15 @@ async def run(manual: str, first: int, skip: int, base_url: str, model: str, wai
     rows = []
     async with opened_store(offline) as store, sources_for(store, offline) as src, \
             sources_for(store, online) as remote:
-        for item in question_set(manual)["questions"][skip: skip + first]:
+        for item in question_set(manual)["questions"][skip:]:
+            if len(rows) >= first:
+                break
             fused = await retrieve(item["q"], store, embedder=src.embedder, passages=src.passages,
                                    options=Options(top_k=50))
             order = [c["chunk_id"] for c in fused.chunks]
             by_id = {c["chunk_id"]: c for c in fused.chunks}
+            if moved and scores(answered([by_id[i]["document"] for i in order[:DEPTH]], item["docs"]))[2] in (0.0, 1.0):
+                continue  # only questions the rerank can move: answered 2nd to 10th
             texts = {i: (passage_source(c["document"], c["heading_path"]), c["text"]) for i, c in by_id.items()}
             notes: list[str] = []
             started = time.perf_counter()
@@ -67,8 +72,11 @@ def main() -> None:
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--timeout", type=float, default=1500.0)
+    parser.add_argument("--moved", action="store_true",
+                        help="only questions first answered 2nd to 10th offline (what a rerank can move)")
     args = parser.parse_args()
-    rows = asyncio.run(run(args.manual, args.first, args.skip, args.base_url, args.model, args.timeout))
+    rows = asyncio.run(run(args.manual, args.first, args.skip, args.base_url, args.model, args.timeout,
+                           args.moved))
     for label in ("before", "after"):
         r5 = statistics.fmean(r[label][0] for r in rows)
         mrr = statistics.fmean(r[label][2] for r in rows)
