@@ -662,3 +662,17 @@ def test_a_phrase_around_an_option_or_a_placeholder_is_no_subject():
     reply = run(text, heading=["git-submodule(1) Manual Page", "OPTIONS"])
     named = {e.name for e in reply.entities} | {c.term for c in reply.concepts} | {n for c in reply.claims for n in c.entities}
     assert not [n for n in named if "<path>" in n or "--missing" in n], named
+
+
+def test_a_command_described_by_its_name_as_an_inflected_verb_belongs_to_its_page():
+    chunk = _definitions(
+        [("push", "Pushes the given local commit or branch to the remote branch."),
+         ("fetch", "Fetches the given object, writing the necessary objects to the database.")],
+        ["gitremote-helpers(7) Manual Page", "COMMANDS"], "gitremote-helpers(7)")
+    owners = {c.text.split(":")[0]: c.entities for c in extract_chunk(chunk, TEMPLATE).claims}
+    assert owners["push"] == owners["fetch"] == ["gitremote-helpers"]
+
+
+def test_please_names_nothing():
+    reply = run("Please refer to the documentation of that command. Please use the option before enabling it.")
+    assert not {e.name.lower() for e in reply.entities} | {c.term.lower() for c in reply.concepts}

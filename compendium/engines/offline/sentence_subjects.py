@@ -206,9 +206,13 @@ def _defines_a_thing(sentence: Sentence, term: str) -> bool:
     # "merge: Merge is ..." is the thing; "add: Add notes for ...", "edit: Edit the notes ..." tell
     # what a subcommand does, its own name as the verb
     rest = body[len(term):]
-    return not rest[:1].isspace() or bool(_NAMED_AS_SUBJECT.match(rest))
+    verb = _VERB_ENDING.match(rest)  # "list: Lists the refs ...": the term as a verb, inflected
+    if verb is None:
+        return True  # a longer word the term only begins ("addr: Address of ...")
+    return bool(_NAMED_AS_SUBJECT.match(rest[verb.end():]))
 
 
+_VERB_ENDING = re.compile(r"(?:e?s|ed|ing)?(?=\s)")
 _NAMED_AS_SUBJECT = re.compile(r"\s*(?:[,(:;—–]|(?:is|are|was|were|refers|means|denotes|stands|names|represents)\b)")
 _TERM_OPENING = re.compile(r"^(?:`+[^`]+`+|[^\s:`][^:`]{0,80}?):\s+")
 # A description that only points at another entry ("Likewise for Lua, see ...", "Same as

@@ -8,13 +8,13 @@ FUNCTION_WORDS = frozenset(
     a about above across after again against all almost along also although always am among an
     and another any anyone anything are around as at be because been before being below between
     both but by can cannot could did do does doing done down during each either else enough even
-    ever every few for from further had has have having he her here hers herself him himself his
-    how however i if in into is it its itself just least less let like many may me might more
+    ever every few for former from further had has have having he her here hers herself him himself his
+    how however i if in into is it its itself just latter least less let like many may me might more
     most much must my myself neither no nor not now of off often on once one only onto or other
     others otherwise our ours out over own per perhaps rather same several shall she should since
     so some such than that the their theirs them themselves then there thereby therefore these
     they this those though through thus to together too toward towards under unless until up upon
-    us very via was we were what whatever when whenever where whereas whether which while who
+    please us very via was we were what whatever when whenever where whereas whether which while who
     whom whose why will with within without would yet you your yours yourself e.g i.e etc vs
     """.split()
 )
