@@ -309,9 +309,11 @@ RULE = (
     "one document over pages that are not about it. It is placed sensibly when its parent is the "
     "group a reader would look in for it and its five members shown fit its title. An overview "
     "page is read as the site publishes it (its text, then its node's members as the page lists them) "
-    "and is publishable when its first sentence says what the group is (from the sources), its "
-    "members belong together under its title, and each member is listed with a line saying what "
-    "it is (benchmarks/judging_rules.md); a one-page node's overview is judged as that page."
+    "and is publishable when its first sentence says what the group is (from the sources) or, where "
+    "no passage of the sources says it, the page opens on its members under its title (never on one "
+    "member's stray sentence), its members belong together under its title, and each member is "
+    "listed with a line saying what it is (benchmarks/judging_rules.md); a one-page node's overview "
+    "is judged as that page. Strictly: as a knowledge manager would post it unedited."
 )
 
 
