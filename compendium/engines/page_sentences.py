@@ -91,16 +91,18 @@ def sentences_prompt(request: Any, template: Template, problems: Sequence[str] =
 def rendered(reply: PageSentences, sources: dict[str, str]) -> str:
     """The sentences as Markdown: each with its markers after its stop ("...disk.[^2]"); a new
     paragraph where the source of a sentence's first item changes. The prompt's placeholder
-    copied back, a text with no letters, a sentence said before and a fragment (opening in
-    lower case: the 1.5B model copied the tail of an item) are left out."""
+    copied back, a text with no letters, a sentence said before, a fragment (opening in lower
+    case: the 1.5B model copied the tail of an item) and a text holding an excerpt's cut ("…":
+    it copied "Within 3 million transactions, it refuses to assign new XIDs, and …") are left out."""
     paragraphs: list[list[str]] = []
     last_source: str | None = None
     said: set[str] = set()
     for item in reply.sentences:
         body = " ".join(item.text.split())
         key = body.casefold().rstrip(".!? ")
-        if not any(ch.isalpha() for ch in body) or body == PLACEHOLDER or key in said or body[0].islower():
-            continue  # nothing, the example, a repeat, or a fragment ("moving the value out of line.")
+        if (not any(ch.isalpha() for ch in body) or body == PLACEHOLDER or key in said or body[0].islower()
+                or "…" in body):
+            continue  # nothing, the example, a repeat, a fragment, or an excerpt's cut copied ("and …")
         said.add(key)
         labels = [label.strip().strip("[]^") for label in item.cites]
         labels = list(dict.fromkeys(label for label in labels if label))
