@@ -121,7 +121,8 @@ async def test_a_claim_that_leans_back_is_published_right_after_its_antecedent_a
 async def test_a_sentence_that_leans_back_never_leads_a_page():
     answer = _claim(1, "The Depot provides a way to do just that.", 0)
     naming = _claim(2, "Crates wait in the Depot until a truck collects them.", 900)
-    page = await _page([answer, naming])
+    trucks = _claim(3, "Trucks collect crates from the Depot twice a day.", 1800)
+    page = await _page([answer, naming, trucks])
     assert page.split("\n")[2].startswith("Crates wait in the Depot")
 
 

@@ -404,6 +404,7 @@ async def test_a_sentence_about_older_versions_leads_only_when_nothing_else_can(
     evidence = [
         EvidenceItem(ref=1, text="In older versions, crates were packed by hand.", chunk_id="h", support=3),
         EvidenceItem(ref=2, text="Crates are packed by a machine at night.", chunk_id="d"),
+        EvidenceItem(ref=3, text="Each packed crate carries a label with its address.", chunk_id="e"),
     ]
     page = await write(request(slug="packing-guide", title="Packing guide", aliases=[], evidence=evidence,
                                description=""))
@@ -602,3 +603,14 @@ async def test_an_entry_whose_term_is_one_word_starts_its_own_paragraph():
     page = await write(request(slug="git-stash", title="git-stash", description="", aliases=[],
                                evidence=evidence, links=[]))
     assert "\n\nclear: Remove all the stash entries.[^1]" in page, page
+
+
+async def test_passing_mentions_of_an_undefined_subject_make_no_page():
+    passing = [EvidenceItem(ref=1, text="Some operating systems have `iconv` in the C library, for example glibc.",
+                            chunk_id="a", heading_path=["Installation"], about=["operating-systems"])]
+    page = await write(request(slug="operating-systems", title="operating systems", description="", aliases=[],
+                               evidence=passing))
+    assert not cited_sentences(page)  # a page citing nothing, which REFINE withholds
+    defined = await write(request(slug="operating-systems", title="operating systems",
+                                  description="Operating systems run programs.", aliases=[], evidence=passing))
+    assert cited_sentences(defined)  # an authored description keeps the page

@@ -160,7 +160,8 @@ def test_a_claim_past_an_entry_s_first_sentence_knows_where_its_entry_starts_and
     for n, item in enumerate(claims, start=1):
         item.ref = n
     page = asyncio.run(OfflineEngine().write_page(PageRequest(
-        slug="git-rebase", title="git-rebase", kind="entity", description="", aliases=[], evidence=claims,
+        slug="git-rebase", title="git-rebase", kind="entity", description="Reapply commits on top of another base tip",
+        aliases=[], evidence=claims,
         links=[]), Template(name="wiki")))
     assert "Use applying strategies" in page and "With drop" not in page
 

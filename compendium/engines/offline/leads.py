@@ -247,14 +247,14 @@ def _best_lead(
             return {"text": description, "ref": None}, []
     if naming:
         best = min(naming, key=lambda x: (x[0] > 40, -x[1].support, x[0], x[1].order))[1]
-        return _lead(best), [s for s in pool if s is not best]
+        return _lead(best, passing=True), [s for s in pool if s is not best]
     plain = [s for s in usable if _opens_sentence(s.text)]
     if plain:
         # A topic's page opens on what its members share: a sentence naming its most central
         # member (its links come most central first) before any well-supported one.
         rank = _member_rank(request, plain) if request.kind == "topic" else {}
         best = min(plain, key=lambda s: (rank.get(s.order, len(request.links)), -s.support, s.order))
-        return _lead(best), [s for s in pool if s is not best]
+        return _lead(best, passing=True), [s for s in pool if s is not best]
     return None, list(pool)
 
 
@@ -326,8 +326,9 @@ def _opens_sentence(text: str) -> bool:
     return text[:1].isupper() or text[:1] in "`*\"'“"
 
 
-def _lead(s: _Sentence) -> dict:
-    return {"text": s.text, "ref": s.ref, "order": s.order, "chunk_id": s.chunk_id}
+def _lead(s: _Sentence, passing: bool = False) -> dict:
+    """`passing`: the sentence only names the subject on the way to saying something else."""
+    return {"text": s.text, "ref": s.ref, "order": s.order, "chunk_id": s.chunk_id, "passing": passing}
 
 
 def _history(s: _Sentence) -> bool:

@@ -40,6 +40,9 @@ _PER_SENTENCE = 4  # tokens of citation and spacing around each sentence
 _PER_SECTION = 6
 
 
+_FEW_FACTS = 2  # sentences beside a passing lead that still make no page
+
+
 def write_page(request: PageRequest, template: Template) -> str:
     """Markdown for the page: a lead sentence that defines the subject, sections of the other
     evidence sentences grouped by related entity or source heading, aliases and related links.
@@ -54,6 +57,11 @@ def write_page(request: PageRequest, template: Template) -> str:
     pool = [s for s in pool if not _restates_its_entry(s, pool)]
 
     lead, rest = _choose_lead(request, pool)
+    if (request.kind != "topic" and not request.description.strip() and (lead is None or lead.get("passing"))
+            and len(rest) < _FEW_FACTS):
+        # No authored definition, nothing says what the subject is and little is said of it:
+        # passing mentions make no page. One citing nothing is withheld.
+        lead, rest = None, []
     related = _related(request)
     aliases = _aliases(request)
     layout = template.refine.page_template if template.refine.page_template.strip() else ""
