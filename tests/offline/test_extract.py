@@ -474,6 +474,8 @@ def test_a_scope_owner_is_the_document_title_without_its_site_or_man_section():
     assert owner_name("Plugins - MkDocs") == "Plugins"
     assert owner_name("File handling — Django 3.2.25 documentation") == "File handling"
     assert owner_name("GNU gettext utilities: 2. The User's View") == "The User's View"
+    assert owner_name("Chapter 3. The public interface to Linux-PAM") == "The public interface to Linux-PAM"
+    assert owner_name("Appendix A. Glossary") == "Glossary"
     assert release_notes("Django 1.11.4 release notes — Django 3.2.25 documentation")
     assert release_notes("Manual", ["Changes in 1.7.1"]) and not release_notes("Getting Started - MkDocs")
     assert release_notes("Manual", ["v1.4.0"]) and release_notes("Manual", ["2.0 (2020-01-01)"])
@@ -676,3 +678,16 @@ def test_a_command_described_by_its_name_as_an_inflected_verb_belongs_to_its_pag
 def test_please_names_nothing():
     reply = run("Please refer to the documentation of that command. Please use the option before enabling it.")
     assert not {e.name.lower() for e in reply.entities} | {c.term.lower() for c in reply.concepts}
+
+
+def test_a_colophons_sections_give_no_fact_whatever_their_full_heading():
+    for heading in ("Chapter 11. Author/acknowledgments", "Copyright information for this document", "See also"):
+        text = ("Thanks are also due to Sun Microsystems, especially to Vipin Samar and Charlie Lai for their advice. "
+                "The Open Software Foundation published the first specification of the framework in 1995.")
+        reply = run(text, heading=[heading])
+        assert not reply.claims, (heading, reply.claims)
+
+
+def test_eg_without_inner_dots_ends_no_sentence():
+    assert split_sentences('It is suffixed with "user" (eg. "1 user" or "10 users"). The next one.') == [
+        'It is suffixed with "user" (eg. "1 user" or "10 users").', "The next one."]

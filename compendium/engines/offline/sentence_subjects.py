@@ -10,7 +10,7 @@ from .chunk_layout import IDENTIFIER
 from .chunk_names import Item
 from .names import is_acronym, name_key
 from .phrases import Mention
-from .sentences import Sentence, clean_heading
+from .sentences import Sentence, clean_heading, without_label
 from .standalone import ABOUT_ITSELF, OWN_KIND
 from .subjects import (
     is_member,
@@ -90,7 +90,7 @@ def subjects_by_sentence(
     for i, sentence in enumerate(sentences):
         keys: list[str] = []
         section = clean_heading(sentence.heading or (chunk.heading_path[-1] if chunk.heading_path else ""))
-        if sentence.term or section.lower().rstrip(":") in _FURNITURE:
+        if sentence.term or _furniture(section):
             out.append(keys)  # a term line; a colophon's copyright, credits or bug address
             continue
         if sentence.defines:
@@ -232,6 +232,14 @@ def _describes_by_reference(text: str) -> bool:
 _FURNITURE = frozenset({"copyright", "license", "licence", "licensing", "author", "authors", "credits",
                         "acknowledgements", "acknowledgments", "reporting bugs", "colophon", "thanks",
                         "see also"})  # (a man page's pointers to other pages and manuals)
+def _furniture(section: str) -> bool:
+    """A colophon's section by its heading or the heading's first word ("Copyright information for
+    this document", "Author/acknowledgments", "See also")."""
+    lower = without_label(section).lower().rstrip(":").strip()
+    first = re.split(r"[^a-z]+", lower, maxsplit=1)[0]
+    return lower in _FURNITURE or first in _FURNITURE or lower.startswith("see also")
+
+
 # Sections whose first sentence says what the document's subject is (a man page's
 # "DESCRIPTION" opens on how it is used: its NAME line says what it is).
 _DESCRIBING = frozenset({"overview", "introduction", "name", "purpose", "summary", "about"})

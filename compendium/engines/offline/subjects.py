@@ -51,7 +51,7 @@ def owner_name(document_title: str) -> str:
 
 # A book's name before a numbered section's title ("GNU gettext utilities: 2. The User's View").
 _BOOK_PREFIX = re.compile(r"^[^:]{1,80}:\s+(?=(?:[A-Z]|\d+)(?:\.\d+)*\.?\s)")
-_SECTION_LABEL = re.compile(r"^(?:[A-Z]\.|\d+\.)(?:\d+\.?)*\s+")
+_SECTION_LABEL = re.compile(r"^(?:(?:Chapter|Appendix|Part)\s+[\dIVXA-Z]+(?:\.\d+)*\.?\s+|(?:[A-Z]\.|\d+\.)(?:\d+\.?)*\s+)")
 # Release notes and changelogs, by their title or heading: "Django 1.11.4 release notes",
 # "Changes in 2.3", "Version 1.7.1", "What's new in 3.11", "Changelog", "NEWS".
 _RELEASE = re.compile(

@@ -106,7 +106,7 @@ WEAK_MODIFIERS = frozenset(
 
 ABBREVIATIONS = frozenset(
     """
-    e.g i.e etc vs cf approx fig figs no nos vol ch sec eq dr mr mrs ms prof st jr sr inc ltd co
+    e.g i.e eg ie etc vs cf approx fig figs no nos vol ch sec eq dr mr mrs ms prof st jr sr inc ltd co
     corp al resp incl esp ca op ed eds pp p ex viz
     """.split()
 ) - {"etc"}
