@@ -212,8 +212,12 @@ def check_text(
                 check.scores[key] = round(score, 3)
                 if score < threshold:
                     continue
-                why = (statement_problem(raw, look(key) or "", threshold, antecedent)
-                       if len(sentence_words) >= MIN_CONTENT_WORDS else None)
+                evidence_text = look(key) or ""
+                # A sentence its evidence holds word for word says what the evidence says: the
+                # statement check is for a model's own wording ("This removes double buffering"
+                # copied whole leans on its own passage, not on the page's sentence before).
+                why = (statement_problem(raw, evidence_text, threshold, antecedent)
+                       if len(sentence_words) >= MIN_CONTENT_WORDS and not _verbatim(raw, evidence_text) else None)
                 if why:
                     check.misread[key] = why
                 else:
@@ -239,9 +243,10 @@ def check_text(
                     pending.clear()
                 kept.append(text_kept)
                 antecedent = subject_of(raw, antecedent) or antecedent
-            elif CITE.search(raw) and pending:
-                # The sentence that carried the marker goes: the earlier ones it answered for
-                # get their markers written out, so each still cites its evidence.
+            elif pending:
+                # A sentence of the run goes (the one carrying the marker, or one between): the
+                # earlier ones get their markers written out, so each still cites its evidence
+                # and no citation spans the gap.
                 for at, keys_kept in pending:
                     kept[at] = _with_markers(kept[at], keys_kept)
                 pending.clear()
@@ -292,6 +297,12 @@ def restating(sentence: str, candidates: Mapping[str, str], threshold: float = S
     RECITE_MARGIN ahead of the next, and one statement with its names and actor), if any: the
     citation an uncited sentence of a model's reply is given."""
     return _restating(sentence, content_words(sentence), candidates, {}, threshold, antecedent)
+
+
+def _verbatim(sentence: str, evidence: str) -> bool:
+    """The sentence, markers aside, stands in the evidence word for word (spacing aside)."""
+    said = " ".join(CITE.sub(" ", sentence).split()).rstrip(".!?")
+    return len(said) >= 20 and said in " ".join(evidence.split())
 
 
 def _with_markers(sentence: str, keys: list[str]) -> str:

@@ -119,3 +119,25 @@ def test_a_marker_opening_a_line_closes_its_sentence():
 def test_a_line_opening_with_a_marker_is_checked_and_a_footnote_definition_is_not():
     page = "[^1] The moon is made of green cheese.\n\n[^1]: write-ahead-log.md — chunk 3f2a"
     assert check_text(page, EVIDENCE).kept_text == "[^1]: write-ahead-log.md — chunk 3f2a"
+
+
+def test_a_sentence_dropped_inside_a_cited_run_leaves_no_citation_across_the_gap():
+    evidence = {"1": ("With direct I/O the Storage Manager bypasses the Page Cache entirely. "
+                      "This removes double buffering and makes memory use predictable. "
+                      "The cost is that shared_buffers must be set to most of the memory.")}
+    made_up = ("With direct I/O the Storage Manager bypasses the Page Cache entirely. "
+               "Direct I/O doubles the speed of every query on every machine. "
+               "The cost is that shared_buffers must be set to most of the memory.[^1]")
+    kept = check_text(made_up, evidence).kept_text
+    assert "doubles the speed" not in kept
+    assert "entirely.[^1]" in kept and kept.rstrip().endswith("memory.[^1]")  # each side cites on its own
+
+
+def test_a_sentence_its_evidence_holds_word_for_word_is_supported_whatever_it_opens_with():
+    evidence = {"1": ("With direct I/O the Storage Manager bypasses the Page Cache entirely. "
+                      "This removes double buffering and makes memory use predictable, which is why "
+                      "the cloud service enables it on its largest instance types.")}
+    page = ("With direct I/O the Storage Manager bypasses the Page Cache entirely.[^1] This removes double "
+            "buffering and makes memory use predictable, which is why the cloud service enables it on its "
+            "largest instance types.[^1]")
+    assert "This removes double buffering" in check_text(page, evidence).kept_text
