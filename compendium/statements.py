@@ -172,7 +172,9 @@ def read_sentence(sentence: str) -> Reading:
                    bool(_CAUSE.search(plain(sentence))))
 
 
-_OPENING_PRONOUNS = frozenset("it they he she this these that those".split())
+# Personal pronouns only: "This is the rule ...: X", "This lets a backend ..." stand for what the
+# sentence before said as a whole, or for what follows them, not for its subject.
+_OPENING_PRONOUNS = frozenset("it they he she".split())
 NO_ANTECEDENT = ""  # `antecedent` of a sentence that opens a text: a pronoun there stands for nothing
 PRONOUN_ALONE = "its subject is a pronoun, and no sentence before it says what it stands for"
 

@@ -208,6 +208,10 @@ def test_a_sentence_opening_with_a_pronoun_is_said_of_the_subject_before_it():
                "It prevents XID wraparound by freezing tuples.[^1]"
     assert check_text(freezing, {"1": FREEZING}).kept_text == freezing
     assert check_text("It prevents XID wraparound by freezing tuples.[^1]", {"1": FREEZING}).kept_text == ""
+    # A demonstrative stands for what was said, or what follows: not a subject to compare.
+    rule = ("This is the rule that gives the WAL its name: a modified page may not reach disk until the WAL "
+            "records describing its modification have been flushed.")
+    assert statement_problem(rule, WAL_RULE, SUPPORT_THRESHOLD, NO_ANTECEDENT) is None
     # A pronoun after an opening clause stands for that clause's subject, as before.
     assert statement_problem("When Vacuum runs, it prevents XID wraparound by freezing tuples.", FREEZING,
                              SUPPORT_THRESHOLD, NO_ANTECEDENT) is None

@@ -37,8 +37,9 @@ async def test_a_swapped_actor_is_retracted_and_the_faithful_sentence_stays(comp
 # The two false sentences the check let through on the real models (real_model.md, sixth session).
 WAL_QUESTION = "What must be written to the write-ahead log before a data page reaches disk?"
 WAL_FALSE = "To write to the Write-Ahead Log (WAL) before a data page reaches disk, the modified page must be flushed"
-WAL_TRUE = ("A modified page may not reach disk until the WAL records describing its modification have been "
-            "flushed")
+# The model's next sentence, kept with nothing before it: "This" stands for what follows the colon.
+WAL_TRUE = ("This is the rule that gives the WAL its name: a modified page may not reach disk until the WAL "
+            "records describing its modification have been flushed")
 SNAPSHOT_QUESTION = "What is a snapshot in MVCC and what does it decide?"
 SNAPSHOT_TRUE = "A snapshot records which transactions were finished at a given moment"
 PRONOUN_FALSE = ("It is created when a transaction commits before the snapshot and its deleting transaction, if "
