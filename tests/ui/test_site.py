@@ -53,7 +53,8 @@ def test_a_citation_opens_its_passage_with_the_sentence_highlighted(page, site: 
     assert page.evaluate("() => getComputedStyle(document.querySelector(':target')).backgroundColor") != "rgba(0, 0, 0, 0)"
     passage = page.locator("section.passage:has(:target)")
     label = passage.locator(".heading-path").inner_text()
-    assert "›" in label and "chunk" not in label
+    # the passage's place: its document's title, then its headings (none for a document's opening)
+    assert label.partition(" › ")[0] == page.locator("h1").first.inner_text().strip() and "chunk" not in label
     title, _, rest = label.partition(" › ")
     assert not rest.startswith(title)  # the document title is not repeated
     box = target.bounding_box()
