@@ -21,7 +21,7 @@ from ..templates.schema import Template
 from .candidates import candidate_pairs
 from .map import extracts_fingerprint
 from .name_overlap import names_meet
-from .reduce_calls import GET_BATCH, cached_entries, embed_texts
+from .reduce_calls import GET_BATCH, embed_texts
 from .reduce_chunks import claim_id, mention_sig
 from .reduce_judge import claim_sentences, judge
 from .reduce_state import Ledger
@@ -33,7 +33,6 @@ from .resolution import (
     assign_ids,
     connected_labels,
     embedding_text,
-    id_mapping,
     merge_evidence,
     split_pairs,
     type_key,
@@ -46,12 +45,11 @@ __all__ = ["claim_id", "judge", "reduce", "run"]
 # 6: a ledger kept between runs (reduce_state.py): only the chunks a change touches are redone
 # 7: underscores at an identifier's ends make another name (`__abs__()` is not `abs()`)
 # 8: a defined term gathers the claims it is the subject of (opening with it), not every mention
-REDUCE_VERSION = "reduce-8"
+# 9: entity ids and summaries from the clusters alone, not from those of earlier runs
+REDUCE_VERSION = "reduce-9"
 PHASE = "reduce"
-ID_MAP = "reduce:entity-ids"  # CacheEntry holding mention key -> entity id, for stable ids
 OLD_HASHES_KEY = "reduce:record-hashes"  # content hashes kept before the ledger; removed on a full run
 _HEX = "0123456789abcdef"
-SUMMARY_INPUTS_KEY = "reduce:summary-inputs"  # entity id -> descriptions its summary was written from
 
 
 class Bar:
@@ -239,19 +237,14 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     # it is not asked (with a small embedder's similarities, most of the review band is such pairs).
     open_pairs = [(int(x), int(y), float(s)) for x, y, s in zip(a[review], b[review], sims[review], strict=True)
                   if auto[x] != auto[y] and names_meet(groups[int(x)], groups[int(y)])]
-    previous = await cached_entries(ctx, [ID_MAP, SUMMARY_INPUTS_KEY])
-    previous_ids = dict((previous[ID_MAP].value or {}) if ID_MAP in previous else {})
-    summaries = Summaries(ctx, template, dict((previous[SUMMARY_INPUTS_KEY].value or {}) if SUMMARY_INPUTS_KEY in previous else {}),
-                          bar.within(Bar.JUDGED, Bar.DESCRIBED))
+    summaries = Summaries(ctx, template, bar.within(Bar.JUDGED, Bar.DESCRIBED))
 
     def describe_settled() -> None:
         # While pairs are judged, the clusters no answer can change are described: their
         # summaries are then under way or done when the final describe asks for them.
         settled, of_group = merge_evidence(groups, auto)
         unsettled = {int(of_group[g]) for x, y, _ in open_pairs for g in (x, y)}
-        ids_now = assign_ids(settled, previous_ids)
-        keep = [c for c in range(len(settled)) if c not in unsettled]
-        summaries.describe_early([settled[c] for c in keep], [ids_now[c] for c in keep])
+        summaries.describe_early([settled[c] for c in range(len(settled)) if c not in unsettled])
 
     early = describe_settled if ctx.engine.name != "offline" else None  # a local engine has no wait to fill
     try:
@@ -267,10 +260,10 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     clusters, group_cluster = merge_evidence(groups, final)
     bar.at(Bar.JUDGED)
 
-    ids = assign_ids(clusters, previous_ids)
+    ids = assign_ids(clusters)
     # The summaries are calls; relations and claims need no description: they are worked out
     # while the summaries wait for the model.
-    describing = asyncio.create_task(summaries.describe(clusters, ids))
+    describing = asyncio.create_task(summaries.describe(clusters))
     # An entity's vector is that of its best-supported group (already embedded, free).
     lead: dict[int, int] = {}
     for g, c in enumerate(group_cluster.tolist()):
@@ -287,14 +280,13 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
             ledger_gone += [f"{OLD_HASHES_KEY}:{kind}:{x}{y}" for kind in ("relations", "claims") for x in _HEX for y in _HEX]
         async with store.transaction():
             await clear_stage(store, PHASE)
-            await store.upsert([*out.write_relations, *out.write_claims, *ledger_writes,
-                                CacheEntry(id=ID_MAP, namespace=PHASE, value=id_mapping(clusters, ids), created_at=time.time())])
+            await store.upsert([*out.write_relations, *out.write_claims, *ledger_writes])
             for kind, gone in ((Relation, out.removed_relations), (Claim, out.removed_claims), (CacheEntry, ledger_gone)):
                 for s in range(0, len(gone), GET_BATCH):
                     await store.delete(kind, {"id": gone[s : s + GET_BATCH]})
     finally:
         try:
-            descriptions, used_inputs = await describing  # its answers land even if reduce failed
+            descriptions = await describing  # its answers land even if reduce failed
         finally:
             await summaries.settle()
     for entity, description in zip(out.entities, descriptions, strict=True):
@@ -304,8 +296,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     write_entities = [e for e in out.entities if e.id not in old_entities or _comparable(old_entities[e.id]) != _comparable(e)]
     removed_entities = sorted(set(old_entities) - {e.id for e in out.entities})
     async with store.transaction():
-        await store.upsert([*write_entities, CacheEntry(id=SUMMARY_INPUTS_KEY, namespace=PHASE, value=used_inputs,
-                                                        created_at=time.time())])
+        await store.upsert(write_entities)
         for s in range(0, len(removed_entities), GET_BATCH):
             await store.delete(Entity, {"id": removed_entities[s : s + GET_BATCH]})
         await mark_stage(store, PHASE, fp, entities=len(out.entities))

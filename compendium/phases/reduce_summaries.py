@@ -1,5 +1,5 @@
-"""REDUCE's descriptions: each entity's own, or a summary of its many (cached, kept across small
-additions, rewritten when a description it was written from is gone)."""
+"""REDUCE's descriptions: each entity's own, or a summary of its best supported ones (cached under
+exactly what it is written from, so a function of the documents alone)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ from ..templates.schema import Template
 from .reduce_calls import cached_entries, prompt_key
 from .resolution import Evidence, clip, join_descriptions
 
-# New descriptions a summary absorbs before it is written again (a removed one always rewrites it).
-SUMMARY_REFRESH = 4
 SUMMARY_INPUTS = 12  # descriptions a summary is written from
 
 
@@ -36,9 +34,9 @@ def summary_inputs(ranked: Sequence[str]) -> list[str]:
 class Summaries:
     """Each cluster's description; clusters with many distinct ones are summarised (cached).
 
-    A summary is kept while every description it was written from still exists and fewer than
-    SUMMARY_REFRESH new ones have appeared: a small addition does not pay for a rewrite, a
-    removal always does (removed text leaves the summary). Summaries are asked concurrently
+    A summary is written from the best supported descriptions of its cluster now, whatever an
+    earlier compile wrote it from, so a recompile describes an entity as a compile from scratch
+    does; it is asked again only when those change. Summaries are asked concurrently
     (bounded by map.concurrency), cache reads are one batch, and each answer is stored as soon
     as it arrives, so a crash loses no paid answer.
 
@@ -47,9 +45,8 @@ class Summaries:
     judgments are asked, and the final describe finds their summaries under way or done.
     """
 
-    def __init__(self, ctx: CompileContext, template: Template, prior_inputs: dict[str, list[str]],
-                 progress: Callable[[int, int], None] | None = None):
-        self.ctx, self.template, self.prior_inputs = ctx, template, prior_inputs
+    def __init__(self, ctx: CompileContext, template: Template, progress: Callable[[int, int], None] | None = None):
+        self.ctx, self.template = ctx, template
         self.progress = progress  # (summaries written, summaries asked so far)
         self.prompt = prompt_key(template.reduce.summary_prompt, "reduce_summary")
         self.gate = asyncio.Semaphore(max(1, template.map.concurrency))
@@ -57,29 +54,22 @@ class Summaries:
         self.early: list[asyncio.Task[Any]] = []
         self.done = 0
 
-    def describe_early(self, clusters: Sequence[Evidence], ids: Sequence[str]) -> None:
+    def describe_early(self, clusters: Sequence[Evidence]) -> None:
         """Start describing these clusters now; the answers are for a later `describe`."""
-        self.early.append(asyncio.create_task(self.describe(clusters, ids)))
+        self.early.append(asyncio.create_task(self.describe(clusters)))
 
-    def inputs(self, clusters: Sequence[Evidence], ids: Sequence[str]) -> tuple[list[list[str]], list[list[str]]]:
+    def inputs(self, clusters: Sequence[Evidence]) -> tuple[list[list[str]], list[list[str]]]:
         """Each cluster's ranked descriptions, and what its summary is written from ([]: none)."""
-        settings = self.template.reduce
+        over = self.template.reduce.summarize_over
         ranked = [c.ranked_descriptions() for c in clusters]
-        inputs: list[list[str]] = []
-        for entity_id, r in zip(ids, ranked, strict=True):
-            if len(r) <= settings.summarize_over:
-                inputs.append([])
-                continue
-            fresh, kept = summary_inputs(r), self.prior_inputs.get(entity_id)
-            keep = kept is not None and set(kept) <= set(r) and len(set(fresh) - set(kept)) < SUMMARY_REFRESH
-            inputs.append(kept if keep else fresh)  # type: ignore[arg-type]
-        return ranked, inputs
+        return ranked, [summary_inputs(r) if len(r) > over else [] for r in ranked]
 
-    async def describe(self, clusters: Sequence[Evidence], ids: Sequence[str]) -> tuple[list[str], dict[str, list[str]]]:
-        """The clusters' descriptions and, per entity id, the inputs its summary stands on."""
+    async def describe(self, clusters: Sequence[Evidence]) -> list[str]:
+        """The clusters' descriptions."""
         settings = self.template.reduce
-        ranked, inputs = self.inputs(clusters, ids)
-        keys = [fingerprint("summary", sorted(i), self.ctx.engine.model, self.prompt) if i else "" for i in inputs]
+        ranked, inputs = self.inputs(clusters)
+        # The inputs in the order they are sent: a summary written from them in another order reads otherwise.
+        keys = [fingerprint("summary", i, self.ctx.engine.model, self.prompt) if i else "" for i in inputs]
         hits = await cached_entries(self.ctx, sorted({k for k in keys if k and k not in self.asked}))
         out = [
             join_descriptions(r, settings.description_max_chars) if not k
@@ -104,8 +94,7 @@ class Summaries:
         for key, text in zip(keys_todo, outcomes, strict=True):
             for i in todo[key]:
                 out[i] = str(text)
-        used = {entity_id: i for entity_id, i in zip(ids, inputs, strict=True) if i}
-        return out, used
+        return out
 
     async def _ask(self, key: str, request: DescriptionRequest, sources: list[str]) -> str:
         """The summary, kept with the passages its descriptions came from (`sources`): deleting

@@ -15,7 +15,7 @@ from .mentions import CONCEPT, GENERIC_TYPES, Mention, collect_mentions, normali
 # Imported from here by the rest of REDUCE.
 __all__ = [
     "CONCEPT", "Evidence", "Mention", "assign_ids", "build_groups", "clip", "collect_mentions",
-    "connected_labels", "embedding_text", "exact_labels", "id_mapping", "join_descriptions",
+    "connected_labels", "embedding_text", "exact_labels", "join_descriptions",
     "merge_evidence", "normalize_name", "split_pairs", "tier1_distinct", "tier1_labels", "type_key",
 ]
 
@@ -311,38 +311,22 @@ def canonical_key(cluster: Evidence) -> str:
     return f"{cluster.category}|{type_key(cluster.type)}|{normalize_name(cluster.name)}"
 
 
-def assign_ids(clusters: Sequence[Evidence], previous: dict[str, str]) -> list[str]:
-    """Stable entity ids: a cluster keeps the previous id most of its mention keys had.
-
-    Clusters are served largest first so a split keeps the id with its bigger part; clusters
-    with no previous id get one from their canonical key (suffixed if that is taken).
-    """
+def assign_ids(clusters: Sequence[Evidence]) -> list[str]:
+    """Entity ids from the clusters alone: each from its canonical key (category, type, name),
+    suffixed when a larger cluster took it first. The same extracts give the same ids however
+    they arrived, so a recompile names its entities as a compile from scratch does."""
     ids = [""] * len(clusters)
     taken: set[str] = set()
-    order = sorted(range(len(clusters)), key=lambda i: (-len(clusters[i].chunk_ids), canonical_key(clusters[i])))
+    order = sorted(range(len(clusters)), key=lambda i: (-len(clusters[i].chunk_ids), canonical_key(clusters[i]),
+                                                        sorted(clusters[i].keys)))
     for i in order:
-        votes: dict[str, int] = {}
-        for key in clusters[i].keys:
-            old = previous.get(key)
-            if old and old not in taken:
-                votes[old] = votes.get(old, 0) + 1
-        if votes:
-            ids[i] = min(votes, key=lambda v: (-votes[v], v))
-            taken.add(ids[i])
-    for i in order:
-        if not ids[i]:
-            key = canonical_key(clusters[i])
-            candidate, n = short_id("entity", key), 1
-            while candidate in taken:
-                n += 1
-                candidate = short_id("entity", key, n)
-            ids[i] = candidate
-            taken.add(candidate)
+        key = canonical_key(clusters[i])
+        candidate, n = short_id("entity", key), 1
+        while candidate in taken:
+            n += 1
+            candidate = short_id("entity", key, n)
+        ids[i] = candidate
+        taken.add(candidate)
     return ids
-
-
-def id_mapping(clusters: Sequence[Evidence], ids: Sequence[str]) -> dict[str, str]:
-    """Mention key -> entity id, stored so the next run can keep ids (see assign_ids)."""
-    return {key: eid for c, eid in zip(clusters, ids, strict=True) for key in sorted(c.keys)}
 
 

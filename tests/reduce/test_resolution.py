@@ -6,14 +6,15 @@ import numpy as np
 import pytest
 
 from compendium.errors import InputError
+from compendium.fingerprint import short_id
 from compendium.identifiers import other_identifiers
 from compendium.phases.reduce import reduce
 from compendium.phases.resolution import (
     assign_ids,
     build_groups,
+    canonical_key,
     collect_mentions,
     connected_labels,
-    id_mapping,
     join_descriptions,
     merge_evidence,
     normalize_name,
@@ -42,7 +43,7 @@ def resolve(extracts, extra_pairs=()):
     a = [p[0] for p in extra_pairs]
     b = [p[1] for p in extra_pairs]
     clusters, group_cluster = merge_evidence(groups, connected_labels(len(groups), a, b))
-    ids = assign_ids(clusters, {})
+    ids = assign_ids(clusters)
     descriptions = [join_descriptions(c.ranked_descriptions(), 200) for c in clusters]
     out = reduce(extracts, mentions, group_cluster[mention_group].tolist(), clusters, ids, descriptions)
     return out, joins, groups
@@ -176,19 +177,20 @@ def test_claims_attach_to_canonical_entities_resolved_in_their_chunk_first():
     assert claims["Mercury is liquid."].chunk_id == "c2" and claims["Mercury is liquid."].document_id == "d1"
 
 
-def test_ids_survive_a_canonical_name_flip():
+def test_ids_are_the_clusters_own_whatever_came_before():
+    """An id is its cluster's canonical key's: when the better supported form flips the name,
+    the id follows it, as a compile from scratch of the same extracts names it."""
     first = [extract("c0", entities=[ent("Postgres")]), extract("c1", entities=[ent("Postgres", aliases=["PostgreSQL"])])]
     mentions = collect_mentions(first)
     groups, _ = build_groups(mentions, tier1_labels(mentions)[0])
-    ids = assign_ids(groups, {})
-    mapping = id_mapping(groups, ids)
-    # Later PostgreSQL is the better supported form: same cluster, same id.
+    before = assign_ids(groups)
     later = [*first, *(extract(c, entities=[ent("PostgreSQL")]) for c in ("c2", "c3", "c4"))]
     mentions = collect_mentions(later)
     groups, _ = build_groups(mentions, tier1_labels(mentions)[0])
     assert groups[0].name == "PostgreSQL"
-    assert assign_ids(groups, mapping) == ids
-    assert assign_ids(groups, {}) != ids  # without the mapping the id would have changed
+    ids = assign_ids(groups)
+    assert ids != before and ids == [short_id("entity", canonical_key(groups[0]))]
+    assert assign_ids(list(reversed(groups))) == list(reversed(ids))  # in any order
 
 
 def test_union_find_matches_a_plain_python_union_find():

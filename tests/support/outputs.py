@@ -53,17 +53,13 @@ async def drop_knowledge_bases(url: str, kbs: list[str]) -> None:
 
 
 async def canonical_records(store: Any, kinds: tuple[type, ...]) -> dict[str, dict[str, Any]]:
-    """The store's records of these kinds by id, without vectors and without entity descriptions
-    (a summary is kept across small additions on purpose, reduce_summaries.SUMMARY_REFRESH: its text may
-    be one written from an earlier version of the documents)."""
+    """The store's records of these kinds by id, without vectors."""
     out: dict[str, dict[str, Any]] = {}
     for kind in kinds:
         rows = {}
         async for record in store.scan(kind):
             data = record.to_dict()
             data.pop("embedding", None)
-            if kind.__name__ == "Entity":
-                data.pop("description", None)
             rows[record.id] = data
         out[kind.__name__] = rows
     return out
