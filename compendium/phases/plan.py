@@ -16,7 +16,6 @@ from ..pipeline.stages import clear_stage, rollup, stage_mark
 from ..storage.records import CacheEntry, Claim, Entity, Page, Relation, Topic
 from ..templates.schema import Template
 from .claim_index_store import load_parts, regroup, reset_index
-from .page_matches import judged_matches, nearest_orphans
 from .page_titles import page_titles, titles_apart
 from .plan_claims import ClaimReader, claims_by_subject, updated_claim_index
 from .planning import (
@@ -31,7 +30,6 @@ from .planning import (
     entity_subjects,
     finish_plan,
     lowercase_titles,
-    match_by_subject,
 )
 from .topics import plan_topics
 
@@ -65,8 +63,9 @@ def stored_plan(plan: PagePlan) -> dict[str, Any]:
 
 
 PLAN_INPUTS = "plan-inputs"  # ctx.state: the fingerprint of this plan's inputs, for REFINE's mark
-PLAN_VERSION = 4  # bump when the same inputs plan other pages (2: a node named like a page has it as overview;
-# 3: so has a community named like a member; 4: a topic named after a member that left it is named again)
+PLAN_VERSION = 5  # bump when the same inputs plan other pages (2: a node named like a page has it as overview;
+# 3: so has a community named like a member; 4: a topic named after a member that left it is named again;
+# 5: slugs from the subjects alone, no page taken over by embedding; links in order in the fingerprint)
 KB_VIEW = "plan-kb"  # ctx.state: the KB as PLAN read it, for REFINE's evidence in the same process
 UNCHANGED = "plan-unchanged"  # ctx.state: the pages REFINE finished last time, when nothing changed
 
@@ -97,7 +96,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         ctx.state[UNCHANGED] = list(mark.get("live") or [])
         n = len(ctx.state[UNCHANGED])
         ctx.progress(PHASE, n, n)
-        return PhaseResult(items=n, skipped=n, details={"candidates": 0, "maybe_judged": 0, "topics": await store.count(Topic),
+        return PhaseResult(items=n, skipped=n, details={"candidates": 0, "topics": await store.count(Topic),
                                                          "create": 0, "update": 0, "keep": n, "delete": 0})
     if mark:
         await clear_stage(store, "refine")
@@ -114,7 +113,7 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
     index, rebuilt = await updated_claim_index(ctx, entities, reader)
     kb = ctx.state[KB_VIEW] = KnowledgeView.build(entities, relations)
     kb.claims = reader.known  # the claims read for this plan: REFINE reads the others itself
-    details: dict[str, int] = {"candidates": 0, "maybe_judged": 0, "topics": 0}
+    details: dict[str, int] = {"candidates": 0, "topics": 0}
 
     subjects: list[Subject] = []
     if template.builds("wiki_pages"):
@@ -152,22 +151,6 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         details["outline_reused"] = int(outline.reused)
 
     titles_apart(subjects, outline_parents(outline.roots) if outline is not None else {})
-    matched = match_by_subject(subjects, pages)
-    reasons: dict[str, str] = {}  # why a subject took over a page that was not its own
-    unmatched = [s for s in subjects if s.id not in matched]
-    claimed = set(matched.values())
-    subject_ids = {s.id for s in subjects}
-    orphans = {p.slug: p for p in pages
-               if p.status == "active" and p.slug not in claimed and p.subject_id not in subject_ids}
-    if unmatched and orphans:
-        updates, maybes = await nearest_orphans(ctx, template, unmatched, orphans)
-        matched.update(updates)
-        reasons.update({sid: "similar existing page" for sid in updates})
-        judged = await judged_matches(ctx, template, unmatched, maybes, orphans)
-        details["maybe_judged"] = len(maybes)
-        matched.update(judged)
-        reasons.update({sid: "judged the same as an existing page" for sid in judged})
-
     # Every topic and outline node keeps its claims in the index, counted for the members it has now.
     groups = {s.id: s.entity_ids for s in subjects if s.kind == "topic"}
     for gid in [g for g in index.groups if g not in groups]:
@@ -179,11 +162,11 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
                 if p.action != DELETE}
     claim_ids = await claims_by_subject(store, index, subjects, previous,
                                         reusable=not rebuilt and index.plans.get(plan_key(template)) == index.tag)
-    drafts = draft_plan(subjects, pages, matched, kb, topic_of, claim_ids,
+    drafts = draft_plan(subjects, kb, topic_of, claim_ids,
                         refine_fp=template.phase_fingerprint("refine"), model=ctx.engine.model,
                         furniture=index.furniture_by_chunk())
     await reader.get(claims_to_read(drafts, previous))
-    plans = finish_plan(drafts, pages, matched, reasons, kb, previous,
+    plans = finish_plan(drafts, pages, kb, previous,
                         refine_fp=template.phase_fingerprint("refine"), model=ctx.engine.model)
     if outline is not None:
         await keep_outline(store, outline, plans)

@@ -12,9 +12,9 @@ from ..fingerprint import fingerprint, text_hash
 from ..storage.plans import PagePlan, Subject, sorted_unique
 from ..storage.records import Claim, Entity, Page, Relation
 from ..storage.slugs import unique_slug
-from ..templates.schema import PlanSettings
 from .claim_index import ClaimIndex
 from .claim_index_keys import defining_set, entity_set
+from .page_moves import moved_from
 
 CREATE, UPDATE, KEEP, DELETE = "CREATE", "UPDATE", "KEEP", "DELETE"
 MAX_LINKS = 40
@@ -115,40 +115,6 @@ def common_word_subjects(index: ClaimIndex) -> set[str]:
     return index.common_words()
 
 
-def match_level(score: float, settings: PlanSettings) -> str:
-    """'update' at or above the threshold, 'maybe' inside the band, else 'create'."""
-    low, _high = settings.maybe_band
-    if score >= settings.update_threshold:
-        return "update"
-    if score >= low:
-        return "maybe"
-    return "create"
-
-
-def pick_knn_matches(
-    hits: Sequence[tuple[str, str, float]], settings: PlanSettings
-) -> tuple[dict[str, str], list[tuple[str, str, float]]]:
-    """From (subject id, page slug, score) hits choose sure updates and questions to judge.
-
-    Each page goes to at most one subject, the closest, so two subjects never share a page.
-    """
-    updates: dict[str, str] = {}
-    maybes: list[tuple[str, str, float]] = []
-    taken: set[str] = set()
-    for sid, slug, score in sorted(hits, key=lambda h: (-h[2], h[0])):
-        if slug in taken or sid in updates:
-            continue
-        level = match_level(score, settings)
-        if level == "create":
-            continue
-        taken.add(slug)
-        if level == "update":
-            updates[sid] = slug
-        else:
-            maybes.append((sid, slug, score))
-    return updates, maybes
-
-
 def evidence_fingerprint(
     refine_fp: str,
     model: str,
@@ -169,7 +135,7 @@ def evidence_fingerprint(
         sorted((c.id, c.text) for c in claims),
         sorted(relation_texts.items()),
         sorted(subject.chunk_ids),
-        sorted(links),
+        list(links),  # in the order the writer is given them: the order is on the page
         *([sorted(furniture)] if furniture else []),
     )
 
@@ -189,7 +155,7 @@ def evidence_inputs(
     chunks = text_hash("\x1f".join(sorted(subject.chunk_ids)))
     return fingerprint(
         refine_fp, model, subject.title, subject.kind, sorted(subject.aliases), subject.description,
-        sorted(claim_ids), sorted(relation_texts.items()), chunks, sorted(links),
+        sorted(claim_ids), sorted(relation_texts.items()), chunks, list(links),
         *([sorted(furniture)] if furniture else []),
     )
 
@@ -251,8 +217,6 @@ class _Draft:
 
 def draft_plan(
     subjects: Sequence[Subject],
-    pages: Sequence[Page],
-    matched: dict[str, str],
     kb: KnowledgeView,
     topic_of: dict[str, list[str]],
     claim_ids: Mapping[str, list[str]],
@@ -261,23 +225,16 @@ def draft_plan(
     model: str,
     furniture: Mapping[str, Sequence[str]] | None = None,
 ) -> list[_Draft]:
-    """Every subject's page (kept slug if matched, else a new unique one) with its claims,
-    relations, links and evidence inputs; no fingerprint or action yet (see finish_plan).
+    """Every subject's page (its slug: see page_slugs) with its claims, relations, links and
+    evidence inputs; no fingerprint or action yet (see finish_plan).
 
-    `matched` maps subject id -> existing page slug; `topic_of` maps entity id -> the subjects whose
+    `topic_of` maps entity id -> the subjects whose
     pages are its topics' (a topic's id, or the member a topic is named like);
     `claim_ids` subject id -> its claims (see subject_claims); `furniture` chunk id -> the
     sentences (text keys) written in so many documents that its passages leave them out
     (see claim_index.REPEATED_IN).
     """
-    taken = {p.slug for p in pages}
-    slug_of: dict[str, str] = {}
-    for s in subjects:
-        if s.id in matched:
-            slug_of[s.id] = matched[s.id]
-    for s in subjects:
-        if s.id not in slug_of:
-            slug_of[s.id] = unique_slug(s.title, s.type or s.kind, taken, key=s.id)
+    slug_of = page_slugs(subjects)
     titles = {s.id: s.title for s in subjects}
     said: dict[str, str] = {}  # relation id -> its sentence: a relation is on both its ends' pages and topics'
 
@@ -302,7 +259,8 @@ def draft_plan(
             link_ids = sorted((o for o in strength if o in slug_of and o != s.id), key=lambda o: (-strength[o], o))
             link_ids = [*(t for t in topic_of.get(s.id, ()) if t in slug_of and t != s.id), *link_ids]
         links = list(dict.fromkeys(slug_of[i] for i in link_ids))[:MAX_LINKS]
-        link_pairs = sorted(set((slug_of[i], titles[i]) for i in link_ids if slug_of[i] in links))
+        title_at = {slug_of[i]: titles[i] for i in link_ids}
+        link_pairs = [(slug, title_at[slug]) for slug in links]
         rel_texts = {rid: said.get(rid) or said.setdefault(rid, relation_text(kb.relations[rid], kb.names))
                      for rid in rel_ids}
         ids = list(claim_ids.get(s.id, ()))
@@ -315,6 +273,15 @@ def draft_plan(
         )
         drafts.append(_Draft(plan, s, rel_texts, link_pairs))
     return drafts
+
+
+def page_slugs(subjects: Sequence[Subject]) -> dict[str, str]:
+    """Subject id -> its page's slug, given in the subjects' order (most important first): a
+    function of the subjects alone, never of the pages earlier compiles wrote, so a recompile
+    names a page as a compile from scratch does (a subject whose title changed moves to the
+    slug of its new title)."""
+    taken: set[str] = set()
+    return {s.id: unique_slug(s.title, s.type or s.kind, taken, key=s.id) for s in subjects}
 
 
 def claims_to_read(drafts: Sequence[_Draft], previous: Mapping[str, PagePlan]) -> list[str]:
@@ -332,8 +299,6 @@ def _known(draft: _Draft, previous: Mapping[str, PagePlan]) -> str | None:
 def finish_plan(
     drafts: Sequence[_Draft],
     pages: Sequence[Page],
-    matched: dict[str, str],
-    reasons: dict[str, str],
     kb: KnowledgeView,
     previous: Mapping[str, PagePlan],
     *,
@@ -342,8 +307,15 @@ def finish_plan(
 ) -> list[PagePlan]:
     """The full plan: each draft with its evidence fingerprint (the previous plan's where its
     inputs are the same, else from the claims in `kb`, see claims_to_read) and action, plus
-    DELETE for orphaned pages."""
+    DELETE for orphaned pages. The page at a subject's slug is its page when it is of the same
+    kind (the slug is the title's: a topic whose members moved, with a new id, keeps its page);
+    a page of another kind there is written anew. A subject whose page is elsewhere (its title
+    changed) has it moved here and updated (see page_moves)."""
     by_slug = {p.slug: p for p in pages}
+    kept = {d.plan.slug for d in drafts}
+    homeless = [(d.plan, d.subject) for d in drafts
+                if (page := by_slug.get(d.plan.slug)) is None or page.kind != d.plan.kind]
+    moves = moved_from(homeless, pages, kept, previous)
     plans: list[PagePlan] = []
     for d in drafts:
         plan, s = d.plan, d.subject
@@ -352,17 +324,19 @@ def finish_plan(
             fp = evidence_fingerprint(refine_fp, model, s, [kb.claims[c] for c in plan.claim_ids],
                                       d.relation_texts, d.link_pairs, plan.furniture)
         plan.evidence_fingerprint = fp
-        page = by_slug.get(plan.slug) if s.id in matched else None
-        if page is None:
-            plan.action, plan.reason = CREATE, reasons.get(s.id, "new subject")
+        page = by_slug.get(plan.slug)
+        if plan.slug in moves:  # the page its subject had elsewhere is updated here
+            plan.action, plan.moved_from = UPDATE, moves[plan.slug]
+            plan.reason = f"moved from {plan.moved_from}"
+        elif page is None or page.kind != plan.kind:
+            plan.action, plan.reason = CREATE, "new subject"
         elif page.status in SHOWN_OR_WITHHELD and page.evidence_fingerprint == fp:
             plan.action, plan.reason = KEEP, "evidence unchanged"
         else:
             plan.action = UPDATE
-            plan.reason = reasons.get(s.id, "evidence changed" if page.status == "active" else "subject returned")
+            plan.reason = "evidence changed" if page.status == "active" else "subject returned"
         plans.append(plan)
 
-    kept = {d.plan.slug for d in drafts}
     for page in sorted(pages, key=lambda p: p.slug):
         if page.status in SHOWN_OR_WITHHELD and page.slug not in kept:
             plans.append(
@@ -375,8 +349,6 @@ def finish_plan(
 def build_plan(
     subjects: Sequence[Subject],
     pages: Sequence[Page],
-    matched: dict[str, str],
-    reasons: dict[str, str],
     kb: KnowledgeView,
     topic_of: dict[str, list[str]],
     index: ClaimIndex,
@@ -386,17 +358,5 @@ def build_plan(
 ) -> list[PagePlan]:
     """The plan in one go, from an index with every part in memory and `kb` holding every claim."""
     claim_ids = {s.id: subject_claims(s, index) for s in subjects}
-    drafts = draft_plan(subjects, pages, matched, kb, topic_of, claim_ids, refine_fp=refine_fp, model=model)
-    return finish_plan(drafts, pages, matched, reasons, kb, {}, refine_fp=refine_fp, model=model)
-
-
-def match_by_subject(subjects: Sequence[Subject], pages: Sequence[Page]) -> dict[str, str]:
-    """Subject id -> slug of the page already about it (an active page wins over a deleted one)."""
-    wanted = {s.id for s in subjects}
-    found: dict[str, Page] = {}
-    for page in pages:
-        if page.subject_id in wanted:
-            prev = found.get(page.subject_id)
-            if prev is None or (prev.status != "active" and page.status == "active"):
-                found[page.subject_id] = page
-    return {sid: p.slug for sid, p in found.items()}
+    drafts = draft_plan(subjects, kb, topic_of, claim_ids, refine_fp=refine_fp, model=model)
+    return finish_plan(drafts, pages, kb, {}, refine_fp=refine_fp, model=model)

@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from ..engines.cache import drawn_from
@@ -92,7 +92,14 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         return PhaseResult(items=len(unchanged), skipped=len(unchanged), details={"unchanged": len(unchanged)})
     plans = await load_plan(ctx, template)
     live = {p.slug: p for p in plans if p.action != DELETE}
-    existing = {p.id: p for p in await store.get(Page, [p.slug for p in plans if p.action != KEEP])}
+    moves = {p.slug: p.moved_from for p in plans if p.moved_from and p.action == UPDATE}
+    existing = {p.id: p for p in await store.get(Page, [*(p.slug for p in plans if p.action != KEEP), *moves.values()])}
+    # A page moved to its subject's new slug is updated from what it was there (and its evidence).
+    moved_packs = {e.id: e.value for e in await store.get(CacheEntry, [pack_key(old) for old in moves.values()])}  # type: ignore[attr-defined]
+    for slug, old in moves.items():
+        page = existing.get(old)
+        if page is not None and page.status == "active" and slug not in existing:
+            existing[slug] = replace(page, id=slug, slug=slug)
     tally = RefineTally(unchanged=[p.slug for p in plans if p.action == KEEP])
     now = time.time()
 
@@ -112,6 +119,9 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         e.id: e.value  # type: ignore[attr-defined]
         for e in await store.get(CacheEntry, [pack_key(p.slug) for p in plans if p.action == UPDATE])
     }
+    for slug, old in moves.items():
+        if pack_key(old) in moved_packs and slug in existing:
+            packs.setdefault(pack_key(slug), moved_packs[pack_key(old)])
 
     slug_of_subject = {p.subject_id: p.slug for p in live.values()}
     chunk_about = ChunkPages([p for p in live.values() if p.kind != "topic"])
@@ -120,6 +130,11 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     # grow when those chunks are extracted, and merging into them would not reach what a clean
     # compile writes, so the next update writes them anew.
     provisional = bool((ctx.state.get("map") or {}).get("incomplete"))
+
+    # A writer that answers an update with its additions only has its pages merged into, which
+    # costs what changed; one that rebuilds a page from its evidence (the offline engine) writes
+    # every page whole from the evidence chosen now, as a compile from scratch would.
+    merges = bool(getattr(engine, "writes_additions", False))
 
     def written_anew(slug: str) -> bool:
         pack = packs.get(pack_key(slug)) or {}
@@ -185,7 +200,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
         ranked = candidates(plan, await reader.for_page(plan), reader.titles, slug_of_subject, chunk_about)
         budget = evidence_budget
         allowed = _SlugsBut(live.keys(), plan.slug)
-        previous = packs.get(pack_key(plan.slug)) if page is not None and page.status == "active" else None
+        previous = packs.get(pack_key(plan.slug)) if merges and page is not None and page.status == "active" else None
         if previous is not None and (written_anew(plan.slug) or previous.get("furniture", []) != plan.furniture):
             # The writer (prompt, model) changed, or the page is provisional; or a sentence of its
             # passages became furniture or stopped being it, which no kept piece of evidence shows.
@@ -227,7 +242,7 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             evidence = choose_evidence(ranked, budget, _item_tokens)
             # A page written by another writer (prompt, model), or provisionally, is written anew.
             rewrite = written_anew(plan.slug)
-            is_update = page is not None and plan.action == UPDATE and not rewrite
+            is_update = merges and page is not None and plan.action == UPDATE and not rewrite
             request = _request(
                 plan, evidence, page.markdown if is_update and page else "",
                 sorted(set(page.cited_chunks) - {e.chunk_id for e in evidence}) if is_update and page else [],

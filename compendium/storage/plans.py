@@ -44,6 +44,7 @@ class PagePlan:
     evidence_fingerprint: str = ""
     inputs: str = ""  # what the evidence fingerprint was made from, with claim ids for claims
     furniture: list[str] = field(default_factory=list)  # text keys of sentences its passages leave out
+    moved_from: str = ""  # the slug of the page this one is updated from (its subject's title changed)
 
 
     def to_dict(self) -> dict[str, Any]:

@@ -79,36 +79,22 @@ async def test_a_drifted_topic_named_after_a_member_that_left_it_is_named_again(
     assert after.slug == planets.slug
 
 
-async def test_an_orphan_page_close_to_a_new_subject_is_updated_not_duplicated(server, store, make_ctx):
+async def test_a_page_left_by_its_subject_moves_to_the_slug_of_the_subject_named_like_it(server, store, make_ctx):
+    """A page's slug is its subject's (as a compile from scratch names it); a page no subject
+    keeps, titled like a new subject (its name flipped, its id with it), is updated there."""
     await store.upsert(knowledge_base())
     ctx = make_ctx(Template(name="t", artifacts=["wiki_pages"]))
-    text = "Ada Lovelace: Ada Lovelace is described in the d1 notes."
-    vector = (await ctx.embedder.embed([text]))[0]
     await store.upsert([Page(id="lady-lovelace", slug="lady-lovelace", title="Ada Lovelace", subject_id="e-old",
-                             summary="Ada Lovelace is described in the d1 notes.", embedding=vector)])
+                             summary="Ada Lovelace is described in the d1 notes.", status="active"),
+                        Page(id="dodo", slug="dodo", title="Dodo", subject_id="e-dodo", status="active")])
     await plan_phase.run(ctx.template, ctx)
-    ada = next(p for p in ctx.state["plan"] if p.subject_id == entity_id("Ada Lovelace"))
-    assert (ada.slug, ada.action) == ("lady-lovelace", "UPDATE")
-    assert not any(p.action == "DELETE" for p in ctx.state["plan"])
+    plans = {p.slug: p for p in ctx.state["plan"]}
+    ada = plans["ada-lovelace"]
+    assert (ada.subject_id, ada.action, ada.moved_from) == (entity_id("Ada Lovelace"), "UPDATE", "lady-lovelace")
+    assert plans["lady-lovelace"].action == "DELETE" and plans["dodo"].action == "DELETE"
+    assert all(not p.moved_from for slug, p in plans.items() if slug != "ada-lovelace")
+    assert server.calls["matches"] == 0
     assert await store.count(Topic) == 0  # topics are not built by this template
-
-
-async def test_pages_in_the_maybe_band_are_judged_once(server, store, make_ctx):
-    template = Template(name="t", artifacts=["wiki_pages"],
-                        plan={"update_threshold": 0.999, "maybe_band": [0.3, 0.999]})
-    await store.upsert(knowledge_base())
-    ctx = make_ctx(template)
-    vector = (await ctx.embedder.embed(["Ada Lovelace: a mathematician who wrote notes"]))[0]
-    await store.upsert([Page(id="ada", slug="ada", title="Ada Lovelace", subject_id="e-old",
-                             summary="A mathematician who wrote notes.", embedding=vector)])
-    result = await plan_phase.run(template, ctx)
-    assert result.details["maybe_judged"] == 1 and server.calls["matches"] == 1
-    ada = next(p for p in ctx.state["plan"] if p.subject_id == entity_id("Ada Lovelace"))
-    assert (ada.slug, ada.action) == ("ada", "UPDATE")
-    assert await store.count(CacheEntry, {"namespace": "match"}) == 1
-    server.reset()
-    await plan_phase.run(template, make_ctx(template))
-    assert server.calls["matches"] == 0  # the decision is cached
 
 
 async def test_pages_of_vanished_subjects_are_deleted(server, store, make_ctx):

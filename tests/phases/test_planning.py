@@ -9,11 +9,8 @@ from compendium.phases.planning import (
     Subject,
     build_plan,
     entity_subjects,
-    match_by_subject,
-    pick_knn_matches,
 )
 from compendium.storage.records import Claim, Entity, Page, Relation
-from compendium.templates.schema import PlanSettings
 
 from .golden_files import load
 
@@ -30,8 +27,7 @@ def plan_from(golden, pages):
         for m in t["members"]:
             topic_of.setdefault(m, []).append(t["id"])
         index.count_group(t["id"], t["members"])
-    matched = match_by_subject(subjects, pages)
-    return build_plan(subjects, pages, matched, {}, kb, topic_of, index, refine_fp="r", model="m")
+    return build_plan(subjects, pages, kb, topic_of, index, refine_fp="r", model="m")
 
 
 def summary(plans):
@@ -57,16 +53,17 @@ def test_unchanged_evidence_is_kept_and_a_change_updates():
              for p in pages]
     second = {p.slug: p for p in plan_from(golden, pages)}
     assert second["ada-lovelace"].action == "KEEP"
-    assert second["computing"].action == "KEEP"
+    assert second["early-computing"].action == "KEEP"
     # A new claim about Babbage changes his page and no other.
     golden["claims"].append({"id": "c9", "text": "Babbage was British.", "chunk_id": "k2", "entity_ids": ["e-bab"]})
-    written = [*pages, *(Page(id=p.slug, slug=p.slug, subject_id=p.subject_id, evidence_fingerprint=p.evidence_fingerprint)
+    written = [*pages, *(Page(id=p.slug, slug=p.slug, kind=p.kind, subject_id=p.subject_id,
+                              evidence_fingerprint=p.evidence_fingerprint)
                         for p in first.values() if p.action == "CREATE")]
     third = {p.slug: p.action for p in plan_from(golden, written)}
     assert third["charles-babbage"] == "UPDATE"
     assert third["ada-lovelace"] == "KEEP" and third["analytical-engine"] == "KEEP"
     # The topic covers claims of all its members, so it changes too.
-    assert third["computing"] == "UPDATE"
+    assert third["early-computing"] == "UPDATE"
 
 
 def test_plan_entries_round_trip_through_dicts():
@@ -75,12 +72,14 @@ def test_plan_entries_round_trip_through_dicts():
     assert [PagePlan.from_dict(p.to_dict()) for p in plans] == plans
 
 
-def test_knn_hits_give_each_page_to_its_closest_subject():
-    settings = PlanSettings(update_threshold=0.9, maybe_band=(0.8, 0.9))
-    hits = [("s1", "page-a", 0.95), ("s2", "page-a", 0.97), ("s3", "page-b", 0.85), ("s4", "page-c", 0.5)]
-    updates, maybes = pick_knn_matches(hits, settings)
-    assert updates == {"s2": "page-a"}
-    assert maybes == [("s3", "page-b", 0.85)]
+def test_slugs_are_the_subjects_own_whatever_pages_there_were():
+    """A slug is a function of the subjects: one a deleted page held goes to the subject that
+    now asks for it, as a compile from scratch would give it; the same title twice gets the type."""
+    golden = load("plan_pages")
+    with_pages = {p.subject_id: p.slug for p in plan_from(golden, [Page(**p) for p in golden["pages"]])
+                  if p.action != "DELETE"}
+    assert with_pages == {p.subject_id: p.slug for p in plan_from(golden, [])}
+    assert with_pages["e-mp"] == "mercury" and with_pages["e-me"] == "mercury-element"
 
 
 def test_a_common_word_capitalised_only_where_sentences_begin_gets_no_page():
