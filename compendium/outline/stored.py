@@ -25,7 +25,7 @@ from .tree import OutlineNode, outline_json
 OUTLINE_KEY = "outline"
 CHUNKS_PER_SUBJECT = 64  # passages read to place a subject: enough to find where it lives and, for most, its own section
 OVERVIEW_MEMBERS = 12
-OUTLINE_VERSION = 20  # bump when the build changes what the same inputs give (2: part headings make no node;
+OUTLINE_VERSION = 21  # bump when the build changes what the same inputs give (2: part headings make no node;
 # 3: beside a TOC, the folder of every document is no node; 4: a page links up to its parent, a node
 # lists the parts of its namesake child; 5: a node titled like a part of any document names its parent;
 # 6: the pages of a chapter's own index page are its pages, not a child; 7: lettered appendices
@@ -40,7 +40,8 @@ OUTLINE_VERSION = 20  # bump when the build changes what the same inputs give (2
 # and runs alike at their ends are named by their first and last pages; 18: a part opened once is
 # never taken for another that got its address, so one input gives one tree; 19: a node named like a page
 # but for a man page's section has that page as overview, and a name in capitals is not a title in words;
-# 20: a subject with a section of its own sits where that section is, its 64 first passages read)
+# 20: a subject with a section of its own sits where that section is, its 64 first passages read;
+# 21: built from its inputs alone, not from the previous outline: a recompile ends where a compile from scratch does)
 
 
 @dataclass
@@ -65,7 +66,7 @@ def _inputs(subjects: Sequence[Subject], chunk_ids: dict[str, list[str]], passag
     """Everything the build reads: the subjects and the passages that place them (where each
     sits: document, order, headings), the documents' structure (path, title, table of contents),
     the edges between subjects and the limits. So an edit that moves no subject's passages
-    keeps the outline. The previous outline is the stored one these inputs built."""
+    keeps the outline."""
     return fingerprint(
         OUTLINE_VERSION, asdict(limits),
         [(s.id, s.title, s.importance, chunk_ids[s.id]) for s in subjects],
@@ -103,14 +104,14 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
     edges = subject_edges(entity_of, ((r.source, r.target, float(max(r.strength, 1))) for r in relations))
     inputs = _inputs(subjects, chunk_ids, passages, documents, edges, limits)
     before = await stored_outline(store)
-    previous = [OutlineNode.from_dict(d) for d in (before or {}).get("roots", [])]
     reused = bool(before) and before.get("inputs") == inputs  # type: ignore[union-attr]
     if reused:
-        roots = previous
+        roots = [OutlineNode.from_dict(d) for d in before["roots"]]  # type: ignore[index]
     else:
         leaves = place(chunk_ids, {s.id: s.title for s in subjects}, {s.id: s.importance for s in subjects},
                        passages, Structure(documents, limits.fan_out))
-        roots = build_outline(leaves, edges, limits=limits, previous=previous)
+        # Not from the previous outline: a recompile builds the tree a compile from scratch does.
+        roots = build_outline(leaves, edges, limits=limits)
     by_subject = {s.id: s for s in subjects}
     stands_for = pages_named_like_nodes(roots, subjects)
     first_passage = _first_passages(documents, passages)
