@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.corpus import generate_corpus
+from benchmarks.findings import kept_findings
 
 REPORT = Path(__file__).parent / "reports" / "incremental.md"
 SHARE = 0.01
@@ -313,7 +314,8 @@ def main() -> None:
     text = render(steps, args.documents, single)
     print(text)
     if not args.no_write:
-        REPORT.write_text(text, encoding="utf-8")
+        findings = kept_findings(REPORT)
+        REPORT.write_text(f"{text}\n{findings}" if findings else text, encoding="utf-8")
 
 
 if __name__ == "__main__":

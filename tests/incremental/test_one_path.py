@@ -18,7 +18,16 @@ from compendium.outline.stored import stored_outline
 from compendium.phases.map import extracts_fingerprint
 from compendium.pipeline.stages import stage_mark
 from compendium.settings import load_settings
-from compendium.storage.records import Chunk, Claim, Entity, Extract, Page, Relation, Topic
+from compendium.storage.records import (
+    CacheEntry,
+    Chunk,
+    Claim,
+    Entity,
+    Extract,
+    Page,
+    Relation,
+    Topic,
+)
 from compendium.templates.registry import show_template
 from compendium.templates.render import default_prompt
 from compendium.workspace import init_workspace
@@ -197,7 +206,7 @@ async def test_the_outline_is_built_again_only_when_its_inputs_change(tmp_path: 
 
 # One path on a generated corpus: each kind of change on its own (one document edited, one
 # added, one deleted) ends where a compile from scratch of the documents it leaves ends.
-CORPUS = 30
+CORPUS = 100
 CHANGES = ("edit", "add", "delete")
 EDITED_SENTENCE = " An operator can inspect it with the status command at any time."
 
@@ -227,8 +236,8 @@ def _change(kind: str, folder: Path, extra: Path) -> None:
 
 
 async def _outputs(workspace: Path, env: dict[str, str]) -> dict[str, Any]:
-    """Subjects, topics, the outline and the live pages' texts, without what depends on when or
-    how often they were written (times, versions) or on vectors."""
+    """Subjects, topics, the outline, the page plans and the live pages, without what depends on
+    when or how often they were written (times, versions, a plan's action) or on vectors."""
     async with opened_store(load_settings(workspace, env=env)) as store:
         kb = await canonical_records(store, (Entity, Topic))
         pages = {}
@@ -239,15 +248,36 @@ async def _outputs(workspace: Path, env: dict[str, str]) -> dict[str, Any]:
                     data.pop(key, None)
                 pages[page.id] = data
         outline = await stored_outline(store)
-    return {"subjects": kb["Entity"], "topics": kb["Topic"], "outline": outline, "pages": pages}
+        stored = await store.get(CacheEntry, ["plan:wiki"])
+    plans, actions = {}, {}
+    for entry in stored[0].value:  # type: ignore[attr-defined]
+        if entry["action"] != "DELETE":
+            actions[entry["slug"]] = entry.pop("action")
+            for how in ("reason", "moved_from"):  # how the recompile got there
+                entry.pop(how, None)
+            plans[entry["slug"]] = entry
+    return {"subjects": kb["Entity"], "topics": kb["Topic"], "outline": outline, "plans": plans, "pages": pages,
+            "actions": actions}
 
 
-def _differences(grown: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
-    """Per part, the ids whose records differ (only in one, or in both but unequal)."""
+# What a page merged into by an update (the model's writer answers with the new sentences only,
+# inserted into the page as it was) may say differently from a page written whole from the same
+# evidence: its arrangement, and the evidence it already cited when the budget is full.
+MERGED_MAY_DIFFER = ("markdown", "cited_chunks", "outlinks", "summary")
+
+
+def _differences(grown: dict[str, Any], fresh: dict[str, Any], *, merged: bool = False) -> dict[str, Any]:
+    """Per part, the ids whose records differ (only in one, or in both but unequal). `merged`:
+    pages the recompile merged into (action UPDATE) are compared without MERGED_MAY_DIFFER."""
     out: dict[str, Any] = {}
-    for part in ("subjects", "topics", "pages"):
+    for part in ("subjects", "topics", "plans", "pages"):
         a, b = grown[part], fresh[part]
         ids = sorted(i for i in set(a) | set(b) if a.get(i) != b.get(i))
+        if part == "pages" and merged:
+            updated = {slug for slug, action in grown["actions"].items() if action == "UPDATE"}
+            ids = [i for i in ids if i not in updated or i not in a or i not in b
+                   or {k: v for k, v in a[i].items() if k not in MERGED_MAY_DIFFER}
+                   != {k: v for k, v in b[i].items() if k not in MERGED_MAY_DIFFER}]
         if ids:
             out[part] = {i: {k: (a.get(i, {}).get(k), b.get(i, {}).get(k))
                              for k in sorted(set(a.get(i, {})) | set(b.get(i, {})))
@@ -257,7 +287,7 @@ def _differences(grown: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-async def _one_path(tmp_path: Path, env: dict[str, str]) -> dict[str, dict[str, Any]]:
+async def _one_path(tmp_path: Path, env: dict[str, str], *, merged: bool = False) -> dict[str, dict[str, Any]]:
     """For each change, what the recompiled KB has that a fresh compile of its documents has not."""
     base = init_workspace(tmp_path / "base")
     _outline_template(base)
@@ -275,24 +305,38 @@ async def _one_path(tmp_path: Path, env: dict[str, str]) -> dict[str, dict[str, 
         for workspace in (grown, fresh):
             report = (await compile_workspace(load_settings(workspace, env=env))).as_dict()
             assert report["status"] == "succeeded", report["error"]
-        found[kind] = _differences(await _outputs(grown, env), await _outputs(fresh, env))
+        recompiled = await _outputs(grown, env)
+        assert recompiled["actions"] and set(recompiled["actions"].values()) != {"CREATE"}  # not compiled anew
+        found[kind] = _differences(recompiled, await _outputs(fresh, env), merged=merged)
     return found
 
 
-def _judge(found: dict[str, dict[str, Any]]) -> None:
-    """Subjects must be those of a fresh compile. Topics, the outline and page texts are not yet
-    (PLAN's communities keep a margin against the previous outline, an update merges new evidence
-    into a page a fresh compile writes whole): the test is marked as failing, naming what differs."""
-    assert {kind: d.get("subjects", {}) for kind, d in found.items()} == {kind: {} for kind in CHANGES}
-    rest = {kind: {part: (len(ids) if isinstance(ids, dict) else "differs") for part, ids in d.items()}
+def _summary(found: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {kind: {part: (len(ids) if isinstance(ids, dict) else "differs") for part, ids in d.items()}
             for kind, d in found.items() if d}
-    if rest:
-        pytest.xfail(f"topics, outline or pages differ from a fresh compile's: {rest}")
+
+
+def _judge(found: dict[str, dict[str, Any]]) -> None:
+    """Everything must be a fresh compile's where the topics are. Topics are communities kept from
+    the previous compile (update_communities), and the topic pages, links and outline nodes built
+    on them follow: found afresh, they moved unrelated pages (tests/offline/test_stability.py) and
+    cost a fifth to a third more tokens on add and delete (benchmarks/reports/incremental.md).
+    Where the topics differ, the test is marked as failing, naming what differs."""
+    assert not {kind: d["subjects"] for kind, d in found.items() if "subjects" in d}
+    moved = {kind for kind, d in found.items() if "topics" in d}
+    assert "edit" not in moved  # an edit moves no node: the kept topics are the fresh ones
+    assert not {kind: d for kind, d in found.items() if kind not in moved and d}, _summary(found)
+    if moved:
+        pytest.xfail(f"topics kept from the previous compile differ from a fresh compile's: {_summary(found)}")
 
 
 async def test_each_change_to_a_corpus_ends_where_a_fresh_compile_ends_offline(tmp_path: Path):
+    """The offline engine writes every page whole from its evidence: all but the topics, the
+    same; with the same topics, everything."""
     _judge(await _one_path(tmp_path, {}))
 
 
 async def test_each_change_to_a_corpus_ends_where_a_fresh_compile_ends_with_a_model(llm_server: LLMServer, tmp_path: Path):
-    _judge(await _one_path(tmp_path, env_for(llm_server)))
+    """Through a model: the same subjects, topics, outline and page plans, and the same pages, but
+    for the text of those an update merged new sentences into (they cost what changed)."""
+    _judge(await _one_path(tmp_path, env_for(llm_server), merged=True))
