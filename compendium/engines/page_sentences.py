@@ -93,7 +93,8 @@ def rendered(reply: PageSentences, sources: dict[str, str]) -> str:
     paragraph where the source of a sentence's first item changes. The prompt's placeholder
     copied back, a text with no letters, a sentence said before, a fragment (opening in lower
     case: the 1.5B model copied the tail of an item) and a text holding an excerpt's cut ("…":
-    it copied "Within 3 million transactions, it refuses to assign new XIDs, and …") are left out."""
+    it copied "Within 3 million transactions, it refuses to assign new XIDs, and …") or a
+    sentence announcing what it does not hold ("For each column it tries, in order:") are left out."""
     paragraphs: list[list[str]] = []
     last_source: str | None = None
     said: set[str] = set()
@@ -101,8 +102,10 @@ def rendered(reply: PageSentences, sources: dict[str, str]) -> str:
         body = " ".join(item.text.split())
         key = body.casefold().rstrip(".!? ")
         if (not any(ch.isalpha() for ch in body) or body == PLACEHOLDER or key in said or body[0].islower()
-                or "…" in body):
-            continue  # nothing, the example, a repeat, a fragment, or an excerpt's cut copied ("and …")
+                or "…" in body or body.rstrip(".").endswith(":")):
+            # nothing, the example, a repeat, a fragment, an excerpt's cut copied ("and …"), or
+            # a sentence announcing a list it does not hold ("For each column it tries, in order:")
+            continue
         said.add(key)
         labels = [label.strip().strip("[]^") for label in item.cites]
         labels = list(dict.fromkeys(label for label in labels if label))

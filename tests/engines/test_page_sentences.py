@@ -86,6 +86,7 @@ async def test_unsupported_sentences_are_dropped_and_the_page_stands_on_the_rest
         ("A long-running transaction holds back the oldest snapshot.", ["1"]),  # the wrong label
         ("removes dead tuples from Lumen DB tables.", ["1"]),  # a fragment of an item
         ("Vacuum records each page's free space in …", ["2"]),  # an excerpt's cut, copied
+        ("For each page Vacuum does, in order:", ["2"]),  # a list announced, not given
         ("Vacuum removes dead tuples from Lumen DB tables.", ["1"]),  # said again
         ("<a sentence of the page>", ["1"]),  # the prompt's example
     )
@@ -95,7 +96,7 @@ async def test_unsupported_sentences_are_dropped_and_the_page_stands_on_the_rest
     assert "Vacuum removes dead tuples from Lumen DB tables.[^1]" in markdown
     assert "Vacuum records each page's free space in the Free Space Map.[^2]" in markdown
     assert "A long-running transaction holds back the oldest snapshot.[^3]" in markdown  # re-cited
-    assert markdown.count("removes dead tuples") == 1 and "<a sentence" not in markdown and "…" not in markdown
+    assert markdown.count("removes dead tuples") == 1 and "<a sentence" not in markdown and "…" not in markdown and ":" not in markdown
     assert len(await cached(store)) == 1
 
 
