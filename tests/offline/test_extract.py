@@ -691,3 +691,18 @@ def test_a_colophons_sections_give_no_fact_whatever_their_full_heading():
 def test_eg_without_inner_dots_ends_no_sentence():
     assert split_sentences('It is suffixed with "user" (eg. "1 user" or "10 users"). The next one.') == [
         'It is suffixed with "user" (eg. "1 user" or "10 users").', "The next one."]
+
+
+def test_a_glossary_titled_in_words_keeps_its_entries_as_subjects():
+    chunk = _definitions(
+        [("Checkpointer (process)", "An auxiliary process that is responsible for executing checkpoints."),
+         ("Sequence (relation)", "A type of relation that is used to generate values.")],
+        ["Glossary"], "Appendix M. Glossary")
+    owners = {c.text.split(" (")[0]: c.entities for c in extract_chunk(chunk, TEMPLATE).claims}
+    assert owners == {"Checkpointer": ["Checkpointer"], "Sequence": ["Sequence"]}, owners
+
+
+def test_a_glossary_entry_opening_with_its_plural_keeps_its_subject():
+    chunk = _definitions([("Log file", "Log files contain human-readable text lines about events.")],
+                         ["Glossary"], "Appendix M. Glossary")
+    assert [c.entities for c in extract_chunk(chunk, TEMPLATE).claims] == [["Log file"]]

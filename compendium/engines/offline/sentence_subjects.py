@@ -48,7 +48,14 @@ def _own_function(sentence: Sentence, chunk: ChunkInput, term: str, owner: str) 
     "`gcry_error_t gcry_cipher_open (...)`: This function creates ..." in a chapter titled
     "Working with cipher handles"): a subject of its own, not a member of the chapter."""
     return (not sentence.scope and "(" in sentence.defines and sentence.defines.rstrip().endswith(")")
-            and not _code_owner(sentence, chunk, term) and not (owner and IDENTIFIER.fullmatch(owner)))
+            and not _code_owner(sentence, chunk, term) and not _written_as_code(owner))
+
+
+def _written_as_code(name: str) -> bool:
+    """A name only code has: one token with an underscore, a dot or colon, or a capital inside
+    ("StringUtils", "gcry_cipher_hd_t"); a document's plain title ("Glossary") is none."""
+    return bool(name) and IDENTIFIER.fullmatch(name) is not None and (
+        any(c in name for c in "_.:") or any(c.isupper() for c in name[1:]))
 
 
 def _subject_of(sentence: Sentence, found: list[Mention]) -> str | None:
@@ -209,7 +216,15 @@ def _defines_a_thing(sentence: Sentence, term: str) -> bool:
     verb = _VERB_ENDING.match(rest)  # "list: Lists the refs ...": the term as a verb, inflected
     if verb is None:
         return True  # a longer word the term only begins ("addr: Address of ...")
-    return bool(_NAMED_AS_SUBJECT.match(rest[verb.end():]))
+    after = rest[verb.end():]
+    if verb.group(0) and not _OBJECT_OPENING.match(after):
+        return True  # its plural as the subject: "Log file: Log files contain human-readable text ..."
+    return bool(_NAMED_AS_SUBJECT.match(after))
+
+
+# What opens a verb's object ("Lists the refs", "Pushes `HEAD`"): after a plural noun a verb would.
+_OBJECT_OPENING = re.compile(r"\s+(?:(?:the|a|an|all|each|every|any|one|some|its|their|this|that|these|those|"
+                             r"to|for|from|in|on|with|by)\b|[`\"'“])", re.IGNORECASE)
 
 
 _VERB_ENDING = re.compile(r"(?:e?s|ed|ing)?(?=\s)")
