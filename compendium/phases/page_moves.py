@@ -23,9 +23,9 @@ def moved_from(
     (`kept`) and it is of the same kind and: about the same subject (a title changed); or, for
     an entity, titled like one of the subject's names (an acronym became the name, a new id);
     or, for a topic, holding mostly the same members by `previous` (subject id -> last plan).
-    Each page moves once, the first asker in the plan's order taking it, and only when most of
-    the plan's claims are those it was written from: an update sends the page with its evidence,
-    so one that is mostly new costs more than writing it anew."""
+    Each page moves once, the first asker in the plan's order taking it; another subject's page
+    only when most of the plan's claims are those it was written from (an update sends the page
+    with its evidence, so one that is mostly new costs more than writing it anew)."""
     left = {p.slug: p for p in pages if p.status == "active" and p.slug not in kept}
     if not left:
         return {}
@@ -37,6 +37,7 @@ def moved_from(
     out: dict[str, str] = {}
     for plan, subject in wanted:
         found = by_subject.get((subject.id, plan.kind))
+        same = found is not None  # its own page: merged into as if its slug had not moved
         if found is None and plan.kind != "topic":
             found = next((by_title[key] for name in [subject.title, *subject.aliases]
                           if (key := (name.casefold(), plan.kind)) in by_title and by_title[key] not in taken), None)
@@ -46,7 +47,7 @@ def moved_from(
                             if slug not in taken and now | m)
             if scored and -scored[0][0] >= SAME_MEMBERS:
                 found = scored[0][1]
-        if found is not None and found not in taken and _mostly_said(plan, before.get(found)):
+        if found is not None and found not in taken and (same or _mostly_said(plan, before.get(found))):
             taken.add(found)
             out[plan.slug] = found
     return out
