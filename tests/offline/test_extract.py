@@ -664,6 +664,8 @@ def test_a_phrase_around_an_option_or_a_placeholder_is_no_subject():
     reply = run(text, heading=["git-submodule(1) Manual Page", "OPTIONS"])
     named = {e.name for e in reply.entities} | {c.term for c in reply.concepts} | {n for c in reply.claims for n in c.entities}
     assert not [n for n in named if "<path>" in n or "--missing" in n], named
+    from compendium.engines.offline.subjects import never_subject
+    assert never_subject("deinit [-f|--force] (--all|[--] <path>…)")  # a synopsis, bracketed options and all
 
 
 def test_a_command_described_by_its_name_as_an_inflected_verb_belongs_to_its_page():

@@ -211,7 +211,7 @@ def never_subject(name: str) -> bool:
     if _CONTRACTION.search(text) or is_option(text) or text.lower() in FUNCTION_WORDS:
         return True
     words = text.split()
-    if len(words) > 1 and any(is_option(w) or _PLACEHOLDER.fullmatch(w.strip(".,;:")) for w in words[1:]):
+    if len(words) > 1 and any(is_option(w.strip("[](){}|.,;:…")) or _PLACEHOLDER.search(w) for w in words[1:]):
         return True  # a command line or a phrase around one: "form --missing", "optional argument <path>"
     if len(words) == 1 and text.isalpha() and text.islower() and len(text) <= 2:
         return True  # "a", "z", "ok"
