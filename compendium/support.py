@@ -300,9 +300,16 @@ def restating(sentence: str, candidates: Mapping[str, str], threshold: float = S
 
 
 def _verbatim(sentence: str, evidence: str) -> bool:
-    """The sentence, markers aside, stands in the evidence word for word (spacing aside)."""
+    """The sentence, markers aside, stands in the evidence word for word (spacing aside), and
+    does not open with a personal pronoun: a copied "It is created when ..." still says it of
+    whatever the page said before it, which the statement check compares."""
     said = " ".join(CITE.sub(" ", sentence).split()).rstrip(".!?")
+    if _PERSONAL_OPENING.match(said):
+        return False
     return len(said) >= 20 and said in " ".join(evidence.split())
+
+
+_PERSONAL_OPENING = re.compile(r"^(?:it|its|they|their|them|he|his|she|her)\b", re.IGNORECASE)
 
 
 def _with_markers(sentence: str, keys: list[str]) -> str:

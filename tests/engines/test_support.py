@@ -141,3 +141,11 @@ def test_a_sentence_its_evidence_holds_word_for_word_is_supported_whatever_it_op
             "buffering and makes memory use predictable, which is why the cloud service enables it on its "
             "largest instance types.[^1]")
     assert "This removes double buffering" in check_text(page, evidence).kept_text
+
+
+def test_a_copied_sentence_opening_with_it_is_still_read_after_the_sentence_before_it():
+    evidence = {"1": "A snapshot records which transactions are in progress. It is taken at the start of a query.",
+                "2": "A commit record is written to the WAL when a transaction commits."}
+    page = ("A commit record is written to the WAL when a transaction commits.[^2] "
+            "It is taken at the start of a query.[^1]")
+    assert "It is taken" not in check_text(page, evidence).kept_text  # 'it' would be the commit record
