@@ -708,3 +708,10 @@ def test_a_glossary_entry_opening_with_its_plural_keeps_its_subject():
     chunk = _definitions([("Log file", "Log files contain human-readable text lines about events.")],
                          ["Glossary"], "Appendix M. Glossary")
     assert [c.entities for c in extract_chunk(chunk, TEMPLATE).claims] == [["Log file"]]
+
+
+def test_an_api_sentence_saying_what_a_code_name_does_defines_it():
+    entities = by_name(run("The `pam_start` function creates the PAM context and initiates the PAM transaction. "
+                           "The `pam_fail` function is deprecated since version 2."))
+    assert entities["pam_start"].description.startswith("The `pam_start` function creates")
+    assert not entities["pam_fail"].description  # 'is deprecated' says nothing of what it does

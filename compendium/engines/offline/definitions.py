@@ -13,6 +13,11 @@ STRONG = re.compile(
     r"refers?\s+to|means|denotes|stands\s+for|is\s+defined\s+as|is\s+short\s+for)\b"
     r"|^(?:\s*\([^)]*\))?,?\s+(?:short\s+for|also\s+(?:called|known\s+as))\b"
     r"|^\s+[—–]\s+\w"  # a reference page's "NAME — what it does"
+    # an API reference's "The `pam_start` function creates ...", "The `json` module provides ..."
+    r"|^\s+(?:function|macro|method|routine|system\s+call|module|class|interface|structure|struct)\s+"
+    r"(?:creates|provides|defines|contains|implements|represents|declares|initiates|initializes|terminates|"
+    r"allocates|converts|computes|generates|encapsulates|wraps|registers|retrieves|describes|specifies|"
+    r"manages|performs|constructs)\b"
     r"|^:\s+[A-Za-z]",  # a definition block's "`term`: what it is"
     re.IGNORECASE,
 )

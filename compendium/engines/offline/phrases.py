@@ -199,9 +199,23 @@ _WHICH = re.compile(
 _DEFINITE_REST = re.compile(r"^(?:an?|the|one|any|used|responsible|similar|a\s+kind|a\s+type)\b")
 
 
+# An API reference's "The `pam_start` function creates ...", "The `json` module provides ...": what
+# the code name is, by its kind and what it does.
+_API_DEFINES = re.compile(
+    r"^The\s+`(?P<term>[A-Za-z_][\w.:]*(?:\(\))?)`\s+(?:function|macro|method|routine|system\s+call|module|class|"
+    r"interface|structure|struct)\s+(?:creates|provides|defines|contains|implements|represents|declares|"
+    r"initiates|initializes|terminates|allocates|frees|releases|opens|closes|converts|computes|generates|"
+    r"encapsulates|wraps|registers|retrieves|stores|sets|gets|reads|writes|sends|receives|describes|specifies|"
+    r"manages|handles|performs|builds|parses|formats|validates|checks|compares|emits|constructs)\b"
+)
+
+
 def definition_of(sentence: str, spans: list[Span], mid_caps: set[str]) -> str | None:
     """The term a definitional sentence defines, as written (or lowercased if it is only
     capitalised because it opens the sentence), else None."""
+    api = _API_DEFINES.match(sentence)
+    if api is not None:
+        return api.group("term").removesuffix("()")
     m = _DEFINES.match(sentence)
     if m and m.group("verb") in ("is", "are") and not _DEFINITE_REST.match(m.group("rest")):
         m = None
