@@ -11,11 +11,11 @@ from compendium.engines.factory import build_engine
 from compendium.engines.tasks import EvidenceItem, PageRequest
 from compendium.engines.usage import UsageMeter
 from compendium.errors import ReplyError
-from compendium.storage.factory import open_store
-from compendium.storage.records import CacheEntry
 from compendium.storage.response_cache import StoreResponseCache
 from compendium.templates.schema import Template
 from tests.support.llm_fixtures import settings_for
+
+from .conftest import cached_replies
 
 TEMPLATE = Template(name="wiki")
 EVIDENCE = [
@@ -35,13 +35,6 @@ def sentences(*items: tuple[str, list[str]]) -> str:
 
 
 @pytest.fixture
-async def store(tmp_path):
-    opened = await open_store(f"sqlite:///{tmp_path / 'cache.db'}")
-    yield opened
-    await opened.close()
-
-
-@pytest.fixture
 async def small(llm_server, store):
     """An engine over a model of small context, as a local 1.5B model is served."""
     built = build_engine(settings_for(llm_server, context_tokens=8192), TEMPLATE, usage=UsageMeter(),
@@ -55,10 +48,6 @@ async def large(llm_server, store):
     built = build_engine(settings_for(llm_server), TEMPLATE, usage=UsageMeter(), cache=StoreResponseCache(store))
     yield built
     await built.close()
-
-
-async def cached(store) -> list[str]:
-    return [e.value["content"] async for e in store.scan(CacheEntry) if e.namespace == "llm"]  # type: ignore[attr-defined]
 
 
 async def test_a_small_model_is_asked_for_a_page_as_bounded_sentences_citing_only_the_labels_shown(small, llm_server):
@@ -97,7 +86,7 @@ async def test_unsupported_sentences_are_dropped_and_the_page_stands_on_the_rest
     assert "Vacuum records each page's free space in the Free Space Map.[^2]" in markdown
     assert "A long-running transaction holds back the oldest snapshot.[^3]" in markdown  # re-cited
     assert markdown.count("removes dead tuples") == 1 and "<a sentence" not in markdown and "…" not in markdown and ":" not in markdown
-    assert len(await cached(store)) == 1
+    assert len(await cached_replies(store)) == 1
 
 
 async def test_too_few_supported_sentences_are_asked_again_afresh_naming_what_failed(small, llm_server, store):
@@ -131,7 +120,7 @@ async def test_a_page_whose_sentences_stay_unsupported_fails_naming_them_and_is_
     assert "page 'vacuum', asked as sentences" in message
     assert "1 of 3 sentences are supported by the evidence they cite (3 needed)" in message
     assert "'Vacuum is a critical aspect of database management systems.'" in message
-    assert llm_server.calls["page_sentences"] == 2 and await cached(store) == []
+    assert llm_server.calls["page_sentences"] == 2 and await cached_replies(store) == []
 
 
 async def test_a_page_whose_prose_stays_unusable_is_asked_as_sentences(large, llm_server):

@@ -12,12 +12,12 @@ from compendium.engines.tasks import ChunkInput, EvidenceItem, ExtractionBatch, 
 from compendium.engines.usage import UsageMeter
 from compendium.errors import LabelError, ReplyError
 from compendium.phases.batching import split_reply
-from compendium.storage.factory import open_store
-from compendium.storage.records import CacheEntry
 from compendium.storage.response_cache import StoreResponseCache
 from compendium.templates.schema import Template
 from tests.support.llm_fixtures import settings_for
 from tests.support.llm_server import GARBAGE_MARKDOWN, REFUSAL, TRUNCATED_JSON
+
+from .conftest import cached_replies
 
 TEMPLATE = Template(name="wiki", entity_types=[{"name": "person"}, {"name": "machine"}])
 PAGE = PageRequest(
@@ -42,21 +42,10 @@ PAGE_FAULTS = ["truncated", "empty", "refusal", "garbage", "length"]
 
 
 @pytest.fixture
-async def store(tmp_path):
-    opened = await open_store(f"sqlite:///{tmp_path / 'cache.db'}")
-    yield opened
-    await opened.close()
-
-
-@pytest.fixture
 async def engine(llm_server, store):
     built = build_engine(settings_for(llm_server), TEMPLATE, usage=UsageMeter(), cache=StoreResponseCache(store))
     yield built
     await built.close()
-
-
-async def cached_replies(store) -> list[str]:
-    return [e.value["content"] async for e in store.scan(CacheEntry) if e.namespace == "llm"]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("fault", PAGE_FAULTS)

@@ -7,6 +7,16 @@ from collections.abc import Iterable
 
 from .words import FUNCTION_WORDS
 
+# What follows a code name in an API reference's sentence saying what it is: its kind and a verb of
+# what it does ("`pam_start` function creates ...", "`json` module provides ..."); "is deprecated",
+# "fails", "uses" or "works analogously" say nothing of what it is.
+API_KIND_DOES = (
+    r"(?:function|macro|method|routine|system\s+call|module|class|interface|structure|struct)\s+"
+    r"(?:creates|provides|defines|contains|implements|represents|declares|initiates|initializes|terminates|"
+    r"allocates|frees|releases|opens|closes|converts|computes|generates|encapsulates|wraps|registers|retrieves|"
+    r"stores|sets|gets|reads|writes|sends|receives|describes|specifies|manages|handles|performs|builds|parses|"
+    r"formats|validates|checks|compares|emits|constructs)\b"
+)
 # What follows the subject's name in a sentence defining it. Strong: the shapes a glossary uses.
 STRONG = re.compile(
     r"^(?:\s*\([^)]*\))?(?:,[^,]{1,80},)?\s+(?:(?:is|are)\s+(?:\w+ly\s+)?(?:an?|the|one|any)\b|"
@@ -14,11 +24,8 @@ STRONG = re.compile(
     r"|^(?:\s*\([^)]*\))?,?\s+(?:short\s+for|also\s+(?:called|known\s+as))\b"
     r"|^\s+[—–]\s+\w"  # a reference page's "NAME — what it does"
     # an API reference's "The `pam_start` function creates ...", "The `json` module provides ..."
-    r"|^\s+(?:function|macro|method|routine|system\s+call|module|class|interface|structure|struct)\s+"
-    r"(?:creates|provides|defines|contains|implements|represents|declares|initiates|initializes|terminates|"
-    r"allocates|converts|computes|generates|encapsulates|wraps|registers|retrieves|describes|specifies|"
-    r"manages|performs|constructs)\b"
-    r"|^:\s+[A-Za-z]",  # a definition block's "`term`: what it is"
+    r"|^\s+" + API_KIND_DOES
+    + r"|^:\s+[A-Za-z]",  # a definition block's "`term`: what it is"
     re.IGNORECASE,
 )
 # Weak: the subject is said to be or do something ("A comment is removed ...").

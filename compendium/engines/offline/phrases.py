@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .definitions import API_KIND_DOES
 from .names import Span, singular
 from .words import (
     BOILERPLATE,
@@ -201,13 +202,7 @@ _DEFINITE_REST = re.compile(r"^(?:an?|the|one|any|used|responsible|similar|a\s+k
 
 # An API reference's "The `pam_start` function creates ...", "The `json` module provides ...": what
 # the code name is, by its kind and what it does.
-_API_DEFINES = re.compile(
-    r"^The\s+`(?P<term>[A-Za-z_][\w.:]*(?:\(\))?)`\s+(?:function|macro|method|routine|system\s+call|module|class|"
-    r"interface|structure|struct)\s+(?:creates|provides|defines|contains|implements|represents|declares|"
-    r"initiates|initializes|terminates|allocates|frees|releases|opens|closes|converts|computes|generates|"
-    r"encapsulates|wraps|registers|retrieves|stores|sets|gets|reads|writes|sends|receives|describes|specifies|"
-    r"manages|handles|performs|builds|parses|formats|validates|checks|compares|emits|constructs)\b"
-)
+_API_DEFINES = re.compile(r"^The\s+`(?P<term>[A-Za-z_][\w.:]*(?:\(\))?)`\s+" + API_KIND_DOES)
 
 
 def definition_of(sentence: str, spans: list[Span], mid_caps: set[str]) -> str | None:
