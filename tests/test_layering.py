@@ -24,6 +24,19 @@ FORBIDDEN = [
     ("compendium.graph", "compendium.phases", "graph algorithms sit below everything that uses them"),
     ("compendium.graph", "compendium.outline", "graph algorithms sit below everything that uses them"),
     ("compendium.storage", "compendium.phases", "records, plans and slugs sit below the phases"),
+    *[("compendium.storage", above, "the store is the floor: records know nothing that reads them")
+      for above in ("compendium.outline", "compendium.export", "compendium.retrieval", "compendium.pipeline",
+                    "compendium.compiler", "compendium.distributed", "compendium.graph")],
+]
+# Only these run the phases or read their internals; everything else (engines, pipeline,
+# templates, the records, graph, outline, export, retrieval, distributed, the small shared
+# modules at the top) sits below them.
+PHASE_USERS = ("compendium.phases", "compendium.compiler", "compendium.operations",
+               "compendium.cli", "compendium.api")
+# (package, what alone it may import of ours, why): a floor that imports almost nothing.
+ONLY = [
+    ("compendium.graph", ("compendium.graph", "compendium.fingerprint"),
+     "graph algorithms take plain nodes and weights: no store, engine or phase"),
 ]
 FRONT_ENDS = ("compendium.cli", "compendium.api")  # the core never imports these
 # (library, the one part that may import it): the front ends stay thin, their frameworks stay in them.
@@ -110,9 +123,15 @@ def _under(module: str, prefix: str) -> bool:
 def forbidden_arrows(imports: Iterable[Import]) -> list[str]:
     bad = []
     for i in imports:
-        for importer, imported, why in FORBIDDEN:
-            if _under(i.importer, importer) and _under(i.imported, imported):
-                bad.append(f"{i.where}: {i.importer} imports {i.imported} ({why})")
+        reasons = [why for importer, imported, why in FORBIDDEN
+                   if _under(i.importer, importer) and _under(i.imported, imported)]
+        reasons += [why for package, allowed, why in ONLY
+                    if _under(i.importer, package) and not any(_under(i.imported, a) for a in allowed)]
+        if (not reasons and _under(i.imported, "compendium.phases")
+                and not any(_under(i.importer, u) for u in PHASE_USERS)):
+            reasons.append("only the compiler, operations and the front ends use the phases;"
+                           " move what is shared below them")
+        bad += [f"{i.where}: {i.importer} imports {i.imported} ({why})" for why in reasons]
         front_end = any(_under(i.importer, f) for f in FRONT_ENDS)
         if not front_end and any(_under(i.imported, f) for f in FRONT_ENDS):
             bad.append(f"{i.where}: {i.importer} imports {i.imported} (the core never imports cli/api)")
@@ -255,6 +274,48 @@ def test_the_checks_find_forbidden_arrows_and_circles(tmp_path):
     assert cycles((i.importer, i.imported) for i in imports) == [
         ["compendium.compiler.jobs", "compendium.compiler.schedules"]
     ]
+
+
+def test_the_checks_keep_the_phases_above_what_they_use(tmp_path):
+    _write(tmp_path, {
+        "compendium/__init__.py": "",
+        "compendium/operations.py": "from .phases import map\n",  # allowed: it runs them
+        "compendium/compiler/__init__.py": "",
+        "compendium/compiler/run.py": "from ..phases.map import run\n",  # allowed
+        "compendium/phases/__init__.py": "",
+        "compendium/phases/map.py": "from ..graph import communities\nfrom ..outline import build\n",
+        "compendium/engines/__init__.py": "",
+        "compendium/engines/offline.py": "from ..phases.map import run\n",
+        "compendium/outline/__init__.py": "",
+        "compendium/outline/build.py": "from ..phases.map import run\nfrom ..graph.communities import leiden\n",
+        "compendium/export/__init__.py": "",
+        "compendium/export/vault.py": "from ..phases import map\nfrom ..outline import build\n",
+        "compendium/retrieval/__init__.py": "from ..phases import map\n",
+        "compendium/distributed/__init__.py": "from compendium.phases.map import run\n",
+        "compendium/graph/__init__.py": "",
+        "compendium/graph/communities.py": (
+            "from ..fingerprint import fingerprint\nfrom ..outline import build\nfrom ..storage import records\n"
+        ),
+        "compendium/fingerprint.py": "",
+        "compendium/storage/__init__.py": "",
+        "compendium/storage/records.py": "from ..outline.build import tree\nfrom ..engines import offline\n",
+        "compendium/words.py": "from .phases.map import run\n",
+    })
+    found = forbidden_arrows(python_imports(tmp_path, PACKAGE))
+    assert [line.split(" (")[0] for line in found] == [
+        "compendium/distributed/__init__.py:1: compendium.distributed imports compendium.phases.map",
+        "compendium/engines/offline.py:1: compendium.engines.offline imports compendium.phases.map",
+        "compendium/export/vault.py:1: compendium.export.vault imports compendium.phases.map",
+        "compendium/graph/communities.py:2: compendium.graph.communities imports compendium.outline.build",
+        "compendium/graph/communities.py:2: compendium.graph.communities imports compendium.outline.build",
+        "compendium/graph/communities.py:3: compendium.graph.communities imports compendium.storage.records",
+        "compendium/outline/build.py:1: compendium.outline.build imports compendium.phases.map",
+        "compendium/retrieval/__init__.py:1: compendium.retrieval imports compendium.phases.map",
+        "compendium/storage/records.py:1: compendium.storage.records imports compendium.outline.build",
+        "compendium/words.py:1: compendium.words imports compendium.phases.map",
+    ]
+    assert "only the compiler, operations and the front ends use the phases" in found[1]
+    assert "graph algorithms take plain nodes and weights" in found[4]  # the floor, besides the outline rule
 
 
 def test_the_check_finds_a_framework_outside_its_front_end(tmp_path):
