@@ -5,7 +5,6 @@ module alone, so a CLI command or a script that needs one function does not impo
 compiler, the templates and their models. `from compendium import X` works as before.
 """
 
-from importlib import import_module as _import_module
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from . import blas  # noqa: F401  (first: before anything imports numpy)
@@ -23,6 +22,7 @@ from .errors import (
     TemplateError,
     WorkspaceError,
 )
+from .lazy_names import lazy_getattr as _lazy_getattr
 
 if _TYPE_CHECKING:
     from .compiler.report import CompileReport
@@ -83,14 +83,7 @@ __all__ = [
     "workspace_status",
 ]
 
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_import_module(module, __name__), name)
-    globals()[name] = value  # later lookups are plain attribute reads
-    return value
+__getattr__ = _lazy_getattr(__name__, _LAZY, globals())
 
 
 def __dir__() -> list[str]:

@@ -7,9 +7,9 @@ runs). `retrieve` is imported here: the function shares its name with its module
 import would leave in its place.
 """
 
-from importlib import import_module as _import_module
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
+from ..lazy_names import lazy_getattr as _lazy_getattr
 from .options import MODES, Options
 from .retrieve import Retrieval, retrieve
 
@@ -50,14 +50,7 @@ __all__ = [
     "split_answer",
 ]
 
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_getattr(__name__, _LAZY, globals())
 
 
 def __dir__() -> list[str]:
