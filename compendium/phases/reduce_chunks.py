@@ -20,7 +20,7 @@ import xxhash
 
 from ..storage.records import Claim, Extract
 from .common_words import word_counts
-from .reduce_state import BucketedMap, sig_key
+from .reduce_state import BucketedMap, add_count, sig_key
 from .resolution import Mention, collect_mentions, normalize_name
 from .term_mentions import lowercase_counts
 
@@ -187,20 +187,10 @@ def add_relations(part: BucketedMap, chunk_id: str, relations: Iterable[tuple[st
                 continue
             value = data[rid] = {"s": src, "d": dst, "t": rtype, "c": {}, "x": {}}
         mark(b)  # every path from here changes the relation
-        chunks = value["c"]
-        n = chunks.get(chunk_id, 0) + sign
-        if n > 0:
-            chunks[chunk_id] = n
-        else:
-            chunks.pop(chunk_id, None)
+        add_count(value["c"], chunk_id, sign)
         if description:
-            texts = value["x"]
-            m = texts.get(description, 0) + sign
-            if m > 0:
-                texts[description] = m
-            else:
-                texts.pop(description, None)
-        if not chunks:
+            add_count(value["x"], description, sign)
+        if not value["c"]:
             del data[rid]
 
 

@@ -41,6 +41,15 @@ def _bucket(key: str, buckets: int) -> int:
     return xxhash.xxh3_64_intdigest(key.encode()) % buckets
 
 
+def add_count(counts: dict[str, Any], key: str, n: int) -> None:
+    """Add n to the count under key (n < 0 takes away); a count down to zero drops its key."""
+    total = counts.get(key, 0) + n
+    if total > 0:
+        counts[key] = total
+    else:
+        counts.pop(key, None)
+
+
 class BucketedMap:
     """A str -> JSON map stored as `buckets` CacheEntry records named `reduce:<name>:<n>`."""
 
@@ -116,11 +125,7 @@ class BucketedMap:
         """Values are counts: add these (sign 1) or take them away (sign -1); zero drops the key."""
         for key, n in counts.items():
             b, data = self._of(key)
-            total = data.get(key, 0) + sign * n
-            if total > 0:
-                data[key] = total
-            else:
-                data.pop(key, None)
+            add_count(data, key, sign * n)
             self._dirty.add(b)
 
     def items(self) -> Iterable[tuple[str, Any]]:
