@@ -107,9 +107,7 @@ class SQLiteStore(SQLStore):
                     with db.errors("commit"):
                         db.conn.execute("COMMIT")
                 except StoreError:
-                    if db.conn.in_transaction:
-                        db.conn.execute("ROLLBACK")
-                    db.forget_vectors()
+                    db.abandon()
                     raise
 
     async def _write(self, doing: str, work: Callable[[Any], int]) -> int:
@@ -125,9 +123,7 @@ class SQLiteStore(SQLStore):
                     result = work(db.conn.cursor())
                     db.conn.execute("COMMIT")
                 except BaseException:
-                    if db.conn.in_transaction:
-                        db.conn.execute("ROLLBACK")
-                    db.forget_vectors()
+                    db.abandon()
                     raise
                 return result
 

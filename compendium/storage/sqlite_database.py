@@ -170,6 +170,13 @@ class Database:
             self.conn.execute("PRAGMA analysis_limit=400")  # the table's statistics went with it
             self.conn.execute(f"ANALYZE {quote(table)}")
 
+    def abandon(self) -> None:
+        """After a failed write: roll back what is still open (SQLite may have rolled back
+        already, on a full disk) and forget the vectors read meanwhile."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+        self.forget_vectors()
+
     def forget_vectors(self, kind: str | None = None) -> None:
         if kind is None:
             self.matrices.clear()
