@@ -23,6 +23,10 @@ Speed: median `retrieve` in-process (warm) and of a `compendium retrieve` proces
 compiled manual. Embedder candidates: recall, CPU per 1,000 chunks, install size, licence.
 
     python -m benchmarks.retrieval [--manuals sqlite,jsoncpp,click,zsh,aptitude,borg,flask] [--sample 300] [--no-write]
+
+Longer than ~450 lines because it runs the whole measure, from the manuals to the report. Its
+corpus part (question_set, manual_folder, sample_documents, compiled_workspace) is to join the
+other corpora when benchmarks/ becomes a package of corpora, judging rules and runners.
 """
 
 from __future__ import annotations
