@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from ..engines.replies import LabelReader
 from ..engines.tasks import ChunkInput, ExtractionBatch, ExtractionReply
@@ -173,6 +173,13 @@ class _RealNames(dict[str, str | None]):
         return value
 
 
+class _Labelled(Protocol):
+    chunk: Any  # the label the model wrote
+
+
+_Item = TypeVar("_Item", bound=_Labelled)
+
+
 class _Slots(dict[Any, "_Slot | None"]):
     """label as written -> its chunk's slot (None: it names no chunk of the batch), each read
     once: a batch's items name its few labels again and again."""
@@ -180,11 +187,22 @@ class _Slots(dict[Any, "_Slot | None"]):
     def __init__(self, reader: LabelReader, labels: dict[str, str], by_chunk: dict[str, _Slot]):
         super().__init__()
         self._reader, self._labels, self._by_chunk = reader, labels, by_chunk
+        self.unknown = 0  # items naming no chunk of the batch
 
     def __missing__(self, label: Any) -> _Slot | None:
         found = self._reader.read(label) if isinstance(label, str) else None
         slot = self[label] = self._by_chunk[self._labels[found]] if found is not None else None
         return slot
+
+    def placed(self, items: Iterable[_Item]) -> Iterator[tuple[_Item, _Slot]]:
+        """Each item with its chunk's slot; one naming no chunk of the batch is counted in
+        `unknown` and left out."""
+        for item in items:
+            slot = self[item.chunk]
+            if slot is None:
+                self.unknown += 1
+            else:
+                yield item, slot
 
 
 @dataclass
@@ -208,12 +226,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
     types: dict[str, tuple[str, bool]] = {}  # raw entity type -> (declared type, retyped)
     slot_of = _Slots(reader, labels, {chunk_id: _Slot(items) for chunk_id, items in out.items()})
 
-    unknown = 0  # items naming no chunk of the batch
-    for item in reply.entities:
-        slot = slot_of[item.chunk]
-        if slot is None:
-            unknown += 1
-            continue
+    for item, slot in slot_of.placed(reply.entities):
         items = slot.items
         name = real[item.name]
         if name is None:
@@ -238,11 +251,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         seen[key] = entity
         items.entities.append(entity)
 
-    for concept in reply.concepts:
-        slot = slot_of[concept.chunk]
-        if slot is None:
-            unknown += 1
-            continue
+    for concept, slot in slot_of.placed(reply.concepts):
         term = real[concept.term]
         if term is None or term.lower() in slot.terms:
             slot.items.dropped += 1
@@ -250,11 +259,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         slot.terms.add(term.lower())
         slot.items.concepts.append({"term": term, "definition": _clean_str(concept.definition)})
 
-    for claim in reply.claims:
-        slot = slot_of[claim.chunk]
-        if slot is None:
-            unknown += 1
-            continue
+    for claim, slot in slot_of.placed(reply.claims):
         text = _clean_str(claim.text)
         if not text:
             slot.items.dropped += 1
@@ -264,11 +269,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         slot.items.claims.append({"text": text, "entities": names})
 
     ends = _Ends(cleaned)
-    for relation in reply.relations:
-        slot = slot_of[relation.chunk]
-        if slot is None:
-            unknown += 1
-            continue
+    for relation, slot in slot_of.placed(reply.relations):
         items = slot.items
         known = slot.known
         if known is None:  # its entities are all in by now
@@ -289,11 +290,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
             }
         )
 
-    for topic in reply.topics:
-        slot = slot_of[topic.chunk]
-        if slot is None:
-            unknown += 1
-            continue
+    for topic, slot in slot_of.placed(reply.topics):
         name = real[topic.name]
         if name is None or name in slot.items.topics:
             slot.items.dropped += 1
@@ -301,7 +298,7 @@ def split_reply(reply: ExtractionReply, labels: dict[str, str], template: Templa
         slot.items.topics.append(name)
 
     counts.items = sum(map(len, (reply.entities, reply.concepts, reply.claims, reply.relations, reply.topics)))
-    counts.unknown_labels = counts.dropped = unknown
+    counts.unknown_labels = counts.dropped = slot_of.unknown
     cap = template.map.max_items_per_chunk
     for items in out.values():
         before = items.dropped
