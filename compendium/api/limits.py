@@ -7,6 +7,7 @@ import math
 import re
 import time
 from typing import Any
+from urllib.parse import unquote_plus
 
 from fastapi import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -75,16 +76,37 @@ def _header(scope: Scope, name: bytes) -> Any:
 # never written to a log.
 CREDENTIAL_PARAMETERS = frozenset({"api_key", "apikey", "api-key", "key", "token", "access_token",
                                    "auth", "authorization", "password", "secret", "session"})
-_CREDENTIAL = re.compile(r"(?i)(^|[?&])((?:api[_-]?key|apikey|key|token|access_token|auth|authorization|"
-                         r"password|secret|session)=)[^&#]*")
+# The shape of the keys `compendium keys create` makes (tenancy.create_key): redacted wherever
+# a URL holds one, whatever the parameter's name.
+_KEY_SHAPE = re.compile(r"cmp_[0-9a-fA-F]{16}_[A-Za-z0-9_-]+")
 
 
 def redact_query(text: str) -> str:
     """`text` (a path with its query string, or the query alone) with every credential's
-    value replaced by 'REDACTED'."""
-    if "=" not in text:
-        return text
-    return _CREDENTIAL.sub(r"\1\2REDACTED", text)
+    value replaced by 'REDACTED': a parameter named as one however its name is written
+    ('api%5Fkey', 'API_Key', after ';'), and any value or path holding one of our keys."""
+    path, sep, query = text.partition("?")
+    if not sep:
+        if "=" not in text:
+            return _redact_key(text)
+        path, query = "", text
+    out = []
+    for part in re.split(r"([&;])", query):
+        name, eq, _ = part.partition("=")
+        # The name as the server reads it: percent-decoded; "api_key%3D…" hides its '='.
+        decoded, _, _ = unquote_plus(name).partition("=")
+        if decoded.strip().lower() in CREDENTIAL_PARAMETERS:
+            part = f"{name}=REDACTED" if eq else f"{decoded.strip()}=REDACTED"
+        out.append(_redact_key(part))
+    return f"{_redact_key(path)}{sep}{''.join(out)}"
+
+
+def _redact_key(text: str) -> str:
+    if _KEY_SHAPE.search(text):
+        return _KEY_SHAPE.sub("REDACTED", text)
+    if "%" in text and _KEY_SHAPE.search(unquote_plus(text)):  # a key written percent-encoded
+        return "REDACTED"
+    return text
 
 
 class FailedLogins:

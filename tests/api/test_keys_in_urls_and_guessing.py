@@ -63,6 +63,15 @@ def test_credentials_in_a_query_string_are_redacted():
     assert redact_query("/me?api_key=cmp_abc_secret&x=1") == "/me?api_key=REDACTED&x=1"
     assert redact_query("/a?x=1&TOKEN=s3&key=k") == "/a?x=1&TOKEN=REDACTED&key=REDACTED"
     assert redact_query("/knowledge-bases?limit=5") == "/knowledge-bases?limit=5"
+    # However the name is written: percent-encoded, its '=' escaped, after a ';'.
+    key = "cmp_0123456789abcdef_TheSecretPart"
+    assert redact_query(f"/me?api%5Fkey={key}&x=1") == "/me?api%5Fkey=REDACTED&x=1"
+    assert redact_query(f"/me?api_key%3D{key}") == "/me?api_key=REDACTED"
+    assert redact_query(f"/me?a=1;api_key={key}") == "/me?a=1;api_key=REDACTED"
+    # One of our keys is redacted under any name, in the path too, percent-encoded or not.
+    assert redact_query(f"/me?q={key}") == "/me?q=REDACTED"
+    assert redact_query(f"/pages/{key}?x=1") == "/pages/REDACTED?x=1"
+    assert "TheSecretPart" not in redact_query("/me?q=" + key.replace("_", "%5F"))
 
 
 def _free_port() -> int:
@@ -100,16 +109,21 @@ def test_the_access_log_never_holds_a_key_sent_in_the_url_and_a_busy_port_is_nam
         _wait_up(server, base)
         secret = "cmp_0123456789abcdef_TheSecretPart"
         assert httpx.get(f"{base}/me?api_key={secret}&limit=5").status_code == 401
+        # The name percent-encoded is still refused, and still not logged; nor is a key under another name.
+        assert httpx.get(f"{base}/me?api%5Fkey={secret}").status_code == 401
+        assert httpx.get(f"{base}/me?a=1;api_key={secret}").status_code == 401
         # A second server on the same port: exit 2, the port named.
         second = _serve(tmp_path / "b", port)
         out, _ = second.communicate(timeout=120)
         assert second.returncode == 2, out
         assert f"port {port} on 127.0.0.1 is in use" in out
-        assert "/me?api_key=REDACTED&limit=5" in _lines_until(server, "/me?api_key=")
+        # The access log up to the last request's line (what follows is read at exit).
+        log = _lines_until(server, "/me?a=1;")
+        assert "/me?api_key=REDACTED&limit=5" in log and "/me?api%5Fkey=REDACTED" in log
     finally:
         server.terminate()
-        log, _ = server.communicate(timeout=30)
-    assert "TheSecretPart" not in log
+        rest, _ = server.communicate(timeout=30)
+    assert "TheSecretPart" not in log + rest
 
 
 def _lines_until(server: subprocess.Popen, marker: str) -> str:
