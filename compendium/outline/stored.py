@@ -25,7 +25,7 @@ from .tree import OutlineNode, outline_json
 OUTLINE_KEY = "outline"
 CHUNKS_PER_SUBJECT = 64  # passages read to place a subject: enough to find where it lives and, for most, its own section
 OVERVIEW_MEMBERS = 12
-OUTLINE_VERSION = 21  # bump when the build changes what the same inputs give (2: part headings make no node;
+OUTLINE_VERSION = 22  # bump when the build changes what the same inputs give (2: part headings make no node;
 # 3: beside a TOC, the folder of every document is no node; 4: a page links up to its parent, a node
 # lists the parts of its namesake child; 5: a node titled like a part of any document names its parent;
 # 6: the pages of a chapter's own index page are its pages, not a child; 7: lettered appendices
@@ -41,7 +41,8 @@ OUTLINE_VERSION = 21  # bump when the build changes what the same inputs give (2
 # never taken for another that got its address, so one input gives one tree; 19: a node named like a page
 # but for a man page's section has that page as overview, and a name in capitals is not a title in words;
 # 20: a subject with a section of its own sits where that section is, its 64 first passages read;
-# 21: built from its inputs alone, not from the previous outline: a recompile ends where a compile from scratch does)
+# 21: built from its inputs alone, not from the previous outline: a recompile ends where a compile from scratch does;
+# 22: a node named like a module's page but for the tagline after its name has that page as overview)
 
 
 @dataclass
@@ -160,10 +161,16 @@ def _own_passages(node: OutlineNode, first_passage: dict[str, str], chunk_ids: d
 _MAN_SECTION = re.compile(r"\s*\(\d[a-z]*\)$")  # a man page's section after its name: "git-commit(1)"
 
 
+# A code name's tagline after a dash: "sphinx.ext.viewcode -- Add links to highlighted source code".
+_TAGLINE = re.compile(r"^(\S+)\s+(?:--|[—–])\s+\S.*$")
+
+
 def _named(title: str) -> str:
-    """The name a node or a page is known by, as two of them are compared: case aside, and without
-    a man page's section ("git-commit(1)" is the page "git-commit")."""
-    return _MAN_SECTION.sub("", " ".join(title.split())).casefold()
+    """The name a node or a page is known by, as two of them are compared: case aside, without
+    a man page's section ("git-commit(1)" is the page "git-commit"), and without the tagline after
+    a module's name ("sphinx.ext.viewcode -- Add links ..." is the page "sphinx.ext.viewcode")."""
+    name = _MAN_SECTION.sub("", " ".join(title.split()))
+    return _TAGLINE.sub(r"\1", name).casefold()
 
 
 def _same_case(node: str, page: str) -> bool:

@@ -114,6 +114,8 @@ async def test_a_contents_pages_title_for_a_document_finds_its_opening_paragraph
     evidence = [
         EvidenceItem(ref=1, text="There are many ways you can contribute to Sphinx, be it filing bug reports or writing code.",
                      chunk_id="a", kind="excerpt", document="Contributing to Sphinx", heading_path=["Contributing to Sphinx"]),
+        EvidenceItem(ref=2, text="`Bug Reports`: Reports of what Sphinx does wrong, filed on the issue tracker.",
+                     chunk_id="b", document="Contributing to Sphinx", heading_path=["Contributing to Sphinx", "Bug Reports"]),
     ]
     page = await write("Contribute to Sphinx", evidence, [LinkTarget("bug-reports", "Bug Reports")])
     assert lead_of(page).startswith("There are many ways you can contribute"), page
@@ -168,3 +170,31 @@ async def test_a_group_no_sentence_says_what_it_is_gets_no_page_of_facts_though_
     page = await write("Fields and views", evidence, links)
     assert "[^" not in page, page  # one member's definition would stand in for the group's: withheld
     assert "[[rasterfield|RasterField]]" in page and "[[listview|ListView]]" in page
+
+
+async def test_a_group_page_listing_no_member_with_what_it_is_cites_nothing_though_it_has_a_lead():
+    evidence = [
+        EvidenceItem(ref=1, text="The configuration variables described below control how gitweb finds repositories.",
+                     chunk_id="a", kind="excerpt", document="gitweb.conf(5)", heading_path=["Location of repositories"]),
+        EvidenceItem(ref=2, text="Set `projects_list` to the index file for the list of projects.", chunk_id="b",
+                     document="gitweb.conf(5)", heading_path=["Location of repositories"]),
+    ]
+    page = await write("Location of repositories", evidence, [LinkTarget("projects-list", "projects_list")])
+    assert "[^" not in page, page  # a lead pointing at members the page does not show
+    assert "[[projects-list|projects_list]]" in page, page  # its members stay linked
+
+
+async def test_a_members_line_saying_what_it_is_like_is_no_line():
+    evidence = [
+        EvidenceItem(ref=1, text="`git-credential`: Retrieve and store user credentials", chunk_id="a",
+                     document="git-credential(1)", heading_path=["NAME"]),
+        EvidenceItem(ref=2, text="The exact format is the same as the input/output format of the plumbing command.",
+                     chunk_id="b", document="gitcredentials(7)", heading_path=["CUSTOM HELPERS"]),
+        EvidenceItem(ref=3, text="`host`: The remote hostname for a network credential.", chunk_id="c",
+                     document="git-credential(1)", heading_path=["INPUT/OUTPUT FORMAT"]),
+    ]
+    links = [LinkTarget("git-credential", "git-credential"), LinkTarget("exact-format", "exact format"),
+             LinkTarget("host", "host")]
+    page = await write("git-credential", evidence, links)
+    assert "- [[host|`host`]]: The remote hostname" in page, page
+    assert "The exact format is" not in page and "[[exact-format|exact format]]" in page, page

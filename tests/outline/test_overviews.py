@@ -39,6 +39,22 @@ def test_a_node_named_like_a_page_but_for_a_man_pages_section_has_that_page_not_
         "n1": "e-commit"}
 
 
+
+def test_a_node_named_like_a_modules_page_but_for_its_tagline_has_that_page():
+    from compendium.outline import OutlineNode
+    from compendium.outline.stored import pages_named_like_nodes
+    from compendium.storage.plans import Subject
+
+    viewcode = OutlineNode("n1", "sphinx.ext.viewcode -- Add links to highlighted source code",
+                           "doc:usage/extensions/viewcode.html", subjects=["e-viewcode", "e-epub"])
+    ranged = OutlineNode("n2", "git-config(1) (git-config – gc.cruftPacks)", "run:a", subjects=["e-config"])
+    subjects = [Subject("e-viewcode", "sphinx.ext.viewcode", "entity"),
+                Subject("e-epub", "viewcode_enable_epub", "entity"), Subject("e-config", "git-config", "entity")]
+    # The module's page is the overview of the part its title names; a run titled by a range of
+    # pages ("git-config – gc.cruftPacks") names no page.
+    assert pages_named_like_nodes([OutlineNode("r", "Extensions", children=[viewcode, ranged])], subjects) == {
+        "n1": "e-viewcode"}
+
 async def test_a_setting_named_in_capitals_does_not_lead_the_overview_of_the_part_titled_in_words():
     evidence = [
         EvidenceItem(ref=1, text="`MANAGERS`: A list in the same format as `ADMINS`.", chunk_id="a",

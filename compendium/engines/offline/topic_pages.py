@@ -75,6 +75,13 @@ def _names_of(title: str) -> tuple[str, ...]:
     return tuple(sorted(names, key=len, reverse=True))
 
 
+# A sentence comparing its subject with another thing ("The exact format is the same as the input/output
+# format of ...", "citation usage is similar to footnote usage"): it says what the member is like, and
+# leans on the other thing, not what the member is.
+_COMPARES = re.compile(r"^[`*\"']*:?\s*(?:is|are)\s+(?:(?:almost|nearly|exactly|essentially|mostly)\s+)?"
+                       r"(?:the\s+same\s+as|similar\s+to|identical\s+to|equivalent\s+to|like)\b", re.IGNORECASE)
+
+
 _VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)(?![\w.])")
 
 
@@ -165,9 +172,13 @@ def write_topic(request: PageRequest, template: Template) -> str | None:
     bullets = _by_version(bullets, [titles.get(slug, "") for slug, _label, _s in kept])
     related = _by_version(related, [r["title"] for r in related])
     layout = template.refine.page_template if template.refine.page_template.strip() else ""
-    if not bullets and not related:
-        # A group page naming no member besides its lead lists nothing: no page (it cites nothing).
-        return _render(layout, request.title, None, [], _aliases(request), [])
+    if not bullets:
+        # A group page listing no member with what it is says what one sentence says, and that
+        # sentence leans on members it does not show ("The configuration variables described
+        # below ...", "The `concurrent` package also provides ..."), or is one member's
+        # definition standing for the group ("`sender`: The model class."): no page (it cites
+        # nothing); its members stay in the index and its links with them.
+        return _render(layout, request.title, None, [], _aliases(request), related)
     sections = [{"heading": "Members", "paragraphs": [], "bullets": bullets, "sentences": bullets}] if bullets else []
     text = _render(layout, request.title, lead, sections, _aliases(request), related)
     while count_tokens(text) > request.max_tokens and (bullets or related):
@@ -269,6 +280,8 @@ def _member_lines(request: PageRequest, pool: list[_Sentence]) -> list[tuple[str
             end = block[1] if block is not None and _defines_member(block[0], names) else matcher.opening(s.text)
             if end is None or _ASIDE.match(s.text[end:].lstrip(" :")):
                 continue  # an aside ("`x`: New in version 1.5.") says when, not what
+            if _COMPARES.match(s.text[end:]):
+                continue  # "The exact format is the same as ...": what it is like, not what it is
             if block is not None and end == block[1] and len(s.text[end:].split()) >= 2:
                 rank = (0, -s.support, s.order)  # the authors' definition block of the member
             elif STRONG.match(s.text[end:]):
