@@ -234,6 +234,9 @@ class EvidenceItem:
     # entry starts (as `position`), -1 otherwise. Without its first sentence, which names the
     # entry's term, it says nothing of what: "With drop (the default), commits ... are dropped."
     entry: int = -1
+    # (start, end, term) of each entry the text runs through (start and end as `position`): any
+    # of its sentences past an entry's first reads only after that first one
+    entries: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)

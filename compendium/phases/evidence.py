@@ -46,15 +46,22 @@ class Source:
         return " ".join(p.block for p in self.paragraphs)
 
     @cached_property
-    def entries(self) -> tuple[tuple[int, int], ...]:
-        """Where each definition block (an option's, a method's entry) starts and ends in `flat`."""
+    def entries(self) -> tuple[tuple[int, int, str], ...]:
+        """Where each definition block (an option's, a method's entry) starts and ends in `flat`,
+        with the term it defines."""
         out = []
-        for block in self.blocks:
+        for i, block in enumerate(self.blocks):
             if block and block[0] == "definition" and len(block) >= 3:
-                words = self.text[block[1]:block[2]].split()
+                # its later paragraphs and items, which the reader marks with its term and scope
+                end = block[2]
+                for later in self.blocks[i + 1:]:
+                    if later[0] not in ("paragraph", "item") or tuple(later[3:5]) != tuple(block[3:5]):
+                        break
+                    end = later[2]
+                words = self.text[block[1]:end].split()
                 at = self.flat.find(" ".join(words[:12])) if words else -1
                 if at >= 0:
-                    out.append((at, at + len(" ".join(words))))
+                    out.append((at, at + len(" ".join(words)), block[3] if len(block) > 3 else ""))
         return tuple(out)
 
     @cached_property
@@ -289,9 +296,13 @@ def _item(text: str, source: Source, support: int, about: list[str], kind: str) 
     position = _position(source, text)
     item = EvidenceItem(0, text, source.chunk_id, source.document, list(source.heading_path), support, about, kind,
                         position)
-    if kind == "claim" and position >= 0 and source.entries:
+    if position >= 0 and source.entries:
         at = position - source.start
-        item.entry = next((source.start + start for start, end in source.entries if start < at < end), -1)
+        if kind == "claim":
+            item.entry = next((source.start + start for start, end, _ in source.entries if start < at < end), -1)
+        reach = at + len(" ".join(text.split()))
+        item.entries = [(source.start + start, source.start + end, term) for start, end, term in source.entries
+                        if start < reach and at < end]
     return item
 
 

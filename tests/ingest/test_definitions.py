@@ -37,6 +37,28 @@ def test_html_definition_list_keeps_each_term_with_its_description(tmp_path):
     assert ("term", "layout") in text and ("code", "```\na/\n  b\n```") in text  # described by code only
 
 
+def test_the_later_paragraphs_and_items_of_a_description_carry_its_term_and_nothing_after_it_does(tmp_path):
+    doc = read(tmp_path, "api.html", """<html><body><h1>Responses</h1><dl>
+<dt><code>set_cookie(key, max_age=None)</code></dt><dd><p>Sets a cookie.</p>
+<ul><li><code>max_age</code> should be a number of seconds.</li></ul>
+<p>Changed in 3.1: <code>samesite</code> was added.</p>
+<dl><dt><code>key</code></dt><dd><p>The cookie's name.</p><p>It must be text.</p></dd></dl>
+<p>Cookies are sent with the response.</p></dd>
+<dt><code>delete_cookie(key)</code></dt><dd><p>Deletes the cookie.</p></dd>
+</dl><p>Responses are made by views.</p></body></html>""")
+    carried = [(b.kind, doc.text[b.start:b.end], b.term) for b in doc.blocks if b.kind != "heading"]
+    assert carried == [
+        ("definition", "`set_cookie(key, max_age=None)`: Sets a cookie.", "set_cookie"),
+        ("item", "- `max_age` should be a number of seconds.", "set_cookie"),
+        ("paragraph", "Changed in 3.1: `samesite` was added.", "set_cookie"),
+        ("definition", "`key`: The cookie's name.", "key"),
+        ("paragraph", "It must be text.", "key"),  # the inner entry's, not the outer one's
+        ("paragraph", "Cookies are sent with the response.", "set_cookie"),  # back in the outer entry
+        ("definition", "`delete_cookie(key)`: Deletes the cookie.", "delete_cookie"),
+        ("paragraph", "Responses are made by views.", ""),  # after the list: no entry's
+    ]
+
+
 def test_an_index_row_that_only_links_to_where_its_term_is_defines_nothing(tmp_path):
     doc = read(tmp_path, "option_index.html", """<html><body><h1>Option Index</h1><dl>
 <dt>pack_size</dt><dd><p><a href="packer.html">The packer</a>, <a href="sealer.html#s2">The sealer

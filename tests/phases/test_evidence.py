@@ -206,3 +206,41 @@ def test_two_sentences_opening_alike_are_placed_where_each_stands():
                           {"k": Source("k", text, "WebSupport API")}, ["WebSupport"])
     at = {i.text: i.position for i in items if i.kind == "claim"}
     assert at[build] < text.index("datadir") < at[retrieve]
+
+
+def test_the_later_paragraphs_of_an_entry_stand_only_with_its_first_sentence_or_on_its_own_page():
+    import asyncio
+
+    from compendium.engines.offline import OfflineEngine
+    from compendium.engines.tasks import PageRequest
+    from compendium.templates.schema import Template
+
+    setdefault = "`HttpResponse.setdefault(header, value)`: Sets a header unless it has already been set."
+    set_cookie = "`HttpResponse.set_cookie(key, max_age=None)`: Sets a cookie."
+    max_age = "- `max_age` should be an integer number of seconds, or `None` if the cookie lasts a session."
+    expires = "- If `expires` is not specified, it will be calculated from `max_age` when the cookie is set."
+    text = "\n\n".join([setdefault, set_cookie, max_age, expires])
+    at = [text.index(part) for part in (setdefault, set_cookie, max_age, expires)]
+    blocks = [["definition", at[0], at[0] + len(setdefault), "setdefault", "HttpResponse"],
+              ["definition", at[1], at[1] + len(set_cookie), "set_cookie", "HttpResponse"],
+              ["item", at[2], at[2] + len(max_age), "set_cookie", "HttpResponse"],
+              ["item", at[3], at[3] + len(expires), "set_cookie", "HttpResponse"]]
+    source = {"c": Source("c", text, "Request and response objects", ["Methods"], blocks=blocks)}
+    # The pool meets the later item first: it must still be judged after the one before it.
+    claims = [Statement(s.lstrip("- "), ["c"]) for s in (expires, setdefault, max_age)]
+
+    def page(title: str) -> str:
+        ranked = [i for i in rank_evidence(claims, source, [title]) if i.kind == "claim"]
+        for n, item in enumerate(ranked, start=1):
+            item.ref = n
+        request = PageRequest(slug=title.lower(), title=title, kind="entity", description="", aliases=[],
+                              evidence=ranked, links=[])
+        return asyncio.run(OfflineEngine().write_page(request, Template(name="wiki")))
+
+    # Shown without set_cookie's own first sentence, its items would read as setdefault's.
+    response = page("HttpResponse")
+    assert "Sets a header unless" in response
+    assert "max_age` should be" not in response and "will be calculated" not in response
+    # On set_cookie's own page its title says whose they are.
+    cookie = page("set_cookie")
+    assert "max_age` should be" in cookie and "will be calculated" in cookie

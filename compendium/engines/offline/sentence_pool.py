@@ -74,6 +74,8 @@ class _Sentence:
     # where its copies under the same heading end (an overload's second copy of a note)
     ends_too: list[tuple[str, int]] = field(default_factory=list)
     entry: int = -1  # where the entry it is a later sentence of starts (EvidenceItem.entry), -1: none
+    entry_term: str = ""  # the term that entry defines
+    opens_entry: bool = False  # the first sentence of an entry (a definition block)
 
 
 def _subject_words(request: PageRequest) -> frozenset[str]:
@@ -127,8 +129,9 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     twin.own_support, twin.at, twin.place = support, at, place if excerpt else -1
                     exact[flat] = twin
                 twin.support += support
-                if item.entry < 0 or position == 0:
-                    twin.entry = -1  # said elsewhere as a sentence of its own
+                if _entry_at(item, at)[0] < 0:
+                    twin.entry, twin.entry_term = -1, ""  # said elsewhere as a sentence of its own
+                twin.opens_entry = twin.opens_entry or (at >= 0 and any(start == at for start, _, _ in item.entries))
                 twin.claimed = twin.claimed or item.kind == "claim"
                 if excerpt and twin.place < 0 and twin.chunk_id == item.chunk_id:
                     twin.place = place  # a claim the passage also holds: placed where the passage has it
@@ -167,12 +170,22 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     claimed=item.kind == "claim",
                     at=at,
                     ends_elsewhere=[(c, where + len(_spaced(text)) + 1) for c, where in item.elsewhere],
-                    entry=item.entry if position == 0 else -1,
+                    entry=(entry := _entry_at(item, at))[0],
+                    entry_term=entry[1],
+                    opens_entry=at >= 0 and any(start == at for start, _, _ in item.entries),
                 )
             )
             exact[flat] = pool[-1]
             previous = len(pool) - 1
     return pool
+
+
+def _entry_at(item: EvidenceItem, at: int) -> tuple[int, str]:
+    """(where it starts, its term) of the entry a sentence at `at` is a later sentence of;
+    (-1, "") for none."""
+    if at < 0:
+        return -1, ""
+    return next(((start, term) for start, end, term in item.entries if start < at < end), (-1, ""))
 
 
 @lru_cache(maxsize=16384)

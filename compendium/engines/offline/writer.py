@@ -81,7 +81,7 @@ def write_page(request: PageRequest, template: Template) -> str:
                                          not _heads(s), -s.support, s.order))
     if _fits_whole(request.title, lead, aliases, related, ranked, budget):
         # Everything fits with room to spare: no choosing, so no page to render for its cost.
-        chosen = _readable(ranked, lead, pool)
+        chosen = _readable(ranked, lead, pool, names)
         text = page(chosen)
         if count_tokens(text) <= budget:
             return text
@@ -100,7 +100,7 @@ def write_page(request: PageRequest, template: Template) -> str:
         chosen.append(sentence)
         headings.add(sentence.heading)
         used += cost
-    chosen = _readable(chosen, lead, pool)
+    chosen = _readable(chosen, lead, pool, names)
     text = page(chosen)
     while chosen and count_tokens(text) > budget:
         chosen.pop()  # the estimate ran low: drop the least supported sentences
@@ -140,9 +140,12 @@ def _fits_whole(title: str, lead: dict | None, aliases: list[str], related: list
     return total <= budget * 0.9
 
 
-def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence]) -> list[_Sentence]:
+def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence],
+              names: set[str] = frozenset()) -> list[_Sentence]:
     """Without sentences that lean on a sentence the page does not show ("It also ...", "The
-    price of this flexibility is ...", "Defaults to the configured upstream.")."""
+    price of this flexibility is ...", "Defaults to the configured upstream."), nor the later
+    sentences of an entry whose first one it does not show, unless that entry is the page's
+    subject (`names`, lowercased): elsewhere they would read as the entry shown before them."""
     shown = {s.order for s in chosen}
     placed = list(chosen)
     if lead is not None and lead.get("order") is not None:
@@ -158,7 +161,8 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence])
     kept = []
     in_entry: set[int] = set()  # sentences after an entry's label ("`--keep`: Keeps ... It also ...")
     passed: dict[int, int] = {}  # a pointer left out -> the sentence before it, which what follows leans on
-    for s in sorted(chosen, key=lambda s: s.order):
+    # In the text's order, so a sentence left out is known before what leans on it is judged.
+    for s in sorted(chosen, key=lambda s: (s.document, s.at, s.order)):
         before = s.previous if s.previous >= 0 else ending.get((s.chunk_id, s.at), -1)
         before = passed.get(before, before)
         if never_alone(s.text):
@@ -169,7 +173,8 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence])
         apart = elsewhere.get((s.chunk_id, s.at)) if s.previous < 0 else None
         if apart is not None and lead is not None and apart.order == lead.get("order"):
             apart = None  # the subject's own entry, said in two places: its text goes on either way
-        if before >= 0 and (before in in_entry or (before < len(pool) and entry_label(pool[before].text))):
+        own_label = s.opens_entry  # an entry of its own starts here, whatever came before
+        if not own_label and before >= 0 and (before in in_entry or (before < len(pool) and entry_label(pool[before].text))):
             in_entry.add(s.order)
         elif apart is not None and entry_label(apart.text) and not entry_label(s.text):
             in_entry.add(s.order)
@@ -179,15 +184,17 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence])
         if (_needs_before(s.text) or s.order in in_entry) and before not in shown:
             shown.discard(s.order)
             continue
-        if s.entry >= 0 and s.entry not in starts and before not in shown:
+        if (s.entry >= 0 and s.entry not in starts and before not in shown
+                and not _names_heading(s.entry_term.lower().strip("`*"), names)):
             shown.discard(s.order)  # a later sentence of an entry the page does not show
             continue
         kept.append(s)
+    kept.sort(key=lambda s: s.order)
     promising = [s for s in kept if points_ahead(s.text) and not _followed(s, kept)]
     if promising:
         # what it promises is not shown: it goes, and so may what leaned on it
         dropped = {s.order for s in promising}
-        return _readable([s for s in chosen if s.order not in dropped], lead, pool)
+        return _readable([s for s in chosen if s.order not in dropped], lead, pool, names)
     return kept
 
 

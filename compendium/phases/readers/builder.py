@@ -51,6 +51,9 @@ class Builder:
         # follows its list. (term, name, scope, code, written: False until the text holds the term)
         self.named: tuple[str, str, str, bool | None, bool] | None = None
         self.held: list[str] = []  # notices met while a term waited for its description
+        # Where each open entry (a definition list item's description) started in `blocks`:
+        # its later paragraphs and items carry its term and scope.
+        self.entries: list[int] = []
 
     def heading(self, level: int, text: str, *, code: bool = False, group: bool = False) -> None:
         """A heading; `code` when the source writes all of it as code (a setting, an API name):
@@ -167,7 +170,24 @@ class Builder:
             text = "  " * max(level - 1, 0) + marker + text
         elif kind == "quote":
             text = "> " + text
-        self._add(Block(kind, 0, 0, self.path, level=level), text)
+        term, scope = self._open_entry() if kind in ("paragraph", "item") else ("", "")
+        self._add(Block(kind, 0, 0, self.path, level=level, term=term, scope=scope), text)
+
+    def entry_open(self) -> None:
+        """A definition list item's description starts: its first paragraph defines its term,
+        and what follows until `entry_close` is more of that entry."""
+        self.entries.append(len(self.blocks))
+
+    def entry_close(self) -> None:
+        if self.entries:
+            self.entries.pop()
+
+    def _open_entry(self) -> tuple[str, str]:
+        """(term, scope) of the innermost open entry whose definition is written, else ("", "")."""
+        if not self.entries:
+            return "", ""
+        first = next((b for b in self.blocks[self.entries[-1]:] if b.kind == "definition"), None)
+        return (first.term, first.scope) if first is not None and first.term else ("", "")
 
     def _group_heading(self, label: str) -> None:
         """A heading for a group label of options, one level under the section it is in; the

@@ -264,6 +264,7 @@ class _Events(DefinitionLists, TableLayout):
                 dl["id"] = dl["id"] or (attrib.get("id") or "")
         elif tag == "dd":
             self.contexts.append(["definition", 0, 0, False])
+            self.out.entry_open()
             if self.dls:
                 dl = self.dls[-1]
                 label = dl["terms"][0] if len(dl["terms"]) == 1 else ""
@@ -326,7 +327,8 @@ class _Events(DefinitionLists, TableLayout):
             elif role in ("ul", "ol", "dir") and self.lists:
                 self.lists.pop()
             elif role in ("li", "dt", "dd", "blockquote") and self.contexts:
-                self.contexts.pop()
+                if self.contexts.pop()[0] == "definition":
+                    self.out.entry_close()
 
     def _close_code(self) -> None:
         if not self.code_marks:

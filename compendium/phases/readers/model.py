@@ -41,7 +41,7 @@ class Block:
     level: int = 0  # heading level (1-6), list depth of an item (1 = top)
     language: str = ""  # of a code block, when the source says
     rows: tuple[tuple[str, ...], ...] = ()  # cells of a table, header row first
-    term: str = ""  # of a definition: the name it defines
+    term: str = ""  # of a definition: the name it defines; of a later paragraph or item of its entry, that name
     scope: str = ""  # of a definition: the owner of that name, "" when the source names none
 
 
