@@ -12,6 +12,7 @@ from ..pipeline.events import (
     PhaseFinished,
     PhaseProgress,
     PhaseStarted,
+    phase_end,
 )
 
 
@@ -31,8 +32,9 @@ class PlainProgress:
         elif isinstance(event, PhaseFinished):
             r = event.result
             tokens = r.get("prompt_tokens", 0) + r.get("completion_tokens", 0)
+            settled = "".join(f"{part}, " for part in settled_parts(phase_end(r)))
             print(
-                f"{event.phase}: {r.get('done', 0)} done, {r.get('skipped', 0)} unchanged, "
+                f"{event.phase}: {r.get('done', 0)} done, {r.get('skipped', 0)} unchanged, {settled}"
                 f"{r.get('failed', 0)} failed, {f'{tokens} tokens, ' if tokens else ''}{r.get('seconds', 0):.2f}s",
                 file=self.out,
             )
@@ -90,16 +92,23 @@ class BarProgress:
 
 
 def bar_end(result: dict[str, Any], ran: tuple[int, int] | None = None) -> dict[str, Any]:
-    """A finished phase's bar: done and unchanged items of the total, then what failed (or ✓)
-    and the tokens spent, if any. A bar that ran on a total of its own (`ran`: done, total;
-    REDUCE counts chunks, its result entities) ends on that total, never redrawn in other units."""
-    total = result.get("items", 0)
-    reached = min(result.get("done", 0) + result.get("skipped", 0), total)
-    if ran is not None and ran[1] > 0 and ran[1] != total:
-        total, reached = ran[1], ran[1] if not result.get("failed") else min(ran[0], ran[1])
+    """A finished phase's bar: what was settled of the total (events.phase_end), then what was
+    unchanged, withheld, refused and failed (or ✓) and the tokens spent, if any."""
+    end = phase_end(result, ran)
+    total, reached = end["total"], end["reached"]
     tokens = result.get("prompt_tokens", 0) + result.get("completion_tokens", 0)
-    parts = [f"{result['skipped']} unchanged"] if result.get("skipped") else []
-    parts.append(f"{result['failed']} failed" if result.get("failed") else "✓")
+    parts = [f"{end['skipped']} unchanged"] if end["skipped"] else []
+    parts += settled_parts(end)
+    parts.append(f"{end['failed']} failed" if end["failed"] else "✓")
     if tokens:
         parts.append(f"{tokens} tokens")
     return {"completed": reached if total else 1, "total": total or 1, "detail": ", ".join(parts)}
+
+
+def settled_parts(end: dict[str, int]) -> list[str]:
+    """What ended neither done nor unchanged: pages withheld (nothing cited, never shown) and
+    rewrites refused (the page stands as it was)."""
+    parts = [f"{end['withheld']} withheld"] if end["withheld"] else []
+    if end["rejected"]:
+        parts.append(f"{end['rejected']} rewrite{'s' if end['rejected'] != 1 else ''} refused")
+    return parts

@@ -30,6 +30,7 @@ from ..pipeline.events import (
     PhaseProgress,
     PhaseStarted,
     event_to_dict,
+    phase_end,
 )
 from ..settings import EmbeddingSettings, LLMSettings, Settings
 from ..storage.base import Store
@@ -203,12 +204,12 @@ class ProgressRecorder:
                 self.events.pop()  # keep one progress line per phase run, not thousands
         elif isinstance(event, PhaseFinished):
             entry = self.phases.setdefault(event.phase, {})
-            entry.update(status="finished", result=event.result)
-            entry["done"] = event.result.get("done", entry.get("done", 0))
-            entry["total"] = event.result.get("items", entry.get("total", 0))
-            # How the bar ends: what was done or found unchanged of the total, and what failed.
-            entry["skipped"] = event.result.get("skipped", 0)
-            entry["failed"] = event.result.get("failed", 0)
+            # How the bar ends, as the CLI's does: what was settled of the total its progress ran
+            # on (REDUCE counts chunks, its result entities), and what was withheld or failed.
+            ran = (int(entry.get("done") or 0), int(entry["total"])) if entry.get("total") else None
+            end = phase_end(event.result, ran)
+            entry.update(status="finished", result=event.result, **end)
+            data["end"] = end  # the job page's live stream draws the same end
         elif isinstance(event, CompileFinished):
             self.report = event.report
             data = {"event": "CompileFinished", "status": event.report.get("status", "")}

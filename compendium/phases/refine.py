@@ -15,6 +15,7 @@ from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import mark_stage
+from ..storage.base import Store
 from ..storage.records import CacheEntry, Page, PageVersion
 from ..templates.schema import Template
 from ..tokens import count_tokens
@@ -89,7 +90,9 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
     if UNCHANGED in ctx.state:  # PLAN found this plan finished: every page stands
         unchanged = sorted(ctx.state[UNCHANGED])
         ctx.state["refine"] = {"created": [], "updated": [], "deleted": [], "unchanged": unchanged}
-        return PhaseResult(items=len(unchanged), skipped=len(unchanged), details={"unchanged": len(unchanged)})
+        hidden = await _withheld(store, unchanged)  # standing, but not shown: not counted as pages
+        return PhaseResult(items=len(unchanged), skipped=len(unchanged) - len(hidden),
+                           details={"unchanged": len(unchanged) - len(hidden), "withheld": len(hidden)})
     plans = await load_plan(ctx, template)
     live = {p.slug: p for p in plans if p.action != DELETE}
     moves = {p.slug: p.moved_from for p in plans if p.moved_from and p.action == UPDATE}
@@ -419,13 +422,27 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             **tally.failed}.items()))
     if len(tasks) < len(todo):
         details["cancelled"] = True
+    # Each plan ends in one count: written, unchanged, withheld (written or standing with no
+    # cited fact, so not shown), refused (its rewrite was, the page stands) or failed; as the
+    # site, status and the compile's summary count pages, a withheld one is in neither of the first two.
+    hidden = await _withheld(store, [*tally.created, *tally.updated, *tally.unchanged, *tally.withheld])
+    details["withheld"] = len(hidden)
+    details["unchanged"] = len(set(tally.unchanged) - hidden)
     return PhaseResult(
         items=len(plans),
-        done=len(tally.created) + len(tally.updated) + len(tally.deleted),
-        skipped=len(tally.unchanged),
+        done=len(set(tally.created + tally.updated) - hidden) + len(tally.deleted),
+        skipped=len(set(tally.unchanged) - hidden),
         failed=len(tally.failed) + len(backed_off),
         details=details,
     )
+
+
+async def _withheld(store: Store, slugs: list[str]) -> set[str]:
+    """Those of `slugs` whose page stands withheld."""
+    found = []
+    for s in range(0, len(slugs), 500):
+        found += await store.get(Page, slugs[s : s + 500])
+    return {p.id for p in found if p.status == WITHHELD}  # type: ignore[attr-defined]
 
 
 def _sources(*requests: PageRequest) -> set[str]:

@@ -4,6 +4,7 @@ smaller things a user reads (no '0 tokens' offline, plurals, the site's title, l
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -97,3 +98,34 @@ def test_literal_double_brackets_in_a_source_are_no_link_in_the_vault(tmp_path, 
     notes = {p.relative_to(tmp_path / "vault").with_suffix("").as_posix() for p in (tmp_path / "vault").rglob("*.md")}
     assert links <= notes, links - notes  # every link in the vault leads to a note
     assert "\\[\\[nowhere at all\\]\\]" in every and "`arr[[0]]`" in (tmp_path / "vault" / "sources" / "wiki-syntax.md").read_text()
+
+
+def test_every_phase_ends_full_on_the_terminal_and_the_job_page_and_unchanged_pages_agree(
+        sample_workspace: Path, capsys):
+    """Each phase's bar ends at its total with nothing failed, on the CLI and on the job page
+    alike: REFINE's plans that end withheld (written with no cited fact, never shown) are said,
+    not left off the bar ('66/75 ✓'), and REDUCE ends on the chunks its progress ran on, not on
+    its entity count. A recompile's REFINE line says as many unchanged as the summary does."""
+    from compendium.operations import compile_workspace
+    from compendium.settings import load_settings
+
+    recorder = ProgressRecorder(UsageMeter(), LLMSettings())
+    report = asyncio.run(compile_workspace(load_settings(sample_workspace, env={}), events=recorder))
+    assert report.status == "succeeded", report.error
+    phases = recorder.snapshot()["phases"]
+    for name, entry in phases.items():
+        assert entry["failed"] == 0 and entry["reached"] == entry["total"] > 0, (name, entry)
+    assert phases["reduce"]["total"] == report.chunks  # the unit its progress counted in
+    refine = phases["refine"]
+    assert refine["done"] == report.pages["created"] and refine["withheld"] == refine["total"] - refine["done"]
+    assert refine["withheld"] > 0  # the sample corpus has topics with too little to say
+    ended = [e for e in recorder.snapshot()["events"] if e["event"] == "PhaseFinished"]
+    for e in ended:  # the job page's live stream draws the end its record holds
+        assert e["end"] == {k: phases[e["phase"]][k] for k in e["end"]}, e
+
+    code, out, err = run(capsys, "-w", str(sample_workspace), "compile", "--plain")
+    assert code == 0, err
+    again = SUMMARY.search(out)
+    assert again and int(again.group(9)) == report.pages["created"]
+    line = next(x for x in err.splitlines() if x.startswith("refine: ") and " done, " in x)
+    assert f"0 done, {report.pages['created']} unchanged, {refine['withheld']} withheld, 0 failed" in line, line

@@ -50,7 +50,9 @@ def test_start_a_compile_and_watch_its_progress_to_the_end(page, ui_server, seed
     finally:
         llm.set_latency(0.0)
     for phase in PHASES:
-        assert "✓" in job.locator(f"[data-phase='{phase}'] .count").inner_text()
+        count = job.locator(f"[data-phase='{phase}'] .count").inner_text()
+        reached, total = re.match(r"(\d+)/(\d+)", count).groups()  # type: ignore[union-attr]
+        assert "✓" in count and reached == total, (phase, count)  # a full bar: nothing left unsaid
     assert re.search(r"[1-9][\d,]* tokens", job.locator(".usage").inner_text())
     page.locator(f".jobs-table tr:has-text('{kb}') .badge", has_text="succeeded").wait_for()
     card.locator(".last-compile .badge", has_text="succeeded").wait_for()  # no reload needed

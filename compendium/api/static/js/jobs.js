@@ -246,12 +246,17 @@ function jobCard(job) {
     const total = entry.total || 0;
     const done = entry.done || 0;
     if (entry.status === "finished") {
-      // Done or found unchanged, of the total; what failed is said, never a ✓ over it.
-      const reached = done + (entry.skipped || 0);
+      // What was settled of the total (the server's phase_end, as the CLI draws it); what was
+      // withheld or refused is said, and what failed, never a ✓ over it.
+      const reached = entry.reached ?? done + (entry.skipped || 0);
       const failed = entry.failed || 0;
+      const said = [];
+      if (entry.withheld) said.push(`${entry.withheld} withheld`);
+      if (entry.rejected) said.push(`${entry.rejected} rewrite${entry.rejected === 1 ? "" : "s"} refused`);
+      said.push(failed ? `${failed} failed` : "✓");
       slot.bar.max = Math.max(total, 1);
       slot.bar.value = total ? Math.min(reached, total) : 1;
-      slot.count.textContent = failed ? `${reached}/${total} · ${failed} failed` : `${reached}/${total} ✓`;
+      slot.count.textContent = `${reached}/${total} · ${said.join(" · ")}`.replace(" · ✓", " ✓");
     } else if (total > 0) {
       slot.bar.max = total;
       slot.bar.value = done;
@@ -317,7 +322,8 @@ function follow(job, card, onFinished) {
       if (Date.now() - lastRefresh > 2000) refresh();
     } else if (name === "PhaseFinished") {
       const r = data.result || {};
-      phases[data.phase] = { status: "finished", done: r.done ?? 0, total: r.items ?? 0, skipped: r.skipped ?? 0, failed: r.failed ?? 0 };
+      phases[data.phase] = data.end ? { status: "finished", ...data.end }
+        : { status: "finished", done: r.done ?? 0, total: r.items ?? 0, skipped: r.skipped ?? 0, failed: r.failed ?? 0 };
       c.setPhase(data.phase, phases[data.phase]);
       refresh();
     } else if (name === "Message") {
