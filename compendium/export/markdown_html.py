@@ -161,7 +161,16 @@ def plain(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def _source_parser() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
+        "table").enable("strikethrough")
+
+
+# A source is quoted as written: its [[double brackets]] and [^n] are the authors' text, not
+# our wikilinks and footnotes (as wikilinks they lost their brackets: "writing Checkpointer links").
+_SOURCE_MD = _source_parser()
+
+
 def passage_html(text: str, *, block: bool = False) -> str:
     """A source passage's sentence (inline Markdown) or code/table block as safe HTML."""
-    env = {"resolve": lambda _slug: None, "footnotes": {}}
-    return sanitise(_MD.render(text, env) if block else _MD.renderInline(text, env))
+    return sanitise(_SOURCE_MD.render(text) if block else _SOURCE_MD.renderInline(text))

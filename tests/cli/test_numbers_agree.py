@@ -98,6 +98,11 @@ def test_literal_double_brackets_in_a_source_are_no_link_in_the_vault(tmp_path, 
     notes = {p.relative_to(tmp_path / "vault").with_suffix("").as_posix() for p in (tmp_path / "vault").rglob("*.md")}
     assert links <= notes, links - notes  # every link in the vault leads to a note
     assert "\\[\\[nowhere at all\\]\\]" in every and "`arr[[0]]`" in (tmp_path / "vault" / "sources" / "wiki-syntax.md").read_text()
+    # The site quotes the source as written: the brackets shown, no link, code as code.
+    assert run(capsys, "-w", str(ws), "export", "--format", "site", str(tmp_path / "site"))[0] == 0
+    source = (tmp_path / "site" / "sources" / "wiki-syntax.html").read_text()
+    assert "writing [[Checkpointer]] links" in source and "[[nowhere at all]] to" in source
+    assert "<code>arr[[0]]</code>" in source
 
 
 def test_every_phase_ends_full_on_the_terminal_and_the_job_page_and_unchanged_pages_agree(
