@@ -20,6 +20,7 @@ from .build import build_outline
 from .limits import OutlineLimits
 from .placement import SourceDocument, SourcePassage, Structure, place
 from .subject_edges import subject_edges
+from .titles import clean_heading
 from .tree import OutlineNode, outline_json
 
 OUTLINE_KEY = "outline"
@@ -116,6 +117,7 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
     by_subject = {s.id: s for s in subjects}
     stands_for = pages_named_like_nodes(roots, subjects)
     first_passage = _first_passages(documents, passages)
+    document_of = {d.path: d.id for d in documents}
     overviews = []
     for root in roots:
         for node, _depth in root.walk():
@@ -126,7 +128,7 @@ async def plan_outline(store: Store, subjects: Sequence[Subject], entities: Sequ
                 id=node.id, title=node.title, kind="topic", entity_ids=list(dict.fromkeys(members)),
                 description=f"Overview of {node.title}: {len(node.all_subjects())} pages.",
                 importance=float(len(node.all_subjects())),
-                chunk_ids=_own_passages(node, first_passage, chunk_ids, passages),
+                chunk_ids=_own_passages(node, first_passage, chunk_ids, passages, document_of),
             ))
     return PlannedOutline(roots, overviews, reused, inputs, stands_for)
 
@@ -143,14 +145,23 @@ def _first_passages(documents: Sequence[SourceDocument], passages: dict[str, Sou
 
 
 def _own_passages(node: OutlineNode, first_passage: dict[str, str], chunk_ids: dict[str, list[str]],
-                  passages: dict[str, SourcePassage]) -> list[str]:
+                  passages: dict[str, SourcePassage], document_of: dict[str, str] | None = None) -> list[str]:
     """The passages an overview is written from besides its members' claims: the opening of the
-    document the node stands for (its first paragraph says what the part is), and each central
-    member's first passage in reading order (where the authors define it). Sorted, as plans keep
-    their chunks."""
+    document or the section the node stands for (its first paragraph says what the part is), and
+    each central member's first passage in reading order (where the authors define it). Sorted,
+    as plans keep their chunks."""
     own = []
     if node.key.startswith("doc:") and (opening := first_passage.get(node.key[4:])):
         own.append(opening)
+    if node.key.startswith("heading:") and document_of:
+        # A section's node: the first passage read under its heading ("These options influence
+        # HTML output ..."), not a later one that opens on the tail of an entry.
+        path, _, heading = node.key[len("heading:"):].partition("#")
+        document = document_of.get(path)
+        under = [p for p in passages.values() if p.document_id == document
+                 and heading in (clean_heading(h) for h in p.heading_path)]
+        if under:
+            own.append(min(under, key=lambda p: (p.ordinal, p.id)).id)
     for s in node.central[:OVERVIEW_MEMBERS]:
         read = [passages[c] for c in chunk_ids.get(s, ()) if c in passages]
         if read:

@@ -198,3 +198,39 @@ async def test_a_members_line_saying_what_it_is_like_is_no_line():
     page = await write("git-credential", evidence, links)
     assert "- [[host|`host`]]: The remote hostname" in page, page
     assert "The exact format is" not in page and "[[exact-format|exact format]]" in page, page
+
+
+async def test_a_classs_constructor_entry_is_no_line_saying_what_the_class_is():
+    evidence = [
+        EvidenceItem(ref=1, text="Provides support classes for multi-threaded programming.", chunk_id="a",
+                     kind="excerpt", document="org.apache.commons.lang3.concurrent",
+                     heading_path=["Package org.apache.commons.lang3.concurrent"]),
+        EvidenceItem(ref=2, text="`CircuitBreakingException(String message)`: Creates a new instance of "
+                     "`CircuitBreakingException` and initializes it with the given message.", chunk_id="b",
+                     document="CircuitBreakingException", heading_path=["Constructor Details"]),
+        EvidenceItem(ref=3, text="`LazyInitializer`: This class provides a generic implementation of the lazy "
+                     "initialization pattern.", chunk_id="c", document="LazyInitializer", heading_path=["Class LazyInitializer"]),
+    ]
+    links = [LinkTarget("circuitbreakingexception", "CircuitBreakingException"),
+             LinkTarget("lazyinitializer", "LazyInitializer")]
+    page = await write("Package org.apache.commons.lang3.concurrent", evidence, links)
+    assert "- [[lazyinitializer|`LazyInitializer`]]: This class provides" in page, page
+    assert "Creates a new instance" not in page and "[[circuitbreakingexception|CircuitBreakingException]]" in page, page
+    evidence[1] = EvidenceItem(ref=2, text="`CircuitBreakingException(String message)`: Constructs a "
+                               "CircuitBreakingException.", chunk_id="b", document="CircuitBreakingException")
+    page = await write("Package org.apache.commons.lang3.concurrent", evidence, links)
+    assert "Constructs a" not in page, page
+
+
+async def test_a_group_named_after_a_section_opens_on_the_passage_first_under_its_heading():
+    heading = ["Configuration", "Options for HTML output"]
+    evidence = [
+        EvidenceItem(ref=1, text="Other option values depend on splitter value which you choose.", chunk_id="late",
+                     kind="excerpt", document="Configuration", heading_path=heading, position=9000),
+        EvidenceItem(ref=2, text="These options influence HTML output.", chunk_id="first", kind="excerpt",
+                     document="Configuration", heading_path=heading, position=4000),
+        EvidenceItem(ref=3, text="`html_title`: The title for HTML documentation.", chunk_id="t",
+                     document="Configuration", heading_path=heading, position=4100),
+    ]
+    page = await write("Options for HTML output", evidence, [LinkTarget("html-title", "html_title")])
+    assert lead_of(page).startswith("These options influence HTML output."), page

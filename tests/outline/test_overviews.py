@@ -67,3 +67,20 @@ async def test_a_setting_named_in_capitals_does_not_lead_the_overview_of_the_par
                           aliases=[], evidence=evidence, links=links)
     page = await OfflineEngine().write_page(request, Template(name="t"))
     assert "A list in the same format" not in page.split("## ")[0], page
+
+
+def test_a_sections_overview_is_written_from_the_first_passage_under_its_heading():
+    from compendium.outline import OutlineNode
+    from compendium.outline.placement import SourcePassage
+    from compendium.outline.stored import _own_passages
+
+    heading = ("Configuration", "Options for HTML output")
+    passages = {
+        "c9": SourcePassage("c9", "d1", 9, heading),  # a later passage: it opens on an entry's tail
+        "c4": SourcePassage("c4", "d1", 4, heading),  # "These options influence HTML output ..."
+        "c2": SourcePassage("c2", "d1", 2, ("Configuration", "Options for LaTeX output")),
+        "x1": SourcePassage("x1", "d2", 1, heading),  # another document's section of that name
+    }
+    node = OutlineNode("n", "Options for HTML output", "heading:usage/configuration.html#Options for HTML output")
+    own = _own_passages(node, {}, {}, passages, {"usage/configuration.html": "d1", "other.html": "d2"})
+    assert own == ["c4"]

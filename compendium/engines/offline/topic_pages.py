@@ -82,6 +82,19 @@ _COMPARES = re.compile(r"^[`*\"']*:?\s*(?:is|are)\s+(?:(?:almost|nearly|exactly|
                        r"(?:the\s+same\s+as|similar\s+to|identical\s+to|equivalent\s+to|like)\b", re.IGNORECASE)
 
 
+# What a constructor's entry says: "Creates a new instance of `X` ...", "Constructs a `X`.".
+_CONSTRUCTS = re.compile(r"^[:\s]*(?:Creates|Constructs|Instantiates|Initiali[sz]es)\s+(?:(?:a|an|the)\s+)?(?:new\s+)?"
+                         r"(?:instance\s+of\s+(?:(?:a|an|the)\s+)?)?[`*]?([\w.$]+)")
+
+
+def _constructs(said: str, names: tuple[str, ...]) -> bool:
+    """Whether a definition block's text is a constructor's of the member it names: "Creates a new
+    instance of `CircuitBreakingException` ..." under `CircuitBreakingException(String message)`
+    says how one is made, not what the class is."""
+    found = _CONSTRUCTS.match(said)
+    return found is not None and any(found[1].rstrip(".").casefold() == n.casefold() for n in names)
+
+
 _VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)(?![\w.])")
 
 
@@ -251,9 +264,13 @@ def _group_lead(request: PageRequest, pool: list[_Sentence]) -> dict | None:
     opening = [s for s in plain if s.order in openings and _BLOCK.match(s.text) is None
                and (_may_lead(s.text) or (_POINTS_AT_HEADING.match(s.text) and _may_lead(s.text.split(None, 2)[-1])))]
     loose = {_loosely(n) for n in names} - {frozenset()}
-    for s in opening:  # the opening paragraph of the section the group is named after
-        if s.section.lower().strip("`*") in titles or _loosely(s.section) in loose:
-            return _lead(s)
+    # The opening paragraph of the section the group is named after: of the passages under its
+    # heading, the one first in the document (a later passage of a long section opens on the tail
+    # of an entry: "Other option values depend on splitter value which you choose.").
+    named = [s for s in opening if s.section.lower().strip("`*") in titles or _loosely(s.section) in loose]
+    if named:
+        first = [s for s in named if s.document == named[0].document]
+        return _lead(min(first, key=lambda s: (s.at < 0, s.at, s.order)))
     for s in opening:  # the opening paragraph of the document the group is named after
         if ((s.document.lower().strip("`*") in titles or _loosely(s.document) in loose)
                 and (len(s.headings) <= 2 or s.section.lower() in _DESCRIBING)):
@@ -282,6 +299,8 @@ def _member_lines(request: PageRequest, pool: list[_Sentence]) -> list[tuple[str
                 continue  # an aside ("`x`: New in version 1.5.") says when, not what
             if _COMPARES.match(s.text[end:]):
                 continue  # "The exact format is the same as ...": what it is like, not what it is
+            if block is not None and end == block[1] and _constructs(s.text[end:], names):
+                continue  # "`X(String message)`: Creates a new instance of `X` ...": X's constructor, not X
             if block is not None and end == block[1] and len(s.text[end:].split()) >= 2:
                 rank = (0, -s.support, s.order)  # the authors' definition block of the member
             elif STRONG.match(s.text[end:]):
