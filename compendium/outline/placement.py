@@ -299,8 +299,19 @@ class Structure:
         else:
             folders = doc.path.split("/")[:-1]
             out = []
+            start = self.root_folders
+            # A folder above whose index page the TOC lists ("ref/contrib/index.html" for
+            # "ref/contrib/gis/measure.html"): the page hangs under that index page, as one in the
+            # folder itself does, not under a second node of the folder bearing the index's title.
+            for i in range(len(folders), self.root_folders, -1):
+                front = self.folder_index.get("/".join(folders[:i]))
+                if front is not None and front != doc.id and (
+                        front in self.parent_of or (front in self.tops and front != self.home)):
+                    out = [*self._above(front), (f"doc:{self.documents[front].path}", self.titles[front])]
+                    start = i
+                    break
             for i, f in enumerate(folders):
-                if i < self.root_folders:
+                if i < start:
                     continue
                 path = "/".join(folders[:i + 1])
                 out.append((f"dir:{path}", self.folder_titles.get(path) or folder_title(f)))

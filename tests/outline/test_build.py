@@ -495,3 +495,23 @@ def test_a_subject_with_a_section_of_its_own_sits_there_not_where_it_is_most_men
     assert ("doc:ref/builtins.html", "Built-in filters") in leaves["f"].path
     # "CACHES", a setting's heading, is not the section of "caches": most mentions decide.
     assert ("doc:howto/csv.html", "Outputting CSV") in leaves["t"].path
+
+
+def test_a_page_in_a_subfolder_of_a_part_whose_index_page_the_toc_lists_sits_under_that_index_page():
+    documents = [
+        SourceDocument("home", "docs/index.html", "Manual", ((1, "ref/index.html"),)),
+        SourceDocument("ref", "docs/ref/index.html", "API Reference", ((1, "contrib/index.html"),)),
+        SourceDocument("contrib", "docs/ref/contrib/index.html", "contrib packages", ((1, "sites.html"),)),
+        SourceDocument("sites", "docs/ref/contrib/sites.html", "The sites framework"),
+        # Not listed by the contents: a page of a subfolder of the part, and one of a folder beside it.
+        SourceDocument("measure", "docs/ref/contrib/gis/measure.html", "Measurement Objects"),
+        SourceDocument("other", "docs/topics/other/page.html", "Other page"),
+    ]
+    structure = Structure(documents)
+    contrib = ("doc:docs/ref/contrib/index.html", "contrib packages")
+    assert contrib in structure.segments("sites", ())
+    below = structure.segments("measure", ())
+    # Under the part's own index page, not under a second node of the folder "ref/contrib" with its title.
+    assert contrib in below and ("dir:docs/ref/contrib", "contrib packages") not in below
+    assert [t for _k, t in below][-2:] == ["GIS", "Measurement Objects"]
+    assert [t for _k, t in structure.segments("other", ())] == ["Topics", "Other", "Other page"]
