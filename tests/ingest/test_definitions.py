@@ -538,6 +538,30 @@ def test_sphinx_parameter_fields_are_members_of_their_signature_owner(tmp_path):
     assert "Optional[int]" not in doc.text and "Return type: None" in doc.text
 
 
+def test_a_javadoc_package_summary_defines_each_class_by_its_row_and_member_summaries_stay_out(tmp_path):
+    doc = read(tmp_path, "package-summary.html", """<html><body><main>
+<h1 class="title">Package org.example.concurrent</h1>
+<div class="summary-table two-column-summary">
+<div class="table-header col-first">Class</div><div class="table-header col-last">Description</div>
+<div class="col-first even-row-color"><a href="ConstantInitializer.html">ConstantInitializer</a>&lt;T&gt;</div>
+<div class="col-last even-row-color"><div class="block">A very simple implementation which always
+ returns the same object.</div></div>
+<div class="col-first odd-row-color"><a href="TimedSemaphore.html">TimedSemaphore</a></div>
+<div class="col-last odd-row-color"><div class="block">A semaphore giving permits per time frame.</div></div>
+</div>
+<section class="constants-summary" id="enum-constant-summary"><h2>Enum Constant Summary</h2>
+<div class="summary-table two-column-summary">
+<div class="col-first even-row-color"><code>OPEN</code></div><div class="col-last even-row-color">The open state.</div>
+</div></section>
+</main></body></html>""")
+    assert definitions(doc) == [
+        ("`ConstantInitializer<T>`: A very simple implementation which always returns the same object.",
+         "ConstantInitializer", ""),
+        ("`TimedSemaphore`: A semaphore giving permits per time frame.", "TimedSemaphore", ""),
+    ]  # the enum constants' summary repeats their details: left out, as the other member summaries
+    assert "Description" not in doc.text and "OPEN" not in doc.text
+
+
 def test_javadoc_notes_name_members_and_summaries_and_relations_are_left_out(tmp_path):
     doc = read(tmp_path, "Pair.html", """<html><body><main><div class="header">
 <h1 title="Class Pair" class="title">Class Pair&lt;L,R&gt;</h1></div>

@@ -91,3 +91,38 @@ def test_a_class_page_leads_with_the_class_and_each_member_opens_with_what_it_do
     assert len(members) >= len(METHODS) // 2, page  # repeated notes never crowd the members out
     for name, lines in members.items():
         assert lines[0].startswith(f"`{name}(T value)`: {dict(METHODS)[name]}"), (name, lines)
+
+
+def test_a_class_known_only_from_its_package_summary_has_a_page_led_by_that_row(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "package-summary.html").write_text("""<html><body><main>
+<h1 class="title">Package org.example.concurrent</h1>
+<p>Provides support classes for multi-threaded programming.</p>
+<p><code>ConstantInitializer</code> is a very straightforward implementation of the <code>Initializer</code>
+interface: An instance is passed an object when it is constructed.</p>
+<div class="summary-table two-column-summary">
+<div class="table-header col-first">Class</div><div class="table-header col-last">Description</div>
+<div class="col-first even-row-color"><a href="ConstantInitializer.html">ConstantInitializer</a>&lt;T&gt;</div>
+<div class="col-last even-row-color"><div class="block">A very simple implementation of the <code>Initializer</code>
+ interface which always returns the same object.</div></div>
+<div class="col-first odd-row-color"><a href="TimedSemaphore.html">TimedSemaphore</a></div>
+<div class="col-last odd-row-color"><div class="block">A specialized semaphore implementation that provides a
+ number of permits in a given time frame.</div></div>
+</div></main></body></html>""", encoding="utf-8")
+    workspace = init_workspace(tmp_path / "ws")
+    add_documents(workspace, [docs])
+    settings = load_settings(workspace, env={})
+
+    async def go() -> dict[str, Page]:
+        report = await compile_workspace(settings)
+        assert report.status == "succeeded"
+        async with opened_store(settings) as store:
+            return {p.title: p async for p in store.scan(Page, {"status": "active"})}
+
+    pages = asyncio.run(go())
+    # Its row is the authors' definition, written with its type parameters: it leads, before
+    # the prose saying much the same.
+    lead = [line for line in pages["ConstantInitializer"].markdown.split("\n\n") if line.strip()][1]
+    assert lead.startswith("`ConstantInitializer<T>`: A very simple implementation"), lead
+    assert "A specialized semaphore implementation" in pages["TimedSemaphore"].markdown

@@ -10,7 +10,7 @@ from functools import lru_cache
 from ..tasks import PageRequest
 from .definitions import STRONG, WEAK
 from .sentence_pool import _DEFINITION_OPENING, _WORD, _Sentence
-from .standalone import ABOUT_ITSELF, OWN_KIND, entry_label, never_alone, points_back
+from .standalone import ABOUT_ITSELF, OWN_KIND, entry_label, never_alone, points_ahead, points_back
 from .subjects import release_notes
 
 # Sentences leaning on the one before ("It ...", "This ...") read well only after it.
@@ -200,7 +200,7 @@ def _best_lead(
     names = {n.lower() for n in _names(request)}
     title = request.title.strip().lower()
     description = " ".join(request.description.split())
-    tiers: list[tuple[float, int, int, _Sentence]] = []  # (tier, -support, order, sentence)
+    tiers: list[tuple] = []  # (tier, not titled, not an entry, -support, order, sentence)
     naming = []
     for s in usable:
         m = matcher.opening(s.text)
@@ -234,10 +234,14 @@ def _best_lead(
         # Of two alike, the one naming the subject by its title: "`Tokenizer`: Splits ..." over
         # "`Tokenizer()`: Constructs ..." of the same page.
         titled = m is not None and _opened_name(s.text[:m]) == title
-        tiers.append((tier, not titled, -s.support, s.order, s))
+        # Of two alike, the authors' entry for it ("`ConstantInitializer<T>`: A very simple
+        # implementation ...", a definition list's) over a sentence of prose saying the same;
+        # not an entry that only opens a list ("`ModelAdmin`: The following checks are ...:").
+        entry = s.opens_entry and not points_ahead(s.text)
+        tiers.append((tier, not titled, not entry, -s.support, s.order, s))
 
     if tiers:
-        best = min(tiers, key=lambda t: t[:4])[4]
+        best = min(tiers, key=lambda t: t[:5])[5]
         return _lead(best), [s for s in pool if s is not best]
     if description:
         for s in usable:

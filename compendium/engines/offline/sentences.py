@@ -229,8 +229,12 @@ def sentences_of(text: str, blocks: list[list[Any]] | None = None) -> list[Sente
             given = block_spec[3] if len(block_spec) > 3 and isinstance(block_spec[3], str) else ""
             scope = block_spec[4] if len(block_spec) > 4 and isinstance(block_spec[4], str) else ""
             opening = _DEFINED_TERM.match(part.lstrip())
-            # The term as the text writes it ("pretty.<name>") says more than the bare name.
-            defines = (opening.group(1) if opening else "") or given or term_text
+            # The term as the text writes it ("pretty.<name>") says more than the bare name,
+            # but not by its type parameters ("ConstantInitializer<T>" defines ConstantInitializer).
+            written = opening.group(1) if opening else ""
+            if given[-1:].isalnum() and written.startswith(given + "<") and written.endswith(">"):
+                written = given
+            defines = written or given or term_text
         elif not term:
             term_text = ""
         for block in prose_blocks(part):

@@ -28,6 +28,8 @@ _PLACE_BEFORE = re.compile(
     r"|aforementioned|(?:this|that|the\s+same)\s+example|in\s+(?:this|that)\s+(?:last\s+)?case"
     r"|the\s+other\s+way\s+round|as\s+before|as\s+above|(?:listed|shown|highlighted|described|mentioned|given)\s+above"
     r"|in\s+this\s+regard"
+    # "If none is found, ...", "If so, ...", "If not, ...": the search or the question told before
+    r"|\bnone\s+(?:is|are|was|were|exists?|matches|match|applies|remains?)\b|^If\s+(?:so|not)\b"
     r"|this\s+(?:behaviou?r|flexibility|hope|approach|trick|technique|setup|situation|scenario)"
     # a narrative's step: "If you now build ...", "should now work", "will now be embedded"
     r"|(?:you|we)\s+now|(?:will|should|would)\s+now|^Now\s+the"

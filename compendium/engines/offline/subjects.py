@@ -168,6 +168,8 @@ def is_member(term: str) -> bool:
         return True
     if not (inner[0].isalnum() or inner[0] in "_$@"):
         return True  # markup of a directive or role (".. note::"), a symbol
+    if inner.endswith(("…", "...")):
+        return True  # an argument a command takes one or more of ("file …", "INPUTFILE ...")
     if _MAN_REFERENCE.match(inner.rstrip(".:;, ")):
         return False  # a man page named in a list of commands: a subject of its own
     tokens = inner.split()

@@ -25,7 +25,7 @@ __all__ = [
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 DEFAULT_MAX_SECONDS = 120.0
 # Bumped when any reader's output changes, so stored documents are read again.
-READER_VERSION = "blocks-15"  # 2: an HTML page keeps its link up to its parent page; 3: definitions keep their terms; 4: scopes, group labels, whole sentences; 5: an option's argument is not its owner; 6: groff option tables, placeholders and closing paragraphs; 7: a term with spaced arguments is code; 8: man-page arguments described; 9: texinfo definitions, redirect pages; 10: values listed under or after an option are its values; 11: a reST definition list inside an object is its members; 12: Doxygen anchors, summaries and tooltips are chrome; 13: Doxygen member prototypes; values announced for a variable; 14: Doxygen's title box names its page; 15: an entry's later paragraphs and items carry its term
+READER_VERSION = "blocks-16"  # 2: an HTML page keeps its link up to its parent page; 3: definitions keep their terms; 4: scopes, group labels, whole sentences; 5: an option's argument is not its owner; 6: groff option tables, placeholders and closing paragraphs; 7: a term with spaced arguments is code; 8: man-page arguments described; 9: texinfo definitions, redirect pages; 10: values listed under or after an option are its values; 11: a reST definition list inside an object is its members; 12: Doxygen anchors, summaries and tooltips are chrome; 13: Doxygen member prototypes; values announced for a variable; 14: Doxygen's title box names its page; 15: an entry's later paragraphs and items carry its term; 16: Javadoc summary grids are definition lists
 
 FORMATS: dict[str, str] = {
     ".md": "markdown",

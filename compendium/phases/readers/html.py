@@ -28,6 +28,8 @@ from .toc import PageLinks, TocLinks, UpLink
 LOCATOR_SHARE = 0.8  # of a description's characters inside links: a locator, not a description
 # Boxes that never start with a sentence: a pending definition term is written out before them.
 _NOT_PROSE = frozenset({"pre", "table", "ul", "ol", "dir", "dl", "blockquote"}) | frozenset(HEADINGS)
+# Javadoc's summary of a package's classes or related packages, as a grid of boxes.
+_SUMMARY_GRID = frozenset({"summary-table", "two-column-summary"})
 # Javadoc's deprecation notice, written between a member's signature and the text defining it.
 _DEPRECATION_BOX = frozenset({"deprecation-block"})
 
@@ -98,7 +100,7 @@ class _Events(DefinitionLists, TableLayout):
             self.skip += 1
             self.stack.append((tag, "skip"))
             return
-        if tag in SKIP or tag == "head" or is_chrome(tag, attrib):
+        if tag in SKIP or tag == "head" or is_chrome(tag, attrib) or self._grid_header(tag, attrib):
             self.skip = 1
             self.stack.append((tag, "skip"))
             return
@@ -173,6 +175,9 @@ class _Events(DefinitionLists, TableLayout):
             return "inline"
         if tag in _NOT_PROSE:
             self._terms_out()
+        grid = tag == "div" and self._grid_role(class_names(attrib))
+        if grid:
+            tag = grid  # a summary grid of names and what each is: read as a definition list
         if tag == "div" and self.page_title is None and PAGE_TITLE_BOX.intersection(class_names(attrib)):
             tag = "h1"  # Doxygen's title box: the page's own title, read as its heading
             self.page_title, self.in_title_box = "", True
@@ -245,7 +250,7 @@ class _Events(DefinitionLists, TableLayout):
                              "values_of": self.values_of(),
                              "mark": (len(self.out.blocks), len(self.out.parts), self.out.length),
                              # Sphinx's field list ("Parameters", its colon drawn by a style sheet)
-                             "fields": "field-list" in class_names(attrib)})
+                             "fields": "field-list" in class_names(attrib), "grid": grid == "dl"})
         if tag in ("ul", "ol", "dir"):
             self.lists.append([tag == "ol", 0])
         elif tag == "li":
@@ -329,6 +334,20 @@ class _Events(DefinitionLists, TableLayout):
             elif role in ("li", "dt", "dd", "blockquote") and self.contexts:
                 if self.contexts.pop()[0] == "definition":
                     self.out.entry_close()
+
+    def _grid_role(self, classes: list[str]) -> str:
+        """A Javadoc summary of two columns (each class or package of a package, with its first
+        sentence) is a definition list: "dl" for the grid, "dt" and "dd" for its cells."""
+        if _SUMMARY_GRID.issubset(classes):
+            return "dl"
+        if self.dls and self.dls[-1]["grid"]:
+            return "dt" if "col-first" in classes else "dd" if "col-last" in classes else ""
+        return ""
+
+    def _grid_header(self, tag: str, attrib: Any) -> bool:
+        """A summary grid's column header ("Class", "Description"): no term of it."""
+        return (tag == "div" and bool(self.dls) and self.dls[-1]["grid"]
+                and "table-header" in class_names(attrib))
 
     def _close_code(self) -> None:
         if not self.code_marks:

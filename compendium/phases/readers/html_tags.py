@@ -35,7 +35,7 @@ _CHROME_ID = re.compile(r"(?:nav|navbar|navigation|breadcrumbs?|menu|sidebar|hea
 # "memberdecls". Doxygen's code tooltips ("ttc") are boxes a style sheet hides, repeating a
 # member's sentence in a source listing.
 _MEMBER_SUMMARY = re.compile(
-    r"(?:method|field|constructor|nested-class|enum-constant|property|annotation-type-(?:required|optional)-element"
+    r"(?:method|field|constructor|nested-class|enum-constant|constants|property|annotation-type-(?:required|optional)-element"
     r"|member)-summary|memberSummary|memberdecls|ttc"
 )
 # Sphinx's "¶" anchors and "[source]" links; texinfo's "¶" anchors (copiable-anchor, -link);
