@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from compendium.distributed.celery_app import QUEUE
 from compendium.operations import compile_workspace
 from compendium.settings import DistributedSettings, load_settings
 from compendium.templates.registry import show_template
@@ -105,6 +106,7 @@ def test_a_task_lost_with_its_worker_is_answered_and_no_kept_call_is_asked_again
     logs.mkdir()
     procs = list(first)
     seen: dict[str, object] = {}
+    standby: list[str] = []  # the worker that answers instead: up before the compile, taking nothing
 
     def kill_while_held() -> None:
         if not recording.held.wait(HOLD_SECONDS):
@@ -114,11 +116,19 @@ def test_a_task_lost_with_its_worker_is_answered_and_no_kept_call_is_asked_again
         seen["stored"] = asyncio.run(_stored_replies(knowledge_base))
         seen["asked"] = len(recording.keys)
         recording.release.set()  # its answer goes to a closed connection
-        procs.extend(start_task_workers(1, CONCURRENCY, env, logs))  # the worker that answers instead
+        # The standby takes tasks from now on. Started here, it answered only if it booted within
+        # the compile's sends (3 s each) on a loaded machine; it is up already, whatever the load.
+        assert app.control.add_consumer(QUEUE, destination=standby, reply=True, timeout=HOLD_SECONDS)
 
     killer = threading.Thread(target=kill_while_held, daemon=True)
     try:
         wait_until_answering(app, first)
+        names = _answering(app)
+        procs.extend(start_task_workers(1, CONCURRENCY, env, logs))
+        wait_until_answering(app, procs)
+        standby.extend(_answering(app) - names)
+        assert len(standby) == 1 and app.control.cancel_consumer(QUEUE, destination=standby, reply=True,
+                                                                 timeout=HOLD_SECONDS)
         killer.start()
         settings = load_settings(workspace, env=env, overrides={"knowledge_base": knowledge_base})
         report = asyncio.run(compile_workspace(settings))
@@ -144,12 +154,16 @@ def test_a_task_lost_with_its_worker_is_answered_and_no_kept_call_is_asked_again
         app.close()
 
 
+def _answering(app) -> set[str]:  # type: ignore[no-untyped-def]
+    """The names of the workers that answer a ping now."""
+    return {name for reply in app.control.ping(timeout=1.0) or [] for name in reply}
+
+
 def test_a_task_a_dead_worker_took_off_the_queue_is_sent_again_without_waiting_for_its_time(tmp_path: Path):
     """Taken off the queue and not yet recorded as taken when its worker died, a task is in no
     list the broker gives back from: the compile finds it missing and sends it again, long
     before its resend time or the visibility timeout."""
     from compendium.distributed.base import CompileIdentity
-    from compendium.distributed.celery_app import QUEUE
     from compendium.distributed.celery_executor import CeleryExecutor
     from compendium.engines.offline import OfflineEngine
     from compendium.engines.offline_embedder import OfflineEmbedder
