@@ -32,10 +32,12 @@ class PlainProgress:
         elif isinstance(event, PhaseFinished):
             r = event.result
             tokens = r.get("prompt_tokens", 0) + r.get("completion_tokens", 0)
-            settled = "".join(f"{part}, " for part in settled_parts(phase_end(r)))
+            end = phase_end(r)
+            settled = "".join(f"{part}, " for part in settled_parts(end))
+            failed = end["stopped"] or f"{r.get('failed', 0)} failed"
             print(
                 f"{event.phase}: {r.get('done', 0)} done, {r.get('skipped', 0)} unchanged, {settled}"
-                f"{r.get('failed', 0)} failed, {f'{tokens} tokens, ' if tokens else ''}{r.get('seconds', 0):.2f}s",
+                f"{failed}, {f'{tokens} tokens, ' if tokens else ''}{r.get('seconds', 0):.2f}s",
                 file=self.out,
             )
         elif isinstance(event, Message):
@@ -99,7 +101,7 @@ def bar_end(result: dict[str, Any], ran: tuple[int, int] | None = None) -> dict[
     tokens = result.get("prompt_tokens", 0) + result.get("completion_tokens", 0)
     parts = [f"{end['skipped']} unchanged"] if end["skipped"] else []
     parts += settled_parts(end)
-    parts.append(f"{end['failed']} failed" if end["failed"] else "✓")
+    parts.append(end["stopped"] or (f"{end['failed']} failed" if end["failed"] else "✓"))
     if tokens:
         parts.append(f"{tokens} tokens")
     return {"completed": reached if total else 1, "total": total or 1, "detail": ", ".join(parts)}

@@ -57,17 +57,18 @@ async def _run_phases(ctx: CompileContext, phases: Sequence[tuple[str, Phase]] |
         try:
             with usage.phase(name):
                 result = await phase(template, ctx)
+        # A phase that stopped says so on its bar (not '1 failed', nor a ✓ over what it left).
         except Cancelled as exc:
             report.status, report.error = CANCELLED, str(exc)
-            result = PhaseResult()
+            result = PhaseResult(details={"stopped": CANCELLED})
         except BudgetExceeded as exc:
             report.status, report.error = BUDGET_EXCEEDED, f"{name}: {exc}"
             events.emit(Message("error", report.error))
-            result = PhaseResult()
+            result = PhaseResult(details={"stopped": BUDGET_EXCEEDED})
         except CompendiumError as exc:  # EngineUnavailable among them
             report.status, report.error = FAILED, f"{name}: {exc}"
             events.emit(Message("error", report.error))
-            result = PhaseResult(failed=1)
+            result = PhaseResult(failed=1, details={"stopped": FAILED})
         result.seconds = time.perf_counter() - started
         report.add_phase(name, result, usage)
         events.emit(PhaseFinished(name, report.phases[name]))

@@ -134,3 +134,27 @@ def test_every_phase_ends_full_on_the_terminal_and_the_job_page_and_unchanged_pa
     assert again and int(again.group(9)) == report.pages["created"]
     line = next(x for x in err.splitlines() if x.startswith("refine: ") and " done, " in x)
     assert f"0 done, {report.pages['created']} unchanged, {refine['withheld']} withheld, 0 failed" in line, line
+
+
+def test_a_phase_that_failed_as_a_whole_says_so_not_one_failed(sample_workspace: Path, llm_server, capsys,
+                                                              monkeypatch):
+    """Every MAP reply prose: the compile fails naming the cause, and MAP's bar and line say
+    'failed' where they said '1 failed' of 187 chunks (the one being the phase)."""
+    from compendium.operations import compile_workspace
+    from compendium.settings import load_settings
+    from tests.incremental.corpus import env_for
+    from tests.support.llm_server import GARBAGE_MARKDOWN
+
+    default = llm_server.responder
+    llm_server.responder = lambda request: GARBAGE_MARKDOWN if request.schema_name == "extraction" else default(request)
+    for name, value in {**env_for(llm_server), "COMPENDIUM_LLM_HEDGE": "false"}.items():
+        monkeypatch.setenv(name, value)
+    recorder = ProgressRecorder(UsageMeter(), LLMSettings())
+    report = asyncio.run(compile_workspace(load_settings(sample_workspace), events=recorder))
+    assert report.status == "failed" and "every one of the" in report.error
+    entry = recorder.snapshot()["phases"]["map"]
+    assert entry["stopped"] == "failed" and entry["total"] == report.chunks, entry
+    code, _, err = run(capsys, "-w", str(sample_workspace), "compile", "--plain")
+    assert code != 0
+    line = next(x for x in err.splitlines() if x.startswith("map: ") and " done, " in x)
+    assert "0 done, 0 unchanged, failed, " in line and "1 failed" not in line, line

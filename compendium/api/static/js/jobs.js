@@ -253,7 +253,7 @@ function jobCard(job) {
       const said = [];
       if (entry.withheld) said.push(`${entry.withheld} withheld`);
       if (entry.rejected) said.push(`${entry.rejected} rewrite${entry.rejected === 1 ? "" : "s"} refused`);
-      said.push(failed ? `${failed} failed` : "✓");
+      said.push(entry.stopped || (failed ? `${failed} failed` : "✓"));
       slot.bar.max = Math.max(total, 1);
       slot.bar.value = total ? Math.min(reached, total) : 1;
       slot.count.textContent = `${reached}/${total} · ${said.join(" · ")}`.replace(" · ✓", " ✓");
