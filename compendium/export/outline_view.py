@@ -115,16 +115,23 @@ _ARTICLE = re.compile(r"^(?:an?|the)\s+", re.IGNORECASE)
 _KEYWORD = re.compile(r"^(?:class|exception|function|method|attribute|property|module|interface|enum|struct|macro)\s+")
 # What a summary says right after its member's name when it says what the member is.
 # ("X: ...", "X is ...", "X copies ..."; not "X has ...", nor "X users are ..." whose subject is not X)
+# ("X – what it is", a dash as the term's separator; "X (deprecated): ...", a remark before the colon)
 _SAYS_WHAT = re.compile(
-    r"^(?::\s*\S|,\s|\s(?:is|are|means|refers|represents)\b"
+    r"^(?::\s*\S|,\s|\s[–—]\s+\S|\s\([^()]{1,30}\):\s*\S|\s(?:is|are|means|refers|represents)\b"
     r"|\s(?!has\b|does\b|was\b|is\b)[a-z]+s\b(?!\s+(?:are|is|were|was|have|has|can|may|must|will|should|would|do|did)\b))")
 # "The GeoIP2 object is a wrapper ...": the kind of thing the member is, then what it is.
 _KIND_IS = re.compile(r"^\s[a-z]+\s(?:is|are)\s+(?:an?|the|one)\s")
+# "The AM_GNU_GETTEXT macro tests for ...", "The X module contains ...": a code name's kind, then what it does.
+_KIND_DOES = re.compile(
+    r"^\s(?:macro|module|package|function|method|class|flag|option|setting|variable|directive|role|extension|"
+    r"command|hook|field|attribute|property|library|script|program|builder|filter|signal|constant|event|exception)"
+    r"\s(?!has\b|does\b|was\b|is\b)[a-z]+s\b")
 # An owner written before a member's name ("Model.get_absolute_url()", "Field.clean()").
 _OWNER = re.compile(r"^`?[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*\.(?=[A-Za-z_])")
 # A lead that points at its own page ("This document explains ..."): a section's line says what it holds.
 _SELF = re.compile(r"^(?:this|these)\s+(?:documents?|guides?|tutorials?|sections?|pages?|chapters?|articles?|"
-                   r"references?|parts?|appendix|manual|how-?to|overview|topics?)\b", re.IGNORECASE)
+                   r"references?|parts?|appendix|manual|how-?to|overview|topics?|extensions?|modules?|packages?|"
+                   r"plugins?|librar(?:y|ies))\b", re.IGNORECASE)
 
 
 def described_in(markdown: str) -> set[str]:
@@ -146,8 +153,10 @@ def line_after(title: str, summary: str, part: bool = False) -> str:
     name = title.strip()
     if not summary or not name:
         return ""
-    names = dict.fromkeys((name, name.removesuffix("()")))  # "mail_admins()" opens "mail_admins(subject, ...)"
-    for opening in dict.fromkeys((summary, _ARTICLE.sub("", summary), _KEYWORD.sub("", summary))):
+    # "mail_admins()" opens "mail_admins(subject, ...)"; the page "git log" opens "git-log(1): ..."
+    names = dict.fromkeys((name, name.removesuffix("()"), name.replace(" ", "-")))
+    keyed = _KEYWORD.sub("", summary)
+    for opening in dict.fromkeys((summary, _ARTICLE.sub("", summary), keyed)):
         # (its owner before it: "Model.get_absolute_url(): ..." for get_absolute_url())
         owned = _OWNER.match(opening)
         for said in dict.fromkeys((opening, opening[owned.end():] if owned else opening)):
@@ -155,11 +164,11 @@ def line_after(title: str, summary: str, part: bool = False) -> str:
                 if not bare or not said.casefold().startswith(bare.casefold()):
                     continue
                 rest = said[len(bare):]
-                if bare != name and not rest.startswith("("):
-                    continue  # "Random()" is not the filter "random"
+                if bare != name and not rest.startswith("(") and not (opening is keyed and keyed != summary):
+                    continue  # "Random()" is not the filter "random" (but is "class Random: ...")
                 if rest.startswith("(") and (close := rest.find("):")) > 0:  # a signature: "(base_field, size=None): ..."
                     rest = rest[close + 1:]
-                if _SAYS_WHAT.match(rest) or _KIND_IS.match(rest):
+                if _SAYS_WHAT.match(rest) or _KIND_IS.match(rest) or _KIND_DOES.match(rest):
                     return rest
     return " — " + summary if part or _SELF.match(summary) else ""
 

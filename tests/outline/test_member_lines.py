@@ -53,3 +53,26 @@ def test_a_part_of_the_manual_is_said_by_its_opening():
     assert line_after("Quick install guide", "Before you can use Django, you need to install it.", part=True) == \
         " — Before you can use Django, you need to install it."
     assert line_after("Quick install guide", "", part=True) == ""
+
+
+def test_a_member_line_reads_the_shapes_reference_entries_are_written_in():
+    # A dash as the term's separator, a remark before the colon.
+    assert line_after("QUERY_STRING", "QUERY_STRING – The query string, as a single (unparsed) string.") == \
+        " – The query string, as a single (unparsed) string."
+    assert line_after("sendemail.signedoffcc", "sendemail.signedoffcc (deprecated): Deprecated alias for X.") == \
+        " (deprecated): Deprecated alias for X."
+    # The code name's kind, then what it does.
+    assert line_after("AM_GNU_GETTEXT", "The AM_GNU_GETTEXT macro tests for the presence of gettext.") == \
+        " macro tests for the presence of gettext."
+    assert line_after("django.db.models.signals", "The django.db.models.signals module defines a set of signals.") == \
+        " module defines a set of signals."
+    # A module's page opening on what the module does; a command's page on its man page's NAME line.
+    assert line_after("sphinx.ext.duration", "This extension measures durations of Sphinx processing.") == \
+        " — This extension measures durations of Sphinx processing."
+    assert line_after("git log", "git-log(1): Show commit logs.") == ": Show commit logs."
+    # An API entry written with its keyword defines the call its member's title names.
+    assert line_after("TransactionNow()", "class TransactionNow: Returns the time the transaction started.") == \
+        ": Returns the time the transaction started."
+    # Still no line: a kind that is not a code name's, or what happened to it.
+    assert line_after("PyMemcacheCache", "The PyMemcacheCache backend was added.") == ""
+    assert line_after("Random()", "random: Returns a random item from the given list.") == ""
