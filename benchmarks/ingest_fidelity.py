@@ -186,7 +186,7 @@ def rest_reading(path: Path) -> Reading:
     from docutils import nodes
     from docutils.core import publish_doctree
 
-    from compendium.phases.readers.sphinx import register_unknown
+    from compendium.ingest.readers.sphinx import register_unknown
 
     source = path.read_text(encoding="utf-8", errors="replace")
     overrides = {"report_level": 5, "halt_level": 5, "file_insertion_enabled": False, "raw_enabled": False,
@@ -259,10 +259,10 @@ class Figures:
 
 def measure(name: str, reader: str, files: list[Path], read: Callable[[Path], Any],
             independent: Callable[[Path], Reading]) -> Figures:
-    import compendium.phases.readers.html
-    import compendium.phases.readers.rest  # noqa: F401 - imports are not reading time
+    import compendium.ingest.readers.html
+    import compendium.ingest.readers.rest  # noqa: F401 - imports are not reading time
     from compendium.engines.offline.sentences import sentences_of
-    from compendium.phases.chunking import chunk_document
+    from compendium.ingest.chunking import chunk_document
     from compendium.templates.schema import Template
 
     chunking = Template(name="bench").chunking
@@ -336,7 +336,7 @@ def _check_sentence(fig: Figures, text: str, reading: Reading) -> None:
 
 
 def corpora(limit: int | None) -> list[tuple[str, str, list[Path], Callable[[Path], Any], Callable[[Path], Reading]]]:
-    from compendium.phases.readers import read_document
+    from compendium.ingest.readers import read_document
 
     pg = sorted((fetch("postgresql-doc-15") / PG_HTML).glob("*.html"))
     py_root = fetch("python3.11-doc") / PY_HTML

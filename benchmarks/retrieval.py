@@ -94,7 +94,7 @@ def compiled_by() -> str:
     """What a compile's output depends on besides the documents: the readers' and the offline
     rules' versions, and the sample size rule. A workspace compiled by other code is stale."""
     from compendium.engines.offline import OfflineEngine
-    from compendium.phases.readers import READER_VERSION
+    from compendium.ingest.readers import READER_VERSION
 
     return f"{READER_VERSION} {OfflineEngine.model} sample-{SAMPLE}-{SEED}"
 

@@ -15,7 +15,7 @@ from fastapi import Depends, FastAPI
 from .. import __version__
 from ..compiler.worker import WorkerOptions, run_worker
 from ..errors import InputError
-from ..phases.bounded_reading import MAX_UNPACKED, MAX_UPLOAD_UNPACKED, ReadLimits
+from ..ingest.bounded_reading import MAX_UNPACKED, MAX_UPLOAD_UNPACKED, ReadLimits
 from ..settings import Settings
 from ..storage.factory import open_store
 from ..templates import worker as template_worker

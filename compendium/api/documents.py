@@ -14,8 +14,8 @@ from starlette.datastructures import UploadFile as StarletteUpload
 
 from ..compiler.orchestrator import last_compile
 from ..errors import InputError, NotFound
-from ..phases.bounded_reading import READERS, ReadLimits
-from ..phases.ingest import file_hash, find_documents
+from ..ingest.bounded_reading import READERS, ReadLimits
+from ..ingest.document_files import file_hash, find_documents
 from ..storage.records import Document
 from ..tempfiles import disk_full, temp_file
 from ..tenancy import kb_records, kb_root

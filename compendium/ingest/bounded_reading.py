@@ -39,7 +39,7 @@ MAX_UPLOAD_UNPACKED = 512_000_000  # and all the zip files of one upload togethe
 RETIRE_RSS = 256 << 20  # a child past this resident size after a file ends, giving it back
 POOL_SIZE = 2  # children reading at once; more callers wait their turn
 STARTUP_DEADLINE = 60.0  # importing the readers in a child; generous on a loaded machine
-_MODULE = "compendium.phases.bounded_reading"
+_MODULE = "compendium.ingest.bounded_reading"
 
 _READY = b"compendium-document-reader ready\n"
 

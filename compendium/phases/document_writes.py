@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 from pathlib import Path, PurePath
 
+from ..ingest.chunking import ChunkSpan
+from ..ingest.document_files import relative_path
+from ..ingest.readers import ParsedDocument
 from ..storage.base import Store
 from ..storage.records import Chunk, Document
-from .chunking import ChunkSpan
-from .document_files import relative_path
-from .readers import ParsedDocument
 
 # Documents per write transaction: a commit per document cost ~1 ms, and one per 32 documents
 # still 12% of ingesting small files (with their chunks' full-text index). A crash loses at

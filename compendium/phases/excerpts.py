@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from ..engines.offline.definitions import is_purpose_line
-from .readers.model import PROSE_KINDS
+from ..ingest.readers.model import PROSE_KINDS
 
 EXCERPT_WORDS = 90
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")

@@ -14,6 +14,15 @@ from typing import Any
 
 from ..errors import InputError, NotFound
 from ..fingerprint import fingerprint
+from ..ingest.bounded_reading import POOL_SIZE, READERS, ReadLimits
+from ..ingest.chunking import chunk_document
+from ..ingest.document_files import document_id, find_documents, hash_files, plan_ingest
+from ..ingest.readers import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_SECONDS,
+    READER_VERSION,
+    ParsedDocument,
+)
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.events import PhaseProgress
 from ..pipeline.stages import clear_stage, mark_stage, set_rollup, stage_mark
@@ -26,19 +35,10 @@ from ..storage.document_listing import (
 )
 from ..storage.records import CacheEntry, Chunk, Document
 from ..templates.schema import Template
-from .bounded_reading import POOL_SIZE, READERS, ReadLimits
-from .chunking import chunk_document
-from .document_files import document_id, file_hash, find_documents, hash_files, plan_ingest
 from .document_writes import DocumentGroup, delete_document
-from .readers import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_SECONDS,
-    READER_VERSION,
-    ParsedDocument,
-)
 
 PHASE = "ingest"
-__all__ = ["file_hash", "find_documents", "run"]  # the API lists and hashes files through these
+__all__ = ["run"]
 READ_TOGETHER = 32  # small files read in one thread call, at most this many
 READ_TOGETHER_BYTES = 256 * 1024  # and at most this many bytes together; a larger file alone
 # Remembers the chunking settings the stored chunks were cut with: when they change, every

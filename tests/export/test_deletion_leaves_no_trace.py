@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from compendium.cli import main
-from compendium.phases.readers import read_document
+from compendium.ingest.readers import read_document
 from compendium.storage.factory import open_store
 from compendium.storage.records import (
     CacheEntry,

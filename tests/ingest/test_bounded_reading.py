@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from compendium.errors import InputError
-from compendium.phases.bounded_reading import ReadingPool, ReadLimits, check_zip
+from compendium.ingest.bounded_reading import ReadingPool, ReadLimits, check_zip
 
 DOCX_TYPES = b'<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>'
 
@@ -109,7 +109,7 @@ def test_a_document_whose_text_is_past_the_output_limit_fails_alone(tmp_path):
 
 
 def test_documents_read_in_a_child_are_those_read_here(tmp_path):
-    from compendium.phases.readers import read_document
+    from compendium.ingest.readers import read_document
 
     (tmp_path / "a.md").write_text("# A\n\n- one\n- two\n\n| x | y |\n|---|---|\n| 1 | 2 |\n\n```py\ncode()\n```\n")
     (tmp_path / "b.html").write_text("<html><body><h1>B</h1><p>Para é ü.</p><dl><dt>t</dt><dd>d</dd></dl></body></html>")

@@ -2,8 +2,8 @@
 
 from itertools import pairwise
 
-from compendium.phases.chunking import chunk_document
-from compendium.phases.readers import read_document
+from compendium.ingest.chunking import chunk_document
+from compendium.ingest.readers import read_document
 from compendium.tokens import count_tokens
 
 

@@ -3,8 +3,8 @@ the name it defines and that name's owner, in every format that has them."""
 
 from __future__ import annotations
 
-from compendium.phases.chunking import chunk_document
-from compendium.phases.readers import read_document
+from compendium.ingest.chunking import chunk_document
+from compendium.ingest.readers import read_document
 
 
 def definitions(doc) -> list[tuple[str, str, str]]:
@@ -699,7 +699,7 @@ def test_a_label_over_a_predicate_is_a_description_not_a_field(tmp_path):
 
 
 def test_a_subcommand_written_with_its_arguments_is_code(tmp_path):
-    from compendium.phases.readers.definition_terms import code_like
+    from compendium.ingest.readers.definition_terms import code_like
 
     assert code_like("list [<log-options>]") and code_like("branch <branchname> [<stash>]")
     assert code_like("push [-p|--patch] [-S|--staged]")

@@ -3,7 +3,7 @@ elsewhere (the summary table, the hidden code tooltips) are not read as text."""
 
 from __future__ import annotations
 
-from compendium.phases.readers import read_document
+from compendium.ingest.readers import read_document
 
 PAGE = """<html><head><title>depot: The crate functions</title></head><body>
 <div class="header"><div class="headertitle"><div class="title">The crate functions<div class="ingroups">

@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from compendium.phases.readers import read_document
+from compendium.ingest.readers import read_document
 
 from .documents import minimal_pdf, write_docx
 from .reference_page import reference_page

@@ -2,8 +2,8 @@
 
 import pytest
 
+from compendium.ingest.document_files import document_id, plan_ingest
 from compendium.phases import ingest
-from compendium.phases.document_files import document_id, plan_ingest
 from compendium.phases.document_writes import remove_document
 from compendium.pipeline.context import CompileContext
 from compendium.pipeline.events import ListSink, Message, PhaseProgress

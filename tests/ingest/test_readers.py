@@ -3,7 +3,7 @@
 import pytest
 
 from compendium.errors import InputError
-from compendium.phases.readers import read_document
+from compendium.ingest.readers import read_document
 
 from .documents import minimal_pdf, write_docx
 

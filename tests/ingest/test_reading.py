@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from compendium.errors import InputError
+from compendium.ingest.readers import read_document
 from compendium.phases import ingest
 from compendium.phases.document_writes import GROUP_DOCUMENTS
-from compendium.phases.readers import read_document
 from compendium.pipeline.context import CompileContext
 from compendium.pipeline.events import ListSink
 from compendium.storage.factory import open_store

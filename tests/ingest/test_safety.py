@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from compendium.errors import InputError
+from compendium.ingest.readers import read_document
 from compendium.phases import ingest
-from compendium.phases.readers import read_document
 from compendium.pipeline.context import CompileContext
 from compendium.pipeline.events import ListSink, Message
 from compendium.storage.factory import open_store

@@ -5,8 +5,8 @@ from __future__ import annotations
 from compendium.engines.offline.extract import extract_chunk
 from compendium.engines.offline.sentences import sentences_of
 from compendium.engines.tasks import ChunkInput
-from compendium.phases.chunking import chunk_document
-from compendium.phases.readers import read_document
+from compendium.ingest.chunking import chunk_document
+from compendium.ingest.readers import read_document
 from compendium.templates.schema import Template
 
 TEMPLATE = Template(name="docs")
@@ -92,7 +92,7 @@ def test_an_over_budget_code_block_is_split_at_lines_not_sentences(tmp_path):
 
 
 def test_a_page_laid_out_in_tables_is_read_as_its_headings_and_paragraphs(tmp_path):
-    from compendium.phases.readers import read_document
+    from compendium.ingest.readers import read_document
 
     path = tmp_path / "memory.html"
     path.write_text("""<html><head><title>Memory</title></head><body><table width="100%"><tr>

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from compendium.engines.tasks import EvidenceItem
+from compendium.ingest.readers import read_document
 from compendium.phases.citations import clean_page
-from compendium.phases.readers import read_document
 
 from .documents import minimal_pdf, tight_pdf
 

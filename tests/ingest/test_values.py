@@ -3,7 +3,7 @@ by the sentence just before it."""
 
 from __future__ import annotations
 
-from compendium.phases.readers import read_document
+from compendium.ingest.readers import read_document
 
 
 def test_values_announced_for_a_variable_belong_to_that_variable(tmp_path):

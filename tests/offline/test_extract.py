@@ -523,8 +523,8 @@ def test_an_acronym_defined_in_a_list_is_a_subject_with_its_expansion_as_an_alia
 
 
 def test_an_entry_that_only_points_at_another_defines_nothing(tmp_path):
-    from compendium.phases.chunking import chunk_document
-    from compendium.phases.readers import read_document
+    from compendium.ingest.chunking import chunk_document
+    from compendium.ingest.readers import read_document
 
     path = tmp_path / "flags.html"
     path.write_text("""<html><body><h1>Flags of a catalog</h1><dl>
@@ -602,8 +602,8 @@ def test_a_man_page_s_title_in_capitals_is_spelt_as_its_command():
 
 
 def test_the_values_an_option_takes_are_its_owners_facts_and_never_subjects(tmp_path):
-    from compendium.phases.chunking import chunk_document
-    from compendium.phases.readers import read_document
+    from compendium.ingest.chunking import chunk_document
+    from compendium.ingest.readers import read_document
 
     path = tmp_path / "crater.html"
     path.write_text("""<html><head><title>crater</title></head><body><h1>crater</h1>

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from compendium.ingest.readers import read_document
 from compendium.outline import build_outline
 from compendium.outline.placement import SourceDocument, Structure, place
-from compendium.phases.readers import read_document
 
 CONTENTS = """<html><head><title>tool(1)</title></head><body>
 <h1>tool(1)</h1>

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compendium.phases.readers.html import read_html
-from compendium.phases.readers.model import Deadline
+from compendium.ingest.readers.html import read_html
+from compendium.ingest.readers.model import Deadline
 
 DOCBOOK = b"""<html><head><title>Part II. The SQL Language</title></head><body>
 <div class="toc"><p><strong>Table of Contents</strong></p><dl class="toc">
