@@ -111,6 +111,7 @@ def numbered(tree: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
 
 
 _BULLET_LINK = re.compile(r"^\s*[-*]\s+\[\[([^\[\]|\n]+?)(?:\|[^\[\]\n]*)?\]\][^\n]*?\w", re.MULTILINE)
+_QUOTES = frozenset('"“”\'‘’')
 _ARTICLE = re.compile(r"^(?:an?|the)\s+", re.IGNORECASE)
 _KEYWORD = re.compile(r"^(?:class|exception|function|method|attribute|property|module|interface|enum|struct|macro)\s+")
 # What a summary says right after its member's name when it says what the member is.
@@ -160,10 +161,16 @@ def line_after(title: str, summary: str, part: bool = False) -> str:
         # (its owner before it: "Model.get_absolute_url(): ..." for get_absolute_url())
         owned = _OWNER.match(opening)
         for said in dict.fromkeys((opening, opening[owned.end():] if owned else opening)):
+            quoted = said[:1] in _QUOTES  # '"cat_sort_uniq" is similar to "union", but ...'
+            written = said[1:] if quoted else said
             for bare in names:
-                if not bare or not said.casefold().startswith(bare.casefold()):
+                if not bare or not written.casefold().startswith(bare.casefold()):
                     continue
-                rest = said[len(bare):]
+                rest = written[len(bare):]
+                if quoted:
+                    if rest[:1] not in _QUOTES:
+                        continue
+                    rest = rest[1:]
                 if bare != name and not rest.startswith("(") and not (opening is keyed and keyed != summary):
                     continue  # "Random()" is not the filter "random" (but is "class Random: ...")
                 if rest.startswith("(") and (close := rest.find("):")) > 0:  # a signature: "(base_field, size=None): ..."

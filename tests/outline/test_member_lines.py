@@ -73,6 +73,9 @@ def test_a_member_line_reads_the_shapes_reference_entries_are_written_in():
     # An API entry written with its keyword defines the call its member's title names.
     assert line_after("TransactionNow()", "class TransactionNow: Returns the time the transaction started.") == \
         ": Returns the time the transaction started."
+    # A name its page writes in quotes.
+    assert line_after("cat_sort_uniq", '"cat_sort_uniq" is like "union", but also sorts the lines.') == \
+        ' is like "union", but also sorts the lines.'
     # Still no line: a kind that is not a code name's, or what happened to it.
     assert line_after("PyMemcacheCache", "The PyMemcacheCache backend was added.") == ""
     assert line_after("Random()", "random: Returns a random item from the given list.") == ""
