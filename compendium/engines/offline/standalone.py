@@ -26,7 +26,8 @@ _PLACE_BEFORE = re.compile(
     r"|(?:the|this|that)\s+(?:previous|preceding)\s+(?:page|paragraph|sentence|list|table|tutorial|part)"
     r"|earlier\s+(?:form|example|step|section)|our\s+(?:earlier|previous|first)"
     r"|aforementioned|(?:this|that|the\s+same)\s+example|in\s+(?:this|that)\s+(?:last\s+)?case"
-    r"|the\s+other\s+way\s+round|as\s+before|as\s+above|(?:listed|shown|highlighted|described|mentioned|given)\s+above"
+    r"|the\s+other\s+way\s+round|as\s+before|as\s+above"
+    r"|(?:listed|shown|highlighted|described|mentioned|given|noted|explained|discussed|stated|outlined|covered|introduced)\s+above"
     r"|in\s+this\s+regard"
     # "If none is found, ...", "If so, ...", "If not, ...": the search or the question told before
     r"|\bnone\s+(?:is|are|was|were|exists?|matches|match|applies|remains?)\b|^If\s+(?:so|not)\b"
@@ -59,7 +60,9 @@ _CONTINUES = re.compile(
     r"|Of\s+course|That\s+said|Even\s+so|In\s+(?:that|this|those|these)\b"
     r"|(?:At|For|By|With|From|After|Before|Unlike)\s+(?:that|this|these|those)\b"
     # "For other repository hosts, ...", "In other words, ...": set against what was said before
-    r"|(?:For|With|On|In|To)\s+(?:all\s+)?other\s+\w+|In\s+other\s+words\b)",
+    r"|(?:For|With|On|In|To)\s+(?:all\s+)?other\s+\w+|In\s+other\s+words\b"
+    # "For example, ...": an example of what the sentence before said
+    r"|For\s+(?:example|instance)\b|E\.\s?g\.)",
     re.IGNORECASE,
 )
 # A sentence whose subject was its entry's term: a verb opens it ("Returns the object ...",
