@@ -52,16 +52,24 @@ class Source:
         out = []
         for i, block in enumerate(self.blocks):
             if block and block[0] == "definition" and len(block) >= 3:
+                words = self.text[block[1]:block[2]].split()
+                at = self.flat.find(" ".join(words[:12])) if words else -1
+                if at < 0:
+                    continue
+                end = at + len(" ".join(words))
                 # its later paragraphs and items, which the reader marks with its term and scope
-                end = block[2]
+                # (code and tables between them hold no sentence)
                 for later in self.blocks[i + 1:]:
+                    if later[0] in ("code", "table"):
+                        continue
                     if later[0] not in ("paragraph", "item") or tuple(later[3:5]) != tuple(block[3:5]):
                         break
-                    end = later[2]
-                words = self.text[block[1]:end].split()
-                at = self.flat.find(" ".join(words[:12])) if words else -1
-                if at >= 0:
-                    out.append((at, at + len(" ".join(words)), block[3] if len(block) > 3 else ""))
+                    more = " ".join(self.text[later[1]:later[2]].split())
+                    found = self.flat.find(more[:80], end)
+                    if found < 0:
+                        break
+                    end = found + len(more)
+                out.append((at, end, block[3] if len(block) > 3 else ""))
         return tuple(out)
 
     @cached_property

@@ -59,6 +59,24 @@ def test_the_later_paragraphs_and_items_of_a_description_carry_its_term_and_noth
     ]
 
 
+def test_an_empty_description_ends_its_item_so_the_next_terms_are_not_joined_to_it(tmp_path):
+    doc = read(tmp_path, "index-all.html", """<html><body><h1>Index</h1><dl>
+<dt><code>addArgument(String...)</code> - Method in interface ArgumentContainer</dt><dd>&nbsp;</dd>
+<dt><code>getMaxNumArg()</code> - Method in interface Argument</dt><dd>&nbsp;</dd>
+<dt><code>getPrefixChars()</code> - Method in class PrefixPattern</dt>
+<dd><div class="block">Returns prefix characters.</div></dd>
+</dl></body></html>""")
+    described = [(t, term) for t, term, _ in definitions(doc)]
+    assert len(described) == 1 and described[0][0].endswith(": Returns prefix characters.")
+    assert "getMaxNumArg" not in described[0][0] and "addArgument" not in described[0][0]
+    # texinfo writes a second name of one item (@itemx) after an empty description: still one item
+    texinfo = read(tmp_path, "flags.html", """<html><body><h1>Flags</h1><dl>
+<dt> <code>c-format</code></dt><dd><a name="IDX49"></a></dd>
+<dt> <code>no-c-format</code></dt><dd><a name="IDX50"></a><p>These flags are added by xgettext.</p></dd>
+</dl></body></html>""")
+    assert definitions(texinfo) == [("`c-format`, `no-c-format`: These flags are added by xgettext.", "c-format", "")]
+
+
 def test_an_index_row_that_only_links_to_where_its_term_is_defines_nothing(tmp_path):
     doc = read(tmp_path, "option_index.html", """<html><body><h1>Option Index</h1><dl>
 <dt>pack_size</dt><dd><p><a href="packer.html">The packer</a>, <a href="sealer.html#s2">The sealer
@@ -560,6 +578,25 @@ def test_a_javadoc_package_summary_defines_each_class_by_its_row_and_member_summ
         ("`TimedSemaphore`: A semaphore giving permits per time frame.", "TimedSemaphore", ""),
     ]  # the enum constants' summary repeats their details: left out, as the other member summaries
     assert "Description" not in doc.text and "OPEN" not in doc.text
+
+
+def test_an_older_javadoc_member_is_defined_under_its_heading_after_its_signature_and_owns_its_parameters(tmp_path):
+    doc = read(tmp_path, "ArgumentParsers.html", """<html><body><h1 class="title">Class ArgumentParsers</h1>
+<div class="block">Factory class to create new ArgumentParser.</div>
+<h3>Method Detail</h3>
+<h4>newArgumentParser</h4>
+<pre class="methodSignature">public static ArgumentParser newArgumentParser(String prog)</pre>
+<div class="block">Creates ArgumentParser with given program name.</div>
+<div class="block">This is equivalent with newArgumentParser(prog, true).</div>
+<dl><dt><span class="paramLabel">Parameters:</span></dt><dd><code>prog</code> - The program name</dd></dl>
+</body></html>""")
+    assert definitions(doc) == [
+        ("`newArgumentParser`: Creates ArgumentParser with given program name.", "newArgumentParser", "ArgumentParsers"),
+        ("`prog`: The program name", "prog", "newArgumentParser"),
+    ]
+    # the member's later paragraph is more of its entry
+    later = next(b for b in doc.blocks if doc.text[b.start:b.end].startswith("This is equivalent"))
+    assert (later.kind, later.term, later.scope) == ("paragraph", "newArgumentParser", "ArgumentParsers")
 
 
 def test_javadoc_notes_name_members_and_summaries_and_relations_are_left_out(tmp_path):

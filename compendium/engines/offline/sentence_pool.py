@@ -239,9 +239,13 @@ def _quotable(sentence: str) -> tuple[str, frozenset[str], frozenset[str]] | Non
     lower = _CITED_SECTION.sub("", sentence.lower())  # "git-log(1)" is git-log, its "1" no number
     flat = " ".join(lower.split()).rstrip(".!")
     words = frozenset(_WORD.findall(lower))  # the words of `flat` too: split once for both
-    marks = {_MAN_SECTION.sub("", m.strip().lower()) for m in _CODE.findall(sentence)}
+    # a type named with or without its parameters ("CircuitBreaker<T>", "CircuitBreaker") is one name
+    marks = {_TYPE_PARAMETERS.sub("", _MAN_SECTION.sub("", m.strip().lower())) for m in _CODE.findall(sentence)}
     marks.update(w for w in words if not w.isalpha())
     return flat, _stemmed(words), frozenset(marks)
+
+
+_TYPE_PARAMETERS = re.compile(r"(?<=[a-z0-9_])<[^<>]*(?:<[^<>]*>[^<>]*)*>$")
 
 
 def _stems(text: str) -> frozenset[str]:

@@ -33,6 +33,9 @@ from .line_shapes import (
 )
 from .model import Block, Deadline, ParsedDocument, clean, code_span, one_line, table_text
 
+# A heading naming a kind of code and its name: "Class ArgumentParsers", "Interface Argument".
+_CODE_KIND = re.compile(r"(?:Class|Interface|Enum|Annotation Type|Record|Module|Package|Struct)\s+(?P<name>[\w.$]+)")
+
 
 class Builder:
     """Appends blocks to the normalised text, tracking the heading path and spans."""
@@ -54,6 +57,9 @@ class Builder:
         # Where each open entry (a definition list item's description) started in `blocks`:
         # its later paragraphs and items carry its term and scope.
         self.entries: list[int] = []
+        # The entry a name heading opened ((term, scope, path) of its definition): the later
+        # paragraphs of its section are more of it.
+        self.heading_entry: tuple[str, str, tuple[str, ...]] | None = None
 
     def heading(self, level: int, text: str, *, code: bool = False, group: bool = False) -> None:
         """A heading; `code` when the source writes all of it as code (a setting, an API name):
@@ -67,11 +73,24 @@ class Builder:
             self._close_group()
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
+        self.heading_entry = None
         self.headings.append((level, text, (code and len(text) <= 120) or identifier_like(text)))
         self.path = tuple(h for _, h, _ in self.headings)
         self._add(Block("heading", 0, 0, self.path, level=level), text)
         named = (code and len(text) <= 120) or identifier_like(text)
-        self.named = (text, heading_name(text), self.path[-2] if len(self.path) > 1 else "", True, True) if named else None
+        self.named = (text, heading_name(text), self._heading_scope(), True, True) if named else None
+
+    def _heading_scope(self) -> str:
+        """The owner of a name heading's name: the nearest name heading above it, else a heading
+        above naming a kind of code ("Class ArgumentParsers" over "Method Detail" over
+        "newArgumentParser"), else the heading right above it (a settings group)."""
+        above = self.headings[:-1]
+        if not above:
+            return ""
+        owner = next((heading_name(h) for _, h, is_name in reversed(above) if is_name), "")
+        if not owner:
+            owner = next((kind["name"] for _, h, _ in reversed(above) if (kind := _CODE_KIND.fullmatch(h.split("<")[0].strip()))), "")
+        return owner or above[-1][1]
 
     def pending_term(self, term: str, *, name: str = "", scope: str = "", code: bool | None = None) -> None:
         """A term whose description is the next paragraph (an API entry's signature written
@@ -161,9 +180,12 @@ class Builder:
                 # sections ("NAME SYNOPSIS DESCRIPTION"), never what the name is
                 self._add(Block(kind, 0, 0, self.path), text, keep_named=True)
                 return
-            term, name, scope, code, _ = self.named
+            term, name, scope, code, heading = self.named
             self.named = None
             self.definition(term, text, name=name, scope=scope, code=code)
+            last = self.blocks[-1] if self.blocks else None
+            if heading and last is not None and last.kind == "definition" and last.term:
+                self.heading_entry = (last.term, last.scope, self.path)
             return
         if kind == "item":
             marker = f"{ordinal}. " if ordinal else "- "
@@ -183,8 +205,11 @@ class Builder:
             self.entries.pop()
 
     def _open_entry(self) -> tuple[str, str]:
-        """(term, scope) of the innermost open entry whose definition is written, else ("", "")."""
+        """(term, scope) of the innermost open entry whose definition is written (a definition
+        list item's, else a name heading's), else ("", "")."""
         if not self.entries:
+            if self.heading_entry is not None and self.heading_entry[2] == self.path:
+                return self.heading_entry[:2]
             return "", ""
         first = next((b for b in self.blocks[self.entries[-1]:] if b.kind == "definition"), None)
         return (first.term, first.scope) if first is not None and first.term else ("", "")
@@ -277,7 +302,11 @@ class Builder:
             return
         language = one_line(language).split(" ")[0]
         fence = "````" if "```" in text else "```"
-        self._add(Block("code", 0, 0, self.path, language=language), f"{fence}{language}\n{text}\n{fence}")
+        # under a name heading, code before any text is the name's signature or synopsis (an
+        # older Javadoc's "<h4>name</h4><pre>signature</pre>"): the text after it still defines it
+        signature = self.named is not None and self.named[4]
+        self._add(Block("code", 0, 0, self.path, language=language), f"{fence}{language}\n{text}\n{fence}",
+                  keep_named=signature)
 
     def table(self, rows: list[list[str]]) -> None:
         rows = [[one_line(c) for c in row] for row in rows]

@@ -8,7 +8,8 @@ import re
 _PLAIN_WORD = re.compile(r"[A-Za-z]+(?:[-'’][A-Za-z]+)*")  # "Python", "DEBUG", "built-in": words
 _ARGUMENT = re.compile(r"[\s=\[(<{]")  # where an option's argument or a signature begins
 _VERSION = re.compile(r"[vV]?\d")  # "v1.2", "3.11": a release, not a name
-_IDENTIFIER_MARK = re.compile(r"[_.(/]|::|\w-\w.*\(|^--?\w")  # what a word never holds
+# what a word never holds; or lower camelCase ("newArgumentParser", "setDefault"; not "macOS")
+_IDENTIFIER_MARK = re.compile(r"[_.(/]|::|\w-\w.*\(|^--?\w|^[a-z]{2,}[A-Z]\w*[a-z]\w*$")
 
 
 def unmarked(text: str) -> str:
@@ -54,8 +55,8 @@ def code_like(term: str) -> bool:
 
 def identifier_like(text: str) -> bool:
     """A heading that is a name rather than a title: one token holding what words never hold
-    (an underscore, a dot, parentheses, "::", a leading dash): `max_wal_size`, `os.path`,
-    `git-add(1)`, `--verbose`."""
+    (an underscore, a dot, parentheses, "::", a leading dash, a capital inside a lower-case
+    start): `max_wal_size`, `os.path`, `git-add(1)`, `--verbose`, `setDefault`."""
     text = text.strip()
     if not text or " " in text or len(text) > 80 or not any(c.isalpha() for c in text) or _VERSION.match(text):
         return False

@@ -263,6 +263,9 @@ class _Events(DefinitionLists, TableLayout):
             self.contexts.append(["term", 0, 0, False])
             if self.dls:
                 dl = self.dls[-1]
+                if dl.get("ended") and not dl["described"]:
+                    self._terms_out()  # no description: its terms stand alone, never joined to the next item's
+                dl["ended"] = False
                 if dl["described"]:  # a new item: the last one's terms were described
                     dl.update(terms=[], names=[], prenames=[], bold=[], sig=False, id="", described=False)
                 dl["sig"] = dl["sig"] or bool(SIG_BOX.intersection(class_names(attrib)))
@@ -319,6 +322,10 @@ class _Events(DefinitionLists, TableLayout):
             self.code_marks.clear()
             self.out.aside(text)
         elif role in BLOCKS:
+            # a description written as a no-break space only (Javadoc's index: "<dd>&nbsp;</dd>")
+            # says there is none; an empty one (texinfo's @itemx: "<dd><a name=..."></dd>") does not
+            written = "".join(self.inline)
+            blank = role == "dd" and "\xa0" in written and not written.strip()
             self.flush()
             if self.signature is not None and self.signature["depth"] == len(self.stack):
                 self._signature_done()
@@ -334,6 +341,8 @@ class _Events(DefinitionLists, TableLayout):
             elif role in ("li", "dt", "dd", "blockquote") and self.contexts:
                 if self.contexts.pop()[0] == "definition":
                     self.out.entry_close()
+                    if self.dls and blank:
+                        self.dls[-1]["ended"] = True  # the next term is a new item
 
     def _grid_role(self, classes: list[str]) -> str:
         """A Javadoc summary of two columns (each class or package of a package, with its first

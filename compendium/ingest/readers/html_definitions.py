@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .builder import Builder
-from .definition_terms import bare_term, unquoted
+from .definition_terms import bare_term, heading_name, unquoted
 from .model import one_line
 
 # A signature's parts: the name it defines, and the owner written before it (Sphinx "Field." of
@@ -196,7 +196,10 @@ class DefinitionLists:
                     # a type's fields are its own; a module's function or signal owns its own
                     return name.split(".")[-1] if name else ""
                 return scope  # a method's or attribute's: its class's
-        return self.member
+        if self.member:
+            return self.member
+        # an older Javadoc's member: its name as the heading over its signature and text
+        return next((heading_name(text) for _, text, is_name in reversed(self.out.headings) if is_name), "")
 
     def values_of(self) -> str:
         """The option (or variable) whose values a list opening now gives, by the paragraph just
