@@ -199,6 +199,7 @@ class Added:
     empty: list[Path] = field(default_factory=list)
     other_types: int = 0
     links: int = 0  # symbolic links met in a folder, left out (the file they name is added where it lies)
+    source_copies: int = 0  # a Sphinx build's _sources/ copies of the pages it holds as HTML, left out
 
 
 def add_documents(workspace: Path, paths: list[Path], report: Added | None = None) -> list[Path]:
@@ -243,6 +244,11 @@ def _add_folder(workspace: Path, folder: Path, added: Added) -> None:
         here = Path(current)
         # Skip hidden folders and the workspace's own documents/ (adding the workspace).
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and (here / d).resolve() != root)
+        if "_sources" in dirs and (copies := _sphinx_source_copies(here)):
+            # A Sphinx HTML build keeps the reST of each page it renders: read twice, every
+            # passage would be cited from both copies.
+            dirs.remove("_sources")
+            added.source_copies += copies
         for name in sorted(files):
             source = here / name
             if name.startswith("."):
@@ -256,6 +262,18 @@ def _add_folder(workspace: Path, folder: Path, added: Added) -> None:
             _add_file(workspace, source, source.relative_to(folder.parent).as_posix(), added)
     if len(added.copied) + len(added.refused) == before:
         added.empty.append(folder)
+
+
+def _sphinx_source_copies(build: Path) -> int:
+    """How many files `build`/_sources holds when they are a Sphinx build's copies of its pages
+    ("usage/start.rst.txt" beside "usage/start.html", for most of them), else 0."""
+    files = [f for f in (build / "_sources").rglob("*") if f.is_file()]
+    pages = 0
+    for f in files:
+        stem = f.relative_to(build / "_sources").as_posix().removesuffix(".txt")
+        stem = stem.rsplit(".", 1)[0] if "." in stem.rsplit("/", 1)[-1] else stem
+        pages += (build / f"{stem}.html").is_file()
+    return len(files) if files and pages * 2 >= len(files) else 0
 
 
 def _add_file(workspace: Path, source: Path, relative: str, added: Added) -> None:

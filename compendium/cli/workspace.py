@@ -45,6 +45,8 @@ def cmd_add(args: argparse.Namespace) -> int:
         print(f"refused {source}: {why}", file=sys.stderr)
     others = f"; {added.other_types} file(s) of other types left out" if added.other_types else ""
     others += f"; {added.links} symbolic link(s) left out" if added.links else ""
+    others += (f"; {added.source_copies} source copies of a Sphinx build's pages (_sources/) left out, "
+               "the pages are added as HTML") if added.source_copies else ""
     print(f"Added {len(added.copied)} document(s) to {settings.workspace / 'documents'}{others}")
     if added.refused:
         print(f"error: {len(added.refused)} file(s) refused; the others were added", file=sys.stderr)

@@ -49,6 +49,28 @@ def test_add_of_a_folder_copies_every_acceptable_file_and_names_each_refused_one
     assert "2 file(s) refused; the others were added" in err
 
 
+def test_a_sphinx_builds_source_copies_are_left_out_and_said_so(workspace, tmp_path, capsys):
+    html = tmp_path / "html"
+    (html / "_sources" / "usage").mkdir(parents=True)
+    (html / "usage").mkdir()
+    (html / "index.html").write_text("<html><body><h1>Guide</h1><p>The guide.</p></body></html>")
+    (html / "usage" / "start.html").write_text("<html><body><h1>Start</h1><p>Start here.</p></body></html>")
+    (html / "_sources" / "index.rst.txt").write_text("Guide\n=====\n\nThe guide.\n")
+    (html / "_sources" / "usage" / "start.rst.txt").write_text("Start\n=====\n\nStart here.\n")
+    (html / "_sources" / "notes.txt").write_text("Notes.\n")
+    code, out, _err = run(capsys, "-w", str(workspace), "add", str(html))
+    copied = sorted(p.relative_to(workspace / "documents").as_posix()
+                    for p in (workspace / "documents").rglob("*") if p.is_file())
+    assert code == 0 and copied == ["html/index.html", "html/usage/start.html"]
+    assert "3 source copies of a Sphinx build's pages (_sources/) left out" in out
+    # a folder named _sources outside a Sphinx build is a folder like any other
+    other = tmp_path / "project"
+    (other / "_sources").mkdir(parents=True)
+    (other / "_sources" / "readme.md").write_text("# Readme\n\nText.\n")
+    assert run(capsys, "-w", str(workspace), "add", str(other))[0] == 0
+    assert (workspace / "documents" / "project" / "_sources" / "readme.md").is_file()
+
+
 def test_add_of_an_empty_folder_warns(workspace, tmp_path, capsys):
     (tmp_path / "empty" / ".hidden").mkdir(parents=True)
     (tmp_path / "empty" / ".hidden" / "x.md").write_text("# Hidden\n")
