@@ -77,6 +77,23 @@ def test_an_empty_description_ends_its_item_so_the_next_terms_are_not_joined_to_
     assert definitions(texinfo) == [("`c-format`, `no-c-format`: These flags are added by xgettext.", "c-format", "")]
 
 
+def test_a_term_defined_under_each_of_several_sibling_sections_is_a_field_of_each(tmp_path):
+    profiles = "".join(f"""<h3>15.5.{n} {language}</h3><dl>
+<dt>setlocale</dt><dd><p>{how}</p></dd><dt>Extractor</dt><dd><p>xgettext</p></dd></dl>"""
+                       for n, (language, how) in enumerate(
+                           [("C", "Programmer must call it"), ("Python", "not used"), ("Java", "automatic")], 1))
+    doc = read(tmp_path, "languages.html", f"""<html><body><h1>Other Languages</h1>
+<h2>15.5 Individual Programming Languages</h2>{profiles}
+<h2>15.6 Functions</h2><dl><dt>setlocale</dt><dd><p>Sets the current locale.</p></dd></dl></body></html>""")
+    found = [(text, term, scope) for text, term, scope in definitions(doc) if term == "setlocale"]
+    assert found == [
+        ("setlocale: Programmer must call it", "setlocale", "15.5.1 C"),
+        ("setlocale: not used", "setlocale", "15.5.2 Python"),
+        ("setlocale: automatic", "setlocale", "15.5.3 Java"),
+        ("setlocale: Sets the current locale.", "setlocale", ""),  # defined once there: a subject
+    ]
+
+
 def test_an_index_row_that_only_links_to_where_its_term_is_defines_nothing(tmp_path):
     doc = read(tmp_path, "option_index.html", """<html><body><h1>Option Index</h1><dl>
 <dt>pack_size</dt><dd><p><a href="packer.html">The packer</a>, <a href="sealer.html#s2">The sealer

@@ -105,6 +105,8 @@ class _NameMatcher:
             mark = lower[at : at + 1] if lower[at : at + 1] in ("`", "*") else ""
             for with_mark in ((True, False) if mark else (False,)):
                 begin = at + 1 if with_mark else at
+                if with_mark and (kind := _SIGNATURE_KIND.match(lower, begin)):
+                    begin = kind.end()  # a signature's kind: "`class FileResponse(open_file, ...)`: ..."
                 for name in self.names:
                     if not lower.startswith(name, begin):
                         continue
@@ -116,6 +118,10 @@ class _NameMatcher:
                         if lower[end : end + 1] == "<":  # its type parameters: "`Pair<L,R>`"
                             close = lower.find(">", end)
                             if close > 0 and lower[close + 1 : close + 2] == mark:
+                                end = close + 1
+                        elif lower[end : end + 1] == "(" and begin > at + 1:  # a class's signature: its arguments
+                            close = lower.find(")" + mark, end)
+                            if close > 0:
                                 end = close + 1
                         if lower[end : end + 1] != mark:
                             continue
@@ -139,6 +145,10 @@ class _NameMatcher:
                     break
                 at = lower.find(name, at + 1)
         return best
+
+
+# The kind a signature opens with, inside its code marks: "`class ", "`exception ", "`def "
+_SIGNATURE_KIND = re.compile(r"(?:class|exception|def|function|method|attribute|data|property|interface|enum)\s+")
 
 
 @lru_cache(maxsize=4096)

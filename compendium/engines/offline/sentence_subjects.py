@@ -118,11 +118,12 @@ def subjects_by_sentence(
                     keys.append(value_owner)
                     member_of[name_key(term)] = value_owner
             elif not is_type(sentence.defines) and not _own_function(sentence, chunk, term, owner) and (
-                    bool(_code_owner(sentence, chunk, term)) or (
+                    bool(_code_owner(sentence, chunk, term)) or _record_field(sentence, chunk) or (
                     not _headed_by(sentence, chunk, term) and not _expanded(term, alias_of) and (
                         is_member(sentence.defines)
                         or (owner_key and _PLAIN_TERM.match(term) and not _defines_a_thing(sentence, term))))):
-                scope = _code_owner(sentence, chunk, term) or sentence.scope or scope_of(term)
+                scope = (_code_owner(sentence, chunk, term) or (clean_heading(sentence.scope) if _record_field(sentence, chunk) else "")
+                         or sentence.scope or scope_of(term))
                 if scope and not never_subject(scope):
                     key = alias_of.get(name_key(scope), name_key(scope))
                     if key not in items:
@@ -275,6 +276,13 @@ def sentence_leans(sentence: Sentence) -> bool:
 # subcommand or value of the document's subject; an identifier (`max_wal_size`) names a thing.
 _PLAIN_TERM = re.compile(r"^[A-Za-z][a-z]*(?: [a-z]+){0,3}$")
 _CODE_NAME = re.compile(r"^[A-Za-z_][\w.:$-]*(?:\(\))?$")
+
+
+def _record_field(sentence: Sentence, chunk: ChunkInput) -> bool:
+    """A field of the record its section describes: the reader scopes a term defined under
+    several sibling sections ("setlocale: automatic" under each language) to its own section."""
+    heading = sentence.heading or (chunk.heading_path[-1] if chunk.heading_path else "")
+    return bool(sentence.scope) and bool(heading) and clean_heading(sentence.scope) == clean_heading(heading)
 
 
 def _code_owner(sentence: Sentence, chunk: ChunkInput, term: str) -> str:

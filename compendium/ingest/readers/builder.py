@@ -33,6 +33,8 @@ from .line_shapes import (
 )
 from .model import Block, Deadline, ParsedDocument, clean, code_span, one_line, table_text
 
+# Sibling sections defining the same term make it a field of a record each section describes.
+_RECORD_SECTIONS = 3
 # A heading naming a kind of code and its name: "Class ArgumentParsers", "Interface Argument".
 _CODE_KIND = re.compile(r"(?:Class|Interface|Enum|Annotation Type|Record|Module|Package|Struct)\s+(?P<name>[\w.$]+)")
 
@@ -379,4 +381,20 @@ class Builder:
 
     def finish(self, fmt: str, title: str, metadata: dict[str, Any], warnings: list[str]) -> ParsedDocument:
         self._term_out()
+        self._record_fields()
         return ParsedDocument("".join(self.parts), title, fmt, self.blocks, metadata, warnings)
+
+    def _record_fields(self) -> None:
+        """A term defined again under each of several sibling sections ("setlocale: ..." under
+        every language of a list of language profiles) is a field of each section's subject,
+        not a subject of its own: its definitions take their section as scope."""
+        sections: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+        for block in self.blocks:
+            if block.kind == "definition" and not block.scope and block.term and len(block.heading_path) >= 2:
+                sections.setdefault((block.term, block.heading_path[:-1]), set()).add(block.heading_path[-1])
+        fields = {key for key, where in sections.items() if len(where) >= _RECORD_SECTIONS}
+        if not fields:
+            return
+        for i, block in enumerate(self.blocks):
+            if block.kind == "definition" and not block.scope and (block.term, block.heading_path[:-1]) in fields:
+                self.blocks[i] = replace(block, scope=block.heading_path[-1])
