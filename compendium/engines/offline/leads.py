@@ -41,6 +41,11 @@ _ASIDE = re.compile(
 _POINTS_BACK = re.compile(r"^(?:\S+\s+){0,3}?(?P<word>this|these|those|it|its|they|them|their)\b", re.IGNORECASE)
 
 
+# A possessive before any subject of the sentence ("In its get() method it returns ...",
+# "For their part, ..."): whose is told before, not in the sentence.
+_BEFORE_ANY_SUBJECT = re.compile(r"^(?:In|On|For|With|From|By|At|To|Through|Under|Within)\s+(?:its|their)\b")
+
+
 _EMPTY_IT = re.compile(r"it\s+(?:is|was|(?:may|can|might|would|will)\s+be)\s+(?:\w+\s+){1,3}?(?:to|that)\b", re.IGNORECASE)
 
 
@@ -323,7 +328,9 @@ def _leans_back(text: str, possessive: bool = True) -> bool:
     if _ANAPHORA.match(text):
         return True
     pointing = _POINTS_BACK.match(text)
-    if pointing is None or (not possessive and pointing["word"].lower() in ("its", "their")):
+    if pointing is None:
+        return False
+    if not possessive and pointing["word"].lower() in ("its", "their") and not _BEFORE_ANY_SUBJECT.match(text):
         return False
     return pointing["word"].lower() != "it" or _EMPTY_IT.match(text, pointing.start("word")) is None
 
