@@ -46,13 +46,17 @@ Each method documents its behavior in more detail.</p></div></section>
 <section class="details"><h2>Method Details</h2>{members}</section></main></body></html>"""
 
 
-def _compile(root: Path) -> dict[str, Page]:
+def _compile(root: Path, files: dict[str, str] | None = None) -> dict[str, Page]:
+    """The active pages, by title, of an offline compile of `files` (name -> HTML), by default
+    the class page and a guide mentioning it."""
+    if files is None:
+        files = {"Values.html": _class_page(),
+                 "Guide.html": "<html><body><h1>Guide</h1><p>The Values class is used throughout the guide. "
+                               "Values checks arguments before they reach the store.</p></body></html>"}
     docs = root / "docs"
     docs.mkdir()
-    (docs / "Values.html").write_text(_class_page(), encoding="utf-8")
-    (docs / "Guide.html").write_text(
-        "<html><body><h1>Guide</h1><p>The Values class is used throughout the guide. Values checks "
-        "arguments before they reach the store.</p></body></html>", encoding="utf-8")
+    for name, html in files.items():
+        (docs / name).write_text(html, encoding="utf-8")
     workspace = init_workspace(root / "ws")
     add_documents(workspace, [docs])
     settings = load_settings(workspace, env={})
@@ -94,9 +98,7 @@ def test_a_class_page_leads_with_the_class_and_each_member_opens_with_what_it_do
 
 
 def test_a_class_known_only_from_its_package_summary_has_a_page_led_by_that_row(tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "package-summary.html").write_text("""<html><body><main>
+    summary = """<html><body><main>
 <h1 class="title">Package org.example.concurrent</h1>
 <p>Provides support classes for multi-threaded programming.</p>
 <p><code>ConstantInitializer</code> is a very straightforward implementation of the <code>Initializer</code>
@@ -109,18 +111,8 @@ interface: An instance is passed an object when it is constructed.</p>
 <div class="col-first odd-row-color"><a href="TimedSemaphore.html">TimedSemaphore</a></div>
 <div class="col-last odd-row-color"><div class="block">A specialized semaphore implementation that provides a
  number of permits in a given time frame.</div></div>
-</div></main></body></html>""", encoding="utf-8")
-    workspace = init_workspace(tmp_path / "ws")
-    add_documents(workspace, [docs])
-    settings = load_settings(workspace, env={})
-
-    async def go() -> dict[str, Page]:
-        report = await compile_workspace(settings)
-        assert report.status == "succeeded"
-        async with opened_store(settings) as store:
-            return {p.title: p async for p in store.scan(Page, {"status": "active"})}
-
-    pages = asyncio.run(go())
+</div></main></body></html>"""
+    pages = _compile(tmp_path, {"package-summary.html": summary})
     # Its row is the authors' definition, written with its type parameters: it leads, before
     # the prose saying much the same.
     lead = [line for line in pages["ConstantInitializer"].markdown.split("\n\n") if line.strip()][1]
