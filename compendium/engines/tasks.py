@@ -230,13 +230,21 @@ class EvidenceItem:
     # (chunk, position) of the same sentence under the page's other headings (gettext's and
     # ngettext's "`-c`: Specify the context ..."): what follows it there leans on it there
     elsewhere: list[tuple[str, int]] = field(default_factory=list)
-    # a claim past the first sentence of an entry (an option's or a method's text): where the
-    # entry starts (as `position`), -1 otherwise. Without its first sentence, which names the
-    # entry's term, it says nothing of what: "With drop (the default), commits ... are dropped."
-    entry: int = -1
-    # (start, end, term) of each entry the text runs through (start and end as `position`): any
-    # of its sentences past an entry's first reads only after that first one
+    # (start, end, term) of each entry (an option's or a method's text) the text runs through,
+    # start and end as `position`. A sentence past an entry's first says nothing of what
+    # without it, which names the entry's term: "With drop (the default), commits ... are dropped."
     entries: list[tuple[int, int, str]] = field(default_factory=list)
+
+    def entry_at(self, at: int) -> tuple[int, str]:
+        """(where it starts, its term) of the entry a sentence at `at` (as `position`) is a later
+        sentence of; (-1, "") for none."""
+        if at < 0:
+            return -1, ""
+        return next(((start, term) for start, end, term in self.entries if start < at < end), (-1, ""))
+
+    def opens_entry(self, at: int) -> bool:
+        """Whether a sentence at `at` is the first of one of the entries."""
+        return at >= 0 and any(start == at for start, _, _ in self.entries)
 
 
 @dataclass(slots=True)

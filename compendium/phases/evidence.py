@@ -306,8 +306,6 @@ def _item(text: str, source: Source, support: int, about: list[str], kind: str) 
                         position)
     if position >= 0 and source.entries:
         at = position - source.start
-        if kind == "claim":
-            item.entry = next((source.start + start for start, end, _ in source.entries if start < at < end), -1)
         reach = at + len(" ".join(text.split()))
         item.entries = [(source.start + start, source.start + end, term) for start, end, term in source.entries
                         if start < reach and at < end]

@@ -153,8 +153,9 @@ def test_a_claim_past_an_entry_s_first_sentence_knows_where_its_entry_starts_and
     later = "With drop (the default), commits that become empty are dropped."
     ranked = rank_evidence([Statement(apply, ["c"]), Statement(later, ["c"])], source, ["git-rebase"])
     by_text = {i.text: i for i in ranked if i.kind == "claim"}
-    assert by_text[apply].entry == -1  # an entry's own first sentence
-    assert by_text[later].entry == by_text[apply].position + len(apply) + 1  # where --empty's entry starts
+    assert by_text[apply].entry_at(by_text[apply].position) == (-1, "")  # an entry's own first sentence
+    # where --empty's entry starts
+    assert by_text[later].entry_at(by_text[later].position) == (by_text[apply].position + len(apply) + 1, "--empty")
     # Offered without --empty's first sentence, the later one says nothing of what: left out.
     claims = [by_text[apply], by_text[later]]
     for n, item in enumerate(claims, start=1):

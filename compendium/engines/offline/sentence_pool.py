@@ -73,7 +73,7 @@ class _Sentence:
     ends_elsewhere: list[tuple[str, int]] = field(default_factory=list)
     # where its copies under the same heading end (an overload's second copy of a note)
     ends_too: list[tuple[str, int]] = field(default_factory=list)
-    entry: int = -1  # where the entry it is a later sentence of starts (EvidenceItem.entry), -1: none
+    entry: int = -1  # where the entry it is a later sentence of starts (EvidenceItem.entry_at), -1: none
     entry_term: str = ""  # the term that entry defines
     opens_entry: bool = False  # the first sentence of an entry (a definition block)
 
@@ -129,9 +129,9 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     twin.own_support, twin.at, twin.place = support, at, place if excerpt else -1
                     exact[flat] = twin
                 twin.support += support
-                if _entry_at(item, at)[0] < 0:
+                if item.entry_at(at)[0] < 0:
                     twin.entry, twin.entry_term = -1, ""  # said elsewhere as a sentence of its own
-                twin.opens_entry = twin.opens_entry or (at >= 0 and any(start == at for start, _, _ in item.entries))
+                twin.opens_entry = twin.opens_entry or item.opens_entry(at)
                 twin.claimed = twin.claimed or item.kind == "claim"
                 if excerpt and twin.place < 0 and twin.chunk_id == item.chunk_id:
                     twin.place = place  # a claim the passage also holds: placed where the passage has it
@@ -170,22 +170,14 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     claimed=item.kind == "claim",
                     at=at,
                     ends_elsewhere=[(c, where + len(_spaced(text)) + 1) for c, where in item.elsewhere],
-                    entry=(entry := _entry_at(item, at))[0],
+                    entry=(entry := item.entry_at(at))[0],
                     entry_term=entry[1],
-                    opens_entry=at >= 0 and any(start == at for start, _, _ in item.entries),
+                    opens_entry=item.opens_entry(at),
                 )
             )
             exact[flat] = pool[-1]
             previous = len(pool) - 1
     return pool
-
-
-def _entry_at(item: EvidenceItem, at: int) -> tuple[int, str]:
-    """(where it starts, its term) of the entry a sentence at `at` is a later sentence of;
-    (-1, "") for none."""
-    if at < 0:
-        return -1, ""
-    return next(((start, term) for start, end, term in item.entries if start < at < end), (-1, ""))
 
 
 @lru_cache(maxsize=16384)

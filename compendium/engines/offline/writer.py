@@ -141,7 +141,7 @@ def _fits_whole(title: str, lead: dict | None, aliases: list[str], related: list
 
 
 def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence],
-              names: set[str] = frozenset()) -> list[_Sentence]:
+              names: set[str]) -> list[_Sentence]:
     """Without sentences that lean on a sentence the page does not show ("It also ...", "The
     price of this flexibility is ...", "Defaults to the configured upstream."), nor the later
     sentences of an entry whose first one it does not show, unless that entry is the page's
@@ -173,8 +173,8 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence],
         apart = elsewhere.get((s.chunk_id, s.at)) if s.previous < 0 else None
         if apart is not None and lead is not None and apart.order == lead.get("order"):
             apart = None  # the subject's own entry, said in two places: its text goes on either way
-        own_label = s.opens_entry  # an entry of its own starts here, whatever came before
-        if not own_label and before >= 0 and (before in in_entry or (before < len(pool) and entry_label(pool[before].text))):
+        # a sentence opening an entry of its own is never part of the entry before it
+        if not s.opens_entry and before >= 0 and (before in in_entry or (before < len(pool) and entry_label(pool[before].text))):
             in_entry.add(s.order)
         elif apart is not None and entry_label(apart.text) and not entry_label(s.text):
             in_entry.add(s.order)

@@ -250,7 +250,8 @@ class _Events(DefinitionLists, TableLayout):
                              "values_of": self.values_of(),
                              "mark": (len(self.out.blocks), len(self.out.parts), self.out.length),
                              # Sphinx's field list ("Parameters", its colon drawn by a style sheet)
-                             "fields": "field-list" in class_names(attrib), "grid": grid == "dl"})
+                             "fields": "field-list" in class_names(attrib), "grid": grid == "dl",
+                             "ended": False})  # its last item's description was a blank
         if tag in ("ul", "ol", "dir"):
             self.lists.append([tag == "ol", 0])
         elif tag == "li":
@@ -263,7 +264,7 @@ class _Events(DefinitionLists, TableLayout):
             self.contexts.append(["term", 0, 0, False])
             if self.dls:
                 dl = self.dls[-1]
-                if dl.get("ended") and not dl["described"]:
+                if dl["ended"] and not dl["described"]:
                     self._terms_out()  # no description: its terms stand alone, never joined to the next item's
                 dl["ended"] = False
                 if dl["described"]:  # a new item: the last one's terms were described
@@ -324,8 +325,8 @@ class _Events(DefinitionLists, TableLayout):
         elif role in BLOCKS:
             # a description written as a no-break space only (Javadoc's index: "<dd>&nbsp;</dd>")
             # says there is none; an empty one (texinfo's @itemx: "<dd><a name=..."></dd>") does not
-            written = "".join(self.inline)
-            blank = role == "dd" and "\xa0" in written and not written.strip()
+            written = "".join(self.inline) if role == "dd" else ""
+            blank = "\xa0" in written and not written.strip()
             self.flush()
             if self.signature is not None and self.signature["depth"] == len(self.stack):
                 self._signature_done()

@@ -100,7 +100,7 @@ class DefinitionLists:
         option = name.lstrip("-")
         if not scope and name.startswith("-") and ident.startswith("cmdoption-") and ident.endswith("-" + option):
             scope = ident[len("cmdoption-"): -len(option) - 1]  # Sphinx's id of a program's option
-        return term, name, scope, dl["sig"] or dl.get("grid") or None  # type: ignore[return-value]
+        return term, name, scope, dl["sig"] or dl["grid"] or None  # type: ignore[return-value]
 
     def _define(self, description: str, *, notice: bool = False) -> None:
         """The dl item's terms defined by `description`; a `notice` ("New in version 3.1.") is
