@@ -135,6 +135,45 @@ _SELF = re.compile(r"^(?:this|these)\s+(?:documents?|guides?|tutorials?|sections
                    r"plugins?|librar(?:y|ies))\b", re.IGNORECASE)
 
 
+# What a line says when it says when, where or how available rather than what ("`error_messages`:
+# New in Django 3.2.", "AsGeoJSON: Availability: MariaDB, ..."), or what follows it ("The functions
+# defined in this module share the following properties:"): no line saying what the member is.
+_ASIDE = re.compile(r"^(?:(?:New|Changed|Added)\s+in\b|Deprecated\b|Availability\s*:|(?:Note|Warning|See\s+also)\s*:)",
+                    re.IGNORECASE)
+# "X is similar to Y", "X differs from Y", "X is read from ...", "X are automatically served by ...":
+# what the member is like, or what is done with it, not what it is.
+_NOT_WHAT = re.compile(
+    r"^\s(?:(?:is|are)\s+(?:(?:almost|nearly|exactly|essentially|mostly|very)\s+)?"
+    r"(?:the\s+same\s+as|similar\s+to|identical\s+to|equivalent\s+to|like)\b|differs?\s+from\b"
+    r"|(?:is|are)\s+(?:[a-z]+ly\s+)?(?!used\b)(?:[a-z]+(?:ed|en)|read|set|built|sent|kept|found|held|put|run|made|shown|written|given|taken)\s+(?:from|in|into|at|on|by|with)\b)")
+# A part's opening that leans on what comes before or after it ("Fortunately, the autodoc extension
+# ...", "The sphinx-autogen script is also able to ...", "... in the sections below."), or is an
+# entry of a member ("class A: Alias for Area class.") rather than the part's opening.
+_LEANS = re.compile(r"^(?:Fortunately|Unfortunately|However|Also|So|Then|Thus|Now|Instead|Finally|Here|Similarly|"
+                    r"Otherwise|Therefore|Of\s+course)\b|\b(?:also|below|above|following)\b|:$", re.IGNORECASE)
+_ENTRY = re.compile(r"^`?([^\s:`][^:`]{0,60}?)`?:\s")
+_LETTERS = re.compile(r"[^a-z0-9]+")
+
+
+def _says_what(rest: str) -> bool:
+    """Whether what a line says after its member's name says what the member is, not when it came,
+    what follows it, what it is like or what is done with it."""
+    said = rest.lstrip(" :–—,").rstrip()
+    return not (_ASIDE.match(said) or said.endswith(":") or _NOT_WHAT.match(rest))
+
+
+def _part_opening(title: str, summary: str) -> bool:
+    """Whether a part's opening reads alone as its line: it leans on nothing, and an entry it opens
+    with ("gitcore-tutorial: A Git core tutorial") is the part's own."""
+    if _LEANS.search(summary.rstrip(". ")) or _ASIDE.match(summary):
+        return False
+    entry = _ENTRY.match(summary)
+    if entry is None:
+        return True
+    term, name = _LETTERS.sub("", entry[1].lower()), _LETTERS.sub("", title.lower())
+    return bool(term) and (name.startswith(term) or term.startswith(name))
+
+
 def described_in(markdown: str) -> set[str]:
     """The slugs a page's own list opens a line with ("- [[slug|Name]]: what it is"): members
     the page already says what they are (a bare link, as under "Related", says nothing)."""
@@ -175,9 +214,9 @@ def line_after(title: str, summary: str, part: bool = False) -> str:
                     continue  # "Random()" is not the filter "random" (but is "class Random: ...")
                 if rest.startswith("(") and (close := rest.find("):")) > 0:  # a signature: "(base_field, size=None): ..."
                     rest = rest[close + 1:]
-                if _SAYS_WHAT.match(rest) or _KIND_IS.match(rest) or _KIND_DOES.match(rest):
+                if (_SAYS_WHAT.match(rest) or _KIND_IS.match(rest) or _KIND_DOES.match(rest)) and _says_what(rest):
                     return rest
-    return " — " + summary if part or _SELF.match(summary) else ""
+    return " — " + summary if (part or _SELF.match(summary)) and _part_opening(title, summary) else ""
 
 
 def document_titles(wiki: WikiSnapshot) -> set[str]:
@@ -191,19 +230,36 @@ def document_titles(wiki: WikiSnapshot) -> set[str]:
 def node_members(node: dict[str, Any], wiki: WikiSnapshot, described: Collection[str] = (),
                  documents: Collection[str] | None = None) -> dict[str, Any]:
     """A node's members as its overview page lists them: its subtopics (title, overview slug or
-    None, pages under it, line) and its pages (slug, title, line), each line saying what the member
-    is from its page's summary; no line for a page the overview's own text `described`.
+    None, node, line) and its pages (slug, title, line), each with a line saying what the member
+    is from its page's summary; then "also", the members with no such line as (slug or None,
+    title, node or None), for a short line of links: an item with nothing after its name says
+    nothing a link does not. A member the overview's own text `described` is not listed again.
     `documents`: the folded titles of the documents (document_titles), computed when not given."""
     documents = document_titles(wiki) if documents is None else documents
 
     def line(slug: str | None, title: str, part: bool) -> str:
         page = wiki.page_by_slug.get(slug) if slug else None
-        if page is None or slug in described:
+        if page is None:
             return ""
         return line_after(title, page.summary, part or title.casefold() in documents)
 
-    children = [(c["title"], c["slug"] if c["slug"] in wiki.page_by_slug else None, c, line(c["slug"], c["title"], True))
-                for c in node["children"]]
-    pages = [(s, wiki.page_by_slug[s].title or s, line(s, wiki.page_by_slug[s].title or s, False))
-             for s in node["pages"] if s in wiki.page_by_slug]
-    return {"title": node["title"], "children": children, "pages": pages}
+    children, pages, also = [], [], []
+    for c in node["children"]:
+        slug = c["slug"] if c["slug"] in wiki.page_by_slug else None
+        if slug is not None and slug in described:
+            continue
+        said = line(slug, c["title"], True)
+        if said:
+            children.append((c["title"], slug, c, said))
+        else:
+            also.append((slug, c["title"], c))
+    for s in node["pages"]:
+        if s not in wiki.page_by_slug or s in described:
+            continue
+        title = wiki.page_by_slug[s].title or s
+        said = line(s, title, False)
+        if said:
+            pages.append((s, title, said))
+        else:
+            also.append((s, title, None))
+    return {"title": node["title"], "children": children, "pages": pages, "also": also}

@@ -106,6 +106,9 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
             "children": [(title, href_of(slug), _total(c, wiki.page_by_slug), said)
                          for title, slug, c, said in members["children"]],
             "pages": [(page_href(s), title, said) for s, title, said in members["pages"]],
+            # (a subtopic with no overview page links to its place in the index's tree)
+            "also": [(href_of(s) or (f"../index.html#{places.anchor.get(id(c), '')}" if c is not None else None), title)
+                     for s, title, c in members["also"]],
         }
 
     def resolve(slug: str) -> tuple[str, str] | None:

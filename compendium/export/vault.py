@@ -204,12 +204,15 @@ def map_notes(wiki: WikiSnapshot, tree: dict) -> tuple[dict[str, str], list[tupl
         if node["slug"] in wiki.page_by_slug:
             lines += [f"Overview: {_link(wiki.page_by_slug[node['slug']])}", ""]
         members = node_members(node, wiki)  # each with a line saying what it is
-        if node["children"]:
+        if members["children"]:
             lines += ["## Subtopics", ""] + [f"- {link(name_of(c), title)}{literal_brackets(said)}"
                                              for title, _slug, c, said in members["children"]] + [""]
         if members["pages"]:
             lines += ["## Pages", ""] + [f"- {_link(wiki.page_by_slug[s])}{literal_brackets(said)}"
                                          for s, _title, said in members["pages"]] + [""]
+        if members["also"]:  # members with no line saying what they are: links, not empty items
+            also = [_link(wiki.page_by_slug[s]) if s else link(name_of(c), title) for s, title, c in members["also"]]
+            lines += ["Also: " + ", ".join(also), ""]
         notes[f"{MAPS}/{name}.md"] = "\n".join(lines).rstrip() + "\n"
         stack.extend((c, node) for c in node["children"])
     roots = [(name_of(c), c["title"]) for c in tree["children"]]

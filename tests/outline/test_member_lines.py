@@ -74,8 +74,30 @@ def test_a_member_line_reads_the_shapes_reference_entries_are_written_in():
     assert line_after("TransactionNow()", "class TransactionNow: Returns the time the transaction started.") == \
         ": Returns the time the transaction started."
     # A name its page writes in quotes.
-    assert line_after("cat_sort_uniq", '"cat_sort_uniq" is like "union", but also sorts the lines.') == \
-        ' is like "union", but also sorts the lines.'
+    assert line_after("cat_sort_uniq", '"cat_sort_uniq" concatenates the versions, then sorts the lines.') == \
+        ' concatenates the versions, then sorts the lines.'
     # Still no line: a kind that is not a code name's, or what happened to it.
     assert line_after("PyMemcacheCache", "The PyMemcacheCache backend was added.") == ""
     assert line_after("Random()", "random: Returns a random item from the given list.") == ""
+
+
+def test_a_line_that_says_when_what_follows_what_it_is_like_or_what_is_done_with_it_is_no_line():
+    assert line_after("error_messages", "error_messages: New in Django 3.2.") == ""
+    assert line_after("AsGeoJSON", "AsGeoJSON: Availability: MariaDB, MySQL, Oracle, PostGIS") == ""
+    assert line_after("django.utils.dateparse", "django.utils.dateparse: The functions share the following properties:") == ""
+    assert line_after("cat_sort_uniq", '"cat_sort_uniq" is similar to "union", but also sorts the lines.') == ""
+    assert line_after("send()", "send() differs from send_robust() in how exceptions are handled.") == ""
+    assert line_after("log message", "log message is read from the standard input, unless -m is given.") == ""
+    assert line_after("static files", "static files are automatically served by the development server.") == ""
+    # What it is used for still says what it is.
+    assert line_after("toc extension", "toc extension is used by MkDocs to generate an ID for every header.") == \
+        " is used by MkDocs to generate an ID for every header."
+
+
+def test_a_part_is_not_said_by_an_opening_that_leans_on_its_neighbours_or_is_a_members_entry():
+    assert line_after("GeoDjango Installation", "Details are provided in the sections below.", part=True) == ""
+    assert line_after("sphinx-autogen", "The sphinx-autogen script is also able to generate stubs.", part=True) == ""
+    assert line_after("Automatic documentation", "Fortunately, the autodoc extension provides this.", part=True) == ""
+    assert line_after("Measurement Objects", "class A: Alias for Area class.", part=True) == ""
+    assert line_after("gitcore-tutorial(7)", "gitcore-tutorial: A Git core tutorial for developers", part=True) == \
+        " — gitcore-tutorial: A Git core tutorial for developers"

@@ -5,6 +5,7 @@ one-document change."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -99,7 +100,9 @@ def test_the_site_index_tree_and_the_vault_maps_link_every_page(compiled: Path, 
     described = next(node for node in data["outline"]["children"] if node["slug"])
     overview = BeautifulSoup((site / "pages" / f"{described['slug']}.html").read_text(encoding="utf-8"), "html.parser")
     listed = {a["href"].removesuffix(".html") for a in overview.select("section.children a")}
-    assert set(described["pages"]) <= listed
+    # (a member the overview's own list says what it is is not listed again)
+    said_on_page = described_in(next(p for p in data["pages"] if p["slug"] == described["slug"])["markdown"])
+    assert set(described["pages"]) - said_on_page <= listed
 
     vault = _export(compiled, "vault", tmp_path / "vault")
     maps = sorted((vault / "maps").glob("*.md"))
@@ -119,20 +122,27 @@ def test_an_overview_page_and_its_map_list_each_member_with_a_line_saying_what_i
     site = _export(compiled, "site", tmp_path / "site")
     vault = _export(compiled, "vault", tmp_path / "vault")
     maps = "\n".join(note.read_text(encoding="utf-8") for note in (vault / "maps").glob("*.md"))
+    # A map lists no page with nothing after its name: such members are links on its "Also" line.
+    assert not re.search(r"^- \[\[[^\]]+\]\]$", maps, re.MULTILINE)
     checked = 0
     for node in _nodes(data["outline"]):
         if not node["slug"]:
             continue
         overview = BeautifulSoup((site / "pages" / f"{node['slug']}.html").read_text(encoding="utf-8"), "html.parser")
         items = {li.a["href"].removesuffix(".html"): li for li in overview.select("section.children ul.page-list li")}
+        also = {a["href"].removesuffix(".html") for a in overview.select("section.children p.also a")}
         for slug in node["pages"]:
             summary = by_slug[slug]["summary"]
-            if not summary or slug in described_in(by_slug[node["slug"]]["markdown"]):
-                continue  # (a member the overview's own list already says what it is)
-            # Its line, where its page's summary says what it is, is that summary after the name.
-            shown = items[slug].select_one(".said")
-            if shown is None:
+            if slug in described_in(by_slug[node["slug"]]["markdown"]):
+                assert slug not in items and slug not in also  # its own list already says what it is
                 continue
+            # Its line, where its page's summary says what it is, is that summary after the name;
+            # a member with no such line is a link in the "Also" line, never an empty item.
+            if slug in also:
+                assert slug not in items
+                continue
+            shown = items[slug].select_one(".said")
+            assert shown is not None and summary
             said = shown.get_text()
             assert said.strip(" —:,") and said.strip(" —:,") in summary
             assert f"|{by_slug[slug]['title']}]]{said}" in maps or f"[[{slug}]]{said}" in maps
