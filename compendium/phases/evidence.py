@@ -11,6 +11,7 @@ from ..engines.offline.definitions import Definer, defines_heading
 from ..engines.offline.sentences import split_sentences
 from ..engines.tasks import EvidenceItem
 from ..fingerprint import text_hash
+from ..outline.titles import clean_heading
 from .claim_index_keys import text_key
 from .excerpts import (
     EXCERPT_WORDS,
@@ -206,7 +207,8 @@ def _opens_own_section(source: Source, titled: Collection[str]) -> bool:
         if not block or block[0] != "heading":
             break
         leading += 1
-    return any(_KIND.sub("", " ".join(h.split())).casefold() in titled
+    # (its number aside: the chapter "13. The Maintainer's View" is the page "The Maintainer's View")
+    return any(_KIND.sub("", clean_heading(h)).casefold() in titled
                for h in source.heading_path[-leading:]) if leading else False
 
 

@@ -192,6 +192,11 @@ def test_the_opening_of_the_section_named_after_the_page_is_offered_first_though
     api = {"w": Source("w", widget, "Widget", ["Class Widget"], blocks=[["heading", 0, 12], ["paragraph", 14, len(widget)]]),
            "ex": sources["ex"]}
     assert rank_evidence(claims, api, ["Widget"])[0].text == "`Widget`: A thing on the screen."
+    # A book's chapter is numbered: "13. The Maintainer's View" opens the page "The Maintainer's View".
+    chapter = "13. The Maintainer's View\n\nThe maintainer of a package has many responsibilities."
+    book = {"c": Source("c", chapter, "The Maintainer's View", ["13. The Maintainer's View"],
+                        blocks=[["heading", 0, 25], ["paragraph", 27, len(chapter)]]), "ex": sources["ex"]}
+    assert rank_evidence(claims, book, ["The Maintainer's View"])[0].text.startswith("The maintainer of a package")
     # An overview's own passages are offered whether or not they hold a claim about a member.
     assert "x" in {i.chunk_id for i in rank_evidence(claims, other, ["Custom Lookups"], openings={"x"})}
 
