@@ -116,9 +116,12 @@ def _members_shown(node: dict, wiki: Any) -> str:
     ("In <node>": subtopics and pages, each with its line), as Markdown for reading."""
     from compendium.export.outline_view import described_in, node_members
 
-    shown = node_members(node, wiki, described_in(wiki.page_by_slug[node["slug"]].markdown))
+    overview = wiki.page_by_slug[node["slug"]].markdown
+    shown = node_members(node, wiki, described_in(overview), shown=overview)
     lines = [f"- {title}{said}" for title, _slug, _c, said in shown["children"]]
     lines += [f"- {title}{said}" for _s, title, said in shown["pages"]]
+    if shown["also"]:
+        lines += ["Also: " + ", ".join(title for _s, title, _c in shown["also"])]
     return f"## In {node['title']} (as the site lists it)\n\n" + "\n".join(lines) + "\n" if lines else ""
 
 

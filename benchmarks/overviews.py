@@ -43,9 +43,13 @@ def listing(map_file: Path) -> str:
     return f"## In {title} (as the site lists it)\n\n## " + body[1] if len(body) > 1 else ""
 
 
-def _without(listing_text: str, described: set[str], vault: Path) -> str:
+def _without(listing_text: str, described: set[str], vault: Path, page: str = "") -> str:
     """The listing as the site shows it under a page: members the page's own list says what they
-    are are not listed again (a subtopic by its overview page)."""
+    are are not listed again (a subtopic by its overview page), and a line that is the page's lead
+    is not said again."""
+    from compendium.export.outline_view import lead_of
+
+    said_on_page = lead_of(page)
     def page_of(target: str) -> str:
         if not target.startswith("maps/"):
             return target
@@ -53,17 +57,21 @@ def _without(listing_text: str, described: set[str], vault: Path) -> str:
         hit = _OVERVIEW.search(note.read_text(encoding="utf-8")) if note.exists() else None
         return hit[1] if hit else target
 
-    out = []
+    out, also = [], []
     for line in listing_text.splitlines():
         link = _LINK.match(line[2:]) if line.startswith("- ") else None
         if link and page_of(link[1]) in described:
             continue
+        core = " ".join(line[2 + link.end():].lstrip(" :–—,").split()).rstrip(".") if link else ""
+        if link and len(core) > 20 and core in said_on_page:
+            also.append(link[0])  # its line is the page's lead: a link only
+            continue
         if line.startswith("Also: "):
-            kept = [m for m in _LINK.finditer(line) if page_of(m[1]) not in described]
-            if not kept:
-                continue
-            line = "Also: " + ", ".join(m[0] for m in kept)
+            also += [m[0] for m in _LINK.finditer(line) if page_of(m[1]) not in described]
+            continue
         out.append(line)
+    if also:
+        out += ["Also: " + ", ".join(also), ""]
     return "\n".join(out)
 
 
@@ -75,7 +83,7 @@ def sample(vault: Path, size: int = SAMPLE, seed: int = SEED) -> list[tuple[str,
     out = []
     for s in slugs:
         page = _FRONT.sub("", (vault / f"{s}.md").read_text(encoding="utf-8")).rstrip()
-        out.append((s, page + "\n\n" + _without(listing(found[s]), described_in(page), vault)))
+        out.append((s, page + "\n\n" + _without(listing(found[s]), described_in(page), vault, page)))
     return out
 
 

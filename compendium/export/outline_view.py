@@ -227,21 +227,34 @@ def document_titles(wiki: WikiSnapshot) -> set[str]:
     return {clean_heading(t.removesuffix(suffix).removeprefix(prefix)).casefold() for t in titles}
 
 
+def lead_of(markdown: str) -> str:
+    """A page's lead: its first paragraph under the title, spaces folded."""
+    for block in markdown.split("\n\n"):
+        text = block.strip()
+        if text and not text.startswith(("#", "*Also known as", "---")):
+            return " ".join(text.split())
+    return ""
+
+
 def node_members(node: dict[str, Any], wiki: WikiSnapshot, described: Collection[str] = (),
-                 documents: Collection[str] | None = None) -> dict[str, Any]:
+                 documents: Collection[str] | None = None, shown: str = "") -> dict[str, Any]:
     """A node's members as its overview page lists them: its subtopics (title, overview slug or
     None, node, line) and its pages (slug, title, line), each with a line saying what the member
     is from its page's summary; then "also", the members with no such line as (slug or None,
     title, node or None), for a short line of links: an item with nothing after its name says
     nothing a link does not. A member the overview's own text `described` is not listed again.
-    `documents`: the folded titles of the documents (document_titles), computed when not given."""
+    `documents`: the folded titles of the documents (document_titles), computed when not given.
+    `shown`: the overview's own text; a member's line that is its lead said again is not said twice."""
     documents = document_titles(wiki) if documents is None else documents
+    said_on_page = lead_of(shown)
 
     def line(slug: str | None, title: str, part: bool) -> str:
         page = wiki.page_by_slug.get(slug) if slug else None
         if page is None:
             return ""
-        return line_after(title, page.summary, part or title.casefold() in documents)
+        said = line_after(title, page.summary, part or title.casefold() in documents)
+        core = " ".join(said.lstrip(" :–—,").split()).rstrip(".")
+        return "" if said_on_page and len(core) > 20 and core in said_on_page else said
 
     children, pages, also = [], [], []
     for c in node["children"]:

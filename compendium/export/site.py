@@ -100,7 +100,7 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
     node = None
     if here is not None:
         # Its members, each with a line saying what it is (unless the page's own list says it).
-        members = node_members(here, wiki, described_in(page.markdown))
+        members = node_members(here, wiki, described_in(page.markdown), shown=page.markdown)
         node = {
             "title": here["title"],
             "children": [(title, href_of(slug), _total(c, wiki.page_by_slug), said)

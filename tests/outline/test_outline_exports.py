@@ -13,7 +13,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from compendium.cli import main
-from compendium.export.outline_view import described_in
+from compendium.export.outline_view import described_in, lead_of
 from compendium.workspace import init_workspace
 from tests.support.workspace_fixtures import SAMPLE_CORPUS
 
@@ -145,6 +145,9 @@ def test_an_overview_page_and_its_map_list_each_member_with_a_line_saying_what_i
             assert shown is not None and summary
             said = shown.get_text()
             assert said.strip(" —:,") and said.strip(" —:,") in summary
+            # (never the overview's lead said again)
+            core = " ".join(said.strip(" —:,").split()).rstrip(".")
+            assert len(core) <= 20 or core not in lead_of(by_slug[node["slug"]]["markdown"])
             assert f"|{by_slug[slug]['title']}]]{said}" in maps or f"[[{slug}]]{said}" in maps
             checked += 1
     assert checked
