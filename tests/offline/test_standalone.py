@@ -34,10 +34,14 @@ LEANING = [
     "If you would like to disable this behavior, set `strict` to false.",
     "If that's not quite what you need, there are other depots.",
     "For other depot hosts, simply give the path to the crates.",
+    "Those crates are kept for a week.",
 ]
 ALONE = [
     "The depot is the store where crates wait for shipping.",
     "`purge`: Removes every crate from the depot.",
+    # "those ... which": the sentence says which ones itself
+    "The packer helps shippers at loading crates, mainly those crates which are fragile.",
+    "By stale crates, we mean those crates which the depot no longer lists.",
     "`--keep`: This option keeps the crate after shipping.",  # an entry's "this" is its term
     "Returns: the number of crates in the depot.",  # a field's label, not a subjectless verb
     "Crate files are read from the depot folder at startup.",

@@ -14,7 +14,9 @@ import re
 from functools import lru_cache
 
 # "these files", "those options": a demonstrative of a plural always points somewhere.
-_PLURAL_DEMONSTRATIVE = re.compile(r"\b(?:these|those)\b", re.IGNORECASE)
+# ("those PO files which are ...", "those who ...": the sentence says which ones itself)
+_PLURAL_DEMONSTRATIVE = re.compile(r"\b(?:these|those)\b(?!(?:\s+[\w`'-]+){0,3}?\s+(?:which|who|whom|whose|where)\b)",
+                                   re.IGNORECASE)
 # "this" or "that" standing for a thing said before ("to override this.", "do just that.").
 _INNER_ASIDE = re.compile(r"(?<=[\w,])\s*\([^()]*\)")
 _PRONOUN_AT_STOP = re.compile(r"\b(?:this|that)(?:\s+(?:off|on|out|up|down|away|again))?\s*[.,;!?)]", re.IGNORECASE)
