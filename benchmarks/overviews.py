@@ -36,11 +36,11 @@ def overviews(vault: Path) -> dict[str, Path]:
 
 
 def listing(map_file: Path) -> str:
-    """The map's members (its sections after the Overview line), as the site lists them."""
+    """The map's members (what follows its Overview line), as the site lists them."""
     text = _FRONT.sub("", map_file.read_text(encoding="utf-8"))
     title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), "")
-    body = text.split("\n## ", 1)
-    return f"## In {title} (as the site lists it)\n\n## " + body[1] if len(body) > 1 else ""
+    body = _OVERVIEW.split(text, 1)[-1].split("\n", 1)[-1].strip() if _OVERVIEW.search(text) else ""
+    return f"## In {title} (as the site lists it)\n\n{body}\n" if body else ""
 
 
 def _without(listing_text: str, described: set[str], vault: Path, page: str = "") -> str:

@@ -155,11 +155,18 @@ _ENTRY = re.compile(r"^`?([^\s:`][^:`]{0,60}?)`?:\s")
 _LETTERS = re.compile(r"[^a-z0-9]+")
 
 
+# What a line says that is not what the member is: a clause hung on its name ("PATCH, which is the
+# ... output"), what the reader is told to do ("You don't need to fill this in."), another name for it
+# ("is also known as ..."), or a pointer at what is around it ("... see the following", "below").
+_NOT_A_DEFINITION = re.compile(r"^(?:,\s*which\b|[:\s–—]*You\b|\s(?:is|are)\s+also\s+(?:known\s+as|called)\b)"
+                               r"|\bthe\s+following\b|\b(?:below|above)(?=\s*(?:[.,;:)]|$))")
+
+
 def _says_what(rest: str) -> bool:
     """Whether what a line says after its member's name says what the member is, not when it came,
-    what follows it, what it is like or what is done with it."""
+    what follows it, what it is like, what is done with it or what the reader does."""
     said = rest.lstrip(" :–—,").rstrip()
-    return not (_ASIDE.match(said) or said.endswith(":") or _NOT_WHAT.match(rest))
+    return not (_ASIDE.match(said) or said.endswith(":") or _NOT_WHAT.match(rest) or _NOT_A_DEFINITION.search(rest))
 
 
 def _part_opening(title: str, summary: str) -> bool:

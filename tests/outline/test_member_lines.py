@@ -89,6 +89,10 @@ def test_a_line_that_says_when_what_follows_what_it_is_like_or_what_is_done_with
     assert line_after("send()", "send() differs from send_robust() in how exceptions are handled.") == ""
     assert line_after("log message", "log message is read from the standard input, unless -m is given.") == ""
     assert line_after("static files", "static files are automatically served by the development server.") == ""
+    assert line_after("PATCH", 'PATCH, which is the "diff -p --stat" output between the commit and its parent.') == ""
+    assert line_after("PO-Revision-Date", "PO-Revision-Date: You don't need to fill this in.") == ""
+    assert line_after("DOTALL", "DOTALL is also known as single-line mode in Perl.") == ""
+    assert line_after("django.utils.translation", "django.utils.translation: For the usage of the following see X.") == ""
     # What it is used for still says what it is.
     assert line_after("toc extension", "toc extension is used by MkDocs to generate an ID for every header.") == \
         " is used by MkDocs to generate an ID for every header."
