@@ -234,6 +234,13 @@ class EvidenceItem:
     # start and end as `position`. A sentence past an entry's first says nothing of what
     # without it, which names the entry's term: "With drop (the default), commits ... are dropped."
     entries: list[tuple[int, int, str]] = field(default_factory=list)
+    # (from, name) of each code name in the text that an example (code before it in its section,
+    # before any prose names it) made up, from the example's end (as `position`): a sentence
+    # after it naming that name speaks of the example, which a page does not show
+    examples: list[tuple[int, str]] = field(default_factory=list)
+    # (start, end, intro) of each list the text runs through whose items continue the sentence
+    # before them (stopped on a colon mid-clause), which starts at `intro` (all as `position`)
+    intros: list[tuple[int, int, int]] = field(default_factory=list)
 
     def entry_at(self, at: int) -> tuple[int, str]:
         """(where it starts, its term) of the entry a sentence at `at` (as `position`) is a later
@@ -241,6 +248,12 @@ class EvidenceItem:
         if at < 0:
             return -1, ""
         return next(((start, term) for start, end, term in self.entries if start < at < end), (-1, ""))
+
+    def intro_at(self, at: int) -> int:
+        """Where the sentence starts whose list the sentence at `at` is an item of, -1 for none."""
+        if at < 0:
+            return -1
+        return next((intro for start, end, intro in self.intros if start <= at < end), -1)
 
     def opens_entry(self, at: int) -> bool:
         """Whether a sentence at `at` is the first of one of the entries."""

@@ -27,6 +27,9 @@ class ChunkSpan:
     content_hash: str  # text_hash of text
     # (kind, start, end) in the chunk's text; a definition adds (..., term, scope) when it has them
     blocks: tuple[tuple[Any, ...], ...] = ()
+    # code names the chunk's text names that an example of its section before the chunk made up
+    # (first written in its code, not in the prose or headings before it): `current_name`
+    examples: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +67,45 @@ def chunk_document(
         chunks.append(
             ChunkSpan(
                 chunk_id, ordinal, start, end, text, path, count_tokens(text) if tokens is None else tokens, digest,
-                _blocks_within(blocks, start, end),
+                _blocks_within(blocks, start, end), _made_up_before(doc.text, blocks, start, text),
             )
         )
     return chunks
+
+
+CODE_NAME = re.compile(r"`([^`\n]{1,80})`")
+
+
+# Values any example writes before the prose names them: no example made them up.
+_LITERALS = frozenset({"true", "false", "none", "null", "nil", "self", "this", "yes", "no", "off", "on"})
+
+
+def example_key(written: str) -> str:
+    """A code name as looked for in an example: lowercased, without a call's "()"; "" for one
+    no example makes up (a literal, a number, a letter or two, a syntax's `<placeholder>`,
+    which the prose after it defines)."""
+    name = written.strip().lower()
+    key = name[:-2] if name.endswith("()") else name
+    if len(key) < 3 or key in _LITERALS or not any(c.isalpha() for c in key) or (key[0], key[-1]) == ("<", ">"):
+        return ""
+    return key
+
+
+def _made_up_before(text: str, blocks: list[Block], start: int, chunk_text: str) -> tuple[str, ...]:
+    """The code names of `chunk_text` that a code block of its section before `start` wrote
+    before the section's headings or prose named them: its example made them up."""
+    before = [(b.kind, text[b.start:min(b.end, start)].lower()) for b in blocks if b.start < start]
+    if not any(kind == "code" for kind, _ in before):
+        return ()
+    out = []
+    for written in sorted(set(CODE_NAME.findall(chunk_text))):
+        key = example_key(written)
+        if not key:
+            continue
+        first = next((kind for kind, said in before if key in said), None)
+        if first == "code":  # no heading or prose before it names it
+            out.append(written.strip().lower())
+    return tuple(out)
 
 
 def _blocks_within(blocks: list[Block], start: int, end: int) -> tuple[tuple[Any, ...], ...]:

@@ -93,7 +93,8 @@ def candidates(
         if source is None and cid in window.chunks:  # one Source per chunk, shared by the window's pages
             c = window.chunks[cid]
             source = window.sources[cid] = Source(c.id, c.text, titles.get(c.document_id, ""), list(c.heading_path),
-                                                  list(chunk_about.get(c.id, ())), list(c.blocks), c.start)
+                                                  list(chunk_about.get(c.id, ())), list(c.blocks), c.start,
+                                                  tuple(c.examples))
         if source is not None:
             sources[cid] = source
     # A relation is cited by its first chunk: make that the chunk its description quotes.

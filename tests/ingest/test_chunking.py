@@ -117,3 +117,35 @@ def test_plain_text_without_headings(tmp_path):
     assert len(chunks) > 3
     assert all(c.heading_path == () and c.tokens <= 64 for c in chunks)
     assert chunks[-1].text.endswith("Last paragraph.")
+
+
+EXAMPLE_DOC = """# Forms
+
+## The work that needs to be done
+
+A view renders a form and reads the `POST` data it sends back.
+
+```html
+<input id="your_name" type="text" name="your_name" value="{{ current_name }}">
+""" + "\n".join(f'<input id="field_{i}" type="text" name="field_{i}">' for i in range(120)) + """
+```
+
+If the template context contains a `current_name` variable, that pre-fills the `your_name` field.
+The `POST` request carries the form data to the server.
+
+## Another section
+
+A `current_name` is also what a profile stores.
+"""
+
+
+def test_a_chunk_knows_the_names_an_example_before_it_made_up(tmp_path):
+    doc = parse(tmp_path, EXAMPLE_DOC)
+    chunks = chunk_document(doc, max_tokens=300, overlap_tokens=0)
+    after = next(c for c in chunks if "pre-fills" in c.text)
+    assert "current_name" not in after.text[:after.text.index("If the template")]  # named in an earlier chunk
+    # made up by the example: named first in its code, not in the section's prose before it
+    assert set(after.examples) == {"current_name", "your_name"}
+    # `POST` was told in prose before the example; a new section starts without the example
+    other = next(c for c in chunks if "profile stores" in c.text)
+    assert other.examples == ()

@@ -178,7 +178,8 @@ def _choose_lead(
     described = " ".join(request.description.split())
     # "This extension allows you to ...", the document's own first word on its subject (MAP's
     # description), may lead though it opens with "This".
-    usable = [s for s in pool if (_may_lead(s.text) or (described and s.text in described and OWN_KIND.match(s.text)))
+    usable = [s for s in pool if not s.on_example
+              and (_may_lead(s.text) or (described and s.text in described and OWN_KIND.match(s.text)))
               and not _compares_with_subject(s.text, matcher) and not _history(s) and not _member_of_another(s, names)]
     # An aside, or a line that only repeats the title ("zoneinfo — IANA time zone support" atop
     # the page so titled), leads only when nothing else can.

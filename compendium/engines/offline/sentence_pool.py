@@ -76,6 +76,8 @@ class _Sentence:
     entry: int = -1  # where the entry it is a later sentence of starts (EvidenceItem.entry_at), -1: none
     entry_term: str = ""  # the term that entry defines
     opens_entry: bool = False  # the first sentence of an entry (a definition block)
+    on_example: bool = False  # names what an example before it made up (EvidenceItem.examples)
+    intro: int = -1  # where the sentence starts whose list it is an item of (EvidenceItem.intros)
 
 
 def _subject_words(request: PageRequest) -> frozenset[str]:
@@ -116,6 +118,9 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
             opens = item.kind == "excerpt" and opens_chunk and not any_kept
             any_kept = True
             words, marks = stems - subject, code - subject_marks
+            # an entry names what it defines, whatever example showed the name first
+            example = not item.opens_entry(at) and not _DEFINITION_OPENING.match(text) and \
+                _on_example(text, at, item.examples, subject_marks)
             twin, restates = (exact[flat], False) if flat in exact else \
                 _twin(pool, flat, stems, words, marks, item.document)
             if twin is not None:
@@ -132,6 +137,9 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                 if item.entry_at(at)[0] < 0:
                     twin.entry, twin.entry_term = -1, ""  # said elsewhere as a sentence of its own
                 twin.opens_entry = twin.opens_entry or item.opens_entry(at)
+                twin.on_example = twin.on_example and example  # said elsewhere without the example
+                if item.intro_at(at) < 0:
+                    twin.intro = -1  # said elsewhere as a sentence of its own
                 twin.claimed = twin.claimed or item.kind == "claim"
                 if excerpt and twin.place < 0 and twin.chunk_id == item.chunk_id:
                     twin.place = place  # a claim the passage also holds: placed where the passage has it
@@ -173,11 +181,22 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     entry=(entry := item.entry_at(at))[0],
                     entry_term=entry[1],
                     opens_entry=item.opens_entry(at),
+                    on_example=example,
+                    intro=item.intro_at(at),
                 )
             )
             exact[flat] = pool[-1]
             previous = len(pool) - 1
     return pool
+
+
+def _on_example(text: str, at: int, examples: list[tuple[int, str]], subject_marks: frozenset[str]) -> bool:
+    """Whether the sentence at `at` names a code name that an example before it made up (and
+    that is not the page's subject, which its page may name however its passage came to it)."""
+    if at < 0 or not examples:
+        return False
+    written = {m.strip().lower() for m in _CODE.findall(text)}
+    return any(made <= at and name in written and name.split("(")[0] not in subject_marks for made, name in examples)
 
 
 @lru_cache(maxsize=16384)

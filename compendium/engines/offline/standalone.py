@@ -52,7 +52,9 @@ _PLACE_AFTER = re.compile(r"\b(?:as\s+follows|the\s+following|(?:shown|listed|de
 # talks about ("In this example ...", "the example above"), and the voice of one author
 # ("as I know of no way", "prompted for my email address").
 _EXAMPLE = re.compile(r"\b(?:(?:this|these|the\s+above|the\s+following|the\s+previous)\s+examples?"
-                      r"|examples?\s+(?:above|below|here)|in\s+the\s+example)\b", re.IGNORECASE)
+                      r"|examples?\s+(?:above|below|here)|in\s+the\s+example|our\s+examples?"
+                      # a listing's lines ("The call to `setlocale` on line 7 ...")
+                      r"|(?:on|in|at)\s+lines?\s+\d+)\b", re.IGNORECASE)
 # "I" and "my" of the author; not a question's generic "I" ("How do I ...?"), not code (`I`)
 _FIRST_PERSON = re.compile(r"(?<![\w/`])(?<!do\s)(?<!can\s)(?<!should\s)(?<!may\s)(?<!could\s)(?<!would\s)"
                            r"I(?![\w/'’`-])|\b(?:my|me|mine)\b")

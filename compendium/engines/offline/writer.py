@@ -165,7 +165,7 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence],
     for s in sorted(chosen, key=lambda s: (s.document, s.at, s.order)):
         before = s.previous if s.previous >= 0 else ending.get((s.chunk_id, s.at), -1)
         before = passed.get(before, before)
-        if never_alone(s.text):
+        if never_alone(s.text) or s.on_example:
             shown.discard(s.order)  # the example it talks about, or its author's "I", is not on the page
             if only_points(s.text):
                 passed[s.order] = before  # "See the sites docs." between an entry and its "Requires ..."
@@ -183,6 +183,9 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence],
         # first sentence names: without it, "Stash only the changes ..." says of what?
         if (_needs_before(s.text) or s.order in in_entry) and before not in shown:
             shown.discard(s.order)
+            continue
+        if s.intro >= 0 and s.intro not in starts and not s.opens_entry and not entry_label(s.text):
+            shown.discard(s.order)  # an item continuing "... you could now:", which the page does not show
             continue
         if (s.entry >= 0 and s.entry not in starts and before not in shown
                 and not _names_heading(s.entry_term.lower().strip("`*"), names)):
