@@ -86,6 +86,8 @@ ABOUT_ITSELF = re.compile(
     r"appendix|book|reference|topic\s+guide)\b(?!\s+(?:was|were|has\s+been|had)\b)"
     # nor one whose object is the sentence before ("This chapter will answer it.")
     r"(?!(?:\s+[\w'’-]+){0,4}\s+(?:it|them|this|these|those)[.!?]?$)"
+    # "Here you'll find short answers to ...": a document's own word on what it holds
+    r"|^Here\s+you(?:['’]ll|\s+will|\s+can)\s+find\b"
 )
 # "This class ...", "These flags ...": a sentence about the thing its passage is about (an
 # entry's term, a document's subject), not one leaning on the sentence before.
