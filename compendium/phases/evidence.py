@@ -11,10 +11,7 @@ from ..engines.offline.definitions import Definer, defines_heading
 from ..engines.offline.sentences import split_sentences
 from ..engines.tasks import EvidenceItem
 from ..fingerprint import text_hash
-from ..ingest.chunking import CODE_NAME as _CODE_NAME
-from ..ingest.chunking import example_key
 from ..outline.titles import clean_heading
-from ..storage.slugs import slugify
 from .claim_index_keys import text_key
 from .excerpts import (
     EXCERPT_WORDS,
@@ -24,12 +21,7 @@ from .excerpts import (
     prose_excerpt,
     split_paragraphs,
 )
-
-# A sentence that stops on a colon where its clause wants more: a modal, "to", an adverb of time.
-_OPEN_CLAUSE = re.compile(
-    r"\b(?:can|could|may|might|must|shall|should|will|would|to|now|then|also|either|just|simply|is|are|be)\s*:$",
-    re.IGNORECASE,
-)
+from .leaning import Leaning
 
 
 def estimate_tokens(text: str) -> int:
@@ -84,76 +76,10 @@ class Source:
         return tuple(out)
 
     @cached_property
-    def code_spans(self) -> tuple[tuple[int, int], ...]:
-        """Where each code block of the chunk (an example, a listing) starts and ends in `flat`."""
-        out = []
-        for block in self.blocks:
-            if block and block[0] == "code" and len(block) >= 3:
-                words = self.text[block[1]:block[2]].split()
-                at = self.flat.find(" ".join(words[:12])) if words else -1
-                if at >= 0:
-                    out.append((at, at + len(" ".join(words))))
-        return tuple(out)
-
-    @cached_property
-    def list_intros(self) -> tuple[tuple[int, int, int], ...]:
-        """(start, end, intro) in `flat` of each list whose items finish the sentence before
-        them, and where that sentence starts: it stops on a colon mid-clause ("... you could
-        now:", "This lets you:"), so an item ("Email the package to a friend.") says half a thing
-        without it. After a whole clause ("The options are these:") an item reads alone."""
-        out = []
-        previous: list = []
-        run: list[list] = []
-        for block in [*self.blocks, ["end", len(self.text), len(self.text)]]:
-            if block and block[0] == "item" and len(block) >= 3:
-                run.append(block)
-                continue
-            if run and previous and previous[0] == "paragraph":
-                intro = " ".join(self.text[previous[1]:previous[2]].split())
-                if _OPEN_CLAUSE.search(intro):
-                    last = split_sentences(intro)[-1:] or [intro]
-                    at = self.flat.find(intro)
-                    first = " ".join(self.text[run[0][1]:run[0][2]].split())
-                    begin = self.flat.find(first[:80], at) if at >= 0 else -1
-                    if begin >= 0:
-                        closing = " ".join(self.text[run[-1][1]:run[-1][2]].split())
-                        end = self.flat.find(closing[:80], begin)
-                        out.append((begin, (end + len(closing)) if end >= 0 else begin + len(first),
-                                    at + intro.rfind(" ".join(last[0].split()))))
-            run = []
-            if block and block[0] not in ("code", "table"):
-                previous = block
-        return tuple(out)
-
-    def example_names(self, text: str) -> list[tuple[int, str]]:
-        """(from where, as `position`; the name lowercased) for each code name of `text` that an
-        example made up: one of its section before the chunk (from the chunk's start), or a code
-        block of the chunk writing it before any prose or heading does (from the block's end).
-        A sentence after the example naming `current_name` or `bad_mojo` speaks of the example."""
-        if not self.code_spans and not self.examples:
-            return []
-        out = []
-        for written in set(_CODE_NAME.findall(text)):
-            name = written.strip().lower()
-            key = example_key(written)
-            if not key or slugify(written.strip().strip("()")) in self._paged:
-                continue  # a subject with a page of its own is known, whatever example showed it first
-            if name in self.examples:
-                out.append((self.start, name))
-                continue
-            first = self._lower_flat.find(key)
-            made = next((e for s, e in self.code_spans if s <= first < e), -1)
-            if made >= 0 and key not in self.document.lower() and not any(key in h.lower() for h in self.heading_path):
-                out.append((self.start + made, name))
-        return out
-
-    @cached_property
-    def _paged(self) -> frozenset[str]:
-        return frozenset(self.about)
-
-    @cached_property
-    def _lower_flat(self) -> str:
-        return self.flat.lower()
+    def leaning(self) -> Leaning:
+        """What a sentence of the chunk leans on besides the sentence before it."""
+        return Leaning(self.text, self.blocks, self.flat, self.start, self.document, tuple(self.heading_path),
+                       self.examples, frozenset(self.about))
 
     @cached_property
     def paragraphs(self) -> tuple[Paragraph, ...]:
@@ -394,12 +320,8 @@ def _item(text: str, source: Source, support: int, about: list[str], kind: str) 
         item.entries = [(source.start + start, source.start + end, term) for start, end, term in source.entries
                         if start < reach and at < end]
     if position >= 0:
-        item.examples = source.example_names(text)
-        if source.list_intros:
-            at = position - source.start
-            reach = at + len(" ".join(text.split()))
-            item.intros = [(source.start + start, source.start + end, source.start + intro)
-                           for start, end, intro in source.list_intros if start < reach and at < end]
+        item.examples = source.leaning.example_names(text)
+        item.intros = source.leaning.intros(position, text)
     return item
 
 

@@ -1,0 +1,126 @@
+"""What a sentence of a chunk leans on besides the sentence before it: the example before it
+that made up the names it speaks of, and the sentence its list item finishes.
+
+A page is assembled from sentences lifted out of their passages. "If the template context
+contains a `current_name` variable, ..." reads only beside the code that made `current_name`
+up, and "- Email the package to a friend." only after "... you could now:". These are marks of
+how documents are written (code, then the prose explaining it; a clause finished by a list),
+not of any one manual.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from ..engines.offline.sentences import split_sentences
+from ..ingest.chunking import CODE_NAME, example_key
+from ..storage.slugs import slugify
+
+# A sentence that stops on a colon where its clause wants more: a modal, "to", an adverb of time.
+_OPEN_CLAUSE = re.compile(
+    r"\b(?:can|could|may|might|must|shall|should|will|would|to|now|then|also|either|just|simply|is|are|be)\s*:$",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Leaning:
+    """A chunk as its sentences' context: `text` and its reader's `blocks`, `flat` (its
+    paragraphs' words single-spaced), where it starts in its document, the document's title,
+    the chunk's headings, the code names its section's examples made up before it
+    (Chunk.examples) and the slugs of the subjects with pages it names."""
+
+    text: str
+    blocks: list[list]
+    flat: str
+    start: int
+    document: str
+    heading_path: tuple[str, ...]
+    examples: tuple[str, ...] = ()
+    paged: frozenset[str] = field(default_factory=frozenset)
+
+    @cached_property
+    def code_spans(self) -> tuple[tuple[int, int], ...]:
+        """Where each code block of the chunk (an example, a listing) starts and ends in `flat`."""
+        out = []
+        for block in self.blocks:
+            if block and block[0] == "code" and len(block) >= 3:
+                words = self.text[block[1]:block[2]].split()
+                at = self.flat.find(" ".join(words[:12])) if words else -1
+                if at >= 0:
+                    out.append((at, at + len(" ".join(words))))
+        return tuple(out)
+
+    @cached_property
+    def list_intros(self) -> tuple[tuple[int, int, int], ...]:
+        """(start, end, intro) in `flat` of each list whose items finish the sentence before
+        them, and where that sentence starts: it stops on a colon mid-clause ("... you could
+        now:", "This lets you:"), so an item ("Email the package to a friend.") says half a thing
+        without it. After a whole clause ("The options are these:") an item reads alone."""
+        out = []
+        previous: list = []
+        run: list[list] = []
+        for block in [*self.blocks, ["end", len(self.text), len(self.text)]]:
+            if block and block[0] == "item" and len(block) >= 3:
+                run.append(block)
+                continue
+            if run and previous and previous[0] == "paragraph":
+                found = self._list_after(previous, run)
+                if found is not None:
+                    out.append(found)
+            run = []
+            if block and block[0] not in ("code", "table"):
+                previous = block
+        return tuple(out)
+
+    def _list_after(self, paragraph: list, items: list[list]) -> tuple[int, int, int] | None:
+        intro = " ".join(self.text[paragraph[1]:paragraph[2]].split())
+        if not _OPEN_CLAUSE.search(intro):
+            return None
+        last = split_sentences(intro)[-1:] or [intro]
+        at = self.flat.find(intro)
+        first = " ".join(self.text[items[0][1]:items[0][2]].split())
+        begin = self.flat.find(first[:80], at) if at >= 0 else -1
+        if begin < 0:
+            return None
+        closing = " ".join(self.text[items[-1][1]:items[-1][2]].split())
+        end = self.flat.find(closing[:80], begin)
+        return begin, (end + len(closing)) if end >= 0 else begin + len(first), at + intro.rfind(" ".join(last[0].split()))
+
+    def intros(self, position: int, text: str) -> list[tuple[int, int, int]]:
+        """The lists (start, end, intro, as `position`) that `text`, found at `position` of the
+        document, runs through."""
+        if not self.list_intros:
+            return []
+        at = position - self.start
+        reach = at + len(" ".join(text.split()))
+        return [(self.start + start, self.start + end, self.start + intro)
+                for start, end, intro in self.list_intros if start < reach and at < end]
+
+    def example_names(self, text: str) -> list[tuple[int, str]]:
+        """(from where, as `position`; the name lowercased) for each code name of `text` that an
+        example made up: one of its section before the chunk (from the chunk's start), or a code
+        block of the chunk writing it before any prose or heading does (from the block's end).
+        A sentence after the example naming `current_name` or `bad_mojo` speaks of the example."""
+        if not self.code_spans and not self.examples:
+            return []
+        out = []
+        for written in set(CODE_NAME.findall(text)):
+            name = written.strip().lower()
+            key = example_key(written)
+            if not key or slugify(written.strip().strip("()")) in self.paged:
+                continue  # a subject with a page of its own is known, whatever example showed it first
+            if name in self.examples:
+                out.append((self.start, name))
+                continue
+            first = self._lower_flat.find(key)
+            made = next((e for s, e in self.code_spans if s <= first < e), -1)
+            if made >= 0 and key not in self.document.lower() and not any(key in h.lower() for h in self.heading_path):
+                out.append((self.start + made, name))
+        return out
+
+    @cached_property
+    def _lower_flat(self) -> str:
+        return self.flat.lower()
