@@ -43,6 +43,15 @@ def listing(map_file: Path) -> str:
     return f"## In {title} (as the site lists it)\n\n{body}\n" if body else ""
 
 
+def _page_of(vault: Path, target: str) -> str:
+    """A link's page: a subtopic's map by its overview page."""
+    if not target.startswith("maps/"):
+        return target
+    note = vault / f"{target}.md"
+    hit = _OVERVIEW.search(note.read_text(encoding="utf-8")) if note.exists() else None
+    return hit[1] if hit else target
+
+
 def _without(listing_text: str, described: set[str], vault: Path, page: str = "") -> str:
     """The listing as the site shows it under a page: members the page's own list says what they
     are are not listed again (a subtopic by its overview page), and a line that is the page's lead
@@ -51,11 +60,7 @@ def _without(listing_text: str, described: set[str], vault: Path, page: str = ""
 
     said_on_page = lead_of(page)
     def page_of(target: str) -> str:
-        if not target.startswith("maps/"):
-            return target
-        note = vault / f"{target}.md"
-        hit = _OVERVIEW.search(note.read_text(encoding="utf-8")) if note.exists() else None
-        return hit[1] if hit else target
+        return _page_of(vault, target)
 
     out, also = [], []
     for line in listing_text.splitlines():
@@ -76,14 +81,18 @@ def _without(listing_text: str, described: set[str], vault: Path, page: str = ""
 
 
 def sample(vault: Path, size: int = SAMPLE, seed: int = SEED) -> list[tuple[str, str]]:
-    from compendium.export.outline_view import described_in
+    from compendium.export.outline_view import described_in, without_listed_related
 
     found = overviews(vault)
     slugs = sorted(found, key=lambda s: xxhash.xxh3_64_intdigest(f"{seed}:{s}".encode()))[:size]
     out = []
     for s in slugs:
         page = _FRONT.sub("", (vault / f"{s}.md").read_text(encoding="utf-8")).rstrip()
-        out.append((s, page + "\n\n" + _without(listing(found[s]), described_in(page), vault, page)))
+        members = listing(found[s])
+        shown = _without(members, described_in(page), vault, page)
+        # (the page's Related links its node lists under it are not shown twice)
+        listed = {_page_of(vault, m[1]) for m in _LINK.finditer(members)}
+        out.append((s, without_listed_related(page, listed).rstrip() + "\n\n" + shown))
     return out
 
 

@@ -234,6 +234,32 @@ def document_titles(wiki: WikiSnapshot) -> set[str]:
     return {clean_heading(t.removesuffix(suffix).removeprefix(prefix)).casefold() for t in titles}
 
 
+_RELATED_LINK = re.compile(r"^\s*[-*]\s+\[\[([^\[\]|\n]+?)(?:\|[^\[\]\n]*)?\]\]\s*$")
+
+
+def without_listed_related(markdown: str, listed: Collection[str]) -> str:
+    """An overview page's text without the Related links its node lists under it anyway (each with
+    its line, or on the "Also" line): a member is shown once. A Related section left empty goes."""
+    out: list[str] = []
+    related = False
+    kept_in_section = 0
+    heading_at = -1
+    for line in markdown.split("\n"):
+        if line.startswith(("## ", "[^")):  # a heading or the notes end the section
+            if related and not kept_in_section:
+                del out[heading_at:]
+            related = line.strip() == "## Related"
+            kept_in_section, heading_at = 0, len(out)
+        elif related and (link := _RELATED_LINK.match(line)) and link[1].strip() in listed:
+            continue
+        elif related and line.strip():
+            kept_in_section += 1
+        out.append(line)
+    if related and not kept_in_section:
+        del out[heading_at:]
+    return "\n".join(out).rstrip() + "\n"
+
+
 def lead_of(markdown: str) -> str:
     """A page's lead: its first paragraph under the title, spaces folded."""
     for block in markdown.split("\n\n"):

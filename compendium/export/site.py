@@ -16,7 +16,15 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from ..storage.records import Page
 from .folder import ExportFolder
 from .markdown_html import render_markdown
-from .outline_view import Placement, described_in, node_members, numbered, placement, site_outline
+from .outline_view import (
+    Placement,
+    described_in,
+    node_members,
+    numbered,
+    placement,
+    site_outline,
+    without_listed_related,
+)
 from .site_graph import CANVAS_JS, graph_data, renderer_script
 from .site_sources import page_citer, source_file, source_view
 from .snapshot import WikiSnapshot, wiki_counts
@@ -98,7 +106,10 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
         (n["title"], href_of(n["slug"]) or f"../index.html#{places.anchor.get(id(n), '')}") for n in placed]
     here = places.node_of.get(page.slug)
     node = None
+    body = page.markdown
     if here is not None:
+        # (its Related links the node lists below are not shown twice)
+        body = without_listed_related(body, {*here["pages"], *(c["slug"] for c in here["children"] if c["slug"])})
         # Its members, each with a line saying what it is (unless the page's own list says it).
         members = node_members(here, wiki, described_in(page.markdown), shown=page.markdown)
         node = {
@@ -121,7 +132,7 @@ def render_page(wiki: WikiSnapshot, page: Page, linked_from: list[Page], title: 
         page=page,
         kind_title=KIND_LABELS.get(page.kind, page.kind.title()),
         body=render_markdown(
-            _without_title(page.markdown, page.title), resolve, page_citer(wiki, page)
+            _without_title(body, page.title), resolve, page_citer(wiki, page)
         ),
         topics=wiki.topics_of(page),
         linked_from=[(page_href(p.slug), p.title or p.slug) for p in linked_from],

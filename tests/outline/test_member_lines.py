@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compendium.export.outline_view import described_in, line_after
+from compendium.export.outline_view import described_in, line_after, without_listed_related
 
 
 def test_a_member_line_is_what_its_page_says_it_is_after_its_name():
@@ -105,3 +105,12 @@ def test_a_part_is_not_said_by_an_opening_that_leans_on_its_neighbours_or_is_a_m
     assert line_after("Measurement Objects", "class A: Alias for Area class.", part=True) == ""
     assert line_after("gitcore-tutorial(7)", "gitcore-tutorial: A Git core tutorial for developers", part=True) == \
         " — gitcore-tutorial: A Git core tutorial for developers"
+
+
+def test_an_overview_shows_a_member_once_its_related_links_that_its_node_lists_go():
+    page = ("# Replication\n\nWhat it is.[^1]\n\n## Related\n\n- [[hot-standby|Hot Standby]]\n- [[wal|WAL]]\n\n"
+            "[^1]: source\n")
+    assert without_listed_related(page, {"hot-standby"}) == page.replace("- [[hot-standby|Hot Standby]]\n", "")
+    # A Related section left empty goes with its heading; the notes stay.
+    assert without_listed_related(page, {"hot-standby", "wal"}) == "# Replication\n\nWhat it is.[^1]\n\n[^1]: source\n"
+    assert without_listed_related(page, set()) == page

@@ -100,6 +100,10 @@ def test_the_site_index_tree_and_the_vault_maps_link_every_page(compiled: Path, 
     described = next(node for node in data["outline"]["children"] if node["slug"])
     overview = BeautifulSoup((site / "pages" / f"{described['slug']}.html").read_text(encoding="utf-8"), "html.parser")
     listed = {a["href"].removesuffix(".html") for a in overview.select("section.children a")}
+    # (a member the node lists is not also among the page's Related links)
+    related = overview.find("h2", string="Related")
+    if related is not None and related.find_next("ul") is not None:
+        assert not {a["href"].removesuffix(".html") for a in related.find_next("ul").select("a")} & listed
     # (a member the overview's own list says what it is is not listed again)
     said_on_page = described_in(next(p for p in data["pages"] if p["slug"] == described["slug"])["markdown"])
     assert set(described["pages"]) - said_on_page <= listed
