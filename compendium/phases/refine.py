@@ -1,4 +1,10 @@
-"""REFINE: write the planned pages from their evidence, concurrently; store each with its embedding."""
+"""REFINE: write the planned pages from their evidence, concurrently; store each with its embedding.
+
+Past ~450 lines because `run` is one pass over the plan whose steps share the compile's
+state (the pages standing, the batches in flight, the tally the report is made of); what stands
+alone lives beside it: evidence packing (evidence, page_candidates, evidence_packs), batching
+(page_batches, update_groups), failures (page_failures) and the page's text (citations).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""HTML reader: libxml2's parser streams events to a target, so no tree and no recursion."""
+"""HTML reader: libxml2's parser streams events to a target, so no tree and no recursion.
+
+Past ~450 lines because the target is one state machine: its start, end and data handlers
+share the open blocks, the code and the page's title; definition lists (html_definitions),
+tables (html_tables) and the tag tables (html_tags) are its own modules.
+"""
 
 from __future__ import annotations
 
