@@ -32,6 +32,7 @@ WEIGHTS = "weights/l2_supercat_256.safetensors"
 TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 MODEL = "wordllama-l2-supercat-256/content-tokens"
 MAX_TOKENS = 512  # of one text: the start says what it is about, and it bounds the cost
+_BATCH = 64  # texts summed at once
 _MODELS: dict[str, _Model] = {}  # one table per process, shared by embedders
 # English function words: a token that spells one of these (or no letter or digit) is left out
 _FUNCTION_WORDS = frozenset(
@@ -138,22 +139,25 @@ class StaticEmbedder:
         if not texts:
             return out
         encoded = tokenizer.encode_batch([t[: MAX_TOKENS * 8] for t in texts], add_special_tokens=False)
-        ids = [e.ids[:MAX_TOKENS] for e in encoded]
-        lengths = np.array([len(i) for i in ids], dtype=np.int64)
-        filled = np.flatnonzero(lengths)
-        if filled.size:
+        for low in range(0, len(texts), _BATCH):
+            ids = [e.ids[:MAX_TOKENS] for e in encoded[low:low + _BATCH]]
+            lengths = np.array([len(i) for i in ids], dtype=np.int64)
+            if not lengths.any():
+                continue
             flat = np.fromiter((t for i in ids for t in i), dtype=np.int64, count=int(lengths.sum()))
             np.clip(flat, 0, table.shape[0] - 1, out=flat)
-            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[filled]
             # each row read once, in file order (by sorting: np.unique imports numpy.ma, 30 ms)
             ordered = np.sort(flat)
             unique = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
-            gathered = np.asarray(table[unique], dtype=np.float32)[np.searchsorted(unique, flat)]
-            gathered *= model.weights(flat)[:, None]
-            sums = np.add.reduceat(gathered, starts, axis=0)
+            # a text's sum of its tokens' rows, weighted: (texts x distinct tokens) @ their rows,
+            # never one row per token (a batch of long texts would be hundreds of MB)
+            counts = np.zeros((len(ids), unique.size), dtype=np.float32)
+            np.add.at(counts, (np.repeat(np.arange(len(ids)), lengths), np.searchsorted(unique, flat)),
+                      model.weights(flat))
+            sums = counts @ np.asarray(table[unique], dtype=np.float32)
             norms = np.linalg.norm(sums, axis=1, keepdims=True)
             content = norms[:, 0] > 0  # a text of function words only keeps the fixed vector
-            out[filled[content]] = sums[content] / norms[content]
+            out[low + np.flatnonzero(content)] = sums[content] / norms[content]
         return out
 
     async def close(self) -> None:
