@@ -38,9 +38,7 @@ _ASIDE = re.compile(
 # A pronoun or demonstrative among a sentence's first words points back too ("If this option is
 # given, ...", "Initially it returns ...", "Together they allow ..."), unless it is the "it" of
 # "it is possible to ..." that points at nothing.
-# ("The files of this package are ...": the package, manual or program the documentation is about)
-_POINTS_BACK = re.compile(r"^(?:\S+\s+){0,3}?(?P<word>this(?!\s+(?:manual|package|program|software|library|book)\b)"
-                          r"|these|those|it|its|they|them|their)\b", re.IGNORECASE)
+_POINTS_BACK = re.compile(r"^(?:\S+\s+){0,3}?(?P<word>this|these|those|it|its|they|them|their)\b", re.IGNORECASE)
 
 
 # A possessive before any subject of the sentence ("In its get() method it returns ...",
