@@ -156,10 +156,14 @@ _LETTERS = re.compile(r"[^a-z0-9]+")
 
 
 # What a line says that is not what the member is: a clause hung on its name ("PATCH, which is the
-# ... output"), what the reader is told to do ("You don't need to fill this in."), another name for it
-# ("is also known as ..."), or a pointer at what is around it ("... see the following", "below").
-_NOT_A_DEFINITION = re.compile(r"^(?:,\s*which\b|[:\s–—]*You\b|\s(?:is|are)\s+also\s+(?:known\s+as|called)\b)"
-                               r"|\bthe\s+following\b|\b(?:below|above)(?=\s*(?:[.,;:)]|$))")
+# ... output"), what the reader is told to do ("You don't need to fill this in.", advice), another name
+# for it ("is also known as ..."), a field of its entry, or a pointer at what is around it ("below").
+_NOT_A_DEFINITION = re.compile(r"^(?:,\s*which\b|[:\s–—]*You\b|\s(?:is|are)\s+also\s+(?:known\s+as|called)\b"
+                               # a field of the entry ("Atom1Feed: Spec: RFC 4287")
+                               r"|:\s*[A-Z][a-z]+:\s)"
+                               r"|\bthe\s+following\b|\b(?:below|above)(?=\s*(?:[.,;:)]|$))"
+                               # advice ("If Site plays a key role ..., consider using ...", "you should ...")
+                               r"|\b(?:consider\s+using|you\s+should|we\s+recommend)\b", re.IGNORECASE)
 
 
 def _says_what(rest: str) -> bool:

@@ -93,6 +93,9 @@ def test_a_line_that_says_when_what_follows_what_it_is_like_or_what_is_done_with
     assert line_after("PO-Revision-Date", "PO-Revision-Date: You don't need to fill this in.") == ""
     assert line_after("DOTALL", "DOTALL is also known as single-line mode in Perl.") == ""
     assert line_after("django.utils.translation", "django.utils.translation: For the usage of the following see X.") == ""
+    assert line_after("Atom1Feed", "Atom1Feed: Spec: RFC 4287") == ""  # a field of its entry
+    assert line_after("CurrentSiteManager", "CurrentSiteManager: If Site matters, consider using the manager.") == ""
+    assert line_after("django.utils.html", "django.utils.html: Usually you should build up HTML using templates.") == ""
     # What it is used for still says what it is.
     assert line_after("toc extension", "toc extension is used by MkDocs to generate an ID for every header.") == \
         " is used by MkDocs to generate an ID for every header."
