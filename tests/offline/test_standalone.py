@@ -43,6 +43,8 @@ ALONE = [
     "The packer helps shippers at loading crates, mainly those crates which are fragile.",
     "By stale crates, we mean those crates which the depot no longer lists.",
     "Here you’ll find short answers to “How do I ship a crate?” types of questions.",  # a document on itself
+    "Nowadays, most depots ship crates by rail.",  # "Now" is a word of its own, not the first letters of one
+    "Against all odds, the depot shipped every crate.",
     "`--keep`: This option keeps the crate after shipping.",  # an entry's "this" is its term
     "Returns: the number of crates in the depot.",  # a field's label, not a subjectless verb
     "Crate files are read from the depot folder at startup.",

@@ -60,7 +60,7 @@ _FIRST_PERSON = re.compile(r"(?<![\w/`])(?<!do\s)(?<!can\s)(?<!should\s)(?<!may\
                            r"I(?![\w/'’`-])|\b(?:my|me|mine)\b")
 # Openings that answer, continue or conclude what came before.
 _CONTINUES = re.compile(
-    r"^(?:Well|Now|Again|Indeed|Rather|Alternatively|Until\s+now|So\s+far|Up\s+to\s+now|Starting\s+from\s+here"
+    r"^(?:(?:Well|Now|Again|Indeed|Rather|Alternatively)\b|Until\s+now|So\s+far|Up\s+to\s+now|Starting\s+from\s+here"
     r"|Of\s+course|That\s+said|Even\s+so|In\s+(?:that|this|those|these)\b"
     r"|(?:At|For|By|With|From|After|Before|Unlike)\s+(?:that|this|these|those)\b"
     # "For other repository hosts, ...", "In other words, ...": set against what was said before
