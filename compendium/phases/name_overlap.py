@@ -74,3 +74,11 @@ def names_meet(a: Evidence, b: Evidence) -> bool:
         if any(re.search(rf"(?<![\w-]){re.escape(n.lower())}(?![\w-])", said) for n in names if len(n) >= 2):
             return True
     return False
+
+
+def adds_words(a: Evidence, b: Evidence) -> bool:
+    """Whether one group's name is the other's with words added ("TOAST" / "TOAST table",
+    "snapshot" / "snapshot records"): a modifier or a head makes another thing, however close
+    a small embedder puts them."""
+    wa, wb = _words(a.name), _words(b.name)
+    return bool(wa) and bool(wb) and wa != wb and (wa < wb or wb < wa)

@@ -20,7 +20,7 @@ from ..storage.records import CacheEntry, Claim, Entity, Extract, Record, Relati
 from ..templates.schema import Template
 from .candidates import candidate_pairs
 from .map import extracts_fingerprint
-from .name_overlap import names_meet
+from .name_overlap import adds_words, names_meet
 from .reduce_calls import GET_BATCH, embed_texts
 from .reduce_chunks import claim_id, mention_sig
 from .reduce_judge import claim_sentences, judge
@@ -225,6 +225,10 @@ async def _run(template: Template, ctx: CompileContext) -> PhaseResult:
         apart = np.fromiter((other_identifiers(groups[x].name, groups[y].name)
                              for x, y in zip(a.tolist(), b.tolist(), strict=True)), bool, len(a))
         merge, review = merge & ~apart, review & ~apart
+        if ctx.engine.name != "offline":  # a model's names: one adding words to another is judged, not merged
+            judged = np.fromiter((adds_words(groups[x], groups[y]) for x, y in zip(a.tolist(), b.tolist(), strict=True)),
+                                 bool, len(a))
+            review, merge = review | (merge & judged), merge & ~judged
     auto = connected_labels(len(groups), a[merge], b[merge])
     bar.at(Bar.PAIRED)
 

@@ -47,9 +47,6 @@ def sketch(group: Evidence, evidence: dict[str, list[tuple[str, set[str]]]]) -> 
     )
 
 
-UNIFORM_BATCH = 6  # pairs in a batch from which "same" for all of them is not believed
-
-
 async def judge(
     ctx: CompileContext, template: Template, groups: Sequence[Evidence], pairs: list[tuple[int, int, float]],
     evidence_for: Callable[[Sequence[str]], Awaitable[dict[str, list[tuple[str, set[str]]]]]],
@@ -94,13 +91,6 @@ async def judge(
         async with answers_with_records(ctx.store) as held:  # the reply lands with its decisions
             async with gate:
                 answers = await ctx.engine.judge_pairs(questions, template)
-            if (ctx.engine.name != "offline" and len(questions) >= UNIFORM_BATCH
-                    and all(answers.get(q.label) for q in questions)):
-                # "Same" for every pair of a batch is a model that does not tell them apart (a
-                # small one answered so batch after batch, merging "transaction" with
-                # "Transaction ID"): none of it is taken, and it is stored as such. Rules judge
-                # each pair alone: their answers stand however a batch falls.
-                answers = {label: False for label in answers}
             now = time.time()
             entries = []
             for q, i in zip(questions, batch, strict=True):

@@ -114,9 +114,10 @@ async def test_unusable_items_are_dropped_and_unknown_types_retyped(server, stor
             {"chunk": "c1", "name": "9f86d081884c7d65", "type": "person", "description": "", "aliases": []},
             {"chunk": "c7", "name": "Ghost", "type": "person", "description": "", "aliases": []},
         ],
-        # Usable items, so that half (not most) of the reply is dropped and the compile goes on.
+        # Usable items (terms the chunk writes), so that half (not most) of the reply is dropped
+        # and the compile goes on.
         "concepts": [{"chunk": "c1", "term": "Analytical Engine", "definition": "A machine."},
-                     {"chunk": "c1", "term": "Difference Engine", "definition": "Another machine."}],
+                     {"chunk": "c1", "term": "Analytical Engines", "definition": "The machines."}],
         "claims": [{"chunk": "c1", "text": "", "entities": []}],
         "relations": [{"chunk": "c1", "source": "Ada Lovelace", "target": "Nobody", "type": "knows",
                        "description": "", "strength": 1}],

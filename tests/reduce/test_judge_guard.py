@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from compendium.engines.factory import build_engine
+from compendium.engines.llm import UNIFORM_BATCH
 from compendium.engines.offline_embedder import OfflineEmbedder
 from compendium.engines.usage import UsageMeter
 from compendium.phases import reduce
-from compendium.phases.reduce_judge import UNIFORM_BATCH
 from compendium.pipeline.context import CompileContext
 from compendium.storage.factory import open_store
 from compendium.storage.records import Entity, Extract
@@ -115,4 +115,29 @@ async def test_rules_that_find_every_pair_of_a_batch_the_same_are_believed(tmp_p
         groups = {frozenset([e.name, *e.aliases]) async for e in store.scan(Entity)}
         assert len(groups) == len(words)  # each word with its plural, every pair of the batch taken
     finally:
+        await store.close()
+
+
+async def test_a_small_models_name_with_words_added_is_judged_not_merged_by_its_embedding(tmp_path: Path,
+                                                                                         llm_server: LLMServer):
+    # Every pair close enough to merge by its embedding alone: a name and the same name with a
+    # word added ("TOAST" / "TOAST table") is judged instead, by the name rules on a small model.
+    names = {"TOAST": "component", "TOAST table": "component", "dead tuple": "concept", "dead tuples": "concept"}
+    store = await open_store(f"sqlite:///{tmp_path / 'kb.db'}", "kb")
+    template = Template(name="wiki", reduce={"auto_merge": 0.0, "review_band": (0.0, 0.0), "judge_batch": 20})
+    engine = build_engine(settings_for(llm_server, context_tokens=8192), template, usage=UsageMeter())
+    try:
+        extracts = [_extract(n, name, f"The {name} is a part of the engine.") for n, name in enumerate(names)]
+        for ex in extracts:
+            ex.entities[0]["type"] = names[ex.entities[0]["name"]]
+        await store.upsert(extracts)
+        ctx = CompileContext(store=store, engine=engine, embedder=OfflineEmbedder(), template=template)
+        await reduce.run(template, ctx)
+        groups = {frozenset([e.name, *e.aliases]) async for e in store.scan(Entity)}
+        together = {n: g for g in groups for n in g}
+        assert "TOAST table" not in together["TOAST"]
+        assert "dead tuple" in together["dead tuples"]
+        assert llm_server.calls["chat"] == 0
+    finally:
+        await engine.close()
         await store.close()

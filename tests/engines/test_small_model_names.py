@@ -1,0 +1,68 @@
+"""What a small local model's MAP names and REDUCE pairs become, through the scripted server and
+the real openai client: the names a reader would look up, one name per thing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from compendium.engines.factory import build_engine
+from compendium.engines.tasks import ChunkInput, EntitySketch, ExtractionBatch, PairQuestion
+from compendium.engines.usage import UsageMeter
+from compendium.templates.schema import Template
+from tests.support.llm_fixtures import settings_for
+
+TEMPLATE = Template(name="wiki")
+FREEZING = ("Vacuum prevents XID wraparound by freezing tuples. Freezing marks a tuple's `xmin` as frozen. "
+            "Vacuum keeps dead tuples on disk until no snapshot sees the dead tuples. The chunk sequence is kept.")
+WAL = ("Every change is written to the Write-Ahead Log (WAL) before the page. A query on a standby waits. "
+       "The `lumen_stat_activity` view shows the session holding Vacuum back.")
+
+
+@pytest.fixture
+async def small(llm_server):
+    """An engine over a model of small context, as a local 1.5B model is served."""
+    built = build_engine(settings_for(llm_server, context_tokens=8192), TEMPLATE, usage=UsageMeter())
+    yield built
+    await built.close()
+
+
+async def test_a_small_models_common_words_and_clauses_are_no_entities(small, llm_server):
+    # Names as the 1.5B model listed them for a compile of the slice: the words of its claims.
+    def entity(chunk: str, name: str) -> dict:
+        return {"chunk": chunk, "name": name, "type": "concept"}
+
+    llm_server.responder = lambda request: json.dumps({
+        "claims": [{"chunk": "c2", "text": "The `lumen_stat_activity` view shows the session holding Vacuum back.",
+                    "entities": ["lumen_stat_activity", "session holding Vacuum back", "three things"]}],
+        "entities": [entity("c1", n) for n in ("Vacuum", "frozen", "disk", "Freezing", "dead tuples",
+                                               "chunk sequence", "ID")]
+                    + [entity("c2", n) for n in ("Query", "Write-Ahead Log (WAL)",
+                                                 "WAL records describing its modification have been flushed")],
+        "concepts": [], "relations": [], "topics": []})
+    batch = ExtractionBatch([ChunkInput("c1", FREEZING, ["Freezing"], "Transaction IDs"),
+                             ChunkInput("c2", WAL, ["Who uses the WAL"], "The Write-Ahead Log")])
+    reply = await small.extract(batch, TEMPLATE)
+    kept = {(e.chunk, e.name): e.aliases for e in reply.entities}
+    # Kept: a name written with a capital where no sentence begins (in another chunk of the
+    # batch), a heading, a term used twice, an acronym with its words, and a code name a kept
+    # claim is about. Gone: a verb form, common words (even capitalised by the model), a phrase
+    # written once, a generic acronym and a clause.
+    assert set(kept) == {("c1", "Vacuum"), ("c1", "Freezing"), ("c1", "dead tuples"),
+                         ("c2", "Write-Ahead Log"), ("c2", "lumen_stat_activity")}
+    assert kept[("c2", "Write-Ahead Log")] == ["WAL"]
+
+
+async def test_a_small_models_pairs_are_judged_by_the_name_rules(small, llm_server):
+    def pair(label: str, a: tuple[str, str], b: tuple[str, str], aliases: list[str] | None = None) -> PairQuestion:
+        return PairQuestion(label, EntitySketch(a[0], a[1], aliases=aliases or []), EntitySketch(b[0], b[1]), 0.9)
+
+    answers = await small.judge_pairs([
+        pair("p1", ("Vacuum", "component"), ("Vacuum", "standard")),  # its types are noise
+        pair("p2", ("TOAST", "component"), ("TOAST table", "component")),  # a word added: another thing
+        pair("p3", ("Write-Ahead Log", "standard"), ("WAL", "concept")),
+        pair("p4", ("Streaming Replication", "technology"), ("replication slots", "organization")),
+    ], TEMPLATE)
+    assert answers == {"p1": True, "p2": False, "p3": True, "p4": False}
+    assert llm_server.calls["chat"] == 0  # the 1.5B model answered 13 of 45 such pairs wrong: not asked
