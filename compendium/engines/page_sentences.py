@@ -11,6 +11,7 @@ page stands when enough remain.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from ..errors import ReplyError
 from ..spacing import single_spaced
 from ..support import CITE, SentenceCheck, check_text
 from ..templates.schema import Template
+from ..words import split_sentences
 from .llm_prompts import render_prompt
 from .page_evidence import evidence_line, evidence_texts, said_once, sent_evidence
 from .page_support import supported_text
@@ -88,37 +90,81 @@ def sentences_prompt(request: Any, template: Template, problems: Sequence[str] =
     return system, prompt, evidence
 
 
-def rendered(reply: PageSentences, sources: dict[str, str]) -> str:
+# Words no sentence ends on: one that does was cut ("The B-tree index is used to.").
+_OPEN_ENDS = frozenset("""a an the to of in on at by for with from into onto and or but nor as than that which
+    whose is are was were be been its their his her our your this these those""".split())
+
+
+def _copied_whole(sentence: str, labels: Sequence[str], texts: dict[str, str]) -> str:
+    """The sentence, or the evidence's whole sentence where it copies a part of one: the model
+    copied "... its TOAST chunks become dead tuples in the TOAST" from "... dead tuples in the
+    TOAST table and are removed by Vacuum ...", and "MVCC keeps several versions of it." from
+    "Instead of updating a row in place, MVCC keeps several versions of it.", which the check
+    finds said."""
+    body = sentence.rstrip(".!? ")
+    if len(body.split()) < 4:
+        return sentence
+    # The labels it cites first; then any item (the check cites again one that restates it).
+    for label in [*labels, *(key for key in texts if key not in labels)]:
+        for said in split_sentences(" ".join(texts.get(label, "").split())):
+            said = said.strip()
+            if body in said and said.rstrip(".!? ") != body:
+                return said
+    return sentence
+
+
+_LIST_NUMBER = re.compile(r"\s+\d{1,2}[.)]$")
+_BOLD_LABEL = re.compile(r"^\*\*[^*]{1,40}\*\*\s+(?=\S)")  # a list item's label: "**Heap scan.** Vacuum reads ..."
+MIN_WORDS = 3  # fewer make no sentence ("**Heap scan.**", "2. 3.")
+
+
+def rendered(reply: PageSentences, sources: dict[str, str], texts: dict[str, str] | None = None) -> str:
     """The sentences as Markdown: each with its markers after its stop ("...disk.[^2]"); a new
-    paragraph where the source of a sentence's first item changes. The prompt's placeholder
-    copied back, a text with no letters, a sentence said before, a fragment (opening in lower
-    case: the 1.5B model copied the tail of an item) and a text holding an excerpt's cut ("…":
-    it copied "Within 3 million transactions, it refuses to assign new XIDs, and …") or a
+    paragraph where the source of a sentence's first item changes. An item's text is read
+    sentence by sentence, and a sentence copied from its evidence but cut short is given whole
+    (`texts`: label -> the item's text). The prompt's placeholder copied back, a text with no
+    letters, a sentence said before, a fragment (opening in lower case: the 1.5B model copied
+    the tail of an item; or ending on a word no sentence ends on), a source's heading or the
+    page's name alone ("Multi-Version Concurrency Control."), a text holding an excerpt's cut
+    ("…": it copied "Within 3 million transactions, it refuses to assign new XIDs, and …") or a
     sentence announcing what it does not hold ("For each column it tries, in order:") are left out."""
+    texts = texts or {}
+    headings = {_bare(part) for source in sources.values() for part in source.split(" › ")}
     paragraphs: list[list[str]] = []
     last_source: str | None = None
     said: set[str] = set()
     for item in reply.sentences:
-        body = " ".join(item.text.split())
-        key = body.casefold().rstrip(".!? ")
-        if (not any(ch.isalpha() for ch in body) or body == PLACEHOLDER or key in said or body[0].islower()
-                or "…" in body or body.rstrip(".").endswith(":")):
-            # nothing, the example, a repeat, a fragment, an excerpt's cut copied ("and …"), or
-            # a sentence announcing a list it does not hold ("For each column it tries, in order:")
-            continue
-        said.add(key)
         labels = [label.strip().strip("[]^") for label in item.cites]
         labels = list(dict.fromkeys(label for label in labels if label))
-        stop = ""
-        while body and body[-1] in ".!?":
-            stop, body = body[-1] + stop, body[:-1]
-        sentence = f"{body.rstrip()}{stop or '.'}" + "".join(f"[^{label}]" for label in labels)
-        source = sources.get(labels[0]) if labels else None
-        if not paragraphs or (source is not None and source != last_source):
-            paragraphs.append([])
-        paragraphs[-1].append(sentence)
-        last_source = source if source is not None else last_source
+        for piece in split_sentences(" ".join(item.text.split())) or [""]:
+            body = _BOLD_LABEL.sub("", piece.strip())
+            if body.count("`") % 2:  # a code mark left open where the copy broke off ("in its`.")
+                body = body.rstrip(".!? ").removesuffix("`").rstrip()
+            # "... works in phases: 1.", and the evidence's own list label given back whole
+            body = _BOLD_LABEL.sub("", _LIST_NUMBER.sub("", _copied_whole(body, labels, texts)))
+            key = body.casefold().rstrip(".!? ")
+            last = key.split()[-1] if key.split() else ""
+            if (not any(ch.isalpha() for ch in body) or body == PLACEHOLDER or key in said or body[0].islower()
+                    or "…" in body or body.rstrip(".").endswith(":") or last in _OPEN_ENDS
+                    or _bare(body) in headings or body.count("`") % 2 or len(body.split()) < MIN_WORDS):
+                # nothing, the example, a repeat, a fragment, a cut, a heading, broken code marks, an excerpt's cut
+                # copied ("and …"), or a sentence announcing a list it does not hold
+                continue
+            said.add(key)
+            stop = ""
+            while body and body[-1] in ".!?":
+                stop, body = body[-1] + stop, body[:-1]
+            sentence = f"{body.rstrip()}{stop or '.'}" + "".join(f"[^{label}]" for label in labels)
+            source = sources.get(labels[0]) if labels else None
+            if not paragraphs or (source is not None and source != last_source):
+                paragraphs.append([])
+            paragraphs[-1].append(sentence)
+            last_source = source if source is not None else last_source
     return "\n\n".join(" ".join(p) for p in paragraphs)
+
+
+def _bare(text: str) -> str:
+    return " ".join(text.casefold().rstrip(".!? ").split())
 
 
 def failed_sentences(checks: Sequence[SentenceCheck], limit: int = 3) -> str:
@@ -156,7 +202,7 @@ async def write_sentences(client: Any, request: Any, template: Template, problem
         raise ReplyError(f"page {request.slug!r} was sent no evidence to write from", field=f"page {request.slug!r}")
 
     def check(reply: PageSentences) -> str | None:
-        return kept_page(rendered(reply, sources), evidence, fewest)[1]
+        return kept_page(rendered(reply, sources, evidence), evidence, fewest)[1]
 
     def afresh(problem: str) -> str:
         return sentences_prompt(request, template, [*problems, problem])[1]
@@ -172,4 +218,4 @@ async def write_sentences(client: Any, request: Any, template: Template, problem
                            f"{exc.problem or exc}", hint="try a stronger model", field=f"page {request.slug!r}")
         error.problem = exc.problem or str(exc)
         raise error from exc
-    return kept_page(rendered(reply, sources), evidence, fewest)[0]
+    return kept_page(rendered(reply, sources, evidence), evidence, fewest)[0]

@@ -143,3 +143,38 @@ async def test_an_update_of_an_existing_page_is_not_asked_as_sentences(small, ll
                          evidence=EVIDENCE, links=[], existing_markdown="Vacuum removes dead tuples. [^1]")
     await small.write_page(update, TEMPLATE)
     assert llm_server.calls["text"] == 1 and llm_server.calls["page_sentences"] == 0
+
+
+async def test_sentences_are_read_one_by_one_and_a_cut_copy_is_given_whole(small, llm_server):
+    # What the 1.5B model wrote in a compile of the slice: a sentence twice in one item, one cut
+    # on a word no sentence ends on, a copy cut mid-name, a section's heading alone, a copy
+    # broken off inside a code mark, a clause copied without its opening, and a list run into a sentence.
+    evidence = [
+        EvidenceItem(1, "When a row is deleted, its TOAST chunks become dead tuples in the TOAST table and are "
+                        "removed by Vacuum.", "k1", "TOAST", ["Interaction with updates and Vacuum"]),
+        EvidenceItem(2, "Each table records the oldest unfrozen XID it may contain in its `relfrozenxid` field.",
+                     "k2", "Transaction IDs", ["Freezing"]),
+        EvidenceItem(3, "The B-tree index stores no visibility information.", "k3", "MVCC", ["MVCC and the engine"]),
+        EvidenceItem(4, "Instead of updating a row in place, MVCC keeps several versions of it.", "k4", "MVCC", []),
+        EvidenceItem(5, "A plain `VACUUM` works in phases: 1. **Heap scan.** Vacuum reads the table's Heap Files "
+                        "page by page.", "k5", "Vacuum", ["What one Vacuum run does"]),
+    ]
+    page = PageRequest(slug="dead-tuples", title="dead tuples", kind="entity", description="", aliases=[],
+                       evidence=evidence, links=[])
+    llm_server.responder = lambda request: sentences(
+        ("When a row is deleted, its TOAST chunks become dead tuples in the TOAST.", ["1"]),
+        ("Each table records the oldest unfrozen XID it may contain in its`.", ["2"]),
+        ("The B-tree index stores no visibility information. The B-tree index stores no visibility information. "
+         "The B-tree index is used to.", ["3"]),
+        ("MVCC and the engine.", ["3"]),
+        ("MVCC keeps several versions of it.", ["1"]),  # its opening clause left out, and cited wrong
+        ("A plain `VACUUM` works in phases: 1. **Heap scan.** Vacuum reads the table's Heap Files page by page.",
+         ["5"]),
+    )
+    markdown = await small.write_page(page, TEMPLATE)
+    assert markdown == (
+        "When a row is deleted, its TOAST chunks become dead tuples in the TOAST table and are removed by Vacuum.[^1]"
+        "\n\nEach table records the oldest unfrozen XID it may contain in its `relfrozenxid` field.[^2]"
+        "\n\nThe B-tree index stores no visibility information.[^3]"
+        "\n\nInstead of updating a row in place, MVCC keeps several versions of it.[^4]"
+        "\n\nVacuum reads the table's Heap Files page by page.[^5]")
