@@ -9,6 +9,7 @@ from typing import Any
 
 from ..fingerprint import short_id, text_hash
 from ..tokens import count_tokens, truncate_to_tokens
+from .examples import DocumentExamples
 from .readers import PROSE_KINDS, Block, ParsedDocument
 
 
@@ -27,9 +28,9 @@ class ChunkSpan:
     content_hash: str  # text_hash of text
     # (kind, start, end) in the chunk's text; a definition adds (..., term, scope) when it has them
     blocks: tuple[tuple[Any, ...], ...] = ()
-    # code names the chunk's text names that an example of its section before the chunk made up
-    # (first written in its code, not in the prose or headings before it): `current_name`
-    examples: tuple[str, ...] = ()
+    # (name, where in `text` its example ends; 0: before the chunk) of each code name the chunk's
+    # text names that an example of its section made up (examples.DocumentExamples)
+    examples: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +54,15 @@ def chunk_document(
     if max_tokens < 1:
         raise ValueError("max_tokens must be positive")
     overlap_tokens = max(0, min(overlap_tokens, max_tokens // 2))
-    spans: list[tuple[int, int, tuple[str, ...], int | None, list[Block]]] = []
-    for blocks in _sections(doc.blocks):
+    spans: list[tuple[int, int, tuple[str, ...], int | None, int]] = []
+    sections = _sections(doc.blocks)
+    examples = DocumentExamples(doc.text, sections)
+    for index, blocks in enumerate(sections):
         for start, end, path, tokens in _split_section(doc.text, blocks, max_tokens, overlap_tokens):
-            spans.append((start, end, path, tokens, blocks))
+            spans.append((start, end, path, tokens, index))
     seen: Counter[str] = Counter()
     chunks = []
-    for ordinal, (start, end, path, tokens, blocks) in enumerate(spans):
+    for ordinal, (start, end, path, tokens, index) in enumerate(spans):
         text = doc.text[start:end]
         digest = text_hash(text)
         chunk_id = short_id(document_id, digest, seen[digest])
@@ -67,45 +70,10 @@ def chunk_document(
         chunks.append(
             ChunkSpan(
                 chunk_id, ordinal, start, end, text, path, count_tokens(text) if tokens is None else tokens, digest,
-                _blocks_within(blocks, start, end), _made_up_before(doc.text, blocks, start, text),
+                _blocks_within(sections[index], start, end), examples.made_up(index, start, end),
             )
         )
     return chunks
-
-
-CODE_NAME = re.compile(r"`([^`\n]{1,80})`")
-
-
-# Values any example writes before the prose names them: no example made them up.
-_LITERALS = frozenset({"true", "false", "none", "null", "nil", "self", "this", "yes", "no", "off", "on"})
-
-
-def example_key(written: str) -> str:
-    """A code name as looked for in an example: lowercased, without a call's "()"; "" for one
-    no example makes up (a literal, a number, a letter or two, a syntax's `<placeholder>`,
-    which the prose after it defines)."""
-    name = written.strip().lower()
-    key = name[:-2] if name.endswith("()") else name
-    if len(key) < 3 or key in _LITERALS or not any(c.isalpha() for c in key) or (key[0], key[-1]) == ("<", ">"):
-        return ""
-    return key
-
-
-def _made_up_before(text: str, blocks: list[Block], start: int, chunk_text: str) -> tuple[str, ...]:
-    """The code names of `chunk_text` that a code block of its section before `start` wrote
-    before the section's headings or prose named them: its example made them up."""
-    before = [(b.kind, text[b.start:min(b.end, start)].lower()) for b in blocks if b.start < start]
-    if not any(kind == "code" for kind, _ in before):
-        return ()
-    out = []
-    for written in sorted(set(CODE_NAME.findall(chunk_text))):
-        key = example_key(written)
-        if not key:
-            continue
-        first = next((kind for kind, said in before if key in said), None)
-        if first == "code":  # no heading or prose before it names it
-            out.append(written.strip().lower())
-    return tuple(out)
 
 
 def _blocks_within(blocks: list[Block], start: int, end: int) -> tuple[tuple[Any, ...], ...]:

@@ -76,7 +76,7 @@ class DocumentGroup:
                 tokens=s.tokens,
                 content_hash=s.content_hash,
                 blocks=[list(b) for b in s.blocks],
-                examples=list(s.examples),
+                examples=[list(e) for e in s.examples],
             )
             for s in spans
         )

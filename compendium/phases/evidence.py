@@ -40,7 +40,7 @@ class Source:
     about: list[str] = field(default_factory=list)  # slugs of entities with pages mentioned there
     blocks: list[list] = field(default_factory=list)  # the chunk's [kind, start, end] from its reader
     start: int = 0  # where the chunk starts in its document's text
-    examples: tuple[str, ...] = ()  # code names an example of its section before it made up (Chunk.examples)
+    examples: tuple = ()  # (name, where in `text` the example that made it up ends) (Chunk.examples)
 
     @cached_property
     def flat(self) -> str:
@@ -78,8 +78,7 @@ class Source:
     @cached_property
     def leaning(self) -> Leaning:
         """What a sentence of the chunk leans on besides the sentence before it."""
-        return Leaning(self.text, self.blocks, self.flat, self.start, self.document, tuple(self.heading_path),
-                       self.examples, frozenset(self.about))
+        return Leaning(self.text, self.blocks, self.flat, self.start, self.examples, frozenset(self.about))
 
     @cached_property
     def paragraphs(self) -> tuple[Paragraph, ...]:

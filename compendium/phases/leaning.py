@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..engines.offline.sentences import split_sentences
-from ..ingest.chunking import CODE_NAME, example_key
+from ..ingest.examples import CODE_NAME
 from ..storage.slugs import slugify
 
 # A sentence that stops on a colon where its clause wants more: a modal, "to", an adverb of time.
@@ -28,30 +28,16 @@ _OPEN_CLAUSE = re.compile(
 @dataclass
 class Leaning:
     """A chunk as its sentences' context: `text` and its reader's `blocks`, `flat` (its
-    paragraphs' words single-spaced), where it starts in its document, the document's title,
-    the chunk's headings, the code names its section's examples made up before it
-    (Chunk.examples) and the slugs of the subjects with pages it names."""
+    paragraphs' words single-spaced), where it starts in its document, the code names its
+    section's examples made up (Chunk.examples) and the slugs of the subjects with pages it
+    names."""
 
     text: str
     blocks: list[list]
     flat: str
     start: int
-    document: str
-    heading_path: tuple[str, ...]
-    examples: tuple[str, ...] = ()
+    examples: tuple = ()
     paged: frozenset[str] = field(default_factory=frozenset)
-
-    @cached_property
-    def code_spans(self) -> tuple[tuple[int, int], ...]:
-        """Where each code block of the chunk (an example, a listing) starts and ends in `flat`."""
-        out = []
-        for block in self.blocks:
-            if block and block[0] == "code" and len(block) >= 3:
-                words = self.text[block[1]:block[2]].split()
-                at = self.flat.find(" ".join(words[:12])) if words else -1
-                if at >= 0:
-                    out.append((at, at + len(" ".join(words))))
-        return tuple(out)
 
     @cached_property
     def list_intros(self) -> tuple[tuple[int, int, int], ...]:
@@ -101,26 +87,13 @@ class Leaning:
 
     def example_names(self, text: str) -> list[tuple[int, str]]:
         """(from where, as `position`; the name lowercased) for each code name of `text` that an
-        example made up: one of its section before the chunk (from the chunk's start), or a code
-        block of the chunk writing it before any prose or heading does (from the block's end).
-        A sentence after the example naming `current_name` or `bad_mojo` speaks of the example."""
-        if not self.code_spans and not self.examples:
+        example of its section made up (Chunk.examples), unless it is a subject with a page of
+        its own. A sentence after the example naming `current_name` speaks of the example."""
+        if not self.examples:
             return []
+        written = {m.strip().lower(): m for m in CODE_NAME.findall(text)}
         out = []
-        for written in set(CODE_NAME.findall(text)):
-            name = written.strip().lower()
-            key = example_key(written)
-            if not key or slugify(written.strip().strip("()")) in self.paged:
-                continue  # a subject with a page of its own is known, whatever example showed it first
-            if name in self.examples:
-                out.append((self.start, name))
-                continue
-            first = self._lower_flat.find(key)
-            made = next((e for s, e in self.code_spans if s <= first < e), -1)
-            if made >= 0 and key not in self.document.lower() and not any(key in h.lower() for h in self.heading_path):
-                out.append((self.start + made, name))
+        for name, offset in self.examples:
+            if name in written and slugify(written[name].strip().strip("()")) not in self.paged:
+                out.append((self.start + len(" ".join(self.text[:offset].split())), name))
         return out
-
-    @cached_property
-    def _lower_flat(self) -> str:
-        return self.flat.lower()

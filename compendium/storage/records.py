@@ -111,8 +111,9 @@ class Chunk(Record):
     # [kind, start, end] of each block in `text` (heading, paragraph, item, term, definition,
     # quote, code, table); empty for chunks stored before blocks were recorded.
     blocks: list[list[Any]] = field(default_factory=list)
-    # code names of `text` that an example of its section before the chunk made up
-    examples: list[str] = field(default_factory=list)
+    # [name, where in `text` its example ends (0: before the chunk)] of each code name of `text`
+    # that an example of its section made up (ingest.examples)
+    examples: list[list[Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -135,17 +135,25 @@ The `POST` request carries the form data to the server.
 
 ## Another section
 
-A `current_name` is also what a profile stores.
+A `display_name` is what a profile stores.
 """
 
 
-def test_a_chunk_knows_the_names_an_example_before_it_made_up(tmp_path):
+def test_a_chunk_knows_the_names_an_example_of_its_section_made_up(tmp_path):
     doc = parse(tmp_path, EXAMPLE_DOC)
     chunks = chunk_document(doc, max_tokens=300, overlap_tokens=0)
     after = next(c for c in chunks if "pre-fills" in c.text)
-    assert "current_name" not in after.text[:after.text.index("If the template")]  # named in an earlier chunk
-    # made up by the example: named first in its code, not in the section's prose before it
-    assert set(after.examples) == {"current_name", "your_name"}
-    # `POST` was told in prose before the example; a new section starts without the example
+    made = dict(after.examples)
+    # made up by the example (its code wrote them before any heading or prose of the section),
+    # from where the example ends; `POST` was told in prose before it
+    assert set(made) == {"current_name", "your_name"}
+    assert made["current_name"] == made["your_name"] == after.text.index("```\n\nIf the template") + 3
     other = next(c for c in chunks if "profile stores" in c.text)
-    assert other.examples == ()
+    assert other.examples == ()  # no example in its section
+
+
+def test_a_name_told_in_another_sections_prose_is_no_examples_invention(tmp_path):
+    doc = parse(tmp_path, EXAMPLE_DOC + "\n## Reference\n\nThe `your_name` field holds what the visitor typed.\n")
+    chunks = chunk_document(doc, max_tokens=300, overlap_tokens=0)
+    after = next(c for c in chunks if "pre-fills" in c.text)
+    assert set(dict(after.examples)) == {"current_name"}

@@ -349,6 +349,12 @@ class='copiable-anchor'> &para;</a></span></dt>
     assert definitions(older) == [("`void gcry_cipher_close (gcry_cipher_hd_t h)`: This function releases the context "
                                    "created by `gcry_cipher_open`.", "gcry_cipher_close", "")]
     assert "¶" not in older.text
+    # @defmacx: a second signature of the same description opens with its category too
+    two = read(tmp_path, "macros.html", """<html><body><h3>Defining symbols</h3><dl class="def">
+<dt id="index-DEFINE-1"><span class="category">Macro: </span><span><strong>DEFINE</strong> <em>(<var>variable</var>, <var>value</var>)</em></span></dt>
+<dt id="index-DEFINE-2"><span class="category">Macro: </span><span><strong>DEFINE</strong> <em>(<var>variable</var>)</em></span></dt>
+<dd><p>Define <var>variable</var> to <var>value</var>.</p></dd></dl></body></html>""")
+    assert definitions(two) == [("`DEFINE (variable, value), DEFINE (variable)`: Define variable to value.", "DEFINE", "")]
 
 
 def test_a_name_heading_is_defined_by_its_first_paragraph_after_its_field_lines(tmp_path):

@@ -118,3 +118,16 @@ interface: An instance is passed an object when it is constructed.</p>
     lead = [line for line in pages["ConstantInitializer"].markdown.split("\n\n") if line.strip()][1]
     assert lead.startswith("`ConstantInitializer<T>`: A very simple implementation"), lead
     assert "A specialized semaphore implementation" in pages["TimedSemaphore"].markdown
+
+
+def test_a_macro_page_opens_with_its_entry_when_the_entry_names_it_by_its_signature(tmp_path):
+    # texinfo's @defmac: the label is the macro's signature; its one-line description is the definition
+    manual = """<html><head><title>Writing Testsuites</title></head><body><h3>Writing Testsuites</h3>
+<dl class="def"><dt id="index-AT_005fINIT-1"><span class="category">Macro: </span><span><strong>AT_INIT</strong> \
+<em>(<span class="roman">[</span><var>name</var><span class="roman">]</span>)</em></span></dt>
+<dd><p>Initialize Autotest. Giving a <var>name</var> to the test suite is encouraged if your package includes \
+several test suites.</p></dd></dl>
+<p>The test suite runs AT_INIT first. AT_INIT is required in every test suite.</p></body></html>"""
+    pages = _compile(tmp_path, {"testsuites.html": manual})
+    lead = pages["AT_INIT"].markdown.split("\n\n")[1]
+    assert lead.startswith("`AT_INIT ([name])`: Initialize Autotest.")

@@ -17,7 +17,7 @@ from .subjects import release_notes
 _ANAPHORA = re.compile(
     r"^(?:It|Its|This|These|That|Those|They|Their|Them|He|She|Such|Both|Here|There|Then|"
     r"Also|However|Otherwise|Instead|Therefore|Thus|Hence|Second|Third|Finally|Next|"
-    r"But|And|Or|Nor|So|Yet|Moreover|Furthermore|Besides|Likewise|Similarly|Still|Nevertheless|"
+    r"But|And|Or|Nor|So|Yet|Moreover|Furthermore|Additionally|Besides|Likewise|Similarly|Still|Nevertheless|"
     r"Nonetheless|Meanwhile|Consequently|Accordingly|In\s+addition|In\s+this\s+case|"
     r"In\s+that\s+case|On\s+the\s+other\s+hand|As\s+a\s+result|For\s+this\s+reason|"
     r"(?:With|Without|From|For|By|In|On|To|Of|Through)\s+(?:it|them)(?=[\s,])"
@@ -315,7 +315,7 @@ def _may_lead(text: str) -> bool:
     """Neither leaning on the sentence before nor full of code marks (cached: a sentence is in
     the pool of every page it is evidence for)."""
     return (not _leans_back(text) and not points_back(text, subjectless=False) and not never_alone(text)
-            and len(_CODE_MARKS.findall(text)) < 4)
+            and len(_CODE_MARKS.findall(text, entry_label(text))) < 4)  # an entry's signature is its label
 
 
 def _leans_back(text: str, possessive: bool = True) -> bool:

@@ -213,8 +213,14 @@ def _distinctive(word: str) -> bool:
 def name_key(name: str) -> str:
     """Normalised form used to tell two mentions of one name apart from two names."""
     text = _NON_WORD.sub(" ", name.replace("()", "")).lower()
+    if _CONSTANT.match(name.strip().strip("`").removesuffix("()")):
+        return " ".join(t for t in _TOKEN_SPLIT.split(text) if t)  # AC_CHECK_FUNCS is not AC_CHECK_FUNC
     tokens = [singular(t) for t in _TOKEN_SPLIT.split(text) if t]
     return " ".join(tokens)
+
+
+# A macro's or constant's name (AC_CHECK_FUNCS, O_NONBLOCK): letter for letter, no plural of another.
+_CONSTANT = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
 
 def singular(word: str) -> str:

@@ -118,9 +118,9 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
             opens = item.kind == "excerpt" and opens_chunk and not any_kept
             any_kept = True
             words, marks = stems - subject, code - subject_marks
-            # an entry names what it defines, whatever example showed the name first
-            example = not item.opens_entry(at) and not _DEFINITION_OPENING.match(text) and \
-                _on_example(text, at, item.examples, subject_marks)
+            # an entry's text names what it defines, whatever example showed the name first
+            example = not item.opens_entry(at) and item.entry_at(at)[0] < 0 and not _DEFINITION_OPENING.match(text) \
+                and _on_example(text, at, item.examples, subject_marks)
             twin, restates = (exact[flat], False) if flat in exact else \
                 _twin(pool, flat, stems, words, marks, item.document)
             if twin is not None:
@@ -182,7 +182,7 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     entry_term=entry[1],
                     opens_entry=item.opens_entry(at),
                     on_example=example,
-                    intro=item.intro_at(at),
+                    intro=item.intro_at(at) if not text.startswith("`") else -1,  # "`split()` the watch ..." names its own
                 )
             )
             exact[flat] = pool[-1]

@@ -86,13 +86,14 @@ class DefinitionLists:
     def _term(self, dl: dict[str, Any]) -> tuple[str, str, str, bool]:
         """(term as written, the name it defines, its owner, written as code) of a dl item."""
         terms = [" ".join(t.replace("`", "").split()) if dl["sig"] else t for t in dl["terms"]]  # one signature
-        term = ", ".join(unquoted(t.strip(" ,")) for t in terms)
         name = dl["names"][0] if dl["names"] else ""
-        category = _DEF_CATEGORY.match(term)
-        if category and not name and dl.get("bold"):
-            # texinfo's @deffn: "Function: char * ngettext (...)", the name in bold
-            term, name = term[category.end():].strip(), dl["bold"][0]
+        if not name and dl.get("bold") and _DEF_CATEGORY.match(terms[0].strip(" ,")):
+            # texinfo's @deffn: "Function: char * ngettext (...)", the name in bold; each of an
+            # @deffnx's further signatures opens with the category too
+            terms = [_DEF_CATEGORY.sub("", t.strip(" ,"), count=1) for t in terms]
+            name = dl["bold"][0]
             dl["sig"] = dl["sig"] or True
+        term = ", ".join(unquoted(t.strip(" ,")) for t in terms)
         scope = next((p.strip(" .,") for p in dl["prenames"] if p.strip(" .,")), "")
         ident = dl["id"]
         if dl["sig"] and not scope and name and ident.endswith("." + name):
