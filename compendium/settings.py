@@ -1,4 +1,8 @@
-"""Settings: loaded once at the edge (workspace compendium.yaml + environment), then passed down."""
+"""Settings: loaded once at the edge (workspace compendium.yaml + environment), then passed down.
+
+Loading imports pydantic and yaml, not the templates' schema: a file's `groups:` are checked
+against the template groups' model only when the file has them (a question pays for neither).
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,24 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ConfigError, WorkspaceError
-from .templates.groups import TemplateGroup
-from .templates.loader import YamlDocument, located, read_yaml, require_mapping, validate_model
-from .templates.registry import template_names
+from .templates.yaml_document import (
+    YamlDocument,
+    located,
+    read_yaml,
+    require_mapping,
+    validate_model,
+)
 from .workspace import CONFIG_FILE, STATE_DIR, STORE_FILE
+
+if TYPE_CHECKING:
+    from .templates.groups import TemplateGroup
 
 
 @dataclass(frozen=True)
@@ -149,7 +161,21 @@ class _SettingsFile(_FileModel):
     embedding: _EmbeddingFile | None = None
     distributed: _DistributedFile | None = None
     token_budget: int | None = Field(None, ge=1)
-    groups: list[TemplateGroup] | None = None
+    groups: list[Any] | None = None  # checked by _with_groups() where a file has them
+
+
+@cache
+def _with_groups() -> type[_SettingsFile]:
+    """The settings file's model with its groups checked as template groups."""
+    from pydantic import create_model
+
+    from .templates.groups import TemplateGroup
+
+    return create_model("_SettingsFile", __base__=_SettingsFile, groups=(list[TemplateGroup] | None, None))
+
+
+def _file_model(data: Mapping[str, Any]) -> type[_SettingsFile]:
+    return _with_groups() if data.get("groups") is not None else _SettingsFile
 
 
 # Environment variables that override a setting (key in compendium.yaml terms).
@@ -211,9 +237,11 @@ def load_groups(workspace: Path) -> list[TemplateGroup]:
     """The `groups:` of WORKSPACE/compendium.yaml; a group naming a template that does not
     exist is an error with its line."""
     root = Path(workspace).expanduser().absolute()
+    from .templates.registry import template_names
+
     doc, data = _parse_file(root, os.environ)
-    parsed = validate_model(_SettingsFile, data, doc, error=ConfigError)
-    groups = parsed.groups or []
+    parsed = validate_model(_file_model(data), data, doc, error=ConfigError)
+    groups: list[TemplateGroup] = parsed.groups or []
     known = template_names(root)
     for index, group in enumerate(groups):
         if group.template not in known:
@@ -264,7 +292,7 @@ def _parse_file(root: Path, env: Mapping[str, str]) -> tuple[YamlDocument, dict[
 
 def _read_file(root: Path, env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
     doc, data = _parse_file(root, env)
-    parsed = validate_model(_SettingsFile, data, doc, error=ConfigError)
+    parsed = validate_model(_file_model(data), data, doc, error=ConfigError)
     values = _flatten(parsed.model_dump(exclude_none=True, exclude={"groups"}))
     origin = {key: f"{doc.source}:{doc.line_of(tuple(key.split('.')))}" for key in values}
     return values, origin

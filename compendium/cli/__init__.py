@@ -11,11 +11,18 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import CompendiumError
+from ..lazy_names import lazy_getattr
 from . import build, questions, server, store, templates, workspace
 from .build import COMPILE_EXIT_CODES
-from .progress import bar_end
+
+if TYPE_CHECKING:
+    from .progress import bar_end
+
+# bar_end is loaded when asked for: a question draws no bars (nor imports the compile's events)
+__getattr__ = lazy_getattr(__name__, {"bar_end": ".progress"}, globals())
 
 __all__ = ["CLOSED_PIPE", "COMPILE_EXIT_CODES", "INTERRUPTED", "bar_end", "build_parser", "main"]
 

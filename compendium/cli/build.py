@@ -8,10 +8,12 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .progress import BarProgress, PlainProgress
 from .workspace import workspace_settings
+
+if TYPE_CHECKING:
+    from .progress import BarProgress, PlainProgress
 
 # A compile exits with its status's code (README, "Exit codes").
 COMPILE_EXIT_CODES = {"succeeded": 0, "failed": 1, "budget_exceeded": 6, "cancelled": 7, "partial": 8}
@@ -23,6 +25,7 @@ def _workspace_flag(args: argparse.Namespace) -> str:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from ..operations import compile_workspace
+    from .progress import BarProgress, PlainProgress
 
     settings = workspace_settings(args)
     sink: PlainProgress | BarProgress = BarProgress() if sys.stderr.isatty() and not args.plain else PlainProgress()

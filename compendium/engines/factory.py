@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError
-from ..settings import Settings
-from ..templates.schema import Template
-from .base import Embedder, Engine
-from .cache import ResponseCache
-from .usage import UsageMeter
+
+if TYPE_CHECKING:  # annotations only: a question imports no settings schema nor the templates'
+    from ..settings import Settings
+    from ..templates.schema import Template
+    from .base import Embedder, Engine
+    from .cache import ResponseCache
+    from .usage import UsageMeter
 
 OFFLINE = "offline"
+
+
+def names_models(settings: Settings) -> bool:
+    """Whether the template's `models:` can change what build_engine and build_embedder give:
+    only when an endpoint is configured. Offline, the engines are the same whatever it names,
+    so a question need not load (and parse) the template."""
+    return bool(settings.llm.base_url or settings.embedding.base_url)
 
 
 def build_engine(
@@ -31,14 +42,18 @@ def build_engine(
 
 
 def build_embedder(
-    settings: Settings, template: Template, *, usage: UsageMeter, cache: ResponseCache | None = None
+    settings: Settings, template: Template | None, *, usage: UsageMeter,
+    cache: ResponseCache | None = None,
 ) -> Embedder:
     """The endpoint's embedder when one is configured, else the offline hashed n-gram one.
 
     An embedding endpoint of its own (settings.embedding.base_url) wins; a template that
     names an embedding model other than "offline" uses the LLM endpoint when there is one.
+    `template` may be None where names_models(settings) is false.
     """
-    named = template.models.embedding
+    if template is None and names_models(settings):
+        raise ValueError("an endpoint is configured: the template names the embedding model")
+    named = template.models.embedding if template is not None else None
     wants_model = bool(named) and named != OFFLINE
     if settings.embedding.base_url or (wants_model and settings.llm.base_url):
         from .openai_embedder import OpenAIEmbedder

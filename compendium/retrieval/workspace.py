@@ -1,7 +1,8 @@
 """Retrieval over a workspace's knowledge base: the store, embedder and LLM its settings name.
 
-Imports stay to what a question runs: the store's backend, the engines' factory and the
-template (it names the embedder); not operations, which brings in the compiler.
+Imports stay to what a question runs: the store's backend and the engines' factory; the
+template (it names the models) only where an endpoint is configured; not operations, which
+brings in the compiler.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..engines.factory import build_embedder, build_engine, passage_embedder
+from ..engines.factory import build_embedder, build_engine, names_models, passage_embedder
 from ..engines.usage import UsageMeter
 from ..storage.base import Store
 from ..storage.response_cache import StoreResponseCache
@@ -40,8 +41,9 @@ async def sources_for(
     store: Store, settings: Settings, template: Template | None = None
 ) -> AsyncIterator[Sources]:
     """The knowledge base's embedder (its entity vectors were made by it) and LLM client, under
-    the settings' token budget, closed afterwards. `template`: the workspace's default."""
-    if template is None:
+    the settings' token budget, closed afterwards. `template`: the workspace's default, read
+    only where an endpoint is configured (offline it cannot change the engines)."""
+    if template is None and names_models(settings):
         from ..templates.registry import load_template
 
         template = load_template(settings.default_template, workspace=settings.workspace)

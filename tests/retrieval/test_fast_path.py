@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from compendium.engines.static_embedder import StaticEmbedder
 from compendium.operations import opened_store
@@ -80,16 +81,32 @@ def test_the_static_embedder_gives_one_vector_per_text_whatever_else_is_in_the_b
     assert np.allclose(reversed_batch, together, atol=1e-6)
 
 
-def test_a_retrieve_process_imports_neither_the_compiler_nor_the_answer_checks():
+# What a question does not run: the compiler, the template's schema and its Jinja prompts (an
+# offline workspace's template names no model), the engines' task models, the LLM client, the
+# compile's progress events, and numpy.ma (np.unique's)
+NOT_ON_THE_QUERY_PATH = (
+    "compendium.operations", "compendium.compiler", "compendium.templates.schema",
+    "compendium.templates.loader", "jinja2", "compendium.engines.base", "compendium.engines.tasks",
+    "compendium.engines.llm", "compendium.engines.openai_client", "openai",
+    "compendium.pipeline.events", "rich", "safetensors", "numpy.ma",
+)
+
+
+@pytest.mark.parametrize(("command", "also_absent"), [
+    ("retrieve", ("compendium.retrieval.answer", "compendium.retrieval.rewrite")),
+    ("ask", ()),
+])
+def test_a_question_process_imports_only_what_it_runs(compiled_copy, command, also_absent):
+    absent = NOT_ON_THE_QUERY_PATH + also_absent
     code = (
-        "import sys; from compendium.cli import main; import compendium.retrieval.workspace, "
-        "compendium.retrieval.retrieve; "
-        "print([m for m in ('compendium.operations', 'compendium.compiler.orchestrator', "
-        "'compendium.retrieval.answer', 'compendium.retrieval.rewrite', 'safetensors', 'numpy.ma') "
-        "if m in sys.modules])"
+        "import sys; from compendium.cli import main; "
+        f"code = main(['-w', {str(compiled_copy.workspace)!r}, {command!r}, {QUESTIONS[2]!r}]); "
+        f"print('imported:', [m for m in {absent!r} if m in sys.modules]); sys.exit(code)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]", done.stdout
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "[C1]" in done.stdout  # it answered, from the passages
+    assert done.stdout.rstrip().endswith("imported: []"), done.stdout[-300:]
 
 
 def test_the_question_rewrite_model_is_still_importable_from_terms():
