@@ -173,7 +173,7 @@ async def _ask(ws: Path, llm: bool) -> list[dict[str, Any]]:
 def _summary(report: dict[str, Any], wall: float, pages: list[dict[str, Any]], asks: list[dict[str, Any]]) -> dict[str, Any]:
     phases = report.get("phases", {})
     mapped = phases.get("map", {})
-    details = mapped.get("details", {})
+    details = mapped.get("details") or mapped  # the report keeps a phase's details beside its counts
     empty = details.get("empty_chunks", 0)
     refine = phases.get("refine", {})
     totals = report.get("totals", {})
@@ -184,7 +184,7 @@ def _summary(report: dict[str, Any], wall: float, pages: list[dict[str, Any]], a
                 "failed": mapped.get("failed", 0), "split_batches": details.get("split_batches", 0),
                 "batches": details.get("batches", 0)},
         "refine": {"pages": refine.get("items", 0), "written": refine.get("done", 0), "failed": refine.get("failed", 0),
-                   "withheld": refine.get("details", {}).get("withheld", 0)},
+                   "withheld": (refine.get("details") or refine).get("withheld", 0)},
         "counts": report.get("counts", {}),
         "calls": {name: p.get("llm_calls", 0) for name, p in phases.items() if p.get("llm_calls")},
         "tokens": {"prompt": totals.get("prompt_tokens", 0), "completion": totals.get("completion_tokens", 0)},
