@@ -38,7 +38,7 @@ class DocumentExamples:
     def __init__(self, text: str, sections: list[list[Block]]):
         self.text = text
         self.sections = sections
-        self._lower: dict[int, list[tuple[str, str]]] = {}  # section -> its blocks' (kind, lowercase text)
+        self._lower: dict[int, list[tuple[str, str, set[str]]]] = {}  # section -> its blocks' (kind, text, words)
         self._told: dict[str, int] | None = None  # a word of the prose -> how many sections' prose says it
         self._prose: list[set[str]] = []
         self._made: dict[tuple[int, str], int] = {}
@@ -62,8 +62,12 @@ class DocumentExamples:
         if found is None:
             blocks = self._lower.get(index)
             if blocks is None:
-                blocks = self._lower[index] = [(b.kind, self.text[b.start:b.end].lower()) for b in self.sections[index]]
-            first = next((i for i, (_kind, said) in enumerate(blocks) if key in said), -1)
+                blocks = self._lower[index] = [(b.kind, self.text[b.start:b.end].lower(), _words(self.text[b.start:b.end]))
+                                               for b in self.sections[index]]
+            # a word for a word: `form.clean` is not in `form.cleaned_data`
+            wordlike = _WORDLIKE.fullmatch(key) is not None
+            first = next((i for i, (_kind, said, words) in enumerate(blocks) if (key in words if wordlike else key in said)),
+                         -1)
             found = -1
             if first >= 0 and blocks[first][0] == "code" and not self._told_elsewhere(index, key):
                 found = self.sections[index][first].end
@@ -95,12 +99,12 @@ _WORDS = re.compile(r"[\w$@-][\w$@.:/-]*")
 
 
 def _words(text: str) -> set[str]:
-    """The words of a block, lowercased, a dotted one also in its parts ("form.is_valid" and
-    "is_valid"), trailing punctuation off."""
+    """The words of a block, lowercased, a dotted one or a path also in its parts ("form.is_valid"
+    and "is_valid", "django-polls/docs" and "docs"), trailing punctuation off."""
     out = set()
     for word in _WORDS.findall(text.lower()):
         word = word.rstrip(".:/-")
         out.add(word)
-        if "." in word:
-            out.update(part for part in word.split(".") if part)
+        if "." in word or "/" in word:  # "django-polls/docs" names `docs` too
+            out.update(part for part in re.split(r"[./]", word) if part)
     return out

@@ -53,27 +53,33 @@ class Leaning:
                 run.append(block)
                 continue
             if run and previous and previous[0] == "paragraph":
-                found = self._list_after(previous, run)
-                if found is not None:
-                    out.append(found)
+                out.extend(self._items_after(previous, run))
             run = []
             if block and block[0] not in ("code", "table"):
                 previous = block
         return tuple(out)
 
-    def _list_after(self, paragraph: list, items: list[list]) -> tuple[int, int, int] | None:
+    def _items_after(self, paragraph: list, items: list[list]) -> list[tuple[int, int, int]]:
+        """(start, end, intro) of each item of a list after `paragraph` that finishes its last
+        sentence; none when that sentence is whole. An item opening with a code name ("`suspend()`
+        the watch to pause it.", "`'version'`: a string ...") says what it is about itself."""
         intro = " ".join(self.text[paragraph[1]:paragraph[2]].split())
-        if not _OPEN_CLAUSE.search(intro):
-            return None
-        last = split_sentences(intro)[-1:] or [intro]
         at = self.flat.find(intro)
-        first = " ".join(self.text[items[0][1]:items[0][2]].split())
-        begin = self.flat.find(first[:80], at) if at >= 0 else -1
-        if begin < 0:
-            return None
-        closing = " ".join(self.text[items[-1][1]:items[-1][2]].split())
-        end = self.flat.find(closing[:80], begin)
-        return begin, (end + len(closing)) if end >= 0 else begin + len(first), at + intro.rfind(" ".join(last[0].split()))
+        if at < 0 or not _OPEN_CLAUSE.search(intro):
+            return []
+        last = split_sentences(intro)[-1:] or [intro]
+        opening = at + intro.rfind(" ".join(last[0].split()))
+        out = []
+        begin = at
+        for item in items:
+            said = " ".join(self.text[item[1]:item[2]].split())
+            begin = self.flat.find(said[:80], begin)
+            if begin < 0:
+                break
+            if not said.lstrip("-*0123456789. ").startswith("`"):
+                out.append((begin, begin + len(said), opening))
+            begin += len(said)
+        return out
 
     def intros(self, position: int, text: str) -> list[tuple[int, int, int]]:
         """The lists (start, end, intro, as `position`) that `text`, found at `position` of the

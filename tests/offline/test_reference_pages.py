@@ -7,6 +7,7 @@ import asyncio
 import re
 from pathlib import Path
 
+from compendium.engines.offline.leads import labels_subject
 from compendium.operations import compile_workspace, opened_store
 from compendium.settings import load_settings
 from compendium.storage.records import Page
@@ -131,3 +132,30 @@ several test suites.</p></dd></dl>
     pages = _compile(tmp_path, {"testsuites.html": manual})
     lead = pages["AT_INIT"].markdown.split("\n\n")[1]
     assert lead.startswith("`AT_INIT ([name])`: Initialize Autotest.")
+
+
+TRANSACTIONS = """<html><head><title>Transactions</title></head><body><h1>Transactions</h1>
+<h2>Controlling transactions</h2>
+<dl class="py function"><dt class="sig sig-object py" id="atomic"><span class="sig-name descname"><span class="pre">atomic</span></span><span class="sig-paren">(</span><em class="sig-param"><span class="n"><span class="pre">using</span></span><span class="o"><span class="pre">=</span></span><span class="default_value"><span class="pre">None</span></span></em>, <em class="sig-param"><span class="n"><span class="pre">savepoint</span></span><span class="o"><span class="pre">=</span></span><span class="default_value"><span class="pre">True</span></span></em>, <em class="sig-param"><span class="n"><span class="pre">durable</span></span><span class="o"><span class="pre">=</span></span><span class="default_value"><span class="pre">False</span></span></em><span class="sig-paren">)</span></dt>
+<dd><p>Atomicity is the defining property of database transactions. It guarantees a block of code runs as one.</p></dd></dl>
+<p><code>atomic</code> blocks can be nested. In this case, when an inner block completes successfully, its effects can still be rolled back.</p>
+</body></html>
+"""
+
+
+def test_an_api_entry_leads_its_page_over_prose_naming_it(tmp_path):
+    guide = ("<html><body><h1>Using transactions</h1><p><code>atomic</code> allows us to create a block of code "
+             "within which the atomicity on the database is guaranteed. <code>atomic</code> blocks can be nested.</p>"
+             "</body></html>")
+    pages = _compile(tmp_path, {"transactions.html": TRANSACTIONS, "guide.html": guide})
+    atomic = pages["atomic"].markdown.split("\n\n")[1]
+    assert atomic.startswith("`atomic(using=None, savepoint=True, durable=False)`: Atomicity is the defining property")
+
+
+def test_an_entry_names_its_subject_by_its_signature_but_a_constructor_does_not_name_its_class():
+    assert labels_subject("`AT_INIT ([name])`: Initialize Autotest.", {"at_init"})
+    assert labels_subject("`atomic(using=None, savepoint=True)`: Atomicity is ...", {"atomic()"})
+    assert labels_subject("`class storage.fallback.FallbackStorage`: This class ...", {"fallbackstorage"})
+    assert labels_subject("`class ModelForm(x)`: Builds a form from a model.", {"modelform"})
+    assert not labels_subject("`EventListenerSupport(Class<L> listenerInterface)`: Creates ...", {"eventlistenersupport"})
+    assert not labels_subject("AT_INIT is required in every test suite.", {"at_init"})

@@ -156,6 +156,25 @@ class _NameMatcher:
 _SIGNATURE_KIND = re.compile(r"(?:class|exception|def|function|method|attribute|data|property|interface|enum)\s+")
 
 
+_CALL = re.compile(r"\s*\(.*$", re.S)
+
+
+def labels_subject(text: str, names: set[str]) -> bool:
+    """Whether an entry's label names the subject (`names` lowercased) by its signature:
+    "`AT_INIT ([name])`: ...", "`atomic(using=None)`: ...", "`class storage.fallback.FallbackStorage`: ..."."""
+    end = entry_label(text)
+    if not end:
+        return False
+    written = text[:end].strip().rstrip(":").strip("`*")
+    kind = _SIGNATURE_KIND.match(written.lower())
+    name = _CALL.sub("", written[kind.end():] if kind else written).strip()
+    if not kind and "(" in written and name[:1].isupper() and any(c.islower() for c in name):
+        return False  # "`EventListenerSupport(Class<L> listenerInterface)`": a constructor, not its class
+    bare = {n.strip("`*").removesuffix("()") for n in names}
+    name = name.lower()
+    return name in bare or name.rpartition(".")[2] in bare
+
+
 @lru_cache(maxsize=4096)
 def _matcher(names: tuple[str, ...]) -> _NameMatcher:
     return _NameMatcher(names)
@@ -220,11 +239,19 @@ def _best_lead(
     naming = []
     for s in usable:
         m = matcher.opening(s.text)
+        # the authors' entry for the subject, its label a signature ("`atomic(using=None, ...)`: ...",
+        # "`class storage.fallback.FallbackStorage`: ..."): its authored definition
+        labelled = request.kind != "topic" and s.opens_entry and labels_subject(s.text, names) \
+            and not points_ahead(s.text)
+        if m is None and labelled:
+            m = entry_label(s.text)
         headed = s.opens_section and _names_heading(s.section.lower().strip("`*"), names)
         own = any(_names_heading(h, names) for h in s.headings)  # from the passage about the subject itself
         described = bool(description) and (s.text == description or s.text in description)
         if m is not None and STRONG.match(s.text[m:]):
             tier = 0.0  # "X is a ...", "X refers to ...", "X — does ..."
+        elif labelled:
+            tier = 0.3
         elif headed or (m is not None and own and s.opens_section and s.section.lower() in _DESCRIBING):
             tier = 0.4  # a glossary entry, a reference page's "Description": the authors' own opening
         elif described and (s.opens_section or request.kind != "topic"):

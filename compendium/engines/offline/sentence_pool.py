@@ -182,7 +182,7 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
                     entry_term=entry[1],
                     opens_entry=item.opens_entry(at),
                     on_example=example,
-                    intro=item.intro_at(at) if not text.startswith("`") else -1,  # "`split()` the watch ..." names its own
+                    intro=item.intro_at(at),
                 )
             )
             exact[flat] = pool[-1]

@@ -11,7 +11,15 @@ from ...tokens import count_tokens
 from ..tasks import PageRequest
 from .definitions import defines_heading
 from .layout import render_default
-from .leads import _choose_lead, _history, _matcher, _names, _names_heading, _needs_before
+from .leads import (
+    _choose_lead,
+    _history,
+    _matcher,
+    _names,
+    _names_heading,
+    _needs_before,
+    labels_subject,
+)
 from .sentence_pool import (
     _DEFINITION_OPENING,
     _ENDS_SENTENCE,
@@ -118,16 +126,7 @@ def _about_subject(request: PageRequest, pool: list[_Sentence]) -> list[_Sentenc
     names = {n.lower().strip("`*") for n in _names(request)}
     matcher = _matcher(_names(request))
     return [s for s in pool if s.claimed or any(_names_heading(h, names) for h in s.headings[1:])
-            or matcher.opening(s.text) is not None or (s.opens_entry and _labels(s.text, names))]
-
-
-_CALL = re.compile(r"\s*\(.*$", re.S)
-
-
-def _labels(text: str, names: set[str]) -> bool:
-    """Whether an entry's label names the subject by its signature ("`AT_INIT ([name])`: ...")."""
-    end = entry_label(text)
-    return bool(end) and _CALL.sub("", text[:end].strip().rstrip(":").strip("`*").lower()) in names
+            or matcher.opening(s.text) is not None or (s.opens_entry and labels_subject(s.text, names))]
 
 
 # Sentences, headings and titles recur on many pages: their token counts are remembered.
