@@ -19,6 +19,7 @@ FORBIDDEN = [
     ("compendium.distributed", "compendium.phases", "tasks carry engine calls; the phases run in the compile"),
     ("compendium.distributed", "compendium.compiler", "task workers answer engine calls; they run no compile"),
     ("compendium.outline", "compendium.phases", "the outline reads records, plans and graphs, never phase internals"),
+    ("compendium.engines", "compendium.outline", "engines answer one request; how groups are titled is compendium.titles"),
     ("compendium.export", "compendium.phases", "exports read stored records"),
     ("compendium.retrieval", "compendium.phases", "retrieval reads a compiled knowledge base"),
     ("compendium.graph", "compendium.phases", "graph algorithms sit below everything that uses them"),

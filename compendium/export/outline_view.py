@@ -19,7 +19,7 @@ from ..outline.placement import (
 )
 from ..outline.stored import CHUNKS_PER_SUBJECT, published
 from ..outline.subject_edges import subject_edges
-from ..outline.titles import clean_heading
+from ..titles import clean_heading
 from .snapshot import WikiSnapshot
 
 

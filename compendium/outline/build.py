@@ -9,12 +9,12 @@ from collections.abc import Iterable, Sequence
 
 from ..fingerprint import short_id
 from ..graph.communities import WeightedGraph, leiden, update_communities
+from ..titles import names_a_subject
 from .limits import OutlineLimits
 from .merging import merge_groups
 from .node_names import assign_ids, distinct_titles, name_parts_with_their_parent
 from .parts import Group, Leaf, Part, are_parts, as_parts, is_document, key_of, part_tree
-from .titles import by_version, names_a_subject
-from .tree import OutlineNode
+from .tree import OutlineNode, by_version
 
 
 class _Builder:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from .titles import clean_heading
+from ..titles import clean_heading
 from .toc import resolve
 
 MIN_LISTED = 5  # a page listing fewer other pages is no contents page

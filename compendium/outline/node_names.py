@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 
 from ..fingerprint import short_id
 from ..graph.communities import match_previous
+from ..titles import is_keyword_pair, is_part_heading, names_a_subject
 from .limits import OutlineLimits
 from .parts import Leaf
-from .titles import is_keyword_pair, is_part_heading, names_a_subject
 from .tree import OutlineNode
 
 

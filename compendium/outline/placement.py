@@ -8,9 +8,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from ..titles import clean_heading, folder_title, is_part_heading
 from .contents import Listing, contents_tree, entries_of, listed_by
 from .parts import Leaf
-from .titles import clean_heading, folder_title, is_part_heading
 from .toc import TocPage, cut_circles, resolve, toc_tree
 
 _PREFIX = re.compile(r"^([A-Za-z0-9]+)[-_.]")

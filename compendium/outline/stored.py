@@ -16,11 +16,11 @@ from ..storage.base import Store
 from ..storage.document_listing import stored_documents
 from ..storage.plans import PagePlan, Subject, sorted_unique
 from ..storage.records import CacheEntry, Chunk, Document, Entity, Relation
+from ..titles import clean_heading
 from .build import build_outline
 from .limits import OutlineLimits
 from .placement import SourceDocument, SourcePassage, Structure, place
 from .subject_edges import subject_edges
-from .titles import clean_heading
 from .tree import OutlineNode, outline_json
 
 OUTLINE_KEY = "outline"

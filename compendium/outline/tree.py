@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,3 +108,15 @@ def parent_titles(roots: Sequence[OutlineNode]) -> dict[str, str]:
         out[node.id] = parent
         stack.extend((c, node.title) for c in node.children)
     return out
+
+
+_VERSION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+)(?![\w.]*\d)")
+
+
+def by_version(nodes: list[OutlineNode]) -> list[OutlineNode]:
+    """Release notes, newest first: children most of whose titles carry a version ("Version 1.2
+    (2021-06-04)", "Django 3.2 release notes") in the order of their versions; others after them."""
+    versions = {id(n): tuple(int(x) for x in m.group(1).split(".")) for n in nodes if (m := _VERSION.search(n.title))}
+    if len(nodes) < 2 or len(versions) < 0.8 * len(nodes):
+        return nodes
+    return sorted(nodes, key=lambda n: (id(n) not in versions, tuple(-x for x in versions.get(id(n), ()))))

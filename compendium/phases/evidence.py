@@ -11,7 +11,7 @@ from ..engines.offline.definitions import Definer, defines_heading
 from ..engines.offline.sentences import split_sentences
 from ..engines.tasks import EvidenceItem
 from ..fingerprint import text_hash
-from ..outline.titles import clean_heading
+from ..titles import clean_heading
 from .claim_index_keys import text_key
 from .excerpts import (
     EXCERPT_WORDS,

@@ -11,11 +11,11 @@ from ..engines.tasks import EntitySketch, TopicRequest
 from ..errors import BudgetExceeded, EngineError, EngineUnavailable
 from ..fingerprint import fingerprint, short_id
 from ..graph.communities import match_previous, membership_fingerprint, update_communities
-from ..outline.titles import TOPIC_HEADING_SHARE, title_from_members
 from ..pipeline.context import CompileContext
 from ..storage.records import CacheEntry, Chunk, Entity, Page, Relation, Topic
 from ..storage.slugs import unique_slug
 from ..templates.schema import Template
+from ..titles import TOPIC_HEADING_SHARE, title_from_members
 from .claim_index import ClaimIndex
 from .claim_index_store import regroup
 from .page_titles import member_named_like

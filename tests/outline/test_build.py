@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from compendium.outline import Leaf, OutlineLimits, OutlineNode, build_outline
 from compendium.outline.placement import SourceDocument, SourcePassage, Structure, place
-from compendium.outline.titles import clean_heading, is_keyword_pair
+from compendium.titles import clean_heading, is_keyword_pair
 
 from .graphs import cliques, leaves_of
 
@@ -365,7 +365,7 @@ def test_a_root_past_a_quarter_of_the_pages_is_opened_into_the_authors_parts():
 
 
 def test_release_notes_are_listed_newest_version_first():
-    from compendium.outline.titles import by_version as _by_version
+    from compendium.outline.tree import by_version as _by_version
 
     nodes = [OutlineNode(id=t, title=t) for t in
              ("Version 1.1 (2020-02-22)", "Version 1.10.0 (2022-09-27)", "Version 0.16 (2016-11-04)", "Version 1.2")]

@@ -1,6 +1,6 @@
 """The outline's rule for naming a group by its members, shared by the topic namers."""
 
-from compendium.outline.titles import TOPIC_HEADING_SHARE, title_from_members
+from compendium.titles import TOPIC_HEADING_SHARE, title_from_members
 
 CENTRAL = ["VACUUM", "autovacuum", "visibility map", "FREEZE"]
 

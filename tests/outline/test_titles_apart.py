@@ -80,7 +80,7 @@ async def test_a_community_named_like_a_member_has_that_members_page(tmp_path: P
 
 
 def test_a_value_or_placeholder_names_no_group():
-    from compendium.outline.titles import names_a_subject
+    from compendium.titles import names_a_subject
 
     assert not any(names_a_subject(t) for t in ("null", "true", "`None`", "str", "-k", "42"))
     assert all(names_a_subject(t) for t in ("StringUtils", "indexOf()", "git-am(1)", "WAL", "Range"))

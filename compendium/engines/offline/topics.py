@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ...outline.titles import (
+from ...titles import (
     PART_HEADINGS,
     TOPIC_HEADING_SHARE,
     names_a_subject,

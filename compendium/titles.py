@@ -1,11 +1,11 @@
-"""Node titles: the authors' headings cleaned of their numbering, or the name of a central member."""
+"""Titles of groups of pages (outline nodes, topics): the authors' headings cleaned of their
+numbering, or the name of a central member. Plain text rules, below the phases, the engines and
+the outline that all name groups."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-
-from .tree import OutlineNode
 
 # "Chapter 5. ", "Part II. ", "Appendix F. ", "5.4. ", "16. " at the start of a heading (a part
 # lettered in capitals only: "Section a new approach" keeps its words).
@@ -92,15 +92,3 @@ def names_a_subject(title: str) -> bool:
     if text.lower() in _LITERALS or not any(c.isalpha() for c in text):
         return False
     return not (len(text) <= 3 and text == text.lower())
-
-
-_VERSION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+)(?![\w.]*\d)")
-
-
-def by_version(nodes: list[OutlineNode]) -> list[OutlineNode]:
-    """Release notes, newest first: children most of whose titles carry a version ("Version 1.2
-    (2021-06-04)", "Django 3.2 release notes") in the order of their versions; others after them."""
-    versions = {id(n): tuple(int(x) for x in m.group(1).split(".")) for n in nodes if (m := _VERSION.search(n.title))}
-    if len(nodes) < 2 or len(versions) < 0.8 * len(nodes):
-        return nodes
-    return sorted(nodes, key=lambda n: (id(n) not in versions, tuple(-x for x in versions.get(id(n), ()))))
