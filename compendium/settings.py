@@ -1,7 +1,7 @@
 """Settings: loaded once at the edge (workspace compendium.yaml + environment), then passed down.
 
-Loading imports pydantic and yaml, not the templates' schema: a file's `groups:` are checked
-against the template groups' model only when the file has them (a question pays for neither).
+Loading imports yaml, not the templates' schema, and pydantic only where a value must be
+converted or judged (settings_file.py): a question pays for neither.
 """
 
 from __future__ import annotations
@@ -10,13 +10,11 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from .errors import ConfigError, WorkspaceError
+from .settings_file import GROUPS, KEYS, SECTIONS, checked, file_model
 from .templates.yaml_document import (
     YamlDocument,
     located,
@@ -111,73 +109,6 @@ class Settings:
 # ---- the loader --------------------------------------------------------------------------
 # Precedence, lowest first: defaults < compendium.yaml < COMPENDIUM_* environment < overrides.
 
-_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
-
-
-class _FileModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class _LLMFile(_FileModel):
-    base_url: str | None = None
-    model: str | None = Field(None, min_length=1)
-    api_key_env: str | None = Field(None, pattern=_ENV_NAME)
-    requests_per_minute: int | None = Field(None, ge=1)
-    tokens_per_minute: int | None = Field(None, ge=1)
-    timeout: float | None = Field(None, gt=0)
-    max_retries: int | None = Field(None, ge=0)
-    retry_wait: float | None = Field(None, ge=0)
-    max_concurrency: int | None = Field(None, ge=1)
-    max_reply_tokens: int | None = Field(None, ge=16)
-    response_format: str | None = Field(None, pattern=r"^(auto|json_schema|json_object|plain)$")
-    context_tokens: int | None = Field(None, ge=512)
-    hedge: bool | None = None
-    price_per_1k_prompt: float | None = Field(None, ge=0)
-    price_per_1k_completion: float | None = Field(None, ge=0)
-
-
-class _EmbeddingFile(_FileModel):
-    base_url: str | None = None
-    model: str | None = Field(None, min_length=1)
-    api_key_env: str | None = Field(None, pattern=_ENV_NAME)
-    batch_size: int | None = Field(None, ge=1)
-    timeout: float | None = Field(None, gt=0)
-    max_retries: int | None = Field(None, ge=0)
-    retry_wait: float | None = Field(None, ge=0)
-
-
-class _DistributedFile(_FileModel):
-    broker: str | None = Field(None, pattern=r"^(redis|rediss)://")
-    visibility_timeout: float | None = Field(None, gt=0)
-    resend_after: float | None = Field(None, gt=0)
-
-
-class _SettingsFile(_FileModel):
-    title: str | None = Field(None, min_length=1, max_length=200)
-    knowledge_base: str | None = Field(None, min_length=1)
-    default_template: str | None = Field(None, min_length=1)
-    store: str | None = Field(None, min_length=1)
-    llm: _LLMFile | None = None
-    embedding: _EmbeddingFile | None = None
-    distributed: _DistributedFile | None = None
-    token_budget: int | None = Field(None, ge=1)
-    groups: list[Any] | None = None  # checked by _with_groups() where a file has them
-
-
-@cache
-def _with_groups() -> type[_SettingsFile]:
-    """The settings file's model with its groups checked as template groups."""
-    from pydantic import create_model
-
-    from .templates.groups import TemplateGroup
-
-    return create_model("_SettingsFile", __base__=_SettingsFile, groups=(list[TemplateGroup] | None, None))
-
-
-def _file_model(data: Mapping[str, Any]) -> type[_SettingsFile]:
-    return _with_groups() if data.get("groups") is not None else _SettingsFile
-
-
 # Environment variables that override a setting (key in compendium.yaml terms).
 ENV_OVERRIDES: Mapping[str, str] = {
     "COMPENDIUM_LLM_BASE_URL": "llm.base_url",
@@ -240,7 +171,7 @@ def load_groups(workspace: Path) -> list[TemplateGroup]:
     from .templates.registry import template_names
 
     doc, data = _parse_file(root, os.environ)
-    parsed = validate_model(_file_model(data), data, doc, error=ConfigError)
+    parsed: Any = validate_model(file_model(data), data, doc, error=ConfigError)
     groups: list[TemplateGroup] = parsed.groups or []
     known = template_names(root)
     for index, group in enumerate(groups):
@@ -256,10 +187,7 @@ def load_groups(workspace: Path) -> list[TemplateGroup]:
 
 
 def _known_keys() -> set[str]:
-    keys = {k for k in _SettingsFile.model_fields if k not in ("llm", "embedding", "distributed", "groups")}
-    keys |= {f"llm.{k}" for k in _LLMFile.model_fields}
-    keys |= {f"distributed.{k}" for k in _DistributedFile.model_fields}
-    keys |= {f"embedding.{k}" for k in _EmbeddingFile.model_fields}
+    keys = {f"{section}.{k}" if section else k for section, names in KEYS.items() for k in names}
     return keys | set(_SECRET_KEYS)
 
 
@@ -292,8 +220,10 @@ def _parse_file(root: Path, env: Mapping[str, str]) -> tuple[YamlDocument, dict[
 
 def _read_file(root: Path, env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
     doc, data = _parse_file(root, env)
-    parsed = validate_model(_file_model(data), data, doc, error=ConfigError)
-    values = _flatten(parsed.model_dump(exclude_none=True, exclude={"groups"}))
+    given = checked(data)
+    if given is None:
+        given = validate_model(file_model(data), data, doc, error=ConfigError).model_dump(exclude_none=True)
+    values = _flatten({k: v for k, v in given.items() if k != GROUPS})
     origin = {key: f"{doc.source}:{doc.line_of(tuple(key.split('.')))}" for key in values}
     return values, origin
 
@@ -351,8 +281,29 @@ def _build(
             nested.setdefault(head, {})[tail] = value
         else:
             nested[head] = value
+    given = checked(nested)
+    if given is None:
+        given = _converted(nested, origin)
+    llm, emb = given.get("llm", {}), given.get("embedding", {})
+    llm_key = _secret(values, "llm", llm.get("api_key_env"), llm.get("base_url"), env, origin)
+    emb_key = _secret(values, "embedding", emb.get("api_key_env"), emb.get("base_url"), env, origin)
+    return Settings(
+        llm=LLMSettings(**_given(llm), base_url=llm.get("base_url") or None, api_key=llm_key),
+        embedding=EmbeddingSettings(**_given(emb), base_url=emb.get("base_url") or None, api_key=emb_key),
+        distributed=DistributedSettings(**given.get("distributed", {})),
+        store_url=_store_url(given.get("store"), root),
+        workspace=root,
+        **{k: v for k, v in given.items() if k not in (*SECTIONS, "store", GROUPS)},
+    )
+
+
+def _converted(nested: dict[str, Any], origin: Mapping[str, str]) -> dict[str, Any]:
+    """`nested` converted by pydantic (numbers and flags given as strings), or the first thing
+    wrong with it as a ConfigError naming where it came from."""
+    from pydantic import ValidationError
+
     try:
-        checked = _SettingsFile.model_validate(nested)
+        return file_model(nested).model_validate(nested).model_dump(exclude_none=True)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         key = ".".join(str(p) for p in first["loc"])
@@ -360,30 +311,10 @@ def _build(
             f"{key}: {first['msg']} (got {first.get('input')!r}, from {origin.get(key, key)})",
             field=key,
         ) from exc
-    llm = checked.llm or _LLMFile()
-    emb = checked.embedding or _EmbeddingFile()
-    llm_key = _secret(values, "llm", llm.api_key_env, llm.base_url, env, origin)
-    emb_key = _secret(values, "embedding", emb.api_key_env, emb.base_url, env, origin)
-    return Settings(
-        llm=LLMSettings(
-            **_given(llm, exclude={"api_key_env"}),
-            base_url=llm.base_url or None,
-            api_key=llm_key,
-        ),
-        embedding=EmbeddingSettings(
-            **_given(emb, exclude={"api_key_env"}),
-            base_url=emb.base_url or None,
-            api_key=emb_key,
-        ),
-        distributed=DistributedSettings(**(checked.distributed or _DistributedFile()).model_dump(exclude_none=True)),
-        store_url=_store_url(checked.store, root),
-        workspace=root,
-        **_given(checked, exclude={"store", "llm", "embedding", "distributed", "groups"}),
-    )
 
 
-def _given(model: BaseModel, *, exclude: set[str]) -> dict[str, Any]:
-    return model.model_dump(exclude_none=True, exclude=exclude | {"base_url"})
+def _given(section: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in section.items() if k not in ("api_key_env", "base_url")}
 
 
 def _secret(

@@ -1,22 +1,24 @@
 """YAML files read safely with the line of every key, and validated against a pydantic model
 with errors in the user's words (file, line, dotted key). Shared by templates and the
-workspace settings; it imports yaml and pydantic only, so loading settings costs no template
-schema, Jinja or prompt checks."""
+workspace settings; it imports yaml, and pydantic only when a model is validated, so reading
+settings costs no template schema, Jinja or prompt checks."""
 
 from __future__ import annotations
 
 import typing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
 from yaml.constructor import ConstructorError
 
 from ..errors import CompendiumError, TemplateError
 
 KeyPath = tuple[str | int, ...]
-M = typing.TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = typing.TypeVar("M", bound="BaseModel")
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,8 @@ def validate_model(
 ) -> M:
     """model.model_validate(data); the first error (in file order) becomes `error` with
     file, line and dotted key, and the others are summarised after it."""
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -286,6 +290,8 @@ def _fields_at(model: type[BaseModel], rel: KeyPath) -> list[str]:
 
 
 def _model_in(annotation: Any) -> Any:
+    from pydantic import BaseModel
+
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in typing.get_args(annotation):

@@ -83,9 +83,10 @@ def test_the_static_embedder_gives_one_vector_per_text_whatever_else_is_in_the_b
 
 # What a question does not run: the compiler, the template's schema and its Jinja prompts (an
 # offline workspace's template names no model), the engines' task models, the LLM client, the
-# compile's progress events, and numpy.ma (np.unique's)
+# compile's progress events, pydantic (the settings file's values are of their types), and
+# numpy.ma (np.unique's)
 NOT_ON_THE_QUERY_PATH = (
-    "compendium.operations", "compendium.compiler", "compendium.templates.schema",
+    "pydantic", "compendium.operations", "compendium.compiler", "compendium.templates.schema",
     "compendium.templates.loader", "jinja2", "compendium.engines.base", "compendium.engines.tasks",
     "compendium.engines.llm", "compendium.engines.openai_client", "openai",
     "compendium.pipeline.events", "rich", "safetensors", "numpy.ma",
