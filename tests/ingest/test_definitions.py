@@ -804,3 +804,16 @@ def test_a_page_that_only_redirects_gives_no_passage(tmp_path):
     page = read(tmp_path, "Basics.html", """<html><head><meta http-equiv="Refresh" content="30; url=next.html"></head>
 <body><h1>Basics</h1><p>""" + "A page that refreshes but holds a text of its own is read. " * 10 + "</p></body></html>")
     assert chunk_document(page, max_tokens=400, overlap_tokens=0)
+
+
+def test_older_javadoc_layout_lists_are_no_lists_and_a_copied_description_has_no_label(tmp_path):
+    doc = read(tmp_path, "TextNode.html", """<html><body><h2 title="Class TextNode">Class TextNode</h2>
+<div class="description"><ul class="blockList"><li class="blockList"><pre>public class TextNode extends Node</pre>
+<div class="block">A text node holds the characters between two tags.</div></li></ul></div>
+<ul class="blockList"><li class="blockListLast"><h4>hasAttributes</h4><pre>public boolean hasAttributes()</pre>
+<div class="block"><span class="descfrmTypeLabel">Description copied from class:&nbsp;<code><a href="Node.html">Node\
+</a></code></span></div><div class="block">Check if this node has any attributes.</div></li></ul></body></html>""")
+    assert "A text node holds the characters between two tags." in doc.text
+    assert "- A text node" not in doc.text  # a block of the page, not a list's item
+    assert "Description copied from" not in doc.text
+    assert not any(b.kind == "item" for b in doc.blocks)

@@ -19,6 +19,7 @@ from .html_tags import (
     BLOCKS,
     HEADINGS,
     INLINE_CODE,
+    LAYOUT_LISTS,
     PAGE_TITLE_BOX,
     SKIP,
     class_names,
@@ -180,6 +181,8 @@ class _Events(DefinitionLists, TableLayout):
             return "inline"
         if tag in _NOT_PROSE:
             self._terms_out()
+        if tag in ("ul", "li") and LAYOUT_LISTS.intersection(class_names(attrib)):
+            tag = "div"
         grid = tag == "div" and self._grid_role(class_names(attrib))
         if grid:
             tag = grid  # a summary grid of names and what each is: read as a definition list

@@ -40,7 +40,11 @@ _MEMBER_SUMMARY = re.compile(
 )
 # Sphinx's "¶" anchors and "[source]" links; texinfo's "¶" anchors (copiable-anchor, -link);
 # Doxygen's "◆" anchors (permalink)
-_INLINE_CHROME = frozenset({"headerlink", "viewcode-link", "copiable-anchor", "copiable-link", "permalink"})
+# older Javadoc's "Description copied from class: Node" over an inherited member's text
+_INLINE_CHROME = frozenset({"headerlink", "viewcode-link", "copiable-anchor", "copiable-link", "permalink",
+                            "descfrmTypeLabel"})
+# older Javadoc lays out each block of a page in a list of one item: no list, no item
+LAYOUT_LISTS = frozenset({"blockList", "blockListLast"})
 # Doxygen's group breadcrumb inside a page's title ("The libssh API" under its module's name)
 _BLOCK_CHROME = frozenset({"ingroups"})
 # Doxygen's page title box: the page's own title, where <title> puts the project's name first
