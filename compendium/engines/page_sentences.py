@@ -114,6 +114,7 @@ def _copied_whole(sentence: str, labels: Sequence[str], texts: dict[str, str]) -
 
 
 _LIST_NUMBER = re.compile(r"\s+\d{1,2}[.)]$")
+_ITEM_LABEL = re.compile(r"^\[\d{1,3}\]\s*")  # an evidence line's label copied with it: "[2] Because a tuple ..."
 _BOLD_LABEL = re.compile(r"^\*\*[^*]{1,40}\*\*\s+(?=\S)")  # a list item's label: "**Heap scan.** Vacuum reads ..."
 MIN_WORDS = 3  # fewer make no sentence ("**Heap scan.**", "2. 3.")
 
@@ -137,7 +138,7 @@ def rendered(reply: PageSentences, sources: dict[str, str], texts: dict[str, str
         labels = [label.strip().strip("[]^") for label in item.cites]
         labels = list(dict.fromkeys(label for label in labels if label))
         for piece in split_sentences(" ".join(item.text.split())) or [""]:
-            body = _BOLD_LABEL.sub("", piece.strip())
+            body = _BOLD_LABEL.sub("", _ITEM_LABEL.sub("", piece.strip()))
             if body.count("`") % 2:  # a code mark left open where the copy broke off ("in its`.")
                 body = body.rstrip(".!? ").removesuffix("`").rstrip()
             # "... works in phases: 1.", and the evidence's own list label given back whole

@@ -168,6 +168,7 @@ async def test_sentences_are_read_one_by_one_and_a_cut_copy_is_given_whole(small
          "The B-tree index is used to.", ["3"]),
         ("MVCC and the engine.", ["3"]),
         ("MVCC keeps several versions of it.", ["1"]),  # its opening clause left out, and cited wrong
+        ("[4] Instead of updating a row in place, MVCC keeps several versions of it.", ["4"]),  # a label copied: a repeat
         ("A plain `VACUUM` works in phases: 1. **Heap scan.** Vacuum reads the table's Heap Files page by page.",
          ["5"]),
     )
