@@ -817,3 +817,16 @@ def test_older_javadoc_layout_lists_are_no_lists_and_a_copied_description_has_no
     assert "- A text node" not in doc.text  # a block of the page, not a list's item
     assert "Description copied from" not in doc.text
     assert not any(b.kind == "item" for b in doc.blocks)
+
+
+def test_older_javadoc_a_type_declaration_under_its_class_heading_is_the_class_entry(tmp_path):
+    doc = read(tmp_path, "TextNode.html", """<html><body><div class="header"><h2 title="Class TextNode" class="title">\
+Class TextNode</h2></div><div class="contentContainer"><ul class="inheritance"><li>java.lang.Object</li></ul>
+<div class="description"><ul class="blockList"><li class="blockList"><hr><pre>public class \
+<span class="typeNameLabel">TextNode</span>
+extends <a href="Node.html">Node</a></pre><div class="block">A text node.</div></li></ul></div></div></body></html>""")
+    assert ("`TextNode`: A text node.", "TextNode", "") in definitions(doc)
+    # the same code under another heading, or a heading naming another type, defines nothing
+    other = read(tmp_path, "Guide.html", """<html><body><h2>Writing nodes</h2><pre>public class TextNode extends Node</pre>
+<p>A text node.</p></body></html>""")
+    assert definitions(other) == []

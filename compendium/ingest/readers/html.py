@@ -13,7 +13,7 @@ from typing import Any
 
 from ...errors import InputError
 from .builder import Builder
-from .html_definitions import MEMBER_SIGNATURE, SIG_BOX, SIG_NAME, DefinitionLists
+from .html_definitions import MEMBER_SIGNATURE, SIG_BOX, SIG_NAME, DefinitionLists, declared_type
 from .html_tables import TableLayout
 from .html_tags import (
     BLOCKS,
@@ -321,8 +321,12 @@ class _Events(DefinitionLists, TableLayout):
             self.soft -= 1
             self.soft_open = False
         elif role == "pre" and self.pre is not None:
-            self.out.code("".join(self.pre), self.pre_language)
+            text = "".join(self.pre)
+            self.out.code(text, self.pre_language)
             self.pre = None
+            declared = declared_type(text, self.out.headings[-1][1] if self.out.headings else "")
+            if declared:
+                self.out.pending_term(declared, name=declared, code=True)  # its description defines it
         elif role == "code":
             self._close_code()
         elif role == "deprecation":

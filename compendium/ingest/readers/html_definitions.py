@@ -258,3 +258,22 @@ def _word_at(text: str, word: str) -> int:
             return at
         at = text.find(word, at + 1)
     return -1
+
+
+# A Java type's declaration ("public class TextNode extends Node") and the heading over it
+# ("Class TextNode", "Interface Connection.Request"): older Javadoc's only mark of a class's entry.
+_TYPE_DECLARATION = re.compile(
+    r"^(?:@[\w.]+(?:\([^)]*\))?\s+)*(?:(?:public|protected|private|abstract|final|static|sealed|non-sealed|strictfp)\s+)*"
+    r"(?:class|interface|enum|@interface|record)\s+(?P<name>[\w$.]+)")
+_TYPE_HEADING = re.compile(r"^(?:Class|Interface|Enum|Annotation Type|Annotation Interface|Record)\s+(?P<name>[\w$.]+)")
+
+
+def declared_type(code: str, heading: str) -> str:
+    """The type a signature declares under a heading naming that type ("Class TextNode" over
+    "public class TextNode extends Node"): older Javadoc's class description follows it. "" else."""
+    declared = _TYPE_DECLARATION.match(" ".join(code.split()))
+    named = _TYPE_HEADING.match(heading.strip())
+    if not declared or not named:
+        return ""
+    name = declared["name"].rpartition(".")[2]
+    return name if name == named["name"].rpartition(".")[2] else ""
