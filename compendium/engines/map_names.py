@@ -83,10 +83,10 @@ def _acronym_in_text(name: str, text: str) -> bool:
 
 
 def names_something(name: str, chunk: ChunkInput, text: str | None = None) -> bool:
-    """Whether `name` is written as a name: as a heading of its chunk, or in `text` (the batch's
-    chunks, default its own: one chunk may open every sentence with it) in code or in capitals
-    where no sentence begins; or, of several words, a term in lowercase that is no clause
-    ("dead tuples", not "remove or recycle segments") and no fragment ("rarely large")."""
+    """Whether `name` is written as a name: as a heading of its chunk, or in `text` (default its
+    own; MAP passes only that, so a chunk's names never depend on the batch it shared) in code
+    or in capitals where no sentence begins; or, of several words, a term in lowercase that is
+    no clause ("dead tuples", not "remove or recycle segments") and no fragment ("rarely large")."""
     text = chunk.text if text is None else text
     words = _WORD.findall(name)
     if not words:
@@ -149,7 +149,7 @@ def abbreviations(text: str) -> dict[str, str]:
     return found
 
 
-def name_acronyms(reply: ExtractionReply, text: str) -> None:
+def name_acronyms(entities: list[EntityItem], text: str) -> None:
     """An entity named by an acronym the text introduces, or by what it abbreviates, takes one
     name with the other as an alias, so that REDUCE finds one thing: the words ("Write-Ahead
     Log", also "WAL"), or the acronym where its letters need an article ("TOAST", also
@@ -157,7 +157,7 @@ def name_acronyms(reply: ExtractionReply, text: str) -> None:
     short_of = abbreviations(text)
     long_of = {folded(name): short for short, name in short_of.items()}
     long_of.update({folded(_ARTICLE.sub("", name)): short for short, name in short_of.items()})
-    for entity in reply.entities:
+    for entity in entities:
         short = entity.name.strip() if entity.name.strip() in short_of else long_of.get(folded(entity.name))
         if short is None:
             continue
@@ -174,7 +174,9 @@ def clean_names(reply: ExtractionReply, batch: ExtractionBatch) -> int:
     an acronym and what it abbreviates one name. Returns how many names went."""
     gone = drop_common_words(reply, batch)
     claim_names(reply, batch)
-    name_acronyms(reply, "\n\n".join(c.text for c in batch.chunks))
+    for chunk in batch.chunks:
+        label = label_key(chunk.label)
+        name_acronyms([e for e in reply.entities if label_key(e.chunk or "") == label], chunk.text)
     return gone
 
 
@@ -184,11 +186,10 @@ def drop_common_words(reply: ExtractionReply, batch: ExtractionBatch) -> int:
     which is noise to leave out, not a reply that failed the prompt (map.most_dropped)."""
     split_acronyms(reply)
     chunks = {label_key(c.label): c for c in batch.chunks}
-    text = "\n\n".join(c.text for c in batch.chunks)
 
     def named(label: str | None, name: str) -> bool:
         chunk = chunks.get(label_key(label or ""))
-        return chunk is None or names_something(name, chunk, text)
+        return chunk is None or names_something(name, chunk)
 
     before = len(reply.entities) + len(reply.concepts)
     reply.entities = [e for e in reply.entities if named(e.chunk, e.name)]
@@ -205,7 +206,6 @@ def claim_names(reply: ExtractionReply, batch: ExtractionBatch) -> int:
     listed = {(label_key(e.chunk or ""), _key(e.name)) for e in reply.entities}
     listed |= {(label_key(c.chunk or ""), _key(c.term)) for c in reply.concepts}
     type_of = {_key(e.name): e.type for e in reply.entities if e.type}
-    text = "\n\n".join(c.text for c in batch.chunks)
     added = 0
     for claim in reply.claims:
         label = label_key(claim.chunk or "")
@@ -218,7 +218,7 @@ def claim_names(reply: ExtractionReply, batch: ExtractionBatch) -> int:
             short = found["short"] if found and is_acronym(found["short"]) and acronym_matches(found["short"], found["name"]) else ""
             name = found["name"].strip() if short else name
             key = (label, _key(name))
-            if key in listed or folded(name) not in folded(chunk.text) or not names_something(name, chunk, text):
+            if key in listed or folded(name) not in folded(chunk.text) or not names_something(name, chunk):
                 continue
             listed.add(key)
             reply.entities.append(EntityItem(chunk=claim.chunk, name=name, type=type_of.get(_key(name), ""),
