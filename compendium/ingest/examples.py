@@ -65,7 +65,7 @@ class DocumentExamples:
                 blocks = self._lower[index] = [(b.kind, self.text[b.start:b.end].lower(), _words(self.text[b.start:b.end]))
                                                for b in self.sections[index]]
             # a word for a word: `form.clean` is not in `form.cleaned_data`
-            wordlike = _WORDLIKE.fullmatch(key) is not None
+            wordlike = _WORD.fullmatch(key) is not None
             first = next((i for i, (_kind, said, words) in enumerate(blocks) if (key in words if wordlike else key in said)),
                          -1)
             found = -1
@@ -86,7 +86,7 @@ class DocumentExamples:
                 self._prose.append(words)
                 for word in words:
                     self._told[word] = self._told.get(word, 0) + 1
-        if _WORDLIKE.fullmatch(key):
+        if _WORD.fullmatch(key):
             return self._told.get(key, 0) > (key in self._prose[index])
         # a name of several words or marks ("{{ form }}", "200 ok"): looked for in the text itself
         return any(key in self.text[b.start:b.end].lower() for i, section in enumerate(self.sections) if i != index
@@ -94,15 +94,14 @@ class DocumentExamples:
 
 
 # A word of prose as a code name can be: `is_valid`, `site_id`, `--track`, `os.path`.
-_WORDLIKE = re.compile(r"[\w$@-][\w$@.:/-]*")
-_WORDS = re.compile(r"[\w$@-][\w$@.:/-]*")
+_WORD = re.compile(r"[\w$@-][\w$@.:/-]*")
 
 
 def _words(text: str) -> set[str]:
     """The words of a block, lowercased, a dotted one or a path also in its parts ("form.is_valid"
     and "is_valid", "django-polls/docs" and "docs"), trailing punctuation off."""
     out = set()
-    for word in _WORDS.findall(text.lower()):
+    for word in _WORD.findall(text.lower()):
         word = word.rstrip(".:/-")
         out.add(word)
         if "." in word or "/" in word:  # "django-polls/docs" names `docs` too

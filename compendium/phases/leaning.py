@@ -95,11 +95,14 @@ class Leaning:
         """(from where, as `position`; the name lowercased) for each code name of `text` that an
         example of its section made up (Chunk.examples), unless it is a subject with a page of
         its own. A sentence after the example naming `current_name` speaks of the example."""
-        if not self.examples:
+        if not self._made_up:
             return []
-        written = {m.strip().lower(): m for m in CODE_NAME.findall(text)}
-        out = []
-        for name, offset in self.examples:
-            if name in written and slugify(written[name].strip().strip("()")) not in self.paged:
-                out.append((self.start + len(" ".join(self.text[:offset].split())), name))
-        return out
+        written = {m.strip().lower() for m in CODE_NAME.findall(text)}
+        return [(where, name) for where, name in self._made_up if name in written]
+
+    @cached_property
+    def _made_up(self) -> tuple[tuple[int, str], ...]:
+        """(where, as `position`; name) of the chunk's example names that have no page: worked
+        out once for the chunk, however many of its sentences are offered to pages."""
+        return tuple((self.start + len(" ".join(self.text[:offset].split())), name)
+                     for name, offset in self.examples if slugify(name.strip("()")) not in self.paged)
