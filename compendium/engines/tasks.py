@@ -241,6 +241,9 @@ class EvidenceItem:
     # (start, end, intro) of each list the text runs through whose items continue the sentence
     # before them (stopped on a colon mid-clause), which starts at `intro` (all as `position`)
     intros: list[tuple[int, int, int]] = field(default_factory=list)
+    # (start, end) of each paragraph the text runs through that follows a code block (as
+    # `position`): a sentence there that walks through the code leans on it
+    after_code: list[tuple[int, int]] = field(default_factory=list)
 
     def entry_at(self, at: int) -> tuple[int, str]:
         """(where it starts, its term) of the entry a sentence at `at` (as `position`) is a later
@@ -254,6 +257,10 @@ class EvidenceItem:
         if at < 0:
             return -1
         return next((intro for start, end, intro in self.intros if start <= at < end), -1)
+
+    def follows_code(self, at: int) -> bool:
+        """Whether a sentence at `at` is in the paragraphs after a code block."""
+        return at >= 0 and any(start <= at < end for start, end in self.after_code)
 
     def opens_entry(self, at: int) -> bool:
         """Whether a sentence at `at` is the first of one of the entries."""

@@ -31,6 +31,8 @@ class ChunkSpan:
     # (name, where in `text` its example ends; 0: before the chunk) of each code name the chunk's
     # text names that an example of its section made up (examples.DocumentExamples)
     examples: tuple[tuple[str, int], ...] = ()
+    # its text starts in the paragraphs after a code block of its section (cut off before it)
+    follows_code: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,7 @@ def chunk_document(
             ChunkSpan(
                 chunk_id, ordinal, start, end, text, path, count_tokens(text) if tokens is None else tokens, digest,
                 _blocks_within(sections[index], start, end), examples.made_up(index, start, end),
+                _follows_code(sections[index], start),
             )
         )
     return chunks
@@ -84,6 +87,15 @@ def _blocks_within(blocks: list[Block], start: int, end: int) -> tuple[tuple[Any
             # A definition cut by the chunk's start lost its term's text: it keeps the term.
             out.append((*span, b.term, b.scope) if b.term or b.scope else span)
     return tuple(out)
+
+
+def _follows_code(blocks: list[Block], start: int) -> bool:
+    """Whether a chunk starting at `start` starts in the paragraphs after a code block: past
+    the paragraphs before it, the block before it is code."""
+    before = [b for b in blocks if b.end <= start]
+    while before and before[-1].kind == "paragraph":
+        before.pop()
+    return bool(before) and before[-1].kind == "code"
 
 
 def _sections(blocks: list[Block]) -> list[list[Block]]:

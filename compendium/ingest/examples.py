@@ -2,7 +2,9 @@
 contains a `current_name` variable, ..." after a template that is the only place it comes from.
 
 A name is made up by an example when a code block of its section writes it before any heading
-or prose of the section does, and no other section's prose or headings name it. A real API
+or prose of the section does, and either the code declares it as a type (`class Person`: the example's own, whatever else
+bears the name) or no other section's prose
+or headings name it. A real API
 name (`DIRS`, `--track`, `SITE_ID`) is told somewhere else in its document; a literal, a number
 or a syntax's `<placeholder>` is no one's invention. A sentence after the example naming one
 speaks of what the reader of a page, which shows no code, never saw.
@@ -69,7 +71,8 @@ class DocumentExamples:
             first = next((i for i, (_kind, said, words) in enumerate(blocks) if (key in words if wordlike else key in said)),
                          -1)
             found = -1
-            if first >= 0 and blocks[first][0] == "code" and not self._told_elsewhere(index, key):
+            if first >= 0 and blocks[first][0] == "code" and (_defines(blocks[first][1], key)
+                                                              or not self._told_elsewhere(index, key)):
                 found = self.sections[index][first].end
             self._made[(index, key)] = found
         return found
@@ -91,6 +94,16 @@ class DocumentExamples:
         # a name of several words or marks ("{{ form }}", "200 ok"): looked for in the text itself
         return any(key in self.text[b.start:b.end].lower() for i, section in enumerate(self.sections) if i != index
                    for b in section if b.kind != "code")
+
+
+def _defines(code: str, key: str) -> bool:
+    """Whether lowercased `code` declares the type `key`. A function it defines may be a hook the
+    framework calls (`def ready(self)`), and a name it assigns a setting (`DEBUG = False`): only
+    a type the example declares is its own."""
+    if _WORD.fullmatch(key) is None:
+        return False
+    name = re.escape(key)
+    return re.search(rf"\b(?:class|interface|struct|enum)\s+{name}(?![\w.$-])", code) is not None
 
 
 # A word of prose as a code name can be: `is_valid`, `site_id`, `--track`, `os.path`.

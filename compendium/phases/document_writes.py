@@ -77,6 +77,7 @@ class DocumentGroup:
                 content_hash=s.content_hash,
                 blocks=[list(b) for b in s.blocks],
                 examples=[list(e) for e in s.examples],
+                follows_code=s.follows_code,
             )
             for s in spans
         )

@@ -41,6 +41,7 @@ class Source:
     blocks: list[list] = field(default_factory=list)  # the chunk's [kind, start, end] from its reader
     start: int = 0  # where the chunk starts in its document's text
     examples: tuple = ()  # (name, where in `text` the example that made it up ends) (Chunk.examples)
+    follows_code: bool = False  # the chunk starts in the paragraphs after a code block (Chunk.follows_code)
 
     @cached_property
     def flat(self) -> str:
@@ -78,7 +79,8 @@ class Source:
     @cached_property
     def leaning(self) -> Leaning:
         """What a sentence of the chunk leans on besides the sentence before it."""
-        return Leaning(self.text, self.blocks, self.flat, self.start, self.examples, frozenset(self.about))
+        return Leaning(self.text, self.blocks, self.flat, self.start, self.examples, frozenset(self.about),
+                       self.follows_code)
 
     @cached_property
     def paragraphs(self) -> tuple[Paragraph, ...]:
@@ -321,6 +323,7 @@ def _item(text: str, source: Source, support: int, about: list[str], kind: str) 
     if position >= 0:
         item.examples = source.leaning.example_names(text)
         item.intros = source.leaning.intros(position, text)
+        item.after_code = source.leaning.after_code(position, text)
     return item
 
 

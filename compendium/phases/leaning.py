@@ -29,8 +29,8 @@ _OPEN_CLAUSE = re.compile(
 class Leaning:
     """A chunk as its sentences' context: `text` and its reader's `blocks`, `flat` (its
     paragraphs' words single-spaced), where it starts in its document, the code names its
-    section's examples made up (Chunk.examples) and the slugs of the subjects with pages it
-    names."""
+    section's examples made up (Chunk.examples), the slugs of the subjects with pages it
+    names, and whether it starts in the paragraphs after a code block (Chunk.follows_code)."""
 
     text: str
     blocks: list[list]
@@ -38,6 +38,7 @@ class Leaning:
     start: int
     examples: tuple = ()
     paged: frozenset[str] = field(default_factory=frozenset)
+    follows_code: bool = False
 
     @cached_property
     def list_intros(self) -> tuple[tuple[int, int, int], ...]:
@@ -80,6 +81,38 @@ class Leaning:
                 out.append((begin, begin + len(said), opening))
             begin += len(said)
         return out
+
+    @cached_property
+    def _after_code(self) -> tuple[tuple[int, int], ...]:
+        """(start, end) in `flat` of the paragraphs after each code block, up to the next
+        block of another kind: where prose explains the code it follows."""
+        out = []
+        follows = self.follows_code  # the code before the chunk's first paragraph is in the chunk before
+        begin = 0
+        for block in self.blocks:
+            kind = block[0] if block else ""
+            if kind == "code":
+                follows = True
+                continue
+            if kind != "paragraph" or len(block) < 3:
+                follows = False
+                continue
+            if follows:
+                said = " ".join(self.text[block[1]:block[2]].split())
+                at = self.flat.find(said[:80], begin)
+                if at >= 0:
+                    out.append((at, at + len(said)))
+                    begin = at + len(said)
+        return tuple(out)
+
+    def after_code(self, position: int, text: str) -> list[tuple[int, int]]:
+        """The paragraphs after a code block (start, end, as `position`) that `text`,
+        found at `position` of the document, runs through."""
+        if not self._after_code:
+            return []
+        at = position - self.start
+        reach = at + len(" ".join(text.split()))
+        return [(self.start + start, self.start + end) for start, end in self._after_code if start < reach and at < end]
 
     def intros(self, position: int, text: str) -> list[tuple[int, int, int]]:
         """The lists (start, end, intro, as `position`) that `text`, found at `position` of the

@@ -94,7 +94,7 @@ def candidates(
             c = window.chunks[cid]
             source = window.sources[cid] = Source(c.id, c.text, titles.get(c.document_id, ""), list(c.heading_path),
                                                   list(chunk_about.get(c.id, ())), list(c.blocks), c.start,
-                                                  tuple(c.examples))
+                                                  tuple(c.examples), c.follows_code)
         if source is not None:
             sources[cid] = source
     # A relation is cited by its first chunk: make that the chunk its description quotes.

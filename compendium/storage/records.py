@@ -114,6 +114,8 @@ class Chunk(Record):
     # [name, where in `text` its example ends (0: before the chunk)] of each code name of `text`
     # that an example of its section made up (ingest.examples)
     examples: list[list[Any]] = field(default_factory=list)
+    # its text starts in the paragraphs after a code block that a chunk before it holds
+    follows_code: bool = False
 
 
 @dataclass(slots=True)

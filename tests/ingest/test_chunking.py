@@ -157,3 +157,37 @@ def test_a_name_told_in_another_sections_prose_is_no_examples_invention(tmp_path
     chunks = chunk_document(doc, max_tokens=300, overlap_tokens=0)
     after = next(c for c in chunks if "pre-fills" in c.text)
     assert set(dict(after.examples)) == {"current_name"}
+
+
+def test_a_name_the_examples_code_defines_is_its_own_though_told_elsewhere(tmp_path):
+    doc = parse(tmp_path, """# Models
+
+## Reference
+
+A `Person` stores a visitor. `Greeting` and `render` are told here too.
+
+## An example
+
+```python
+class Person(models.Model):
+    name = models.CharField(max_length=100)
+
+greeting = render(Person)
+```
+
+The `Person` class here keeps the typed name, `greeting` holds the page and `render` draws it.
+""")
+    chunks = chunk_document(doc, max_tokens=300, overlap_tokens=0)
+    after = next(c for c in chunks if "typed name" in c.text)
+    # the code declares the type `Person`; `greeting` and `render` may be a setting or a hook
+    assert set(dict(after.examples)) == {"person"}
+
+
+def test_a_chunk_cut_right_after_a_code_block_knows_it_follows_code(tmp_path):
+    doc = parse(tmp_path, "# Views\n\n## The view\n\nA view answers a request.\n\n```python\n"
+                + "\n".join(f"line_{i} = handle(request, {i})" for i in range(60))
+                + "\n```\n\nWe call the handler for every line. " + "It runs fast and well. " * 30 + "\n")
+    chunks = chunk_document(doc, max_tokens=300, overlap_tokens=0)
+    after = next(c for c in chunks if c.text.startswith("We call"))
+    assert after.follows_code
+    assert not chunks[0].follows_code

@@ -83,3 +83,46 @@ def test_a_lists_items_are_published_only_after_the_sentence_they_continue(tmp_p
     assert "can be installed by anyone" in published
     for item in ("Email the form module to a friend.", "Upload the form module on your website."):
         assert item not in published or "you could now:" in published
+
+
+WALKTHROUGH = """# Validating forms
+
+A form validates what the browser sent before a view uses it.
+
+## `is_valid()`
+
+The `is_valid()` method runs every field's validators and returns whether all of them passed.
+
+## A view that validates
+
+```python
+def get_name(request):
+    form = NameForm(request.POST)
+    if form.is_valid():
+        return HttpResponseRedirect("/thanks/")
+```
+
+We call the form's `is_valid()` method before reading any data. The constructor creates one bound form.
+"""
+
+
+def test_sentences_walking_through_code_stay_with_it_even_when_they_name_real_api(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "validating.md").write_text(WALKTHROUGH, encoding="utf-8")
+    workspace = init_workspace(tmp_path / "ws")
+    add_documents(workspace, [docs])
+    settings = load_settings(workspace, env={})
+
+    async def go() -> str:
+        report = await compile_workspace(settings)
+        assert report.status == "succeeded"
+        async with opened_store(settings) as store:
+            return "\n".join([p.markdown async for p in store.scan(Page, {"status": "active"})])
+
+    published = asyncio.run(go())
+    # the section telling what `is_valid()` is stays published
+    assert "runs every field's validators" in published
+    # the walk-through of the code (its steps, a part of it as subject) does not
+    assert "We call the form" not in published
+    assert "The constructor creates" not in published

@@ -18,7 +18,9 @@ _ANAPHORA = re.compile(
     r"^(?:It|Its|This|These|That|Those|They|Their|Them|He|She|Such|Both|Here|There|Then|"
     r"Also|However|Otherwise|Instead|Therefore|Thus|Hence|Second|Third|Finally|Next|"
     r"But|And|Or|Nor|So|Yet|Moreover|Furthermore|Additionally|Besides|Likewise|Similarly|Still|Nevertheless|"
-    r"Nonetheless|Meanwhile|Consequently|Accordingly|In\s+addition|In\s+this\s+case|"
+    r"Nonetheless|Meanwhile|Consequently|Accordingly|In\s+this\s+case|"
+    # "In addition, ..." adds to what was said; "In addition to being able to ..., " says to what
+    r"In\s+addition(?!\s+to\s+(?!(?:this|that|these|those|it|them)\b)\w)|"
     r"In\s+that\s+case|On\s+the\s+other\s+hand|As\s+a\s+result|For\s+this\s+reason|"
     r"(?:With|Without|From|For|By|In|On|To|Of|Through)\s+(?:it|them)(?=[\s,])"
     # "If that's not quite your style, ...": "that" standing for what was said before

@@ -11,6 +11,7 @@ from functools import lru_cache
 from ..tasks import EvidenceItem, PageRequest
 from .definitions import is_purpose_line
 from .sentences import clean_heading, sentences_of, starts_mid_sentence, without_label
+from .standalone import narrates_code
 from .summary import NEAR_DUPLICATE, content_tokens
 from .words import BOILERPLATE, FUNCTION_WORDS
 
@@ -120,7 +121,7 @@ def _evidence_sentences(evidence: list[EvidenceItem], subject: frozenset[str] = 
             words, marks = stems - subject, code - subject_marks
             # an entry's text names what it defines, whatever example showed the name first
             example = not item.opens_entry(at) and item.entry_at(at)[0] < 0 and not _DEFINITION_OPENING.match(text) \
-                and _on_example(text, at, item.examples, subject_marks)
+                and (_on_example(text, at, item.examples, subject_marks) or (item.follows_code(at) and narrates_code(text)))
             twin, restates = (exact[flat], False) if flat in exact else \
                 _twin(pool, flat, stems, words, marks, item.document)
             if twin is not None:

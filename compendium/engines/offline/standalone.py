@@ -183,3 +183,22 @@ def never_alone(text: str) -> bool:
     body = _SEE_ASIDE.sub("", text[entry_label(text):])  # "(see Examples below ...)": a cross-reference
     return bool(_EXAMPLE.search(body) or _FIRST_PERSON.search(body) or only_points(text)
                 or (_NARRATION.search(body) and not entry_label(text)))  # an entry's "Try to ..." is what it does
+
+
+# A sentence that walks through the code just shown: the reader's steps in it ("We call the
+# form's `is_valid()` method", "This time the form ...") or a part of it as the subject ("The
+# constructor creates ...", "The final `return` handles ...", "The second line ..."). Advice in
+# the first person plural ("We recommend ...") is not a step.
+_WALKS_THROUGH_CODE = re.compile(
+    r"^(?:(?:(?:Here|Then|Next|Now|First|Finally),?\s+)?we\s+(?!recommend|suggest|advise|encourage|strongly|also\s+recommend)"
+    r"[a-z’']+\b|This\s+time\b|Here,\s"
+    r"|The\s+(?:constructor|snippet|listing)\b"
+    r"|The\s+(?:first|second|third|fourth|next|last|final)\s+(?:`|(?:line|statement|call|step|form|command|block|loop"
+    r"|return|argument|parameter)s?\b))",
+    re.IGNORECASE,
+)
+
+
+def narrates_code(sentence: str) -> bool:
+    """Whether a sentence, found in the paragraphs after a code block, walks through that code."""
+    return _WALKS_THROUGH_CODE.match(sentence) is not None
