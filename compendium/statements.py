@@ -9,7 +9,10 @@ Map ...". A cited evidence item carries a sentence only when:
 - names: every code span, capitalised term, acronym and number of the sentence occurs in the
   item (a term of several words as a run of words);
 - one statement: one sentence of the item holds STATEMENT_SHARE of the sentence's content
-  words (or the caller's threshold, when higher), or all of them but one, and its subject. A sentence that gives a
+  words (or the caller's threshold, when higher), or all of them but one, and its subject. A
+  joined word ("variable-length", `max_wal_size`) counts once: counted as its parts too, it
+  made "Variable-length columns are stored in a separate table" hold 6 of its 8 words in
+  "Every table that has at least one variable-length column gets its own TOAST table". A sentence that gives a
   cause ("because", "therefore", "which is why") needs a statement that gives one: a small
   model adds causes the sources never state. An item's sentence that opens with a pronoun ("It never blocks
   writes") is read with the actor of the sentence before it, and only that: words scattered
@@ -19,7 +22,9 @@ Map ...". A cited evidence item carries a sentence only when:
   verb, or the agent after "by". A verb with no subject of its own ("..., and updates X")
   belongs to the subject before it. A statement that says the thing with another verb is not
   compared by roles: the paraphrase is free to turn "Y flushes records to disk" into "records
-  reach disk";
+  reach disk", unless another statement of the item says that verb of someone else: then the
+  sentence joined one statement's subject to another's verb ("Variable-length columns are
+  stored ..." where the item stores its chunks, not its columns);
 - what undergoes it: a passive that names no agent ("the modified page must be flushed") is
   said of its subject only where the statement has that subject undergoing the verb (its
   passive subject or its object): "... until the WAL records ... have been flushed" flushes
@@ -53,8 +58,10 @@ from .clauses import (
     subject_phrase,
     tokens,
 )
-from .words import content_words, overlap, split_sentences
+from .words import content_words, fold, split_sentences
 
+_JOINED = re.compile(r"[^\W_]+(?:[_.'-][^\W_]+)+")  # a word of parts (variable-length, max_wal_size)
+_JOINER = re.compile(r"[_.'-]")
 _LINE_MARK = re.compile(r"^\s*(?:#+\s+|>\s*|[-*+]\s+|\d+[.)]\s+)")
 # The share of a sentence's content words a statement that says it with another verb must hold.
 OTHER_VERB_SHARE = 0.75
@@ -160,6 +167,7 @@ class Reading:
 
     words: set[str]
     names: dict[str, str]  # stemmed phrase -> as written: the names that must occur in the evidence
+    units: dict[str, frozenset[str]]  # the words the share counts (counted_words)
     clauses: list[Clause]  # readings of its main clause
     causal: bool = False  # it gives a cause
 
@@ -168,8 +176,34 @@ class Reading:
 def read_sentence(sentence: str) -> Reading:
     toks = tokens(sentence)
     names = {fold_phrase(t.text): t.text for t in toks if t.kind in ("code", "name", "number")}
-    return Reading(content_words(sentence), {k: v for k, v in names.items() if k}, main_clause(toks),
-                   bool(_CAUSE.search(plain(sentence))))
+    return Reading(content_words(sentence), {k: v for k, v in names.items() if k}, counted_words(sentence),
+                   main_clause(toks), bool(_CAUSE.search(plain(sentence))))
+
+
+def counted_words(sentence: str) -> dict[str, frozenset[str]]:
+    """The content words of a sentence as the statement share counts them, each with its parts:
+    a joined word is one word, held by a statement that writes it or all of its parts
+    (content_words lists a joined word's parts beside it, for matching, not for counting)."""
+    words = content_words(sentence)
+    units: dict[str, frozenset[str]] = {w: frozenset() for w in content_words(_JOINED.sub(" ", sentence))}
+    for match in _JOINED.finditer(sentence):
+        word = fold(match.group(0))
+        if word in words:
+            units[word] = frozenset(content_words(_JOINER.sub(" ", match.group(0))))
+    return units
+
+
+def held_share(units: dict[str, frozenset[str]], words: set[str]) -> tuple[float, int]:
+    """The share of a sentence's counted words a statement holds, and how many it lacks. A
+    word ending in "e" is its plural's fold too ("tuple", "tuples" -> "tupl")."""
+    bases = {_base(w) for w in words}
+    missing = sum(1 for unit, parts in units.items()
+                  if _base(unit) not in bases and not (parts and {_base(p) for p in parts} <= bases))
+    return (1 - missing / len(units) if units else 1.0), missing
+
+
+def _base(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
 # Personal pronouns only: "This is the rule ...: X", "This lets a backend ..." stand for what the
@@ -226,7 +260,7 @@ def read_problem(sentence: str, item: Evidence, threshold: float, antecedent: st
         return f"the evidence does not name {', '.join(missing[:3])}"
     share = max(threshold, STATEMENT_SHARE)
     held = [s for s in item.statements
-            if overlap(reading.words, s.words) >= share or len(reading.words - s.words) <= 1]
+            if (counted := held_share(reading.units, s.words))[0] >= share or counted[1] <= 1]
     if not held:
         return "no one sentence of the evidence says this"
     if reading.causal:
@@ -242,20 +276,20 @@ def read_problem(sentence: str, item: Evidence, threshold: float, antecedent: st
             subject = antecedent if clause.pronoun and antecedent else subject_phrase(clause.subject)
             # The subject and what the verb acts on are said in the one statement.
             core = set(subject.split()) | set(clause.object.split())
-            if core <= statement.stems and _same_doer(clause, statement, reading.words, subject):
+            if core <= statement.stems and _same_doer(clause, statement, sentence, subject, item):
                 return None
     first = reading.clauses[0]
     shown = " ".join(t.text for t in (first.agent or first.subject)) or (f"what it stands for ({antecedent})" if first.pronoun and antecedent else "")
     return f"the evidence does not say this of {shown or 'its subject'}"
 
 
-def _same_doer(clause: Clause, statement: Statement, words: set[str], subject: str) -> bool:
+def _same_doer(clause: Clause, statement: Statement, sentence: str, subject: str, item: Evidence) -> bool:
     """Whether the statement has the clause's actor doing its verb, or, for a passive that names
     no agent, the clause's subject undergoing it ("the modified page must be flushed" is not
     said by "... until the WAL records ... have been flushed"). A statement that says it with
-    another verb cannot be compared by roles: its actor (or patient) must be the clause's, or it
-    must hold OTHER_VERB_SHARE of the sentence's words ("Records reach disk" for "Y flushes
-    records to disk")."""
+    another verb cannot be compared by roles: the clause's subject must take part in it (as actor
+    or patient: "Records reach disk" for "Y flushes records to disk"), or it must hold
+    OTHER_VERB_SHARE of the clause's words; and the clause must say more than its verb."""
     if not clause.action:
         return True
     own = subject.split()[-1] if clause.pronoun and subject else subject_head(clause.subject)
@@ -268,7 +302,29 @@ def _same_doer(clause: Clause, statement: Statement, words: set[str], subject: s
     acts = [verb for role, verb in roles if f" {who} " in f" {role} "]
     if clause.action in statement.stems:
         return clause.action in acts
-    return bool(acts) or overlap(words, statement.words) >= OTHER_VERB_SHARE
+    elsewhere = [role for other in item.statements if other is not statement
+                 for role, verb in (*other.doers, *other.patients) if verb == clause.action]
+    if elsewhere and not any(f" {who} " in f" {role} " for role in elsewhere):
+        return False  # the item says this verb, of someone else
+    own, after = _clause_words(sentence, clause)
+    if not after:
+        return False  # all it says is the verb ("Each column is cut up."), which the statement does not say
+    # Another verb may turn the voice ("records reach disk"): its subject is in either role.
+    takes_part = any(f" {who} " in f" {role} " for role, _ in (*statement.doers, *statement.patients))
+    return takes_part or held_share(own, statement.words)[0] >= OTHER_VERB_SHARE
+
+
+def _clause_words(sentence: str, clause: Clause) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """The counted words of the clause (its subject, its verb and what follows up to the next
+    clause), and of what follows its verb in the sentence. A clause joined to a true one
+    ("..., which is created automatically for every table ...") lends it none of its words."""
+    toks = tokens(sentence)
+    if clause.verb_at < 0:
+        return read_sentence(sentence).units, read_sentence(sentence).units
+    end = next((k for k in clause_starts(toks) if k > clause.verb_at), len(toks))
+    # verb_at is where the verb starts: a passive's auxiliary ("is cut") or the verb itself
+    after = counted_words(" ".join(t.text for t in toks[clause.verb_at + 1:] if stems(t.text) != {clause.action}))
+    return counted_words(" ".join(t.text for t in (*clause.subject, *toks[clause.verb_at:end]))), after
 
 
 def _holds_name(item: Evidence, name: str) -> bool:

@@ -179,3 +179,41 @@ async def test_sentences_are_read_one_by_one_and_a_cut_copy_is_given_whole(small
         "\n\nThe B-tree index stores no visibility information.[^3]"
         "\n\nInstead of updating a row in place, MVCC keeps several versions of it.[^4]"
         "\n\nVacuum reads the table's Heap Files page by page.[^5]")
+
+
+TOAST_EVIDENCE = [
+    EvidenceItem(1, "Every table that has at least one variable-length column gets its own TOAST table, created "
+                    "automatically.", "k1", "TOAST: Storing Large Values", ["The TOAST table"]),
+    EvidenceItem(2, "An out-of-line value is cut into chunks of just under 2 KB, so that four chunks fit on one page, "
+                    "and each chunk is stored as a row of the TOAST table.", "k1", "TOAST: Storing Large Values",
+                 ["The TOAST table"]),
+    EvidenceItem(3, "Lumen then processes the row's variable-length columns, largest first, until the row fits under "
+                    "`toast_tuple_target`, which defaults to the same 2032 bytes.", "k2", "TOAST: Storing Large Values",
+                 ["When TOAST acts"]),
+]
+COLUMNS = PageRequest(slug="variable-length-columns", title="variable-length columns", kind="entity", description="",
+                      aliases=[], evidence=TOAST_EVIDENCE, links=[])
+
+
+async def test_a_sentence_joining_one_statements_subject_to_anothers_verb_is_not_published(small, llm_server):
+    # What Qwen2.5-Coder 1.5B wrote on this page (benchmarks/reports/real_model.md): the columns
+    # are not what is stored in the TOAST table (the chunks of a value too large are), nor cut up.
+    # Every word of both is in the items they cite.
+    llm_server.responder = lambda request: sentences(
+        ("Variable-length columns are stored in a separate table called the TOAST table.", ["2"]),
+        ("Every table that has at least one variable-length column gets its own TOAST table, created automatically.",
+         ["1"]),
+        ("Out-of-line values are cut into chunks of just under 2 KB.", ["2"]),
+        ("Each chunk is stored as a row of the TOAST table.", ["2"]),
+        ("Each variable-length column is cut up.", ["3"]),
+        ("Lumen processes the row's variable-length columns, largest first, until the row fits under "
+         "`toast_tuple_target`.", ["3"]),
+    )
+    markdown = await small.write_page(COLUMNS, TEMPLATE)
+    assert llm_server.calls["page_sentences"] == 1
+    assert "stored in a separate table" not in markdown and "cut up" not in markdown
+    assert markdown == (
+        "Every table that has at least one variable-length column gets its own TOAST table, created automatically.[^1] "
+        "Out-of-line values are cut into chunks of just under 2 KB.[^2] Each chunk is stored as a row of the TOAST "
+        "table.[^2]\n\nLumen processes the row's variable-length columns, largest first, until the row fits under "
+        "`toast_tuple_target`.[^3]")

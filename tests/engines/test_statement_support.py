@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from compendium.engines.page_support import supported_text
-from compendium.statements import NO_ANTECEDENT, statement_problem
+from compendium.statements import NO_ANTECEDENT, counted_words, held_share, statement_problem
 from compendium.support import SUPPORT_THRESHOLD, check_text
 
 # The sample corpus's passages, as REFINE sends them (chunk excerpts).
@@ -215,3 +215,47 @@ def test_a_sentence_opening_with_a_pronoun_is_said_of_the_subject_before_it():
     # A pronoun after an opening clause stands for that clause's subject, as before.
     assert statement_problem("When Vacuum runs, it prevents XID wraparound by freezing tuples.", FREEZING,
                              SUPPORT_THRESHOLD, NO_ANTECEDENT) is None
+
+
+# The false sentences the 1.5B model published on its `variable-length-columns` page (real_model.md,
+# eighth session): each shares its words with the passage, but joins one statement's subject (the
+# columns) to another's verb (the chunks are stored, a value is cut), or says nothing but that verb.
+TOAST_TABLE = _passage("storage/toast.md", "Every table that has at least one variable-length column")
+
+
+@pytest.mark.parametrize(("sentence", "evidence"), [
+    ("Variable-length columns are stored in a separate table called the TOAST table.", TOAST_TABLE),
+    ("Variable-length columns are stored in a separate table called the TOAST table, which is created "
+     "automatically for every table that has at least one variable-length column.", TOAST_TABLE),
+    ("Each variable-length column is cut up.", TOAST_TABLE),
+    ("Each variable-length column is cut up.", TOAST_ACTS),
+    # The same made up of another passage: a verb the passage says of another subject.
+    ("Dead tuples are frozen.", VACUUM_RUN),
+    ("Tuple identifiers are frozen.", VACUUM_RUN),
+    ("The checkpoint position is flushed to disk.", f"{CHECKPOINTS} {WAL}"),
+])
+def test_a_subject_given_another_statements_verb_is_not_supported(sentence, evidence):
+    assert statement_problem(sentence, evidence, SUPPORT_THRESHOLD) is not None
+
+
+@pytest.mark.parametrize(("sentence", "evidence"), [
+    ("An out-of-line value is cut into chunks of just under 2 KB.", TOAST_TABLE),
+    ("Each chunk is stored as a row of the TOAST table.", TOAST_TABLE),
+    ("Out-of-line values are cut into chunks of just under 2 KB, and each chunk is stored as a row of the TOAST "
+     "table.", TOAST_TABLE),
+    # Another verb for the one the passage says, of the same subject, with what it acts on.
+    ("Records reach disk before the data pages are written.", WAL),
+])
+def test_what_the_toast_passage_says_is_supported(sentence, evidence):
+    assert statement_problem(sentence, evidence, SUPPORT_THRESHOLD) is None
+
+
+def test_a_joined_word_counts_once_in_the_share():
+    # "variable-length" was counted as three words (it and its parts), so a sentence naming it
+    # held three quarters of its words in any statement naming it.
+    words = counted_words("Variable-length columns are stored in a separate table.")
+    assert set(words) == {"variable-length", "column", "stor", "separate", "table"}
+    assert words["variable-length"] == {"variable", "length"}
+    # A joined word is held by a statement writing its parts apart, and a plural by its singular.
+    assert held_share(words, {"variable", "length", "column", "stor", "separate", "table"}) == (1.0, 0)
+    assert held_share(counted_words("Tuples are frozen."), {"tuple", "frozen"}) == (1.0, 0)
