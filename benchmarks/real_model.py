@@ -7,6 +7,11 @@ a long timeout and one call at a time (the defaults below), and run this in the 
     eval "$(~/.cache/realmodel/start.sh 1.5b | grep ^export)"
     COMPENDIUM_LLM_CONTEXT_TOKENS=8192 python -m benchmarks.real_model [--label 1.5b] [--keep DIR]
 
+`--replay calls.jsonl` (the server's `--dump` log of earlier runs) answers a request that was
+asked before, word for word, with the reply it got then, and sends the others to the endpoint:
+the model's replies are the same for the same request (temperature and seed fixed), so a
+re-measure after a change to the checks repeats only the calls the change alters.
+
 Reports, for the model and for the offline engine:
 - items valid (non-empty), empty and failed by phase (MAP chunks, REFINE pages);
 - entities, relations, pages; LLM calls, tokens and wall time;
@@ -15,7 +20,7 @@ Reports, for the model and for the offline engine:
   with no citation of their own or of their paragraph;
 - `ask` on 5 questions: answered, cited, and the share of cited sentences their evidence supports.
 
-The figures go to stdout and, as JSON, to build/real_model/<label>.json; ten pages and the
+The figures go to stdout and, as JSON, to build/real_model/<label>.json; every page and the
 answers are written under build/real_model/<label>/ for a person to read. The report
 (benchmarks/reports/real_model.md) is written by hand from these.
 """
@@ -37,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from compendium.words import split_sentences
+
+from .real_model_replay import ReplayProxy
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "samples" / "corpus"
@@ -240,7 +247,7 @@ def _run_one(base: Path, name: str, llm: bool, timeout: float, keep: Path) -> di
     (target / "pages").mkdir(parents=True)
     (target / "compile.log").write_text(log)
     (target / "report.json").write_text(json.dumps(report, indent=1))
-    for page in sorted(pages, key=lambda p: -p["citations"])[:10]:
+    for page in pages:  # every page, for a person to read
         (target / "pages" / f"{page['slug']}.md").write_text(page["markdown"])
     (target / "pages.json").write_text(json.dumps([{k: v for k, v in p.items() if k != "markdown"} for p in pages], indent=1))
     (target / "ask.json").write_text(json.dumps(asks, indent=1))
@@ -373,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--probe-pages", type=int, default=0,
                         help="instead of compiling through the model: N offline pages written again by it")
     parser.add_argument("--probe-asks", type=int, default=0, help="with --probe-pages: the first N questions too")
+    parser.add_argument("--replay", default="",
+                        help="a server dump (JSON lines) whose replies answer requests asked before")
     parser.add_argument("--page-mode", choices=("engine", "prose", "sentences"), default="engine",
                         help="with --probe-pages: how pages are asked (default: as REFINE asks them)")
     args = parser.parse_args(argv)
@@ -381,6 +390,21 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     keep = Path(args.keep)
     keep.mkdir(parents=True, exist_ok=True)
+    if args.replay:
+        def asked(request: dict[str, Any]) -> None:
+            print(f"real_model: asking the model: {request['messages'][-1]['content'][:80]!r}", flush=True)
+
+        with ReplayProxy(Path(args.replay), os.environ["COMPENDIUM_LLM_BASE_URL"], args.timeout, asked) as proxy:
+            os.environ["COMPENDIUM_LLM_BASE_URL"] = proxy.base_url
+            try:
+                return _main(args, keep)
+            finally:
+                print(f"real_model: replayed {proxy.replayed} replies, asked the model {proxy.forwarded} times",
+                      flush=True)
+    return _main(args, keep)
+
+
+def _main(args: argparse.Namespace, keep: Path) -> int:
     if args.probe_pages or args.probe_asks:
         return _probe(args.label, args.probe_pages, args.probe_asks, keep, args.page_mode)
     results: dict[str, dict[str, Any]] = {}
