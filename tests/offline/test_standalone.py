@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from compendium.engines.offline import OfflineEngine
 from compendium.engines.offline.leads import _leans_back
-from compendium.engines.offline.standalone import never_alone, points_ahead, points_back
+from compendium.engines.offline.standalone import (
+    narrates_code,
+    never_alone,
+    points_ahead,
+    points_back,
+)
 from compendium.engines.tasks import EvidenceItem, PageRequest
 from compendium.templates.schema import Template
 
@@ -73,6 +78,12 @@ NEVER_ALONE = [
     "Notice that the depot now lists two crates.",
     "Now try editing the configuration file.",
     "Take a moment to review the crates that have been created for you.",
+    "Let's look at the `ship` function of this packer.",
+    "As you can see, the depot lists the crate twice.",
+    "In this tutorial we will ship crates by rail.",
+    "In the previous sections of the tutorial you can read how to pack a crate.",
+    "For the rest of this tutorial, the crates are assumed to be empty.",
+    "You can now move on to the next step and label every crate.",
 ]
 STANDS = [
     "How do I read a password from an environment variable?: The `helper` option can run a command.",
@@ -84,6 +95,9 @@ STANDS = [
     "`--fast`: Try to pack the crates in one pass.",  # an entry's text says what it does
     "Try to keep crates under a tonne.",
     "With warn, the crates are shipped, but you will see a warning.",
+    "If you want to unpack a single crate, you should see packer-unpack(1).",
+    "In this chapter, the format of a crate label is described.",
+    "In this case the crate is shipped twice.",
 ]
 
 
@@ -95,6 +109,16 @@ def test_sentences_that_lean_on_the_one_before_are_told_from_those_that_stand_al
 def test_a_sentence_about_an_example_or_in_the_author_s_voice_never_stands_on_a_page():
     assert [s for s in NEVER_ALONE if not never_alone(s)] == []
     assert [s for s in STANDS if never_alone(s)] == []
+
+
+def test_a_sentence_after_code_that_walks_through_it_is_told_from_a_fact():
+    walks = ["We call the packer's `ship()` method first.", "The constructor creates two crates.",
+             "The final `return` hands the crate back.", "The second line above labels the crate.",
+             "Here we clear out every crate.", "This time the depot is not empty."]
+    facts = ["We recommend one crate per shipment.", "The final location of a crate is its depot.",
+             "The outer crate holds the label.", "Crates are shipped by sea."]
+    assert [s for s in walks if not narrates_code(s)] == []
+    assert [s for s in facts if narrates_code(s)] == []
 
 
 LEAD = "The depot is the store where crates wait for shipping."

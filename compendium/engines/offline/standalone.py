@@ -162,12 +162,19 @@ _ONLY_POINTS = re.compile(
 
 
 # A tutorial's narration to the reader following it ("you should now see ...", "Notice that ...",
-# "Now try editing ...", "Take a moment to review ..."): a step of a walk-through the page does
-# not retrace. ("... but you will see a warning." is what a program does: it stays.)
+# "Now try editing ...", "Take a moment to review ...", "Let's look at ...", "As you can see,
+# ...", "In this tutorial we will ...", "For the rest of this tutorial ..."): a step of a
+# walk-through the page does not retrace. ("... but you will see a warning." is what a program
+# does, and "you should see git-restore(1)" a reference: they stay.)
 _NARRATION = re.compile(
     r"\byou(?:'ll|’ll|\s+will|\s+should)\s+now\s+see\b|^Notice\s+(?:that|how)\b"
     r"|^(?:Now\s+|Next,?\s+)?[Tt]ry\s+(?:it|the|editing|running|adding|changing)\b|^Take\s+a\s+(?:moment|look)\b"
-    r"|\byou\s+just\s+(?:built|created|made|wrote|added|ran)\b|^Go\s+ahead\b",
+    r"|\byou\s+just\s+(?:built|created|made|wrote|added|ran)\b|^Go\s+ahead\b"
+    r"|\blet['’]s\b|^As\s+you\s+(?:can\s+|may\s+have\s+|might\s+have\s+)?(?:see|saw|noticed?)\b"
+    r"|^(?:In|For)\s+this\s+(?:section|step|lesson|tutorial),?\s+(?:you|we)\b"
+    r"|^(?:In|For)\s+the\s+(?:next|following|previous|preceding)\s+(?:sections?|chapters?|parts?|steps?|lessons?|tutorials?)\b"
+    r"|\b(?:remainder|rest)\s+of\s+(?:the|this)\s+(?:tutorial|guide|lesson)\b"
+    r"|\b(?:move\s+on|proceed|go\s+on)\s+to\s+the\s+next\s+(?:step|section|part|lesson)\b",
     re.IGNORECASE,
 )
 
