@@ -32,7 +32,8 @@ _AUX = frozenset(
 _BE = frozenset("is are was were be been being am isn't aren't wasn't weren't".split())
 _ADVERBS = frozenset(
     """also often always never only still then now usually already not just even rarely sometimes
-    typically generally again thus therefore first later instead merely simply soon""".split()
+    typically generally again thus therefore first later instead merely simply soon
+    itself themselves""".split()  # "is itself stored": the intensive pronoun stands where an adverb does
 )
 _DETERMINERS = frozenset(
     """the a an this that these those its their his her our your my each every all both some any no

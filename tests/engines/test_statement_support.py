@@ -259,3 +259,11 @@ def test_a_joined_word_counts_once_in_the_share():
     # A joined word is held by a statement writing its parts apart, and a plural by its singular.
     assert held_share(words, {"variable", "length", "column", "stor", "separate", "table"}) == (1.0, 0)
     assert held_share(counted_words("Tuples are frozen."), {"tuple", "frozen"}) == (1.0, 0)
+
+
+def test_an_intensive_pronoun_is_not_read_as_the_verb():
+    # "The TOAST table is itself stored in Heap Files": `itself` was read as the verb, so the 1.5B
+    # model's restatement was refused, and its swap was not told from it by roles.
+    assert statement_problem("The TOAST table is stored in Heap Files.", TOAST_TABLE, SUPPORT_THRESHOLD) is None
+    assert statement_problem("Heap Files are stored in the TOAST table.", TOAST_TABLE, SUPPORT_THRESHOLD) == (
+        "the evidence does not say this of Heap Files")
