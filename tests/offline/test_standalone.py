@@ -15,6 +15,8 @@ from compendium.engines.tasks import EvidenceItem, PageRequest
 from compendium.templates.schema import Template
 
 LEANING = [
+    "One of the ways to do that is to pack the crates by hand.",  # an act told before
+    "Since you are now packing crates, the depot must be open.",
     "You can pass `--keep` to turn this off.",  # "this" stands for what came before
     "The cost of this freedom is a longer configuration file.",
     "A full account of these settings is outside the scope of this guide.",

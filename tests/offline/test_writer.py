@@ -614,3 +614,18 @@ async def test_passing_mentions_of_an_undefined_subject_make_no_page():
     defined = await write(request(slug="operating-systems", title="operating systems",
                                   description="Operating systems run programs.", aliases=[], evidence=passing))
     assert cited_sentences(defined)  # an authored description keeps the page
+
+
+async def test_one_sentence_said_of_a_phrase_makes_no_page_one_about_a_code_name_does():
+    # "What gets a page": a subject the authors never defined, said something of once, is a
+    # link target only; a code name's one sentence says what that name does
+    said = EvidenceItem(ref=1, text="The attacker chooses an object ID to steal and sends a ref to it.",
+                        chunk_id="a", heading_path=["Security"], about=["attacker-chooses"])
+    page = await write(request(slug="attacker-chooses", title="attacker chooses", description="", aliases=[],
+                               evidence=[said], links=[]))
+    assert "[^" not in page, page
+    coded = EvidenceItem(ref=1, text="`FETCH_HEAD` records the branch which you fetched from a remote repository.",
+                         chunk_id="a", heading_path=["Special refs"], about=["fetch-head"])
+    page = await write(request(slug="fetch-head", title="FETCH_HEAD", description="", aliases=[],
+                               evidence=[coded], links=[]))
+    assert "records the branch which you fetched" in page

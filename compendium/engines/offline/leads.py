@@ -182,6 +182,9 @@ def _matcher(names: tuple[str, ...]) -> _NameMatcher:
     return _NameMatcher(names)
 
 
+_SAID_OF = 3  # the tier of a sentence that only opens with the subject
+
+
 def _choose_lead(
     request: PageRequest, pool: list[_Sentence]
 ) -> tuple[dict | None, list[_Sentence]]:
@@ -286,8 +289,13 @@ def _best_lead(
         tiers.append((tier, not titled, not entry, -s.support, s.order, s))
 
     if tiers:
-        best = min(tiers, key=lambda t: t[:5])[5]
-        return _lead(best), [s for s in pool if s is not best]
+        tier, *_, best = min(tiers, key=lambda t: t[:5])
+        # A sentence only opening with a phrase ("The attacker chooses ...") says something of
+        # it, not what it is; one opening with a name written as code ("`FETCH_HEAD` records
+        # ...", "key_value_separator=<sep>: ...") says what that name does.
+        opening = matcher.opening(best.text) or 0
+        said_of = tier >= _SAID_OF and "`" not in best.text[:opening] and not entry_label(best.text)
+        return _lead(best, said_of=said_of), [s for s in pool if s is not best]
     if description:
         for s in usable:
             if s.text == description or description in s.text:
@@ -377,9 +385,11 @@ def _opens_sentence(text: str) -> bool:
     return text[:1].isupper() or text[:1] in "`*\"'“"
 
 
-def _lead(s: _Sentence, passing: bool = False) -> dict:
-    """`passing`: the sentence only names the subject on the way to saying something else."""
-    return {"text": s.text, "ref": s.ref, "order": s.order, "chunk_id": s.chunk_id, "passing": passing}
+def _lead(s: _Sentence, passing: bool = False, said_of: bool = False) -> dict:
+    """`passing`: the sentence only names the subject on the way to saying something else;
+    `said_of`: it opens with the subject but does not say what the subject is."""
+    return {"text": s.text, "ref": s.ref, "order": s.order, "chunk_id": s.chunk_id, "passing": passing,
+            "said_of": said_of}
 
 
 def _history(s: _Sentence) -> bool:

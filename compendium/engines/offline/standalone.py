@@ -35,11 +35,13 @@ _PLACE_BEFORE = re.compile(
     r"|\bnone\s+(?:is|are|was|were|exists?|matches|match|applies|remains?)\b|^If\s+(?:so|not)\b"
     r"|this\s+(?:behaviou?r|flexibility|hope|approach|trick|technique|setup|situation|scenario)"
     # a narrative's step: "If you now build ...", "should now work", "will now be embedded"
-    r"|(?:you|we)\s+now|(?:will|should|would)\s+now|^Now\s+the"
+    r"|(?:you|we)(?:\s+are|['’]re)?\s+now|(?:will|should|would)\s+now|^Now\s+the"
     # "... will then parse", "Sphinx then searches": the step after one told before
     r"|(?:will|would|should|can|must)\s+then|^[A-Z][\w.-]*\s+then\s+[a-z]+s"
     # "doing this often", "use that ID", "In that file": a thing named before
     r"|this\s+(?:often|again|regularly|yourself)|(?:^in|\buse|\bparse)\s+that\s+(?!is|are|was|the|a|an)[A-Za-z]+"
+    # "One of the ways to do that is ...", "doing this lets ...": an act told before
+    r"|\b(?:do|does|did|doing)\s+(?:this|that)\b"
     r"|,\s+on\s+the\s+other\s+hand)\b",
     re.IGNORECASE,
 )

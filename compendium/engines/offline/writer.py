@@ -65,10 +65,10 @@ def write_page(request: PageRequest, template: Template) -> str:
     pool = [s for s in pool if not _restates_its_entry(s, pool)]
 
     lead, rest = _choose_lead(request, pool)
-    if (request.kind != "topic" and not request.description.strip() and (lead is None or lead.get("passing"))
-            and len(rest) < _FEW_FACTS):
+    if request.kind != "topic" and not request.description.strip() and (
+            ((lead is None or lead.get("passing")) and len(rest) < _FEW_FACTS) or (lead and lead.get("said_of") and not rest)):
         # No authored definition, nothing says what the subject is and little is said of it:
-        # passing mentions make no page. One citing nothing is withheld.
+        # passing mentions, or one sentence said of it, make no page. One citing nothing is withheld.
         lead, rest = None, []
     related = _related(request)
     aliases = _aliases(request)
