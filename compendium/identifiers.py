@@ -40,10 +40,19 @@ def other_identifiers(a: str, b: str) -> bool:
         return False
     if _last_part(a) != _last_part(b) and " " not in a.strip() and " " not in b.strip():
         return True  # `mkdocs.structure.files.File` / `...Files`, `c_max_line_length` / `max_line_length`
+    if _member_and_type(a, b):
+        return True  # `Connection.request` / `Connection.Request`: a method and a nested type
     if _other_owners(a, b):
         return True  # `forms.CharField` / `models.CharField`: one name in two scopes
     wa, wb = _words(a), _words(b)
     return wa != wb and sorted(wa) == sorted(wb)
+
+
+def _member_and_type(a: str, b: str) -> bool:
+    """Both names qualified, one's last part opening in lowercase (a member), the other's in
+    capitals (a type)."""
+    ends = [n.strip().removesuffix("()").rpartition(".")[2][:1] for n in (a, b) if _qualifier(n)]
+    return len(ends) == 2 and ends[0].isalpha() and ends[1].isalpha() and ends[0].islower() != ends[1].islower()
 
 
 def _other_owners(a: str, b: str) -> bool:

@@ -62,8 +62,27 @@ class Mention:
 def _keys(type_: str | None, name: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
     # A name is mentioned in thousands of chunks with the same type and aliases: worked out once.
     kind = type_key(type_) if type_ is not None else CONCEPT
-    names = (normalize_name(n) for n in (name, *aliases))
+    names = (normalize_name(n) + _type_mark(n) for n in (name, *aliases))
     return tuple(dict.fromkeys(f"{kind}|{n}" for n in names if n))
+
+
+# A qualified code name ("Connection.Request", "forms.CharField").
+_QUALIFIED = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$")
+
+
+def _type_mark(name: str) -> str:
+    """A mark " <>" for a type's type ("Connection.Request": both parts a capital, then small
+    letters): never the same-lettered member of its owner (the method `Connection.request`),
+    which casefolding would make one name. A setting's name (`repack.UseDeltaBaseOffset`)
+    is no type's."""
+    owner, _, last = name.strip().rpartition(".")
+    owner = owner.rpartition(".")[2]
+    if not _QUALIFIED.match(name.strip()) or not (_TYPE_PART.match(owner) and _TYPE_PART.match(last)):
+        return ""
+    return " <>"
+
+
+_TYPE_PART = re.compile(r"^[A-Z][\w$]*[a-z][\w$]*$")
 
 
 def _text(item: dict[str, Any], key: str, where: str) -> str:

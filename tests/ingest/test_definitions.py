@@ -830,3 +830,30 @@ extends <a href="Node.html">Node</a></pre><div class="block">A text node.</div><
     other = read(tmp_path, "Guide.html", """<html><body><h2>Writing nodes</h2><pre>public class TextNode extends Node</pre>
 <p>A text node.</p></body></html>""")
     assert definitions(other) == []
+
+
+def test_an_older_javadoc_member_named_by_a_plain_word_is_defined_and_owned_by_its_page_s_type(tmp_path):
+    # a one-word member heading is a name where the code under it declares that name; the
+    # owner is the type the page declares, though a heading of its description came between
+    doc = read(tmp_path, "Selector.html", """<html><body><h2 title="Class Selector" class="title">Class Selector</h2>
+<pre>public class Selector
+extends java.lang.Object</pre>
+<div class="block">CSS-like element selector.<h2>Selector syntax</h2><p>A selector is a chain of simple selectors.</p></div>
+<h3>Constructor Detail</h3>
+<h4>Selector</h4>
+<pre class="methodSignature">public&nbsp;Selector&#8203;()</pre>
+<div class="block">Create a new selector.</div>
+<h3>Method Detail</h3>
+<h4>select</h4>
+<pre class="methodSignature">public static&nbsp;Elements&nbsp;select&#8203;(java.lang.String&nbsp;query)</pre>
+<div class="block">Find elements matching selector.</div>
+<dl><dt><span class="paramLabel">Parameters:</span></dt><dd><code>query</code> - CSS selector</dd></dl>
+<h4>Summary</h4>
+<pre>not a declaration of it</pre>
+<p>Plain prose under a plain heading.</p>
+</body></html>""")
+    assert definitions(doc) == [
+        ("`Selector`: CSS-like element selector.", "Selector", ""),
+        ("`select`: Find elements matching selector.", "select", "Selector"),
+        ("`query`: CSS selector", "query", "select"),
+    ]  # the constructor defines no member, and "Summary" over other code is no name

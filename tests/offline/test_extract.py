@@ -715,3 +715,35 @@ def test_an_api_sentence_saying_what_a_code_name_does_defines_it():
                            "The `pam_fail` function is deprecated since version 2."))
     assert entities["pam_start"].description.startswith("The `pam_start` function creates")
     assert not entities["pam_fail"].description  # 'is deprecated' says nothing of what it does
+
+
+def test_a_member_is_named_with_its_owner_and_same_named_members_of_two_types_stay_apart():
+    def member_chunk(owner: str, member: str, text: str):
+        blocks = []
+        at = 0
+        for part in text.split("\n\n"):
+            block = ["definition", at, at + len(part)]
+            if part.startswith(f"`{member}`"):
+                block += [member, owner]
+            elif part.startswith("`"):
+                block += [part[1:part.index("`", 1)], member]
+            blocks.append(block)
+            at += len(part) + 2
+        return ChunkInput("c1", text, [f"Class {owner}", "Method Detail", member], f"{owner} (API)", blocks)
+
+    queue = extract_chunk(member_chunk("TokenQueue", "consumeToAny",
+                                       "`consumeToAny`: Consumes to the first sequence provided.\n\n"
+                                       "`seq`: any number of terminators to consume to."), TEMPLATE)
+    reader = extract_chunk(member_chunk("CharacterReader", "consumeToAny",
+                                        "`consumeToAny`: Read characters until the first delimiter.\n\n"
+                                        "`chars`: delimiters to scan for."), TEMPLATE)
+    assert "TokenQueue.consumeToAny" in {e.name for e in queue.entities}
+    assert "CharacterReader.consumeToAny" in {e.name for e in reader.entities}
+    assert "consumeToAny" not in {e.name for e in queue.entities + reader.entities}
+    # the member's heading names it as a topic with its owner too
+    assert "TokenQueue.consumeToAny" in {t.name for t in queue.topics}
+    # a member spelled like a type of the chunk (`dataNodes` beside `DataNode`) is the member here
+    nodes = extract_chunk(member_chunk("Elements", "dataNodes",
+                                       "`dataNodes`: Get `DataNode` nodes of the selected elements."), TEMPLATE)
+    assert "Elements.dataNodes" in {e.name for e in nodes.entities}
+    assert "DataNode" not in {e.name for e in nodes.entities}

@@ -244,3 +244,17 @@ def test_a_declared_alias_lends_its_type_to_generic_mentions_but_never_mixes_spe
     joined = next(e for e in wal if e.type == "component")
     assert joined.chunk_ids == ["c1", "c2", "c3"]
     assert [(e.name, e.type, e.chunk_ids) for e in wal if e is not joined] == [("WAL", "person", ["c3"])]
+
+
+def test_a_member_and_a_nested_type_of_the_same_letters_are_two_subjects():
+    # `Connection.request` (a method) and `Connection.Request` (an interface): casefolding alone
+    # would make them one name
+    assert other_identifiers("Connection.request", "Connection.Request")
+    assert other_identifiers("Document.outputSettings()", "Document.OutputSettings")
+    assert not other_identifiers("Connection.request", "Connection.request()")
+    out, _, _ = resolve([
+        extract("c1", entities=[ent("Connection.request", description="Set the connection's request.")]),
+        extract("c2", entities=[ent("Connection.Request", description="Represents a HTTP request.")]),
+        extract("c3", entities=[ent("Connection.request()")]),
+    ])
+    assert sorted(e.chunk_ids for e in out.entities) == [["c1", "c3"], ["c2"]]

@@ -34,6 +34,7 @@ from .chunk_names import (
 from .chunk_relations import document_relations, sentence_relations
 from .claims import claim_items, is_claim_sentence
 from .definitions import is_purpose_line, purpose_name
+from .member_names import qualify_members
 from .names import (
     Span,
     TypeRules,
@@ -178,6 +179,7 @@ def extract_chunk(
                 alias = alias_text(alias_key, every_spans, item)
                 if alias and alias not in item.aliases and alias != item.name:
                     item.aliases.append(alias)
+    members = qualify_members(chunk, items, sentences, alias_of)
 
     # Every name stays an entity (a link target, an alias); the claims name only their subjects.
     ranked = rank([it for it in items.values() if it.sentences or it.definition], headings)
@@ -218,18 +220,18 @@ def extract_chunk(
     claims = claim_items(label, sentences, claim_like, about, names, limit)
     relations = sentence_relations(label, sentences, mentions, names, relation_rules, limit) if entities or concepts else []
     relations += document_relations(label, chunk, sentences, about, names, relation_rules, relations, limit)
-    topics = [TopicItem(chunk=label, name=t) for t in _topics(chunk, ranked, names)] if entities or concepts else []
+    topics = [TopicItem(chunk=label, name=t) for t in _topics(chunk, ranked, names, members)] if entities or concepts else []
     return ExtractionReply(
         entities=entities, concepts=concepts, claims=claims, relations=relations, topics=topics
     )
 
 
-def _topics(chunk: ChunkInput, ranked: list[Item], names: dict[str, str]) -> list[str]:
+def _topics(chunk: ChunkInput, ranked: list[Item], names: dict[str, str], members: dict[str, str]) -> list[str]:
     topics: list[str] = []
     for heading in reversed(chunk.heading_path):
         text = clean_heading(heading)
         if text and text.lower() not in BOILERPLATE and len(text.split()) <= 8:
-            topics.append(text)
+            topics.append(members.get(text, text))  # a member's heading names the member, with its owner
             break
     for item in ranked:
         if len(topics) >= 4:

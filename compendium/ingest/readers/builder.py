@@ -36,6 +36,20 @@ from .model import Block, Deadline, ParsedDocument, clean, code_span, one_line, 
 # Sibling sections defining the same term make it a field of a record each section describes.
 _RECORD_SECTIONS = 3
 # A heading naming a kind of code and its name: "Class ArgumentParsers", "Interface Argument".
+# A name declared by code: called or defined with its arguments ("text\u200b(String text)"), or a
+# field's declaration ("public static final String NAME").
+_WORD_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def declares(code: str, heading: str) -> bool:
+    """Whether the code's first line declares the one word a heading is."""
+    name = heading.strip()
+    if not _WORD_NAME.fullmatch(name):
+        return False
+    first = code.strip().split("\n", 1)[0]
+    return re.search(rf"(?<![\w$.]){re.escape(name)}[\u200b\s]*(?:\(|=|;|$)", first) is not None
+
+
 _CODE_KIND = re.compile(r"(?:Class|Interface|Enum|Annotation Type|Record|Module|Package|Struct)\s+(?P<name>[\w.$]+)")
 
 
@@ -62,6 +76,7 @@ class Builder:
         # The entry a name heading opened ((term, scope, path) of its definition): the later
         # paragraphs of its section are more of it.
         self.heading_entry: tuple[str, str, tuple[str, ...]] | None = None
+        self.declared = ""  # the type a Javadoc page declares ("public class Selector"): its members' owner
 
     def heading(self, level: int, text: str, *, code: bool = False, group: bool = False) -> None:
         """A heading; `code` when the source writes all of it as code (a setting, an API name):
@@ -92,7 +107,9 @@ class Builder:
         owner = next((heading_name(h) for _, h, is_name in reversed(above) if is_name), "")
         if not owner:
             owner = next((kind["name"] for _, h, _ in reversed(above) if (kind := _CODE_KIND.fullmatch(h.split("<")[0].strip()))), "")
-        return owner or above[-1][1]
+        # the type the page declares, though a heading of its description ("Selector syntax")
+        # took the place of the one naming it
+        return owner or self.declared or above[-1][1]
 
     def pending_term(self, term: str, *, name: str = "", scope: str = "", code: bool | None = None) -> None:
         """A term whose description is the next paragraph (an API entry's signature written
@@ -304,6 +321,14 @@ class Builder:
             return
         language = one_line(language).split(" ")[0]
         fence = "````" if "```" in text else "```"
+        if self.named is None and self.blocks and self.blocks[-1].kind == "heading" and declares(text, self.path[-1]):
+            # a heading of one plain word over the code declaring it (an older Javadoc's
+            # "<h4>text</h4><pre>public String text()</pre>"): a name heading, as `setText` is
+            level, heading, _ = self.headings[-1]
+            scope = self._heading_scope()
+            if scope.rpartition(".")[2] != heading:  # not a constructor, which its class's entry defines
+                self.headings[-1] = (level, heading, True)
+                self.named = (heading, heading_name(heading), scope, True, True)
         # under a name heading, code before any text is the name's signature or synopsis (an
         # older Javadoc's "<h4>name</h4><pre>signature</pre>"): the text after it still defines it
         signature = self.named is not None and self.named[4]

@@ -327,6 +327,7 @@ class _Events(DefinitionLists, TableLayout):
             declared = declared_type(text, self.out.headings[-1][1] if self.out.headings else "")
             if declared:
                 self.out.pending_term(declared, name=declared, code=True)  # its description defines it
+                self.out.declared = self.out.declared or declared
         elif role == "code":
             self._close_code()
         elif role == "deprecation":
