@@ -198,6 +198,7 @@ def read_clause(toks: list[Token], start: int = 0, *, inner: bool = False) -> li
     head_done = False
     out: list[Clause] = []
     j = i
+    relative = False  # in a relative clause of the subject ("Every table that has ... gets ...")
     while j < n and len(out) < _MAX_READINGS:
         t = toks[j]
         w = t.low
@@ -209,6 +210,10 @@ def read_clause(toks: list[Token], start: int = 0, *, inner: bool = False) -> li
         if t.kind == "word":
             if w in _AUX or (subject and _adverb(t)):
                 out.append(_verb(toks, subject, j))
+                if relative and w in _AUX:
+                    relative = False  # the relative clause's verb: the main one may follow
+                    j += 1
+                    continue
                 break
             if w in _DETERMINERS and not (subject and w in _RELATIVES):  # "Every transaction that ...": a relative
                 if subject and not head_done and _plain_word(subject[-1]):
@@ -217,6 +222,7 @@ def read_clause(toks: list[Token], start: int = 0, *, inner: bool = False) -> li
                 j += 1
                 continue
             if w in _PREPOSITIONS or w in _RELATIVES:
+                relative = relative or (bool(subject) and w in _RELATIVES)
                 head_done = head_done or bool(subject)  # "the number of dead tuples": the head is "number"
                 j += 1
                 continue

@@ -7,14 +7,17 @@ and "the Visibility Map records the free space on the page" shares all of its wo
 "Vacuum records each page's free space in the Free Space Map, sets the bits in the Visibility
 Map ...". A cited evidence item carries a sentence only when:
 - names: every code span, capitalised term, acronym and number of the sentence occurs in the
-  item (a term of several words as a run of words);
+  item (a term of several words as a run of words); an acronym is held by the capitalised term
+  whose words' initials spell it ("MVCC" by a passage under the heading "Multi-Version
+  Concurrency Control": a passage's heading path names what it is about);
 - one statement: one sentence of the item holds STATEMENT_SHARE of the sentence's content
   words (or the caller's threshold, when higher), or all of them but one, and its subject. A
   joined word ("variable-length", `max_wal_size`) counts once: counted as its parts too, it
   made "Variable-length columns are stored in a separate table" hold 6 of its 8 words in
   "Every table that has at least one variable-length column gets its own TOAST table". A sentence that gives a
-  cause ("because", "therefore", "which is why") needs a statement that gives one: a small
-  model adds causes the sources never state. An item's sentence that opens with a pronoun ("It never blocks
+  cause ("because", "therefore", "which is why", "X, so Y") needs a statement that gives one: a small
+  model adds causes the sources never state. "This is because ..." gives the cause of what another
+  sentence said, which the check cannot see: not supported. An item's sentence that opens with a pronoun ("It never blocks
   writes") is read with the actor of the sentence before it, and only that: words scattered
   over several sentences of a passage do not add up to a statement;
 - the same actor: when that statement has the sentence's verb, the sentence's subject (the
@@ -71,8 +74,11 @@ OTHER_VERB_SHARE = 0.75
 # complement it made up is the part left out. Its 63 true cited sentences each had 0.75 or
 # quoted their evidence (benchmarks/reports/real_model.md).
 STATEMENT_SHARE = 0.75
+_CAPITALISED_RUN = re.compile(r"\b[A-Z][^\W_]*(?:[ -][A-Z][^\W_]*)+")
+# "This is because ...", "That is why ...": the cause of what another sentence said.
+_CAUSE_OF_BEFORE = re.compile(r"\s*(?:this|that|it)\s+(?:is|was)\s+(?:because|why|due to)\b", re.IGNORECASE)
 _CAUSE = re.compile(r"\b(?:because|therefore|thus|hence|consequently|due to|as a result|so that|which is why|"
-                    r"the reason)\b", re.IGNORECASE)
+                    r"the reason)\b|,\s+so\s+(?!far\b|much\b|many\b|long\b)", re.IGNORECASE)  # "X, so Y": X is why
 
 
 @dataclass
@@ -143,6 +149,16 @@ def _sentences(text: str) -> list[str]:
     return out
 
 
+def initialisms(text: str) -> set[str]:
+    """The acronyms a text's capitalised terms spell, folded: the initials of each run of two or
+    more of a term's words ("The Oversized-Attribute Storage Technique": toast, oast, ...)."""
+    out: set[str] = set()
+    for match in _CAPITALISED_RUN.finditer(text):
+        initials = "".join(word[0] for word in re.split(r"[ -]", match.group(0)))
+        out.update(initials[i:j].casefold() for i in range(len(initials)) for j in range(i + 2, len(initials) + 1))
+    return {folded for folded in (fold_phrase(a) for a in out) if folded}
+
+
 @lru_cache(maxsize=4096)
 def read_evidence(text: str) -> Evidence:
     """An evidence text read into statements (cached: a page cites one item many times)."""
@@ -158,7 +174,8 @@ def read_evidence(text: str) -> Evidence:
         statements.append(statement)
         if statement.doers:
             previous = statement
-    return Evidence(stems(text), f" {fold_phrase(plain(text))} ", statements, f" {_quoted(text)} ")
+    return Evidence(stems(text) | initialisms(plain(text)), f" {fold_phrase(plain(text))} ", statements,
+                    f" {_quoted(text)} ")
 
 
 @dataclass
@@ -264,6 +281,8 @@ def read_problem(sentence: str, item: Evidence, threshold: float, antecedent: st
     if not held:
         return "no one sentence of the evidence says this"
     if reading.causal:
+        if _CAUSE_OF_BEFORE.match(plain(sentence)):
+            return "the evidence gives no such cause"  # of what a sentence before said, which it cannot see
         held = [s for s in held if s.causal]
         if not held:
             return "the evidence gives no such cause"

@@ -9,7 +9,8 @@ Events, in order:
 - {"type": "sentence", "index", "text", "cites"}: a sentence that passed its check, sent as
   soon as it is complete: it cites labels of the evidence, and the evidence it cites holds
   enough of its content words (compendium/support.py);
-- {"type": "retract", "text", "reason"}: a streamed sentence that failed its check; a client
+- {"type": "retract", "text", "reason"}: a streamed sentence that failed its check or is cut off
+  (it ends mid-phrase) or is part of one (citations.not_whole); a client
   showing tokens removes it, and it is not part of the answer;
 - {"type": "final", "answer", "citations", "evidence", "engine", "notes"}, or {"type": "error",
   "message", "field"} in place of what could not be done.
@@ -17,8 +18,9 @@ Events, in order:
 The answer is the kept sentences. A sentence with no label, or whose labels do not hold it, is
 given the label of the one item that restates it (citations.recited). A reply with no sentence
 kept gets one repair request, asked as JSON sentences each with its labels (cited.py: a small
-model leaves labels off prose, and repeats its prose when told so); a reply still without one is
-an error. Only an answer whose every sentence passed
+model leaves labels off prose, and repeats its prose when told so; an item of several
+sentences gives each its labels, and a cut one is left out); a reply still without one is an
+error. Only an answer whose every sentence passed
 is cached (by endpoint, model and prompt): a rejected one never is. An empty knowledge base,
 or evidence that shares no word with the question, answers that nothing in the knowledge base
 answers it, without calling the model.
@@ -41,6 +43,7 @@ from .citations import (
     SentenceCutter,
     answer_antecedent,
     cited_labels,
+    not_whole,
     recited,
     sentence_problem,
     split_answer,
@@ -50,7 +53,7 @@ from .retrieve import Retrieval, retrieve
 
 EXTRACTIVE_SENTENCES = 3
 ANSWER_TOKENS = 600
-ANSWER_VERSION = 4  # of the prompts and checks: a cached answer of another version is not used
+ANSWER_VERSION = 5  # of the prompts and checks: a cached answer of another version is not used
 CACHE_KIND = "answer"
 NOTHING = "Nothing in the knowledge base answers this."
 EXTRACTIVE_NOTE = ("An extractive answer: no model is configured, so these are sentences quoted "
@@ -209,7 +212,7 @@ async def _repaired(retrieval: Retrieval, client: Any, problems: list[str]) -> l
         REPAIR_PROMPT,
         SCHEMA_NAME,
         CitedAnswer,
-        as_sentence,
+        as_sentences,
         cited_schema,
     )
 
@@ -218,11 +221,11 @@ async def _repaired(retrieval: Retrieval, client: Any, problems: list[str]) -> l
                                   sentences=MAX_SENTENCES, placeholder=PLACEHOLDER)
 
     def standing(reply: CitedAnswer) -> str | None:
-        said = [as_sentence(item) for item in reply.sentences]
-        if any(s and _standing(s, retrieval) for s in said):
+        said = [s for item in reply.sentences for s in as_sentences(item)[0]]
+        if any(_standing(s, retrieval) for s in said):
             return None
         return "no sentence says what the evidence it cites says: " + "; ".join(
-            repr(s[:120]) for s in said if s)[:600]
+            repr(s[:120]) for s in said)[:600]
 
     try:
         reply = await client.complete_json(system=ANSWER_SYSTEM, prompt=prompt, reply_type=CitedAnswer,
@@ -233,11 +236,10 @@ async def _repaired(retrieval: Retrieval, client: Any, problems: list[str]) -> l
         return []
     out: list[dict[str, Any]] = []
     for item in reply.sentences:
-        sentence = as_sentence(item)
-        if sentence:
-            out.append({"type": "sentence", "text": sentence})
-        else:
-            out.append({"type": "retract", "text": item.text, "reason": "not a sentence of the answer"})
+        kept, dropped = as_sentences(item)
+        out.extend({"type": "sentence", "text": sentence} for sentence in kept)
+        out.extend({"type": "retract", "text": piece, "reason": "not a whole sentence of the answer"}
+                   for piece in dropped)
     return out
 
 
@@ -254,6 +256,10 @@ def _standing(sentence: str, retrieval: Retrieval) -> bool:
 
 
 def _checked(sentence: str, retrieval: Retrieval, kept: list[str], problems: list[str]) -> dict[str, Any]:
+    broken = not_whole(sentence)
+    if broken:  # the reply ran out of tokens mid-sentence, or a piece of one: never shown
+        problems.append(f"{broken}: {sentence[:200]!r}")
+        return {"type": "retract", "text": sentence, "reason": broken}
     said = _words_said(sentence)
     if said and any(_words_said(k) == said for k in kept):
         # a small model wrote one sentence three and four times over

@@ -36,6 +36,25 @@ def split_answer(text: str) -> list[str]:
     return out
 
 
+# Words a sentence cannot end on: it was cut off ("... shows the `backend_xmin` of every [C1].").
+_UNFINISHED = frozenset("a an the of to by for from with and or nor but in on at into onto than as every each "
+                        "its their whose".split())
+
+
+def not_whole(sentence: str) -> str | None:
+    """Why the text is not a whole sentence of an answer (None: it is): it stops mid-phrase (its
+    last word, citations aside, needs more after it, or it ends on a comma, colon or semicolon),
+    or it opens in lowercase, the rest of a sentence or an item of a list ("a replication slot
+    whose consumer has stopped")."""
+    bare = CITATION.sub(" ", sentence).strip().rstrip(".!?").rstrip()
+    last = words(bare)
+    if not bare or bare[-1] in ",:;" or (last and last[-1] in _UNFINISHED):
+        return "the sentence is cut off"
+    if bare[0].islower():
+        return "this is part of a sentence, not a whole one"
+    return None
+
+
 def cited_labels(text: str) -> list[str]:
     return list(dict.fromkeys(
         label for group in CITATION.findall(text) for label in _LABEL.findall(group)

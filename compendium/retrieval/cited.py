@@ -15,6 +15,8 @@ from typing import Any
 from pydantic import Field
 
 from ..engines.tasks import SENTENCE_CHARS, Reply, bound
+from ..words import split_sentences
+from .citations import not_whole
 
 MAX_SENTENCES = 6
 MAX_LABELS = 3
@@ -59,14 +61,30 @@ def cited_schema(labels: list[str]) -> dict[str, Any]:
     }
 
 
-def as_sentence(item: CitedSentence) -> str:
-    """The item as an answer's sentence, its labels before its stop ("... [C1, E2]."); "" for
-    the prompt's placeholder copied back or a text with no words."""
+def as_sentences(item: CitedSentence) -> tuple[list[str], list[str]]:
+    """The item as an answer's sentences, each with the item's labels before its stop ("... [C1,
+    E2]."), and the pieces left out. A small model writes several sentences in one item, and a
+    grammar cuts its text at the schema's length ("... shows the `backend_xmin` of every"): each
+    sentence is one of the answer's, and a cut one or a piece of one is left out (not_whole). The prompt's
+    placeholder copied back, or a text with no words, gives none."""
     body = " ".join(item.text.split())
     if not any(ch.isalpha() for ch in body) or body == PLACEHOLDER:
-        return ""
-    stop = ""
+        return [], [item.text] if item.text.strip() else []
+    labels = list(dict.fromkeys(label.strip() for label in item.cites if label.strip()))
+    pieces = split_sentences(body)
+    kept: list[str] = []
+    dropped: list[str] = []
+    for at, piece in enumerate(pieces):
+        filled = at == len(pieces) - 1 and len(item.text) >= SENTENCE_CHARS - 1
+        if not_whole(piece) or (filled and piece.rstrip()[-1:] not in ".!?"):
+            dropped.append(piece)  # the grammar stopped it at the schema's length, or it ends mid-phrase
+        else:
+            kept.append(_labelled(piece, labels))
+    return kept, dropped
+
+
+def _labelled(piece: str, labels: list[str]) -> str:
+    body, stop = piece.strip(), ""
     while body and body[-1] in ".!?":
         stop, body = body[-1] + stop, body[:-1]
-    labels = list(dict.fromkeys(label.strip() for label in item.cites if label.strip()))
     return f"{body.rstrip()} [{', '.join(labels)}]{stop or '.'}" if labels else f"{body.rstrip()}{stop or '.'}"

@@ -267,3 +267,42 @@ def test_an_intensive_pronoun_is_not_read_as_the_verb():
     assert statement_problem("The TOAST table is stored in Heap Files.", TOAST_TABLE, SUPPORT_THRESHOLD) is None
     assert statement_problem("Heap Files are stored in the TOAST table.", TOAST_TABLE, SUPPORT_THRESHOLD) == (
         "the evidence does not say this of Heap Files")
+
+
+def test_a_relative_clause_of_the_subject_does_not_hide_the_main_verb():
+    # "that has at least one ..." was read as the main clause ("has"), so the passage said nothing
+    # of the table getting anything, and its own sentence, reworded, was refused.
+    restated = "Every table with at least one variable-length column gets its own TOAST table."
+    assert statement_problem(restated, TOAST_TABLE, SUPPORT_THRESHOLD) is None
+    # The main verb is still the table's: given to another subject, it is refused.
+    assert statement_problem("Every variable-length column gets its own TOAST table.", TOAST_TABLE,
+                             SUPPORT_THRESHOLD) is not None
+
+
+def test_an_acronym_is_held_by_the_capitalised_term_its_initials_spell():
+    # A passage under "Multi-Version Concurrency Control › Snapshots" is about MVCC's snapshots,
+    # though its text never writes "MVCC".
+    under_heading = f"Multi-Version Concurrency Control\nSnapshots\n{SNAPSHOTS}"
+    said = "A snapshot in MVCC is a record of which transactions were finished at a given moment."
+    assert statement_problem(said, under_heading, SUPPORT_THRESHOLD) is None
+    assert statement_problem(said, SNAPSHOTS, SUPPORT_THRESHOLD) == "the evidence does not name MVCC"
+    # Initials of words that are not one capitalised term spell nothing.
+    assert statement_problem(said.replace("MVCC", "WAL"), under_heading, SUPPORT_THRESHOLD) is not None
+    # The same in running text: a hyphen parts a term's words too.
+    said = "Lumen DB records every change to data pages in the WAL before the pages are written to disk."
+    source = "Lumen DB records every change to data pages in the {} before the pages themselves are written to disk."
+    assert statement_problem(said, source.format("Write-Ahead Log"), SUPPORT_THRESHOLD) is None
+    assert statement_problem(said, source.format("journal"), SUPPORT_THRESHOLD) == "the evidence does not name WAL"
+
+
+def test_a_clause_after_so_gives_a_cause():
+    # "The counter is 32 bits wide, so Vacuum must freeze old tuples ..." gives the reason the
+    # 1.5B model's answer gave with "because": it was refused as a cause the evidence never states.
+    price = _passage("transactions/mvcc.md", "MVCC also depends on the XID counter")
+    answer = ("Old tuples must be frozen before the transaction ID counter wraps around because the counter is 32 "
+              "bits wide, and Vacuum must freeze old tuples before their XIDs become ambiguous.")
+    assert statement_problem(answer, price, SUPPORT_THRESHOLD) is None
+    # A cause joined with "so" is a cause: the evidence must give it.
+    apart = "The counter is 32 bits wide and Vacuum must freeze old tuples before their XIDs become ambiguous."
+    assert statement_problem("The counter is 32 bits wide, so Vacuum must freeze old tuples.", apart,
+                             SUPPORT_THRESHOLD) == "the evidence gives no such cause"
