@@ -47,7 +47,8 @@ __all__ = ["claim_id", "judge", "reduce", "run"]
 # 8: a defined term gathers the claims it is the subject of (opening with it), not every mention
 # 9: entity ids and summaries from the clusters alone, not from those of earlier runs
 # 10: a macro's or constant's name (AC_CHECK_FUNCS) is not the plural of another's
-REDUCE_VERSION = "reduce-10"
+# 11: a term every definition writes as code (`file`) gathers only the claims writing it so
+REDUCE_VERSION = "reduce-11"
 PHASE = "reduce"
 OLD_HASHES_KEY = "reduce:record-hashes"  # content hashes kept before the ledger; removed on a full run
 _HEX = "0123456789abcdef"

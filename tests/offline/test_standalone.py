@@ -15,7 +15,6 @@ from compendium.engines.tasks import EvidenceItem, PageRequest
 from compendium.templates.schema import Template
 
 LEANING = [
-    "One of the ways to do that is to pack the crates by hand.",  # an act told before
     "Since you are now packing crates, the depot must be open.",
     "You can pass `--keep` to turn this off.",  # "this" stands for what came before
     "The cost of this freedom is a longer configuration file.",
@@ -99,6 +98,8 @@ STANDS = [
     "With warn, the crates are shipped, but you will see a warning.",
     "If you want to unpack a single crate, you should see packer-unpack(1).",
     "In this chapter, the format of a crate label is described.",
+    "For this tutorial, we are going to ship crates by rail.",
+    "For example, let's suppose that you ship one crate.",
     "In this case the crate is shipped twice.",
 ]
 
@@ -117,7 +118,8 @@ def test_a_sentence_after_code_that_walks_through_it_is_told_from_a_fact():
     walks = ["We call the packer's `ship()` method first.", "The constructor creates two crates.",
              "The final `return` hands the crate back.", "The second line above labels the crate.",
              "Here we clear out every crate.", "This time the depot is not empty."]
-    facts = ["We recommend one crate per shipment.", "The final location of a crate is its depot.",
+    facts = ["We recommend one crate per shipment.", "We might require a label on every crate.",
+             "The final step is to seal the crate.", "The final location of a crate is its depot.",
              "The outer crate holds the label.", "Crates are shipped by sea."]
     assert [s for s in walks if not narrates_code(s)] == []
     assert [s for s in facts if narrates_code(s)] == []

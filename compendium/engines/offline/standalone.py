@@ -40,8 +40,6 @@ _PLACE_BEFORE = re.compile(
     r"|(?:will|would|should|can|must)\s+then|^[A-Z][\w.-]*\s+then\s+[a-z]+s"
     # "doing this often", "use that ID", "In that file": a thing named before
     r"|this\s+(?:often|again|regularly|yourself)|(?:^in|\buse|\bparse)\s+that\s+(?!is|are|was|the|a|an)[A-Za-z]+"
-    # "One of the ways to do that is ...", "doing this lets ...": an act told before
-    r"|\b(?:do|does|did|doing)\s+(?:this|that)\b"
     r"|,\s+on\s+the\s+other\s+hand)\b",
     re.IGNORECASE,
 )
@@ -172,8 +170,8 @@ _NARRATION = re.compile(
     r"\byou(?:'ll|’ll|\s+will|\s+should)\s+now\s+see\b|^Notice\s+(?:that|how)\b"
     r"|^(?:Now\s+|Next,?\s+)?[Tt]ry\s+(?:it|the|editing|running|adding|changing)\b|^Take\s+a\s+(?:moment|look)\b"
     r"|\byou\s+just\s+(?:built|created|made|wrote|added|ran)\b|^Go\s+ahead\b"
-    r"|\blet['’]s\b|^As\s+you\s+(?:can\s+|may\s+have\s+|might\s+have\s+)?(?:see|saw|noticed?)\b"
-    r"|^(?:In|For)\s+this\s+(?:section|step|lesson|tutorial),?\s+(?:you|we)\b"
+    r"|\blet['’]s\b(?!\s+(?:suppose|assume))|^As\s+you\s+(?:can\s+|may\s+have\s+|might\s+have\s+)?(?:see|saw|noticed?)\b"
+    r"|^In\s+this\s+(?:section|step|lesson|tutorial),?\s+(?:you|we)\b"
     r"|^(?:In|For)\s+the\s+(?:next|following|previous|preceding)\s+(?:sections?|chapters?|parts?|steps?|lessons?|tutorials?)\b"
     r"|\b(?:remainder|rest)\s+of\s+(?:the|this)\s+(?:tutorial|guide|lesson)\b"
     r"|\b(?:move\s+on|proceed|go\s+on)\s+to\s+the\s+next\s+(?:step|section|part|lesson)\b",
@@ -196,13 +194,13 @@ def never_alone(text: str) -> bool:
 
 # A sentence that walks through the code just shown: the reader's steps in it ("We call the
 # form's `is_valid()` method", "This time the form ...") or a part of it as the subject ("The
-# constructor creates ...", "The final `return` handles ...", "The second line ..."). Advice in
-# the first person plural ("We recommend ...") is not a step.
+# constructor creates ...", "The final `return` handles ...", "The second line ..."). Advice or
+# a need in the first person plural ("We recommend ...", "We might require ...") is not a step.
 _WALKS_THROUGH_CODE = re.compile(
-    r"^(?:(?:(?:Here|Then|Next|Now|First|Finally),?\s+)?we\s+(?!recommend|suggest|advise|encourage|strongly|also\s+recommend)"
-    r"[a-z’']+\b|This\s+time\b|Here,\s"
+    r"^(?:(?:(?:Here|Then|Next|Now|First|Finally),?\s+)?we\s+(?!recommend|suggest|advise|encourage|strongly|also\s+recommend"
+    r"|might|could|can|may|must|need|would|should|will|want|have\s+to)[a-z’']+\b|This\s+time\b|Here,\s"
     r"|The\s+(?:constructor|snippet|listing)\b"
-    r"|The\s+(?:first|second|third|fourth|next|last|final)\s+(?:`|(?:line|statement|call|step|form|command|block|loop"
+    r"|The\s+(?:first|second|third|fourth|next|last|final)\s+(?:`|(?:line|statement|call|form|command|block|loop"
     r"|return|argument|parameter)s?\b))",
     re.IGNORECASE,
 )
