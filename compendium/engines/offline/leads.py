@@ -28,10 +28,10 @@ _ANAPHORA = re.compile(
 )
 
 
-# An aside the authors set apart ("Note: ...", "Changed in version 3.8: ..."): it qualifies the
-# subject, so it leads its page only when no other sentence can.
+# An aside the authors set apart ("Note: ...", "Note that ...", "Changed in version 3.8: ..."): it
+# qualifies the subject, so it leads its page only when no other sentence can.
 _ASIDE = re.compile(
-    r"^(?:(?:Note|Notes|Warning|Caution|Tip|Hint|Important|Attention|Danger|See\s+also)\s*:"
+    r"^(?:(?:Note|Notes|Warning|Caution|Tip|Hint|Important|Attention|Danger|See\s+also)\s*:|(?:Note|Notice)\s+that\b"
     r"|(?:New|Changed)\s+in\s+version\b|Deprecated\s+(?:since|in)\s+version\b|(?:Previously|Formerly),|In\s+(?:older|earlier|previous)\s+versions?\b)",
     re.IGNORECASE,
 )
@@ -167,17 +167,57 @@ _CALL = re.compile(r"\s*\(.*$", re.S)
 def labels_subject(text: str, names: set[str]) -> bool:
     """Whether an entry's label names the subject (`names` lowercased) by its signature:
     "`AT_INIT ([name])`: ...", "`atomic(using=None)`: ...", "`class storage.fallback.FallbackStorage`: ..."."""
+    name = _label_name(text)
+    if not name:
+        return False
+    bare = {n.strip("`*").removesuffix("()") for n in names}
+    name = name.lower()
+    return name in bare or name.rpartition(".")[2] in bare
+
+
+def _label_name(text: str) -> str:
+    """The name an entry's label gives, as written, without its kind, arguments or owner's
+    qualification kept apart ("`class storage.fallback.FallbackStorage`: ..." ->
+    "storage.fallback.FallbackStorage"); "" for no label, or a constructor's."""
     end = entry_label(text)
     if not end:
-        return False
+        return ""
     written = text[:end].strip().rstrip(":").strip("`*")
     kind = _SIGNATURE_KIND.match(written.lower())
     name = _CALL.sub("", written[kind.end():] if kind else written).strip()
     if not kind and "(" in written and name[:1].isupper() and any(c.islower() for c in name):
-        return False  # "`EventListenerSupport(Class<L> listenerInterface)`": a constructor, not its class
-    bare = {n.strip("`*").removesuffix("()") for n in names}
-    name = name.lower()
-    return name in bare or name.rpartition(".")[2] in bare
+        return ""  # "`EventListenerSupport(Class<L> listenerInterface)`": a constructor, not its class
+    return name
+
+
+# A label's call with arguments ("`savepoint(using=None)`"), not a man page's section ("`scalar(1)`").
+_ARGUMENTS = re.compile(r"\((?!\d*\)`)[^)]")
+# An entry whose text opens on the reader's situation ("`class ModelForm`: If you're building
+# ...") leads into a use of the subject, not into what it is (a setting's "When set to ..." does).
+_CONDITION = re.compile(r"(?:If|When|Whenever|Unless|Once)\s+you\b")
+
+
+def _authored_entry(text: str, names: tuple[str, ...]) -> tuple[bool, bool]:
+    """(is the text the authors' entry naming the subject, is its label a call with arguments).
+    A label is code, so it names the subject in the subject's own letter case, but for a first
+    letter a sentence capitalised (`scalar` is Scalar): `srid` (a field's option) is not the
+    subject SRID, `queryset` not QuerySet."""
+    name = _label_name(text)
+    written = {_cased(n.strip("`*").removesuffix("()")) for n in names}
+    if not name or not (_cased(name) in written or _cased(name.rpartition(".")[2]) in written):
+        return False, False
+    if _opens_on_condition(text):
+        return False, False
+    return True, bool(_ARGUMENTS.search(text, 0, entry_label(text)))
+
+
+def _cased(name: str) -> str:
+    """A name as its letter case tells it apart: all but its first letter."""
+    return name[:1].lower() + name[1:]
+
+
+def _opens_on_condition(text: str) -> bool:
+    return bool(_CONDITION.match(text, entry_label(text)))
 
 
 @lru_cache(maxsize=4096)
@@ -251,7 +291,7 @@ def _best_lead(
     names = {n.lower() for n in _names(request)}
     title = request.title.strip().lower()
     description = " ".join(request.description.split())
-    tiers: list[tuple] = []  # (tier, not titled, not an entry, -support, order, sentence)
+    tiers: list[tuple] = []  # (tier, not an entry first, not titled, not an entry, -support, order, sentence)
     naming = []
     for s in usable:
         m = matcher.opening(s.text)
@@ -261,12 +301,18 @@ def _best_lead(
             and not points_ahead(s.text)
         if m is None and labelled:
             m = entry_label(s.text)
-        headed = s.opens_section and _names_heading(s.section.lower().strip("`*"), names)
-        own = any(_names_heading(h, names) for h in s.headings)  # from the passage about the subject itself
+        authored, called = _authored_entry(s.text, _names(request)) if labelled else (False, False)
+        headed = s.opens_section and _heads_subject(s.section.lower().strip("`*"), names)
+        own = any(_heads_subject(h, names) for h in s.headings)  # from the passage about the subject itself
         described = bool(description) and (s.text == description or s.text in description)
-        if m is not None and STRONG.match(s.text[m:]):
-            tier = 0.0  # "X is a ...", "X refers to ...", "X — does ..."
+        if (m is not None and STRONG.match(s.text[m:])) or (authored and not called):
+            # "X is a ...", "X refers to ...", "X — does ...", and the authors' entry for X, which
+            # goes first among them (below) whether its label is the bare name or a class's or
+            # a man page's ("`class storage.fallback.FallbackStorage`: ...", "`git-citool(1)`: ...")
+            tier = 0.0
         elif labelled:
+            # a function's entry ("`savepoint(using=None)`: ..."): its name is often also a word
+            # of the prose, whose "A savepoint is a marker ..." says what the page's subject is
             tier = 0.3
         elif headed or (m is not None and own and s.opens_section and s.section.lower() in _DESCRIBING):
             tier = 0.4  # a glossary entry, a reference page's "Description": the authors' own opening
@@ -295,12 +341,16 @@ def _best_lead(
         titled = m is not None and _opened_name(s.text[:m]) == title
         # Of two alike, the authors' entry for it ("`ConstantInitializer<T>`: A very simple
         # implementation ...", a definition list's) over a sentence of prose saying the same;
-        # not an entry that only opens a list ("`ModelAdmin`: The following checks are ...:").
-        entry = s.opens_entry and not points_ahead(s.text)
-        tiers.append((tier, not titled, not entry, -s.support, s.order, s))
+        # not an entry that only opens a list ("`ModelAdmin`: The following checks are ...:") or
+        # a use of it ("`class ModelForm`: If you're building ...").
+        entry = s.opens_entry and not points_ahead(s.text) and not _opens_on_condition(s.text)
+        # A class's, a setting's or a command's entry goes before prose naming the subject by its
+        # title; a function's (its label a call with arguments) only after it (see tier 0.3).
+        first = entry and not _ARGUMENTS.search(s.text, 0, entry_label(s.text) or m or 0)
+        tiers.append((tier, not first, not titled, not entry, -s.support, s.order, s))
 
     if tiers:
-        tier, *_, best = min(tiers, key=lambda t: t[:5])
+        tier, *_, best = min(tiers, key=lambda t: t[:6])
         # A sentence only opening with a phrase ("The attacker chooses ...") says something of
         # it, not what it is; one opening with a name written as code ("`FETCH_HEAD` records
         # ...", "key_value_separator=<sep>: ...") says what that name does.
@@ -422,3 +472,17 @@ def _names_heading(heading: str, names: set[str]) -> bool:
         return True
     kind = _KIND_HEADING.match(heading)
     return kind is not None and kind["name"].split("<", 1)[0] in names
+
+
+# A heading naming its subject before the word for what it is ("StreamingHttpResponse objects",
+# "Logger Objects", "QueryDict objects"): a reference's section on one class and its instances.
+_OBJECTS_HEADING = re.compile(r"^`?(?P<name>[^\s`]+)`?\s+(?:objects?|instances?)$")
+
+
+def _heads_subject(heading: str, names: set[str]) -> bool:
+    """Whether a lowercase heading names the subject for its lead: one of its names, one after
+    its kind, or one before "objects"."""
+    if _names_heading(heading, names):
+        return True
+    objects = _OBJECTS_HEADING.match(heading)
+    return objects is not None and objects["name"] in names
