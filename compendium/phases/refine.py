@@ -22,7 +22,7 @@ from ..fingerprint import fingerprint
 from ..pipeline.context import CompileContext, PhaseResult
 from ..pipeline.stages import mark_stage
 from ..storage.base import Store
-from ..storage.records import CacheEntry, Page, PageVersion
+from ..storage.records import CacheEntry, Chunk, Page, PageVersion
 from ..templates.schema import Template
 from ..tokens import count_tokens
 from .chunk_pages import ChunkPages
@@ -42,10 +42,11 @@ from .evidence_packs import pack_delta, pack_key, pack_value
 from .evidence_reader import EvidenceReader
 from .gone_links import unlink_gone_pages
 from .page_batches import PageBatches, WrittenPage
-from .page_candidates import candidates
+from .page_candidates import PageWindow, candidates
 from .page_failures import RETRY_FAILED, backed_off_pages, failure_key, record_failures
 from .plan import KB_VIEW, PLAN_INPUTS, UNCHANGED, load_plan
 from .planning import CREATE, DELETE, KEEP, UPDATE, PagePlan
+from .refine_furniture import furniture_moved, furniture_reaches, holding_returned
 from .update_groups import MAX_GROUP_PAGES, SMALL_UPDATE_TOKENS, UpdateGroups
 
 PHASE = "refine"
@@ -206,19 +207,25 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             await store.upsert([page])
             tally.pending_edits.append(plan.slug)
             return
-        ranked = candidates(plan, await reader.for_page(plan), reader.titles, slug_of_subject, chunk_about)
+        window = await reader.for_page(plan)
+        ranked = candidates(plan, window, reader.titles, slug_of_subject, chunk_about)
         budget = evidence_budget
         allowed = _SlugsBut(live.keys(), plan.slug)
         previous = packs.get(pack_key(plan.slug)) if merges and page is not None and page.status == "active" else None
-        if previous is not None and (written_anew(plan.slug) or previous.get("furniture", []) != plan.furniture):
-            # The writer (prompt, model) changed, or the page is provisional; or a sentence of its
-            # passages became furniture or stopped being it, which no kept piece of evidence shows.
+        if previous is not None and (written_anew(plan.slug) or await furniture_reached(plan, previous, window)):
+            # The writer (prompt, model) changed, or the page is provisional; or a sentence of the
+            # evidence it was written from became furniture, which no kept piece of evidence shows.
             previous = None
         additions_only = False
         if page is not None and previous is not None:
             evidence = choose_evidence(ranked, budget, _item_tokens, keep={k for k, _c in previous["chosen"]},
                                        offered=set(previous["offered"]))
             delta = pack_delta(previous["chosen"], evidence, list(page.cited_chunks))
+            _became, returned = furniture_moved(previous.get("furniture", []), plan.furniture)
+            fresh = {id(item) for item in delta.added}
+            if back := [item for item in holding_returned(returned, evidence) if id(item) not in fresh]:
+                # Kept items that hold a sentence no longer furniture: offered as new, in rank order.
+                delta.added = sorted([*delta.added, *back], key=lambda item: item.ref)
             body, dropped = recite(page.markdown, delta.ref_of)
             tally.removed_sentences += dropped
             stated = stated_in(body, delta.added)
@@ -303,6 +310,21 @@ async def run(template: Template, ctx: CompileContext) -> PhaseResult:
             await _store(plan, page, cleaned, evidence, ranked, tally.withheld, status=WITHHELD)
             return
         await _store(plan, page, cleaned, evidence, ranked, tally.updated if page is not None else tally.created)
+
+    async def furniture_reached(plan: PagePlan, previous: dict, window: PageWindow) -> bool:
+        """Whether a sentence that became furniture is in the evidence the page was written from
+        (see furniture_reaches); one elsewhere in its subject's documents leaves the page as it
+        is, and costs it no rewrite."""
+        was = list(previous.get("furniture", []))
+        became, _returned = furniture_moved(was, plan.furniture)
+        if not became:
+            return False
+        before = candidates(replace(plan, furniture=was), window, reader.titles, slug_of_subject, chunk_about)
+        sources = sorted({chunk for _key, chunk in previous["chosen"]})
+        texts = [window.chunks[c].text for c in sources if c in window.chunks]
+        unread = [c for c in sources if c not in window.chunks]
+        texts += [c.text for c in await store.get(Chunk, unread)] if unread else []  # type: ignore[attr-defined]
+        return furniture_reaches(became, {key for key, _chunk in previous["chosen"]}, before, texts)
 
     def _request(plan: PagePlan, evidence: list[EvidenceItem], existing_markdown: str, removed: list[str]) -> PageRequest:
         return PageRequest(
