@@ -48,7 +48,8 @@ __all__ = ["claim_id", "judge", "reduce", "run"]
 # 9: entity ids and summaries from the clusters alone, not from those of earlier runs
 # 10: a macro's or constant's name (AC_CHECK_FUNCS) is not the plural of another's
 # 11: a term every definition writes as code (`file`) gathers only the claims writing it so
-REDUCE_VERSION = "reduce-11"
+# 12: ... also when its term keeps an option's colon ("class:")
+REDUCE_VERSION = "reduce-12"
 PHASE = "reduce"
 OLD_HASHES_KEY = "reduce:record-hashes"  # content hashes kept before the ledger; removed on a full run
 _HEX = "0123456789abcdef"

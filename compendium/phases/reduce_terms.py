@@ -76,7 +76,7 @@ def _defined_as_code(cluster: Evidence) -> bool:
     """Whether the term is a word of English that every definition writes as code ("`file`: The
     name of a file or directory.", a role): the word of prose ("The file suffix is ...") is not
     that term. A name only code has ("git-restore") is that name however it is written."""
-    name = cluster.name.lower()
+    name = cluster.name.lower().strip("`:")  # an option's term may keep its colon ("class:")
     return name.isalpha() and name.isascii() and all(" ".join(d.split()).lower().startswith(f"`{name}") for d in cluster.descriptions)
 
 
