@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 _BODY_LIMIT = 16 * 1024 * 1024  # a request larger than any prompt the benchmark makes is refused
+_JSON = "application/json"
+_EVENTS = "text/event-stream"
 
 
 def request_key(request: dict[str, Any], cut: bool) -> str:
@@ -50,6 +52,19 @@ def _completion(model: str, reply: str, finish: str) -> dict[str, Any]:
             "usage": {"prompt_tokens": 0, "completion_tokens": words, "total_tokens": words}}
 
 
+def _streamed(model: str, reply: str, finish: str) -> bytes:
+    """The reply as server-sent events, as an endpoint streams it (stream=True): one delta with
+    the text, one with the finish reason, the usage, then [DONE]."""
+    words = len(reply.split())
+    base = {"id": "chatcmpl-replay", "object": "chat.completion.chunk", "created": 0, "model": model}
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": reply}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+        {**base, "choices": [], "usage": {"prompt_tokens": 0, "completion_tokens": words, "total_tokens": words}},
+    ]
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n"
+
+
 class ReplayProxy:
     """`with ReplayProxy(dump, upstream, timeout) as proxy:` serves `proxy.base_url` until the
     block ends; `replayed` and `forwarded` count the requests answered each way."""
@@ -78,8 +93,10 @@ class ReplayProxy:
         self._server.shutdown()
         self._server.server_close()
 
-    def answer(self, path: str, body: bytes | None) -> tuple[int, bytes]:
-        """The recorded reply for a chat request asked before, else the upstream's answer."""
+    def answer(self, path: str, body: bytes | None) -> tuple[int, bytes, str]:
+        """The recorded reply for a chat request asked before, else the upstream's answer; with
+        its content type (a streamed request is answered as a stream: answered as one JSON body,
+        the client read an empty reply, and `ask` went to its repair)."""
         if body is not None and path.endswith("/chat/completions"):
             request = json.loads(body)
             for cut in (False, True):
@@ -87,8 +104,10 @@ class ReplayProxy:
                 if recorded is not None and (recorded["finish"] == "length") == cut:
                     with self._lock:
                         self.replayed += 1
-                    reply = _completion(request.get("model", ""), recorded["reply"], recorded["finish"])
-                    return 200, json.dumps(reply).encode()
+                    model = request.get("model", "")
+                    if request.get("stream"):
+                        return 200, _streamed(model, recorded["reply"], recorded["finish"]), _EVENTS
+                    return 200, json.dumps(_completion(model, recorded["reply"], recorded["finish"])).encode(), _JSON
         with self._lock:
             self.forwarded += body is not None
         if body is not None and self.log_misses:
@@ -98,19 +117,19 @@ class ReplayProxy:
                                           headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(outgoing, timeout=self.timeout) as got:
-                return got.status, got.read()
+                return got.status, got.read(), got.headers.get("Content-Type") or _JSON
         except urllib.error.HTTPError as exc:
-            return exc.code, exc.read()
+            return exc.code, exc.read(), _JSON
         except OSError as exc:  # the endpoint is down: the client sees a server error, not a reset
-            return 502, json.dumps({"error": {"message": f"replay: upstream unreachable: {exc}"}}).encode()
+            return 502, json.dumps({"error": {"message": f"replay: upstream unreachable: {exc}"}}).encode(), _JSON
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
-            def _send(self, status: int, data: bytes) -> None:
+            def _send(self, status: int, data: bytes, kind: str = _JSON) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
