@@ -49,7 +49,8 @@ __all__ = ["claim_id", "judge", "reduce", "run"]
 # 10: a macro's or constant's name (AC_CHECK_FUNCS) is not the plural of another's
 # 11: a term every definition writes as code (`file`) gathers only the claims writing it so
 # 12: ... also when its term keeps an option's colon ("class:")
-REDUCE_VERSION = "reduce-12"
+# 14: 11 and 12 withdrawn: a word of prose is gathered again (its sentences were left on no page)
+REDUCE_VERSION = "reduce-14"
 PHASE = "reduce"
 OLD_HASHES_KEY = "reduce:record-hashes"  # content hashes kept before the ledger; removed on a full run
 _HEX = "0123456789abcdef"

@@ -69,16 +69,8 @@ def defined_terms(ledger: Ledger, clusters: Sequence[Evidence], ids: Sequence[st
         spellings = sorted({n.lower() for n in (*c.names, spelled.get(i, ""), *also.get(i, ())) if n.islower() and is_term(n)})
         if spellings:
             cluster_of[len(terms)] = i
-            terms.append(Term(ids[i], spellings, CONCEPT not in c.categories or _defined_as_code(c)))
+            terms.append(Term(ids[i], spellings, CONCEPT not in c.categories))
     return spelled, terms, cluster_of
-
-def _defined_as_code(cluster: Evidence) -> bool:
-    """Whether the term is a word of English that every definition writes as code ("`file`: The
-    name of a file or directory.", a role): the word of prose ("The file suffix is ...") is not
-    that term. A name only code has ("git-restore") is that name however it is written."""
-    name = cluster.name.lower().strip("`:")  # an option's term may keep its colon ("class:")
-    return name.isalpha() and name.isascii() and all(" ".join(d.split()).lower().startswith(f"`{name}") for d in cluster.descriptions)
-
 
 async def gather_terms(ledger: Ledger, store: Store | None, terms: list[Term], new_claims: list[Claim],
                    old_claims: list[Claim], new_claim_words: Counter[str], gone_claim_words: Counter[str],

@@ -52,14 +52,3 @@ def test_word_counts_are_those_of_every_match_in_the_text_whatever_the_separator
                                     for _ in range(rng.randint(1, 30))) for _ in range(40_000)))
     for text in texts:
         assert word_counts(text) == Counter(pattern.findall(text)), text[:80]
-
-
-def test_a_word_every_definition_writes_as_code_gathers_only_the_claims_writing_it_so():
-    # the role `file`, defined as code; the prose's "the file" is any file, not the role
-    claims = [{"text": "The file suffix is `.fpickle`.", "entities": []},
-              {"text": "The file name is relative to the current document.", "entities": []},
-              {"text": "The `file` role marks up a path.", "entities": []}]
-    first = extract("k1", concepts=[{"term": "file", "definition": "`file`: The name of a file or directory."}])
-    out, _, _ = resolve([first, extract("k2", claims=claims)])
-    role = next(e for e in out.entities if e.name == "file")
-    assert {c.text for c in out.claims if role.id in c.entity_ids} == {"The `file` role marks up a path."}
