@@ -66,11 +66,21 @@ def defined_terms(ledger: Ledger, clusters: Sequence[Evidence], ids: Sequence[st
     for i, c in enumerate(clusters):
         if not c.descriptions:
             continue
-        spellings = sorted({n.lower() for n in (*c.names, spelled.get(i, ""), *also.get(i, ())) if n.islower() and is_term(n)})
+        # A name defined as code ("`Attributes`: The attributes of an Element.") is a term only
+        # as written: the prose's lowercase word ("all of the element's attributes") is not it.
+        corpus = () if _named_as_code(c) else (spelled.get(i, ""), *also.get(i, ()))
+        spellings = sorted({n.lower() for n in (*c.names, *corpus) if n.islower() and is_term(n)})
         if spellings:
             cluster_of[len(terms)] = i
             terms.append(Term(ids[i], spellings, CONCEPT not in c.categories))
     return spelled, terms, cluster_of
+
+def _named_as_code(cluster: Evidence) -> bool:
+    """Whether a description of the cluster opens with its name, as written, in code marks
+    ("`Attributes`: ...")."""
+    name = cluster.name
+    return any(d.startswith((f"`{name}`", f"`{name}<")) for d in cluster.descriptions)
+
 
 async def gather_terms(ledger: Ledger, store: Store | None, terms: list[Term], new_claims: list[Claim],
                    old_claims: list[Claim], new_claim_words: Counter[str], gone_claim_words: Counter[str],

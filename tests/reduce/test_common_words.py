@@ -52,3 +52,20 @@ def test_word_counts_are_those_of_every_match_in_the_text_whatever_the_separator
                                     for _ in range(rng.randint(1, 30))) for _ in range(40_000)))
     for text in texts:
         assert word_counts(text) == Counter(pattern.findall(text)), text[:80]
+
+
+
+def test_a_name_defined_as_code_gathers_no_claim_of_the_prose_word():
+    # the class `Attributes`, titled as the prose writes the word, is not the plural the prose
+    # uses ("all of the element's attributes"), nor a member of that name
+    claims = [{"text": "`attributes`: Get all of the element's attributes.", "entities": ["Element"]},
+              {"text": "Attributes are kept in a map of keys to values.", "entities": ["Attributes"]},
+              {"text": "The attributes of a tag are parsed first.", "entities": []},
+              {"text": "Each attributes list is sorted.", "entities": []}]
+    out, _, _ = resolve([
+        extract("k1", entities=[ent("Attributes", description="`Attributes`: The attributes of an Element.")],
+                claims=claims[1:2]),
+        extract("k2", entities=[ent("Element")], claims=claims[:1] + claims[2:]),
+    ])
+    attributes = next(e for e in out.entities if "Attributes" in (e.name, *e.aliases))
+    assert {c.text for c in out.claims if attributes.id in c.entity_ids} == {claims[1]["text"]}
