@@ -49,9 +49,9 @@ __all__ = ["claim_id", "judge", "reduce", "run"]
 # 10: a macro's or constant's name (AC_CHECK_FUNCS) is not the plural of another's
 # 11: a term every definition writes as code (`file`) gathers only the claims writing it so
 # 12: ... also when its term keeps an option's colon ("class:")
-# 13: a name defined as code gathers the claims writing it so, never the lowercase word of the prose
 # 14: 11 and 12 withdrawn: a word of prose is gathered again (its sentences were left on no page)
-REDUCE_VERSION = "reduce-14"
+# 15: a name defined as code ("`Attributes`: ...") is no term by the prose's lowercase word
+REDUCE_VERSION = "reduce-15"
 PHASE = "reduce"
 OLD_HASHES_KEY = "reduce:record-hashes"  # content hashes kept before the ledger; removed on a full run
 _HEX = "0123456789abcdef"
