@@ -630,17 +630,3 @@ async def test_one_sentence_said_of_a_phrase_makes_no_page_one_about_a_code_name
                                evidence=[coded], links=[]))
     assert "records the branch which you fetched" in page
 
-
-async def test_a_word_the_authors_define_as_code_is_not_the_subject_of_the_plain_word():
-    # the role `file` is defined; "The file suffix is ..." speaks of files, not of the role
-    evidence = [
-        EvidenceItem(ref=1, text="`file`: The name of a file or directory.", chunk_id="a",
-                     heading_path=["Roles"], about=["file"]),
-        EvidenceItem(ref=2, text="The file suffix is `.fjson`. The `file` role marks up its text as a path.",
-                     chunk_id="b", heading_path=["Builders"], kind="excerpt"),
-    ]
-    page = await write(request(slug="file", title="file", description="`file`: The name of a file or directory.",
-                               aliases=[], evidence=evidence, links=[]))
-    assert "The name of a file or directory." in page
-    assert "The `file` role marks up its text as a path." in page
-    assert "The file suffix is" not in page

@@ -90,11 +90,10 @@ class _NameMatcher:
     """Finds the subject's names in a sentence, case-insensitively, by plain string search:
     a regular expression per page cost more to compile than all its searches."""
 
-    __slots__ = ("marked_only", "names")
+    __slots__ = ("names",)
 
-    def __init__(self, names: tuple[str, ...], marked_only: bool = False):
+    def __init__(self, names: tuple[str, ...]):
         self.names = [n.lower() for n in names]  # longest first, as _names sorts them
-        self.marked_only = marked_only  # only a name in code marks ("`file` ..."), never the word
 
     def opening(self, text: str) -> int | None:
         """Where the name ends when the sentence opens with it (after "The", "A", "An", and a
@@ -112,8 +111,6 @@ class _NameMatcher:
         for at in starts:
             mark = lower[at : at + 1] if lower[at : at + 1] in ("`", "*") else ""
             for with_mark in ((True, False) if mark else (False,)):
-                if self.marked_only and not with_mark:
-                    continue
                 begin = at + 1 if with_mark else at
                 if with_mark and (kind := _SIGNATURE_KIND.match(lower, begin)):
                     begin = kind.end()  # a signature's kind: "`class FileResponse(open_file, ...)`: ..."
@@ -221,16 +218,8 @@ def _opens_on_condition(text: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _matcher(names: tuple[str, ...], marked_only: bool = False) -> _NameMatcher:
-    return _NameMatcher(names, marked_only)
-
-
-def code_word(request: PageRequest) -> bool:
-    """Whether the subject is a word of English the authors define as code (`file`, `class`: a
-    role, a template variable): "The file suffix is ..." is not about it."""
-    title = request.title.strip().strip("`:").lower()
-    return title.isalpha() and title.isascii() and title.islower() \
-        and " ".join(request.description.split()).lower().startswith(f"`{title}")
+def _matcher(names: tuple[str, ...]) -> _NameMatcher:
+    return _NameMatcher(names)
 
 
 _SAID_OF = 3  # the tier of a sentence that only opens with the subject

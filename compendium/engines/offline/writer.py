@@ -18,7 +18,6 @@ from .leads import (
     _names,
     _names_heading,
     _needs_before,
-    code_word,
     labels_subject,
 )
 from .sentence_pool import (
@@ -125,7 +124,7 @@ def _about_subject(request: PageRequest, pool: list[_Sentence]) -> list[_Sentenc
     if not any(s.claimed for s in pool):
         return pool  # nothing but passages (an engine that names no claims): all there is
     names = {n.lower().strip("`*") for n in _names(request)}
-    matcher = _matcher(_names(request), code_word(request))
+    matcher = _matcher(_names(request))
     return [s for s in pool if s.claimed or any(_names_heading(h, names) for h in s.headings[1:])
             or matcher.opening(s.text) is not None or (s.opens_entry and labels_subject(s.text, names))]
 
