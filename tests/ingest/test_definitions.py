@@ -857,3 +857,12 @@ extends java.lang.Object</pre>
         ("`select`: Find elements matching selector.", "select", "Selector"),
         ("`query`: CSS selector", "query", "select"),
     ]  # the constructor defines no member, and "Summary" over other code is no name
+
+
+def test_a_link_to_the_source_location_is_no_part_of_a_heading(tmp_path):
+    # rustdoc and gi-docgen put "[src]" after a heading or a declaration
+    doc = read(tmp_path, "method.Frob.get_serial.html", """<html><body><h1>Method Frob.get_serial</h1>
+<h4 id="description">Description <a class="srclink" title="go to source location" href="https://x/f.c#L56">[src]</a></h4>
+<p>Returns the current serial number of the frob.</p></body></html>""")
+    assert [doc.text[b.start : b.end] for b in doc.blocks if b.kind == "heading"] == ["Method Frob.get_serial",
+                                                                                     "Description"]

@@ -39,10 +39,10 @@ _MEMBER_SUMMARY = re.compile(
     r"|member)-summary|memberSummary|memberdecls|ttc"
 )
 # Sphinx's "¶" anchors and "[source]" links; texinfo's "¶" anchors (copiable-anchor, -link);
-# Doxygen's "◆" anchors (permalink)
+# Doxygen's "◆" anchors (permalink); rustdoc's and gi-docgen's "[src]" links (srclink)
 # older Javadoc's "Description copied from class: Node" over an inherited member's text
 _INLINE_CHROME = frozenset({"headerlink", "viewcode-link", "copiable-anchor", "copiable-link", "permalink",
-                            "descfrmTypeLabel"})
+                            "descfrmTypeLabel", "srclink"})
 # older Javadoc lays out each block of a page in a list of one item: no list, no item
 LAYOUT_LISTS = frozenset({"blockList", "blockListLast"})
 # Doxygen's group breadcrumb inside a page's title ("The libssh API" under its module's name)
