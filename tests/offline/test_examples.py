@@ -52,10 +52,10 @@ A form module uploaded to a package index can be installed by anyone.
 """
 
 
-def _pages(root: Path) -> list[Page]:
+def _pages(root: Path, name: str = "forms.md", text: str = GUIDE) -> list[Page]:
     docs = root / "docs"
     docs.mkdir()
-    (docs / "forms.md").write_text(GUIDE, encoding="utf-8")
+    (docs / name).write_text(text, encoding="utf-8")
     workspace = init_workspace(root / "ws")
     add_documents(workspace, [docs])
     settings = load_settings(workspace, env={})
@@ -107,20 +107,7 @@ We call the form's `is_valid()` method before reading any data. The constructor 
 
 
 def test_sentences_walking_through_code_stay_with_it_even_when_they_name_real_api(tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "validating.md").write_text(WALKTHROUGH, encoding="utf-8")
-    workspace = init_workspace(tmp_path / "ws")
-    add_documents(workspace, [docs])
-    settings = load_settings(workspace, env={})
-
-    async def go() -> str:
-        report = await compile_workspace(settings)
-        assert report.status == "succeeded"
-        async with opened_store(settings) as store:
-            return "\n".join([p.markdown async for p in store.scan(Page, {"status": "active"})])
-
-    published = asyncio.run(go())
+    published = "\n".join(p.markdown for p in _pages(tmp_path, "validating.md", WALKTHROUGH))
     # the section telling what `is_valid()` is stays published
     assert "runs every field's validators" in published
     # the walk-through of the code (its steps, a part of it as subject) does not

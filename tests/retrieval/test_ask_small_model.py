@@ -18,13 +18,14 @@ FAITHFUL = "Vacuum reads the table's Heap Files page by page, skipping pages the
 TERMS = '{"names": ["Vacuum", "Visibility Map"], "keywords": ["all-visible", "skip"]}'
 
 
-def responder(reply):
-    """Answers the term call, then `reply(request)` for each answer call; the calls it saw."""
+def responder(reply, names: list[str] | None = None):
+    """Answers the term call (with `names`, else TERMS), then `reply(request)` for each answer
+    call; the calls it saw."""
     asked: list[ChatRequest] = []
 
     def respond(request: ChatRequest) -> str:
         if (request.schema_name or "") == "question_terms":
-            return TERMS
+            return TERMS if names is None else json.dumps({"names": names, "keywords": []})
         asked.append(request)
         return reply(request)
 

@@ -14,6 +14,7 @@ from compendium.retrieval import split_answer
 from tests.support.llm_server import ChatRequest
 
 from .test_ask import check_citations, check_order, events_of, llm_settings
+from .test_ask_small_model import responder
 
 PASSAGE = re.compile(r"^\[(C\d+)\] ([^\n]*)\n(.*?)(?=^\[C\d+\] |^Question: |\Z)", re.MULTILINE | re.DOTALL)
 SNAPSHOT = "What is a snapshot in MVCC and what does it decide?"
@@ -24,18 +25,6 @@ def passage(prompt: str, words: str) -> tuple[str, str, str]:
     """(label, heading path, text) of the context's passage holding `words`."""
     return next((label, path, " ".join(text.split())) for label, path, text in PASSAGE.findall(prompt)
                 if words in " ".join(text.split()))
-
-
-def responder(reply, names):
-    asked: list[ChatRequest] = []
-
-    def respond(request: ChatRequest) -> str:
-        if (request.schema_name or "") == "question_terms":
-            return json.dumps({"names": names, "keywords": []})
-        asked.append(request)
-        return reply(request)
-
-    return respond, asked
 
 
 async def test_a_name_the_passages_heading_gives_is_the_passages(compiled_copy, llm_server):
