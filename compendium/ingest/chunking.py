@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,7 @@ def chunk_document(
     spans: list[tuple[int, int, tuple[str, ...], int | None, int]] = []
     sections = _sections(doc.blocks)
     examples = DocumentExamples(doc.text, sections)
+    after_code = [_after_code(blocks) for blocks in sections]
     for index, blocks in enumerate(sections):
         for start, end, path, tokens in _split_section(doc.text, blocks, max_tokens, overlap_tokens):
             spans.append((start, end, path, tokens, index))
@@ -73,7 +75,7 @@ def chunk_document(
             ChunkSpan(
                 chunk_id, ordinal, start, end, text, path, count_tokens(text) if tokens is None else tokens, digest,
                 _blocks_within(sections[index], start, end), examples.made_up(index, start, end),
-                _follows_code(sections[index], start),
+                _follows_code(sections[index], after_code[index], start),
             )
         )
     return chunks
@@ -89,13 +91,19 @@ def _blocks_within(blocks: list[Block], start: int, end: int) -> tuple[tuple[Any
     return tuple(out)
 
 
-def _follows_code(blocks: list[Block], start: int) -> bool:
-    """Whether a chunk starting at `start` starts in the paragraphs after a code block: past
-    the paragraphs before it, the block before it is code."""
-    before = [b for b in blocks if b.end <= start]
-    while before and before[-1].kind == "paragraph":
-        before.pop()
-    return bool(before) and before[-1].kind == "code"
+def _after_code(blocks: list[Block]) -> list[bool]:
+    """For each count `i` of a section's first blocks, whether past the paragraphs among them
+    the last block is code: a chunk starting after them starts in the prose after a code block."""
+    out = [False]
+    for block in blocks:
+        out.append(block.kind == "code" or (block.kind == "paragraph" and out[-1]))
+    return out
+
+
+def _follows_code(blocks: list[Block], after_code: list[bool], start: int) -> bool:
+    """Whether a chunk starting at `start` starts in the paragraphs after a code block (blocks
+    are in order: the last one ending before `start` is found by bisection)."""
+    return after_code[bisect_right(blocks, start, key=lambda b: b.end)]
 
 
 def _sections(blocks: list[Block]) -> list[list[Block]]:

@@ -2,11 +2,10 @@
 contains a `current_name` variable, ..." after a template that is the only place it comes from.
 
 A name is made up by an example when a code block of its section writes it before any heading
-or prose of the section does, and either the code declares it as a type (`class Person`: the example's own, whatever else
-bears the name) or no other section's prose
-or headings name it. A real API
-name (`DIRS`, `--track`, `SITE_ID`) is told somewhere else in its document; a literal, a number
-or a syntax's `<placeholder>` is no one's invention. A sentence after the example naming one
+or prose of the section does, and either the code declares it as a type (`class Person`: the
+example's own, whatever else bears the name) or no other section's prose or headings name it.
+A real API name (`DIRS`, `--track`, `SITE_ID`) is told somewhere else in its document; a
+literal, a number or a syntax's `<placeholder>` is no one's invention. A sentence after the example naming one
 speaks of what the reader of a page, which shows no code, never saw.
 """
 

@@ -1,11 +1,12 @@
 """What a sentence of a chunk leans on besides the sentence before it: the example before it
-that made up the names it speaks of, and the sentence its list item finishes.
+that made up the names it speaks of, the code block whose prose it is, and the sentence its
+list item finishes.
 
 A page is assembled from sentences lifted out of their passages. "If the template context
 contains a `current_name` variable, ..." reads only beside the code that made `current_name`
-up, and "- Email the package to a friend." only after "... you could now:". These are marks of
-how documents are written (code, then the prose explaining it; a clause finished by a list),
-not of any one manual.
+up, "We call the form's `is_valid()` method" only after the view it walks through, and "- Email
+the package to a friend." only after "... you could now:". These are marks of how documents are
+written (code, then the prose explaining it; a clause finished by a list), not of any one manual.
 """
 
 from __future__ import annotations
@@ -108,21 +109,22 @@ class Leaning:
     def after_code(self, position: int, text: str) -> list[tuple[int, int]]:
         """The paragraphs after a code block (start, end, as `position`) that `text`,
         found at `position` of the document, runs through."""
-        if not self._after_code:
-            return []
-        at = position - self.start
-        reach = at + len(" ".join(text.split()))
-        return [(self.start + start, self.start + end) for start, end in self._after_code if start < reach and at < end]
+        return [(self.start + start, self.start + end)
+                for start, end in self._through(self._after_code, position, text)]
 
     def intros(self, position: int, text: str) -> list[tuple[int, int, int]]:
         """The lists (start, end, intro, as `position`) that `text`, found at `position` of the
         document, runs through."""
-        if not self.list_intros:
+        return [(self.start + start, self.start + end, self.start + intro)
+                for start, end, intro in self._through(self.list_intros, position, text)]
+
+    def _through(self, spans: tuple, position: int, text: str) -> list:
+        """The spans (start, end, ...) in `flat` that `text`, found at `position`, runs through."""
+        if not spans:
             return []
         at = position - self.start
         reach = at + len(" ".join(text.split()))
-        return [(self.start + start, self.start + end, self.start + intro)
-                for start, end, intro in self.list_intros if start < reach and at < end]
+        return [span for span in spans if span[0] < reach and at < span[1]]
 
     def example_names(self, text: str) -> list[tuple[int, str]]:
         """(from where, as `position`; the name lowercased) for each code name of `text` that an

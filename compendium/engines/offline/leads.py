@@ -280,7 +280,8 @@ def _best_lead(
     names = {n.lower() for n in _names(request)}
     title = request.title.strip().lower()
     description = " ".join(request.description.split())
-    tiers: list[tuple] = []  # (tier, not an entry first, not titled, not an entry, -support, order, sentence)
+    # (tier, not an entry first, not titled, not an entry, -support, order, where the name ends, sentence)
+    tiers: list[tuple] = []
     naming = []
     for s in usable:
         m = matcher.opening(s.text)
@@ -336,15 +337,14 @@ def _best_lead(
         # A class's, a setting's or a command's entry goes before prose naming the subject by its
         # title; a function's (its label a call with arguments) only after it (see tier 0.3).
         first = entry and not _ARGUMENTS.search(s.text, 0, entry_label(s.text) or m or 0)
-        tiers.append((tier, not first, not titled, not entry, -s.support, s.order, s))
+        tiers.append((tier, not first, not titled, not entry, -s.support, s.order, m, s))
 
     if tiers:
-        tier, *_, best = min(tiers, key=lambda t: t[:6])
+        tier, *_, opening, best = min(tiers, key=lambda t: t[:6])
         # A sentence only opening with a phrase ("The attacker chooses ...") says something of
         # it, not what it is; one opening with a name written as code ("`FETCH_HEAD` records
         # ...", "key_value_separator=<sep>: ...") says what that name does.
-        opening = matcher.opening(best.text) or 0
-        said_of = tier >= _SAID_OF and "`" not in best.text[:opening] and not entry_label(best.text)
+        said_of = tier >= _SAID_OF and "`" not in best.text[:opening or 0] and not entry_label(best.text)
         return _lead(best, said_of=said_of), [s for s in pool if s is not best]
     if description:
         for s in usable:

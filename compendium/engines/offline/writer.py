@@ -65,8 +65,9 @@ def write_page(request: PageRequest, template: Template) -> str:
     pool = [s for s in pool if not _restates_its_entry(s, pool)]
 
     lead, rest = _choose_lead(request, pool)
-    if request.kind != "topic" and not request.description.strip() and (
-            ((lead is None or lead.get("passing")) and len(rest) < _FEW_FACTS) or (lead and lead.get("said_of") and not rest)):
+    passing = (lead is None or lead.get("passing")) and len(rest) < _FEW_FACTS
+    said_once = lead is not None and lead.get("said_of") and not rest
+    if request.kind != "topic" and not request.description.strip() and (passing or said_once):
         # No authored definition, nothing says what the subject is and little is said of it:
         # passing mentions, or one sentence said of it, make no page. One citing nothing is withheld.
         lead, rest = None, []
