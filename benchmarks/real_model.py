@@ -18,7 +18,8 @@ Reports, for the model and for the offline engine:
 - per page: sentences, citations, and the share of citations whose evidence holds the
   sentence's content words (compendium.support, the check REFINE applies), and the sentences
   with no citation of their own or of their paragraph;
-- `ask` on 5 questions: answered, cited, and the share of cited sentences their evidence supports.
+- `ask` on 11 questions (ASKED, each with the facts a correct answer gives): answered, cited, and the
+  share of cited sentences their evidence supports.
 
 The figures go to stdout and, as JSON, to build/real_model/<label>.json; every page and the
 answers are written under build/real_model/<label>/ for a person to read. The report
@@ -54,13 +55,43 @@ SLICE = [
     "durability/write-ahead-log.md",
     "storage/toast.md",
 ]
-QUESTIONS = [
-    "What does vacuum remove, and why can a long-running transaction hold it back?",
-    "Why must old tuples be frozen before the transaction ID counter wraps around?",
-    "What must be written to the write-ahead log before a data page reaches disk?",
-    "How does TOAST store a large column value?",
-    "What is a snapshot in MVCC and what does it decide?",
+# Each question with the facts a correct answer gives (from the slice's documents, by reading):
+# an answer is correct when it states them, half when it states part, not when none.
+ASKED = [
+    ("What does vacuum remove, and why can a long-running transaction hold it back?",
+     "dead tuples (versions no running snapshot can see); the transaction holds back the oldest snapshot, "
+     "so no version that became dead after it started can be removed"),
+    ("Why must old tuples be frozen before the transaction ID counter wraps around?",
+     "the counter is 32 bits wide and compared modulo 2^32: an xmin older than 2.1 billion transactions "
+     "would appear to be in the future and the row invisible (XID wraparound)"),
+    ("What must be written to the write-ahead log before a data page reaches disk?",
+     "the WAL records describing the page's modification must be flushed first"),
+    ("How does TOAST store a large column value?",
+     "compressed inline, or moved out of line to the table's TOAST table (compressed or not), "
+     "cut into chunks of just under 2 KB stored as rows; the tuple keeps an 18-byte TOAST pointer"),
+    ("What is a snapshot in MVCC and what does it decide?",
+     "a record of which transactions were finished at a given moment (xmin, xmax, the XIDs in progress); "
+     "it decides which tuple versions are visible"),
+    ("Why does Lumen write full-page images into the WAL after a checkpoint?",
+     "to protect against torn pages: a crash while writing an 8 KB page can leave half of it on disk, "
+     "onto which a WAL record of a small change could not be replayed"),
+    ("What happens when the age of a table's relfrozenxid exceeds autovacuum_freeze_max_age?",
+     "the Autovacuum Daemon starts an anti-wraparound Vacuum on the table, even if autovacuum is disabled "
+     "for it; it visits every page not all-frozen and cannot be cancelled by a lock request"),
+    ("Does a plain Vacuum return free space to the operating system?",
+     "no, except empty pages at the very end of a table, which it truncates; VACUUM FULL rewrites the "
+     "table (under an ACCESS EXCLUSIVE lock) to shrink it"),
+    ("When does TOAST store a value without compressing it?",
+     "when compression would save less than 25 percent of its size (decompressing wastes CPU on every read); "
+     "also the second strategy moves a value out of line uncompressed, and EXTERNAL columns skip compression"),
+    ("Which transaction ID does a tuple's xmax field hold?",
+     "the XID of the transaction that deleted the version or replaced it with a newer one (empty after an INSERT)"),
+    ("Why can Vacuum on the primary cancel queries on a Hot Standby?",
+     "replaying its removal of a tuple that a standby query still needs conflicts with the query; the standby "
+     "waits up to max_standby_streaming_delay, then cancels it (hot_standby_feedback avoids this)"),
 ]
+QUESTIONS = [question for question, _ in ASKED]
+EXPECTED = dict(ASKED)
 OUT = ROOT / "build" / "real_model"
 LLM_SETTINGS = """
 llm:
@@ -171,7 +202,8 @@ async def _ask(ws: Path, llm: bool) -> list[dict[str, Any]]:
                 cited += 1
                 pooled = set().union(*(content_words(texts.get(label, "")) for label in labels))
                 supported += overlap(_ANSWER_CITE.sub("", sentence), pooled) >= SUPPORT_THRESHOLD
-        out.append({"question": question, "answer": answer, "engine": final.get("engine", ""),
+        out.append({"question": question, "expected": EXPECTED[question], "answer": answer,
+                    "engine": final.get("engine", ""),
                     "error": final.get("message", ""), "sentences": sentences, "cited": cited,
                     "supported": supported, "seconds": round(time.perf_counter() - started, 1)})
     return out
