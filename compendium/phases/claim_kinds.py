@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from ..engines.offline.definitions import is_purpose_line
 from ..engines.offline.standalone import ABOUT_ITSELF
@@ -14,11 +15,13 @@ from ..storage.records import Entity
 _PLAIN_TITLE_WORD = re.compile(r"^[A-Z][a-z]+$")
 
 
+@lru_cache(maxsize=65536)
 def defining(text: str) -> bool:
     """A claim shaped as the definition of a subject of its own: a purpose line, or a
     definition block's "`term`: ..." whose term is no member (an option's, a placeholder's or
     a method's definition is a fact of its owner's page, not what the owner is); or a document
-    saying what it is ("This document provides an introduction to ..."), its subject's."""
+    saying what it is ("This document provides an introduction to ..."), its subject's.
+    Cached: the claim index asks it of a claim once as itself and once as an entry."""
     if ABOUT_ITSELF.match(text):
         return True
     if not is_purpose_line(text):

@@ -99,8 +99,10 @@ OWN_KIND = re.compile(
 _ENTRY = re.compile(r"^(?:`[^`\n]{1,120}`|[\w$@<\[][\w.$@<>\[\]|/=-]*(?:\s[\w.$@<>\[\]|/=-]+){0,4}):\s")
 
 
+@lru_cache(maxsize=65536)
 def entry_label(text: str) -> int:
-    """Where an entry's label ends ("`--keep`: ..." -> after ": "), 0 for a sentence without one."""
+    """Where an entry's label ends ("`--keep`: ..." -> after ": "), 0 for a sentence without one.
+    Cached, as never_alone: a page's writer asks both of a sentence several times."""
     found = _ENTRY.match(text.strip())
     return found.end() if found else 0
 
@@ -184,6 +186,7 @@ def only_points(text: str) -> bool:
     return bool(_ONLY_POINTS.match(text[entry_label(text):].lstrip()))
 
 
+@lru_cache(maxsize=65536)
 def never_alone(text: str) -> bool:
     """A sentence no page of lifted sentences can carry: it talks about an example the page does
     not show, speaks as one author, narrates a walk-through, or only points elsewhere."""

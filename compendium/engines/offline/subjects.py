@@ -66,7 +66,13 @@ _RELEASE = re.compile(
 def release_notes(document_title: str, heading_path: list[str] | tuple[str, ...] = ()) -> bool:
     """Whether a passage is a release note: its document's title, or a heading above it, names a
     release ("Django 1.11.4 release notes", "Changes in 7.2", "v1.4.0")."""
-    return bool(_RELEASE.search(document_title)) or any(_RELEASE.search(h) for h in heading_path[:2])
+    return _names_release(document_title) or any(_names_release(h) for h in heading_path[:2])
+
+
+@lru_cache(maxsize=65536)
+def _names_release(title: str) -> bool:
+    """(Cached: every sentence of a passage asks again of the same few titles and headings.)"""
+    return bool(_RELEASE.search(title))
 
 
 # A licence's own text ("GNU General Public License", "Apache License, Version 2.0"): terms of
@@ -124,11 +130,13 @@ def man_page_name(name: str) -> str:
 _TYPE_PARAMETERS = re.compile(r"^([A-Za-z_$][\w$.]*)<[\w$.,?\s]*>?$")
 
 
+@lru_cache(maxsize=65536)
 def term_name(term: str) -> str:
     """The name a definition list's term gives: without its marks, category label, kind
     keyword, return type, arguments and source link, the first of several spellings ("-a,
     --all" -> "-a", "Function: const char * po_file_domains (po_file_t file)" ->
-    "po_file_domains", "class HttpResponseRedirect[source]" -> "HttpResponseRedirect")."""
+    "po_file_domains", "class HttpResponseRedirect[source]" -> "HttpResponseRedirect").
+    Cached, as is_type, is_member and never_subject: a term is asked of by MAP, PLAN and REFINE."""
     inner = _unmarked(term).rstrip(".:;,").strip()
     reference = _MAN_REFERENCE.match(inner)
     if reference is not None:
@@ -151,11 +159,13 @@ def term_name(term: str) -> str:
     return man_page_name(re.split(r",\s|\s\|\s", inner, maxsplit=1)[0].strip())
 
 
+@lru_cache(maxsize=65536)
 def is_type(term: str) -> bool:
     """A class, exception, interface or module a signature declares: a subject of its own."""
     return bool(_TYPE_KINDS.match(_unmarked(term)))
 
 
+@lru_cache(maxsize=65536)
 def is_member(term: str) -> bool:
     """A defined term that is a member of its scope, not a subject of its own: an option, a
     placeholder, a call's signature, a dotted, underscored or camelCase identifier."""
@@ -204,6 +214,7 @@ def value_literal(name: str) -> bool:
 _PLACEHOLDER = re.compile(r"<[^<>\s]+>")
 
 
+@lru_cache(maxsize=65536)
 def never_subject(name: str) -> bool:
     """A name that can never be a subject, whatever the text around it: a contraction, a single
     letter or digit, a number, an adjective or participle standing alone, an option."""
