@@ -125,6 +125,8 @@ CONNECTIVES = re.compile(
     r"Furthermore|In addition|Otherwise|Instead|But|And|So|Then)\b"
 )
 _POINTING = re.compile(r"^(?:\S+\s+){0,3}?(this|these|those|it|its|they|them|their)\b", re.IGNORECASE)
+_OWN_POSSESSIVE = re.compile(r"^(?:[\w`'’.-]+\s+){1,2}(?:can|may|might|must|will|would|should|could|has|have|does|do)"
+                             r"\s+(?:\w+\s+)?(?:its|their)\b", re.IGNORECASE)
 _IT_FOR_NOTHING = re.compile(r"it\s+(?:is|was|(?:may|can|might|would|will)\s+be)\s+(?:\w+\s+){1,3}?(?:to|that)\b", re.I)
 _CODE = re.compile(r"[=;{}\[\]<>$\\|\"]|->|::|:=|\|\||'[^']*'|^[^\w.]")
 _FORMAT = re.compile(r"%[-+ #0-9.]*[sdifxXeEgGcrq]\b|\{\w*\}")
@@ -243,6 +245,8 @@ def leans_back(lead: str) -> bool:
     pointing = _POINTING.match(lead)
     if pointing is None:
         return False
+    if pointing[1].lower() in ("its", "their") and _OWN_POSSESSIVE.match(lead):
+        return False  # "Applications can register their own actions ...": the sentence's own subject's
     return pointing[1].lower() != "it" or _IT_FOR_NOTHING.match(lead, pointing.start(1)) is None
 
 

@@ -10,7 +10,15 @@ from functools import lru_cache
 from ..tasks import PageRequest
 from .definitions import STRONG, WEAK
 from .sentence_pool import _DEFINITION_OPENING, _WORD, _Sentence
-from .standalone import ABOUT_ITSELF, OWN_KIND, entry_label, never_alone, points_ahead, points_back
+from .standalone import (
+    ABOUT_ITSELF,
+    OWN_KIND,
+    entry_label,
+    never_alone,
+    points_ahead,
+    points_back,
+    this_thing_before,
+)
 from .subjects import release_notes
 
 # Sentences leaning on the one before ("It ...", "This ...") read well only after it.
@@ -46,6 +54,12 @@ _POINTS_BACK = re.compile(r"^(?:\S+\s+){0,3}?(?P<word>this|these|those|it|its|th
 # A possessive before any subject of the sentence ("In its get() method it returns ...",
 # "For their part, ..."): whose is told before, not in the sentence.
 _BEFORE_ANY_SUBJECT = re.compile(r"^(?:In|On|For|With|From|By|At|To|Through|Under|Within)\s+(?:its|their)\b")
+
+
+# A possessive after a subject and its verb ("Applications can register their own actions ...",
+# "Each app has its own ..."): the sentence's own subject, named before it.
+_OWN_SUBJECTS = re.compile(r"^(?:[\w`'’.-]+\s+){1,2}(?:can|may|might|must|will|would|should|could|has|have|does|do)"
+                           r"\s+(?:\w+\s+)?(?:its|their)\b", re.IGNORECASE)
 
 
 _EMPTY_IT = re.compile(r"it\s+(?:is|was|(?:may|can|might|would|will)\s+be)\s+(?:\w+\s+){1,3}?(?:to|that)\b", re.IGNORECASE)
@@ -402,6 +416,7 @@ def _may_lead(text: str) -> bool:
     """Neither leaning on the sentence before nor full of code marks (cached: a sentence is in
     the pool of every page it is evidence for)."""
     return (not _leans_back(text) and not points_back(text, subjectless=False) and not never_alone(text)
+            and (entry_label(text) > 0 or not this_thing_before(text))
             and len(_CODE_MARKS.findall(text, entry_label(text))) < 4)  # an entry's signature is its label
 
 
@@ -418,16 +433,19 @@ def _leans_back(text: str, possessive: bool = True) -> bool:
     pointing = _POINTS_BACK.match(text)
     if pointing is None:
         return False
-    if not possessive and pointing["word"].lower() in ("its", "their") and not _BEFORE_ANY_SUBJECT.match(text):
+    if pointing["word"].lower() in ("its", "their") and not _BEFORE_ANY_SUBJECT.match(text) and (
+            not possessive or _OWN_SUBJECTS.search(text, 0, pointing.end("word"))):
         return False
     return pointing["word"].lower() != "it" or _EMPTY_IT.match(text, pointing.start("word")) is None
 
 
 # "This class ...", "These flags ...": an entry's text naming the kind of thing it describes.
-def _needs_before(text: str) -> bool:
+def _needs_before(text: str, words: frozenset[str] = frozenset()) -> bool:
     """Whether a sentence reads only after the one before it in its passage: standalone's
-    signs, or _leans_back's less a possessive, unless it names the kind of thing its entry is."""
-    return points_back(text) or (not OWN_KIND.match(text) and _leans_back(text, possessive=False))
+    signs, or _leans_back's less a possessive, unless it names the kind of thing its entry is.
+    `words`: those of the page's subject's names, which its "this <word>" stands for."""
+    return (points_back(text) or (not OWN_KIND.match(text) and _leans_back(text, possessive=False))
+            or (not entry_label(text) and this_thing_before(text, words)))
 
 
 def _opens_sentence(text: str) -> bool:
