@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 # "Chapter 5. ", "Part II. ", "Appendix F. ", "5.4. ", "16. " at the start of a heading (a part
 # lettered in capitals only: "Section a new approach" keeps its words).
@@ -37,9 +38,11 @@ def is_part_heading(heading: str) -> bool:
     return clean_heading(heading).lower().rstrip(":") in PART_HEADINGS
 
 
+@lru_cache(maxsize=8192)
 def clean_heading(text: str) -> str:
     """A heading as a title: its numbering and surrounding spaces gone ("Chapter 5. Data
-    Definition" -> "Data Definition"); the text itself when nothing would be left."""
+    Definition" -> "Data Definition"); the text itself when nothing would be left. Cached: a
+    chunk's headings are cleaned for each of its evidence items."""
     text = _SPACES.sub(" ", text).strip()
     stripped = _APPENDIX.sub("", _ROMAN.sub("", _NUMBERING.sub("", text, count=1), count=1), count=1).strip()
     return stripped or text

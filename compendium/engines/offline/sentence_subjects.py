@@ -4,6 +4,7 @@ its owner, for a member), the name a sentence opens with, the subject its sectio
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..tasks import ChunkInput
 from .chunk_layout import IDENTIFIER
@@ -248,9 +249,10 @@ def _describes_by_reference(text: str) -> bool:
 _FURNITURE = frozenset({"copyright", "license", "licence", "licensing", "author", "authors", "credits",
                         "acknowledgements", "acknowledgments", "reporting bugs", "colophon", "thanks",
                         "see also"})  # (a man page's pointers to other pages and manuals)
+@lru_cache(maxsize=4096)
 def _furniture(section: str) -> bool:
     """A colophon's section by its heading or the heading's first word ("Copyright information for
-    this document", "Author/acknowledgments", "See also")."""
+    this document", "Author/acknowledgments", "See also"). Cached: asked of every sentence."""
     lower = without_label(section).lower().rstrip(":").strip()
     first = re.split(r"[^a-z]+", lower, maxsplit=1)[0]
     return lower in _FURNITURE or first in _FURNITURE or lower.startswith("see also")
