@@ -16,6 +16,9 @@ from .node_names import assign_ids, distinct_titles, name_parts_with_their_paren
 from .parts import Group, Leaf, Part, are_parts, as_parts, is_document, key_of, part_tree
 from .tree import OutlineNode, by_version
 
+# A run's block: (key, title, items, the outermost part it was cut from, the innermost one).
+_Block = tuple[str, str, list[str], tuple[str, str] | None, tuple[str, str] | None]
+
 
 class _Builder:
     def __init__(self, leaves: Sequence[Leaf], edges: Iterable[tuple[str, str, float]],
@@ -203,8 +206,8 @@ class _Builder:
                 # its title, or, where none is, it is cut into runs under its title: lifted, a
                 # page or two each, they would be roots beside the manual's parts, and the part a
                 # reader looks for them in would be gone.
-                big = [g for g in opened if len(g.items()) >= 2 * limits.min_group]
-                small = [t for g in opened if len(g.items()) < 2 * limits.min_group for t in as_parts(g)]
+                big = self._lifted(opened, cap)
+                small = [t for g in opened if not any(g is b for b in big) for t in as_parts(g)]
                 kept = Group(small, key=groups[largest].key, title=self.title(groups[largest], groups[largest].items(), set()))
                 opened = [*big, kept] if big and small else (big or [groups[largest]])
             if len(opened) <= 1 or not are_parts(opened) or len(groups) - 1 + len(opened) > room:
@@ -228,9 +231,11 @@ class _Builder:
 
     def _runs(self, group: Group, cap: float, depth: int = 1, least: int = 0) -> list[Group]:
         """A part past the cap whose parts cannot be roots, cut into the fewest runs under the cap,
-        in reading order and between its own parts (documents, sections, headings) where they fit,
-        each titled by the part's title and the first and last parts it holds: "Main porcelain
-        commands (git-add(1) – git-merge(1))". Where the previous outline cut the same part into as
+        in reading order and between its own parts (documents, sections, headings), each titled by
+        the part's title and the first and last parts it holds: "Main porcelain commands (git-add(1)
+        – git-merge(1))". A part of it past the cap is cut between its authors' sections, then its
+        pages; a run cut from one document is titled by that document ("Configuration (Project
+        information – Build directories)"). Where the previous outline cut the same part into as
         many runs, each part stays in its run, and a new one joins the run of the part before it."""
         items = sorted(group.items(), key=self.rank.__getitem__)
         count = max(math.ceil(len(items) / cap), least)  # (`least`: a node opened within its margin)
@@ -238,44 +243,47 @@ class _Builder:
             return [group]
         base = key_of(group) or group.title
         title = group.title or self.title(group, items, set())
-        # Blocks: consecutive items under the same part right below the group's own segment.
-        blocks: list[tuple[str, str, list[str]]] = []  # (unit key, unit title, items)
-        for s in items:
-            path = self.leaf[s].path
-            at = next((i for i, (k, _t) in enumerate(path) if k == base), -1)
-            key, name = path[at + 1] if at + 1 < len(path) else (f"item:{s}", self.leaf[s].title)
-            if blocks and blocks[-1][0] == key:
-                blocks[-1][2].append(s)
-            else:
-                blocks.append((key, name, [s]))
-        even = len(items) / count
-        # A part bigger than a run is cut among its pages; its pages in one run stay one part of it,
-        # under its title (named after a member, they would say what one page is).
-        cut_from = {x: (k, n) for k, n, m in blocks if len(m) > even and not k.startswith("item:") for x in m}
-        blocks = [piece for k, n, m in blocks
-                  for piece in ([(f"item:{x}", self.leaf[x].title, [x]) for x in m] if len(m) > even else [(k, n, m)])]
+        # Runs about as even as a cut among pages (the published share counts overview pages and
+        # loses withheld ones, so an uneven run can pass the share the cap keeps it under): a part
+        # bigger than an even run is cut between its sections, and one run more is taken while the
+        # sections leave the largest past an even run by more than `run_slack` and one run more
+        # makes it smaller.
+        blocks, sizes, largest = self._cut_for(items, base, count)
+        while largest > len(items) / count * (1 + self.limits.run_slack) and count < len(blocks):
+            more = self._cut_for(items, base, count + 1)
+            if more[2] >= largest:
+                break
+            count += 1
+            blocks, sizes, largest = more
         ids = [short_id("outline", f"run:{base}#{i}") for i in range(count)]
-        cut = self._runs_before(blocks, ids, cap, depth)
+        cut = self._runs_before([(k, n, m) for k, n, m, _o, _c in blocks], ids, cap, depth)
         if cut is None:
-            cut, size, run = [], 0, 0
-            for _k, _n, members in blocks:
-                if cut and run < count - 1 and size + len(members) / 2 > even * (run + 1):
-                    run += 1
-                cut.append(run)
-                size += len(members)
+            cut = self._balanced_cut(sizes, largest)
         out = []
-        for i in range(count):
+        for i in range(max(cut) + 1):
             mine = [b for b, r in zip(blocks, cut, strict=True) if r == i]
             if not mine:
                 continue
-            first, last = mine[0][1], mine[-1][1]
-            name = f"{title} ({first} – {last})" if first != last else f"{title} ({first})"
+            # Named by the sections it holds (a page's own where it was cut among its pages), not
+            # by the pages between them.
+            ends = [n if not k.startswith("item:") else c[1] for k, n, _m, _o, c in mine
+                    if c or not k.startswith("item:")] or [n for _k, n, _m, _o, _c in mine]
+            outer = {o for _k, _n, _m, o, _c in mine}
+            one = next(iter(outer)) if len(outer) == 1 else None
+            # (a document's title, never a heading's from inside it)
+            named = one[1] if one and not one[0].startswith(("heading:", "subsection:")) else title
+            ends = [n for n in ends if n != named]
+            if ends:
+                first, last = ends[0], ends[-1]
+                name = f"{named} ({first} – {last})" if first != last else f"{named} ({first})"
+            else:
+                name = named
             # One part per part of the group in a run, however its pages interleave with others'
             # in reading order: two parts of one title, the second would be named after a member.
             parts: list[Part] = []
             by_key: dict[str, Part] = {}
-            for k, n, m in mine:
-                k, n = cut_from.get(m[0]) or (("", "") if k.startswith("item:") else (k, n))
+            for k, n, m, o, _c in mine:
+                k, n = o or (("", "") if k.startswith("item:") else (k, n))
                 if k in by_key:
                     by_key[k].items.extend(m)
                     continue
@@ -283,12 +291,87 @@ class _Builder:
                 if k:
                     by_key[k] = parts[-1]
             out.append(Group(parts, key=f"run:{base}#{i}", title=name))
-        named = Counter(g.title for g in out)
+        named_count = Counter(g.title for g in out)
         for g in out:  # runs alike at their ends (its parts alternate): named by their first and last pages
-            if named[g.title] > 1:
+            if named_count[g.title] > 1:
                 ends = sorted(g.items(), key=self.rank.__getitem__)
                 g.title = f"{title} ({self.leaf[ends[0]].title} – {self.leaf[ends[-1]].title})"
         return out if len(out) > 1 else [group]
+
+    def _blocks(self, items: Sequence[str], base: str, limit: float) -> list[_Block]:
+        """The items in reading order as blocks (key, title, items, the outermost and the innermost
+        part it was cut from) of items under one part right below the group's own segment `base`;
+        a block past `limit` is cut into the parts one level further down its members' paths and
+        sections, and so on down to its pages."""
+        def trail(s: str) -> list[tuple[str, str]]:
+            return [*self.leaf[s].path, *self.leaf[s].sections]
+
+        at = {s: next((i for i, (k, _t) in enumerate(self.leaf[s].path) if k == base), -1) for s in items}
+
+        def grouped(members: Sequence[str], level: int) -> list[tuple[str, str, list[str]]]:
+            # A part's pages together, in the order its sections begin (a page first mentioned
+            # above the section it sits in does not split that section in two).
+            out: dict[str, tuple[str, str, list[str]]] = {}
+            begins: dict[str, tuple] = {}
+            for s in members:
+                path = trail(s)
+                i = at[s] + level
+                key, name = path[i] if i < len(path) else (f"item:{s}", self.leaf[s].title)
+                out.setdefault(key, (key, name, []))[2].append(s)
+                begins[key] = min(begins.get(key, (self.leaf[s].section_order or self.leaf[s].order, self.rank[s])),
+                                  (self.leaf[s].section_order or self.leaf[s].order, self.rank[s]))
+            return sorted(out.values(), key=lambda b: begins[b[0]])
+
+        def cut(blocks: list[tuple[str, str, list[str]]], level: int, outer: tuple[str, str] | None,
+                inner: tuple[str, str] | None) -> list[_Block]:
+            out: list[_Block] = []
+            for key, name, members in blocks:
+                if len(members) <= limit or key.startswith("item:"):
+                    out.append((key, name, members, outer, inner))
+                else:
+                    out.extend(cut(grouped(members, level + 1), level + 1, outer or (key, name), (key, name)))
+            return out
+
+        return cut(grouped(items, 1), 1, None, None)
+
+    @staticmethod
+    def _runs_needed(sizes: Sequence[int], most: float) -> int:
+        """Runs of consecutive blocks, each at most `most` items (a bigger block alone)."""
+        runs, size = 1, 0
+        for n in sizes:
+            if size and size + n > most:
+                runs, size = runs + 1, 0
+            size += n
+        return runs
+
+    def _cut_for(self, items: Sequence[str], base: str, count: int) -> tuple[list[_Block], list[int], int]:
+        """The blocks for `count` even runs, their sizes, and the largest run they allow."""
+        blocks = self._blocks(items, base, len(items) / count)
+        sizes = [len(m) for _k, _n, m, _o, _c in blocks]
+        return blocks, sizes, self._largest_run(sizes, count)
+
+    def _largest_run(self, sizes: Sequence[int], count: int) -> int:
+        """The smallest size the largest of at most `count` runs of consecutive blocks can have."""
+        low, high = max(sizes), sum(sizes)
+        while low < high:
+            mid = (low + high) // 2
+            if self._runs_needed(sizes, mid) <= count:
+                high = mid
+            else:
+                low = mid + 1
+        return low
+
+    @staticmethod
+    def _balanced_cut(sizes: Sequence[int], largest: int) -> list[int]:
+        """Each block's run: consecutive blocks, each run at most `largest` items (cut between
+        parts, never inside one)."""
+        cut, size, run = [], 0, 0
+        for n in sizes:
+            if size and size + n > largest:
+                run, size = run + 1, 0
+            cut.append(run)
+            size += n
+        return cut
 
     def _runs_before(self, blocks: list[tuple[str, str, list[str]]], ids: list[str], cap: float,
                      depth: int = 1) -> list[int] | None:
@@ -312,6 +395,19 @@ class _Builder:
         if known * 2 <= total or cut != sorted(cut) or max(sizes.values()) > cap / self.limits.reopen_share:
             return None
         return cut
+
+    def _lifted(self, documents: list[Group], cap: float) -> list[Group]:
+        """Of a part's documents, those lifted to stand as roots: the biggest, one by one, until
+        the rest fits under the cap; each at least two groups' worth of pages (a smaller one would
+        be a root of a page or two beside the manual's parts)."""
+        rest = sum(len(g.items()) for g in documents)
+        lifted: list[Group] = []
+        for g in sorted(documents, key=lambda g: -len(g.items())):
+            if rest <= cap or len(g.items()) < 2 * self.limits.min_group:
+                break
+            lifted.append(g)
+            rest -= len(g.items())
+        return lifted
 
     def _open_partly(self, group: Group, opened: list[Group]) -> list[Group]:
         """A part too big to be one root and with too many parts to list them all as roots: its

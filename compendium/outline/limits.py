@@ -20,5 +20,6 @@ class OutlineLimits:
     share_floor: int = 20  # a root of at most this many pages is never opened for its share
     min_group: int = 3  # smaller groups become pages of their parent
     keep_title_overlap: float = 0.8  # a matched node keeps its title at this membership overlap
+    run_slack: float = 0.1  # a run of whole sections may pass an even cut of its part by this share
     reopen_share: float = 0.8  # a node that had subtopics keeps them down to this share of leaf_pages
     resolution: float = 1.0

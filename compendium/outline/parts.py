@@ -17,6 +17,10 @@ class Leaf:
     importance: float = 0.0
     path: list[tuple[str, str]] = field(default_factory=list)
     order: tuple = ()
+    # The authors' sections below its path's last heading (key, title), outermost first: where a
+    # part too big for one node is cut, never nodes of their own.
+    sections: list[tuple[str, str]] = field(default_factory=list)
+    section_order: tuple = ()  # where its own section begins in reading order (its first passage there)
 
 
 @dataclass

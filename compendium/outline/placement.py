@@ -327,15 +327,28 @@ class Structure:
         if not (family and _stem(doc.path) == family[0].rsplit("/", 1)[-1]) and \
                 not (out and out[-1][1] == doc_title):
             out.append((f"doc:{doc.path}", doc_title))
-        headings = [clean_heading(h) for h in heading_path if h.strip()]
-        if headings and headings[0] == doc_title:
-            headings = headings[1:]
-        # A letter of an index ("D", "G") heads a list, not a subject; a part of the document
-        # ("Description", "Parameters") is the document's own subject: its subjects stay there.
-        headings = [h for h in headings if sum(c.isalpha() for c in h) >= 3]
+        headings = self._headings(doc, heading_path)
         if headings and not is_part_heading(headings[0]):
             out.append((f"heading:{doc.path}#{headings[0]}", headings[0]))
         return out
+
+    def _headings(self, doc: SourceDocument, heading_path: Sequence[str]) -> list[str]:
+        headings = [clean_heading(h) for h in heading_path if h.strip()]
+        if headings and headings[0] == self.titles[doc.id]:
+            headings = headings[1:]
+        # A letter of an index ("D", "G") heads a list, not a subject; a part of the document
+        # ("Description", "Parameters") is the document's own subject: its subjects stay there.
+        return [h for h in headings if sum(c.isalpha() for c in h) >= 3]
+
+    def sections_below(self, document_id: str, heading_path: Sequence[str]) -> list[tuple[str, str]]:
+        """The headings below the one `segments` ends on, outermost first, as (key, title): the
+        authors' own sections of a part, where a part too big for one node is cut."""
+        doc = self.documents.get(document_id)
+        headings = self._headings(doc, heading_path) if doc is not None else []
+        if not headings or is_part_heading(headings[0]):
+            return []
+        return [(f"subsection:{doc.path}#{'#'.join(headings[:i + 1])}", h)  # type: ignore[union-attr]
+                for i, h in enumerate(headings[1:], 1) if not is_part_heading(h)]
 
 
 _CALL = re.compile(r"\s*\(\)$|\s*\(\d[a-z]*\)$")  # "ABS()", a man page's "git-gc(1)"
@@ -354,6 +367,25 @@ def _heads(heading: str, name: str) -> bool:
     return written.casefold() == name.casefold() and (written == name or written.isupper() == name.isupper())
 
 
+def _without_sole_headings(passages: dict[str, SourcePassage]) -> dict[str, SourcePassage]:
+    """The passages with their document's sole top heading left out: a heading that every passage
+    of a document sits under ("MkDocs Plugins" atop the page titled "Developing Plugins") is the
+    document itself, and its sections are the parts below it. Kept, it would hold all the
+    document's subjects as one part, and a document too big for one node would be cut among its
+    pages rather than between its sections."""
+    tops: dict[str, set[str]] = defaultdict(set)
+    deeper: set[str] = set()
+    for p in passages.values():
+        if p.heading_path:
+            tops[p.document_id].add(p.heading_path[0])
+            if len(p.heading_path) > 1:
+                deeper.add(p.document_id)
+    sole = {d: next(iter(h)) for d, h in tops.items() if len(h) == 1 and d in deeper}
+    return {i: replace(p, heading_path=p.heading_path[1:])
+            if p.heading_path and sole.get(p.document_id) == p.heading_path[0] else p
+            for i, p in passages.items()}
+
+
 def place(subject_chunks: dict[str, Sequence[str]], titles: dict[str, str], importance: dict[str, float],
           passages: dict[str, SourcePassage], structure: Structure) -> list[Leaf]:
     """One leaf per subject, under the document (then heading) most of its passages come from;
@@ -364,11 +396,13 @@ def place(subject_chunks: dict[str, Sequence[str]], titles: dict[str, str], impo
     else names that subject."""
     leaves = []
     home = structure.home
+    below_sole = _without_sole_headings(passages)
     for subject, chunk_ids in subject_chunks.items():
         found = [passages[c] for c in chunk_ids if c in passages]
         found = [p for p in found if p.document_id != home] or found
         name = heading_name(titles[subject])
         found = [p for p in found if p.heading_path and _heads(p.heading_path[-1], name)] or found
+        found = [below_sole[p.id] for p in found]
         if not found:
             leaves.append(Leaf(subject, titles[subject], importance.get(subject, 0.0), [], (10**9, 0)))
             continue
@@ -384,6 +418,13 @@ def place(subject_chunks: dict[str, Sequence[str]], titles: dict[str, str], impo
         for p in inside:
             earliest[p.heading_path[:2]] = min(earliest.get(p.heading_path[:2], 10**9), p.ordinal)
         heading = min(heads, key=lambda h: (-heads[h], earliest[h]))
+        below: Counter[tuple[str, ...]] = Counter()
+        for p in inside:
+            if p.heading_path[:2] == heading:
+                below[p.heading_path] += 1
+                earliest[p.heading_path] = min(earliest.get(p.heading_path, 10**9), p.ordinal)
+        deepest = min(below, key=lambda h: (-below[h], earliest[h]))
         leaves.append(Leaf(subject, titles[subject], importance.get(subject, 0.0),
-                           structure.segments(doc, heading), first[doc]))
+                           structure.segments(doc, heading), first[doc], structure.sections_below(doc, deepest),
+                           (first[doc][0], earliest[deepest])))
     return leaves

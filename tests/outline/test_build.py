@@ -346,12 +346,14 @@ def test_a_root_past_a_quarter_of_the_pages_is_opened_into_the_authors_parts():
     assert sorted(r.title for r in roots) == sorted([*(f"cmd-{g}" for g in range(6)), "Part A", "Part B"])
     # A root that one document fills is cut into runs of its sections in reading order, each named
     # by the document with its first and last section: a document's headings never name a root alone.
+    groups = [g[:25] for g in groups[:7]] + [groups[7]]
+    total = sum(len(g) for g in groups)
     one = {s: [("doc:manual.html", "Manual"), (f"heading:manual.html#{g}", f"Section {g}")] for g in range(7)
            for s in groups[g]}
     one.update({s: [("doc:notes.html", "Notes on the manual")] for s in groups[7]})
     roots = build_outline(leaves_of(groups, one), edges)
     assert [r.title for r in roots] == ["Manual (Section 0 – Section 1)", "Manual (Section 2 – Section 3)",
-                                        "Manual (Section 4)", "Manual (Section 5 – Section 6)", "Notes on the manual"]
+                                        "Manual (Section 4 – Section 5)", "Manual (Section 6)", "Notes on the manual"]
     assert all(len(r.all_subjects()) <= 0.25 * total for r in roots)
     # Sections stay whole, in the document's order.
     section = {s: g for g in range(7) for s in groups[g]}
@@ -436,7 +438,7 @@ def _chapters() -> list[Leaf]:
 
 def test_a_section_cut_across_runs_keeps_its_title_in_each_run_not_a_members_name():
     # A reference page past its share of the manual: its first section alone is bigger than a run.
-    sections = (("General configuration", 200), ("Options for HTML output", 30), ("Options for LaTeX output", 30))
+    sections = (("General configuration", 250), ("Options for HTML output", 30), ("Options for LaTeX output", 30))
     leaves, n = [], 0
     for heading, size in sections:
         for i in range(size):
@@ -445,19 +447,22 @@ def test_a_section_cut_across_runs_keeps_its_title_in_each_run_not_a_members_nam
                                                  (f"heading:conf.html#{heading}", heading)], (n,)))
             n += 1
     leaves += _chapters()
-    edges = [(leaves[i].id, leaves[(i + 77) % 260].id, 2.0) for i in range(260)]  # ties across the sections
+    edges = [(leaves[i].id, leaves[(i + 77) % 310].id, 2.0) for i in range(310)]  # ties across the sections
     roots = build_outline(leaves, edges)
     runs = [r for r in roots if r.title.startswith("Configuration (")]
     assert len(runs) == 2
     titles = {leaf.title for leaf in leaves}
     below = [n for r in runs for n, d in r.walk() if d > 1]
     assert below and not any(n.title in titles for n in below)  # no node named after a setting
-    # The section's pages in each run sit under its title there.
+    # The section's pages in each run sit under its title there, and name the runs.
     assert all(any(n.title.startswith("General configuration") for n, _d in r.walk()) for r in runs)
+    assert [r.title for r in runs] == ["Configuration (General configuration)",
+                                       "Configuration (General configuration – Options for LaTeX output)"]
 
 
-def test_a_section_whose_pages_interleave_with_anothers_is_one_node_in_each_run():
-    # Two sections of a reference page whose pages alternate in blocks in reading order.
+def test_a_section_whose_pages_interleave_with_anothers_is_cut_whole_into_its_run():
+    # Two sections of a reference page whose pages alternate in blocks in reading order: one run
+    # each, named after it, not two runs named after their first and last pages.
     leaves, n = [], 0
     for block in range(8):
         heading = ("Options for HTML output", "General configuration")[block % 2]
@@ -469,11 +474,9 @@ def test_a_section_whose_pages_interleave_with_anothers_is_one_node_in_each_run(
     leaves += _chapters()
     roots = build_outline(leaves, [])
     runs = [r for r in roots if r.title.startswith("Configuration (")]
-    assert [r.title for r in runs] == ["Configuration (setting_0_00 – setting_3_29)",
-                                       "Configuration (setting_4_00 – setting_7_29)"]
-    for run in runs:  # (the second run's are told apart from the first's by their parent's title)
-        assert sorted(c.title.removesuffix(" (Configuration)") for c in run.children) == \
-            ["General configuration", "Options for HTML output"]
+    assert [r.title for r in runs] == ["Configuration (Options for HTML output)", "Configuration (General configuration)"]
+    html = {leaf.id for leaf in leaves if leaf.path[-1][1] == "Options for HTML output"}
+    assert set(runs[0].all_subjects()) == html
 
 
 def test_a_subject_with_a_section_of_its_own_sits_there_not_where_it_is_most_mentioned():
@@ -515,3 +518,42 @@ def test_a_page_in_a_subfolder_of_a_part_whose_index_page_the_toc_lists_sits_und
     assert contrib in below and ("dir:docs/ref/contrib", "contrib packages") not in below
     assert [t for _k, t in below][-2:] == ["GIS", "Measurement Objects"]
     assert [t for _k, t in structure.segments("other", ())] == ["Topics", "Other", "Other page"]
+
+
+def test_a_documents_sole_top_heading_is_the_document_and_its_sections_are_its_parts():
+    # Every passage of the plugins page sits under its h1 ("MkDocs Plugins"), which is not its title.
+    documents = [SourceDocument("plug", "dev/plugins.html", "Plugins")]
+    passages = {
+        "p1": SourcePassage("p1", "plug", 1, ("MkDocs Plugins", "Events", "Global Events")),
+        "p2": SourcePassage("p2", "plug", 2, ("MkDocs Plugins", "Entry Point")),
+    }
+    leaves = {leaf.id: leaf for leaf in place({"a": ["p1"], "b": ["p2"]}, {"a": "on_config", "b": "entry_points"},
+                                               {}, passages, Structure(documents))}
+    assert leaves["a"].path[-1] == ("heading:dev/plugins.html#Events", "Events")
+    assert [t for _k, t in leaves["a"].sections] == ["Global Events"]
+    assert leaves["b"].path[-1] == ("heading:dev/plugins.html#Entry Point", "Entry Point")
+
+
+def test_a_section_past_a_run_is_cut_between_its_own_sections_which_name_the_runs():
+    # A reference page past its share: one section ("Events") holds most of it, in four sections.
+    leaves, n = [], 0
+    for heading, inner, size in (("Developing", "", 10), ("Events", "One-time Events", 60), ("Events", "Page Events", 60),
+                                 ("Events", "Template Events", 60), ("Events", "Global Events", 60),
+                                 ("Entry Point", "", 10)):
+        for i in range(size):
+            name = f"{inner or heading} {i}"
+            leaves.append(Leaf(name, name, 1.0, [("doc:plugins.html", "Plugins"),
+                                                 (f"heading:plugins.html#{heading}", heading)], (n,),
+                               [(f"subsection:plugins.html#{heading}#{inner}", inner)] if inner else [],
+                               (0, n)))
+            n += 1
+    leaves += _chapters()
+    roots = build_outline(leaves, [])
+    runs = [r for r in roots if r.title.startswith("Plugins (")]
+    assert [r.title for r in runs] == ["Plugins (Developing – Page Events)", "Plugins (Template Events – Entry Point)"]
+    total = len(leaves)
+    assert all(len(r.all_subjects()) <= 0.25 * total for r in runs)
+    # Each of the authors' sections is whole in one run.
+    run_of = {s: r.id for r in runs for s in r.all_subjects()}
+    assert all(len({run_of[lf.id] for lf in leaves if lf.sections == s.sections and lf.path == s.path}) == 1
+               for s in leaves if s.id in run_of)
