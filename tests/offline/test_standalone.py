@@ -119,10 +119,12 @@ def test_a_sentence_about_an_example_or_in_the_author_s_voice_never_stands_on_a_
 def test_a_sentence_after_code_that_walks_through_it_is_told_from_a_fact():
     walks = ["We call the packer's `ship()` method first.", "The constructor creates two crates.",
              "The final `return` hands the crate back.", "The second line above labels the crate.",
-             "Here we clear out every crate.", "This time the depot is not empty."]
+             "Here we clear out every crate.", "This time the depot is not empty.",
+             "This command lets you check that every crate is sealed.", "This invocation reuses the port."]
     facts = ["We recommend one crate per shipment.", "We might require a label on every crate.",
              "The final step is to seal the crate.", "The final location of a crate is its depot.",
-             "The outer crate holds the label.", "Crates are shipped by sea."]
+             "The outer crate holds the label.", "Crates are shipped by sea.",
+             "This command is also why crates are labelled."]
     assert [s for s in walks if not narrates_code(s)] == []
     assert [s for s in facts if narrates_code(s)] == []
 

@@ -247,12 +247,13 @@ def never_alone(text: str) -> bool:
 
 # A sentence that walks through the code just shown: the reader's steps in it ("We call the
 # form's `is_valid()` method", "This time the form ...") or a part of it as the subject ("The
-# constructor creates ...", "The final `return` handles ...", "The second line ..."). Advice or
+# constructor creates ...", "The final `return` handles ...", "The second line ...", "This
+# command lets you check ..." after the command shown). Advice or
 # a need in the first person plural ("We recommend ...", "We might require ...") is not a step.
 _WALKS_THROUGH_CODE = re.compile(
     r"^(?:(?:(?:Here|Then|Next|Now|First|Finally),?\s+)?we\s+(?!recommend|suggest|advise|encourage|strongly|also\s+recommend"
     r"|might|could|can|may|must|need|would|should|will|want|have\s+to)[a-z’']+\b|This\s+time\b|Here,\s"
-    r"|The\s+(?:constructor|snippet|listing)\b"
+    r"|The\s+(?:constructor|snippet|listing)\b|This\s+(?:command|line|call|snippet|listing|code|invocation)\s+(?!is\s+(?:also|why))"
     r"|The\s+(?:first|second|third|fourth|next|last|final)\s+(?:`|(?:line|statement|call|form|command|block|loop"
     r"|return|argument|parameter)s?\b))",
     re.IGNORECASE,
