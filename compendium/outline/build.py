@@ -264,10 +264,11 @@ class _Builder:
             mine = [b for b, r in zip(blocks, cut, strict=True) if r == i]
             if not mine:
                 continue
-            # Named by the sections it holds (a page's own where it was cut among its pages), not
-            # by the pages between them.
-            ends = [n if not k.startswith("item:") else c[1] for k, n, _m, _o, c in mine
-                    if c or not k.startswith("item:")] or [n for _k, n, _m, _o, _c in mine]
+            # Named by the documents it holds, else its sections (a page's own where it was cut
+            # among its pages), not by the pages between them.
+            ends = [n for k, n, _m, _o, _c in mine if not k.startswith(("item:", "heading:", "subsection:"))] or \
+                [n if not k.startswith("item:") else c[1] for k, n, _m, _o, c in mine
+                 if c or not k.startswith("item:")] or [n for _k, n, _m, _o, _c in mine]
             outer = {o for _k, _n, _m, o, _c in mine}
             one = next(iter(outer)) if len(outer) == 1 else None
             # (a document's title, never a heading's from inside it)

@@ -175,10 +175,11 @@ class Structure:
                 if d.title.strip():
                     self.folder_titles[folder] = self.titles[d.id]
                 self.folder_index[folder] = d.id
-        shared = _shared_folders([d.path for d in documents])
+        shared = self.shared_depth = _shared_folders([d.path for d in documents])
         self.missing_parent = self._follow_links_up(documents, by_path, shared)
         cut_circles(self.parent_of)
         self.home = self._home()
+        self._fronts: dict[str, str] | None = None
         self.tops = set(self.parent_of.values()) - set(self.parent_of)  # pages at the top of a tree
         # The folders every document sits in name the whole knowledge base, not a part of it:
         # beside a TOC's parts, the pages the TOC misses would otherwise make a root of that name.
@@ -277,12 +278,37 @@ class Structure:
         chain.reverse()
         top = chain[0] if chain else doc_id
         out = [self.sections.get(a) or (f"doc:{self.documents[a].path}", self.titles[a]) for a in chain]
+        front = self._placed_front(top)
+        if front is not None and top not in self.missing_parent:
+            # A contents page of its own (a package's "Uses of" page) in a folder whose front
+            # page the contents place is a page of that part, not a root beside the manual's parts.
+            return [*self._above(front), (f"doc:{self.documents[front].path}", self.titles[front]), *out]
         if self.documents[top].up is None and top == self.home:
             # A contents page's sections are the parts; what it lists outside any section (a
             # package's classes) stays under it, as the part of the manual it opens.
             if top != self.contents_top or (len(chain) > 1 and chain[1] in self.sections):
                 return out[1:]
         return [self.missing_parent[top], *out] if top in self.missing_parent else out
+
+    def _placed_front(self, doc_id: str) -> str | None:
+        """The page standing for a document's folder, where the contents place it and it is not
+        the document itself nor the manual's home."""
+        if doc_id == self.home or self.documents[doc_id].path.count("/") <= self.shared_depth:
+            return None  # (in the folder every document shares, every page lists others)
+        if self._fronts is None:  # per folder, the earliest placed page that lists others
+            self._fronts = {}
+            for d in sorted(self.documents.values(), key=lambda d: self.rank[d.id]):
+                if d.id in self.parent_of and d.links:
+                    self._fronts.setdefault(d.path.rpartition("/")[0], d.id)
+        folder = self.documents[doc_id].path.rpartition("/")[0]
+        front = self.folder_index.get(folder)
+        front = front if front is not None and front in self.parent_of else self._fronts.get(folder)
+        if front is None or front == doc_id:
+            return None
+        top = front  # only a page of the manual's own tree, the one under its home
+        while top in self.parent_of:
+            top = self.parent_of[top]
+        return front if top == self.home else None
 
     def segments(self, document_id: str, heading_path: Sequence[str]) -> list[tuple[str, str]]:
         doc = self.documents.get(document_id)
@@ -292,6 +318,8 @@ class Structure:
         index = self.folder_index.get(folder) or self.folder_front.get(folder)
         if doc.id in self.parent_of or (doc.id in self.tops and doc.id != self.home):
             out = self._above(doc.id)  # a page of a tree, or the top page of a part
+        elif doc.id == self.home and doc.id in self.tops:
+            out = []  # the home page's own subjects sit with its own pages, not under its folders
         elif index is not None and index in self.parent_of and index != doc.id:
             # Missed by the TOC, but its folder's index page is in it: hang under that page.
             out = self._above(index)

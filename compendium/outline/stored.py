@@ -26,7 +26,7 @@ from .tree import OutlineNode, outline_json
 OUTLINE_KEY = "outline"
 CHUNKS_PER_SUBJECT = 64  # passages read to place a subject: enough to find where it lives and, for most, its own section
 OVERVIEW_MEMBERS = 12
-OUTLINE_VERSION = 24  # bump when the build changes what the same inputs give (2: part headings make no node;
+OUTLINE_VERSION = 25  # bump when the build changes what the same inputs give (2: part headings make no node;
 # 3: beside a TOC, the folder of every document is no node; 4: a page links up to its parent, a node
 # lists the parts of its namesake child; 5: a node titled like a part of any document names its parent;
 # 6: the pages of a chapter's own index page are its pages, not a child; 7: lettered appendices
@@ -47,7 +47,8 @@ OUTLINE_VERSION = 24  # bump when the build changes what the same inputs give (2
 # 23: a page in a subfolder of a folder whose index page the TOC lists hangs under that index page;
 # 24: a document's sole top heading is the document; a part past its cap is cut between its sections
 # (then its sections' sections, then its pages) into runs named by them, its biggest documents lifted
-# only until the rest fits)
+# only until the rest fits; 25: a contents page of its own in a folder whose placed page stands for it
+# hangs under that page, the home's own subjects sit with it, runs are named by the documents they hold)
 
 
 @dataclass

@@ -557,3 +557,25 @@ def test_a_section_past_a_run_is_cut_between_its_own_sections_which_name_the_run
     run_of = {s: r.id for r in runs for s in r.all_subjects()}
     assert all(len({run_of[lf.id] for lf in leaves if lf.sections == s.sections and lf.path == s.path}) == 1
                for s in leaves if s.id in run_of)
+
+
+def _listing(*hrefs: str) -> tuple[tuple[str, int, str, str], ...]:
+    return tuple(("a", 1, h, h.rsplit("/", 1)[-1]) for h in hrefs)
+
+
+def test_a_packages_own_contents_page_and_the_home_pages_subjects_sit_in_the_manuals_tree():
+    # The home lists six packages; one package's summary lists too few classes to be contents,
+    # and its "Uses of" page, a contents page of its own, lists them.
+    packages = [f"p{i}/package-summary.html" for i in range(6)]
+    documents = [SourceDocument("home", "lib/package-summary.html", "lib", links=_listing(*(f"{p}" for p in packages)))]
+    documents += [SourceDocument(f"s{i}", f"lib/{p}", f"lib.p{i}", links=_listing("A.html", "B.html") if i == 0 else ())
+                  for i, p in enumerate(packages)]
+    documents += [SourceDocument("use", "lib/p0/package-use.html", "Uses of Package lib.p0",
+                                 links=_listing("A.html", "B.html", "C.html", "D.html", "E.html")),
+                  *(SourceDocument(c, f"lib/p0/{c}.html", f"Class {c}") for c in "ABCDE")]
+    structure = Structure(documents)
+    p0 = ("doc:lib/p0/package-summary.html", "lib.p0")
+    # Under its package in the home's tree, not under a root "Uses of Package lib.p0".
+    assert structure.segments("A", ())[:2] == [("doc:lib/package-summary.html", "lib"), p0]
+    # A subject told of only on the home page sits with the home's own pages, not under its folders.
+    assert structure.segments("home", ("Character handling",))[0][0].startswith("doc:lib/package-summary.html")
