@@ -35,6 +35,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -171,13 +172,16 @@ def shape(tree: dict, roots: list, pages: dict[str, Any]) -> dict[str, Any]:
 
 def stability(before: list, after: list) -> dict[str, Any]:
     """Pages moved between nodes."""
-    def index(roots: list) -> dict[str, str]:
-        return {s: n.id for r in roots for n, _d in r.walk() for s in n.subjects}
+    def index(roots: list) -> dict[str, tuple[str, str]]:
+        return {s: (n.id, n.title) for r in roots for n, _d in r.walk() for s in n.subjects}
 
     where_b, where_a = index(before), index(after)
     kept = where_b.keys() & where_a.keys()
-    moved = sum(1 for s in kept if where_b[s] != where_a[s])
-    return {"moved": moved, "moved_share": moved / max(len(kept), 1)}
+    moved = sorted(s for s in kept if where_b[s][0] != where_a[s][0])
+    # Where the moved pages went, node to node (most pages first), to tell what moved them.
+    flows = Counter((where_b[s][1], where_a[s][1]) for s in moved)
+    return {"moved": len(moved), "moved_share": len(moved) / max(len(kept), 1),
+            "flows": [f"{a} -> {b}: {n}" for (a, b), n in flows.most_common(5)]}
 
 
 def node_sample(tree: dict, pages: dict[str, Any]) -> list[dict[str, Any]]:
@@ -309,7 +313,11 @@ RULE = (
     "section title of the authors, a kind such as 'Commands', 'Guides', 'Release notes', a module "
     "or command name when the node is about it); it fails on a bare parameter, value or code "
     "fragment, a generic word ('Overview', 'Notes'), a number, a letter, or a heading from inside "
-    "one document over pages that are not about it. It is placed sensibly when its parent is the "
+    "one document over pages that are not about it; a node cut from a part and titled by a range "
+    "names a subject when the range names the authors' sections it holds, or runs within one list "
+    "the authors gave no sections ('Core Settings (ABSOLUTE_URL_OVERRIDES – DEBUG)'), and fails when "
+    "its ends are member names across the authors' sections ('Plugins (on_pre_template – "
+    "entry_points)' over Template Events, Page Events and Entry Point). It is placed sensibly when its parent is the "
     "group a reader would look in for it and its five members shown fit its title. An overview "
     "page is read as the site publishes it (its text, then its node's members as the page lists them) "
     "and is publishable when its first sentence says what the group is (from the sources) or, where "
@@ -353,6 +361,9 @@ def render(results: list[dict[str, Any]]) -> str:
                   "Roots: " + "; ".join(r["roots"]), ""]
         if s["bad_roots"]:
             lines += ["Roots titled by a number, a letter or an inner heading: " + "; ".join(s["bad_roots"]), ""]
+        for step in ("add", "delete"):
+            if r[step].get("flows"):
+                lines += [f"Pages moved by the {step}, node to node: " + "; ".join(r[step]["flows"]), ""]
     return "\n".join(lines)
 
 
