@@ -233,9 +233,9 @@ class _Builder:
         """A part past the cap whose parts cannot be roots, cut into the fewest runs under the cap,
         in reading order and between its own parts (documents, sections, headings), each titled by
         the part's title and the first and last parts it holds: "Main porcelain commands (git-add(1)
-        – git-merge(1))". A part of it past the cap is cut between its authors' sections, then its
-        pages; a run cut from one document is titled by that document ("Configuration (Project
-        information – Build directories)"). Where the previous outline cut the same part into as
+        – git-merge(1))". A part of it bigger than an even run is cut between its authors' sections,
+        then its pages; a run cut from one document is titled by that document ("Configuration
+        (Project information – Build directories)"). Where the previous outline cut the same part into as
         many runs, each part stays in its run, and a new one joins the run of the part before it."""
         items = sorted(group.items(), key=self.rank.__getitem__)
         count = max(math.ceil(len(items) / cap), least)  # (`least`: a node opened within its margin)
