@@ -14,10 +14,8 @@ from .limits import OutlineLimits
 from .merging import merge_groups
 from .node_names import assign_ids, distinct_titles, name_parts_with_their_parent
 from .parts import Group, Leaf, Part, are_parts, as_parts, is_document, key_of, part_tree
+from .runs import Block, balanced_cut, blocks, largest_run
 from .tree import OutlineNode, by_version
-
-# A run's block: (key, title, items, the outermost part it was cut from, the innermost one).
-_Block = tuple[str, str, list[str], tuple[str, str] | None, tuple[str, str] | None]
 
 
 class _Builder:
@@ -258,7 +256,7 @@ class _Builder:
         ids = [short_id("outline", f"run:{base}#{i}") for i in range(count)]
         cut = self._runs_before([(k, n, m) for k, n, m, _o, _c in blocks], ids, cap, depth)
         if cut is None:
-            cut = self._balanced_cut(sizes, largest)
+            cut = balanced_cut(sizes, largest)
         out = []
         for i in range(max(cut) + 1):
             mine = [b for b, r in zip(blocks, cut, strict=True) if r == i]
@@ -299,80 +297,11 @@ class _Builder:
                 g.title = f"{title} ({self.leaf[ends[0]].title} – {self.leaf[ends[-1]].title})"
         return out if len(out) > 1 else [group]
 
-    def _blocks(self, items: Sequence[str], base: str, limit: float) -> list[_Block]:
-        """The items in reading order as blocks (key, title, items, the outermost and the innermost
-        part it was cut from) of items under one part right below the group's own segment `base`;
-        a block past `limit` is cut into the parts one level further down its members' paths and
-        sections, and so on down to its pages."""
-        def trail(s: str) -> list[tuple[str, str]]:
-            return [*self.leaf[s].path, *self.leaf[s].sections]
-
-        at = {s: next((i for i, (k, _t) in enumerate(self.leaf[s].path) if k == base), -1) for s in items}
-
-        def grouped(members: Sequence[str], level: int) -> list[tuple[str, str, list[str]]]:
-            # A part's pages together, in the order its sections begin (a page first mentioned
-            # above the section it sits in does not split that section in two).
-            out: dict[str, tuple[str, str, list[str]]] = {}
-            begins: dict[str, tuple] = {}
-            for s in members:
-                path = trail(s)
-                i = at[s] + level
-                key, name = path[i] if i < len(path) else (f"item:{s}", self.leaf[s].title)
-                out.setdefault(key, (key, name, []))[2].append(s)
-                begins[key] = min(begins.get(key, (self.leaf[s].section_order or self.leaf[s].order, self.rank[s])),
-                                  (self.leaf[s].section_order or self.leaf[s].order, self.rank[s]))
-            return sorted(out.values(), key=lambda b: begins[b[0]])
-
-        def cut(blocks: list[tuple[str, str, list[str]]], level: int, outer: tuple[str, str] | None,
-                inner: tuple[str, str] | None) -> list[_Block]:
-            out: list[_Block] = []
-            for key, name, members in blocks:
-                if len(members) <= limit or key.startswith("item:"):
-                    out.append((key, name, members, outer, inner))
-                else:
-                    out.extend(cut(grouped(members, level + 1), level + 1, outer or (key, name), (key, name)))
-            return out
-
-        return cut(grouped(items, 1), 1, None, None)
-
-    @staticmethod
-    def _runs_needed(sizes: Sequence[int], most: float) -> int:
-        """Runs of consecutive blocks, each at most `most` items (a bigger block alone)."""
-        runs, size = 1, 0
-        for n in sizes:
-            if size and size + n > most:
-                runs, size = runs + 1, 0
-            size += n
-        return runs
-
-    def _cut_for(self, items: Sequence[str], base: str, count: int) -> tuple[list[_Block], list[int], int]:
+    def _cut_for(self, items: Sequence[str], base: str, count: int) -> tuple[list[Block], list[int], int]:
         """The blocks for `count` even runs, their sizes, and the largest run they allow."""
-        blocks = self._blocks(items, base, len(items) / count)
-        sizes = [len(m) for _k, _n, m, _o, _c in blocks]
-        return blocks, sizes, self._largest_run(sizes, count)
-
-    def _largest_run(self, sizes: Sequence[int], count: int) -> int:
-        """The smallest size the largest of at most `count` runs of consecutive blocks can have."""
-        low, high = max(sizes), sum(sizes)
-        while low < high:
-            mid = (low + high) // 2
-            if self._runs_needed(sizes, mid) <= count:
-                high = mid
-            else:
-                low = mid + 1
-        return low
-
-    @staticmethod
-    def _balanced_cut(sizes: Sequence[int], largest: int) -> list[int]:
-        """Each block's run: consecutive blocks, each run at most `largest` items (cut between
-        parts, never inside one)."""
-        cut, size, run = [], 0, 0
-        for n in sizes:
-            if size and size + n > largest:
-                run, size = run + 1, 0
-            cut.append(run)
-            size += n
-        return cut
+        found = blocks(self.leaf, self.rank, items, base, len(items) / count)
+        sizes = [len(m) for _k, _n, m, _o, _c in found]
+        return found, sizes, largest_run(sizes, count)
 
     def _runs_before(self, blocks: list[tuple[str, str, list[str]]], ids: list[str], cap: float,
                      depth: int = 1) -> list[int] | None:
