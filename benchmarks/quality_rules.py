@@ -441,8 +441,9 @@ def term_keys(term: str) -> set[str]:
     return out - {""}
 
 
-def authored_definitions(chunk: Any) -> list[tuple[set[str], str]]:
-    """(term keys, definition text) of each authored definition a chunk's blocks hold."""
+def authored_definitions(chunk: Any, headed: bool = True) -> list[tuple[set[str], str]]:
+    """(term keys, definition text) of each authored definition a chunk's blocks hold; without
+    `headed`, only entries and NAME lines (not a heading's first paragraph)."""
     text, blocks = chunk.text, chunk.blocks or []
     out = []
     previous = ""
@@ -464,7 +465,7 @@ def authored_definitions(chunk: Any) -> list[tuple[set[str], str]]:
             line = _NAME_LINE.match(piece.strip())
             if line and len(line["names"].split(",")[0].split()) <= 3:
                 out.append((term_keys(line["names"]), line["purpose"]))
-            if chunk.heading_path and says_something("", piece, under_heading=True):
+            if headed and chunk.heading_path and says_something("", piece, under_heading=True):
                 out.append(({key(chunk.heading_path[-1])}, piece))
         previous = kind
     return out
@@ -522,6 +523,39 @@ def spread(pages: list[Any]) -> tuple[int, int, list[tuple[str, int]]]:
     wide = sum(1 for f in per_page for s in f if len(where[s]) >= 3)
     top = sorted(((s, len(ids)) for s, ids in where.items() if len(ids) >= 3), key=lambda x: -x[1])[:10]
     return wide, total, top
+
+
+def _opening_key(text: str) -> str:
+    """A sentence as the coverage compares it: its first 80 characters, links, marks, case,
+    spacing and a closing full stop folded (an entry's label and its first words say which entry
+    it is; a man page and a book may write one entry with and without a capital and a stop)."""
+    return _fold(_LINK.sub(lambda m: m.group(2) or m.group(1), text)).rstrip(".")[:80]
+
+
+def definitions_shown(pages: list[Any], chunks: list[Any]) -> dict[str, Any]:
+    """Of the entries and NAME lines the sources hold (each text once), how many a page shows
+    opening the page or one of its paragraphs (a member's entry opens its paragraph on its
+    owner's page), how many anywhere on a page, and examples of those shown nowhere."""
+    openings: set[str] = set()
+    anywhere: set[str] = set()
+    for p in pages:
+        for line in p.markdown.splitlines():
+            stripped = line.strip()
+            if not stripped or stripped.startswith(("#", "[^")) or "[^" not in stripped:
+                continue
+            text = stripped[2:] if stripped.startswith(("- ", "* ")) else stripped
+            parts = [_opening_key(x) for x in _FOOTNOTE.split(text) if x.strip()]
+            if parts:
+                openings.add(parts[0])
+                anywhere.update(parts)
+    keys: dict[str, str] = {}
+    for c in chunks:
+        for _, definition in authored_definitions(c, headed=False):
+            first = _SENTENCE_END.split(definition.strip(), maxsplit=1)[0]
+            keys.setdefault(_opening_key(first), first)
+    opening = sum(1 for k in keys if k in openings)
+    nowhere = [text for k, text in keys.items() if k not in anywhere]
+    return {"opening": opening, "shown": len(keys) - len(nowhere), "total": len(keys), "nowhere": nowhere}
 
 
 _CITED_PIECE = re.compile(r"([^\n]+?)\[\^(\d+)\]")
@@ -615,6 +649,7 @@ def judge_manual(data: dict[str, Any], *, seed: int, pages: int, topics: int) ->
     return {
         "authored": (leads_authored, with_authored), "authored_missed": missed,
         "spread": spread(active), "spread_by_passage": spread_by_passage(active),
+        "definitions": definitions_shown(active, list(chunks.values())),
         "altered": altered_citations(active, chunks),
         "page_sample": stable_sample(entity_pages, pages, seed, lambda p: p.slug),
         "topic_sample": stable_sample(topic_pages, topics, seed, lambda p: p.slug),
@@ -779,6 +814,10 @@ def render_manuals(results: list[dict[str, Any]], *, documents: int, seed: int, 
         lambda r: _share(*r["authored"]))
     row("defining leads where the evidence defines (regex proxy)", "",
         lambda r: _share(len(r["defining"]), len(r["with_definition"])))
+    row("authored entries and NAME lines opening a page or a paragraph of one", "all",
+        lambda r: _share(r["definitions"]["opening"], r["definitions"]["total"]))
+    row("authored entries and NAME lines on no page", "0",
+        lambda r: _share(len(r["definitions"]["nowhere"]), r["definitions"]["total"]))
     row("sentence occurrences published on 3+ pages", "≤ 15%", lambda r: _share(*r["spread"][:2]))
     row("the same, each source passage counted apart", "", lambda r: _share(*r["spread_by_passage"]))
     row("cited pieces not verbatim in their passage", "0", lambda r: f"{r['altered'][0]} of {r['altered'][1]}")
@@ -805,6 +844,8 @@ def render_manuals(results: list[dict[str, Any]], *, documents: int, seed: int, 
         lines.append("- Noisy page subjects in the sample: " + ("; ".join(noisy) or "none"))
         lines.append("- Authored definition in the evidence, lead does not open with it (first 5): " + (
             "; ".join(f"{t}: lead \"{lead}\" / definition \"{d}\"" for t, lead, d in r["authored_missed"][:5]) or "none"))
+        lines.append("- Authored entries and NAME lines on no page (first 5): " + (
+            "; ".join(f"\"{d[:90]}\"" for d in r["definitions"]["nowhere"][:5]) or "none"))
         lines.append("- Most spread sentences (pages): " + (
             "; ".join(f"\"{s[:80]}\" ({n})" for s, n in r["spread"][2][:5]) or "none"))
         lines.append("- Cited pieces not verbatim (first 5): " + (

@@ -25,6 +25,7 @@ MAX_TOPIC_CLAIMS = 60
 # are not shown, but their evidence fingerprint spares writing them again.
 SHOWN_OR_WITHHELD = ("active", "withheld")
 _PLAIN_WORD = re.compile(r"[a-z]+")
+_QUALIFIED_CODE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+(?:\(\))?")
 
 
 def lowercase_titles(entities: Iterable[Entity], common: Collection[str], index: ClaimIndex) -> dict[str, str]:
@@ -90,8 +91,11 @@ def _earns_page(entity: Entity, facts: int, min_support: int, min_facts: int) ->
             # a lone common noun no one defines ("value", "user") is a word, not a name; so is a
             # verb that opens instructions ("Start the commit with ...", "Use ...")
             return False
-        return (_distinct_at_least(entity.document_ids, 2) and _distinct_at_least(entity.chunk_ids, min_support)
-                and facts >= min_facts)
+        # A qualified code name ("django.urls", "Signal.send()") said something of in two
+        # passages is an API's own part: the owner its members' entries are written under,
+        # though one document holds them all.
+        return ((_distinct_at_least(entity.document_ids, 2) or _QUALIFIED_CODE.fullmatch(name) is not None)
+                and _distinct_at_least(entity.chunk_ids, min_support) and facts >= min_facts)
     return _distinct_at_least(entity.chunk_ids, min_support) and (min_facts <= 0 or facts >= min_facts)
 
 

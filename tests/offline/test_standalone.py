@@ -239,3 +239,32 @@ async def test_a_possessive_after_its_sentence_s_own_subject_may_lead():
     page = await _page([other, own])
     assert page.split("\n")[2].startswith("The Depot can register its own packers")
     assert _leans_back("Each of their crates is labelled.") and _leans_back("In its depot the crate waits.")
+
+
+async def test_a_later_sentence_of_a_member_s_entry_never_leads_its_owner_s_page():
+    opening = "`open(name)`: Opens the crate given by `name`."
+    later = "Remote depots raise an error here instead."
+    sizing = "`size(name)`: Returns the weight of the crate given by `name`."
+    after = len(opening) + 1
+    entries = [(0, after + len(later), "open(name)"), (900, 900 + len(sizing), "size(name)")]
+
+    def item(ref: int, text: str, position: int, support: int = 1) -> EvidenceItem:
+        return EvidenceItem(ref=ref, text=text, chunk_id="c1", document="Store", heading_path=["Store", "Methods"],
+                            about=["store"], kind="claim", position=position, support=support, entries=entries)
+
+    request = PageRequest(slug="storage", title="Storage", kind="entity", description="", aliases=[],
+                          evidence=[item(1, opening, 0), item(2, later, after, support=3), item(3, sizing, 900)],
+                          links=[])
+    page = await OfflineEngine().write_page(request, Template(name="docs"))
+    assert page.split("\n")[2].startswith("`open(name)`: Opens the crate") and later in page
+
+
+def test_a_type_s_entry_labels_the_subject_its_module_qualifies_and_a_module_s_last_part_does_not():
+    from compendium.engines.offline.leads import labels_subject, type_parts
+
+    widget = ["django.forms.Widget"]
+    assert labels_subject("`class Widget(attrs=None)`: The base of every widget.", {"django.forms.widget"},
+                          type_parts(widget))
+    extension = ["sphinx.ext.graphviz"]  # the extension, not its directive `graphviz`
+    assert not labels_subject("`graphviz`: Directive to embed graphviz code.", {"sphinx.ext.graphviz"},
+                              type_parts(extension))

@@ -114,3 +114,19 @@ def test_a_common_word_the_prose_writes_in_lowercase_keeps_its_page_under_that_t
     assert titles == {"e-it": "iterator"}
     subjects = entity_subjects([iterator], 2, 10, {"e-it": 2}, 1, common, titles)
     assert [s.title for s in subjects] == ["iterator"]
+
+
+def test_a_qualified_code_name_its_members_are_written_under_gets_a_page_from_one_document():
+    # django.urls' reference: one document whose functions' entries are all facts of the module
+    module = Entity(id="e-mod", name="django.urls", engine="offline", chunk_ids=["k1", "k2", "k3"],
+                    document_ids=["d1"] * 3)
+    call = Entity(id="e-call", name="transaction.atomic()", engine="offline", chunk_ids=["k1", "k2"],
+                  document_ids=["d1", "d1"])
+    phrase = Entity(id="e-phrase", name="URL patterns", engine="offline", chunk_ids=["k1", "k2", "k3"],
+                    document_ids=["d1"] * 3)
+    plain = Entity(id="e-plain", name="urls", engine="offline", chunk_ids=["k1", "k2"], document_ids=["d1", "d1"])
+    facts = {"e-mod": 4, "e-call": 2, "e-phrase": 4, "e-plain": 3}
+    subjects = entity_subjects([module, call, phrase, plain], 2, 10, facts, 2)
+    assert sorted(s.title for s in subjects) == ["django.urls", "transaction.atomic()"]
+    # said something of once, it is still a link target
+    assert entity_subjects([module], 2, 10, {"e-mod": 1}, 2) == []

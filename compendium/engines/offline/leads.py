@@ -175,15 +175,25 @@ _SIGNATURE_KIND = re.compile(r"(?:class|exception|def|function|method|attribute|
 _CALL = re.compile(r"\s*\(.*$", re.S)
 
 
-def labels_subject(text: str, names: set[str]) -> bool:
+def labels_subject(text: str, names: set[str], types: frozenset[str] = frozenset()) -> bool:
     """Whether an entry's label names the subject (`names` lowercased) by its signature:
-    "`AT_INIT ([name])`: ...", "`atomic(using=None)`: ...", "`class storage.fallback.FallbackStorage`: ..."."""
+    "`AT_INIT ([name])`: ...", "`atomic(using=None)`: ...", "`class storage.fallback.FallbackStorage`: ...".
+    `types`: _type_parts of the subject's names."""
     name = _label_name(text)
     if not name:
         return False
     bare = {n.strip("`*").removesuffix("()") for n in names}
     name = name.lower()
-    return name in bare or name.rpartition(".")[2] in bare
+    # "`class Widget(attrs=None)`" is the entry of the type its module qualifies ("django.forms.Widget");
+    # a module's last part is not (`graphviz`, the directive, is not the extension sphinx.ext.graphviz)
+    return name in bare or name.rpartition(".")[2] in bare or name in types
+
+
+def type_parts(names) -> frozenset[str]:
+    """The type names ending the subject's qualified names, lowercased ("django.forms.Widget" ->
+    widget)."""
+    parts = (n.strip("`*").removesuffix("()").rpartition(".") for n in names)
+    return frozenset(last.lower() for module, _, last in parts if module and last[:1].isupper())
 
 
 def _label_name(text: str) -> str:
@@ -215,6 +225,8 @@ def _authored_entry(text: str, names: tuple[str, ...]) -> tuple[bool, bool]:
     subject SRID, `queryset` not QuerySet."""
     name = _label_name(text)
     written = {_cased(n.strip("`*").removesuffix("()")) for n in names}
+    types = type_parts(names)
+    written |= {_cased(n.strip("`*").rpartition(".")[2]) for n in names if n.strip("`*").rpartition(".")[2].lower() in types}
     if not name or not (_cased(name) in written or _cased(name.rpartition(".")[2]) in written):
         return False, False
     if _opens_on_condition(text):
@@ -292,6 +304,7 @@ def _best_lead(
     request: PageRequest, pool: list[_Sentence], usable: list[_Sentence], matcher: _NameMatcher
 ) -> tuple[dict | None, list[_Sentence]]:
     names = {n.lower() for n in _names(request)}
+    types = type_parts(_names(request))
     title = request.title.strip().lower()
     description = " ".join(request.description.split())
     # (tier, not an entry first, not titled, not an entry, -support, order, where the name ends, sentence)
@@ -301,7 +314,7 @@ def _best_lead(
         m = matcher.opening(s.text)
         # the authors' entry for the subject, its label a signature ("`atomic(using=None, ...)`: ...",
         # "`class storage.fallback.FallbackStorage`: ..."): its authored definition
-        labelled = request.kind != "topic" and s.opens_entry and labels_subject(s.text, names) \
+        labelled = request.kind != "topic" and s.opens_entry and labels_subject(s.text, names, types) \
             and not points_ahead(s.text)
         if m is None and labelled:
             m = entry_label(s.text)
@@ -374,7 +387,10 @@ def _best_lead(
         # A topic's page opens on what its members share: a sentence naming its most central
         # member (its links come most central first) before any well-supported one.
         rank = _member_rank(request, plain) if request.kind == "topic" else {}
-        best = min(plain, key=lambda s: (rank.get(s.order, len(request.links)), -s.support, s.order))
+        # never a later sentence of a member's entry ("For an active superuser, this method will
+        # always return True."): without the entry's first it says nothing of what
+        best = min(plain, key=lambda s: (rank.get(s.order, len(request.links)), s.entry >= 0 and not s.opens_entry,
+                                         -s.support, s.order))
         return _lead(best, passing=True), [s for s in pool if s is not best]
     return None, list(pool)
 

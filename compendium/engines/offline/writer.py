@@ -19,6 +19,7 @@ from .leads import (
     _names_heading,
     _needs_before,
     labels_subject,
+    type_parts,
 )
 from .sentence_pool import (
     _DEFINITION_OPENING,
@@ -127,8 +128,9 @@ def _about_subject(request: PageRequest, pool: list[_Sentence]) -> list[_Sentenc
         return pool  # nothing but passages (an engine that names no claims): all there is
     names = {n.lower().strip("`*") for n in _names(request)}
     matcher = _matcher(_names(request))
+    types = type_parts(_names(request))
     return [s for s in pool if s.claimed or any(_names_heading(h, names) for h in s.headings[1:])
-            or matcher.opening(s.text) is not None or (s.opens_entry and labels_subject(s.text, names))]
+            or matcher.opening(s.text) is not None or (s.opens_entry and labels_subject(s.text, names, types))]
 
 
 # Sentences, headings and titles recur on many pages: their token counts are remembered.
