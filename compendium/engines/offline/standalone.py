@@ -21,8 +21,8 @@ _PLURAL_DEMONSTRATIVE = re.compile(r"\b(?:these|those)\b(?!(?:\s+[\w`'-]+){0,3}?
 _INNER_ASIDE = re.compile(r"(?<=[\w,])\s*\([^()]*\)")
 _PRONOUN_AT_STOP = re.compile(r"\b(?:this|that)(?:\s+(?:off|on|out|up|down|away|again))?\s*[.,;!?)]", re.IGNORECASE)
 # A place in the text before the sentence, or a narrative step, that it refers to.
-_PLACE_BEFORE = re.compile(
-    r"\b(?:(?:shown|listed|described|mentioned|given|defined|seen)\s+(?:above|earlier)"
+_PLACE_BEFORE = re.compile(  # (each alternative opens on a letter or a comma: the lookahead skips the rest fast)
+    r"\b(?=[a-z,])(?:(?:shown|listed|described|mentioned|given|defined|seen)\s+(?:above|earlier)"
     r"|(?:see|from|in)\s+above|the\s+above|above\s+(?:example|code|command|list|table|snippet)"
     r"|(?:the|this|that)\s+(?:previous|preceding|last|earlier)\s+(?:step|section|example|chapter|command|case|one)\b"
     r"|(?:the|this|that)\s+(?:previous|preceding)\s+(?:page|paragraph|sentence|list|table|tutorial|part)"
