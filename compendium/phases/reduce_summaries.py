@@ -22,13 +22,15 @@ SUMMARY_INPUTS = 12  # descriptions a summary is written from
 
 
 def summary_inputs(ranked: Sequence[str]) -> list[str]:
-    """The descriptions a summary is written from: the best supported few, best first.
+    """The descriptions a summary is written from: the best supported few, fullest first.
 
     Capped so that one more (or one fewer) rarely-seen description leaves the summary's cache
     key, and so its cost, unchanged; a removed description that was among them changes the key,
-    so removed text disappears from the summary.
+    so removed text disappears from the summary. They are sent in an order of their text alone
+    (longest first), not of their support: a document that makes one of them more often said
+    than another changes no input, and asks for no new summary.
     """
-    return list(ranked[:SUMMARY_INPUTS])
+    return sorted(ranked[:SUMMARY_INPUTS], key=lambda text: (-len(text), text))
 
 
 class Summaries:

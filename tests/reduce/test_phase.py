@@ -133,6 +133,20 @@ async def test_unrelated_extract_keeps_ids_and_reuses_every_cached_answer(ctx):
     assert ctx.state["reduce"]["changed_entities"] == [after["Quokka"].id]
 
 
+async def test_a_description_said_more_often_asks_for_no_new_summary(ctx):
+    """New chunks repeating a description the summary is written from make it the best
+    supported, but its inputs stay the same texts: no call, the same description."""
+    await reduce.run(ctx.template, ctx)
+    before, pg = await cache_counts(ctx), (await entities(ctx))["Postgres"]
+    await ctx.store.upsert([extract(c, "d5", entities=[ent("Postgres", description="Object-relational system.")])
+                            for c in ("c5", "c6")])
+    await reduce.run(ctx.template, ctx)
+    after = (await entities(ctx))["Postgres"]
+    assert {"c5", "c6"} <= set(after.chunk_ids)
+    assert (await cache_counts(ctx))["summary"] == before["summary"]
+    assert after.description == pg.description
+
+
 async def test_records_of_a_removed_extract_disappear(ctx):
     await reduce.run(ctx.template, ctx)
     before = await entities(ctx)
