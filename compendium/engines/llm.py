@@ -122,8 +122,8 @@ class LLMEngine:
     def page_limits(self, template: Template) -> tuple[int, int]:
         return model_profile.page_limits(self.client, template)
 
-    def map_schema(self, n_chunks: int, wordy: bool = False) -> dict[str, Any]:
-        return model_profile.map_schema(self.client, n_chunks, wordy)
+    def map_schema(self, labels: Sequence[str], wordy: bool = False, prose: Sequence[str] = ()) -> dict[str, Any]:
+        return model_profile.map_schema(self.client, labels, wordy, prose)
 
     async def extract(self, batch: ExtractionBatch, template: Template) -> ExtractionReply:
         if not batch.chunks:
@@ -177,7 +177,8 @@ class LLMEngine:
                 schema_name="extraction",
                 temperature=template.models.temperature,
                 check=check,
-                schema=self.map_schema(len(batch.chunks), wordy),
+                schema=self.map_schema(labels, wordy, [c.label for c in batch.chunks
+                                                       if len(c.text.split()) >= MIN_FACT_WORDS]),
                 # A batch of several chunks cut off is split by MAP; one chunk is repaired.
                 split_on_cutoff=len(batch.chunks) > 1,
                 max_tokens=reply_cap,

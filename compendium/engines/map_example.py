@@ -38,8 +38,8 @@ def map_example(template: Template, lean: bool = False) -> str:
                        "type": pick("uses", relations, "uses"), "description": "elects a leader", "strength": 9}],
         "topics": [{"chunk": EXAMPLE_LABEL, "name": "Consensus"}],
     }
-    if lean:  # claims and entity names only: what a slow model can afford to write
-        example = {"claims": example["claims"],
-                   "entities": [{k: e[k] for k in ("chunk", "name", "type")} for e in example["entities"]],
-                   "concepts": [], "relations": [], "topics": []}
+    if lean:  # claims and entity names only, grouped by chunk (model_profile.grouped_schema)
+        example = {EXAMPLE_LABEL: {
+            "claims": [{k: c[k] for k in ("text", "entities")} for c in example["claims"]],
+            "entities": [{k: e[k] for k in ("name", "type")} for e in example["entities"]]}}
     return json.dumps(example, ensure_ascii=False, separators=(",", ":"))

@@ -22,6 +22,10 @@ from .tasks import ChunkInput, EntityItem, ExtractionBatch, ExtractionReply
 MAX_NAME_WORDS = 5  # a longer "name" is a phrase of the text, not what a reader looks up
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*")
 _CODE = re.compile(r"`([^`\n]{1,80})`")
+# A name a claim's text writes in code as one identifier (`vacuum_cost_limit`), not a command
+# or an expression (`SELECT ... FOR SHARE`, `hot_standby_feedback = on`).
+_IDENTIFIER = re.compile(r"`([A-Za-z_][\w.]*[A-Za-z0-9_])`")
+_AMOUNT = re.compile(r"^\d[\d.,]*\s")  # a number and its unit: "16 MB", "25 percent", "200 milliseconds"
 _WITH_ACRONYM = re.compile(r"^(?P<name>[^()]+?)\s*\((?P<short>[^()\s]{2,10})\)$")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s*|\n\s*(?:[-*+]|\d+[.)])?\s*|[#>*_(\"']\s*)$")
 
@@ -93,11 +97,17 @@ def names_something(name: str, chunk: ChunkInput, text: str | None = None) -> bo
         return True  # no letters to judge by: is_real_name decides
     if len(words) == 1 and words[0].lower() in GENERIC_ACRONYMS:
         return False  # "ID", "OS"
-    if _key(name) in _headings(chunk) or _coded(name, text) or any(ch.isdigit() or ch in "_.()" for ch in name):
+    if "`" in name or _AMOUNT.match(name):
+        return False  # a piece of code markup ("lumen_wal` directory"), an amount ("16 MB", "8 KB page")
+    if _key(name) in _headings(chunk) or _coded(name, text):
+        return True
+    if len(words) > MAX_NAME_WORDS:
+        return False  # a phrase, numbers in it or not ("insert this tuple at ... block 17 of relation 16384")
+    if any(ch.isdigit() or ch in "_.()" for ch in name):
         return True
     lowered = [w.lower() for w in words]
     # A verb written in lowercase makes a clause ("remove or recycle segments"); "Write-Ahead Log" is none.
-    if len(words) > MAX_NAME_WORDS or any(w in VERBS for w in name.split()):
+    if any(w in VERBS for w in name.split()):
         return False
     if lowered[-1] in WEAK_MODIFIERS or any(w.endswith("ly") and len(w) > 4 for w in lowered):
         return False
@@ -198,8 +208,10 @@ def drop_common_words(reply: ExtractionReply, batch: ExtractionBatch) -> int:
 
 
 def claim_names(reply: ExtractionReply, batch: ExtractionBatch) -> int:
-    """Add as entities of a claim's chunk the names the claim is about that the chunk writes as
-    names (names_something) and the reply's entities leave out there; returns how many were added.
+    """Add as entities of a claim's chunk the names the claim is about (those it lists, and those
+    its text writes in code) that the chunk writes as names (names_something) and the reply's
+    entities leave out there; returns how many were added. The 1.5B model listed the settings
+    of a copied sentence ("... reaches `vacuum_cost_limit` ...") among neither.
     The entity list is bounded per batch, and a small model spends it on the first chunks: the
     last chunk of a batch of four got none, though its claims named `lumen_stat_activity`."""
     chunks = {label_key(c.label): c for c in batch.chunks}
@@ -212,7 +224,7 @@ def claim_names(reply: ExtractionReply, batch: ExtractionBatch) -> int:
         chunk = chunks.get(label)
         if chunk is None:
             continue
-        for name in _distinct(claim.entities):
+        for name in _distinct([*claim.entities, *_IDENTIFIER.findall(claim.text)]):
             name = _as_written(name.strip().strip("`"), chunk.text)
             found = _WITH_ACRONYM.match(name)
             short = found["short"] if found and is_acronym(found["short"]) and acronym_matches(found["short"], found["name"]) else ""

@@ -4,6 +4,7 @@ and less asked of a model of small context."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from ..templates.schema import Template
@@ -64,26 +65,47 @@ def page_limits(client: OpenAIClient, template: Template) -> tuple[int, int]:
     return min(budget, max(512, context // 4)), min(page, max(256, context // 8))
 
 
-def map_schema(client: OpenAIClient, n_chunks: int, wordy: bool = False) -> dict[str, Any]:
-    """The extraction schema with its lists bounded for a batch of `n_chunks` chunks. For
-    chunks of prose it asks for at least one claim and one entity: under a grammar a small
-    model otherwise closes every list at once (measured), and prose always states some."""
+def map_schema(client: OpenAIClient, labels: Sequence[str], wordy: bool = False,
+               prose: Collection[str] = ()) -> dict[str, Any]:
+    """The extraction schema for a batch of chunks `labels`, its lists bounded for the batch.
+    For chunks of prose (`wordy`: the batch; `prose`: the labels of such chunks) it asks for at
+    least one claim and one entity: under a grammar a small model otherwise closes every list
+    at once (measured), and prose always states some. A model of small context is asked for
+    the lean reply grouped by chunk (grouped_schema)."""
+    if lean(client):
+        return grouped_schema(labels, prose)
     schema = copy.deepcopy(strict_schema(ExtractionReply))
     per_chunk_cap = min(list_items(client), MAX_LIST_ITEMS)
     for kind, per_chunk in ITEMS_PER_CHUNK.items():
-        schema["properties"][kind]["maxItems"] = min(per_chunk, per_chunk_cap) * max(1, n_chunks)
+        schema["properties"][kind]["maxItems"] = min(per_chunk, per_chunk_cap) * max(1, len(labels))
     if wordy:
         for kind in ("claims", "entities"):
             schema["properties"][kind]["minItems"] = 1
-    if lean(client):
-        for kind in ("concepts", "relations", "topics"):
-            schema["properties"][kind]["maxItems"] = 0
-        # Claims first (a grammar writes properties in order, and pages are written from
-        # claims), entities by name and type only.
-        order = ["claims", "entities", "concepts", "relations", "topics"]
-        schema["properties"] = {k: schema["properties"][k] for k in order}
-        schema["required"] = order
-        entity = schema["$defs"]["EntityItem"]
-        entity["properties"] = {k: entity["properties"][k] for k in ("chunk", "name", "type")}
-        entity["required"] = ["chunk", "name", "type"]
     return schema
+
+
+def grouped_schema(labels: Sequence[str], prose: Collection[str] = ()) -> dict[str, Any]:
+    """The lean reply: one object per chunk, in the batch's order, each with its own claims and
+    entity names (by name and type), at most SMALL_MODEL_ITEMS of each; claims first (a grammar
+    writes properties in order, and pages are written from claims). Asked for flat lists
+    bounded per batch, the 1.5B model spent the bound on a batch's first chunks: 3 of the
+    slice's 8 batches filled it there and left their last chunk nothing. Under a grammar each
+    chunk now gets its turn. The reply is read back as flat lists (ExtractionReply)."""
+    defs = strict_schema(ExtractionReply)["$defs"]
+    claim = copy.deepcopy(defs["ClaimItem"])
+    entity = copy.deepcopy(defs["EntityItem"])
+    claim["properties"] = {k: claim["properties"][k] for k in ("text", "entities")}
+    entity["properties"] = {k: entity["properties"][k] for k in ("name", "type")}
+    for item in (claim, entity):
+        item["required"] = list(item["properties"])
+
+    def group(label: str) -> dict[str, Any]:
+        lists = {kind: {"type": "array", "items": item, "maxItems": SMALL_MODEL_ITEMS}
+                 for kind, item in (("claims", claim), ("entities", entity))}
+        if label in prose:
+            for bounded in lists.values():
+                bounded["minItems"] = 1
+        return {"type": "object", "properties": lists, "required": list(lists), "additionalProperties": False}
+
+    return {"type": "object", "properties": {label: group(label) for label in labels},
+            "required": list(labels), "additionalProperties": False}

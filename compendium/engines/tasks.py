@@ -94,6 +94,27 @@ ITEMS_PER_CHUNK = {"entities": 12, "concepts": 8, "claims": 12, "relations": 10,
 _STRING_ITEM = {"entities": "name", "concepts": "term", "claims": "text", "topics": "name"}
 
 
+_KINDS = ("entities", "concepts", "claims", "relations", "topics")
+
+
+def _ungrouped(data: dict[str, Any]) -> dict[str, Any]:
+    """A reply grouped by chunk ({"c1": {"claims": [...], "entities": [...]}, ...}, the shape a
+    model of small context is asked for: model_profile.grouped_schema) as flat lists whose items
+    name their group's chunk. A flat reply is returned as it is."""
+    if not data or any(kind in data for kind in _KINDS) or not all(isinstance(v, dict) for v in data.values()):
+        return dict(data)
+    out: dict[str, Any] = {kind: [] for kind in _KINDS}
+    for label, group in data.items():
+        for kind in _KINDS:
+            items = group.get(kind)
+            for item in items if isinstance(items, list) else []:
+                if isinstance(item, str) and kind in _STRING_ITEM and item.strip():
+                    item = {_STRING_ITEM[kind]: item}
+                if isinstance(item, dict):
+                    out[kind].append({**item, "chunk": label})
+    return out
+
+
 class ExtractionReply(Reply):
     entities: list[EntityItem] = Field(default_factory=list, json_schema_extra=bound(items=ITEMS_PER_CHUNK["entities"]))
     concepts: list[ConceptItem] = Field(default_factory=list, json_schema_extra=bound(items=ITEMS_PER_CHUNK["concepts"]))
@@ -112,8 +133,8 @@ class ExtractionReply(Reply):
         string nor an object are dropped."""
         if not isinstance(data, dict):
             return data
-        out = dict(data)
-        for kind in ("entities", "concepts", "claims", "relations", "topics"):
+        out = _ungrouped(data)
+        for kind in _KINDS:
             items = out.get(kind)
             if items is None:
                 out.pop(kind, None)

@@ -18,8 +18,9 @@ from ..templates.schema import Template
 from .batching import SplitCounts, label_batch, pack_batches, split_reply
 
 # 2: a model's names kept only where its chunk writes them as names (engines/map_names.py),
-# judged by the chunk's own text; extracts are remade from the cached replies
-MAP_VERSION = 2
+# judged by the chunk's own text; extracts are remade from the cached replies. 3: a model of
+# small context is asked for its items grouped by chunk (model_profile.grouped_schema)
+MAP_VERSION = 3
 PHASE = "map"
 HANDED_AT_MOST = 20_000  # extracts MAP keeps for REDUCE instead of REDUCE reading them back
 LABEL_CAUSE = "the model does not cite chunk labels"

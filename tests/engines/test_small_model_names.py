@@ -67,3 +67,17 @@ async def test_a_small_models_pairs_are_judged_by_the_name_rules(small, llm_serv
     ], TEMPLATE)
     assert answers == {"p1": True, "p2": False, "p3": True, "p4": False}
     assert llm_server.calls["chat"] == 0  # the 1.5B model answered 13 of 45 such pairs wrong: not asked
+
+
+async def test_a_name_a_claim_writes_in_code_is_an_entity_of_its_chunk(small, llm_server):
+    # The 1.5B model's claim copied from the slice's cost-based delay section, its names listed as
+    # words ("cost limit"); the settings the sentence writes in code were in no list of the reply.
+    delay = ("When the accumulated cost reaches `vacuum_cost_limit` (200 by default), Vacuum sleeps for "
+             "`vacuum_cost_delay`. Setting `hot_standby_feedback = on` keeps rows; `SELECT ... FOR SHARE` locks.")
+    llm_server.responder = lambda request: json.dumps({
+        "claims": [{"chunk": "c1", "text": delay, "entities": ["cost limit", "vacuum cost delay"]}],
+        "entities": [], "concepts": [], "relations": [], "topics": []})
+    batch = ExtractionBatch([ChunkInput("c1", delay, ["Cost-based delay"], "Vacuum")])
+    reply = await small.extract(batch, TEMPLATE)
+    # Identifiers only: an expression or a command in code marks is no name.
+    assert {e.name for e in reply.entities} == {"vacuum_cost_limit", "vacuum_cost_delay"}
