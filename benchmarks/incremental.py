@@ -5,7 +5,7 @@ counting calls and tokens), then recompiled after: no change; editing one chunk 
 added to one paragraph); editing 1% of the documents;
 adding 1%; deleting 1%; changing only the REFINE prompt. For each it prints LLM calls and
 tokens (prompt + completion) by phase, as a fraction of the full compile's, REDUCE's pair
-questions and summaries, and the
+questions and summaries, MAP's prompt outside the chunks it reads per call, and the
 amplification: the recompile's tokens divided by (changed chunk tokens / all chunk tokens x
 the full compile's tokens). Changed chunk tokens are those of the chunks that appeared or
 disappeared, whichever is larger (an edit replaces chunks: counting both would halve it).
@@ -60,6 +60,7 @@ class Step:
     changed_tokens: int
     total_tokens: int
     seconds: float
+    appeared_tokens: int = 0  # of the chunks that are new to this compile: what MAP reads
 
     def tokens(self, phases: tuple[str, ...] = PHASES) -> int:
         p = self.report["phases"]
@@ -157,7 +158,7 @@ def run(documents: int, grouped: bool = True) -> list[Step]:
             appeared = sum(t for c, t in chunks.items() if c not in before)
             vanished = sum(t for c, t in before.items() if c not in chunks)
             total = sum(chunks.values()) if name == "full" else sum(before.values())
-            steps.append(Step(name, report, counters, max(appeared, vanished), total, seconds))
+            steps.append(Step(name, report, counters, max(appeared, vanished), total, seconds, appeared))
             before = chunks
 
         compile_step("full")
@@ -228,6 +229,16 @@ def table(steps: list[Step]) -> list[str]:
         asked = r.get("tier3_pairs", 0) - r.get("tier3_cached", 0)
         rows.append(f"| {s.name} | {r.get('tier3_pairs', 0)} | {asked} | {r.get('summaries', 0)} | "
                     f"{r.get('chunks_redone', 0)} |")
+    rows += ["", "MAP's prompt outside the chunks it reads (instructions, type lists, example, headings and labels), "
+             "per call, against the chunk tokens a call reads:", "",
+             "| Run | MAP calls | MAP prompt tokens | Chunk tokens read | Prompt outside the chunks, per call "
+             "| Chunk tokens per call |", "|---|---|---|---|---|---|"]
+    for s in steps:
+        calls = s.calls(("map",))
+        if calls:
+            prompt = s.report["phases"]["map"].get("prompt_tokens", 0)
+            rows.append(f"| {s.name} | {calls} | {prompt} | {s.appeared_tokens} | "
+                        f"{(prompt - s.appeared_tokens) / calls:.0f} | {s.appeared_tokens / calls:.0f} |")
     return rows
 
 
