@@ -6,12 +6,10 @@ from __future__ import annotations
 from compendium.engines.offline import OfflineEngine
 from compendium.engines.offline.leads import _leans_back
 from compendium.engines.offline.standalone import (
-    name_words,
     narrates_code,
     never_alone,
     points_ahead,
     points_back,
-    this_thing_before,
 )
 from compendium.engines.tasks import EvidenceItem, PageRequest
 from compendium.templates.schema import Template
@@ -197,40 +195,6 @@ async def test_a_pointer_is_left_out_and_what_follows_it_still_leans_on_the_sent
     page = await _page([_claim(1, LEAD, 0), _claim(2, entry, at), _claim(3, pointer, at + len(entry) + 1),
                         _claim(4, after, at + len(entry) + len(pointer) + 2)])
     assert entry in page and after in page and pointer not in page
-
-
-def test_this_thing_the_sentence_has_not_named_points_before_it():
-    pointing = ["Empty crates are ignored in this lookup.", "Shippers may not lift this restriction.",
-                "If the client asked for no depth, this step is skipped."]
-    own = ["You need the packer installed to use this option.",  # the kind of thing its entry is
-           "Version 2 is enforced and this config option ignored for large crates.",
-           "Do not write more traces if we would exceed this many files.",  # a number, the entry's value
-           "Labels need an explicit title, using this syntax: `:ref:`.",  # shown in the sentence itself
-           "A project is built in turns: this works in several phases.",  # the clause before it
-           "Only necessary to disable this if the depot errors.",
-           "If you have a crate, open this crate first.",  # named before in the sentence
-           "Crates are covered in this section of the manual."]  # the text's word on itself
-    assert [s for s in pointing if not this_thing_before(s)] == []
-    assert [s for s in own if this_thing_before(s)] == []
-    factory = name_words(["CrateFactory"])
-    assert this_thing_before("The crates made by this factory are numbered.")
-    assert not this_thing_before("The crates made by this factory are numbered.", factory)
-
-
-def _in(title: str, ref: int, text: str, position: int) -> EvidenceItem:
-    return EvidenceItem(ref=ref, text=text, chunk_id="c1", document=title, heading_path=[title],
-                        about=[title.lower()], kind="claim", position=position)
-
-
-async def test_this_thing_without_its_antecedent_stays_off_a_page_unless_it_is_the_page_s_subject():
-    lead = "CrateFactory is the class that makes crates for the depot."
-    numbered = "The crates made by this factory are numbered from one."
-    request = PageRequest(slug="cratefactory", title="CrateFactory", kind="entity", description="", aliases=[],
-                          evidence=[_in("CrateFactory", 1, lead, 0), _in("CrateFactory", 2, numbered, 900)], links=[])
-    assert numbered in await OfflineEngine().write_page(request, Template(name="docs"))
-    looked_up = "Empty crates are ignored in this lookup."
-    page = await _page([_claim(1, LEAD, 0), _claim(2, PURGE, 500), _claim(3, looked_up, 900)])
-    assert PURGE in page and looked_up not in page
 
 
 async def test_a_possessive_after_its_sentence_s_own_subject_may_lead():

@@ -28,7 +28,7 @@ class OfflineEngine:
     """
 
     name = "offline"
-    model = "offline-rules-v65"
+    model = "offline-rules-v66"
 
     def __init__(self, usage: UsageMeter | None = None):
         self.usage = usage if usage is not None else UsageMeter()

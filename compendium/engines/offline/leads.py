@@ -17,7 +17,6 @@ from .standalone import (
     never_alone,
     points_ahead,
     points_back,
-    this_thing_before,
 )
 from .subjects import release_notes
 
@@ -432,7 +431,6 @@ def _may_lead(text: str) -> bool:
     """Neither leaning on the sentence before nor full of code marks (cached: a sentence is in
     the pool of every page it is evidence for)."""
     return (not _leans_back(text) and not points_back(text, subjectless=False) and not never_alone(text)
-            and (entry_label(text) > 0 or not this_thing_before(text))
             and len(_CODE_MARKS.findall(text, entry_label(text))) < 4)  # an entry's signature is its label
 
 
@@ -456,12 +454,10 @@ def _leans_back(text: str, possessive: bool = True) -> bool:
 
 
 # "This class ...", "These flags ...": an entry's text naming the kind of thing it describes.
-def _needs_before(text: str, words: frozenset[str] = frozenset()) -> bool:
+def _needs_before(text: str) -> bool:
     """Whether a sentence reads only after the one before it in its passage: standalone's
-    signs, or _leans_back's less a possessive, unless it names the kind of thing its entry is.
-    `words`: those of the page's subject's names, which its "this <word>" stands for."""
-    return (points_back(text) or (not OWN_KIND.match(text) and _leans_back(text, possessive=False))
-            or (not entry_label(text) and this_thing_before(text, words)))
+    signs, or _leans_back's less a possessive, unless it names the kind of thing its entry is."""
+    return points_back(text) or (not OWN_KIND.match(text) and _leans_back(text, possessive=False))
 
 
 def _opens_sentence(text: str) -> bool:

@@ -126,55 +126,6 @@ def points_back(text: str, subjectless: bool = True) -> bool:
                 or (subjectless and _SUBJECTLESS.match(body) is not None))
 
 
-# "... are ignored in this lookup.", "to sneak changes past this check": a thing the sentence
-# itself has not named, so one before it did. Not a text's word on itself ("this manual", "this
-# section"), a thing the sentence names before its "this" ("a file ... this file"), the kind of
-# thing its entry is ("You need Pillow to use this option.", "this config option": as
-# OWN_KIND), a number ("this many files"), what the sentence shows next ("using this syntax:
-# `...`"), nor "this" standing for the clause before it in the sentence ("...; this works in
-# several phases", "turn this off").
-_THIS_THING = re.compile(rf"\bthis\s+(?!(?:[a-z-]+\s+){{0,2}}(?:{_KINDS}|strategy|mode|format|parameter|argument|constant"
-                         rf"|member|operation|backend)\b)(?P<thing>[a-z][a-z-]+)(?P<more>(?:\s+[a-z][a-z-]+){{0,2}})\b(?!:)")
-_ITSELF = frozenset((
-    "document", "documentation", "page", "guide", "manual", "book", "tutorial", "chapter", "section", "article",
-    "howto", "appendix", "reference", "site", "website", "release", "version", "way", "one", "time", "point",
-    "kind", "sort", "type", "many", "much"))
-# a pronoun's next word: a verb or a particle, not a noun
-_NOT_A_THING = frozenset((
-    "is", "was", "will", "would", "can", "could", "may", "might", "must", "should", "does", "did", "has", "had",
-    "if", "off", "on", "out", "up", "down", "away", "again", "with", "as", "for", "in", "into", "to", "from", "by",
-    "at", "and", "or", "but", "when", "because", "though", "so", "very", "also", "only", "too", "first", "yourself",
-    "through", "about", "before", "after", "over", "under", "here", "there", "now", "later", "which", "that"))
-_CLAUSE_BREAK = re.compile(r"[;:,(—–-]\s*$")
-_CODE_SPAN = re.compile(r"`[^`]*`")
-
-
-@lru_cache(maxsize=65536)
-def this_thing_before(text: str, names: frozenset[str] = frozenset()) -> bool:
-    """Whether "this <thing>" past the sentence's opening words points at a thing named before
-    the sentence (its opening words are _leans_back's). `names`: the words of the page's
-    subject's names ("factory" of BasicThreadFactory), which a "this factory" stands for."""
-    prose = _CODE_SPAN.sub("`", _INNER_ASIDE.sub("", text))
-    for found in _THIS_THING.finditer(prose):
-        thing = found["thing"]
-        if thing in _ITSELF or thing in _NOT_A_THING:
-            continue
-        if thing.endswith("s") and not thing.endswith("ss") and _CLAUSE_BREAK.search(prose, 0, found.start()):
-            continue  # "..., this matches what ...": the clause before, as its subject
-        if names and any(word.rstrip("s") in names for word in (thing, *found["more"].split())):
-            continue
-        if re.search(rf"\b{re.escape(thing.rstrip('s'))}", prose[:found.start()], re.IGNORECASE) is None:
-            return True
-    return False
-
-
-_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-
-
-def name_words(names) -> frozenset[str]:
-    """The words of a subject's names, lowercased, singular ("BasicThreadFactory" -> basic,
-    thread, factory)."""
-    return frozenset(w.lower().rstrip("s") for n in names for w in _NAME_WORD.findall(n) if len(w) >= 3)
 
 
 # "You can install `setuptools` the same way.": the way told before; not when the sentence names

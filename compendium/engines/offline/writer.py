@@ -31,7 +31,7 @@ from .sentence_pool import (
     _subject_marks,
     _subject_words,
 )
-from .standalone import entry_label, name_words, never_alone, only_points, points_ahead
+from .standalone import entry_label, never_alone, only_points, points_ahead
 from .subjects import owner_name, release_notes
 
 _SECTION_MIN = 2  # sentences from one source heading before they earn their own section
@@ -84,7 +84,6 @@ def write_page(request: PageRequest, template: Template) -> str:
     # and what it does, before its parameters): a section without it is unanchored.
     # The rest of the lead's passage first, then the passages under headings naming the subject.
     names = {n.lower().strip("`*") for n in _names(request)}
-    words = name_words(_names(request))
     lead_chunk = lead.get("chunk_id", "") if lead else ""
     home = next((s.document for s in pool if lead and s.order == lead.get("order")), "")
     ranked = sorted(rest, key=lambda s: (s.chunk_id != lead_chunk,
@@ -92,7 +91,7 @@ def write_page(request: PageRequest, template: Template) -> str:
                                          not _heads(s), -s.support, s.order))
     if _fits_whole(request.title, lead, aliases, related, ranked, budget):
         # Everything fits with room to spare: no choosing, so no page to render for its cost.
-        chosen = _readable(ranked, lead, pool, names, words)
+        chosen = _readable(ranked, lead, pool, names)
         text = page(chosen)
         if count_tokens(text) <= budget:
             return text
@@ -111,7 +110,7 @@ def write_page(request: PageRequest, template: Template) -> str:
         chosen.append(sentence)
         headings.add(sentence.heading)
         used += cost
-    chosen = _readable(chosen, lead, pool, names, words)
+    chosen = _readable(chosen, lead, pool, names)
     text = page(chosen)
     while chosen and count_tokens(text) > budget:
         chosen.pop()  # the estimate ran low: drop the least supported sentences
@@ -153,12 +152,11 @@ def _fits_whole(title: str, lead: dict | None, aliases: list[str], related: list
 
 
 def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence],
-              names: set[str], words: frozenset[str] = frozenset()) -> list[_Sentence]:
+              names: set[str]) -> list[_Sentence]:
     """Without sentences that lean on a sentence the page does not show ("It also ...", "The
     price of this flexibility is ...", "Defaults to the configured upstream."), nor the later
     sentences of an entry whose first one it does not show, unless that entry is the page's
-    subject (`names`, lowercased): elsewhere they would read as the entry shown before them.
-    `words`: the words of the subject's names, which "this <word>" stands for on its page."""
+    subject (`names`, lowercased): elsewhere they would read as the entry shown before them."""
     shown = {s.order for s in chosen}
     placed = list(chosen)
     if lead is not None and lead.get("order") is not None:
@@ -194,7 +192,7 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence],
             before = -1  # its entry's label is shown, but under the other heading
         # Past its first sentence, an entry's text is about the entry's term, which only the
         # first sentence names: without it, "Stash only the changes ..." says of what?
-        if (_needs_before(s.text, words) or s.order in in_entry) and before not in shown:
+        if (_needs_before(s.text) or s.order in in_entry) and before not in shown:
             shown.discard(s.order)
             continue
         if s.intro >= 0 and s.intro not in starts and not s.opens_entry and not entry_label(s.text):
@@ -210,7 +208,7 @@ def _readable(chosen: list[_Sentence], lead: dict | None, pool: list[_Sentence],
     if promising:
         # what it promises is not shown: it goes, and so may what leaned on it
         dropped = {s.order for s in promising}
-        return _readable([s for s in chosen if s.order not in dropped], lead, pool, names, words)
+        return _readable([s for s in chosen if s.order not in dropped], lead, pool, names)
     return kept
 
 
