@@ -53,11 +53,18 @@ def entity_subjects(
     which keep their page under that title.
     """
     counts = facts or {}
+    entities = list(entities)
     chosen = [
         e for e in entities
         if _earns_page(e, counts.get(e.id, 0), min_support, min_facts)
         and (e.id not in (common or ()) or e.id in (titles or {}))
     ]
+    # An API's owner known by its qualified name only ("django.urls"); a type with a page of its
+    # own under its short name ("MultiWidget" for django.forms.MultiWidget) gets no second one
+    paged = {e.name.strip() for e in chosen}
+    picked = {e.id for e in chosen}
+    chosen += [e for e in entities if e.id not in picked and _owns_entries(e, counts.get(e.id, 0), min_support, min_facts)
+               and _short_type(e.name) not in paged]
     chosen.sort(key=lambda e: (-e.importance, -len(e.chunk_ids), e.id))
     return [
         Subject(
@@ -91,12 +98,25 @@ def _earns_page(entity: Entity, facts: int, min_support: int, min_facts: int) ->
             # a lone common noun no one defines ("value", "user") is a word, not a name; so is a
             # verb that opens instructions ("Start the commit with ...", "Use ...")
             return False
-        # A qualified code name ("django.urls", "Signal.send()") said something of in two
-        # passages is an API's own part: the owner its members' entries are written under,
-        # though one document holds them all.
-        return ((_distinct_at_least(entity.document_ids, 2) or _QUALIFIED_CODE.fullmatch(name) is not None)
-                and _distinct_at_least(entity.chunk_ids, min_support) and facts >= min_facts)
+        return (_distinct_at_least(entity.document_ids, 2) and _distinct_at_least(entity.chunk_ids, min_support)
+                and facts >= min_facts)
     return _distinct_at_least(entity.chunk_ids, min_support) and (min_facts <= 0 or facts >= min_facts)
+
+
+def _owns_entries(entity: Entity, facts: int, min_support: int, min_facts: int) -> bool:
+    """A qualified code name ("django.urls", "django.core.files.storage.Storage") said something
+    of in `min_support` passages: an API's own part, the owner its members' entries are written
+    under, though one document holds them all (the offline engine's subjects)."""
+    return (entity.engine == "offline" and not entity.description.strip()
+            and _QUALIFIED_CODE.fullmatch(entity.name.strip()) is not None
+            and _distinct_at_least(entity.chunk_ids, min_support) and facts >= min_facts)
+
+
+def _short_type(name: str) -> str:
+    """The type a qualified name ends with ("django.forms.MultiWidget" -> "MultiWidget"), "" for
+    a module or a function (their short names are often words: "signals", "transaction")."""
+    last = name.strip().removesuffix("()").rpartition(".")[2]
+    return last if last[:1].isupper() and not name.strip().endswith("()") else ""
 
 
 def _distinct_at_least(ids: Sequence[str], k: int) -> bool:

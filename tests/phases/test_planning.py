@@ -130,3 +130,10 @@ def test_a_qualified_code_name_its_members_are_written_under_gets_a_page_from_on
     assert sorted(s.title for s in subjects) == ["django.urls", "transaction.atomic()"]
     # said something of once, it is still a link target
     assert entity_subjects([module], 2, 10, {"e-mod": 1}, 2) == []
+    # a class with a page under its short name gets no second page under its qualified one
+    widget = Entity(id="e-w", name="MultiWidget", engine="offline", description="A widget of widgets.",
+                    chunk_ids=["k4"], document_ids=["d2"])
+    qualified = Entity(id="e-qw", name="django.forms.MultiWidget", engine="offline", chunk_ids=["k1", "k2"],
+                       document_ids=["d1", "d1"])
+    subjects = entity_subjects([widget, qualified], 2, 10, {"e-w": 1, "e-qw": 3}, 2)
+    assert [s.title for s in subjects] == ["MultiWidget"]
