@@ -9,6 +9,7 @@ from functools import cached_property, lru_cache
 
 from ..engines.offline.definitions import Definer, defines_heading
 from ..engines.offline.sentences import split_sentences
+from ..engines.offline.standalone import entry_label
 from ..engines.tasks import EvidenceItem
 from ..fingerprint import text_hash
 from ..titles import clean_heading
@@ -155,7 +156,7 @@ def rank_evidence(
         return definer(text) or (bool(described) and " ".join(text.split()) == described)
     claims_per_chunk: dict[str, int] = {}
     claimed: set[str] = set()  # chunks holding a claim about the page's subject
-    candidates: list[tuple[bool, bool, int, int, tuple[int, str], str, int, EvidenceItem]] = []
+    candidates: list[tuple[bool, bool, bool, int, int, tuple[int, str], str, int, EvidenceItem]] = []
     for s in merged.values():
         ids = s.chunk_ids
         if len(ids) == 1:  # most statements: one chunk
@@ -183,7 +184,11 @@ def rank_evidence(
         if support > 1:
             item.elsewhere = _elsewhere(text, first, known_chunks, sources)
         heads = bool(first.heading_path) and defines_heading(text, first.heading_path[-1])
-        candidates.append((not defines(text), not heads, -support, 0, (0, first.chunk_id), text, len(candidates), item))
+        # an authored entry said of this subject (a command's option, a class's method, routed
+        # to its owner): the owner's page holds its members before other facts
+        entry = s.kind == "claim" and text.startswith("`") and entry_label(text) > 0  # a label in code marks
+        candidates.append((not defines(text), not heads, not entry, -support, 0, (0, first.chunk_id), text,
+                           len(candidates), item))
     wanted = [n.lower() for n in names if n.strip()]
     titled = {" ".join(n.split()).casefold() for n in names if n.strip()}
     for chunk_id, source in sources.items():
@@ -198,7 +203,7 @@ def rank_evidence(
             # One passage is one source; among excerpts, those holding more of the page's claims first.
             rank = (-claims_per_chunk.get(chunk_id, 0), chunk_id)
             item = _item(piece, source, 1, [slug for slug in source.about if slug != own], "excerpt")
-            candidates.append((not defines(piece), not opens, -1, 1, rank, piece, len(candidates), item))
+            candidates.append((not defines(piece), not opens, True, -1, 1, rank, piece, len(candidates), item))
             opens = False  # (only the first piece opens the section)
     # A sentence defining the page's subject goes first, whatever its support: it is the lead.
     # Then the definitions of what the page's sections name (a class's methods, a command's

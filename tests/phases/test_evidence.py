@@ -250,3 +250,16 @@ def test_the_later_paragraphs_of_an_entry_stand_only_with_its_first_sentence_or_
     # On set_cookie's own page its title says whose they are.
     cookie = page("set_cookie")
     assert "max_age` should be" in cookie and "will be calculated" in cookie
+
+
+def test_a_command_s_own_option_entries_come_before_its_other_facts():
+    # git-config's page: its options' entries, routed to it, before prose said in several passages
+    chunks = {k: Source(k, "Text.", "git-config", ["git-config", "OPTIONS"]) for k in ("k1", "k2", "k3")}
+    statements = [
+        Statement("Config files are read in a fixed order.", ["k1", "k2"]),
+        Statement("`--show-scope`: Augment the output with the scope of that value.", ["k3"]),
+        Statement("Only one key is supported: the first.", ["k3"]),  # a colon in prose is no entry
+    ]
+    ranked = [i.text for i in rank_evidence(statements, chunks, ["git-config"]) if i.kind == "claim"]
+    assert ranked == ["`--show-scope`: Augment the output with the scope of that value.",
+                      "Config files are read in a fixed order.", "Only one key is supported: the first."]
