@@ -47,3 +47,20 @@ def test_a_label_a_version_note_or_an_announced_example_defines_nothing():
     # a sentence that says what the subject is and then shows it still does
     said = _chunk("Rows", ("heading", "Rows"), ("paragraph", "A row is one record of a table. It looks like this:"))
     assert _defined(said, "Rows") == ["A row is one record of a table. It looks like this:"]
+
+
+def test_an_entry_shown_on_no_page_is_counted_as_such():
+    from benchmarks.quality_rules import definitions_shown
+    from compendium.storage.records import Page
+
+    chunk = _chunk("OPTIONS",
+                   ("definition", "`--keep`: Keeps the crate after shipping.", "--keep"),
+                   ("definition", "`--drop`: Drops the crate at the depot.", "--drop"),
+                   ("definition", "`--seal`: Seals the crate.", "--seal"))
+    page = Page(id="p", slug="ship", title="ship", markdown=(
+        "# ship\n\n`--keep`: keeps the crate after shipping[^1]\n\n"  # another source's capital and stop
+        "Crates are shipped by rail.[^2] `--drop`: Drops the crate at the depot.[^2]\n\n"
+        "[^1]: x — chunk c\n[^2]: x — chunk c\n"))
+    shown = definitions_shown([page], [chunk])
+    assert (shown["total"], shown["opening"], shown["shown"]) == (3, 1, 2)
+    assert shown["nowhere"] == ["`--seal`: Seals the crate."]
