@@ -7,7 +7,7 @@ import asyncio
 import re
 from pathlib import Path
 
-from compendium.engines.offline.leads import labels_subject
+from compendium.engines.offline.entry_labels import labels_subject
 from compendium.operations import compile_workspace, opened_store
 from compendium.settings import load_settings
 from compendium.storage.records import Page

@@ -224,7 +224,7 @@ async def test_a_later_sentence_of_a_member_s_entry_never_leads_its_owner_s_page
 
 
 def test_a_type_s_entry_labels_the_subject_its_module_qualifies_and_a_module_s_last_part_does_not():
-    from compendium.engines.offline.leads import labels_subject, type_parts
+    from compendium.engines.offline.entry_labels import labels_subject, type_parts
 
     widget = ["django.forms.Widget"]
     assert labels_subject("`class Widget(attrs=None)`: The base of every widget.", {"django.forms.widget"},

@@ -9,6 +9,14 @@ from functools import lru_cache
 
 from ..tasks import PageRequest
 from .definitions import STRONG, WEAK
+from .entry_labels import (
+    ARGUMENTS,
+    SIGNATURE_KIND,
+    authored_entry,
+    labels_subject,
+    opens_on_condition,
+    type_parts,
+)
 from .sentence_pool import _DEFINITION_OPENING, _WORD, _Sentence
 from .standalone import (
     ABOUT_ITSELF,
@@ -125,7 +133,7 @@ class _NameMatcher:
             mark = lower[at : at + 1] if lower[at : at + 1] in ("`", "*") else ""
             for with_mark in ((True, False) if mark else (False,)):
                 begin = at + 1 if with_mark else at
-                if with_mark and (kind := _SIGNATURE_KIND.match(lower, begin)):
+                if with_mark and (kind := SIGNATURE_KIND.match(lower, begin)):
                     begin = kind.end()  # a signature's kind: "`class FileResponse(open_file, ...)`: ..."
                 for name in self.names:
                     if not lower.startswith(name, begin):
@@ -165,81 +173,6 @@ class _NameMatcher:
                     break
                 at = lower.find(name, at + 1)
         return best
-
-
-# The kind a signature opens with, inside its code marks: "`class ", "`exception ", "`def "
-_SIGNATURE_KIND = re.compile(r"(?:class|exception|def|function|method|attribute|data|property|interface|enum)\s+")
-
-
-_CALL = re.compile(r"\s*\(.*$", re.S)
-
-
-def labels_subject(text: str, names: set[str], types: frozenset[str] = frozenset()) -> bool:
-    """Whether an entry's label names the subject (`names` lowercased) by its signature:
-    "`AT_INIT ([name])`: ...", "`atomic(using=None)`: ...", "`class storage.fallback.FallbackStorage`: ...".
-    `types`: _type_parts of the subject's names."""
-    name = _label_name(text)
-    if not name:
-        return False
-    bare = {n.strip("`*").removesuffix("()") for n in names}
-    name = name.lower()
-    # "`class Widget(attrs=None)`" is the entry of the type its module qualifies ("django.forms.Widget");
-    # a module's last part is not (`graphviz`, the directive, is not the extension sphinx.ext.graphviz)
-    return name in bare or name.rpartition(".")[2] in bare or name in types
-
-
-def type_parts(names) -> frozenset[str]:
-    """The type names ending the subject's qualified names, lowercased ("django.forms.Widget" ->
-    widget)."""
-    parts = (n.strip("`*").removesuffix("()").rpartition(".") for n in names)
-    return frozenset(last.lower() for module, _, last in parts if module and last[:1].isupper())
-
-
-def _label_name(text: str) -> str:
-    """The name an entry's label gives, as written, without its kind, arguments or owner's
-    qualification kept apart ("`class storage.fallback.FallbackStorage`: ..." ->
-    "storage.fallback.FallbackStorage"); "" for no label, or a constructor's."""
-    end = entry_label(text)
-    if not end:
-        return ""
-    written = text[:end].strip().rstrip(":").strip("`*")
-    kind = _SIGNATURE_KIND.match(written.lower())
-    name = _CALL.sub("", written[kind.end():] if kind else written).strip()
-    if not kind and "(" in written and name[:1].isupper() and any(c.islower() for c in name):
-        return ""  # "`EventListenerSupport(Class<L> listenerInterface)`": a constructor, not its class
-    return name
-
-
-# A label's call with arguments ("`savepoint(using=None)`"), not a man page's section ("`scalar(1)`").
-_ARGUMENTS = re.compile(r"\((?!\d*\)`)[^)]")
-# An entry whose text opens on the reader's situation ("`class ModelForm`: If you're building
-# ...") leads into a use of the subject, not into what it is (a setting's "When set to ..." does).
-_CONDITION = re.compile(r"(?:If|When|Whenever|Unless|Once)\s+you\b")
-
-
-def _authored_entry(text: str, names: tuple[str, ...]) -> tuple[bool, bool]:
-    """(is the text the authors' entry naming the subject, is its label a call with arguments).
-    A label is code, so it names the subject in the subject's own letter case, but for a first
-    letter a sentence capitalised (`scalar` is Scalar): `srid` (a field's option) is not the
-    subject SRID, `queryset` not QuerySet."""
-    name = _label_name(text)
-    written = {_cased(n.strip("`*").removesuffix("()")) for n in names}
-    types = type_parts(names)
-    written |= {_cased(n.strip("`*").rpartition(".")[2]) for n in names if n.strip("`*").rpartition(".")[2].lower() in types}
-    if not name or not (_cased(name) in written or _cased(name.rpartition(".")[2]) in written):
-        return False, False
-    if _opens_on_condition(text):
-        return False, False
-    return True, bool(_ARGUMENTS.search(text, 0, entry_label(text)))
-
-
-def _cased(name: str) -> str:
-    """A name as its letter case tells it apart: all but its first letter."""
-    return name[:1].lower() + name[1:]
-
-
-def _opens_on_condition(text: str) -> bool:
-    return bool(_CONDITION.match(text, entry_label(text)))
 
 
 @lru_cache(maxsize=4096)
@@ -317,7 +250,7 @@ def _best_lead(
             and not points_ahead(s.text)
         if m is None and labelled:
             m = entry_label(s.text)
-        authored, called = _authored_entry(s.text, _names(request)) if labelled else (False, False)
+        authored, called = authored_entry(s.text, _names(request)) if labelled else (False, False)
         headed = s.opens_section and _heads_subject(s.section.lower().strip("`*"), names)
         own = any(_heads_subject(h, names) for h in s.headings)  # from the passage about the subject itself
         described = bool(description) and (s.text == description or s.text in description)
@@ -359,10 +292,10 @@ def _best_lead(
         # implementation ...", a definition list's) over a sentence of prose saying the same;
         # not an entry that only opens a list ("`ModelAdmin`: The following checks are ...:") or
         # a use of it ("`class ModelForm`: If you're building ...").
-        entry = s.opens_entry and not points_ahead(s.text) and not _opens_on_condition(s.text)
+        entry = s.opens_entry and not points_ahead(s.text) and not opens_on_condition(s.text)
         # A class's, a setting's or a command's entry goes before prose naming the subject by its
         # title; a function's (its label a call with arguments) only after it (see tier 0.3).
-        first = entry and not _ARGUMENTS.search(s.text, 0, entry_label(s.text) or m or 0)
+        first = entry and not ARGUMENTS.search(s.text, 0, entry_label(s.text) or m or 0)
         tiers.append((tier, not first, not titled, not entry, -s.support, s.order, m, s))
 
     if tiers:

@@ -10,6 +10,7 @@ from ...templates.schema import Template
 from ...tokens import count_tokens
 from ..tasks import PageRequest
 from .definitions import defines_heading
+from .entry_labels import labels_subject, type_parts
 from .layout import render_default
 from .leads import (
     _choose_lead,
@@ -18,8 +19,6 @@ from .leads import (
     _names,
     _names_heading,
     _needs_before,
-    labels_subject,
-    type_parts,
 )
 from .sentence_pool import (
     _DEFINITION_OPENING,
