@@ -75,6 +75,13 @@ def test_an_empty_description_ends_its_item_so_the_next_terms_are_not_joined_to_
 <dt> <code>no-c-format</code></dt><dd><a name="IDX50"></a><p>These flags are added by xgettext.</p></dd>
 </dl></body></html>""")
     assert definitions(texinfo) == [("`c-format`, `no-c-format`: These flags are added by xgettext.", "c-format", "")]
+    # a description written as nothing at all (RDoc's constants) ends its item too
+    rdoc = read(tmp_path, "Constants.html", """<html><body><h1>module Crates</h1><dl>
+<dt id="DEFAULT_KEYS">DEFAULT_KEYS</dt><dd></dd>
+<dt id="DEFAULT_NAME">DEFAULT_NAME</dt><dd> </dd>
+<dt id="ListRx">ListRx</dt><dd><p>Matches a crate list entry.</p></dd>
+</dl></body></html>""")
+    assert [t for t, _, _ in definitions(rdoc)] == ["ListRx: Matches a crate list entry."]
 
 
 def test_a_term_defined_under_each_of_several_sibling_sections_is_a_field_of_each(tmp_path):

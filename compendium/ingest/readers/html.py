@@ -166,6 +166,8 @@ class _Events(DefinitionLists, TableLayout):
     # -- elements ----------------------------------------------------------------------------
 
     def _open(self, tag: str, attrib: Any) -> str:
+        if self.contexts and self.contexts[-1][0] == "definition":
+            self.contexts[-1][4] = True  # the description holds an element (texinfo's @itemx anchor)
         if self.table_depth:
             return self._open_in_table(tag, attrib)
         if self.pre is not None:
@@ -280,7 +282,7 @@ class _Events(DefinitionLists, TableLayout):
                 dl["sig"] = dl["sig"] or bool(SIG_BOX.intersection(class_names(attrib)))
                 dl["id"] = dl["id"] or (attrib.get("id") or "")
         elif tag == "dd":
-            self.contexts.append(["definition", 0, 0, False])
+            self.contexts.append(["definition", 0, 0, False, False])  # ..., its first paragraph seen, an element in it
             self.out.entry_open()
             if self.dls:
                 dl = self.dls[-1]
@@ -336,10 +338,13 @@ class _Events(DefinitionLists, TableLayout):
             self.code_marks.clear()
             self.out.aside(text)
         elif role in BLOCKS:
-            # a description written as a no-break space only (Javadoc's index: "<dd>&nbsp;</dd>")
-            # says there is none; an empty one (texinfo's @itemx: "<dd><a name=..."></dd>") does not
+            # a description written as a no-break space only (Javadoc's index: "<dd>&nbsp;</dd>") or
+            # as nothing at all (RDoc's constants: "<dd></dd>") says there is none; one holding only
+            # an anchor (texinfo's @itemx: "<dd><a name=..."></dd>") joins its term to the next
             written = "".join(self.inline) if role == "dd" else ""
-            blank = "\xa0" in written and not written.strip()
+            empty = (role == "dd" and not written.strip() and bool(self.contexts)
+                     and self.contexts[-1][0] == "definition" and not self.contexts[-1][4])
+            blank = ("\xa0" in written and not written.strip()) or empty
             self.flush()
             if self.signature is not None and self.signature["depth"] == len(self.stack):
                 self._signature_done()
