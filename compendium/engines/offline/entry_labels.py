@@ -32,8 +32,13 @@ def labels_subject(text: str, names: set[str], types: frozenset[str] = frozenset
 def type_parts(names) -> frozenset[str]:
     """The type names ending the subject's qualified names, lowercased ("django.forms.Widget" ->
     widget)."""
+    return frozenset(name.lower() for name in _type_names(names))
+
+
+def _type_names(names) -> list[str]:
+    """The type names ending the subject's qualified names, as written."""
     parts = (n.strip("`*").removesuffix("()").rpartition(".") for n in names)
-    return frozenset(last.lower() for module, _, last in parts if module and last[:1].isupper())
+    return [last for module, _, last in parts if module and last[:1].isupper()]
 
 
 def _label_name(text: str) -> str:
@@ -64,9 +69,7 @@ def authored_entry(text: str, names: tuple[str, ...]) -> tuple[bool, bool]:
     letter a sentence capitalised (`scalar` is Scalar): `srid` (a field's option) is not the
     subject SRID, `queryset` not QuerySet."""
     name = _label_name(text)
-    written = {_cased(n.strip("`*").removesuffix("()")) for n in names}
-    types = type_parts(names)
-    written |= {_cased(n.strip("`*").rpartition(".")[2]) for n in names if n.strip("`*").rpartition(".")[2].lower() in types}
+    written = {_cased(n.strip("`*").removesuffix("()")) for n in [*names, *_type_names(names)]}
     if not name or not (_cased(name) in written or _cased(name.rpartition(".")[2]) in written):
         return False, False
     if opens_on_condition(text):

@@ -18,14 +18,7 @@ from .entry_labels import (
     type_parts,
 )
 from .sentence_pool import _DEFINITION_OPENING, _WORD, _Sentence
-from .standalone import (
-    ABOUT_ITSELF,
-    OWN_KIND,
-    entry_label,
-    never_alone,
-    points_ahead,
-    points_back,
-)
+from .standalone import ABOUT_ITSELF, OWN_KIND, entry_label, never_alone, points_ahead, points_back
 from .subjects import release_notes
 
 # Sentences leaning on the one before ("It ...", "This ...") read well only after it.

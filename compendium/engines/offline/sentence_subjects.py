@@ -249,6 +249,8 @@ def _describes_by_reference(text: str) -> bool:
 _FURNITURE = frozenset({"copyright", "license", "licence", "licensing", "author", "authors", "credits",
                         "acknowledgements", "acknowledgments", "reporting bugs", "colophon", "thanks",
                         "see also"})  # (a man page's pointers to other pages and manuals)
+
+
 @lru_cache(maxsize=4096)
 def _furniture(section: str) -> bool:
     """A colophon's section by its heading or the heading's first word ("Copyright information for

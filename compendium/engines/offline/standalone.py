@@ -91,10 +91,11 @@ ABOUT_ITSELF = re.compile(
 )
 # "This class ...", "These flags ...": a sentence about the thing its passage is about (an
 # entry's term, a document's subject), not one leaning on the sentence before.
-_KINDS = ("class|classes|method|function|module|package|option|options|flag|flags|setting|settings|command|field|"
-          "attribute|property|event|hook|directive|role|builder|extension|variable|interface|type|macro|program|"
-          "service|view|widget|exception|error|decorator|filter|tag|value")
-OWN_KIND = re.compile(rf"^(?:This|These)\s+(?:{_KINDS})\b(?!\s+(?:is|was)\s+(?:also|why))")
+OWN_KIND = re.compile(
+    r"^(?:This|These)\s+(?:class|classes|method|function|module|package|option|options|flag|flags|setting|"
+    r"settings|command|field|attribute|property|event|hook|directive|role|builder|extension|variable|"
+    r"interface|type|macro|program|service|view|widget|exception|error|decorator|filter|tag|value)\b(?!\s+(?:is|was)\s+(?:also|why))"
+)
 _ENTRY = re.compile(r"^(?:`[^`\n]{1,120}`|[\w$@<\[][\w.$@<>\[\]|/=-]*(?:\s[\w.$@<>\[\]|/=-]+){0,4}):\s")
 
 
@@ -124,8 +125,6 @@ def points_back(text: str, subjectless: bool = True) -> bool:
     return bool(after or _PLURAL_DEMONSTRATIVE.search(body) or _PRONOUN_AT_STOP.search(unbracketed)
                 or _PLACE_BEFORE.search(body) or _same_way(body) or _CONTINUES.match(body)
                 or (subjectless and _SUBJECTLESS.match(body) is not None))
-
-
 
 
 # "You can install `setuptools` the same way.": the way told before; not when the sentence names
@@ -199,8 +198,8 @@ def never_alone(text: str) -> bool:
 # A sentence that walks through the code just shown: the reader's steps in it ("We call the
 # form's `is_valid()` method", "This time the form ...") or a part of it as the subject ("The
 # constructor creates ...", "The final `return` handles ...", "The second line ...", "This
-# command lets you check ..." after the command shown). Advice or
-# a need in the first person plural ("We recommend ...", "We might require ...") is not a step.
+# command lets you check ..."). Advice or a need in the first person plural ("We recommend
+# ...", "We might require ...") is not a step.
 _WALKS_THROUGH_CODE = re.compile(
     r"^(?:(?:(?:Here|Then|Next|Now|First|Finally),?\s+)?we\s+(?!recommend|suggest|advise|encourage|strongly|also\s+recommend"
     r"|might|could|can|may|must|need|would|should|will|want|have\s+to)[a-z’']+\b|This\s+time\b|Here,\s"
