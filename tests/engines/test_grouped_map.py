@@ -6,13 +6,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from compendium.engines.factory import build_engine
 from compendium.engines.tasks import ChunkInput, ExtractionBatch
-from compendium.engines.usage import UsageMeter
 from compendium.templates.schema import Template
-from tests.support.llm_fixtures import settings_for
 
 TEMPLATE = Template(name="wiki")
 MVCC = ("Multi-Version Concurrency Control (MVCC) lets many transactions read and write the same tables "
@@ -24,12 +19,6 @@ BATCH = ExtractionBatch([ChunkInput("c1", MVCC, ["Multi-Version Concurrency Cont
                          ChunkInput("c2", COMPRESSION, ["Compression"], "TOAST"),
                          ChunkInput("c3", "See below.", ["Notes"], "TOAST")])
 
-
-@pytest.fixture
-async def small(llm_server):
-    built = build_engine(settings_for(llm_server, context_tokens=8192), TEMPLATE, usage=UsageMeter())
-    yield built
-    await built.close()
 
 
 async def test_a_small_model_writes_each_chunks_items_under_its_label(small, llm_server):

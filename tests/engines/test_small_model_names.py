@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from compendium.engines.factory import build_engine
 from compendium.engines.tasks import ChunkInput, EntitySketch, ExtractionBatch, PairQuestion
-from compendium.engines.usage import UsageMeter
 from compendium.templates.schema import Template
-from tests.support.llm_fixtures import settings_for
 
 TEMPLATE = Template(name="wiki")
 FREEZING = ("Vacuum prevents XID wraparound by freezing tuples. Freezing marks a tuple's `xmin` as frozen. "
@@ -19,13 +14,6 @@ FREEZING = ("Vacuum prevents XID wraparound by freezing tuples. Freezing marks a
 WAL = ("Every change is written to the Write-Ahead Log (WAL) before the page. A query on a standby waits. "
        "The `lumen_stat_activity` view shows the session holding Vacuum back.")
 
-
-@pytest.fixture
-async def small(llm_server):
-    """An engine over a model of small context, as a local 1.5B model is served."""
-    built = build_engine(settings_for(llm_server, context_tokens=8192), TEMPLATE, usage=UsageMeter())
-    yield built
-    await built.close()
 
 
 async def test_a_small_models_common_words_and_clauses_are_no_entities(small, llm_server):
